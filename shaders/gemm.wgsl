@@ -1,0 +1,210 @@
+// Tracked tiled GEMM: C = A·B, f32, row-major, any M, N, K >= 1.
+//
+// A workgroup of 16x16 invocations computes a 128x128 tile of C, each invocation an 8x8 block held in
+// sixteen named vec4 accumulators (register arrays indexed in loops end up in local memory on some
+// drivers; named variables cannot). K advances in slices of 8 through workgroup memory, with the next
+// slice prefetched into registers while the current one is multiplied.
+//
+// Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
+// never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
+// the job table, so the table's order is the stagger: the first job's tiles get the lowest workgroup ids.
+// After a workgroup has stored its tile it increments its chunk's tracker counter: the epilogue is the
+// tracker. The output is written through `put` (shaders/put/*.wgsl): a plain store, or an update.
+//
+// Bounds: every global index is guarded by the row/col/k tests below, which is why the host may create
+// this module without naga's runtime bounds checks (tests/gemm.rs covers every edge case).
+
+// Mirrors `GemmParams` in src/gemm.rs: keep in sync.
+struct GemmParams {
+    m: u32,
+    n: u32,
+    k: u32,
+    lda: u32,
+    ldb: u32,
+    ldc: u32,
+    a_off: u32,
+    b_off: u32,
+    c_off: u32,
+    // Logical output row stored at c_off; A's first stored row is a_row_base.
+    c_row_base: u32,
+    a_row_base: u32,
+    tiles_n: u32,
+    job_base: u32,
+    n_jobs: u32,
+    total_wg: u32,
+    dispatch_x: u32,
+}
+
+// Mirrors `Job` in src/gemm.rs: keep in sync.
+struct Job {
+    row0: u32,
+    row1: u32,
+    wg_start: u32,
+    counter: u32,
+}
+
+@group(0) @binding(1) var<uniform> p: GemmParams;
+@group(0) @binding(2) var<storage, read> a: array<f32>;
+@group(0) @binding(3) var<storage, read> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> jobs: array<Job>;
+
+const BM: u32 = 128u;
+const BN: u32 = 128u;
+const BK: u32 = 8u;
+
+// Transposed A slice (k-major) and B slice, 8 x 128 each, read as vec4 along the 128.
+var<workgroup> As: array<vec4<f32>, 256>;
+var<workgroup> Bs: array<vec4<f32>, 256>;
+var<workgroup> wg_job: u32;
+
+fn load_a(row: u32, k: u32, row1: u32) -> f32 {
+    if (row < row1 && k < p.k) {
+        return a[p.a_off + (row - p.a_row_base) * p.lda + k];
+    }
+    return 0.0;
+}
+
+fn load_b(k: u32, col: u32) -> f32 {
+    if (k < p.k && col < p.n) {
+        return b[p.b_off + k * p.ldb + col];
+    }
+    return 0.0;
+}
+
+fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, row1: u32) {
+    if (row >= row1) {
+        return;
+    }
+    let base = p.c_off + (row - p.c_row_base) * p.ldc;
+    for (var j = 0u; j < 4u; j++) {
+        if (col + j < p.n) {
+            put(base + col + j, v0[j]);
+        }
+        if (col + 64u + j < p.n) {
+            put(base + col + 64u + j, v1[j]);
+        }
+    }
+}
+
+// The job holding linear workgroup `w`: the last job whose wg_start <= w (binary search).
+fn find_job(w: u32) -> u32 {
+    var lo = p.job_base;
+    var hi = p.job_base + p.n_jobs - 1u;
+    while (lo < hi) {
+        let mid = (lo + hi + 1u) / 2u;
+        if (jobs[mid].wg_start <= w) {
+            lo = mid;
+        } else {
+            hi = mid - 1u;
+        }
+    }
+    return lo;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let w = wid.x + wid.y * p.dispatch_x;
+    if (w >= p.total_wg) {
+        return;
+    }
+    if (t == 0u) {
+        wg_job = find_job(w);
+    }
+    let ji = workgroupUniformLoad(&wg_job);
+    let job = jobs[ji];
+    let local = w - job.wg_start;
+    let row0 = job.row0 + (local / p.tiles_n) * BM;
+    let col0 = (local % p.tiles_n) * BN;
+    let tx = t % 16u;
+    let ty = t / 16u;
+
+    // Each invocation moves 4 elements of each slice: A element (row r, k kk) and B element (k kk, col c).
+    var ra: array<f32, 4>;
+    var rb: array<f32, 4>;
+    ra[0] = load_a(row0 + (t + 0u) / 8u, (t + 0u) % 8u, job.row1);
+    ra[1] = load_a(row0 + (t + 256u) / 8u, (t + 256u) % 8u, job.row1);
+    ra[2] = load_a(row0 + (t + 512u) / 8u, (t + 512u) % 8u, job.row1);
+    ra[3] = load_a(row0 + (t + 768u) / 8u, (t + 768u) % 8u, job.row1);
+    rb[0] = load_b((t + 0u) / 128u, col0 + (t + 0u) % 128u);
+    rb[1] = load_b((t + 256u) / 128u, col0 + (t + 256u) % 128u);
+    rb[2] = load_b((t + 512u) / 128u, col0 + (t + 512u) % 128u);
+    rb[3] = load_b((t + 768u) / 128u, col0 + (t + 768u) % 128u);
+
+    var c00 = vec4<f32>(0.0);
+    var c01 = vec4<f32>(0.0);
+    var c10 = vec4<f32>(0.0);
+    var c11 = vec4<f32>(0.0);
+    var c20 = vec4<f32>(0.0);
+    var c21 = vec4<f32>(0.0);
+    var c30 = vec4<f32>(0.0);
+    var c31 = vec4<f32>(0.0);
+    var c40 = vec4<f32>(0.0);
+    var c41 = vec4<f32>(0.0);
+    var c50 = vec4<f32>(0.0);
+    var c51 = vec4<f32>(0.0);
+    var c60 = vec4<f32>(0.0);
+    var c61 = vec4<f32>(0.0);
+    var c70 = vec4<f32>(0.0);
+    var c71 = vec4<f32>(0.0);
+
+    for (var k0 = 0u; k0 < p.k; k0 += BK) {
+        for (var i = 0u; i < 4u; i++) {
+            let ia = t + i * 256u;
+            let r = ia / 8u;
+            As[(ia % 8u) * 32u + r / 4u][r % 4u] = ra[i];
+            let c = ia % 128u;
+            Bs[(ia / 128u) * 32u + c / 4u][c % 4u] = rb[i];
+        }
+        workgroupBarrier();
+        let kn = k0 + BK;
+        if (kn < p.k) {
+            ra[0] = load_a(row0 + (t + 0u) / 8u, kn + (t + 0u) % 8u, job.row1);
+            ra[1] = load_a(row0 + (t + 256u) / 8u, kn + (t + 256u) % 8u, job.row1);
+            ra[2] = load_a(row0 + (t + 512u) / 8u, kn + (t + 512u) % 8u, job.row1);
+            ra[3] = load_a(row0 + (t + 768u) / 8u, kn + (t + 768u) % 8u, job.row1);
+            rb[0] = load_b(kn + (t + 0u) / 128u, col0 + (t + 0u) % 128u);
+            rb[1] = load_b(kn + (t + 256u) / 128u, col0 + (t + 256u) % 128u);
+            rb[2] = load_b(kn + (t + 512u) / 128u, col0 + (t + 512u) % 128u);
+            rb[3] = load_b(kn + (t + 768u) / 128u, col0 + (t + 768u) % 128u);
+        }
+        for (var kk = 0u; kk < BK; kk++) {
+            let a0 = As[kk * 32u + ty];
+            let a1 = As[kk * 32u + 16u + ty];
+            let b0 = Bs[kk * 32u + tx];
+            let b1 = Bs[kk * 32u + 16u + tx];
+        c00 = fma(vec4<f32>(a0.x), b0, c00);
+        c01 = fma(vec4<f32>(a0.x), b1, c01);
+        c10 = fma(vec4<f32>(a0.y), b0, c10);
+        c11 = fma(vec4<f32>(a0.y), b1, c11);
+        c20 = fma(vec4<f32>(a0.z), b0, c20);
+        c21 = fma(vec4<f32>(a0.z), b1, c21);
+        c30 = fma(vec4<f32>(a0.w), b0, c30);
+        c31 = fma(vec4<f32>(a0.w), b1, c31);
+        c40 = fma(vec4<f32>(a1.x), b0, c40);
+        c41 = fma(vec4<f32>(a1.x), b1, c41);
+        c50 = fma(vec4<f32>(a1.y), b0, c50);
+        c51 = fma(vec4<f32>(a1.y), b1, c51);
+        c60 = fma(vec4<f32>(a1.z), b0, c60);
+        c61 = fma(vec4<f32>(a1.z), b1, c61);
+        c70 = fma(vec4<f32>(a1.w), b0, c70);
+        c71 = fma(vec4<f32>(a1.w), b1, c71);
+        }
+        workgroupBarrier();
+    }
+
+    store_row(row0 + 0u + ty * 4u + 0u, col0 + tx * 4u, c00, c01, job.row1);
+    store_row(row0 + 0u + ty * 4u + 1u, col0 + tx * 4u, c10, c11, job.row1);
+    store_row(row0 + 0u + ty * 4u + 2u, col0 + tx * 4u, c20, c21, job.row1);
+    store_row(row0 + 0u + ty * 4u + 3u, col0 + tx * 4u, c30, c31, job.row1);
+    store_row(row0 + 64u + ty * 4u + 0u, col0 + tx * 4u, c40, c41, job.row1);
+    store_row(row0 + 64u + ty * 4u + 1u, col0 + tx * 4u, c50, c51, job.row1);
+    store_row(row0 + 64u + ty * 4u + 2u, col0 + tx * 4u, c60, c61, job.row1);
+    store_row(row0 + 64u + ty * 4u + 3u, col0 + tx * 4u, c70, c71, job.row1);
+
+    // Tracker: every invocation's stores happen before the one increment of the chunk's counter.
+    storageBarrier();
+    if (t == 0u) {
+        atomicAdd(&counters[job.counter], 1u);
+    }
+}

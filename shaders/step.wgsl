@@ -1,0 +1,48 @@
+// One step of a collective: move one chunk between two ranks' buffers. The same kernel is the copy
+// (put = store) and the reduce (put = add, or an update: f32 atomic add or its CAS fallback); the
+// `put` snippet from shaders/put/ decides, so the two cannot drift apart.
+//
+// Access is vec4 (16 bytes per invocation) in a grid-stride loop over exactly the workgroups the link
+// budget allows, the way NCCL channels bound a collective's SMs. Buffers are padded to 16 bytes, so
+// the last vec4 may cover pad elements past `len`.
+//
+// When the last workgroup finishes (its increment of the step's done counter returns n_wg - 1), it bumps
+// the destination chunk's tracker counter by one: the "incoming update" of T3's threshold.
+
+// Mirrors `StepParams` in src/steps.rs: keep in sync.
+struct StepParams {
+    len4: u32,
+    src_off4: u32,
+    dst_off4: u32,
+    n_wg: u32,
+    dispatch_x: u32,
+    // Tracker counter to bump when done, and the done counter of this step; bump == 0 skips both.
+    counter: u32,
+    done_slot: u32,
+    bump: u32,
+}
+
+@group(0) @binding(1) var<uniform> p: StepParams;
+@group(0) @binding(2) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let w = wid.x + wid.y * p.dispatch_x;
+    if (w >= p.n_wg) {
+        return;
+    }
+    let stride = p.n_wg * 256u;
+    for (var i = w * 256u + t; i < p.len4; i += stride) {
+        put4(p.dst_off4 + i, src[p.src_off4 + i]);
+    }
+    if (p.bump == 0u) {
+        return;
+    }
+    storageBarrier();
+    if (t == 0u) {
+        if (atomicAdd(&counters[p.done_slot], 1u) == p.n_wg - 1u) {
+            atomicAdd(&counters[p.counter], 1u);
+        }
+    }
+}

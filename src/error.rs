@@ -1,0 +1,74 @@
+//! The library's one error type: every variant names the bad value and the bound it broke.
+
+use std::time::Duration;
+
+/// Everything the library can fail with. Messages name the value and the limit, so a user can act.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No adapter matched the request (backend, name, or none at all).
+    #[error("no GPU adapter found ({wanted}); adapters seen: {seen}")]
+    NoAdapter { wanted: String, seen: String },
+
+    /// A parameter outside its valid range.
+    #[error("invalid {what}: {value} (must be {bound})")]
+    Invalid {
+        what: &'static str,
+        value: String,
+        bound: String,
+    },
+
+    /// A buffer or binding larger than the adapter allows.
+    #[error("{what} needs {bytes} bytes, over the adapter's {limit_name} of {limit} bytes; try a smaller shape (or --scale)")]
+    TooLarge {
+        what: String,
+        bytes: u64,
+        limit_name: &'static str,
+        limit: u64,
+    },
+
+    /// A feature the requested work needs and the adapter lacks.
+    #[error("adapter {adapter} lacks feature {feature}, needed for {needed_for}")]
+    MissingFeature {
+        adapter: String,
+        feature: &'static str,
+        needed_for: String,
+    },
+
+    /// A wgpu validation, out-of-memory or internal error caught by an error scope.
+    #[error("GPU error during {during}: {message}")]
+    Gpu { during: String, message: String },
+
+    /// The device was lost (driver reset, removal).
+    #[error("device lost on adapter {adapter}: {reason}")]
+    DeviceLost { adapter: String, reason: String },
+
+    /// A wait ran past its bound.
+    #[error("timed out after {:.1} s waiting for {pending} (raise the bound with T3_TIMEOUT_S or --timeout)", .after.as_secs_f64())]
+    Timeout { pending: String, after: Duration },
+
+    /// A buffer could not be mapped for reading.
+    #[error("could not read back {what}: {message}")]
+    Readback { what: String, message: String },
+
+    /// A file could not be written.
+    #[error("could not write {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Shorthand for [`Error::Invalid`].
+    pub fn invalid(what: &'static str, value: impl ToString, bound: impl ToString) -> Self {
+        Error::Invalid {
+            what,
+            value: value.to_string(),
+            bound: bound.to_string(),
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! The tracked GEMM kernel (shaders/gemm.wgsl): pipelines, the params and job table it reads, and a
+//! standalone tracked GEMM over one output buffer used by tests, benchmarks and `t3 gemm`.
+
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
+
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::shaders::{self, Put, Slot};
+use crate::shapes::{Chunking, Shape};
+
+/// Output tile edge (rows and columns) of one workgroup: BM = BN in shaders/gemm.wgsl.
+pub const TILE: usize = 128;
+
+/// Mirrors `GemmParams` in shaders/gemm.wgsl: keep in sync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct GemmParams {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub lda: u32,
+    pub ldb: u32,
+    pub ldc: u32,
+    pub a_off: u32,
+    pub b_off: u32,
+    pub c_off: u32,
+    pub c_row_base: u32,
+    pub a_row_base: u32,
+    pub tiles_n: u32,
+    pub job_base: u32,
+    pub n_jobs: u32,
+    pub total_wg: u32,
+    pub dispatch_x: u32,
+}
+
+/// Mirrors `Job` in shaders/gemm.wgsl: keep in sync. One chunk's tiles: rows [row0, row1),
+/// first linear workgroup `wg_start`, tracker counter index `counter`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct Job {
+    pub row0: u32,
+    pub row1: u32,
+    pub wg_start: u32,
+    pub counter: u32,
+}
+
+/// How the GEMM writes its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreMode {
+    /// Plain stores.
+    Store,
+    /// Accumulate into the output (update semantics: f32 atomic add, or the CAS fallback).
+    Update,
+}
+
+/// Workgroups (tiles) of rows `rows` by `n` columns.
+pub fn tiles(rows: usize, n: usize) -> usize {
+    rows.div_ceil(TILE) * n.div_ceil(TILE)
+}
+
+/// Jobs for `chunks` produced in `order`, each bumping counter `counter(x)`; returns the jobs and
+/// the total workgroup count.
+pub fn jobs(
+    chunking: &Chunking,
+    n: usize,
+    order: &[usize],
+    counter: impl Fn(usize) -> u32,
+) -> (Vec<Job>, u32) {
+    let mut wg = 0u32;
+    let jobs = order
+        .iter()
+        .map(|&x| {
+            let r = chunking.rows(x);
+            let j = Job {
+                row0: r.start as u32,
+                row1: r.end as u32,
+                wg_start: wg,
+                counter: counter(x),
+            };
+            wg += tiles(r.len(), n) as u32;
+            j
+        })
+        .collect();
+    (jobs, wg)
+}
+
+/// The GEMM's layout and pipelines, made once per device.
+pub struct GemmKernel {
+    pub layout: wgpu::BindGroupLayout,
+    store: wgpu::ComputePipeline,
+    update: wgpu::ComputePipeline,
+    update_put: Put,
+}
+
+impl GemmKernel {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs.
+        let layout = shaders::layout(
+            gpu,
+            "gemm layout",
+            &[
+                Slot::ReadWrite,
+                Slot::Uniform,
+                Slot::Read,
+                Slot::Read,
+                Slot::ReadWrite,
+                Slot::Read,
+            ],
+        );
+        let update_put = Put::update(gpu);
+        let make = |put: Put| -> Result<wgpu::ComputePipeline> {
+            let label = format!("gemm ({put:?})");
+            let m = shaders::module(gpu, &label, shaders::GEMM, Some(put), true)?;
+            shaders::pipeline(gpu, &label, &layout, &m)
+        };
+        Ok(GemmKernel {
+            store: make(Put::Store)?,
+            update: make(update_put)?,
+            update_put,
+            layout,
+        })
+    }
+
+    pub fn pipeline(&self, mode: StoreMode) -> &wgpu::ComputePipeline {
+        match mode {
+            StoreMode::Store => &self.store,
+            StoreMode::Update => &self.update,
+        }
+    }
+
+    /// Which `put` realises [`StoreMode::Update`] on this adapter.
+    pub fn update_put(&self) -> Put {
+        self.update_put
+    }
+
+    /// Records one GEMM dispatch of `total_wg` workgroups (folded into 2-D where needed).
+    pub fn dispatch(
+        &self,
+        gpu: &Gpu,
+        pass: &mut wgpu::ComputePass<'_>,
+        mode: StoreMode,
+        bg: &wgpu::BindGroup,
+        total_wg: u32,
+    ) {
+        let (x, y) = gpu.fold(total_wg);
+        pass.set_pipeline(self.pipeline(mode));
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+}
+
+/// A standalone tracked GEMM: A, B, C, the tracker and the job table of one shape and chunk order,
+/// all made once so that `run` only encodes and submits.
+pub struct TrackedGemm {
+    pub shape: Shape,
+    pub chunking: Chunking,
+    pub order: Vec<usize>,
+    pub a: wgpu::Buffer,
+    pub b: wgpu::Buffer,
+    pub c: wgpu::Buffer,
+    pub counters: wgpu::Buffer,
+    /// Host-side thresholds: tiles per chunk.
+    pub thresholds: Vec<u32>,
+    pub total_wg: u32,
+    bind_group: wgpu::BindGroup,
+}
+
+impl TrackedGemm {
+    /// `chunks` row bands produced in `order` (a permutation of 0..chunks; `None` = ascending).
+    pub fn new(
+        gpu: &Gpu,
+        kernel: &GemmKernel,
+        shape: Shape,
+        chunks: usize,
+        order: Option<Vec<usize>>,
+    ) -> Result<Self> {
+        if chunks == 0 || chunks > shape.m {
+            return Err(Error::invalid(
+                "chunk count",
+                chunks,
+                format!("between 1 and the {} output rows", shape.m),
+            ));
+        }
+        let chunking = Chunking::new(shape.m, 1, chunks)?;
+        let order = order.unwrap_or_else(|| (0..chunks).collect());
+        let mut seen = vec![false; chunks];
+        for &x in &order {
+            if x >= chunks || std::mem::replace(&mut seen[x], true) {
+                return Err(Error::invalid(
+                    "chunk order",
+                    format!("{order:?}"),
+                    format!("a permutation of 0..{chunks}"),
+                ));
+            }
+        }
+        if order.len() != chunks {
+            return Err(Error::invalid(
+                "chunk order",
+                format!("{order:?}"),
+                format!("a permutation of 0..{chunks}"),
+            ));
+        }
+        let bytes = |r: usize, c: usize| (r * c * 4) as u64;
+        let storage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        let a = gpu.buffer("gemm A", bytes(shape.m, shape.k), storage)?;
+        let b = gpu.buffer("gemm B", bytes(shape.k, shape.n), storage)?;
+        let c = gpu.buffer("gemm C (tracked output)", bytes(shape.m, shape.n), storage)?;
+        let counters = gpu.buffer("gemm tracker", (chunks * 4) as u64, storage)?;
+        let (jobs, total_wg) = jobs(&chunking, shape.n, &order, |x| x as u32);
+        let thresholds = (0..chunks)
+            .map(|x| tiles(chunking.rows(x).len(), shape.n) as u32)
+            .collect();
+        let (dispatch_x, _) = gpu.fold(total_wg);
+        let params = GemmParams {
+            m: shape.m as u32,
+            n: shape.n as u32,
+            k: shape.k as u32,
+            lda: shape.k as u32,
+            ldb: shape.n as u32,
+            ldc: shape.n as u32,
+            tiles_n: shape.n.div_ceil(TILE) as u32,
+            n_jobs: jobs.len() as u32,
+            total_wg,
+            dispatch_x,
+            ..Default::default()
+        };
+        let pbuf = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("gemm params"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        let jbuf = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("gemm jobs"),
+                contents: bytemuck::cast_slice(&jobs),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        let bind_group = shaders::bind(
+            gpu,
+            "gemm bind group",
+            &kernel.layout,
+            &[
+                c.as_entire_binding(),
+                pbuf.as_entire_binding(),
+                a.as_entire_binding(),
+                b.as_entire_binding(),
+                counters.as_entire_binding(),
+                jbuf.as_entire_binding(),
+            ],
+        );
+        gpu.check("creating the tracked GEMM")?;
+        Ok(TrackedGemm {
+            shape,
+            chunking,
+            order,
+            a,
+            b,
+            c,
+            counters,
+            thresholds,
+            total_wg,
+            bind_group,
+        })
+    }
+
+    /// Uploads A and B.
+    pub fn upload(&self, gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<()> {
+        let s = self.shape;
+        if a.len() != s.m * s.k || b.len() != s.k * s.n {
+            return Err(Error::invalid(
+                "operand length",
+                format!("A {} / B {}", a.len(), b.len()),
+                format!("A {} / B {}", s.m * s.k, s.k * s.n),
+            ));
+        }
+        gpu.queue.write_buffer(&self.a, 0, bytemuck::cast_slice(a));
+        gpu.queue.write_buffer(&self.b, 0, bytemuck::cast_slice(b));
+        Ok(())
+    }
+
+    /// Fills C with `value` (NaN to poison, 0 before updates).
+    pub fn fill_c(&self, gpu: &Gpu, value: f32) {
+        let v = vec![value; self.shape.m * self.shape.n];
+        gpu.queue.write_buffer(&self.c, 0, bytemuck::cast_slice(&v));
+    }
+
+    /// Encodes: clear the tracker (when `reset`), then the GEMM, optionally with pass timestamps.
+    pub fn encode(
+        &self,
+        gpu: &Gpu,
+        kernel: &GemmKernel,
+        enc: &mut wgpu::CommandEncoder,
+        mode: StoreMode,
+        reset: bool,
+        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
+        if reset {
+            enc.clear_buffer(&self.counters, 0, None);
+        }
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("tracked gemm"),
+            timestamp_writes: timestamps,
+        });
+        kernel.dispatch(gpu, &mut pass, mode, &self.bind_group, self.total_wg);
+    }
+
+    /// Runs once and waits (bounded).
+    pub fn run(&self, gpu: &Gpu, kernel: &GemmKernel, mode: StoreMode, reset: bool) -> Result<()> {
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        self.encode(gpu, kernel, &mut enc, mode, reset, None);
+        let idx = gpu.submit("tracked gemm", vec![enc.finish()])?;
+        let s = self.shape;
+        gpu.wait(
+            Some(idx),
+            &format!("tracked gemm {s}"),
+            gpu.timeout_for(s.flops(), 0.0),
+        )
+    }
+
+    pub fn read_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {
+        gpu.read_f32("gemm C", &self.c, 0, self.shape.m * self.shape.n)
+    }
+
+    pub fn read_counters(&self, gpu: &Gpu) -> Result<Vec<u32>> {
+        gpu.read_u32("gemm tracker", &self.counters, 0, self.chunking.count())
+    }
+}

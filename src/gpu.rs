@@ -1,0 +1,505 @@
+//! The GPU context: instance, adapter, device, queue, enabled features and limits; error scopes, bounded waits and readback.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// Optional features the tool uses when the adapter has them; none is required to run.
+pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+    .union(wgpu::Features::SHADER_F16)
+    .union(wgpu::Features::SUBGROUP)
+    .union(wgpu::Features::SHADER_FLOAT32_ATOMIC)
+    .union(wgpu::Features::MEMORY_DECORATION_COHERENT);
+
+/// Names of [`WANTED_FEATURES`], in the order `t3 info` lists them.
+pub const FEATURE_NAMES: [(&str, wgpu::Features); 7] = [
+    ("TIMESTAMP_QUERY", wgpu::Features::TIMESTAMP_QUERY),
+    (
+        "TIMESTAMP_QUERY_INSIDE_PASSES",
+        wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+    ),
+    (
+        "TIMESTAMP_QUERY_INSIDE_ENCODERS",
+        wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+    ),
+    ("SHADER_F16", wgpu::Features::SHADER_F16),
+    ("SUBGROUP", wgpu::Features::SUBGROUP),
+    (
+        "SHADER_FLOAT32_ATOMIC",
+        wgpu::Features::SHADER_FLOAT32_ATOMIC,
+    ),
+    (
+        "MEMORY_DECORATION_COHERENT",
+        wgpu::Features::MEMORY_DECORATION_COHERENT,
+    ),
+];
+
+/// How to pick an adapter. Empty fields fall back to WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF.
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    /// Comma list of backends (vulkan, metal, dx12, gl).
+    pub backend: Option<String>,
+    /// Case-insensitive substring of the adapter name.
+    pub adapter: Option<String>,
+    /// "high", "low" or "none".
+    pub power: Option<String>,
+    /// Bound on every wait; default from T3_TIMEOUT_S, else 120 s plus a share derived from the work.
+    pub timeout: Option<Duration>,
+    /// Lower the storage-binding and buffer-size limits below the adapter's (tests of the limit paths).
+    pub limit_override: Option<u64>,
+}
+
+/// What `t3 info` shows about one adapter.
+#[derive(Clone, Debug, Serialize)]
+pub struct AdapterReport {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub vendor: u32,
+    pub device: u32,
+    pub features: Vec<String>,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_storage_buffers_per_shader_stage: u32,
+    pub min_storage_buffer_offset_alignment: u32,
+    pub min_uniform_buffer_offset_alignment: u32,
+    pub timestamp_period_ns: Option<f32>,
+}
+
+fn backends(opts: &GpuOptions) -> wgpu::Backends {
+    match &opts.backend {
+        Some(list) => wgpu::Backends::from_comma_list(list),
+        // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
+        // GPU that GL reaches is also reached by Vulkan, Metal or DX12.
+        None => wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY),
+    }
+}
+
+fn instance(opts: &GpuOptions) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = backends(opts);
+    wgpu::Instance::new(desc)
+}
+
+fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
+    let info = adapter.get_info();
+    let f = adapter.features();
+    let l = adapter.limits();
+    AdapterReport {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
+        vendor: info.vendor,
+        device: info.device,
+        features: FEATURE_NAMES
+            .iter()
+            .filter(|(_, feat)| f.contains(*feat))
+            .map(|(n, _)| n.to_string())
+            .chain(
+                f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+                    .then(|| "EXPERIMENTAL_COOPERATIVE_MATRIX".to_string()),
+            )
+            .collect(),
+        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+        max_buffer_size: l.max_buffer_size,
+        max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+        max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+        max_compute_workgroup_storage_size: l.max_compute_workgroup_storage_size,
+        max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
+        min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+        min_uniform_buffer_offset_alignment: l.min_uniform_buffer_offset_alignment,
+        timestamp_period_ns: period,
+    }
+}
+
+/// Every adapter the instance sees under `opts`' backends (the name filter is ignored: `t3 info` lists all).
+pub fn list_adapters(opts: &GpuOptions) -> Vec<AdapterReport> {
+    let inst = instance(opts);
+    pollster::block_on(inst.enumerate_adapters(backends(opts)))
+        .iter()
+        .map(|a| report(a, None))
+        .collect()
+}
+
+fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
+    use wgpu::DeviceType::*;
+    match (power, t) {
+        (wgpu::PowerPreference::LowPower, IntegratedGpu) => 0,
+        (wgpu::PowerPreference::LowPower, DiscreteGpu) => 1,
+        (_, DiscreteGpu) => 0,
+        (_, IntegratedGpu) => 1,
+        (_, VirtualGpu) => 2,
+        (_, Cpu) => 3,
+        (_, Other) => 4,
+    }
+}
+
+/// The GPU context every other stage borrows.
+pub struct Gpu {
+    pub instance: wgpu::Instance,
+    pub adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub features: wgpu::Features,
+    pub limits: wgpu::Limits,
+    /// Limits the library enforces (the adapter's, or lower where `limit_override` asks).
+    pub max_binding: u64,
+    pub max_buffer: u64,
+    /// Base bound on every wait.
+    pub timeout: Duration,
+    lost: Arc<Mutex<Option<String>>>,
+    uncaptured: Arc<Mutex<Vec<String>>>,
+}
+
+impl Gpu {
+    /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
+    pub fn new(opts: &GpuOptions) -> Result<Self> {
+        let inst = instance(opts);
+        let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
+        let seen = adapters
+            .iter()
+            .map(|a| {
+                let i = a.get_info();
+                format!("{} ({:?})", i.name, i.backend)
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let name = opts
+            .adapter
+            .clone()
+            .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
+            .filter(|s| !s.is_empty());
+        let power = match &opts.power {
+            Some(p) => match p.to_lowercase().as_str() {
+                "low" => wgpu::PowerPreference::LowPower,
+                "none" => wgpu::PowerPreference::None,
+                "high" => wgpu::PowerPreference::HighPerformance,
+                other => {
+                    return Err(Error::invalid(
+                        "power preference",
+                        other,
+                        "high, low or none",
+                    ))
+                }
+            },
+            None => {
+                wgpu::PowerPreference::from_env().unwrap_or(wgpu::PowerPreference::HighPerformance)
+            }
+        };
+        let adapter = adapters
+            .into_iter()
+            .filter(|a| match &name {
+                Some(n) => a.get_info().name.to_lowercase().contains(&n.to_lowercase()),
+                None => true,
+            })
+            .min_by_key(|a| type_rank(a.get_info().device_type, power))
+            .ok_or_else(|| Error::NoAdapter {
+                wanted: format!(
+                    "backends {:?}{}",
+                    backends(opts),
+                    name.as_ref()
+                        .map(|n| format!(", name containing '{n}'"))
+                        .unwrap_or_default()
+                ),
+                seen: if seen.is_empty() { "none".into() } else { seen },
+            })?;
+        let info = adapter.get_info();
+        let features = adapter.features() & WANTED_FEATURES;
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("t3 device"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| Error::Gpu {
+            during: format!("opening a device on {}", info.name),
+            message: e.to_string(),
+        })?;
+        let lost = Arc::new(Mutex::new(None));
+        let lost2 = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            *lost2.lock().unwrap() = Some(format!("{reason:?}: {msg}"));
+        });
+        // wgpu's default handler panics; errors outside a scope are kept and turned into an Error at the next check.
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let unc2 = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            unc2.lock().unwrap().push(e.to_string());
+        }));
+        let timeout = opts
+            .timeout
+            .or_else(|| {
+                std::env::var("T3_TIMEOUT_S")
+                    .ok()
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .filter(|s| *s > 0.0)
+                    .map(Duration::from_secs_f64)
+            })
+            .unwrap_or(Duration::from_secs(120));
+        let cap = opts.limit_override.unwrap_or(u64::MAX);
+        Ok(Gpu {
+            max_binding: limits.max_storage_buffer_binding_size.min(cap),
+            max_buffer: limits.max_buffer_size.min(cap),
+            instance: inst,
+            adapter,
+            device,
+            queue,
+            info,
+            features,
+            limits,
+            timeout,
+            lost,
+            uncaptured,
+        })
+    }
+
+    /// Whether the device was opened with `f`.
+    pub fn has(&self, f: wgpu::Features) -> bool {
+        self.features.contains(f)
+    }
+
+    /// `t3 info`'s view of the chosen adapter.
+    pub fn report(&self) -> AdapterReport {
+        let period = self
+            .has(wgpu::Features::TIMESTAMP_QUERY)
+            .then(|| self.queue.get_timestamp_period());
+        report(&self.adapter, period)
+    }
+
+    /// A short adapter description for reports: "NVIDIA H200 (Vulkan, 580.159.04)".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({:?}, {})",
+            self.info.name, self.info.backend, self.info.driver_info
+        )
+    }
+
+    /// Turns a lost device or an error that escaped every scope into an [`Error`].
+    pub fn check(&self, during: &str) -> Result<()> {
+        if let Some(reason) = self.lost.lock().unwrap().clone() {
+            return Err(Error::DeviceLost {
+                adapter: self.info.name.clone(),
+                reason,
+            });
+        }
+        let mut unc = self.uncaptured.lock().unwrap();
+        if !unc.is_empty() {
+            let message = unc.join("; ");
+            unc.clear();
+            return Err(Error::Gpu {
+                during: during.to_string(),
+                message,
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs `f` under validation and out-of-memory error scopes; a caught error becomes [`Error::Gpu`].
+    pub fn scoped<T>(&self, during: &str, f: impl FnOnce() -> T) -> Result<T> {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        let e1 = pollster::block_on(val.pop());
+        let e2 = pollster::block_on(oom.pop());
+        if let Some(e) = e1.or(e2) {
+            return Err(Error::Gpu {
+                during: during.to_string(),
+                message: e.to_string(),
+            });
+        }
+        self.check(during)?;
+        Ok(out)
+    }
+
+    /// The bound for a wait on work of `flops` operations and `bytes` of traffic: the base timeout plus the
+    /// time that work would take at 1 GFLOP/s and 1 GB/s, rates far below any GPU and below lavapipe too.
+    pub fn timeout_for(&self, flops: f64, bytes: f64) -> Duration {
+        self.timeout + Duration::from_secs_f64((flops / 1e9 + bytes / 1e9).min(1e6))
+    }
+
+    /// Submits command buffers under an error scope.
+    pub fn submit(
+        &self,
+        during: &str,
+        cmds: Vec<wgpu::CommandBuffer>,
+    ) -> Result<wgpu::SubmissionIndex> {
+        self.scoped(during, || self.queue.submit(cmds))
+    }
+
+    /// Blocks until `idx` has completed, or fails with [`Error::Timeout`] naming `pending`.
+    pub fn wait(
+        &self,
+        idx: Option<wgpu::SubmissionIndex>,
+        pending: &str,
+        bound: Duration,
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        let r = self.device.poll(wgpu::PollType::Wait {
+            submission_index: idx,
+            timeout: Some(bound),
+        });
+        match r {
+            Ok(_) => self.check(pending),
+            Err(wgpu::PollError::Timeout) => Err(Error::Timeout {
+                pending: pending.to_string(),
+                after: t0.elapsed(),
+            }),
+            Err(e) => {
+                self.check(pending)?;
+                Err(Error::Gpu {
+                    during: pending.to_string(),
+                    message: e.to_string(),
+                })
+            }
+        }
+    }
+
+    /// A buffer of `size` bytes, refused with the limit named when it exceeds what the adapter allows.
+    pub fn buffer(
+        &self,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer> {
+        self.check_binding(label, size)?;
+        // Padded to 16 bytes: kernels read and write whole vec4s (see shaders/put/store.wgsl).
+        let size = size.max(16).next_multiple_of(16);
+        self.scoped(&format!("allocating {label} ({size} bytes)"), || {
+            self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
+        })
+    }
+
+    /// Refuses a storage binding over the adapter's limits, naming the limit.
+    pub fn check_binding(&self, what: &str, bytes: u64) -> Result<()> {
+        if bytes > self.max_buffer {
+            return Err(Error::TooLarge {
+                what: what.to_string(),
+                bytes,
+                limit_name: "max_buffer_size",
+                limit: self.max_buffer,
+            });
+        }
+        if bytes > self.max_binding {
+            return Err(Error::TooLarge {
+                what: what.to_string(),
+                bytes,
+                limit_name: "max_storage_buffer_binding_size",
+                limit: self.max_binding,
+            });
+        }
+        Ok(())
+    }
+
+    /// Copies `size` bytes at `offset` of `src` to a staging buffer, maps it (bounded wait) and returns the bytes.
+    pub fn read(&self, what: &str, src: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<u8>> {
+        let size4 = size.next_multiple_of(4).max(4);
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("t3 readback staging"),
+            size: size4,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(src, offset, &staging, 0, size4);
+        let idx = self.submit(&format!("reading back {what}"), vec![enc.finish()])?;
+        self.map_read(what, &staging, idx, size)
+    }
+
+    /// Maps a MAP_READ buffer after `idx` completes and returns its first `size` bytes.
+    pub fn map_read(
+        &self,
+        what: &str,
+        staging: &wgpu::Buffer,
+        idx: wgpu::SubmissionIndex,
+        size: u64,
+    ) -> Result<Vec<u8>> {
+        let slot: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> =
+            Arc::default();
+        let slot2 = slot.clone();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            *slot2.lock().unwrap() = Some(r);
+        });
+        self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
+        match slot.lock().unwrap().take() {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
+                return Err(Error::Readback {
+                    what: what.to_string(),
+                    message: e.to_string(),
+                })
+            }
+            None => {
+                return Err(Error::Readback {
+                    what: what.to_string(),
+                    message: "map callback never ran".into(),
+                })
+            }
+        }
+        let bytes = staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::Readback {
+                what: what.to_string(),
+                message: e.to_string(),
+            })?
+            .to_vec();
+        staging.unmap();
+        Ok(bytes[..size as usize].to_vec())
+    }
+
+    /// Reads back `len` f32 values.
+    pub fn read_f32(
+        &self,
+        what: &str,
+        src: &wgpu::Buffer,
+        offset: u64,
+        len: usize,
+    ) -> Result<Vec<f32>> {
+        let b = self.read(what, src, offset, (len * 4) as u64)?;
+        Ok(bytemuck::cast_slice(&b).to_vec())
+    }
+
+    /// Reads back `len` u32 values.
+    pub fn read_u32(
+        &self,
+        what: &str,
+        src: &wgpu::Buffer,
+        offset: u64,
+        len: usize,
+    ) -> Result<Vec<u32>> {
+        let b = self.read(what, src, offset, (len * 4) as u64)?;
+        Ok(bytemuck::cast_slice(&b).to_vec())
+    }
+
+    /// Folds `groups` workgroups into a 2-D dispatch within max_compute_workgroups_per_dimension.
+    /// Kernels recover the linear id as `id.x + id.y * dispatch_x` and ignore ids past `groups`.
+    pub fn fold(&self, groups: u32) -> (u32, u32) {
+        let max = self.limits.max_compute_workgroups_per_dimension.max(1);
+        if groups <= max {
+            (groups.max(1), 1)
+        } else {
+            let y = groups.div_ceil(max);
+            (groups.div_ceil(y), y)
+        }
+    }
+}

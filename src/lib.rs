@@ -1,0 +1,16 @@
+//! t3-wgpu: T3's track & trigger overlap of GEMMs and collectives, run and measured on any GPU through wgpu.
+//!
+//! Data flows one way: [`workload`] -> [`shapes`] -> [`ranks`]' buffers -> [`schedule`] -> [`modes`]
+//! -> [`timeline`] -> [`report`].
+
+pub mod error;
+pub mod gantt;
+pub mod gemm;
+pub mod gpu;
+pub mod reference;
+pub mod shaders;
+pub mod shapes;
+pub mod timeline;
+pub mod trace;
+
+pub use error::{Error, Result};

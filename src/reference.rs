@@ -1,0 +1,93 @@
+//! CPU references in f64 and the error measures every check uses.
+
+/// C = A·B in f64 (row-major; A m x k, B k x n).
+pub fn gemm(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut c = vec![0f64; m * n];
+    for i in 0..m {
+        let row = &mut c[i * n..(i + 1) * n];
+        for p in 0..k {
+            let av = a[i * k + p] as f64;
+            let brow = &b[p * n..(p + 1) * n];
+            for (cv, &bv) in row.iter_mut().zip(brow) {
+                *cv += av * bv as f64;
+            }
+        }
+    }
+    c
+}
+
+/// ‖got − want‖_F / ‖want‖_F; any NaN or infinity in `got` gives infinity, so unwritten (poisoned)
+/// elements always fail.
+pub fn rel_frobenius(got: &[f32], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len(), "length mismatch");
+    let mut num = 0f64;
+    let mut den = 0f64;
+    for (&g, &w) in got.iter().zip(want) {
+        if !g.is_finite() {
+            return f64::INFINITY;
+        }
+        num += (g as f64 - w).powi(2);
+        den += w * w;
+    }
+    if den == 0.0 {
+        return if num == 0.0 { 0.0 } else { f64::INFINITY };
+    }
+    (num / den).sqrt()
+}
+
+/// A small deterministic generator (SplitMix64) so runs are reproducible from `--seed` with no extra crate.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1), never exactly representable zero patterns across a whole buffer.
+    pub fn next_f32(&mut self) -> f32 {
+        ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    pub fn fill(&mut self, len: usize) -> Vec<f32> {
+        (0..len).map(|_| self.next_f32()).collect()
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+}
+
+/// A fresh seed from the clock, for tests that must see new inputs each run (printed so a failure replays).
+pub fn fresh_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_matches_hand_computed() {
+        let a = [1.0, 2.0, 3.0, 4.0];
+        let b = [5.0, 6.0, 7.0, 8.0];
+        assert_eq!(gemm(&a, &b, 2, 2, 2), vec![19.0, 22.0, 43.0, 50.0]);
+    }
+
+    #[test]
+    fn nan_fails_error() {
+        assert!(rel_frobenius(&[1.0, f32::NAN], &[1.0, 1.0]).is_infinite());
+        assert!(rel_frobenius(&[1.0, 1.0], &[1.0, 1.0]) == 0.0);
+    }
+}

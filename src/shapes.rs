@@ -1,0 +1,207 @@
+//! Shapes: the GEMM dimensions and the split of output rows into shards (one per rank) and chunks.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// Most ranks the tool emulates.
+pub const MAX_RANKS: usize = 64;
+/// Largest single GEMM dimension accepted (u32 indexing in the kernels, with headroom).
+pub const MAX_DIM: usize = 1 << 24;
+
+/// One GEMM's dimensions: C (m x n) = A (m x k) · B (k x n).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Shape {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+}
+
+impl Shape {
+    /// Validates every dimension: at least 1, at most [`MAX_DIM`].
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self> {
+        for (what, v) in [("M", m), ("N", n), ("K", k)] {
+            if v == 0 || v > MAX_DIM {
+                return Err(Error::Invalid {
+                    what: "GEMM dimension",
+                    value: format!("{what} = {v}"),
+                    bound: format!("between 1 and {MAX_DIM}"),
+                });
+            }
+        }
+        Ok(Shape { m, n, k })
+    }
+
+    /// Parses "MxNxK".
+    pub fn parse(s: &str) -> Result<Self> {
+        let parts: Vec<_> = s.split(['x', 'X']).collect();
+        let bad = || {
+            Error::invalid(
+                "shape",
+                s,
+                "MxNxK with positive integers, e.g. 4096x4096x1024",
+            )
+        };
+        if parts.len() != 3 {
+            return Err(bad());
+        }
+        let mut d = [0usize; 3];
+        for (i, p) in parts.iter().enumerate() {
+            d[i] = p.trim().parse().map_err(|_| bad())?;
+        }
+        Shape::new(d[0], d[1], d[2])
+    }
+
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}x{}", self.m, self.n, self.k)
+    }
+}
+
+/// Output rows split into `shards` near-equal shards, each into `per_shard` near-equal chunks.
+/// Chunk `x = shard * per_shard + j`; chunk x covers rows `bounds[x]..bounds[x + 1]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Chunking {
+    pub shards: usize,
+    pub per_shard: usize,
+    pub bounds: Vec<usize>,
+}
+
+fn split(lo: usize, hi: usize, parts: usize) -> impl Iterator<Item = usize> {
+    let len = hi - lo;
+    (0..parts).map(move |i| lo + len * i / parts)
+}
+
+impl Chunking {
+    /// Splits `rows` rows; every chunk gets at least one row, or the count is refused.
+    pub fn new(rows: usize, shards: usize, per_shard: usize) -> Result<Self> {
+        if shards == 0 || shards > MAX_RANKS {
+            return Err(Error::invalid(
+                "rank count",
+                shards,
+                format!("between 1 and {MAX_RANKS}"),
+            ));
+        }
+        if shards > rows {
+            return Err(Error::invalid(
+                "rank count",
+                shards,
+                format!("at most the output's {rows} rows, so that every rank owns a row"),
+            ));
+        }
+        if per_shard == 0 {
+            return Err(Error::invalid("chunks per rank", 0, "at least 1"));
+        }
+        let min_shard = rows / shards;
+        if per_shard > min_shard {
+            return Err(Error::invalid(
+                "chunks per rank",
+                per_shard,
+                format!("at most {min_shard} ({rows} rows over {shards} ranks), so that no chunk is empty"),
+            ));
+        }
+        let mut bounds = Vec::with_capacity(shards * per_shard + 1);
+        for (s, lo) in split(0, rows, shards).enumerate() {
+            let hi = if s + 1 == shards {
+                rows
+            } else {
+                rows * (s + 1) / shards
+            };
+            bounds.extend(split(lo, hi, per_shard));
+        }
+        bounds.push(rows);
+        Ok(Chunking {
+            shards,
+            per_shard,
+            bounds,
+        })
+    }
+
+    /// Total number of chunks.
+    pub fn count(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    pub fn rows(&self, x: usize) -> std::ops::Range<usize> {
+        self.bounds[x]..self.bounds[x + 1]
+    }
+
+    /// The shard (owner rank) of chunk x.
+    pub fn shard_of(&self, x: usize) -> usize {
+        x / self.per_shard
+    }
+
+    /// The chunks of shard s.
+    pub fn chunks_of(&self, s: usize) -> std::ops::Range<usize> {
+        s * self.per_shard..(s + 1) * self.per_shard
+    }
+
+    /// Rows of shard s.
+    pub fn shard_rows(&self, s: usize) -> std::ops::Range<usize> {
+        self.bounds[s * self.per_shard]..self.bounds[(s + 1) * self.per_shard]
+    }
+
+    pub fn total_rows(&self) -> usize {
+        *self.bounds.last().unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_rows_without_gaps() {
+        for rows in [1, 7, 64, 129, 1000] {
+            for shards in 1..=rows.min(9) {
+                for per in 1..=(rows / shards).min(5) {
+                    let c = Chunking::new(rows, shards, per).unwrap();
+                    assert_eq!(c.count(), shards * per);
+                    assert_eq!(c.bounds[0], 0);
+                    assert_eq!(c.total_rows(), rows);
+                    for x in 0..c.count() {
+                        assert!(
+                            !c.rows(x).is_empty(),
+                            "rows={rows} shards={shards} per={per} x={x}"
+                        );
+                    }
+                    for s in 0..shards {
+                        let r = c.shard_rows(s);
+                        assert!(r.len() >= rows / shards && r.len() <= rows.div_ceil(shards));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_bad_counts() {
+        assert!(Chunking::new(10, 0, 1).is_err());
+        assert!(Chunking::new(10, 11, 1).is_err());
+        assert!(Chunking::new(10, 65, 1).is_err());
+        assert!(Chunking::new(10, 2, 6).is_err());
+        assert!(Chunking::new(10, 2, 0).is_err());
+        let e = Chunking::new(10, 2, 6).unwrap_err().to_string();
+        assert!(e.contains('6') && e.contains("at most 5"), "{e}");
+    }
+
+    #[test]
+    fn parses_shapes() {
+        assert_eq!(
+            Shape::parse("17x33x65").unwrap(),
+            Shape {
+                m: 17,
+                n: 33,
+                k: 65
+            }
+        );
+        assert!(Shape::parse("0x3x4").is_err());
+        assert!(Shape::parse("3x4").is_err());
+        assert!(Shape::parse("ax3x4").is_err());
+    }
+}

@@ -1,0 +1,62 @@
+//! The timeline: GPU-timestamped intervals of one mode's run (GEMM chunks, steps, passes) and host trigger events on one time axis.
+
+use serde::Serialize;
+
+/// Which row of a Gantt chart / which Chrome-trace thread an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "lane", rename_all = "snake_case")]
+pub enum Lane {
+    /// GEMM work (chunk production) of one rank.
+    Gemm { rank: usize },
+    /// Steps (copies and reduces) whose destination is this rank.
+    Step { rank: usize },
+    /// Host-side triggers (host mode only).
+    Host,
+}
+
+/// What an interval is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A GEMM producing (part of) a chunk.
+    Gemm,
+    /// A copy step (all-gather, or the landing half of a land-then-reduce).
+    Copy,
+    /// A reduce step (update into the destination, or the reduce half of land-then-reduce).
+    Reduce,
+    /// A host trigger decision: the instant a chunk was seen complete and its steps submitted.
+    Trigger,
+}
+
+/// One interval on the timeline, in microseconds from the start of the mode's run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub lane: Lane,
+    pub kind: EventKind,
+    /// Short label, e.g. "r2 c5" or "r1->r2 c5".
+    pub name: String,
+    pub rank: usize,
+    pub chunk: Option<usize>,
+    /// Schedule stage the event belongs to (GEMM production stage or step stage).
+    pub stage: Option<usize>,
+    pub start_us: f64,
+    pub end_us: f64,
+}
+
+/// Everything one mode's (single, representative) repetition recorded.
+#[derive(Clone, Debug, Serialize)]
+pub struct Timeline {
+    /// Mode name: "sequential", "host", "encoded", "fused".
+    pub mode: String,
+    /// What one GPU interval covers ("pass": timestamps at compute-pass boundaries; "submission"; "none").
+    pub grain: String,
+    pub ranks: usize,
+    pub events: Vec<Event>,
+}
+
+impl Timeline {
+    /// End of the last event, in microseconds (0 for an empty timeline).
+    pub fn span_us(&self) -> f64 {
+        self.events.iter().map(|e| e.end_us).fold(0.0, f64::max)
+    }
+}

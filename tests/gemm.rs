@@ -1,0 +1,159 @@
+//! The tracked GEMM against the f64 reference: edge shapes, chunk counts, stagger orders, update mode.
+
+mod common;
+
+use t3_wgpu::gemm::{GemmKernel, StoreMode, TrackedGemm};
+use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::reference::{gemm, rel_frobenius, Rng};
+use t3_wgpu::shapes::Shape;
+use t3_wgpu::Error;
+
+fn check(
+    gpu: &Gpu,
+    kernel: &GemmKernel,
+    m: usize,
+    n: usize,
+    k: usize,
+    chunks: usize,
+    order: Option<Vec<usize>>,
+) {
+    let shape = Shape::new(m, n, k).unwrap();
+    let mut rng = Rng::new(common::seed(&format!("gemm {m}x{n}x{k} c{chunks}")));
+    let a = rng.fill(m * k);
+    let b = rng.fill(k * n);
+    let g = TrackedGemm::new(gpu, kernel, shape, chunks, order).unwrap();
+    g.upload(gpu, &a, &b).unwrap();
+    g.fill_c(gpu, f32::NAN);
+    g.run(gpu, kernel, StoreMode::Store, true).unwrap();
+    let c = g.read_c(gpu).unwrap();
+    let err = rel_frobenius(&c, &gemm(&a, &b, m, n, k));
+    assert!(err <= 1e-5, "{m}x{n}x{k} chunks {chunks}: rel error {err}");
+    assert_eq!(
+        g.read_counters(gpu).unwrap(),
+        g.thresholds,
+        "{m}x{n}x{k} chunks {chunks}: tracker"
+    );
+}
+
+#[test]
+fn edge_shapes_match_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernel = GemmKernel::new(gpu).unwrap();
+    for &(m, n, k) in &[
+        (1, 1, 1),
+        (17, 33, 65),
+        (129, 7, 300),
+        (1, 513, 3),
+        (2, 2, 9),
+        (128, 128, 8),
+        (131, 129, 17),
+    ] {
+        check(gpu, &kernel, m, n, k, 1, None);
+    }
+}
+
+#[test]
+fn many_workgroups_match_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernel = GemmKernel::new(gpu).unwrap();
+    // 5 x 3 tiles of 128, with ragged edges on both axes.
+    check(gpu, &kernel, 600, 300, 129, 1, None);
+}
+
+#[test]
+fn tracker_counts_every_chunk() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernel = GemmKernel::new(gpu).unwrap();
+    // Chunk counts that do and do not divide M; chunks smaller and larger than a tile.
+    for &(m, chunks) in &[(300, 3), (300, 7), (257, 2), (9, 9), (1000, 13)] {
+        check(gpu, &kernel, m, 70, 33, chunks, None);
+    }
+}
+
+#[test]
+fn staggered_orders_give_same_result() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernel = GemmKernel::new(gpu).unwrap();
+    let mut rng = Rng::new(common::seed("stagger"));
+    let chunks = 6;
+    let mut order: Vec<usize> = (0..chunks).collect();
+    for i in (1..chunks).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    check(gpu, &kernel, 301, 90, 40, chunks, Some(order));
+    check(
+        gpu,
+        &kernel,
+        301,
+        90,
+        40,
+        chunks,
+        Some((0..chunks).rev().collect()),
+    );
+}
+
+#[test]
+fn update_mode_accumulates() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernel = GemmKernel::new(gpu).unwrap();
+    let (m, n, k) = (77, 150, 45);
+    let mut rng = Rng::new(common::seed("update"));
+    let g = TrackedGemm::new(gpu, &kernel, Shape::new(m, n, k).unwrap(), 4, None).unwrap();
+    let (a1, b1, a2, b2) = (
+        rng.fill(m * k),
+        rng.fill(k * n),
+        rng.fill(m * k),
+        rng.fill(k * n),
+    );
+    g.fill_c(gpu, 0.0);
+    g.upload(gpu, &a1, &b1).unwrap();
+    g.run(gpu, &kernel, StoreMode::Update, true).unwrap();
+    g.upload(gpu, &a2, &b2).unwrap();
+    g.run(gpu, &kernel, StoreMode::Update, false).unwrap();
+    let want: Vec<f64> = gemm(&a1, &b1, m, n, k)
+        .iter()
+        .zip(gemm(&a2, &b2, m, n, k))
+        .map(|(x, y)| x + y)
+        .collect();
+    let err = rel_frobenius(&g.read_c(gpu).unwrap(), &want);
+    assert!(
+        err <= 1e-5,
+        "update rel error {err} (put {:?})",
+        kernel.update_put()
+    );
+    let twice: Vec<u32> = g.thresholds.iter().map(|t| 2 * t).collect();
+    assert_eq!(g.read_counters(gpu).unwrap(), twice);
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    assert!(matches!(Shape::new(0, 4, 4), Err(Error::Invalid { .. })));
+    let Some(gpu) = common::gpu() else { return };
+    let kernel = GemmKernel::new(gpu).unwrap();
+    let s = Shape::new(8, 8, 8).unwrap();
+    let e = TrackedGemm::new(gpu, &kernel, s, 9, None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains('9') && e.contains("8 output rows"), "{e}");
+    let e = TrackedGemm::new(gpu, &kernel, s, 2, Some(vec![1, 1]))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("permutation"), "{e}");
+    // A buffer over the (lowered) binding limit is refused before any GPU work, naming the limit.
+    let small = Gpu::new(&GpuOptions {
+        limit_override: Some(1024),
+        ..Default::default()
+    })
+    .unwrap();
+    let k2 = GemmKernel::new(&small).unwrap();
+    let e = TrackedGemm::new(&small, &k2, Shape::new(64, 64, 1).unwrap(), 1, None)
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::TooLarge { limit: 1024, .. }), "{e}");
+    assert!(
+        e.to_string().contains("max_storage_buffer_binding_size")
+            || e.to_string().contains("max_buffer_size")
+    );
+}
