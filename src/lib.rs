@@ -8,9 +8,11 @@ pub mod gantt;
 pub mod gemm;
 pub mod gpu;
 pub mod reference;
+pub mod schedule;
 pub mod shaders;
 pub mod shapes;
 pub mod timeline;
 pub mod trace;
+pub mod workload;
 
 pub use error::{Error, Result};
