@@ -53,6 +53,8 @@ pub enum StoreMode {
     Store,
     /// Accumulate into the output (update semantics: f32 atomic add, or the CAS fallback).
     Update,
+    /// Plain stores with the tracker epilogue compiled out (the baseline of tracker overhead).
+    Untracked,
 }
 
 /// Workgroups (tiles) of rows `rows` by `n` columns.
@@ -91,6 +93,7 @@ pub struct GemmKernel {
     pub layout: wgpu::BindGroupLayout,
     store: wgpu::ComputePipeline,
     update: wgpu::ComputePipeline,
+    untracked: wgpu::ComputePipeline,
     update_put: Put,
 }
 
@@ -110,14 +113,21 @@ impl GemmKernel {
             ],
         );
         let update_put = Put::update(gpu);
-        let make = |put: Put| -> Result<wgpu::ComputePipeline> {
-            let label = format!("gemm ({put:?})");
+        let make = |put: Put, track: bool| -> Result<wgpu::ComputePipeline> {
+            let label = format!("gemm ({put:?}{})", if track { "" } else { ", untracked" });
             let m = shaders::module(gpu, &label, shaders::GEMM, Some(put), true)?;
-            shaders::pipeline(gpu, &label, &layout, &m)
+            shaders::pipeline(
+                gpu,
+                &label,
+                &layout,
+                &m,
+                &[("TRACK", f64::from(u8::from(track)))],
+            )
         };
         Ok(GemmKernel {
-            store: make(Put::Store)?,
-            update: make(update_put)?,
+            store: make(Put::Store, true)?,
+            update: make(update_put, true)?,
+            untracked: make(Put::Store, false)?,
             update_put,
             layout,
         })
@@ -127,6 +137,7 @@ impl GemmKernel {
         match mode {
             StoreMode::Store => &self.store,
             StoreMode::Update => &self.update,
+            StoreMode::Untracked => &self.untracked,
         }
     }
 

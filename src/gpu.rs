@@ -441,20 +441,26 @@ impl Gpu {
             *slot2.lock().unwrap() = Some(r);
         });
         self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
-        match slot.lock().unwrap().take() {
-            Some(Ok(())) => {}
-            Some(Err(e)) => {
-                return Err(Error::Readback {
-                    what: what.to_string(),
-                    message: e.to_string(),
-                })
+        // Another thread's poll may be the one that runs our callback: wait for it, bounded.
+        let t0 = Instant::now();
+        let result = loop {
+            if let Some(r) = slot.lock().unwrap().take() {
+                break r;
             }
-            None => {
-                return Err(Error::Readback {
-                    what: what.to_string(),
-                    message: "map callback never ran".into(),
-                })
+            if t0.elapsed() > self.timeout {
+                return Err(Error::Timeout {
+                    pending: format!("the map callback of {what}"),
+                    after: t0.elapsed(),
+                });
             }
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            std::thread::sleep(Duration::from_micros(50));
+        };
+        if let Err(e) = result {
+            return Err(Error::Readback {
+                what: what.to_string(),
+                message: e.to_string(),
+            });
         }
         let bytes = staging
             .get_mapped_range(..)

@@ -4,13 +4,18 @@
 //! -> [`timeline`] -> [`report`].
 
 pub mod error;
+pub mod experiment;
 pub mod gantt;
 pub mod gemm;
 pub mod gpu;
+pub mod modes;
+pub mod plan;
+pub mod ranks;
 pub mod reference;
 pub mod schedule;
 pub mod shaders;
 pub mod shapes;
+pub mod steps;
 pub mod timeline;
 pub mod trace;
 pub mod workload;

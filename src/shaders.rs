@@ -114,12 +114,13 @@ pub fn layout(gpu: &Gpu, label: &str, slots: &[Slot]) -> wgpu::BindGroupLayout {
         })
 }
 
-/// A compute pipeline for `module`'s `main` with one bind group of `layout`.
+/// A compute pipeline for `module`'s `main` with one bind group of `layout` and override `constants`.
 pub fn pipeline(
     gpu: &Gpu,
     label: &str,
     layout: &wgpu::BindGroupLayout,
     module: &wgpu::ShaderModule,
+    constants: &[(&str, f64)],
 ) -> Result<wgpu::ComputePipeline> {
     gpu.scoped(&format!("creating pipeline {label}"), || {
         let pl = gpu
@@ -135,7 +136,10 @@ pub fn pipeline(
                 layout: Some(&pl),
                 module,
                 entry_point: Some("main"),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants,
+                    ..Default::default()
+                },
                 cache: None,
             })
     })

@@ -1,0 +1,503 @@
+//! Modes: how triggers are realised. Each mode is one implementation of [`Mode`] over the same bound
+//! plan ([`System`]); adding a mode means one new file here and one entry in [`all`].
+
+mod encoded;
+mod fused;
+mod host;
+pub mod sequential;
+
+use std::time::Instant;
+
+use wgpu::util::DeviceExt;
+
+use crate::error::Result;
+use crate::gemm::{self, GemmKernel, GemmParams, Job, StoreMode};
+use crate::gpu::Gpu;
+use crate::plan::{Kind, Plan, ReduceVia};
+use crate::ranks::Ranks;
+use crate::schedule::{Collective, Schedule};
+use crate::shaders::Put;
+use crate::shapes::{Chunking, Shape};
+use crate::steps::{Link, StepKernel, StepParams};
+use crate::timeline::{Event, EventKind, Lane, Timeline};
+
+pub use encoded::Encoded;
+pub use fused::Fused;
+pub use host::Host;
+pub use sequential::Sequential;
+
+/// One way of running the plan.
+pub trait Mode {
+    fn name(&self) -> &'static str;
+    /// Why this mode cannot run here (a one-line reason), or None.
+    fn skip_reason(&self, sys: &System) -> Option<String>;
+    /// One repetition: reset the trackers, run the whole plan, return its timing and timeline.
+    fn run(&self, sys: &System) -> Result<Run>;
+}
+
+/// Every mode, in report order.
+pub fn all() -> Vec<Box<dyn Mode>> {
+    vec![
+        Box::new(Sequential),
+        Box::new(Host),
+        Box::new(Encoded),
+        Box::new(Fused),
+    ]
+}
+
+/// Mode names accepted on the command line.
+pub fn names() -> Vec<&'static str> {
+    all().iter().map(|m| m.name()).collect()
+}
+
+/// What one repetition measured.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// First GPU activity to last, microseconds (host clock where the adapter has no timestamps).
+    pub total_us: f64,
+    /// GEMM-only and step-only time where the mode separates them (sequential), microseconds.
+    pub gemm_us: Option<f64>,
+    pub comm_us: Option<f64>,
+    pub timeline: Timeline,
+    /// Host trigger latencies (chunk complete on the GPU clock -> its steps submitted), microseconds.
+    pub trigger_latency_us: Vec<f64>,
+}
+
+/// The device's kernels, made once and shared by every system on it.
+pub struct Kernels {
+    pub gemm: GemmKernel,
+    pub step: StepKernel,
+}
+
+impl Kernels {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        Ok(Kernels {
+            gemm: GemmKernel::new(gpu)?,
+            step: StepKernel::new(gpu)?,
+        })
+    }
+}
+
+/// What configures one system.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Config {
+    pub shape: Shape,
+    pub ranks: usize,
+    pub chunks: usize,
+    pub collective: Collective,
+    pub via: ReduceVia,
+    pub link: Link,
+}
+
+/// A plan bound to the ranks' buffers: per-op bind groups and params, made once, encoded many times.
+pub struct System<'a> {
+    pub gpu: &'a Gpu,
+    pub kernels: &'a Kernels,
+    pub config: Config,
+    pub chunking: Chunking,
+    pub schedule: Schedule,
+    pub plan: Plan,
+    pub ranks: Ranks,
+    binds: Vec<wgpu::BindGroup>,
+    puts: Vec<Put>,
+    workgroups: Vec<u32>,
+    pub timer: Timer,
+}
+
+impl<'a> System<'a> {
+    pub fn new(gpu: &'a Gpu, kernels: &'a Kernels, config: Config) -> Result<Self> {
+        let chunking = Chunking::new(config.shape.m, config.ranks, config.chunks)?;
+        let schedule = Schedule::new(config.collective, &chunking);
+        let plan = Plan::new(&schedule, &chunking, config.shape.n, config.via);
+        let ranks = Ranks::new(gpu, config.shape, config.collective, &chunking, &plan)?;
+        let n = config.shape.n;
+        // One uniform slot per op, aligned for binding at an offset.
+        let align = gpu.limits.min_uniform_buffer_offset_alignment.max(64) as usize;
+        let mut params = vec![0u8; align * plan.ops.len().max(1)];
+        let mut jobs = Vec::new();
+        let mut workgroups = Vec::new();
+        let mut puts = Vec::new();
+        for (i, op) in plan.ops.iter().enumerate() {
+            let slot = &mut params[i * align..];
+            match op.kind {
+                Kind::Gemm => {
+                    let rows = chunking.rows(op.dst.chunk);
+                    let rb = &ranks.ranks[op.dst.rank];
+                    let wg = gemm::tiles(rows.len(), n) as u32;
+                    let p = GemmParams {
+                        m: config.shape.m as u32,
+                        n: n as u32,
+                        k: config.shape.k as u32,
+                        lda: config.shape.k as u32,
+                        ldb: n as u32,
+                        ldc: n as u32,
+                        c_row_base: rows.start as u32,
+                        a_row_base: rb.a_row_base as u32,
+                        tiles_n: n.div_ceil(gemm::TILE) as u32,
+                        job_base: jobs.len() as u32,
+                        n_jobs: 1,
+                        total_wg: wg,
+                        dispatch_x: gpu.fold(wg).0,
+                        ..Default::default()
+                    };
+                    jobs.push(Job {
+                        row0: rows.start as u32,
+                        row1: rows.end as u32,
+                        wg_start: 0,
+                        counter: 0,
+                    });
+                    slot[..std::mem::size_of::<GemmParams>()]
+                        .copy_from_slice(bytemuck::bytes_of(&p));
+                    workgroups.push(wg);
+                    puts.push(Put::Store);
+                }
+                Kind::Copy { .. } | Kind::Reduce { .. } => {
+                    let len4 = (op.elems as u32).div_ceil(4);
+                    let wg = config.link.workgroups(len4);
+                    let p = StepParams {
+                        len4,
+                        n_wg: wg,
+                        dispatch_x: gpu.fold(wg).0,
+                        counter: 0,
+                        done_slot: op.done_slot,
+                        bump: 1,
+                        ..Default::default()
+                    };
+                    slot[..std::mem::size_of::<StepParams>()]
+                        .copy_from_slice(bytemuck::bytes_of(&p));
+                    workgroups.push(wg);
+                    puts.push(if matches!(op.kind, Kind::Copy { .. }) {
+                        Put::Store
+                    } else {
+                        Put::Add
+                    });
+                }
+            }
+        }
+        let pbuf = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("op params"),
+                contents: &params,
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        if jobs.is_empty() {
+            jobs.push(Job::default());
+        }
+        let jbuf = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("gemm jobs"),
+                contents: bytemuck::cast_slice(&jobs),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        let binds = gpu.scoped("binding the plan's ops", || {
+            plan.ops
+                .iter()
+                .enumerate()
+                .map(|(i, op)| {
+                    let dst = &ranks.locs[&op.dst];
+                    let uniform = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &pbuf,
+                        offset: (i * align) as u64,
+                        size: None,
+                    });
+                    match op.kind {
+                        Kind::Gemm => {
+                            let rb = &ranks.ranks[op.dst.rank];
+                            crate::shaders::bind(
+                                gpu,
+                                "gemm op",
+                                &kernels.gemm.layout,
+                                &[
+                                    dst.data.as_entire_binding(),
+                                    uniform,
+                                    rb.a.as_entire_binding(),
+                                    rb.b.as_entire_binding(),
+                                    dst.tracker.as_entire_binding(),
+                                    jbuf.as_entire_binding(),
+                                ],
+                            )
+                        }
+                        Kind::Copy { src } | Kind::Reduce { src } => crate::shaders::bind(
+                            gpu,
+                            "step op",
+                            &kernels.step.layout,
+                            &[
+                                dst.data.as_entire_binding(),
+                                uniform,
+                                ranks.locs[&src].data.as_entire_binding(),
+                                dst.tracker.as_entire_binding(),
+                            ],
+                        ),
+                    }
+                })
+                .collect::<Vec<_>>()
+        })?;
+        let timer = Timer::new(gpu, (2 * (plan.ops.len() + plan.levels + 8)) as u32);
+        Ok(System {
+            gpu,
+            kernels,
+            config,
+            chunking,
+            schedule,
+            plan,
+            ranks,
+            binds,
+            puts,
+            workgroups,
+            timer,
+        })
+    }
+
+    /// Records op `i` into `pass`; `store` picks the GEMM's pipeline (tracked, or untracked for T_gemm).
+    pub fn encode_op(&self, pass: &mut wgpu::ComputePass<'_>, i: usize, store: StoreMode) {
+        match self.plan.ops[i].kind {
+            Kind::Gemm => self.kernels.gemm.dispatch(
+                self.gpu,
+                pass,
+                store,
+                &self.binds[i],
+                self.workgroups[i],
+            ),
+            _ => self.kernels.step.dispatch(
+                self.gpu,
+                pass,
+                self.puts[i],
+                &self.binds[i],
+                self.workgroups[i],
+            ),
+        }
+    }
+
+    /// Indices of the GEMM ops and of the step ops, each in plan order.
+    pub fn gemm_ops(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.plan.ops.len()).filter(|&i| self.plan.ops[i].kind == Kind::Gemm)
+    }
+
+    pub fn step_ops(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.plan.ops.len()).filter(|&i| self.plan.ops[i].kind != Kind::Gemm)
+    }
+
+    /// The bound on waiting for the whole plan.
+    pub fn timeout(&self) -> std::time::Duration {
+        let s = self.config.shape;
+        self.gpu.timeout_for(
+            s.flops() * self.config.ranks as f64,
+            self.plan.step_bytes() as f64,
+        )
+    }
+
+    /// Submits `enc` and waits for it (bounded), returning host seconds from submit to completion.
+    pub fn submit_wait(&self, what: &str, enc: wgpu::CommandEncoder) -> Result<f64> {
+        let t0 = Instant::now();
+        let idx = self.gpu.submit(what, vec![enc.finish()])?;
+        self.gpu.wait(Some(idx), what, self.timeout())?;
+        Ok(t0.elapsed().as_secs_f64())
+    }
+
+    /// Timeline events for op indices that ran in one pass over [start, end] µs: one event per lane.
+    pub fn pass_events(
+        &self,
+        ops: &[usize],
+        start: f64,
+        end: f64,
+        stage: Option<usize>,
+    ) -> Vec<Event> {
+        let mut groups: Vec<(Lane, EventKind, usize, Vec<usize>)> = Vec::new();
+        for &i in ops {
+            let op = &self.plan.ops[i];
+            let (lane, kind, rank) = match op.kind {
+                Kind::Gemm => (
+                    Lane::Gemm { rank: op.dst.rank },
+                    EventKind::Gemm,
+                    op.dst.rank,
+                ),
+                Kind::Copy { .. } => (
+                    Lane::Step { rank: op.dst.rank },
+                    EventKind::Copy,
+                    op.dst.rank,
+                ),
+                Kind::Reduce { .. } => (
+                    Lane::Step { rank: op.dst.rank },
+                    EventKind::Reduce,
+                    op.dst.rank,
+                ),
+            };
+            match groups.iter_mut().find(|g| g.0 == lane && g.1 == kind) {
+                Some(g) => g.3.push(op.dst.chunk),
+                None => groups.push((lane, kind, rank, vec![op.dst.chunk])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(lane, kind, rank, chunks)| Event {
+                lane,
+                kind,
+                name: format!(
+                    "r{rank} {} c{}",
+                    match kind {
+                        EventKind::Gemm => "gemm",
+                        EventKind::Copy => "copy",
+                        _ => "reduce",
+                    },
+                    chunks
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+                rank,
+                chunk: (chunks.len() == 1).then(|| chunks[0]),
+                stage,
+                start_us: start,
+                end_us: end,
+            })
+            .collect()
+    }
+}
+
+/// GPU timestamps at compute-pass boundaries (the grain every mode reports), or the host clock.
+pub struct Timer {
+    set: Option<wgpu::QuerySet>,
+    resolve: Option<wgpu::Buffer>,
+    cap: u32,
+    next: std::cell::Cell<u32>,
+    period_ns: f64,
+}
+
+impl Timer {
+    fn new(gpu: &Gpu, want: u32) -> Self {
+        if !gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
+            return Timer {
+                set: None,
+                resolve: None,
+                cap: 0,
+                next: 0.into(),
+                period_ns: 0.0,
+            };
+        }
+        let cap = want.clamp(2, wgpu::QUERY_SET_MAX_QUERIES) & !1;
+        let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("pass timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: cap,
+        });
+        let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("timestamp resolve"),
+            size: (cap as u64 * 8).next_multiple_of(256),
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Timer {
+            set: Some(set),
+            resolve: Some(resolve),
+            cap,
+            next: 0.into(),
+            period_ns: gpu.queue.get_timestamp_period() as f64,
+        }
+    }
+
+    /// Whether passes get GPU timestamps.
+    pub fn gpu_clock(&self) -> bool {
+        self.set.is_some()
+    }
+
+    /// Starts a run: pass numbering restarts.
+    pub fn reset(&self) {
+        self.next.set(0);
+    }
+
+    /// Timestamp writes for the next pass (None once the query set is full or absent).
+    pub fn writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let set = self.set.as_ref()?;
+        let i = self.next.get();
+        if i + 2 > self.cap {
+            return None;
+        }
+        self.next.set(i + 2);
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: set,
+            beginning_of_pass_write_index: Some(i),
+            end_of_pass_write_index: Some(i + 1),
+        })
+    }
+
+    /// Resolves and reads every pass's (begin, end) since `reset`, in µs from the first begin.
+    pub fn read(&self, gpu: &Gpu) -> Result<Vec<(f64, f64)>> {
+        let (Some(set), Some(resolve)) = (&self.set, &self.resolve) else {
+            return Ok(vec![]);
+        };
+        let n = self.next.get();
+        if n == 0 {
+            return Ok(vec![]);
+        }
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        enc.resolve_query_set(set, 0..n, resolve, 0);
+        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("timestamp readback"),
+            size: n as u64 * 8,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        enc.copy_buffer_to_buffer(resolve, 0, &staging, 0, n as u64 * 8);
+        let idx = gpu.submit("resolving timestamps", vec![enc.finish()])?;
+        let bytes = gpu.map_read("timestamps", &staging, idx, n as u64 * 8)?;
+        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        let t0 = ticks[0];
+        let us = |t: u64| t.saturating_sub(t0) as f64 * self.period_ns / 1e3;
+        Ok(ticks
+            .chunks(2)
+            .map(|p| (us(p[0]), us(p[1]).max(us(p[0]))))
+            .collect())
+    }
+
+    /// Raw begin tick of the first pass in ns on the GPU clock (host-mode clock calibration).
+    pub fn period_ns(&self) -> f64 {
+        self.period_ns
+    }
+}
+
+/// Runs `passes` (each a list of op indices, GEMMs first) as one submission with a timestamp per pass;
+/// returns the passes' intervals in µs (host-clock estimate when there are no timestamps).
+pub fn run_passes(
+    sys: &System,
+    passes: &[Vec<usize>],
+    store: StoreMode,
+    what: &str,
+) -> Result<Vec<(f64, f64)>> {
+    sys.timer.reset();
+    let mut enc = sys
+        .gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
+    sys.ranks.reset_trackers(&mut enc);
+    for ops in passes {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(what),
+            timestamp_writes: sys.timer.writes(),
+        });
+        for &i in ops {
+            sys.encode_op(&mut pass, i, store);
+        }
+    }
+    let host_s = sys.submit_wait(what, enc)?;
+    let mut t = sys.timer.read(sys.gpu)?;
+    if t.len() < passes.len() {
+        // No (or not enough) timestamps: spread the host time evenly, and say so in the grain.
+        let each = host_s * 1e6 / passes.len().max(1) as f64;
+        t = (0..passes.len())
+            .map(|i| (i as f64 * each, (i + 1) as f64 * each))
+            .collect();
+    }
+    Ok(t)
+}
+
+/// The grain string for timelines of pass-structured modes.
+pub fn grain(sys: &System) -> String {
+    if sys.timer.gpu_clock() {
+        "pass (GPU timestamps at compute-pass boundaries)".into()
+    } else {
+        "submission (host clock; adapter has no timestamp queries)".into()
+    }
+}

@@ -1,0 +1,326 @@
+//! The plan: a schedule lowered onto the ranks' buffers as kernel ops (GEMM chunks and step kernels),
+//! each with the ops it depends on, the tracker counter it bumps and the counter value ("mark") that
+//! proves it complete. Every mode executes the same plan, so they compute the same function.
+//!
+//! Dependencies are derived from buffer accesses in program order (all GEMMs by stage, then the steps
+//! in schedule order): read-after-write, write-after-write and write-after-read. Two ops with no path
+//! between them never touch one buffer in conflicting ways, which is exactly what lets wgpu run them in
+//! one pass without a barrier.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::gemm;
+use crate::schedule::{Op, Schedule};
+use crate::shapes::Chunking;
+
+/// Which of a rank's two buffers for a chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Buf {
+    /// The tracked output (the GEMM's partial, then the reduced or gathered chunk).
+    Out,
+    /// The receive buffer a landing copy writes (land-then-reduce only).
+    Inbox,
+}
+
+/// One rank's buffer for one chunk; each has its own data buffer and tracker buffer on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Loc {
+    pub rank: usize,
+    pub chunk: usize,
+    pub buf: Buf,
+}
+
+/// How a reduce step is realised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReduceVia {
+    /// T3's update semantics: the source's chunk is added straight into the destination's output
+    /// (read S, read-modify-write S: 3S bytes).
+    Update,
+    /// The baseline T3 improves on: land the chunk in the destination's inbox (2S), then a reduce
+    /// kernel adds the inbox into the output (3S): 5S bytes.
+    Land,
+}
+
+impl ReduceVia {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceVia::Update => "update",
+            ReduceVia::Land => "land",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [ReduceVia::Update, ReduceVia::Land]
+            .into_iter()
+            .find(|v| v.name() == s)
+    }
+}
+
+/// What an op runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Kind {
+    /// Rank `rank`'s GEMM tiles of one chunk, at production stage `stage`.
+    Gemm,
+    /// A step kernel copying `src` into the destination (put = store).
+    Copy { src: Loc },
+    /// A step kernel adding `src` into the destination (put = add).
+    Reduce { src: Loc },
+}
+
+/// One dispatch of the plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanOp {
+    pub kind: Kind,
+    /// The buffer it writes and whose tracker counter it bumps.
+    pub dst: Loc,
+    /// GEMM production stage, or the schedule stage of the step it belongs to.
+    pub stage: usize,
+    /// Index of the schedule step it realises (None for GEMM ops).
+    pub step: Option<usize>,
+    pub deps: Vec<usize>,
+    /// Increments it adds to dst's counter: its tiles (GEMM) or 1 (step).
+    pub bumps: u32,
+    /// dst's counter value once this op (and every earlier writer of dst) is complete.
+    pub mark: u32,
+    /// Done-counter slot in dst's tracker (steps): slot 0 is the counter itself.
+    pub done_slot: u32,
+    /// Elements moved (steps) or produced (GEMM).
+    pub elems: u64,
+    /// Bytes read plus written by a step kernel (0 for GEMM ops).
+    pub bytes: u64,
+    /// Earliest pass when each op waits only for ops of earlier passes (GEMM ops: their stage).
+    pub level: usize,
+}
+
+/// The plan of one schedule on one chunking.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub ops: Vec<PlanOp>,
+    pub via: ReduceVia,
+    /// Final counter value of every tracked buffer: its threshold.
+    pub thresholds: HashMap<LocKey, u32>,
+    /// Done slots each tracked buffer needs (1 + steps writing it).
+    pub slots: HashMap<LocKey, u32>,
+    pub levels: usize,
+}
+
+/// A [`Loc`] as a map key that serialises as a string.
+pub type LocKey = String;
+
+pub fn key(l: Loc) -> LocKey {
+    format!("r{}/c{}/{:?}", l.rank, l.chunk, l.buf)
+}
+
+impl Plan {
+    pub fn new(schedule: &Schedule, chunking: &Chunking, n: usize, via: ReduceVia) -> Plan {
+        let out = |rank, chunk| Loc {
+            rank,
+            chunk,
+            buf: Buf::Out,
+        };
+        let mut ops: Vec<PlanOp> = Vec::new();
+        let elems = |x: usize| (chunking.rows(x).len() * n) as u64;
+        let mut gemms: Vec<(usize, usize, usize)> = schedule
+            .production
+            .iter()
+            .enumerate()
+            .flat_map(|(p, prod)| prod.iter().map(move |&(s, x)| (s, p, x)))
+            .collect();
+        gemms.sort();
+        for (s, p, x) in gemms {
+            ops.push(PlanOp {
+                kind: Kind::Gemm,
+                dst: out(p, x),
+                stage: s,
+                step: None,
+                deps: vec![],
+                bumps: gemm::tiles(chunking.rows(x).len(), n) as u32,
+                mark: 0,
+                done_slot: 0,
+                elems: elems(x),
+                bytes: 0,
+                level: s,
+            });
+        }
+        for (i, st) in schedule.steps.iter().enumerate() {
+            let e = elems(st.chunk);
+            let step_op = |kind, dst, bytes| PlanOp {
+                kind,
+                dst,
+                stage: st.stage,
+                step: Some(i),
+                deps: vec![],
+                bumps: 1,
+                mark: 0,
+                done_slot: 0,
+                elems: e,
+                bytes,
+                level: 0,
+            };
+            let src = out(st.src, st.chunk);
+            let dst = out(st.dst, st.chunk);
+            match (st.op, via) {
+                (Op::Copy, _) => ops.push(step_op(Kind::Copy { src }, dst, 8 * e)),
+                (Op::Reduce, ReduceVia::Update) => {
+                    ops.push(step_op(Kind::Reduce { src }, dst, 12 * e))
+                }
+                (Op::Reduce, ReduceVia::Land) => {
+                    let inbox = Loc {
+                        buf: Buf::Inbox,
+                        ..dst
+                    };
+                    ops.push(step_op(Kind::Copy { src }, inbox, 8 * e));
+                    ops.push(step_op(Kind::Reduce { src: inbox }, dst, 12 * e));
+                }
+            }
+        }
+        // Dependencies from accesses in program order.
+        let mut last_writer: HashMap<Loc, usize> = HashMap::new();
+        let mut readers: HashMap<Loc, Vec<usize>> = HashMap::new();
+        let mut counter: HashMap<Loc, u32> = HashMap::new();
+        let mut slots: HashMap<Loc, u32> = HashMap::new();
+        for i in 0..ops.len() {
+            let src = match ops[i].kind {
+                Kind::Gemm => None,
+                Kind::Copy { src } | Kind::Reduce { src } => Some(src),
+            };
+            let dst = ops[i].dst;
+            let mut deps = Vec::new();
+            if let Some(s) = src {
+                deps.extend(last_writer.get(&s).copied());
+            }
+            // A reduce reads its destination too; every write orders after the last writer and readers.
+            deps.extend(last_writer.get(&dst).copied());
+            deps.extend(readers.remove(&dst).unwrap_or_default());
+            deps.sort();
+            deps.dedup();
+            if let Some(s) = src {
+                readers.entry(s).or_default().push(i);
+            }
+            last_writer.insert(dst, i);
+            let c = counter.entry(dst).or_insert(0);
+            *c += ops[i].bumps;
+            ops[i].mark = *c;
+            if ops[i].kind != Kind::Gemm {
+                let sl = slots.entry(dst).or_insert(0);
+                *sl += 1;
+                ops[i].done_slot = *sl;
+                ops[i].level = deps.iter().map(|&d| ops[d].level + 1).max().unwrap_or(0);
+            }
+            ops[i].deps = deps;
+        }
+        let levels = ops.iter().map(|o| o.level + 1).max().unwrap_or(0);
+        Plan {
+            thresholds: counter.iter().map(|(l, c)| (key(*l), *c)).collect(),
+            slots: counter
+                .keys()
+                .map(|l| (key(*l), 1 + slots.get(l).copied().unwrap_or(0)))
+                .collect(),
+            ops,
+            via,
+            levels,
+        }
+    }
+
+    /// Bytes read plus written by all step kernels: the collective's data movement.
+    pub fn step_bytes(&self) -> u64 {
+        self.ops.iter().map(|o| o.bytes).sum()
+    }
+
+    /// Every buffer the plan writes (each needs a data buffer and a tracker).
+    pub fn locs(&self) -> Vec<Loc> {
+        let mut v: Vec<Loc> = self.ops.iter().map(|o| o.dst).collect();
+        v.sort_by_key(|l| (l.rank, l.chunk, l.buf == Buf::Inbox));
+        v.dedup();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::Collective;
+
+    #[test]
+    fn ring_thresholds_follow_t3() {
+        // Threshold of chunk c on rank p: tiles(c), plus 1 incoming update unless c == p-1.
+        let ch = Chunking::new(4 * 200, 4, 1).unwrap();
+        let s = Schedule::new(Collective::ReduceScatter, &ch);
+        let plan = Plan::new(&s, &ch, 300, ReduceVia::Update);
+        let tiles = gemm::tiles(200, 300) as u32;
+        for p in 0..4 {
+            for c in 0..4 {
+                let want = tiles + u32::from(c != (p + 3) % 4);
+                assert_eq!(
+                    plan.thresholds[&key(Loc {
+                        rank: p,
+                        chunk: c,
+                        buf: Buf::Out
+                    })],
+                    want,
+                    "p{p} c{c}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn deps_respect_program_order_and_levels() {
+        for c in Collective::ALL {
+            for via in [ReduceVia::Update, ReduceVia::Land] {
+                let ch = Chunking::new(60, 3, 2).unwrap();
+                let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, via);
+                for (i, o) in plan.ops.iter().enumerate() {
+                    for &d in &o.deps {
+                        assert!(d < i, "{c} {via:?}: op {i} depends on later op {d}");
+                        assert!(
+                            plan.ops[d].level < o.level || o.kind == Kind::Gemm,
+                            "{c}: level order"
+                        );
+                    }
+                }
+                // Ops sharing a level never write the same buffer, nor write what another reads.
+                for a in 0..plan.ops.len() {
+                    for b in a + 1..plan.ops.len() {
+                        let (x, y) = (&plan.ops[a], &plan.ops[b]);
+                        if x.level != y.level {
+                            continue;
+                        }
+                        let reads = |o: &PlanOp| match o.kind {
+                            Kind::Gemm => None,
+                            Kind::Copy { src } | Kind::Reduce { src } => Some(src),
+                        };
+                        assert_ne!(
+                            x.dst, y.dst,
+                            "{c} {via:?}: ops {a} and {b} share a level and a buffer"
+                        );
+                        assert_ne!(
+                            reads(x),
+                            Some(y.dst),
+                            "{c} {via:?}: {a} reads what {b} writes"
+                        );
+                        assert_ne!(
+                            reads(y),
+                            Some(x.dst),
+                            "{c} {via:?}: {b} reads what {a} writes"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn land_moves_more_bytes_than_update() {
+        let ch = Chunking::new(64, 4, 2).unwrap();
+        let s = Schedule::new(Collective::ReduceScatter, &ch);
+        let u = Plan::new(&s, &ch, 16, ReduceVia::Update).step_bytes();
+        let l = Plan::new(&s, &ch, 16, ReduceVia::Land).step_bytes();
+        assert_eq!(l * 3, u * 5);
+    }
+}

@@ -1,0 +1,269 @@
+//! The ranks: R emulated peer GPUs on one wgpu device, each with its GEMM operands and, per chunk, its
+//! own output buffer, receive buffer (when the plan lands chunks) and tracker buffer. One buffer per
+//! (rank, chunk) because wgpu tracks whole buffers: disjoint buffers are what let a step and a GEMM
+//! share a pass without a barrier. Also the inputs and the f64 reference of what each rank must hold.
+
+use std::collections::HashMap;
+
+use crate::error::Result;
+use crate::gpu::Gpu;
+use crate::plan::{key, Buf, Loc, Plan};
+use crate::reference::Rng;
+use crate::schedule::Collective;
+use crate::shapes::{Chunking, Shape};
+
+/// A rank's buffer for one chunk and its tracker ([counter, done slots...]).
+pub struct LocBuffers {
+    pub data: wgpu::Buffer,
+    pub tracker: wgpu::Buffer,
+    pub elems: usize,
+}
+
+/// One rank's GEMM operands: A (a_rows x k, its rows starting at output row a_row_base) and B (k x n).
+pub struct RankBuffers {
+    pub a: wgpu::Buffer,
+    pub b: wgpu::Buffer,
+    pub a_rows: usize,
+    pub a_row_base: usize,
+}
+
+/// All ranks' buffers for one shape, collective and plan.
+pub struct Ranks {
+    pub shape: Shape,
+    pub collective: Collective,
+    pub chunking: Chunking,
+    pub ranks: Vec<RankBuffers>,
+    pub locs: HashMap<Loc, LocBuffers>,
+    /// Order in which trackers are read back (host mode, checks).
+    pub loc_order: Vec<Loc>,
+    /// Device memory allocated, bytes.
+    pub allocated: u64,
+}
+
+/// The rows of A rank p holds: all M rows (partial sums) or its own shard (row-split GEMM).
+pub fn a_rows(collective: Collective, chunking: &Chunking, p: usize) -> std::ops::Range<usize> {
+    if collective.row_split() {
+        chunking.shard_rows(p)
+    } else {
+        0..chunking.total_rows()
+    }
+}
+
+impl Ranks {
+    pub fn new(
+        gpu: &Gpu,
+        shape: Shape,
+        collective: Collective,
+        chunking: &Chunking,
+        plan: &Plan,
+    ) -> Result<Self> {
+        let usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        let mut allocated = 0u64;
+        let mut alloc = |label: String, bytes: u64| -> Result<wgpu::Buffer> {
+            let b = gpu.buffer(&label, bytes, usage)?;
+            allocated += b.size();
+            Ok(b)
+        };
+        let mut ranks = Vec::new();
+        for p in 0..chunking.shards {
+            let rows = a_rows(collective, chunking, p);
+            ranks.push(RankBuffers {
+                a: alloc(
+                    format!("rank {p} A ({} x {})", rows.len(), shape.k),
+                    (rows.len() * shape.k * 4) as u64,
+                )?,
+                b: alloc(
+                    format!("rank {p} B ({} x {})", shape.k, shape.n),
+                    (shape.k * shape.n * 4) as u64,
+                )?,
+                a_rows: rows.len(),
+                a_row_base: rows.start,
+            });
+        }
+        let mut locs = HashMap::new();
+        let loc_order = plan.locs();
+        for &l in &loc_order {
+            let elems = chunking.rows(l.chunk).len() * shape.n;
+            let name = format!("rank {} chunk {} {:?}", l.rank, l.chunk, l.buf);
+            let slots = plan.slots[&key(l)] as u64;
+            locs.insert(
+                l,
+                LocBuffers {
+                    data: alloc(name.clone(), (elems * 4) as u64)?,
+                    tracker: alloc(format!("{name} tracker"), slots * 4)?,
+                    elems,
+                },
+            );
+        }
+        gpu.check("allocating the ranks' buffers")?;
+        Ok(Ranks {
+            shape,
+            collective,
+            chunking: chunking.clone(),
+            ranks,
+            locs,
+            loc_order,
+            allocated,
+        })
+    }
+
+    pub fn upload(&self, gpu: &Gpu, inputs: &Inputs) {
+        for (p, r) in self.ranks.iter().enumerate() {
+            gpu.queue
+                .write_buffer(&r.a, 0, bytemuck::cast_slice(&inputs.a[p]));
+            gpu.queue
+                .write_buffer(&r.b, 0, bytemuck::cast_slice(&inputs.b[p]));
+        }
+    }
+
+    /// Fills every output and receive buffer with NaN, so an element no op writes fails the check.
+    pub fn poison(&self, gpu: &Gpu) {
+        let max = self
+            .locs
+            .values()
+            .map(|l| l.data.size() as usize / 4)
+            .max()
+            .unwrap_or(0);
+        let nan = vec![f32::NAN; max];
+        for l in self.locs.values() {
+            gpu.queue.write_buffer(
+                &l.data,
+                0,
+                bytemuck::cast_slice(&nan[..l.data.size() as usize / 4]),
+            );
+        }
+    }
+
+    /// Zeroes every tracker (counters and done slots): the start of every run.
+    pub fn reset_trackers(&self, enc: &mut wgpu::CommandEncoder) {
+        for l in &self.loc_order {
+            enc.clear_buffer(&self.locs[l].tracker, 0, None);
+        }
+    }
+
+    /// Encodes copies of every tracker's counter into `staging` (4 bytes each, in `loc_order`).
+    pub fn encode_counter_readback(&self, enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer) {
+        for (i, l) in self.loc_order.iter().enumerate() {
+            enc.copy_buffer_to_buffer(&self.locs[l].tracker, 0, staging, (i * 4) as u64, 4);
+        }
+    }
+
+    /// Every tracker's counter, read back now.
+    pub fn read_counters(&self, gpu: &Gpu) -> Result<HashMap<Loc, u32>> {
+        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("tracker readback"),
+            size: (self.loc_order.len() * 4).max(4) as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        self.encode_counter_readback(&mut enc, &staging);
+        let idx = gpu.submit("reading trackers", vec![enc.finish()])?;
+        let bytes = gpu.map_read("trackers", &staging, idx, (self.loc_order.len() * 4) as u64)?;
+        let vals: &[u32] = bytemuck::cast_slice(&bytes);
+        Ok(self
+            .loc_order
+            .iter()
+            .copied()
+            .zip(vals.iter().copied())
+            .collect())
+    }
+
+    /// Rows `rows` (relative to the chunk) of rank p's output chunk x.
+    pub fn read_rows(
+        &self,
+        gpu: &Gpu,
+        p: usize,
+        x: usize,
+        rows: std::ops::Range<usize>,
+    ) -> Result<Vec<f32>> {
+        let l = &self.locs[&Loc {
+            rank: p,
+            chunk: x,
+            buf: Buf::Out,
+        }];
+        let n = self.shape.n;
+        gpu.read_f32(
+            &format!("rank {p} chunk {x}"),
+            &l.data,
+            (rows.start * n * 4) as u64,
+            rows.len() * n,
+        )
+    }
+
+    /// Bytes of device memory per role, for reports.
+    pub fn output_bytes(&self) -> u64 {
+        self.locs.values().map(|l| l.data.size()).sum()
+    }
+}
+
+/// Random operands of every rank, from one seed.
+pub struct Inputs {
+    pub a: Vec<Vec<f32>>,
+    pub b: Vec<Vec<f32>>,
+    pub seed: u64,
+}
+
+impl Inputs {
+    pub fn random(shape: Shape, collective: Collective, chunking: &Chunking, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let r = chunking.shards;
+        let a = (0..r)
+            .map(|p| rng.fill(a_rows(collective, chunking, p).len() * shape.k))
+            .collect();
+        // A row-split GEMM multiplies every shard by the same B.
+        let b = if collective.row_split() {
+            vec![rng.fill(shape.k * shape.n); r]
+        } else {
+            (0..r).map(|_| rng.fill(shape.k * shape.n)).collect()
+        };
+        Inputs { a, b, seed }
+    }
+
+    /// The f64 value output row `row` must end with on any rank that holds it finished.
+    pub fn expected_row(
+        &self,
+        shape: Shape,
+        collective: Collective,
+        chunking: &Chunking,
+        row: usize,
+    ) -> Vec<f64> {
+        let (n, k) = (shape.n, shape.k);
+        let mut out = vec![0f64; n];
+        let mut add = |a_row: &[f32], b: &[f32]| {
+            for (kk, &av) in a_row.iter().enumerate() {
+                let av = av as f64;
+                for (o, &bv) in out.iter_mut().zip(&b[kk * n..(kk + 1) * n]) {
+                    *o += av * bv as f64;
+                }
+            }
+        };
+        if collective.row_split() {
+            let s = (0..chunking.shards)
+                .find(|&s| chunking.shard_rows(s).contains(&row))
+                .unwrap();
+            let local = row - chunking.shard_rows(s).start;
+            add(&self.a[s][local * k..(local + 1) * k], &self.b[s]);
+        } else {
+            for p in 0..chunking.shards {
+                add(&self.a[p][row * k..(row + 1) * k], &self.b[p]);
+            }
+        }
+        out
+    }
+}
+
+/// Which (rank, chunk) outputs hold a finished result at the end of the collective.
+pub fn finished(collective: Collective, chunking: &Chunking) -> Vec<(usize, usize)> {
+    let r = chunking.shards;
+    match collective {
+        Collective::ReduceScatter | Collective::DirectReduceScatter => (0..r)
+            .flat_map(|c| chunking.chunks_of(c).map(move |x| (c, x)))
+            .collect(),
+        Collective::AllGather | Collective::AllReduce => (0..r)
+            .flat_map(|p| (0..chunking.count()).map(move |x| (p, x)))
+            .collect(),
+    }
+}

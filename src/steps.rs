@@ -1,0 +1,105 @@
+//! The step kernel (shaders/step.wgsl): the copy and reduce pipelines one step of a collective uses,
+//! and the link model that bounds the workgroups a step may occupy.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::error::Result;
+use crate::gpu::Gpu;
+use crate::shaders::{self, Put, Slot};
+
+/// Invocations per step workgroup (workgroup_size in shaders/step.wgsl).
+pub const STEP_WG: u32 = 256;
+
+/// Mirrors `StepParams` in shaders/step.wgsl: keep in sync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct StepParams {
+    pub len4: u32,
+    pub src_off4: u32,
+    pub dst_off4: u32,
+    pub n_wg: u32,
+    pub dispatch_x: u32,
+    pub counter: u32,
+    pub done_slot: u32,
+    pub bump: u32,
+}
+
+/// The emulated interconnect: how many workgroups one step may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Link {
+    /// One vec4 per invocation: as many workgroups as the chunk needs.
+    Unthrottled,
+    /// At most this many workgroups, each striding over the chunk (NCCL-channel style).
+    Workgroups(u32),
+}
+
+impl Link {
+    /// Workgroups a step over `len4` vec4s gets.
+    pub fn workgroups(self, len4: u32) -> u32 {
+        let need = len4.div_ceil(STEP_WG).max(1);
+        match self {
+            Link::Unthrottled => need,
+            Link::Workgroups(w) => need.min(w.max(1)),
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Link::Unthrottled => "unthrottled".into(),
+            Link::Workgroups(w) => format!("{w} workgroups"),
+        }
+    }
+}
+
+/// Step pipelines, made once per device.
+pub struct StepKernel {
+    pub layout: wgpu::BindGroupLayout,
+    copy: wgpu::ComputePipeline,
+    add: wgpu::ComputePipeline,
+    update: wgpu::ComputePipeline,
+}
+
+impl StepKernel {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        // Bindings: 0 dst (through put), 1 params, 2 src, 3 dst's tracker counters.
+        let layout = shaders::layout(
+            gpu,
+            "step layout",
+            &[Slot::ReadWrite, Slot::Uniform, Slot::Read, Slot::ReadWrite],
+        );
+        let make = |put: Put| -> Result<wgpu::ComputePipeline> {
+            let label = format!("step ({put:?})");
+            let m = shaders::module(gpu, &label, shaders::STEP, Some(put), false)?;
+            shaders::pipeline(gpu, &label, &layout, &m, &[])
+        };
+        Ok(StepKernel {
+            copy: make(Put::Store)?,
+            add: make(Put::Add)?,
+            update: make(Put::update(gpu))?,
+            layout,
+        })
+    }
+
+    /// The pipeline for `put`: Store copies, Add reduces, Atomic/Cas reduce with update semantics.
+    pub fn pipeline(&self, put: Put) -> &wgpu::ComputePipeline {
+        match put {
+            Put::Store => &self.copy,
+            Put::Add => &self.add,
+            Put::Atomic | Put::Cas => &self.update,
+        }
+    }
+
+    pub fn dispatch(
+        &self,
+        gpu: &Gpu,
+        pass: &mut wgpu::ComputePass<'_>,
+        put: Put,
+        bg: &wgpu::BindGroup,
+        n_wg: u32,
+    ) {
+        let (x, y) = gpu.fold(n_wg);
+        pass.set_pipeline(self.pipeline(put));
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+}
