@@ -144,11 +144,14 @@ fn reference_work(c: &Config) -> f64 {
     c.shape.flops() / 2.0 * c.ranks as f64
 }
 
-/// Runs the experiment.
-pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
-    let all = modes::all();
+/// Validates `opts`, builds the system and uploads fresh inputs.
+pub fn prepare<'a>(
+    gpu: &'a Gpu,
+    kernels: &'a Kernels,
+    opts: &Options,
+) -> Result<(System<'a>, Inputs)> {
     for m in &opts.modes {
-        if !all.iter().any(|x| x.name() == m) {
+        if !modes::names().contains(&m.as_str()) {
             return Err(Error::invalid(
                 "mode",
                 m,
@@ -167,6 +170,19 @@ pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
         opts.seed,
     );
     sys.ranks.upload(gpu, &inputs);
+    Ok((sys, inputs))
+}
+
+/// Runs the experiment end to end.
+pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
+    let (sys, inputs) = prepare(gpu, kernels, opts)?;
+    measure(&sys, &inputs, opts)
+}
+
+/// Verifies and times every requested mode on a prepared system.
+pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> {
+    let gpu = sys.gpu;
+    let all = modes::all();
     let verify = opts
         .verify
         .unwrap_or(if reference_work(&opts.config) <= 1e9 {
@@ -176,12 +192,12 @@ pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
         });
 
     // Baselines: GEMM alone (tracked, untracked) and the collective alone, from sequential runs.
-    let (seq_passes, stages) = modes::sequential::passes(&sys);
+    let (seq_passes, stages) = modes::sequential::passes(sys);
     let gemm_passes = &seq_passes[..stages];
     let mut tg = Vec::new();
     let mut tgu = Vec::new();
     for rep in 0..opts.warmup + opts.reps {
-        let a = run_passes(&sys, gemm_passes, StoreMode::Store, "gemm alone (tracked)")?;
+        let a = run_passes(sys, gemm_passes, StoreMode::Store, "gemm alone (tracked)")?;
         let b = run_passes(
             &sys,
             gemm_passes,
@@ -217,7 +233,7 @@ pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
         .collect();
     for m in order {
         let listed = opts.modes.iter().any(|n| n == m.name());
-        if let Some(reason) = m.skip_reason(&sys) {
+        if let Some(reason) = m.skip_reason(sys) {
             results.push(ModeResult {
                 mode: m.name().into(),
                 median_ms: None,
@@ -236,8 +252,8 @@ pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
             (None, None)
         } else {
             sys.ranks.poison(gpu);
-            m.run(&sys)?;
-            let (e, ok) = check(&sys, &inputs, verify)?;
+            m.run(sys)?;
+            let (e, ok) = check(sys, inputs, verify)?;
             (Some(e), Some(ok))
         };
         let mut totals = Vec::new();
@@ -245,7 +261,7 @@ pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
         let mut lats = Vec::new();
         let mut last = None;
         for rep in 0..opts.warmup + opts.reps {
-            let r = m.run(&sys)?;
+            let r = m.run(sys)?;
             if rep >= opts.warmup {
                 totals.push(r.total_us);
                 comms.extend(r.comm_us);

@@ -1,1 +1,637 @@
-fn main() {}
+//! The `t3` command line: info, run, sweep, presets, calibrate; with no arguments, the demo.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use t3_wgpu::experiment::{self, Options, Report, Verify};
+use t3_wgpu::gpu::{self, Gpu, GpuOptions};
+use t3_wgpu::link::{self, LinkTable};
+use t3_wgpu::modes::{self, Config, Kernels};
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::schedule::Collective;
+use t3_wgpu::shapes::{Shape, MAX_RANKS};
+use t3_wgpu::steps::Link;
+use t3_wgpu::{gantt, report, trace, workload};
+
+#[derive(Parser)]
+#[command(
+    name = "t3",
+    version,
+    about = "T3 track & trigger: overlap GEMMs with their collectives on any GPU through wgpu.\nWith no arguments: the demo (T-NLG output projection, 4 ranks, all modes)."
+)]
+struct Cli {
+    #[command(flatten)]
+    gpu: GpuArgs,
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Args, Clone)]
+struct GpuArgs {
+    /// Backends to consider (vulkan, metal, dx12, gl; comma list). Default: WGPU_BACKEND, else all but gl.
+    #[arg(long, global = true)]
+    backend: Option<String>,
+    /// Substring of the adapter name. Default: WGPU_ADAPTER_NAME.
+    #[arg(long, global = true)]
+    adapter: Option<String>,
+    /// Bound on every GPU wait, seconds (default: T3_TIMEOUT_S, else 120 plus a share of the work).
+    #[arg(long, global = true, value_parser = positive_f64)]
+    timeout: Option<f64>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List every adapter with backend, type, driver, features and limits.
+    Info {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one experiment.
+    Run(RunArgs),
+    /// Run a grid over ranks, chunks, link budgets and presets; one CSV row per point and mode.
+    Sweep(SweepArgs),
+    /// Print the workload table.
+    Presets {
+        #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = positive_usize)]
+        tokens: usize,
+        #[arg(long, default_value_t = 1.0, value_parser = scale)]
+        scale: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure the GB/s a step reaches at each workgroup budget and save the link table.
+    Calibrate {
+        /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter).
+        #[arg(long, value_parser = positive_usize)]
+        mib: Option<usize>,
+        #[arg(long, default_value_t = 5, value_parser = positive_usize)]
+        reps: usize,
+        /// Where to save the table.
+        #[arg(long, default_value = link::DEFAULT_TABLE)]
+        out: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args, Clone)]
+struct Workload {
+    /// GEMM shape per rank, MxNxK (all-gather: M is the whole output, split over the ranks).
+    #[arg(long, value_parser = parse_shape, conflicts_with = "preset")]
+    shape: Option<Shape>,
+    /// A workload preset (see `t3 presets`), e.g. tnlg-fc2-tp8.
+    #[arg(long, value_parser = parse_preset)]
+    preset: Option<String>,
+    /// Tokens per step for presets.
+    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = positive_usize)]
+    tokens: usize,
+    /// Shrink every preset dimension by this factor, in (0, 1].
+    #[arg(long, default_value_t = 1.0, value_parser = scale)]
+    scale: f64,
+}
+
+#[derive(Args, Clone)]
+struct RunArgs {
+    #[command(flatten)]
+    workload: Workload,
+    /// Emulated ranks (default: the preset's TP degree, else 4).
+    #[arg(long, value_parser = ranks)]
+    ranks: Option<usize>,
+    #[arg(long, value_parser = parse_collective)]
+    collective: Option<Collective>,
+    /// Modes, comma-separated, or `all`.
+    #[arg(long, default_value = "all", value_parser = parse_modes)]
+    mode: ModeList,
+    /// Chunks per rank's share of the output (each output is R shards x this many chunks).
+    #[arg(long, default_value_t = 1, value_parser = positive_usize)]
+    chunks: usize,
+    /// How a reduce step is realised: update (T3) or land (copy to an inbox, then reduce).
+    #[arg(long, default_value = "update", value_parser = parse_via)]
+    reduce: ReduceVia,
+    /// Workgroups each step may use (the link budget).
+    #[arg(long, value_parser = positive_u32, conflicts_with = "link_gbps")]
+    link_workgroups: Option<u32>,
+    /// Emulate a link of this many GB/s, using the table `t3 calibrate` saved.
+    #[arg(long, value_parser = positive_f64)]
+    link_gbps: Option<f64>,
+    /// The link table for --link-gbps.
+    #[arg(long, default_value = link::DEFAULT_TABLE)]
+    link_table: String,
+    #[arg(long, default_value_t = 5, value_parser = positive_usize)]
+    reps: usize,
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Check every mode against the f64 reference and the trackers (default on).
+    #[arg(long, overrides_with = "no_verify")]
+    verify: bool,
+    /// Skip the checks (large sweeps).
+    #[arg(long)]
+    no_verify: bool,
+    /// Write the JSON report to FILE, or `-` for standard output (then nothing else goes there).
+    #[arg(long)]
+    json: Option<String>,
+    #[arg(long)]
+    csv: Option<String>,
+    /// Chrome trace JSON (Perfetto, chrome://tracing).
+    #[arg(long)]
+    trace: Option<String>,
+    /// SVG Gantt chart.
+    #[arg(long)]
+    svg: Option<String>,
+    /// NumPy dumps of every rank's inputs and output, and meta.json.
+    #[arg(long)]
+    dump: Option<String>,
+}
+
+#[derive(Args, Clone)]
+struct SweepArgs {
+    /// Presets to sweep (comma list); or --shape.
+    #[arg(long, value_delimiter = ',', value_parser = parse_preset)]
+    presets: Vec<String>,
+    #[arg(long, value_parser = parse_shape)]
+    shape: Option<Shape>,
+    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = positive_usize)]
+    tokens: usize,
+    #[arg(long, default_value_t = 1.0, value_parser = scale)]
+    scale: f64,
+    #[arg(long, value_delimiter = ',', value_parser = ranks)]
+    ranks: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = positive_usize)]
+    chunks: Vec<usize>,
+    /// Link budgets in workgroups; 0 = unthrottled.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    link_workgroups: Vec<u32>,
+    #[arg(long, value_parser = parse_collective)]
+    collective: Option<Collective>,
+    #[arg(long, default_value = "update", value_parser = parse_via)]
+    reduce: ReduceVia,
+    #[arg(long, default_value = "all", value_parser = parse_modes)]
+    mode: ModeList,
+    #[arg(long, default_value_t = 3, value_parser = positive_usize)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long)]
+    no_verify: bool,
+    /// CSV output (one row per point and mode); `-` for standard output.
+    #[arg(long, default_value = "-")]
+    csv: String,
+}
+
+#[derive(Clone, Debug)]
+struct ModeList(Vec<String>);
+
+fn positive_usize(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(_) => Err(format!("'{s}' is not a positive integer")),
+    }
+}
+
+fn positive_u32(s: &str) -> Result<u32, String> {
+    positive_usize(s).and_then(|v| u32::try_from(v).map_err(|_| format!("'{s}' is too large")))
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number")),
+    }
+}
+
+fn scale(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if workload::valid_scale(v) => Ok(v),
+        _ => Err(format!("'{s}' is not a scale in (0, 1]")),
+    }
+}
+
+fn ranks(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(v) if (1..=MAX_RANKS).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a rank count between 1 and {MAX_RANKS}"
+        )),
+    }
+}
+
+fn parse_shape(s: &str) -> Result<Shape, String> {
+    Shape::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_preset(s: &str) -> Result<String, String> {
+    if workload::names()
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(s.trim()))
+    {
+        return Ok(s.trim().to_lowercase());
+    }
+    Err(match workload::closest(s) {
+        Some(c) => format!("unknown preset '{s}' (did you mean {c}? `t3 presets` lists them)"),
+        None => format!("unknown preset '{s}' (`t3 presets` lists them)"),
+    })
+}
+
+fn parse_collective(s: &str) -> Result<Collective, String> {
+    Collective::parse(s).ok_or_else(|| {
+        format!(
+            "unknown collective '{s}' (one of {})",
+            Collective::ALL.map(|c| c.name()).join(", ")
+        )
+    })
+}
+
+fn parse_via(s: &str) -> Result<ReduceVia, String> {
+    ReduceVia::parse(s).ok_or_else(|| format!("unknown reduce '{s}' (update or land)"))
+}
+
+fn parse_modes(s: &str) -> Result<ModeList, String> {
+    if s == "all" {
+        return Ok(ModeList(
+            modes::names().iter().map(|m| m.to_string()).collect(),
+        ));
+    }
+    let mut v = Vec::new();
+    for m in s.split(',').map(str::trim) {
+        if !modes::names().contains(&m) {
+            return Err(format!(
+                "unknown mode '{m}' (one of {}, or all)",
+                modes::names().join(", ")
+            ));
+        }
+        v.push(m.to_string());
+    }
+    Ok(ModeList(v))
+}
+
+fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
+    Ok(Gpu::new(&GpuOptions {
+        backend: g.backend.clone(),
+        adapter: g.adapter.clone(),
+        timeout: g.timeout.map(Duration::from_secs_f64),
+        ..Default::default()
+    })?)
+}
+
+/// Shape, ranks and collective from --shape or --preset (and their overrides).
+fn resolve(
+    w: &Workload,
+    ranks: Option<usize>,
+    collective: Option<Collective>,
+) -> Result<(Shape, usize, Collective, String)> {
+    match (&w.shape, &w.preset) {
+        (Some(s), _) => Ok((
+            *s,
+            ranks.unwrap_or(4),
+            collective.unwrap_or(Collective::ReduceScatter),
+            format!("shape {s}"),
+        )),
+        (None, Some(p)) => {
+            let pr = workload::find(p, w.tokens, w.scale).context("preset vanished")?;
+            Ok((
+                Shape::new(pr.m, pr.n, pr.k)?,
+                ranks.unwrap_or(pr.tp),
+                collective.unwrap_or(pr.collective),
+                pr.name,
+            ))
+        }
+        (None, None) => anyhow::bail!("give --shape MxNxK or --preset NAME (see `t3 presets`)"),
+    }
+}
+
+fn link_of(a: &RunArgs) -> Result<Link> {
+    Ok(match (a.link_workgroups, a.link_gbps) {
+        (Some(w), _) => Link::Workgroups(w),
+        (None, Some(g)) => LinkTable::load(&a.link_table)?.budget_for(g)?,
+        (None, None) => Link::Unthrottled,
+    })
+}
+
+/// Writes every output a run asked for; says where on stderr (stdout may carry the JSON).
+fn outputs(a: &RunArgs, r: &Report) -> Result<()> {
+    let json = serde_json::to_string_pretty(r)?;
+    match a.json.as_deref() {
+        Some("-") => println!("{json}"),
+        Some(path) => {
+            report::write(path, &json)?;
+            eprintln!("wrote {path}");
+        }
+        None => {}
+    }
+    if let Some(path) = &a.csv {
+        let mut s = String::from(report::CSV_HEADER) + "\n";
+        for row in report::csv_rows(r) {
+            s += &row;
+            s += "\n";
+        }
+        report::write(path, &s)?;
+        eprintln!("wrote {path}");
+    }
+    if let Some(path) = &a.trace {
+        report::write(
+            path,
+            &serde_json::to_string(&trace::chrome_trace(&r.timelines))?,
+        )?;
+        eprintln!("wrote {path} (open in https://ui.perfetto.dev or chrome://tracing)");
+    }
+    if let Some(path) = &a.svg {
+        report::write(path, &gantt::gantt_svg(&r.timelines))?;
+        eprintln!("wrote {path}");
+    }
+    Ok(())
+}
+
+fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
+    let (shape, ranks, collective, label) = resolve(&a.workload, a.ranks, a.collective)?;
+    let kernels = Kernels::new(gpu)?;
+    let opts = Options {
+        config: Config {
+            shape,
+            ranks,
+            chunks: a.chunks,
+            collective,
+            via: a.reduce,
+            link: link_of(a)?,
+        },
+        modes: a.mode.0.clone(),
+        reps: a.reps,
+        warmup: a.warmup,
+        seed: a.seed,
+        verify: if a.no_verify { Some(Verify::Off) } else { None },
+    };
+    let (sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
+    let r = experiment::measure(&sys, &inputs, &opts)?;
+    if a.json.as_deref() != Some("-") {
+        println!("{label}\n{}", report::text(&r));
+    }
+    outputs(a, &r)?;
+    if let Some(dir) = &a.dump {
+        report::dump(dir, &sys, &inputs)?;
+        eprintln!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
+    }
+    let wrong = r
+        .results
+        .iter()
+        .any(|m| m.trackers_ok == Some(false) || m.max_rel_error.is_some_and(|e| !(e <= 1e-4)));
+    anyhow::ensure!(
+        !wrong,
+        "a mode's result or tracker check failed (see the table)"
+    );
+    Ok(())
+}
+
+fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
+    let kernels = Kernels::new(gpu)?;
+    let mut points = Vec::new();
+    let workloads: Vec<(Shape, Option<usize>, Collective, String)> = if let Some(s) = a.shape {
+        vec![(
+            s,
+            None,
+            a.collective.unwrap_or(Collective::ReduceScatter),
+            format!("{s}"),
+        )]
+    } else {
+        anyhow::ensure!(!a.presets.is_empty(), "give --presets or --shape");
+        a.presets
+            .iter()
+            .map(|p| {
+                let pr = workload::find(p, a.tokens, a.scale).expect("validated preset");
+                Ok((
+                    Shape::new(pr.m, pr.n, pr.k)?,
+                    Some(pr.tp),
+                    a.collective.unwrap_or(pr.collective),
+                    pr.name,
+                ))
+            })
+            .collect::<Result<_>>()?
+    };
+    for (shape, tp, coll, label) in &workloads {
+        let rs: Vec<usize> = if a.ranks.is_empty() {
+            vec![tp.unwrap_or(4)]
+        } else {
+            a.ranks.clone()
+        };
+        for &r in &rs {
+            for &c in &a.chunks {
+                for &w in &a.link_workgroups {
+                    points.push((
+                        label.clone(),
+                        *shape,
+                        r,
+                        c,
+                        *coll,
+                        if w == 0 {
+                            Link::Unthrottled
+                        } else {
+                            Link::Workgroups(w)
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(points.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]",
+            )
+            .expect("template"),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let mut csv = String::from("workload,") + report::CSV_HEADER + "\n";
+    let to_stdout = a.csv == "-";
+    if to_stdout {
+        print!("{csv}");
+    }
+    for (i, (label, shape, r, c, coll, link)) in points.iter().enumerate() {
+        let msg = format!("{label} ranks {r} chunks {c} link {}", link.describe());
+        match &bar {
+            Some(b) => b.set_message(msg.clone()),
+            None => eprintln!("[{}/{}] {msg}", i + 1, points.len()),
+        }
+        let opts = Options {
+            config: Config {
+                shape: *shape,
+                ranks: *r,
+                chunks: *c,
+                collective: *coll,
+                via: a.reduce,
+                link: *link,
+            },
+            modes: a.mode.0.clone(),
+            reps: a.reps,
+            warmup: a.warmup,
+            seed: a.seed,
+            verify: if a.no_verify { Some(Verify::Off) } else { None },
+        };
+        let rep = experiment::run(gpu, &kernels, &opts).with_context(|| msg.clone())?;
+        for row in report::csv_rows(&rep) {
+            let line = format!("{label},{row}\n");
+            if to_stdout {
+                print!("{line}");
+            }
+            csv += &line;
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if !to_stdout {
+        report::write(&a.csv, &csv)?;
+        eprintln!("wrote {} ({} points)", a.csv, points.len());
+    }
+    Ok(())
+}
+
+fn info(g: &GpuArgs, json: bool) -> Result<()> {
+    let list = gpu::list_adapters(&GpuOptions {
+        backend: g.backend.clone(),
+        ..Default::default()
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    if list.is_empty() {
+        println!("no adapters found (install a Vulkan, Metal or DX12 driver; without a GPU: apt-get install mesa-vulkan-drivers)");
+    }
+    for a in &list {
+        println!("{} [{} {}]", a.name, a.backend, a.device_type);
+        println!("  driver        {} {}", a.driver, a.driver_info);
+        println!(
+            "  features      {}",
+            if a.features.is_empty() {
+                "(none of the optional ones)".into()
+            } else {
+                a.features.join(" ")
+            }
+        );
+        println!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB",
+            a.max_storage_buffer_binding_size >> 20, a.max_buffer_size >> 20, a.max_compute_workgroups_per_dimension,
+            a.max_compute_invocations_per_workgroup, a.max_compute_workgroup_storage_size >> 10);
+    }
+    Ok(())
+}
+
+fn calibrate(gpu: &Gpu, mib: Option<usize>, reps: usize, out: &str, json: bool) -> Result<()> {
+    let kernel = t3_wgpu::steps::StepKernel::new(gpu)?;
+    let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
+    let mib = mib.unwrap_or(if cpu { 16 } else { 256 });
+    let t = link::calibrate(gpu, &kernel, (mib as u64) << 20, reps)?;
+    t.save(out)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&t)?);
+    } else {
+        print!("{}", t.text());
+    }
+    eprintln!("saved {out}");
+    Ok(())
+}
+
+/// The demo: T-NLG's output projection at 4 ranks, scaled to the adapter, every mode.
+fn demo(gpu: &Gpu) -> Result<()> {
+    let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
+    // On a CPU adapter (lavapipe) 1/16 of every dimension keeps the demo under a minute.
+    let mut scale = if cpu { 1.0 / 16.0 } else { 1.0 };
+    let preset = "tnlg-op-tp4";
+    let pick = |scale: f64| {
+        workload::find(preset, workload::DEFAULT_TOKENS, scale).expect("demo preset exists")
+    };
+    // Shrink until every buffer fits the adapter's binding limit.
+    while (pick(scale).largest_buffer_bytes()) > gpu.max_binding && scale > 1e-3 {
+        scale /= 2.0;
+    }
+    let pr = pick(scale);
+    println!(
+        "demo: {} ({} x {} ranks, scale {scale})",
+        pr.name,
+        Shape::new(pr.m, pr.n, pr.k)?,
+        pr.tp
+    );
+    let a = RunArgs {
+        workload: Workload {
+            shape: None,
+            preset: Some(preset.into()),
+            tokens: workload::DEFAULT_TOKENS,
+            scale,
+        },
+        ranks: None,
+        collective: None,
+        mode: parse_modes("all").expect("all"),
+        chunks: 2,
+        reduce: ReduceVia::Update,
+        link_workgroups: None,
+        link_gbps: None,
+        link_table: link::DEFAULT_TABLE.into(),
+        reps: if cpu { 3 } else { 10 },
+        warmup: if cpu { 1 } else { 3 },
+        seed: 1,
+        verify: true,
+        no_verify: false,
+        json: Some("t3-results.json".into()),
+        csv: None,
+        trace: Some("t3-trace.json".into()),
+        svg: Some("t3-timeline.svg".into()),
+        dump: None,
+    };
+    run(gpu, &a)?;
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    println!("\nwrote t3-timeline.svg, t3-trace.json and t3-results.json in {cwd}");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.cmd {
+        Some(Cmd::Info { json }) => info(&cli.gpu, *json),
+        Some(Cmd::Presets {
+            tokens,
+            scale,
+            json,
+        }) => {
+            let p = workload::presets(*tokens, *scale);
+            if *json {
+                serde_json::to_string_pretty(&p)
+                    .map(|s| println!("{s}"))
+                    .map_err(Into::into)
+            } else {
+                print!("{}", workload::table(&p));
+                Ok(())
+            }
+        }
+        Some(Cmd::Run(a)) => open_gpu(&cli.gpu).and_then(|g| run(&g, a)),
+        Some(Cmd::Sweep(a)) => open_gpu(&cli.gpu).and_then(|g| sweep(&g, a)),
+        Some(Cmd::Calibrate {
+            mib,
+            reps,
+            out,
+            json,
+        }) => open_gpu(&cli.gpu).and_then(|g| calibrate(&g, *mib, *reps, out, *json)),
+        None => open_gpu(&cli.gpu).and_then(|g| demo(&g)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

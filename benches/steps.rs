@@ -1,0 +1,404 @@
+//! Measures one collective step between two device buffers: copy (Put::Store), reduce (Put::Add) and
+//! update (f32 atomic add, or its CAS fallback), unthrottled and under link workgroup budgets, in GB/s
+//! of bytes read + written.
+//!
+//! Environment: T3_BENCH_MIB (comma list, default "16"), T3_BENCH_LINK_WG (comma list of workgroup
+//! budgets, default "4,16,64,256"), T3_BENCH_REPS (default 5), T3_BENCH_SEED, T3_BENCH_JSON (file to
+//! append JSON lines to).
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::reference::Rng;
+use t3_wgpu::shaders::{self, Put};
+use t3_wgpu::steps::{Link, StepKernel, StepParams};
+use wgpu::util::DeviceExt;
+
+const WARMUP: u32 = 2;
+/// Elements of the destination compared with the host's expectation per size and kind.
+const SAMPLES: usize = 1000;
+
+/// One step kind: its name in reports, the `put` it writes through, and how many times per element it
+/// touches memory (copy reads src and writes dst; reduce and update also read dst).
+struct StepKind {
+    name: &'static str,
+    put: Put,
+    passes: u64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let mibs: Vec<u64> = env_list("T3_BENCH_MIB", "16")?;
+    let link_wg: Vec<u32> = env_list("T3_BENCH_LINK_WG", "4,16,64,256")?;
+    let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
+    let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_5e9)?;
+    let gpu = Gpu::new(&GpuOptions::default())
+        .context("the steps bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
+    let kernel = StepKernel::new(&gpu)?;
+    let clock = Clock::new(&gpu, reps)?;
+    let kinds = [
+        StepKind {
+            name: "copy",
+            put: Put::Store,
+            passes: 2,
+        },
+        StepKind {
+            name: "reduce",
+            put: Put::Add,
+            passes: 3,
+        },
+        StepKind {
+            name: "update",
+            put: Put::update(&gpu),
+            passes: 3,
+        },
+    ];
+    let links: Vec<Link> = std::iter::once(Link::Unthrottled)
+        .chain(link_wg.iter().map(|&w| Link::Workgroups(w)))
+        .collect();
+    println!(
+        "adapter: {}; timing: {}; {reps} reps after {WARMUP} warm-ups, medians; update = {:?}",
+        gpu.describe(),
+        clock.describe(),
+        Put::update(&gpu)
+    );
+    for mib in mibs {
+        if mib == 0 {
+            bail!("T3_BENCH_MIB: sizes must be at least 1 MiB");
+        }
+        let bytes = mib << 20;
+        let elems = (bytes / 4) as usize;
+        let len4 = u32::try_from(elems / 4)
+            .map_err(|_| anyhow::anyhow!("T3_BENCH_MIB = {mib}: over the kernel's u32 indexing"))?;
+        let usage = wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC;
+        let src = gpu.buffer("step bench src", bytes, usage)?;
+        let dst = gpu.buffer("step bench dst", bytes, usage)?;
+        // Unused (bump = 0 skips the tracker), but the step layout binds it.
+        let counters = gpu.buffer("step bench counters", 16, usage)?;
+        let mut rng = Rng::new(seed ^ mib);
+        let src_host = rng.fill(elems);
+        let dst_host = rng.fill(elems);
+        gpu.queue
+            .write_buffer(&src, 0, bytemuck::cast_slice(&src_host));
+
+        // One uniform buffer and bind group per link budget, all made before anything is timed.
+        let configs = links
+            .iter()
+            .map(|&link| {
+                let n_wg = link.workgroups(len4);
+                let params = StepParams {
+                    len4,
+                    n_wg,
+                    dispatch_x: gpu.fold(n_wg).0,
+                    bump: 0,
+                    ..Default::default()
+                };
+                let pbuf = gpu
+                    .device
+                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("step bench params"),
+                        contents: bytemuck::bytes_of(&params),
+                        usage: wgpu::BufferUsages::UNIFORM,
+                    });
+                let bg = shaders::bind(
+                    &gpu,
+                    "step bench bind group",
+                    &kernel.layout,
+                    &[
+                        dst.as_entire_binding(),
+                        pbuf.as_entire_binding(),
+                        src.as_entire_binding(),
+                        counters.as_entire_binding(),
+                    ],
+                );
+                (link, n_wg, bg)
+            })
+            .collect::<Vec<_>>();
+        gpu.check("setting up the step bench")?;
+
+        // Verification: each kind once, unthrottled, from a fresh random dst (never zeros).
+        let samples: Vec<usize> = [0, elems - 1]
+            .into_iter()
+            .chain((2..SAMPLES).map(|_| rng.below(elems)))
+            .collect();
+        let (_, n_wg, bg) = &configs[0];
+        for kind in &kinds {
+            gpu.queue
+                .write_buffer(&dst, 0, bytemuck::cast_slice(&dst_host));
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            encode_step(&gpu, &kernel, &mut enc, None, kind.put, bg, *n_wg);
+            let idx = gpu.submit("step bench check", vec![enc.finish()])?;
+            gpu.wait(
+                Some(idx),
+                "step bench check",
+                gpu.timeout_for(0.0, bytes as f64),
+            )?;
+            let got = read_samples(&gpu, &dst, &samples)?;
+            for (&i, &g) in samples.iter().zip(&got) {
+                let ok = if kind.put == Put::Store {
+                    g.to_bits() == src_host[i].to_bits()
+                } else {
+                    // One f32 add, correctly rounded on every conforming device: allow one ulp anyway,
+                    // since atomic adds are not held to that rule everywhere.
+                    let want = dst_host[i] + src_host[i];
+                    (g - want).abs() <= f32::EPSILON * want.abs()
+                };
+                if !ok {
+                    bail!(
+                        "{} of {mib} MiB: dst[{i}] = {g}, expected {} (src {}, dst before {})",
+                        kind.name,
+                        if kind.put == Put::Store {
+                            src_host[i]
+                        } else {
+                            dst_host[i] + src_host[i]
+                        },
+                        src_host[i],
+                        dst_host[i]
+                    );
+                }
+            }
+        }
+        println!(
+            "verified {mib} MiB: copy, reduce and update match the host at {} sampled elements",
+            samples.len()
+        );
+
+        for kind in &kinds {
+            let moved = kind.passes * bytes;
+            let bound = gpu.timeout_for(0.0, moved as f64);
+            for (link, n_wg, bg) in &configs {
+                let what = format!("{} of {mib} MiB, {}", kind.name, link.describe());
+                let ms = clock.median_ms(&gpu, &what, reps, bound, |enc, ts| {
+                    encode_step(&gpu, &kernel, enc, ts, kind.put, bg, *n_wg)
+                })?;
+                let gbps = moved as f64 / (ms * 1e-3) / 1e9;
+                println!(
+                    "step {:<6} {mib:>5} MiB  link {:<16} ({n_wg:>7} wg): {ms:>9.3} ms {gbps:>9.2} GB/s",
+                    kind.name,
+                    link.describe()
+                );
+                json_line(&serde_json::json!({
+                    "bench": "step",
+                    "kind": kind.name,
+                    "mib": mib,
+                    "link_wg": match link {
+                        Link::Unthrottled => None,
+                        Link::Workgroups(w) => Some(*w),
+                    },
+                    "workgroups": n_wg,
+                    "ms": ms,
+                    "gbps": gbps,
+                    "clock": clock.kind(),
+                    "adapter": gpu.info.name,
+                }))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records one step over the whole buffer as its own pass, so pass timestamps cover exactly the step.
+fn encode_step(
+    gpu: &Gpu,
+    kernel: &StepKernel,
+    enc: &mut wgpu::CommandEncoder,
+    ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    put: Put,
+    bg: &wgpu::BindGroup,
+    n_wg: u32,
+) {
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some("bench step"),
+        timestamp_writes: ts,
+    });
+    kernel.dispatch(gpu, &mut pass, put, bg, n_wg);
+}
+
+/// Reads `dst[i]` for each sampled index with one small copy per element into one staging buffer: one
+/// submission, and no full readback of a buffer that may be a GiB.
+fn read_samples(gpu: &Gpu, dst: &wgpu::Buffer, idx: &[usize]) -> anyhow::Result<Vec<f32>> {
+    let size = (idx.len() * 4) as u64;
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("step bench samples"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    for (j, &i) in idx.iter().enumerate() {
+        enc.copy_buffer_to_buffer(dst, (i * 4) as u64, &staging, (j * 4) as u64, 4);
+    }
+    let sub = gpu.submit("reading step samples", vec![enc.finish()])?;
+    let bytes = gpu.map_read("step samples", &staging, sub, size)?;
+    Ok(bytemuck::cast_slice(&bytes).to_vec())
+}
+
+/// Times compute passes with GPU timestamps where the adapter has TIMESTAMP_QUERY, else with the host
+/// clock around submit + bounded wait (which then includes submission and wake-up latency).
+struct Clock {
+    ts: Option<Timestamps>,
+}
+
+struct Timestamps {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    period_ns: f64,
+}
+
+impl Clock {
+    fn new(gpu: &Gpu, reps: u32) -> anyhow::Result<Self> {
+        if reps == 0 || 2 * reps > wgpu::QUERY_SET_MAX_QUERIES {
+            bail!(
+                "T3_BENCH_REPS = {reps}: must be between 1 and {}",
+                wgpu::QUERY_SET_MAX_QUERIES / 2
+            );
+        }
+        if !gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
+            return Ok(Clock { ts: None });
+        }
+        let bytes = u64::from(2 * reps) * wgpu::QUERY_SIZE as u64;
+        let buffer = |label, usage| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        Ok(Clock {
+            ts: Some(Timestamps {
+                set: gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("bench timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * reps,
+                }),
+                resolve: buffer(
+                    "bench timestamp resolve",
+                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                ),
+                staging: buffer(
+                    "bench timestamp readback",
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
+                period_ns: f64::from(gpu.queue.get_timestamp_period()),
+            }),
+        })
+    }
+
+    fn kind(&self) -> &'static str {
+        if self.ts.is_some() {
+            "gpu"
+        } else {
+            "host"
+        }
+    }
+
+    fn describe(&self) -> &'static str {
+        if self.ts.is_some() {
+            "GPU timestamps at compute-pass boundaries"
+        } else {
+            "host wall clock around submit + wait (adapter has no TIMESTAMP_QUERY)"
+        }
+    }
+
+    /// Median ms of `reps` runs of the pass `record` encodes, after WARMUP untimed runs. With
+    /// timestamps every rep is submitted without waiting and all are resolved in one readback after.
+    fn median_ms(
+        &self,
+        gpu: &Gpu,
+        what: &str,
+        reps: u32,
+        bound: Duration,
+        record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
+    ) -> anyhow::Result<f64> {
+        let run = |ts| -> anyhow::Result<wgpu::SubmissionIndex> {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            record(&mut enc, ts);
+            Ok(gpu.submit(what, vec![enc.finish()])?)
+        };
+        for _ in 0..WARMUP {
+            let idx = run(None)?;
+            gpu.wait(Some(idx), what, bound)?;
+        }
+        let Some(t) = &self.ts else {
+            let mut ms = Vec::with_capacity(reps as usize);
+            for _ in 0..reps {
+                let t0 = Instant::now();
+                let idx = run(None)?;
+                gpu.wait(Some(idx), what, bound)?;
+                ms.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+            return Ok(median(ms));
+        };
+        let mut last = None;
+        for i in 0..reps {
+            last = Some(run(Some(wgpu::ComputePassTimestampWrites {
+                query_set: &t.set,
+                beginning_of_pass_write_index: Some(2 * i),
+                end_of_pass_write_index: Some(2 * i + 1),
+            }))?);
+        }
+        gpu.wait(last, what, bound * reps)?;
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        enc.resolve_query_set(&t.set, 0..2 * reps, &t.resolve, 0);
+        enc.copy_buffer_to_buffer(&t.resolve, 0, &t.staging, 0, None);
+        let idx = gpu.submit("resolving timestamps", vec![enc.finish()])?;
+        let bytes = gpu.map_read("timestamps", &t.staging, idx, t.staging.size())?;
+        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        let ms = ticks
+            .chunks_exact(2)
+            .map(|p| p[1].saturating_sub(p[0]) as f64 * t.period_ns / 1e6)
+            .collect();
+        Ok(median(ms))
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let h = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[h]
+    } else {
+        (v[h - 1] + v[h]) / 2.0
+    }
+}
+
+fn env_one<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
+    match std::env::var(name) {
+        Ok(s) if !s.trim().is_empty() => s
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("{name} = {s:?}: not a valid number")),
+        _ => Ok(default),
+    }
+}
+
+fn env_list<T: std::str::FromStr>(name: &str, default: &str) -> anyhow::Result<Vec<T>> {
+    let s = std::env::var(name).unwrap_or_else(|_| default.to_string());
+    s.split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            x.parse()
+                .map_err(|_| anyhow::anyhow!("{name} = {s:?}: {x:?} is not a valid number"))
+        })
+        .collect()
+}
+
+/// Appends `v` as one line to the file named by T3_BENCH_JSON, if set.
+fn json_line(v: &serde_json::Value) -> anyhow::Result<()> {
+    let Ok(path) = std::env::var("T3_BENCH_JSON") else {
+        return Ok(());
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("opening T3_BENCH_JSON = {path}"))?;
+    writeln!(f, "{v}").with_context(|| format!("writing {path}"))?;
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! The link model's calibration: the payload bandwidth a copy step reaches at each workgroup budget on
+//! this adapter, saved as a table so that `--link-gbps X` can pick the budget that emulates X GB/s.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use wgpu::util::DeviceExt;
+
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::shaders::{self, Put};
+use crate::steps::{Link, StepKernel, StepParams};
+
+/// Budgets `t3 calibrate` measures (plus unthrottled).
+pub const BUDGETS: [u32; 12] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048];
+
+/// Default file the table is saved to and read from.
+pub const DEFAULT_TABLE: &str = "t3-link.json";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LinkRow {
+    /// Workgroup budget; None = unthrottled.
+    pub workgroups: Option<u32>,
+    /// Payload bytes moved per second, in GB/s (the link's rate; reads plus writes are twice this).
+    pub gbps: f64,
+    pub ms: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LinkTable {
+    pub adapter: String,
+    pub bytes: u64,
+    pub timer: String,
+    pub rows: Vec<LinkRow>,
+}
+
+/// Times one copy step of `bytes` at `link`, `reps` times after one warm-up; median seconds.
+/// Buffers and pipeline are the caller's `kernel`'s; timestamps resolve once after all reps.
+pub fn time_step(
+    gpu: &Gpu,
+    kernel: &StepKernel,
+    put: Put,
+    bytes: u64,
+    links: &[Link],
+    reps: usize,
+) -> Result<Vec<f64>> {
+    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
+    let src = gpu.buffer("calibration src", bytes, usage)?;
+    let dst = gpu.buffer("calibration dst", bytes, usage)?;
+    let counters = gpu.buffer("calibration counters", 16, usage)?;
+    let mut rng = crate::reference::Rng::new(7);
+    let chunk = rng.fill(1 << 20);
+    for off in (0..bytes).step_by(4 << 20) {
+        let n = ((bytes - off) as usize).min(4 << 20) / 4;
+        gpu.queue
+            .write_buffer(&src, off, bytemuck::cast_slice(&chunk[..n]));
+    }
+    let len4 = (bytes / 16) as u32;
+    let ts = gpu.has(wgpu::Features::TIMESTAMP_QUERY);
+    let runs = reps + 1;
+    let mut out = Vec::new();
+    for &link in links {
+        let n_wg = link.workgroups(len4);
+        let params = StepParams {
+            len4,
+            n_wg,
+            dispatch_x: gpu.fold(n_wg).0,
+            ..Default::default()
+        };
+        let pbuf = gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("calibration params"),
+                contents: bytemuck::bytes_of(&params),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+        let bg = shaders::bind(
+            gpu,
+            "calibration step",
+            &kernel.layout,
+            &[
+                dst.as_entire_binding(),
+                pbuf.as_entire_binding(),
+                src.as_entire_binding(),
+                counters.as_entire_binding(),
+            ],
+        );
+        let qs = ts.then(|| {
+            gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("calibration timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * runs as u32,
+            })
+        });
+        let mut host = Vec::new();
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        for r in 0..runs {
+            if !ts {
+                enc = gpu.device.create_command_encoder(&Default::default());
+            }
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("calibration step"),
+                    timestamp_writes: qs.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
+                        query_set: q,
+                        beginning_of_pass_write_index: Some(2 * r as u32),
+                        end_of_pass_write_index: Some(2 * r as u32 + 1),
+                    }),
+                });
+                kernel.dispatch(gpu, &mut pass, put, &bg, n_wg);
+            }
+            if !ts {
+                let t0 = Instant::now();
+                let enc_done = std::mem::replace(
+                    &mut enc,
+                    gpu.device.create_command_encoder(&Default::default()),
+                );
+                let idx = gpu.submit("calibration step", vec![enc_done.finish()])?;
+                gpu.wait(
+                    Some(idx),
+                    "calibration step",
+                    gpu.timeout_for(0.0, 2.0 * bytes as f64),
+                )?;
+                host.push(t0.elapsed().as_secs_f64());
+            }
+        }
+        let mut secs: Vec<f64> = if let Some(q) = &qs {
+            let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("calibration resolve"),
+                size: (16 * runs as u64).next_multiple_of(256),
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            enc.resolve_query_set(q, 0..2 * runs as u32, &resolve, 0);
+            let idx = gpu.submit("calibration steps", vec![enc.finish()])?;
+            gpu.wait(
+                Some(idx),
+                "calibration steps",
+                gpu.timeout_for(0.0, 2.0 * bytes as f64 * runs as f64),
+            )?;
+            let t = gpu.read("calibration timestamps", &resolve, 0, 16 * runs as u64)?;
+            let ticks: &[u64] = bytemuck::cast_slice(&t);
+            let p = gpu.queue.get_timestamp_period() as f64;
+            ticks
+                .chunks(2)
+                .skip(1)
+                .map(|c| c[1].saturating_sub(c[0]) as f64 * p / 1e9)
+                .collect()
+        } else {
+            host.into_iter().skip(1).collect()
+        };
+        out.push(crate::experiment::median(&mut secs));
+    }
+    Ok(out)
+}
+
+/// Measures every budget in [`BUDGETS`] that is below the unthrottled count, and unthrottled.
+pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Result<LinkTable> {
+    let bytes = bytes.min(gpu.max_binding).max(16) / 16 * 16;
+    let need = Link::Unthrottled.workgroups((bytes / 16) as u32);
+    let mut links: Vec<Link> = BUDGETS
+        .iter()
+        .filter(|&&w| w < need)
+        .map(|&w| Link::Workgroups(w))
+        .collect();
+    links.push(Link::Unthrottled);
+    let secs = time_step(gpu, kernel, Put::Store, bytes, &links, reps)?;
+    Ok(LinkTable {
+        adapter: gpu.describe(),
+        bytes,
+        timer: if gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
+            "gpu timestamps"
+        } else {
+            "host clock"
+        }
+        .into(),
+        rows: links
+            .iter()
+            .zip(secs)
+            .map(|(l, s)| LinkRow {
+                workgroups: match l {
+                    Link::Workgroups(w) => Some(*w),
+                    Link::Unthrottled => None,
+                },
+                gbps: bytes as f64 / s / 1e9,
+                ms: s * 1e3,
+            })
+            .collect(),
+    })
+}
+
+impl LinkTable {
+    pub fn save(&self, path: &str) -> Result<()> {
+        let s = serde_json::to_string_pretty(self).expect("table serialises");
+        std::fs::write(path, s).map_err(|source| Error::Io {
+            path: path.into(),
+            source,
+        })
+    }
+
+    pub fn load(path: &str) -> Result<Self> {
+        let s = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: format!("{path} (run `t3 calibrate` first to measure the link table)"),
+            source,
+        })?;
+        serde_json::from_str(&s).map_err(|e| {
+            Error::invalid(
+                "link table",
+                path,
+                format!("a table written by `t3 calibrate` ({e})"),
+            )
+        })
+    }
+
+    /// The smallest budget whose measured rate reaches `gbps` (the closest emulation of that link);
+    /// refused when even unthrottled steps are slower.
+    pub fn budget_for(&self, gbps: f64) -> Result<Link> {
+        if !(gbps.is_finite() && gbps > 0.0) {
+            return Err(Error::invalid(
+                "link rate",
+                gbps,
+                "a positive number of GB/s",
+            ));
+        }
+        let best = self.rows.iter().map(|r| r.gbps).fold(0.0, f64::max);
+        let row = self
+            .rows
+            .iter()
+            .filter(|r| r.gbps >= gbps)
+            .min_by(|a, b| a.gbps.total_cmp(&b.gbps))
+            .ok_or_else(|| {
+                Error::invalid(
+                    "link rate",
+                    format!("{gbps} GB/s"),
+                    format!("at most {best:.1} GB/s, the fastest step measured on this adapter"),
+                )
+            })?;
+        Ok(match row.workgroups {
+            Some(w) => Link::Workgroups(w),
+            None => Link::Unthrottled,
+        })
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "link table for {} ({} MiB copy, {})\n",
+            self.adapter,
+            self.bytes >> 20,
+            self.timer
+        );
+        s += "workgroups      ms     GB/s (payload)\n";
+        for r in &self.rows {
+            let w = r
+                .workgroups
+                .map(|w| w.to_string())
+                .unwrap_or_else(|| "unthrottled".into());
+            s += &format!("{w:>11} {:>8.3} {:>8.1}\n", r.ms, r.gbps);
+        }
+        s
+    }
+}

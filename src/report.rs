@@ -1,0 +1,223 @@
+//! Reports: the results table a person reads, the JSON and CSV a script reads, and the files a run
+//! can write (Chrome trace, SVG Gantt chart, NumPy dumps of every rank's inputs and outputs).
+
+use std::io::Write;
+
+use crate::error::{Error, Result};
+use crate::experiment::Report;
+use crate::modes::System;
+use crate::plan::{Buf, Loc};
+use crate::ranks::Inputs;
+
+fn ms(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
+}
+
+/// The human-readable table.
+pub fn text(r: &Report) -> String {
+    let c = &r.config;
+    let mut s = String::new();
+    s += &format!("adapter    {}\n", r.adapter);
+    s += &format!(
+        "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}\n",
+        c.shape,
+        c.ranks,
+        c.chunks,
+        c.collective,
+        c.via.name(),
+        c.link.describe()
+    );
+    s += &format!(
+        "baselines  T_gemm {:.3} ms ({:.2} TFLOP/s; untracked {:.3} ms, tracker overhead {:+.1}%)  T_comm {:.3} ms  T_seq {:.3} ms  ideal {:.3} ms\n",
+        r.t_gemm_ms,
+        r.gemm_tflops,
+        r.t_gemm_untracked_ms,
+        r.tracker_overhead * 100.0,
+        r.t_comm_ms,
+        r.t_seq_ms,
+        r.ideal_ms
+    );
+    s += &format!(
+        "run        median of {} after {} warm-up, timeline grain: {}; device memory {:.1} MiB; check: {:?}\n\n",
+        r.reps,
+        r.warmup,
+        r.grain,
+        r.device_memory_bytes as f64 / (1 << 20) as f64,
+        r.verify
+    );
+    s += "mode        median ms  speedup  overlap eff  bytes moved   max rel err  trackers  trigger µs (med/p99)\n";
+    for m in &r.results {
+        if let Some(why) = &m.skipped {
+            s += &format!("{:<10}  skipped: {why}\n", m.mode);
+            continue;
+        }
+        s += &format!(
+            "{:<10} {:>10} {:>8} {:>12} {:>12} {:>13} {:>9} {:>20}\n",
+            m.mode,
+            ms(m.median_ms),
+            m.speedup
+                .map(|x| format!("{x:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            m.overlap_efficiency
+                .map(|x| format!("{x:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            human_bytes(m.bytes_moved),
+            m.max_rel_error
+                .map(|x| format!("{x:.2e}"))
+                .unwrap_or_else(|| "-".into()),
+            m.trackers_ok
+                .map(|x| if x { "ok" } else { "WRONG" })
+                .unwrap_or("-"),
+            match (m.trigger_latency_median_us, m.trigger_latency_p99_us) {
+                (Some(a), Some(b)) => format!("{a:.0}/{b:.0}"),
+                _ => "-".into(),
+            }
+        );
+    }
+    s
+}
+
+pub fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.2} MB", b / 1e6)
+    } else {
+        format!("{:.1} kB", b / 1e3)
+    }
+}
+
+/// CSV header for [`csv_rows`].
+pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One CSV row per mode.
+pub fn csv_rows(r: &Report) -> Vec<String> {
+    let c = &r.config;
+    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    r.results
+        .iter()
+        .map(|m| {
+            [
+                csv_field(&r.adapter),
+                c.shape.m.to_string(),
+                c.shape.n.to_string(),
+                c.shape.k.to_string(),
+                c.ranks.to_string(),
+                c.chunks.to_string(),
+                c.collective.to_string(),
+                c.via.name().into(),
+                csv_field(&c.link.describe()),
+                m.mode.clone(),
+                opt(m.median_ms),
+                opt(m.speedup),
+                opt(m.overlap_efficiency),
+                m.bytes_moved.to_string(),
+                opt(m.max_rel_error),
+                m.trackers_ok.map(|b| b.to_string()).unwrap_or_default(),
+                r.t_gemm_ms.to_string(),
+                r.t_gemm_untracked_ms.to_string(),
+                r.t_comm_ms.to_string(),
+                r.t_seq_ms.to_string(),
+                r.ideal_ms.to_string(),
+                csv_field(m.skipped.as_deref().unwrap_or("")),
+            ]
+            .join(",")
+        })
+        .collect()
+}
+
+/// Writes `text` to `path`, naming the path in the error.
+pub fn write(path: &str, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|source| Error::Io {
+        path: path.into(),
+        source,
+    })
+}
+
+fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
+    use npyz::WriterBuilder;
+    let io = |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let f = std::fs::File::create(path).map_err(io)?;
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(std::io::BufWriter::new(f))
+        .begin_nd()
+        .map_err(io)?;
+    w.extend(data.iter().copied()).map_err(io)?;
+    w.finish().map_err(io)
+}
+
+/// `--dump DIR`: every rank's A, B and final output as .npy, and meta.json with the chunk boundaries.
+/// Outputs are read as the last run left them; rows a rank does not hold finished are its partials.
+pub fn dump(dir: &str, sys: &System, inputs: &Inputs) -> Result<()> {
+    let d = std::path::Path::new(dir);
+    std::fs::create_dir_all(d).map_err(|source| Error::Io {
+        path: dir.into(),
+        source,
+    })?;
+    let s = sys.config.shape;
+    for (p, rb) in sys.ranks.ranks.iter().enumerate() {
+        npy(
+            &d.join(format!("rank{p}_a.npy")),
+            &inputs.a[p],
+            &[rb.a_rows as u64, s.k as u64],
+        )?;
+        npy(
+            &d.join(format!("rank{p}_b.npy")),
+            &inputs.b[p],
+            &[s.k as u64, s.n as u64],
+        )?;
+        let mut out = Vec::with_capacity(s.m * s.n);
+        for x in 0..sys.chunking.count() {
+            let rows = sys.chunking.rows(x);
+            if sys.ranks.locs.contains_key(&Loc {
+                rank: p,
+                chunk: x,
+                buf: Buf::Out,
+            }) {
+                out.extend(sys.ranks.read_rows(sys.gpu, p, x, 0..rows.len())?);
+            } else {
+                out.extend(std::iter::repeat_n(f32::NAN, rows.len() * s.n));
+            }
+        }
+        npy(
+            &d.join(format!("rank{p}_out.npy")),
+            &out,
+            &[s.m as u64, s.n as u64],
+        )?;
+    }
+    let meta = serde_json::json!({
+        "shape": {"m": s.m, "n": s.n, "k": s.k},
+        "ranks": sys.config.ranks,
+        "chunks_per_rank": sys.config.chunks,
+        "collective": sys.config.collective,
+        "chunk_bounds": sys.chunking.bounds,
+        "shard_of_chunk": (0..sys.chunking.count()).map(|x| sys.chunking.shard_of(x)).collect::<Vec<_>>(),
+        "a_rows": sys.ranks.ranks.iter().map(|r| [r.a_row_base, r.a_row_base + r.a_rows]).collect::<Vec<_>>(),
+        "finished": crate::ranks::finished(sys.config.collective, &sys.chunking),
+        "seed": inputs.seed,
+        "note": "rank{p}_out rows of chunks listed in `finished` for rank p hold the collective's result; reduce-scatter: sum over ranks of a_p @ b_p; all-gather: a_s @ b for shard s; NaN rows were never written on that rank",
+    });
+    let mut f = std::fs::File::create(d.join("meta.json")).map_err(|source| Error::Io {
+        path: dir.into(),
+        source,
+    })?;
+    f.write_all(serde_json::to_string_pretty(&meta).unwrap().as_bytes())
+        .map_err(|source| Error::Io {
+            path: dir.into(),
+            source,
+        })
+}
