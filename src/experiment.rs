@@ -199,7 +199,7 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
     for rep in 0..opts.warmup + opts.reps {
         let a = run_passes(sys, gemm_passes, StoreMode::Store, "gemm alone (tracked)")?;
         let b = run_passes(
-            &sys,
+            sys,
             gemm_passes,
             StoreMode::Untracked,
             "gemm alone (untracked)",
