@@ -629,6 +629,17 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A parameter out of range is a usage error (exit 2, as clap's own); anything else is a
+        // runtime failure (exit 1).
+        Err(e)
+            if matches!(
+                e.downcast_ref::<t3_wgpu::Error>(),
+                Some(t3_wgpu::Error::Invalid { .. })
+            ) =>
+        {
+            eprintln!("error: {e:#}\n\nFor more information, try '--help'.");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
