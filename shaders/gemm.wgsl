@@ -80,13 +80,26 @@ fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, row1: u32) {
         return;
     }
     let base = p.c_off + (row - p.c_row_base) * p.ldc;
-    for (var j = 0u; j < 4u; j++) {
-        if (col + j < p.n) {
-            put(base + col + j, v0[j]);
-        }
-        if (col + 64u + j < p.n) {
-            put(base + col + 64u + j, v1[j]);
-        }
+    if (col + 3u < p.n) {
+        put(base + col, v0.x);
+        put(base + col + 1u, v0.y);
+        put(base + col + 2u, v0.z);
+        put(base + col + 3u, v0.w);
+    } else {
+        if (col < p.n) { put(base + col, v0.x); }
+        if (col + 1u < p.n) { put(base + col + 1u, v0.y); }
+        if (col + 2u < p.n) { put(base + col + 2u, v0.z); }
+    }
+    let c1 = col + 64u;
+    if (c1 + 3u < p.n) {
+        put(base + c1, v1.x);
+        put(base + c1 + 1u, v1.y);
+        put(base + c1 + 2u, v1.z);
+        put(base + c1 + 3u, v1.w);
+    } else {
+        if (c1 < p.n) { put(base + c1, v1.x); }
+        if (c1 + 1u < p.n) { put(base + c1 + 1u, v1.y); }
+        if (c1 + 2u < p.n) { put(base + c1 + 2u, v1.z); }
     }
 }
 
@@ -123,16 +136,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ty = t / 16u;
 
     // Each invocation moves 4 elements of each slice: A element (row r, k kk) and B element (k kk, col c).
-    var ra: array<f32, 4>;
-    var rb: array<f32, 4>;
-    ra[0] = load_a(row0 + (t + 0u) / 8u, (t + 0u) % 8u, job.row1);
-    ra[1] = load_a(row0 + (t + 256u) / 8u, (t + 256u) % 8u, job.row1);
-    ra[2] = load_a(row0 + (t + 512u) / 8u, (t + 512u) % 8u, job.row1);
-    ra[3] = load_a(row0 + (t + 768u) / 8u, (t + 768u) % 8u, job.row1);
-    rb[0] = load_b((t + 0u) / 128u, col0 + (t + 0u) % 128u);
-    rb[1] = load_b((t + 256u) / 128u, col0 + (t + 256u) % 128u);
-    rb[2] = load_b((t + 512u) / 128u, col0 + (t + 512u) % 128u);
-    rb[3] = load_b((t + 768u) / 128u, col0 + (t + 768u) % 128u);
+    var ra0 = load_a(row0 + (t + 0u) / 8u, (t + 0u) % 8u, job.row1);
+    var ra1 = load_a(row0 + (t + 256u) / 8u, (t + 256u) % 8u, job.row1);
+    var ra2 = load_a(row0 + (t + 512u) / 8u, (t + 512u) % 8u, job.row1);
+    var ra3 = load_a(row0 + (t + 768u) / 8u, (t + 768u) % 8u, job.row1);
+    var rb0 = load_b((t + 0u) / 128u, col0 + (t + 0u) % 128u);
+    var rb1 = load_b((t + 256u) / 128u, col0 + (t + 256u) % 128u);
+    var rb2 = load_b((t + 512u) / 128u, col0 + (t + 512u) % 128u);
+    var rb3 = load_b((t + 768u) / 128u, col0 + (t + 768u) % 128u);
 
     var c00 = vec4<f32>(0.0);
     var c01 = vec4<f32>(0.0);
@@ -152,46 +163,48 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var c71 = vec4<f32>(0.0);
 
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        for (var i = 0u; i < 4u; i++) {
-            let ia = t + i * 256u;
-            let r = ia / 8u;
-            As[(ia % 8u) * 32u + r / 4u][r % 4u] = ra[i];
-            let c = ia % 128u;
-            Bs[(ia / 128u) * 32u + c / 4u][c % 4u] = rb[i];
-        }
+        // Unrolled: the prefetch registers are indexed by constants only.
+        As[((t + 0u) % 8u) * 32u + ((t + 0u) / 8u) / 4u][((t + 0u) / 8u) % 4u] = ra0;
+        As[((t + 256u) % 8u) * 32u + ((t + 256u) / 8u) / 4u][((t + 256u) / 8u) % 4u] = ra1;
+        As[((t + 512u) % 8u) * 32u + ((t + 512u) / 8u) / 4u][((t + 512u) / 8u) % 4u] = ra2;
+        As[((t + 768u) % 8u) * 32u + ((t + 768u) / 8u) / 4u][((t + 768u) / 8u) % 4u] = ra3;
+        Bs[((t + 0u) / 128u) * 32u + (t % 128u) / 4u][t % 4u] = rb0;
+        Bs[((t + 256u) / 128u) * 32u + (t % 128u) / 4u][t % 4u] = rb1;
+        Bs[((t + 512u) / 128u) * 32u + (t % 128u) / 4u][t % 4u] = rb2;
+        Bs[((t + 768u) / 128u) * 32u + (t % 128u) / 4u][t % 4u] = rb3;
         workgroupBarrier();
         let kn = k0 + BK;
         if (kn < p.k) {
-            ra[0] = load_a(row0 + (t + 0u) / 8u, kn + (t + 0u) % 8u, job.row1);
-            ra[1] = load_a(row0 + (t + 256u) / 8u, kn + (t + 256u) % 8u, job.row1);
-            ra[2] = load_a(row0 + (t + 512u) / 8u, kn + (t + 512u) % 8u, job.row1);
-            ra[3] = load_a(row0 + (t + 768u) / 8u, kn + (t + 768u) % 8u, job.row1);
-            rb[0] = load_b(kn + (t + 0u) / 128u, col0 + (t + 0u) % 128u);
-            rb[1] = load_b(kn + (t + 256u) / 128u, col0 + (t + 256u) % 128u);
-            rb[2] = load_b(kn + (t + 512u) / 128u, col0 + (t + 512u) % 128u);
-            rb[3] = load_b(kn + (t + 768u) / 128u, col0 + (t + 768u) % 128u);
+            ra0 = load_a(row0 + (t + 0u) / 8u, kn + (t + 0u) % 8u, job.row1);
+            ra1 = load_a(row0 + (t + 256u) / 8u, kn + (t + 256u) % 8u, job.row1);
+            ra2 = load_a(row0 + (t + 512u) / 8u, kn + (t + 512u) % 8u, job.row1);
+            ra3 = load_a(row0 + (t + 768u) / 8u, kn + (t + 768u) % 8u, job.row1);
+            rb0 = load_b(kn + (t + 0u) / 128u, col0 + (t + 0u) % 128u);
+            rb1 = load_b(kn + (t + 256u) / 128u, col0 + (t + 256u) % 128u);
+            rb2 = load_b(kn + (t + 512u) / 128u, col0 + (t + 512u) % 128u);
+            rb3 = load_b(kn + (t + 768u) / 128u, col0 + (t + 768u) % 128u);
         }
         for (var kk = 0u; kk < BK; kk++) {
             let a0 = As[kk * 32u + ty];
             let a1 = As[kk * 32u + 16u + ty];
             let b0 = Bs[kk * 32u + tx];
             let b1 = Bs[kk * 32u + 16u + tx];
-        c00 = fma(vec4<f32>(a0.x), b0, c00);
-        c01 = fma(vec4<f32>(a0.x), b1, c01);
-        c10 = fma(vec4<f32>(a0.y), b0, c10);
-        c11 = fma(vec4<f32>(a0.y), b1, c11);
-        c20 = fma(vec4<f32>(a0.z), b0, c20);
-        c21 = fma(vec4<f32>(a0.z), b1, c21);
-        c30 = fma(vec4<f32>(a0.w), b0, c30);
-        c31 = fma(vec4<f32>(a0.w), b1, c31);
-        c40 = fma(vec4<f32>(a1.x), b0, c40);
-        c41 = fma(vec4<f32>(a1.x), b1, c41);
-        c50 = fma(vec4<f32>(a1.y), b0, c50);
-        c51 = fma(vec4<f32>(a1.y), b1, c51);
-        c60 = fma(vec4<f32>(a1.z), b0, c60);
-        c61 = fma(vec4<f32>(a1.z), b1, c61);
-        c70 = fma(vec4<f32>(a1.w), b0, c70);
-        c71 = fma(vec4<f32>(a1.w), b1, c71);
+            c00 = fma(vec4<f32>(a0.x), b0, c00);
+            c01 = fma(vec4<f32>(a0.x), b1, c01);
+            c10 = fma(vec4<f32>(a0.y), b0, c10);
+            c11 = fma(vec4<f32>(a0.y), b1, c11);
+            c20 = fma(vec4<f32>(a0.z), b0, c20);
+            c21 = fma(vec4<f32>(a0.z), b1, c21);
+            c30 = fma(vec4<f32>(a0.w), b0, c30);
+            c31 = fma(vec4<f32>(a0.w), b1, c31);
+            c40 = fma(vec4<f32>(a1.x), b0, c40);
+            c41 = fma(vec4<f32>(a1.x), b1, c41);
+            c50 = fma(vec4<f32>(a1.y), b0, c50);
+            c51 = fma(vec4<f32>(a1.y), b1, c51);
+            c60 = fma(vec4<f32>(a1.z), b0, c60);
+            c61 = fma(vec4<f32>(a1.z), b1, c61);
+            c70 = fma(vec4<f32>(a1.w), b0, c70);
+            c71 = fma(vec4<f32>(a1.w), b1, c71);
         }
         workgroupBarrier();
     }
