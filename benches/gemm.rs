@@ -5,6 +5,7 @@
 //! T3_BENCH_REPS (default 5), T3_BENCH_SEED, T3_BENCH_JSON (file to append JSON lines to).
 
 use std::io::Write;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -19,7 +20,19 @@ const CHECK_ROWS: usize = 8;
 /// Looser than the tests' 1e-5: at K = 8192 the f32 accumulation error alone approaches 1e-6.
 const MAX_REL_ERR: f64 = 1e-4;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    // One line (with its causes) instead of anyhow's Debug form, which adds a backtrace when
+    // RUST_BACKTRACE is set and buries the message.
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let sizes: Vec<usize> = env_list("T3_BENCH_SIZES", "512")?;
     let chunks: usize = env_one("T3_BENCH_CHUNKS", 8)?;
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;

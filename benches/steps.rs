@@ -7,6 +7,7 @@
 //! append JSON lines to).
 
 use std::io::Write;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -28,11 +29,23 @@ struct StepKind {
     passes: u64,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
+    // One line (with its causes) instead of anyhow's Debug form, which adds a backtrace when
+    // RUST_BACKTRACE is set and buries the message.
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let mibs: Vec<u64> = env_list("T3_BENCH_MIB", "16")?;
     let link_wg: Vec<u32> = env_list("T3_BENCH_LINK_WG", "4,16,64,256")?;
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
-    let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_5e9)?;
+    let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_5e90)?;
     let gpu = Gpu::new(&GpuOptions::default())
         .context("the steps bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let kernel = StepKernel::new(&gpu)?;
