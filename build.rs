@@ -1,10 +1,13 @@
 //! Build script: parses and validates every shader with naga, so a broken kernel fails the build.
 //!
-//! Kernels are `shaders/*.wgsl`. A kernel that writes through `put(` or `put4(` is validated once with each
-//! snippet in `shaders/put/` prepended, exactly as `src/shaders.rs` composes them at run time.
+//! Kernels are `shaders/*.wgsl`; snippets are `shaders/put/*.wgsl` (how a kernel writes) and
+//! `shaders/epilogue/*.wgsl` (what a GEMM tile does when stored). A kernel that calls `put(`/`put4(`
+//! is validated with each put snippet prepended, one that calls `tile_done(` with each epilogue too,
+//! exactly as `src/shaders.rs` composes them at run time. The fused epilogue needs the CAS put (its
+//! output is `array<atomic<u32>>`), so it is validated with that one only.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn validate(name: &str, src: &str) -> Result<(), String> {
     let module =
@@ -18,39 +21,60 @@ fn validate(name: &str, src: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn main() {
-    println!("cargo:rerun-if-changed=shaders");
-    let dir = Path::new("shaders");
-    let mut puts = Vec::new();
-    for e in fs::read_dir(dir.join("put")).expect("shaders/put") {
-        let p = e.expect("dir entry").path();
-        println!("cargo:rerun-if-changed={}", p.display());
-        puts.push((
-            p.display().to_string(),
-            fs::read_to_string(&p).expect("read put snippet"),
-        ));
-    }
-    puts.sort();
-    let mut errors = Vec::new();
-    let mut kernels: Vec<_> = fs::read_dir(dir)
-        .expect("shaders/")
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<_> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "wgsl"))
         .collect();
-    kernels.sort();
-    for path in kernels {
-        println!("cargo:rerun-if-changed={}", path.display());
-        let src = fs::read_to_string(&path).expect("read shader");
-        let name = path.display().to_string();
-        if src.contains("put(") || src.contains("put4(") {
-            for (pname, psrc) in &puts {
-                let full = format!("{psrc}\n{src}");
-                if let Err(e) = validate(&format!("{name} + {pname}"), &full) {
-                    errors.push(e);
+    v.sort();
+    for p in &v {
+        println!("cargo:rerun-if-changed={}", p.display());
+    }
+    v
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=shaders");
+    let dir = Path::new("shaders");
+    let read = |p: &PathBuf| {
+        (
+            p.display().to_string(),
+            fs::read_to_string(p).expect("read shader"),
+        )
+    };
+    let puts: Vec<_> = files(&dir.join("put")).iter().map(read).collect();
+    let epilogues: Vec<_> = files(&dir.join("epilogue")).iter().map(read).collect();
+    let mut errors = Vec::new();
+    let mut check = |name: String, src: String| {
+        if let Err(e) = validate(&name, &src) {
+            errors.push(e);
+        }
+    };
+    for path in files(dir) {
+        let (name, src) = read(&path);
+        let uses_put = src.contains("put(") || src.contains("put4(");
+        let uses_epilogue = src.contains("tile_done(");
+        match (uses_put, uses_epilogue) {
+            (false, false) => check(name, src),
+            (true, false) => {
+                for (pn, ps) in &puts {
+                    check(format!("{name} + {pn}"), format!("{ps}\n{src}"));
                 }
             }
-        } else if let Err(e) = validate(&name, &src) {
-            errors.push(e);
+            (_, true) => {
+                for (en, es) in &epilogues {
+                    for (pn, ps) in &puts {
+                        if en.ends_with("fused.wgsl") && !pn.ends_with("cas.wgsl") {
+                            continue;
+                        }
+                        check(
+                            format!("{name} + {pn} + {en}"),
+                            format!("{ps}\n{es}\n{src}"),
+                        );
+                    }
+                }
+            }
         }
     }
     if !errors.is_empty() {

@@ -9,7 +9,8 @@
 // never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
 // the job table, so the table's order is the stagger: the first job's tiles get the lowest workgroup ids.
 // After a workgroup has stored its tile it increments its chunk's tracker counter: the epilogue is the
-// tracker. The output is written through `put` (shaders/put/*.wgsl): a plain store, or an update.
+// tracker (`tile_done`, from shaders/epilogue/). The output is written through `put`
+// (shaders/put/*.wgsl): a plain store, or an update.
 //
 // Bounds: every global index is guarded by the row/col/k tests below, which is why the host may create
 // this module without naga's runtime bounds checks (tests/gemm.rs covers every edge case).
@@ -22,25 +23,33 @@ struct GemmParams {
     lda: u32,
     ldb: u32,
     ldc: u32,
-    a_off: u32,
-    b_off: u32,
-    c_off: u32,
-    // Logical output row stored at c_off; A's first stored row is a_row_base.
-    c_row_base: u32,
-    a_row_base: u32,
     tiles_n: u32,
     job_base: u32,
     n_jobs: u32,
     total_wg: u32,
     dispatch_x: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Mirrors `Job` in src/gemm.rs: keep in sync.
+// Offsets are per job so that one dispatch can cover several ranks' packed buffers (fused mode):
+// output row r of the job is stored at c_off + (r - c_row_base) * ldc, its A row at
+// a_off + (r - a_row_base) * lda.
 struct Job {
     row0: u32,
     row1: u32,
     wg_start: u32,
     counter: u32,
+    a_off: u32,
+    b_off: u32,
+    c_off: u32,
+    a_row_base: u32,
+    c_row_base: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(1) var<uniform> p: GemmParams;
@@ -48,9 +57,6 @@ struct Job {
 @group(0) @binding(3) var<storage, read> b: array<f32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read> jobs: array<Job>;
-
-// Pipeline-overridable: false builds the untracked GEMM that the tracker overhead is measured against.
-override TRACK: bool = true;
 
 const BM: u32 = 128u;
 const BN: u32 = 128u;
@@ -61,25 +67,25 @@ var<workgroup> As: array<vec4<f32>, 256>;
 var<workgroup> Bs: array<vec4<f32>, 256>;
 var<workgroup> wg_job: u32;
 
-fn load_a(row: u32, k: u32, row1: u32) -> f32 {
-    if (row < row1 && k < p.k) {
-        return a[p.a_off + (row - p.a_row_base) * p.lda + k];
+fn load_a(row: u32, k: u32, job: Job) -> f32 {
+    if (row < job.row1 && k < p.k) {
+        return a[job.a_off + (row - job.a_row_base) * p.lda + k];
     }
     return 0.0;
 }
 
-fn load_b(k: u32, col: u32) -> f32 {
+fn load_b(k: u32, col: u32, job: Job) -> f32 {
     if (k < p.k && col < p.n) {
-        return b[p.b_off + k * p.ldb + col];
+        return b[job.b_off + k * p.ldb + col];
     }
     return 0.0;
 }
 
-fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, row1: u32) {
-    if (row >= row1) {
+fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, job: Job) {
+    if (row >= job.row1) {
         return;
     }
-    let base = p.c_off + (row - p.c_row_base) * p.ldc;
+    let base = job.c_off + (row - job.c_row_base) * p.ldc;
     if (col + 3u < p.n) {
         put(base + col, v0.x);
         put(base + col + 1u, v0.y);
@@ -136,14 +142,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ty = t / 16u;
 
     // Each invocation moves 4 elements of each slice: A element (row r, k kk) and B element (k kk, col c).
-    var ra0 = load_a(row0 + (t + 0u) / 8u, (t + 0u) % 8u, job.row1);
-    var ra1 = load_a(row0 + (t + 256u) / 8u, (t + 256u) % 8u, job.row1);
-    var ra2 = load_a(row0 + (t + 512u) / 8u, (t + 512u) % 8u, job.row1);
-    var ra3 = load_a(row0 + (t + 768u) / 8u, (t + 768u) % 8u, job.row1);
-    var rb0 = load_b((t + 0u) / 128u, col0 + (t + 0u) % 128u);
-    var rb1 = load_b((t + 256u) / 128u, col0 + (t + 256u) % 128u);
-    var rb2 = load_b((t + 512u) / 128u, col0 + (t + 512u) % 128u);
-    var rb3 = load_b((t + 768u) / 128u, col0 + (t + 768u) % 128u);
+    var ra0 = load_a(row0 + (t + 0u) / 8u, (t + 0u) % 8u, job);
+    var ra1 = load_a(row0 + (t + 256u) / 8u, (t + 256u) % 8u, job);
+    var ra2 = load_a(row0 + (t + 512u) / 8u, (t + 512u) % 8u, job);
+    var ra3 = load_a(row0 + (t + 768u) / 8u, (t + 768u) % 8u, job);
+    var rb0 = load_b((t + 0u) / 128u, col0 + (t + 0u) % 128u, job);
+    var rb1 = load_b((t + 256u) / 128u, col0 + (t + 256u) % 128u, job);
+    var rb2 = load_b((t + 512u) / 128u, col0 + (t + 512u) % 128u, job);
+    var rb3 = load_b((t + 768u) / 128u, col0 + (t + 768u) % 128u, job);
 
     var c00 = vec4<f32>(0.0);
     var c01 = vec4<f32>(0.0);
@@ -175,14 +181,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         let kn = k0 + BK;
         if (kn < p.k) {
-            ra0 = load_a(row0 + (t + 0u) / 8u, kn + (t + 0u) % 8u, job.row1);
-            ra1 = load_a(row0 + (t + 256u) / 8u, kn + (t + 256u) % 8u, job.row1);
-            ra2 = load_a(row0 + (t + 512u) / 8u, kn + (t + 512u) % 8u, job.row1);
-            ra3 = load_a(row0 + (t + 768u) / 8u, kn + (t + 768u) % 8u, job.row1);
-            rb0 = load_b(kn + (t + 0u) / 128u, col0 + (t + 0u) % 128u);
-            rb1 = load_b(kn + (t + 256u) / 128u, col0 + (t + 256u) % 128u);
-            rb2 = load_b(kn + (t + 512u) / 128u, col0 + (t + 512u) % 128u);
-            rb3 = load_b(kn + (t + 768u) / 128u, col0 + (t + 768u) % 128u);
+            ra0 = load_a(row0 + (t + 0u) / 8u, kn + (t + 0u) % 8u, job);
+            ra1 = load_a(row0 + (t + 256u) / 8u, kn + (t + 256u) % 8u, job);
+            ra2 = load_a(row0 + (t + 512u) / 8u, kn + (t + 512u) % 8u, job);
+            ra3 = load_a(row0 + (t + 768u) / 8u, kn + (t + 768u) % 8u, job);
+            rb0 = load_b(kn + (t + 0u) / 128u, col0 + (t + 0u) % 128u, job);
+            rb1 = load_b(kn + (t + 256u) / 128u, col0 + (t + 256u) % 128u, job);
+            rb2 = load_b(kn + (t + 512u) / 128u, col0 + (t + 512u) % 128u, job);
+            rb3 = load_b(kn + (t + 768u) / 128u, col0 + (t + 768u) % 128u, job);
         }
         for (var kk = 0u; kk < BK; kk++) {
             let a0 = As[kk * 32u + ty];
@@ -209,20 +215,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
     }
 
-    store_row(row0 + 0u + ty * 4u + 0u, col0 + tx * 4u, c00, c01, job.row1);
-    store_row(row0 + 0u + ty * 4u + 1u, col0 + tx * 4u, c10, c11, job.row1);
-    store_row(row0 + 0u + ty * 4u + 2u, col0 + tx * 4u, c20, c21, job.row1);
-    store_row(row0 + 0u + ty * 4u + 3u, col0 + tx * 4u, c30, c31, job.row1);
-    store_row(row0 + 64u + ty * 4u + 0u, col0 + tx * 4u, c40, c41, job.row1);
-    store_row(row0 + 64u + ty * 4u + 1u, col0 + tx * 4u, c50, c51, job.row1);
-    store_row(row0 + 64u + ty * 4u + 2u, col0 + tx * 4u, c60, c61, job.row1);
-    store_row(row0 + 64u + ty * 4u + 3u, col0 + tx * 4u, c70, c71, job.row1);
+    store_row(row0 + 0u + ty * 4u + 0u, col0 + tx * 4u, c00, c01, job);
+    store_row(row0 + 0u + ty * 4u + 1u, col0 + tx * 4u, c10, c11, job);
+    store_row(row0 + 0u + ty * 4u + 2u, col0 + tx * 4u, c20, c21, job);
+    store_row(row0 + 0u + ty * 4u + 3u, col0 + tx * 4u, c30, c31, job);
+    store_row(row0 + 64u + ty * 4u + 0u, col0 + tx * 4u, c40, c41, job);
+    store_row(row0 + 64u + ty * 4u + 1u, col0 + tx * 4u, c50, c51, job);
+    store_row(row0 + 64u + ty * 4u + 2u, col0 + tx * 4u, c60, c61, job);
+    store_row(row0 + 64u + ty * 4u + 3u, col0 + tx * 4u, c70, c71, job);
 
     // Tracker: every invocation's stores happen before the one increment of the chunk's counter.
-    if (TRACK) {
-        storageBarrier();
-        if (t == 0u) {
-            atomicAdd(&counters[job.counter], 1u);
-        }
-    }
+    // The epilogue (shaders/epilogue/): bump the chunk's tracker counter, and in fused mode perform
+    // the transfer the increment triggers.
+    tile_done(job.counter, t);
 }

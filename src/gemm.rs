@@ -6,7 +6,7 @@ use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::shaders::{self, Put, Slot};
+use crate::shaders::{self, Epilogue, Put, Slot};
 use crate::shapes::{Chunking, Shape};
 
 /// Output tile edge (rows and columns) of one workgroup: BM = BN in shaders/gemm.wgsl.
@@ -22,20 +22,17 @@ pub struct GemmParams {
     pub lda: u32,
     pub ldb: u32,
     pub ldc: u32,
-    pub a_off: u32,
-    pub b_off: u32,
-    pub c_off: u32,
-    pub c_row_base: u32,
-    pub a_row_base: u32,
     pub tiles_n: u32,
     pub job_base: u32,
     pub n_jobs: u32,
     pub total_wg: u32,
     pub dispatch_x: u32,
+    pub _pad: [u32; 3],
 }
 
 /// Mirrors `Job` in shaders/gemm.wgsl: keep in sync. One chunk's tiles: rows [row0, row1),
-/// first linear workgroup `wg_start`, tracker counter index `counter`.
+/// first linear workgroup `wg_start`, tracker counter index `counter`; output row r is stored at
+/// `c_off + (r - c_row_base) * ldc` and reads A row `a_off + (r - a_row_base) * lda`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct Job {
@@ -43,6 +40,12 @@ pub struct Job {
     pub row1: u32,
     pub wg_start: u32,
     pub counter: u32,
+    pub a_off: u32,
+    pub b_off: u32,
+    pub c_off: u32,
+    pub a_row_base: u32,
+    pub c_row_base: u32,
+    pub _pad: [u32; 3],
 }
 
 /// How the GEMM writes its output.
@@ -80,6 +83,7 @@ pub fn jobs(
                 row1: r.end as u32,
                 wg_start: wg,
                 counter: counter(x),
+                ..Default::default()
             };
             wg += tiles(r.len(), n) as u32;
             j
@@ -115,7 +119,14 @@ impl GemmKernel {
         let update_put = Put::update(gpu);
         let make = |put: Put, track: bool| -> Result<wgpu::ComputePipeline> {
             let label = format!("gemm ({put:?}{})", if track { "" } else { ", untracked" });
-            let m = shaders::module(gpu, &label, shaders::GEMM, Some(put), true)?;
+            let m = shaders::module(
+                gpu,
+                &label,
+                shaders::GEMM,
+                Some(put),
+                Some(Epilogue::Track),
+                true,
+            )?;
             shaders::pipeline(
                 gpu,
                 &label,

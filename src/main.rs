@@ -378,10 +378,9 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
         report::dump(dir, &sys, &inputs)?;
         eprintln!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }
-    let wrong = r
-        .results
-        .iter()
-        .any(|m| m.trackers_ok == Some(false) || m.max_rel_error.is_some_and(|e| e.is_nan() || e > 1e-4));
+    let wrong = r.results.iter().any(|m| {
+        m.trackers_ok == Some(false) || m.max_rel_error.is_some_and(|e| e.is_nan() || e > 1e-4)
+    });
     anyhow::ensure!(
         !wrong,
         "a mode's result or tracker check failed (see the table)"

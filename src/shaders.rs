@@ -41,7 +41,26 @@ impl Put {
     }
 }
 
-/// Creates a shader module from `src` (with `put`'s snippet prepended when given).
+/// What a GEMM tile does once stored (shaders/epilogue/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Epilogue {
+    /// Bump the chunk's tracker counter.
+    Track,
+    /// Bump it and perform the transfers the increment triggers (fused mode; needs [`Put::Cas`]).
+    Fused,
+}
+
+impl Epilogue {
+    fn snippet(self) -> &'static str {
+        match self {
+            Epilogue::Track => include_str!("../shaders/epilogue/track.wgsl"),
+            Epilogue::Fused => include_str!("../shaders/epilogue/fused.wgsl"),
+        }
+    }
+}
+
+/// Creates a shader module from `src` with `put`'s and `epilogue`'s snippets prepended when given,
+/// the same composition build.rs validates.
 ///
 /// `trusted` drops naga's runtime bounds checks and loop bounding: only for kernels whose own index
 /// logic keeps every access in range, as the tests prove for each of them.
@@ -50,12 +69,15 @@ pub fn module(
     label: &str,
     src: &str,
     put: Option<Put>,
+    epilogue: Option<Epilogue>,
     trusted: bool,
 ) -> Result<wgpu::ShaderModule> {
-    let full = match put {
-        Some(p) => format!("{}\n{}", p.snippet(), src),
-        None => src.to_string(),
-    };
+    let full = format!(
+        "{}\n{}\n{}",
+        put.map(Put::snippet).unwrap_or_default(),
+        epilogue.map(Epilogue::snippet).unwrap_or_default(),
+        src
+    );
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(full.into()),

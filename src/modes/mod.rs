@@ -131,8 +131,6 @@ impl<'a> System<'a> {
                         lda: config.shape.k as u32,
                         ldb: n as u32,
                         ldc: n as u32,
-                        c_row_base: rows.start as u32,
-                        a_row_base: rb.a_row_base as u32,
                         tiles_n: n.div_ceil(gemm::TILE) as u32,
                         job_base: jobs.len() as u32,
                         n_jobs: 1,
@@ -143,8 +141,9 @@ impl<'a> System<'a> {
                     jobs.push(Job {
                         row0: rows.start as u32,
                         row1: rows.end as u32,
-                        wg_start: 0,
-                        counter: 0,
+                        c_row_base: rows.start as u32,
+                        a_row_base: rb.a_row_base as u32,
+                        ..Default::default()
                     });
                     slot[..std::mem::size_of::<GemmParams>()]
                         .copy_from_slice(bytemuck::bytes_of(&p));
