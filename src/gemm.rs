@@ -99,6 +99,10 @@ pub struct GemmKernel {
     update: wgpu::ComputePipeline,
     untracked: wgpu::ComputePipeline,
     update_put: Put,
+    /// Layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
+    pub fused_layout: wgpu::BindGroupLayout,
+    /// The GEMM whose epilogue is the device-side trigger (CAS adds into a packed output).
+    pub fused: wgpu::ComputePipeline,
 }
 
 impl GemmKernel {
@@ -135,7 +139,31 @@ impl GemmKernel {
                 &[("TRACK", f64::from(u8::from(track)))],
             )
         };
+        let fused_layout = shaders::layout(
+            gpu,
+            "fused gemm layout",
+            &[
+                Slot::ReadWrite,
+                Slot::Uniform,
+                Slot::Read,
+                Slot::Read,
+                Slot::ReadWrite,
+                Slot::Read,
+                Slot::Read,
+            ],
+        );
+        let fm = shaders::module(
+            gpu,
+            "fused gemm",
+            shaders::GEMM,
+            Some(Put::Cas),
+            Some(Epilogue::Fused),
+            true,
+        )?;
+        let fused = shaders::pipeline(gpu, "fused gemm", &fused_layout, &fm, &[])?;
         Ok(GemmKernel {
+            fused_layout,
+            fused,
             store: make(Put::Store, true)?,
             update: make(update_put, true)?,
             untracked: make(Put::Store, false)?,

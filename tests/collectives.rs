@@ -120,3 +120,77 @@ fn overlap_modes_ranks_4_8() {
         );
     }
 }
+
+#[test]
+fn timelines_are_ordered_and_complete() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    for collective in Collective::ALL {
+        let config = Config {
+            shape: Shape::new(50, 40, 30).unwrap(),
+            ranks: 4,
+            chunks: 2,
+            collective,
+            via: ReduceVia::Update,
+            link: Link::Unthrottled,
+        };
+        let sys = System::new(gpu, &kernels, config).unwrap();
+        let inputs = Inputs::random(
+            sys.config.shape,
+            collective,
+            &sys.chunking,
+            common::seed("timeline"),
+        );
+        sys.ranks.upload(gpu, &inputs);
+        for mode in modes::all() {
+            if mode.skip_reason(&sys).is_some() {
+                continue;
+            }
+            let run = mode.run(&sys).unwrap();
+            let what = format!("{} {collective}", mode.name());
+            // Complete: every op (each chunk produced, each step run) has a finite span.
+            assert_eq!(run.op_spans.len(), sys.plan.ops.len(), "{what}");
+            for (i, &(a, b)) in run.op_spans.iter().enumerate() {
+                assert!(
+                    a.is_finite() && b.is_finite() && a <= b,
+                    "{what}: op {i} span {a}..{b}"
+                );
+            }
+            // Ordered: at pass grain, a step starts only after every op it depends on has ended on the
+            // GPU clock (fused mode is one dispatch: its order is inside it).
+            if mode.name() != "fused" {
+                for (i, op) in sys.plan.ops.iter().enumerate() {
+                    for &d in &op.deps {
+                        assert!(
+                            run.op_spans[d].1 <= run.op_spans[i].0 + 1e-3,
+                            "{what}: op {i} starts at {} before its dependency {d} ends at {}",
+                            run.op_spans[i].0,
+                            run.op_spans[d].1
+                        );
+                    }
+                }
+            }
+            // Every rank has GEMM events; every step's destination has step events.
+            for p in 0..4 {
+                assert!(
+                    run.timeline
+                        .events
+                        .iter()
+                        .any(|e| e.lane == t3_wgpu::timeline::Lane::Gemm { rank: p }),
+                    "{what}: rank {p} gemm lane empty"
+                );
+            }
+            let events_end = run
+                .timeline
+                .events
+                .iter()
+                .map(|e| e.end_us)
+                .fold(0.0, f64::max);
+            assert!(
+                (events_end - run.total_us).abs() <= run.total_us * 0.01 + 1.0,
+                "{what}: events end {events_end} vs total {}",
+                run.total_us
+            );
+        }
+    }
+}

@@ -44,6 +44,7 @@ impl Mode for Encoded {
                 events,
             },
             trigger_latency_us: vec![],
+            op_spans: super::op_spans(sys.plan.ops.len(), &passes, &t),
         })
     }
 }

@@ -1,9 +1,234 @@
-//! Fused mode: the device-side trigger (T3's transparency). Not yet runnable: reported as skipped.
+//! Fused mode: the device-side trigger, T3's transparency. One GEMM dispatch covers every rank's
+//! staggered production (all ranks' buffers packed into one binding per role, so the whole plan is
+//! one usage scope); the workgroup whose counter increment completes a chunk, a GEMM tile's or an
+//! incoming transfer's, performs that chunk's transfer itself with update semantics
+//! (shaders/epilogue/fused.wgsl). Nothing spin-waits.
+
+use std::collections::HashMap;
+
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
 
 use super::{Mode, Run, System};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::gemm::{self, GemmParams, Job};
+use crate::plan::{Buf, ReduceVia};
+use crate::schedule::Op;
+use crate::timeline::Timeline;
 
 pub struct Fused;
+
+const NONE: u32 = u32::MAX;
+
+/// Mirrors `Forward` in shaders/epilogue/fused.wgsl: keep in sync.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+struct Forward {
+    off: u32,
+    len: u32,
+    at0: u32,
+    to0: u32,
+    op0: u32,
+    at1: u32,
+    to1: u32,
+    op1: u32,
+}
+
+/// The packed buffers and the one bind group, made on the first run and kept by the system.
+pub struct FusedState {
+    out: wgpu::Buffer,
+    counters: wgpu::Buffer,
+    bind: wgpu::BindGroup,
+    total_wg: u32,
+    /// Element offset of each (rank, chunk) in `out`.
+    offsets: HashMap<(usize, usize), u64>,
+    /// Keeps the operand copies alive for the bind group.
+    _keep: Vec<wgpu::Buffer>,
+}
+
+/// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
+/// fire (local tiles plus the incoming steps that precede the step in the schedule).
+fn forward_table(sys: &System) -> std::result::Result<Vec<Forward>, String> {
+    let ch = &sys.chunking;
+    let (m, n) = (sys.config.shape.m, sys.config.shape.n);
+    let nch = ch.count();
+    let idx = |p: usize, x: usize| p * nch + x;
+    let mut fwd: Vec<Forward> = (0..sys.config.ranks * nch)
+        .map(|c| {
+            let (p, x) = (c / nch, c % nch);
+            Forward {
+                off: (p * m * n + ch.rows(x).start * n) as u32,
+                len: (ch.rows(x).len() * n) as u32,
+                at0: 0,
+                to0: NONE,
+                op0: 0,
+                at1: 0,
+                to1: NONE,
+                op1: 0,
+            }
+        })
+        .collect();
+    let mut received: HashMap<(usize, usize), u32> = HashMap::new();
+    for st in &sys.schedule.steps {
+        let base = if sys.schedule.produces(st.src, st.chunk) {
+            gemm::tiles(ch.rows(st.chunk).len(), n) as u32
+        } else {
+            0
+        };
+        let at = base + received.get(&(st.src, st.chunk)).copied().unwrap_or(0);
+        let op = match st.op {
+            Op::Reduce => 1,
+            Op::Copy => 2,
+        };
+        let f = &mut fwd[idx(st.src, st.chunk)];
+        if f.to0 == NONE {
+            (f.at0, f.to0, f.op0) = (at, idx(st.dst, st.chunk) as u32, op);
+        } else if f.to1 == NONE {
+            (f.at1, f.to1, f.op1) = (at, idx(st.dst, st.chunk) as u32, op);
+        } else {
+            return Err(format!(
+                "chunk {} of rank {} leaves more than twice",
+                st.chunk, st.src
+            ));
+        }
+        *received.entry((st.dst, st.chunk)).or_insert(0) += 1;
+    }
+    Ok(fwd)
+}
+
+fn build(sys: &System) -> std::result::Result<FusedState, String> {
+    if sys.config.via != ReduceVia::Update {
+        return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land does not apply".into());
+    }
+    let gpu = sys.gpu;
+    let (m, n, k) = (sys.config.shape.m, sys.config.shape.n, sys.config.shape.k);
+    let r = sys.config.ranks;
+    let a_elems: usize = sys.ranks.ranks.iter().map(|rb| rb.a_rows * k).sum();
+    for (what, bytes) in [
+        ("packed A", a_elems * 4),
+        ("packed B", r * k * n * 4),
+        ("packed outputs", r * m * n * 4),
+    ] {
+        gpu.check_binding(what, bytes as u64)
+            .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
+    }
+    let fwd = forward_table(sys)?;
+    let usage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+    let mk = |label: &str, bytes: usize| {
+        gpu.buffer(label, bytes as u64, usage)
+            .map_err(|e| e.to_string())
+    };
+    let a = mk("fused A (all ranks)", a_elems * 4)?;
+    let b = mk("fused B (all ranks)", r * k * n * 4)?;
+    let out = mk("fused outputs (all ranks)", r * m * n * 4)?;
+    let counters = mk("fused trackers (all ranks)", fwd.len() * 4)?;
+    // Operands are copied once from the ranks' own buffers.
+    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    let mut a_offs = Vec::new();
+    let mut off = 0u64;
+    for (p, rb) in sys.ranks.ranks.iter().enumerate() {
+        let bytes = (rb.a_rows * k * 4) as u64;
+        enc.copy_buffer_to_buffer(&rb.a, 0, &a, off, bytes);
+        a_offs.push(off / 4);
+        off += bytes;
+        enc.copy_buffer_to_buffer(&rb.b, 0, &b, (p * k * n * 4) as u64, (k * n * 4) as u64);
+    }
+    gpu.submit("packing operands for fused mode", vec![enc.finish()])
+        .map_err(|e| e.to_string())?;
+    // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
+    let nch = sys.chunking.count();
+    let mut order: Vec<(usize, usize, usize)> = sys
+        .schedule
+        .production
+        .iter()
+        .enumerate()
+        .flat_map(|(p, prod)| prod.iter().map(move |&(s, x)| (s, p, x)))
+        .collect();
+    order.sort();
+    let mut jobs = Vec::new();
+    let mut wg = 0u32;
+    for (_, p, x) in order {
+        let rows = sys.chunking.rows(x);
+        jobs.push(Job {
+            row0: rows.start as u32,
+            row1: rows.end as u32,
+            wg_start: wg,
+            counter: (p * nch + x) as u32,
+            a_off: a_offs[p] as u32,
+            b_off: (p * k * n) as u32,
+            c_off: (p * m * n) as u32,
+            a_row_base: sys.ranks.ranks[p].a_row_base as u32,
+            c_row_base: 0,
+            ..Default::default()
+        });
+        wg += gemm::tiles(rows.len(), n) as u32;
+    }
+    let params = GemmParams {
+        m: m as u32,
+        n: n as u32,
+        k: k as u32,
+        lda: k as u32,
+        ldb: n as u32,
+        ldc: n as u32,
+        tiles_n: n.div_ceil(gemm::TILE) as u32,
+        job_base: 0,
+        n_jobs: jobs.len() as u32,
+        total_wg: wg,
+        dispatch_x: gpu.fold(wg).0,
+        ..Default::default()
+    };
+    let init = |label: &str, contents: &[u8], usage| {
+        gpu.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage,
+            })
+    };
+    let pbuf = init(
+        "fused params",
+        bytemuck::bytes_of(&params),
+        wgpu::BufferUsages::UNIFORM,
+    );
+    let jbuf = init(
+        "fused jobs",
+        bytemuck::cast_slice(&jobs),
+        wgpu::BufferUsages::STORAGE,
+    );
+    let fbuf = init(
+        "fused forward table",
+        bytemuck::cast_slice(&fwd),
+        wgpu::BufferUsages::STORAGE,
+    );
+    let bind = crate::shaders::bind(
+        gpu,
+        "fused gemm",
+        &sys.kernels.gemm.fused_layout,
+        &[
+            out.as_entire_binding(),
+            pbuf.as_entire_binding(),
+            a.as_entire_binding(),
+            b.as_entire_binding(),
+            counters.as_entire_binding(),
+            jbuf.as_entire_binding(),
+            fbuf.as_entire_binding(),
+        ],
+    );
+    gpu.check("building fused mode")
+        .map_err(|e| e.to_string())?;
+    let offsets = (0..r * nch)
+        .map(|c| ((c / nch, c % nch), fwd[c].off as u64))
+        .collect();
+    Ok(FusedState {
+        out,
+        counters,
+        bind,
+        total_wg: wg,
+        offsets,
+        _keep: vec![a, b, pbuf, jbuf, fbuf],
+    })
+}
 
 impl Mode for Fused {
     fn name(&self) -> &'static str {
@@ -11,20 +236,81 @@ impl Mode for Fused {
     }
 
     fn skip_reason(&self, sys: &System) -> Option<String> {
-        if !sys.gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT) {
-            return Some(format!(
-                "adapter {} lacks MEMORY_DECORATION_COHERENT",
-                sys.gpu.info.name
-            ));
+        let mut cache = sys.fused.borrow_mut();
+        if cache.is_none() {
+            *cache = Some(build(sys));
         }
-        Some("the device-side trigger kernel is not built yet".into())
+        cache.as_ref().and_then(|s| s.as_ref().err().cloned())
     }
 
-    fn run(&self, _sys: &System) -> Result<Run> {
-        Err(Error::invalid(
-            "mode",
-            "fused",
-            "a mode whose kernel exists",
-        ))
+    fn run(&self, sys: &System) -> Result<Run> {
+        if let Some(reason) = self.skip_reason(sys) {
+            return Err(crate::Error::invalid(
+                "mode",
+                "fused",
+                format!("a mode this configuration supports ({reason})"),
+            ));
+        }
+        let cache = sys.fused.borrow();
+        let st = cache
+            .as_ref()
+            .and_then(|s| s.as_ref().ok())
+            .expect("built above");
+        let gpu = sys.gpu;
+        sys.timer.reset();
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("fused"),
+            });
+        enc.clear_buffer(&st.out, 0, None);
+        enc.clear_buffer(&st.counters, 0, None);
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("fused gemm + collective"),
+                timestamp_writes: sys.timer.writes(),
+            });
+            let (x, y) = gpu.fold(st.total_wg);
+            pass.set_pipeline(&sys.kernels.gemm.fused);
+            pass.set_bind_group(0, &st.bind, &[]);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        // Outside the timed pass: hand results and counters to the ranks' own buffers, where the
+        // checks (and dumps) read every mode's results.
+        let nch = sys.chunking.count();
+        for (loc, lb) in &sys.ranks.locs {
+            if loc.buf != Buf::Out {
+                continue;
+            }
+            let off = st.offsets[&(loc.rank, loc.chunk)] * 4;
+            enc.copy_buffer_to_buffer(&st.out, off, &lb.data, 0, (lb.elems * 4) as u64);
+            enc.copy_buffer_to_buffer(
+                &st.counters,
+                ((loc.rank * nch + loc.chunk) * 4) as u64,
+                &lb.tracker,
+                0,
+                4,
+            );
+        }
+        let host_s = sys.submit_wait("fused", enc)?;
+        let t = sys.timer.read(gpu)?;
+        let (start, end, grain) = match t.first() {
+            Some(&(a, b)) => (a, b, "dispatch (one fused dispatch holds every tile, trigger and transfer; WGSL has no clock to split it)"),
+            None => (0.0, host_s * 1e6, "submission (host clock)"),
+        };
+        let all: Vec<usize> = (0..sys.plan.ops.len()).collect();
+        Ok(Run {
+            total_us: end - start,
+            gemm_us: None,
+            comm_us: None,
+            timeline: Timeline {
+                mode: self.name().into(),
+                grain: grain.into(),
+                ranks: sys.config.ranks,
+                events: sys.pass_events(&all, start, end, Some(0)),
+            },
+            trigger_latency_us: vec![],
+            op_spans: vec![(start, end); sys.plan.ops.len()],
+        })
     }
 }

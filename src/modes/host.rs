@@ -163,6 +163,7 @@ impl Mode for Host {
                 events,
             },
             trigger_latency_us: lat,
+            op_spans: super::op_spans(sys.plan.ops.len(), &passes, &t),
         })
     }
 }

@@ -61,6 +61,19 @@ pub struct Run {
     pub timeline: Timeline,
     /// Host trigger latencies (chunk complete on the GPU clock -> its steps submitted), microseconds.
     pub trigger_latency_us: Vec<f64>,
+    /// For each plan op, the (start, end) µs of the interval that contains it at the timeline's grain.
+    pub op_spans: Vec<(f64, f64)>,
+}
+
+/// Each op's span from the passes it ran in.
+pub fn op_spans(n_ops: usize, passes: &[Vec<usize>], t: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut spans = vec![(f64::NAN, f64::NAN); n_ops];
+    for (ops, &span) in passes.iter().zip(t) {
+        for &i in ops {
+            spans[i] = span;
+        }
+    }
+    spans
 }
 
 /// The device's kernels, made once and shared by every system on it.
@@ -102,6 +115,8 @@ pub struct System<'a> {
     puts: Vec<Put>,
     workgroups: Vec<u32>,
     pub timer: Timer,
+    /// Fused mode's packed buffers (or why it cannot run), built on first use and kept.
+    pub(crate) fused: std::cell::RefCell<Option<std::result::Result<fused::FusedState, String>>>,
 }
 
 impl<'a> System<'a> {
@@ -246,6 +261,7 @@ impl<'a> System<'a> {
             puts,
             workgroups,
             timer,
+            fused: Default::default(),
         })
     }
 

@@ -54,6 +54,7 @@ impl Mode for Sequential {
                 events,
             },
             trigger_latency_us: vec![],
+            op_spans: super::op_spans(sys.plan.ops.len(), &passes, &t),
         })
     }
 }
