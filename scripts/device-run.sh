@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
+#   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
+#   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART   (PART: ceilings, overlap, scaling)
+# Results land in $OUT (or ./out).
+set -uo pipefail
+out=${OUT:-out}; mkdir -p "$out"
+part=${1:-ceilings}
+case "$part" in
+ceilings)
+  t3 info --json > "$out/info.json"
+  python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json"
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_REPS=5 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
+  T3_BENCH_MIB=256,1024 T3_BENCH_REPS=5 T3_BENCH_LINK_WG=16,64,256 T3_BENCH_JSON="$out/bench.jsonl" bench-steps
+  t3 calibrate --json > "$out/link.json"
+  ;;
+overlap)
+  t3 calibrate > /dev/null
+  # Issue 4's table: R = 4 and 8, unthrottled and the 150 GB/s budget, reduce-scatter and all-reduce.
+  for r in 4 8; do for c in reduce-scatter all-reduce; do for l in "" "--link-gbps 150"; do
+    t3 run --preset tnlg-fc2-tp$r --collective $c --chunks 2 --reps 5 --warmup 2 $l --csv "$out/ov-$r-$c-${l:+150}.csv" || exit 1
+  done; done; done
+  # Issue 6's presets at TP 8 and 150 GB/s (checks sampled; GPT-3 FC-2 unchecked: its CPU reference is long).
+  for p in tnlg-op-tp8 tnlg-fc2-tp8 gpt3-op-tp8; do
+    t3 run --preset $p --collective reduce-scatter --chunks 2 --link-gbps 150 --reps 3 --warmup 1 --json "$out/$p-150.json" --svg "$out/$p-150.svg" || exit 1
+  done
+  t3 run --preset gpt3-fc2-tp8 --collective reduce-scatter --chunks 2 --link-gbps 150 --reps 3 --warmup 1 --no-verify --json "$out/gpt3-fc2-tp8-150.json" || exit 1
+  ;;
+scaling)
+  t3 calibrate > /dev/null
+  t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --ranks 2,4,8,16,32 --chunks 1 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-ranks.csv"
+  t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --ranks 8 --chunks 1,2,4,8,16 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-chunks.csv"
+  ;;
+esac

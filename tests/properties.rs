@@ -1,0 +1,139 @@
+//! Property tests: random shapes, ranks, chunks, collectives, modes, link budgets and seeds all equal
+//! the f64 reference with every tracker at its threshold; random command lines never panic the binary.
+//! Case counts are small for CI; T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
+
+mod common;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as PtConfig, TestRunner};
+
+use t3_wgpu::experiment::{check, Verify};
+use t3_wgpu::modes::{self, Config, Kernels, System};
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::ranks::Inputs;
+use t3_wgpu::schedule::Collective;
+use t3_wgpu::shapes::Shape;
+use t3_wgpu::steps::Link;
+use t3_wgpu::workload;
+
+fn cases(ci: u32) -> u32 {
+    if std::env::var("T3_SOAK").is_ok_and(|v| v == "1") {
+        std::env::var("T3_SOAK_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(500)
+    } else {
+        ci
+    }
+}
+
+#[test]
+fn random_configurations_match_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    let mut runner = TestRunner::new(PtConfig {
+        cases: cases(64),
+        failure_persistence: None,
+        ..PtConfig::default()
+    });
+    let strategy = (
+        1usize..300,
+        1usize..300,
+        1usize..300,
+        1usize..10,
+        1usize..5,
+        0usize..4,
+        0usize..4,
+        prop_oneof![Just(0u32), 1u32..64],
+        any::<bool>(),
+        any::<u64>(),
+    );
+    runner
+        .run(&strategy, |(m, n, k, ranks, chunks, coll, mode, link, land, seed)| {
+            // Keep only configurations that give every chunk a row (the library refuses the rest).
+            prop_assume!(ranks * chunks <= m);
+            let collective = Collective::ALL[coll];
+            let config = Config {
+                shape: Shape::new(m, n, k).unwrap(),
+                ranks,
+                chunks,
+                collective,
+                via: if land { ReduceVia::Land } else { ReduceVia::Update },
+                link: if link == 0 { Link::Unthrottled } else { Link::Workgroups(link) },
+            };
+            let what = format!("{config:?} seed {seed}");
+            let sys = System::new(gpu, &kernels, config).unwrap();
+            let inputs = Inputs::random(sys.config.shape, collective, &sys.chunking, seed);
+            sys.ranks.upload(gpu, &inputs);
+            let all = modes::all();
+            let mode = &all[mode];
+            if mode.skip_reason(&sys).is_some() {
+                return Ok(());
+            }
+            sys.ranks.poison(gpu);
+            mode.run(&sys).unwrap();
+            let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+            prop_assert!(err <= 1e-5, "{} {what}: rel error {err}", mode.name());
+            prop_assert!(trackers_ok, "{} {what}: tracker missed its threshold", mode.name());
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn preset_table_never_panics() {
+    let mut runner = TestRunner::new(PtConfig {
+        cases: cases(256),
+        failure_persistence: None,
+        ..PtConfig::default()
+    });
+    runner
+        .run(&("\\PC{0,24}", 1usize..100_000, 1e-4f64..=1.0), |(name, tokens, scale)| {
+            let _ = workload::closest(&name);
+            if let Some(p) = workload::find(&name, tokens, scale) {
+                prop_assert!(p.m >= 1 && p.n >= 1 && p.k >= 1);
+            }
+            Ok(())
+        })
+        .unwrap();
+    for name in workload::names() {
+        let p = workload::find(&name, 1, 1e-4).unwrap();
+        assert!(p.m >= 1 && p.n >= 1 && p.k >= 1, "{name}");
+    }
+}
+
+#[test]
+fn command_lines_never_panic() {
+    let words = [
+        "run", "sweep", "presets", "info", "calibrate", "--shape", "--preset", "--ranks", "--chunks", "--collective",
+        "--mode", "--reps", "--warmup", "--link-workgroups", "--link-gbps", "--scale", "--tokens", "--json", "--reduce",
+        "--no-verify", "0", "1", "-1", "3", "65", "1e9", "nan", "x", "4x4x4", "0x1x1", "99999999999999999999",
+        "tnlg-op-tp4", "all", "fused,host", "reduce-scatter", "all-gather", "land", "", "--", "-",
+    ];
+    let mut runner = TestRunner::new(PtConfig {
+        cases: cases(40),
+        failure_persistence: None,
+        ..PtConfig::default()
+    });
+    let dir = std::env::temp_dir().join(format!("t3-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    runner
+        .run(&proptest::collection::vec(0..words.len(), 0..7), |idx| {
+            let mut args: Vec<&str> = idx.iter().map(|&i| words[i]).collect();
+            // Keep fuzzed runs small and short: a GPU run is never the point here.
+            if args.first() == Some(&"run") || args.first() == Some(&"sweep") {
+                args.extend(["--no-verify", "--reps", "1", "--warmup", "0"]);
+            }
+            if args.first() == Some(&"calibrate") {
+                args.extend(["--mib", "1", "--reps", "1", "--out", "fuzz-link.json"]);
+            }
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_t3"))
+                .args(&args)
+                .current_dir(&dir)
+                .env("T3_TIMEOUT_S", "60")
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            prop_assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+            prop_assert!(matches!(o.status.code(), Some(0..=2)), "{args:?}: exit {:?}: {err}", o.status.code());
+            Ok(())
+        })
+        .unwrap();
+}
