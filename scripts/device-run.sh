@@ -4,8 +4,10 @@
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART   (PART: ceilings, overlap, scaling)
 # Results land in $OUT (or ./out).
 set -uo pipefail
-out=${OUT:-out}; mkdir -p "$out"
-part=${1:-ceilings}
+# At most 8 files come back from the device: each part leaves its files in one folder, tarred at the end.
+dest=${OUT:-out}; part=${1:-ceilings}
+out=$(mktemp -d); trap 'tar -C "$out" -czf "$dest/$part.tgz" .' EXIT
+mkdir -p "$dest"
 case "$part" in
 ceilings)
   t3 info --json > "$out/info.json"
@@ -18,7 +20,7 @@ overlap)
   t3 calibrate > /dev/null
   # Issue 4's table: R = 4 and 8, unthrottled and the 150 GB/s budget, reduce-scatter and all-reduce.
   for r in 4 8; do for c in reduce-scatter all-reduce; do for l in "" "--link-gbps 150"; do
-    t3 run --preset tnlg-fc2-tp$r --collective $c --chunks 2 --reps 5 --warmup 2 $l --csv "$out/ov-$r-$c-${l:+150}.csv" || exit 1
+    t3 run --preset tnlg-fc2-tp$r --collective $c --chunks 2 --reps 5 --warmup 2 $l --json "$out/ov-$r-$c${l:+-150}.json" --svg "$out/ov-$r-$c${l:+-150}.svg" || exit 1
   done; done; done
   # Issue 6's presets at TP 8 and 150 GB/s (checks sampled; GPT-3 FC-2 unchecked: its CPU reference is long).
   for p in tnlg-op-tp8 tnlg-fc2-tp8 gpt3-op-tp8; do

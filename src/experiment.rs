@@ -191,12 +191,43 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
             Verify::Sample(64)
         });
 
-    // Baselines: GEMM alone (tracked, untracked) and the collective alone, from sequential runs.
+    // Modes to run: sequential always (it defines T_seq and T_comm), then the requested ones.
+    let seq: &dyn Mode = &modes::Sequential;
+    let order: Vec<&dyn Mode> = std::iter::once(seq)
+        .chain(
+            all.iter()
+                .filter(|m| m.name() != "sequential" && opts.modes.iter().any(|n| n == m.name()))
+                .map(|m| m.as_ref()),
+        )
+        .collect();
+    let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
+    // Checks first, on poisoned outputs.
+    let mut checks: Vec<(Option<f64>, Option<bool>)> = vec![(None, None); order.len()];
+    if verify != Verify::Off {
+        for (i, m) in order.iter().enumerate() {
+            if skipped[i].is_none() {
+                sys.ranks.poison(gpu);
+                m.run(sys)?;
+                let (e, ok) = check(sys, inputs, verify)?;
+                checks[i] = (Some(e), Some(ok));
+            }
+        }
+    }
+    // Repetitions interleave the baselines and every mode, so that a drift of the GPU's clocks over
+    // the run (seen on an H200 under a long fp32 load) shifts all of them alike.
     let (seq_passes, stages) = modes::sequential::passes(sys);
     let gemm_passes = &seq_passes[..stages];
+    let span = |t: &[(f64, f64)]| {
+        t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0)
+    };
     let mut tg = Vec::new();
     let mut tgu = Vec::new();
+    let mut totals: Vec<Vec<f64>> = vec![Vec::new(); order.len()];
+    let mut comms = Vec::new();
+    let mut lats: Vec<Vec<f64>> = vec![Vec::new(); order.len()];
+    let mut last: Vec<Option<crate::modes::Run>> = vec![None; order.len()];
     for rep in 0..opts.warmup + opts.reps {
+        let keep = rep >= opts.warmup;
         let a = run_passes(sys, gemm_passes, StoreMode::Store, "gemm alone (tracked)")?;
         let b = run_passes(
             sys,
@@ -204,36 +235,40 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
             StoreMode::Untracked,
             "gemm alone (untracked)",
         )?;
-        if rep >= opts.warmup {
-            tg.push(a.last().map(|l| l.1).unwrap_or(0.0) - a[0].0);
-            tgu.push(b.last().map(|l| l.1).unwrap_or(0.0) - b[0].0);
+        if keep {
+            tg.push(span(&a));
+            tgu.push(span(&b));
+        }
+        for (i, m) in order.iter().enumerate() {
+            if skipped[i].is_some() {
+                continue;
+            }
+            let r = m.run(sys)?;
+            if keep {
+                totals[i].push(r.total_us);
+                comms.extend(r.comm_us);
+                lats[i].extend(r.trigger_latency_us.iter().copied());
+                last[i] = Some(r);
+            }
         }
     }
     let t_gemm = median(&mut tg) / 1e3;
     let t_gemm_untracked = median(&mut tgu) / 1e3;
-
+    let t_seq = median(&mut totals[0]) / 1e3;
+    let t_comm = median(&mut comms) / 1e3;
+    let ideal = t_gemm.max(t_comm);
+    let grain = last[0]
+        .as_ref()
+        .map(|r| r.timeline.grain.clone())
+        .unwrap_or_default();
     let mut results = Vec::new();
     let mut timelines = Vec::new();
-    let mut t_seq = f64::NAN;
-    let mut t_comm = f64::NAN;
-    let mut grain = String::new();
-    let wanted: Vec<&Box<dyn Mode>> = all
-        .iter()
-        .filter(|m| opts.modes.iter().any(|n| n == m.name()))
-        .collect();
-    // Sequential always runs first: it defines T_seq and T_comm for the others.
-    let seq: &dyn Mode = &modes::Sequential;
-    let order: Vec<&dyn Mode> = std::iter::once(seq)
-        .chain(
-            wanted
-                .iter()
-                .map(|m| m.as_ref())
-                .filter(|m| m.name() != "sequential"),
-        )
-        .collect();
-    for m in order {
-        let listed = opts.modes.iter().any(|n| n == m.name());
-        if let Some(reason) = m.skip_reason(sys) {
+    for (i, m) in order.iter().enumerate() {
+        if !opts.modes.iter().any(|n| n == m.name()) {
+            continue;
+        }
+        let (err, trackers_ok) = checks[i];
+        if let Some(reason) = skipped[i].take() {
             results.push(ModeResult {
                 mode: m.name().into(),
                 median_ms: None,
@@ -248,56 +283,27 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
             });
             continue;
         }
-        let (err, trackers_ok) = if verify == Verify::Off {
-            (None, None)
-        } else {
-            sys.ranks.poison(gpu);
-            m.run(sys)?;
-            let (e, ok) = check(sys, inputs, verify)?;
-            (Some(e), Some(ok))
-        };
-        let mut totals = Vec::new();
-        let mut comms = Vec::new();
-        let mut lats = Vec::new();
-        let mut last = None;
-        for rep in 0..opts.warmup + opts.reps {
-            let r = m.run(sys)?;
-            if rep >= opts.warmup {
-                totals.push(r.total_us);
-                comms.extend(r.comm_us);
-                lats.extend(r.trigger_latency_us.iter().copied());
-                last = Some(r);
-            }
+        let med = median(&mut totals[i]) / 1e3;
+        if let Some(r) = last[i].take() {
+            timelines.push(r.timeline);
         }
-        let last = last.expect("reps >= 1");
-        let med = median(&mut totals.clone()) / 1e3;
-        if m.name() == "sequential" {
-            t_seq = med;
-            t_comm = median(&mut comms) / 1e3;
-            grain = last.timeline.grain.clone();
-        }
-        if listed {
-            timelines.push(last.timeline);
-            let ideal = t_gemm.max(t_comm);
-            results.push(ModeResult {
-                mode: m.name().into(),
-                median_ms: Some(med),
-                speedup: Some(t_seq / med),
-                overlap_efficiency: Some(if t_seq - ideal > 0.0 {
-                    (t_seq - med) / (t_seq - ideal)
-                } else {
-                    0.0
-                }),
-                bytes_moved: sys.plan.step_bytes(),
-                max_rel_error: err,
-                trackers_ok,
-                trigger_latency_median_us: (!lats.is_empty()).then(|| median(&mut lats.clone())),
-                trigger_latency_p99_us: (!lats.is_empty()).then(|| percentile(&mut lats, 0.99)),
-                skipped: None,
-            });
-        }
+        results.push(ModeResult {
+            mode: m.name().into(),
+            median_ms: Some(med),
+            speedup: Some(t_seq / med),
+            overlap_efficiency: Some(if t_seq - ideal > 0.0 {
+                (t_seq - med) / (t_seq - ideal)
+            } else {
+                0.0
+            }),
+            bytes_moved: sys.plan.step_bytes(),
+            max_rel_error: err,
+            trackers_ok,
+            trigger_latency_median_us: (!lats[i].is_empty()).then(|| median(&mut lats[i].clone())),
+            trigger_latency_p99_us: (!lats[i].is_empty()).then(|| percentile(&mut lats[i], 0.99)),
+            skipped: None,
+        });
     }
-    let ideal = t_gemm.max(t_comm);
     Ok(Report {
         adapter: gpu.describe(),
         config: opts.config.clone(),

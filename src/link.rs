@@ -212,8 +212,7 @@ impl LinkTable {
         })
     }
 
-    /// The smallest budget whose measured rate reaches `gbps` (the closest emulation of that link);
-    /// refused when even unthrottled steps are slower.
+    /// The budget that emulates a `gbps` link best.
     pub fn budget_for(&self, gbps: f64) -> Result<Link> {
         if !(gbps.is_finite() && gbps > 0.0) {
             return Err(Error::invalid(
@@ -222,19 +221,22 @@ impl LinkTable {
                 "a positive number of GB/s",
             ));
         }
+        // The budget whose measured rate is nearest to the asked one (on a log scale, so 148 and 282
+        // GB/s are judged by ratio against 150); refused when the fastest step is still too slow.
         let best = self.rows.iter().map(|r| r.gbps).fold(0.0, f64::max);
+        if best * 1.05 < gbps {
+            return Err(Error::invalid(
+                "link rate",
+                format!("{gbps} GB/s"),
+                format!("at most {best:.1} GB/s, the fastest step measured on this adapter"),
+            ));
+        }
+        let dist = |r: &LinkRow| (r.gbps / gbps).ln().abs();
         let row = self
             .rows
             .iter()
-            .filter(|r| r.gbps >= gbps)
-            .min_by(|a, b| a.gbps.total_cmp(&b.gbps))
-            .ok_or_else(|| {
-                Error::invalid(
-                    "link rate",
-                    format!("{gbps} GB/s"),
-                    format!("at most {best:.1} GB/s, the fastest step measured on this adapter"),
-                )
-            })?;
+            .min_by(|a, b| dist(a).total_cmp(&dist(b)))
+            .ok_or_else(|| Error::invalid("link table", "empty", "at least one measured budget"))?;
         Ok(match row.workgroups {
             Some(w) => Link::Workgroups(w),
             None => Link::Unthrottled,
@@ -257,5 +259,40 @@ impl LinkTable {
             s += &format!("{w:>11} {:>8.3} {:>8.1}\n", r.ms, r.gbps);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> LinkTable {
+        let row = |w: Option<u32>, gbps: f64| LinkRow {
+            workgroups: w,
+            gbps,
+            ms: 1.0,
+        };
+        LinkTable {
+            adapter: "test".into(),
+            bytes: 1 << 28,
+            timer: "gpu timestamps".into(),
+            rows: vec![
+                row(Some(8), 75.8),
+                row(Some(16), 148.5),
+                row(Some(32), 282.3),
+                row(None, 2060.0),
+            ],
+        }
+    }
+
+    #[test]
+    fn picks_the_nearest_budget() {
+        assert_eq!(table().budget_for(150.0).unwrap(), Link::Workgroups(16));
+        assert_eq!(table().budget_for(250.0).unwrap(), Link::Workgroups(32));
+        assert_eq!(table().budget_for(10.0).unwrap(), Link::Workgroups(8));
+        assert_eq!(table().budget_for(2000.0).unwrap(), Link::Unthrottled);
+        let e = table().budget_for(5000.0).unwrap_err().to_string();
+        assert!(e.contains("5000") && e.contains("2060.0"), "{e}");
+        assert!(table().budget_for(-1.0).is_err());
     }
 }

@@ -18,7 +18,10 @@ use t3_wgpu::workload;
 
 fn cases(ci: u32) -> u32 {
     if std::env::var("T3_SOAK").is_ok_and(|v| v == "1") {
-        std::env::var("T3_SOAK_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(500)
+        std::env::var("T3_SOAK_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(500)
     } else {
         ci
     }
@@ -46,34 +49,49 @@ fn random_configurations_match_reference() {
         any::<u64>(),
     );
     runner
-        .run(&strategy, |(m, n, k, ranks, chunks, coll, mode, link, land, seed)| {
-            // Keep only configurations that give every chunk a row (the library refuses the rest).
-            prop_assume!(ranks * chunks <= m);
-            let collective = Collective::ALL[coll];
-            let config = Config {
-                shape: Shape::new(m, n, k).unwrap(),
-                ranks,
-                chunks,
-                collective,
-                via: if land { ReduceVia::Land } else { ReduceVia::Update },
-                link: if link == 0 { Link::Unthrottled } else { Link::Workgroups(link) },
-            };
-            let what = format!("{config:?} seed {seed}");
-            let sys = System::new(gpu, &kernels, config).unwrap();
-            let inputs = Inputs::random(sys.config.shape, collective, &sys.chunking, seed);
-            sys.ranks.upload(gpu, &inputs);
-            let all = modes::all();
-            let mode = &all[mode];
-            if mode.skip_reason(&sys).is_some() {
-                return Ok(());
-            }
-            sys.ranks.poison(gpu);
-            mode.run(&sys).unwrap();
-            let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
-            prop_assert!(err <= 1e-5, "{} {what}: rel error {err}", mode.name());
-            prop_assert!(trackers_ok, "{} {what}: tracker missed its threshold", mode.name());
-            Ok(())
-        })
+        .run(
+            &strategy,
+            |(m, n, k, ranks, chunks, coll, mode, link, land, seed)| {
+                // Keep only configurations that give every chunk a row (the library refuses the rest).
+                prop_assume!(ranks * chunks <= m);
+                let collective = Collective::ALL[coll];
+                let config = Config {
+                    shape: Shape::new(m, n, k).unwrap(),
+                    ranks,
+                    chunks,
+                    collective,
+                    via: if land {
+                        ReduceVia::Land
+                    } else {
+                        ReduceVia::Update
+                    },
+                    link: if link == 0 {
+                        Link::Unthrottled
+                    } else {
+                        Link::Workgroups(link)
+                    },
+                };
+                let what = format!("{config:?} seed {seed}");
+                let sys = System::new(gpu, &kernels, config).unwrap();
+                let inputs = Inputs::random(sys.config.shape, collective, &sys.chunking, seed);
+                sys.ranks.upload(gpu, &inputs);
+                let all = modes::all();
+                let mode = &all[mode];
+                if mode.skip_reason(&sys).is_some() {
+                    return Ok(());
+                }
+                sys.ranks.poison(gpu);
+                mode.run(&sys).unwrap();
+                let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+                prop_assert!(err <= 1e-5, "{} {what}: rel error {err}", mode.name());
+                prop_assert!(
+                    trackers_ok,
+                    "{} {what}: tracker missed its threshold",
+                    mode.name()
+                );
+                Ok(())
+            },
+        )
         .unwrap();
 }
 
@@ -85,13 +103,16 @@ fn preset_table_never_panics() {
         ..PtConfig::default()
     });
     runner
-        .run(&("\\PC{0,24}", 1usize..100_000, 1e-4f64..=1.0), |(name, tokens, scale)| {
-            let _ = workload::closest(&name);
-            if let Some(p) = workload::find(&name, tokens, scale) {
-                prop_assert!(p.m >= 1 && p.n >= 1 && p.k >= 1);
-            }
-            Ok(())
-        })
+        .run(
+            &("\\PC{0,24}", 1usize..100_000, 1e-4f64..=1.0),
+            |(name, tokens, scale)| {
+                let _ = workload::closest(&name);
+                if let Some(p) = workload::find(&name, tokens, scale) {
+                    prop_assert!(p.m >= 1 && p.n >= 1 && p.k >= 1);
+                }
+                Ok(())
+            },
+        )
         .unwrap();
     for name in workload::names() {
         let p = workload::find(&name, 1, 1e-4).unwrap();
@@ -102,10 +123,46 @@ fn preset_table_never_panics() {
 #[test]
 fn command_lines_never_panic() {
     let words = [
-        "run", "sweep", "presets", "info", "calibrate", "--shape", "--preset", "--ranks", "--chunks", "--collective",
-        "--mode", "--reps", "--warmup", "--link-workgroups", "--link-gbps", "--scale", "--tokens", "--json", "--reduce",
-        "--no-verify", "0", "1", "-1", "3", "65", "1e9", "nan", "x", "4x4x4", "0x1x1", "99999999999999999999",
-        "tnlg-op-tp4", "all", "fused,host", "reduce-scatter", "all-gather", "land", "", "--", "-",
+        "run",
+        "sweep",
+        "presets",
+        "info",
+        "calibrate",
+        "--shape",
+        "--preset",
+        "--ranks",
+        "--chunks",
+        "--collective",
+        "--mode",
+        "--reps",
+        "--warmup",
+        "--link-workgroups",
+        "--link-gbps",
+        "--scale",
+        "--tokens",
+        "--json",
+        "--reduce",
+        "--no-verify",
+        "0",
+        "1",
+        "-1",
+        "3",
+        "65",
+        "1e9",
+        "nan",
+        "x",
+        "4x4x4",
+        "0x1x1",
+        "99999999999999999999",
+        "tnlg-op-tp4",
+        "all",
+        "fused,host",
+        "reduce-scatter",
+        "all-gather",
+        "land",
+        "",
+        "--",
+        "-",
     ];
     let mut runner = TestRunner::new(PtConfig {
         cases: cases(40),
@@ -132,7 +189,11 @@ fn command_lines_never_panic() {
                 .unwrap();
             let err = String::from_utf8_lossy(&o.stderr);
             prop_assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-            prop_assert!(matches!(o.status.code(), Some(0..=2)), "{args:?}: exit {:?}: {err}", o.status.code());
+            prop_assert!(
+                matches!(o.status.code(), Some(0..=2)),
+                "{args:?}: exit {:?}: {err}",
+                o.status.code()
+            );
             Ok(())
         })
         .unwrap();
