@@ -146,6 +146,22 @@ fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
     }
 }
 
+/// A wgpu error with its description and source chain (its Display alone says only "Validation Error").
+pub fn describe_error(e: &wgpu::Error) -> String {
+    let mut s = match e {
+        wgpu::Error::Validation { description, .. } | wgpu::Error::Internal { description, .. } => {
+            description.clone()
+        }
+        other => other.to_string(),
+    };
+    let mut src = std::error::Error::source(e);
+    while let Some(x) = src {
+        s += &format!(": {x}");
+        src = x.source();
+    }
+    s
+}
+
 /// The GPU context every other stage borrows.
 pub struct Gpu {
     pub instance: wgpu::Instance,
@@ -240,7 +256,7 @@ impl Gpu {
         let uncaptured = Arc::new(Mutex::new(Vec::new()));
         let unc2 = uncaptured.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            unc2.lock().unwrap().push(e.to_string());
+            unc2.lock().unwrap().push(describe_error(&e));
         }));
         let timeout = opts
             .timeout
@@ -320,7 +336,7 @@ impl Gpu {
         if let Some(e) = e1.or(e2) {
             return Err(Error::Gpu {
                 during: during.to_string(),
-                message: e.to_string(),
+                message: describe_error(&e),
             });
         }
         self.check(during)?;

@@ -1,6 +1,6 @@
 //! The `t3` command line: info, run, sweep, presets, calibrate; with no arguments, the demo.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -450,11 +450,19 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
     } else {
         None
     };
-    let mut csv = String::from("workload,") + report::CSV_HEADER + "\n";
+    let header = String::from("workload,") + report::CSV_HEADER + "\n";
     let to_stdout = a.csv == "-";
-    if to_stdout {
-        print!("{csv}");
-    }
+    // Rows are written as each point finishes, so an interrupted sweep keeps what it measured.
+    let mut file: Box<dyn std::io::Write> = if to_stdout {
+        print!("{header}");
+        Box::new(std::io::sink())
+    } else {
+        let mut f = std::fs::File::create(&a.csv).with_context(|| a.csv.clone())?;
+        f.write_all(header.as_bytes())
+            .with_context(|| a.csv.clone())?;
+        Box::new(f)
+    };
+    let mut failures = 0;
     for (i, (label, shape, r, c, coll, link)) in points.iter().enumerate() {
         let msg = format!("{label} ranks {r} chunks {c} link {}", link.describe());
         match &bar {
@@ -476,13 +484,28 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
             seed: a.seed,
             verify: if a.no_verify { Some(Verify::Off) } else { None },
         };
-        let rep = experiment::run(gpu, &kernels, &opts).with_context(|| msg.clone())?;
-        for row in report::csv_rows(&rep) {
+        // A failed point is recorded and the sweep goes on: hours of other points stay useful.
+        let rows = match experiment::run(gpu, &kernels, &opts) {
+            Ok(rep) => report::csv_rows(&rep),
+            Err(e) => {
+                failures += 1;
+                let line = format!("error: {msg}: {e}");
+                match &bar {
+                    Some(b) => b.println(&line),
+                    None => eprintln!("{line}"),
+                }
+                vec![report::csv_error_row(&opts.config, &e.to_string())]
+            }
+        };
+        for row in rows {
             let line = format!("{label},{row}\n");
             if to_stdout {
                 print!("{line}");
+            } else {
+                file.write_all(line.as_bytes())
+                    .with_context(|| a.csv.clone())?;
+                file.flush().with_context(|| a.csv.clone())?;
             }
-            csv += &line;
         }
         if let Some(b) = &bar {
             b.inc(1);
@@ -492,9 +515,13 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
         b.finish_and_clear();
     }
     if !to_stdout {
-        report::write(&a.csv, &csv)?;
         eprintln!("wrote {} ({} points)", a.csv, points.len());
     }
+    anyhow::ensure!(
+        failures == 0,
+        "{failures} of {} points failed (their rows say why)",
+        points.len()
+    );
     Ok(())
 }
 

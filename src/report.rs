@@ -135,6 +135,22 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
         .collect()
 }
 
+/// A CSV row for a sweep point that failed: its configuration, and the error in the `skipped` column.
+pub fn csv_error_row(c: &crate::modes::Config, error: &str) -> String {
+    let mut cols = vec![String::new(); CSV_HEADER.split(',').count()];
+    cols[1] = c.shape.m.to_string();
+    cols[2] = c.shape.n.to_string();
+    cols[3] = c.shape.k.to_string();
+    cols[4] = c.ranks.to_string();
+    cols[5] = c.chunks.to_string();
+    cols[6] = c.collective.to_string();
+    cols[7] = c.via.name().into();
+    cols[8] = csv_field(&c.link.describe());
+    cols[9] = "error".into();
+    *cols.last_mut().unwrap() = csv_field(error);
+    cols.join(",")
+}
+
 /// Writes `text` to `path`, naming the path in the error.
 pub fn write(path: &str, text: &str) -> Result<()> {
     std::fs::write(path, text).map_err(|source| Error::Io {

@@ -193,3 +193,29 @@ fn demo_presets_and_info() {
     }
     assert!(String::from_utf8_lossy(&o.stdout).contains("encoded"));
 }
+
+#[test]
+fn sweep_writes_a_row_per_point_and_mode() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let d = tmp("sweep");
+    let o = t3(
+        &[
+            "sweep", "--shape", "40x16x8", "--ranks", "2,4", "--chunks", "1,2", "--reps", "1",
+            "--warmup", "0", "--csv", "s.csv",
+        ],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("s.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 4, "{csv}");
+    assert!(csv.lines().skip(1).all(|l| !l.contains(",error,")), "{csv}");
+    // Not a terminal: plain progress lines, one per point.
+    assert_eq!(
+        stderr(&o).lines().filter(|l| l.starts_with('[')).count(),
+        4,
+        "{}",
+        stderr(&o)
+    );
+}

@@ -78,6 +78,20 @@ fn sequential_every_rank_count() {
 }
 
 #[test]
+fn many_ranks_and_chunks() {
+    // Thousands of ops: per-op uniform slots, query sets and 2-D folding at scale.
+    run_all(
+        32,
+        1,
+        64,
+        ReduceVia::Update,
+        Link::Workgroups(1),
+        &["sequential", "encoded"],
+    );
+    run_all(8, 16, 256, ReduceVia::Update, Link::Unthrottled, &["host"]);
+}
+
+#[test]
 fn overlap_modes_ranks_2_3() {
     for ranks in [2, 3] {
         run_all(

@@ -211,10 +211,12 @@ impl<'a> System<'a> {
                 .enumerate()
                 .map(|(i, op)| {
                     let dst = &ranks.locs[&op.dst];
+                    // Bound to its own slot: a binding that ran to the end of the buffer would
+                    // exceed max_uniform_buffer_binding_size once there are many ops.
                     let uniform = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                         buffer: &pbuf,
                         offset: (i * align) as u64,
-                        size: None,
+                        size: wgpu::BufferSize::new(align as u64),
                     });
                     match op.kind {
                         Kind::Gemm => {
