@@ -48,10 +48,13 @@ pub struct GpuOptions {
     pub adapter: Option<String>,
     /// "high", "low" or "none".
     pub power: Option<String>,
-    /// Bound on every wait; default from T3_TIMEOUT_S, else 120 s plus a share derived from the work.
+    /// Bound on every wait, exactly (overrides the derived bound); default from T3_TIMEOUT_S, else
+    /// 120 s plus a share derived from the work.
     pub timeout: Option<Duration>,
     /// Lower the storage-binding and buffer-size limits below the adapter's (tests of the limit paths).
     pub limit_override: Option<u64>,
+    /// Lower the workgroups per dispatch dimension below the adapter's (tests of 2-D folding).
+    pub dispatch_limit: Option<u32>,
 }
 
 /// What `t3 info` shows about one adapter.
@@ -176,6 +179,10 @@ pub struct Gpu {
     pub max_buffer: u64,
     /// Base bound on every wait.
     pub timeout: Duration,
+    /// Whether `timeout` was given explicitly: then it is the whole bound, not a base plus a share of the work.
+    timeout_fixed: bool,
+    /// Workgroups per dispatch dimension the library uses (the adapter's, or lower when asked).
+    pub max_workgroups_per_dim: u32,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
 }
@@ -258,16 +265,20 @@ impl Gpu {
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             unc2.lock().unwrap().push(describe_error(&e));
         }));
-        let timeout = opts
-            .timeout
-            .or_else(|| {
-                std::env::var("T3_TIMEOUT_S")
-                    .ok()
-                    .and_then(|s| s.parse::<f64>().ok())
-                    .filter(|s| *s > 0.0)
-                    .map(Duration::from_secs_f64)
-            })
-            .unwrap_or(Duration::from_secs(120));
+        let max_workgroups_per_dim = opts
+            .dispatch_limit
+            .unwrap_or(u32::MAX)
+            .min(limits.max_compute_workgroups_per_dimension)
+            .max(1);
+        let timeout = opts.timeout.or_else(|| {
+            std::env::var("T3_TIMEOUT_S")
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|s| *s > 0.0)
+                .map(Duration::from_secs_f64)
+        });
+        let timeout_fixed = timeout.is_some();
+        let timeout = timeout.unwrap_or(Duration::from_secs(120));
         let cap = opts.limit_override.unwrap_or(u64::MAX);
         Ok(Gpu {
             max_binding: limits.max_storage_buffer_binding_size.min(cap),
@@ -280,6 +291,8 @@ impl Gpu {
             features,
             limits,
             timeout,
+            timeout_fixed,
+            max_workgroups_per_dim,
             lost,
             uncaptured,
         })
@@ -346,6 +359,9 @@ impl Gpu {
     /// The bound for a wait on work of `flops` operations and `bytes` of traffic: the base timeout plus the
     /// time that work would take at 1 GFLOP/s and 1 GB/s, rates far below any GPU and below lavapipe too.
     pub fn timeout_for(&self, flops: f64, bytes: f64) -> Duration {
+        if self.timeout_fixed {
+            return self.timeout;
+        }
         self.timeout + Duration::from_secs_f64((flops / 1e9 + bytes / 1e9).min(1e6))
     }
 
@@ -516,7 +532,7 @@ impl Gpu {
     /// Folds `groups` workgroups into a 2-D dispatch within max_compute_workgroups_per_dimension.
     /// Kernels recover the linear id as `id.x + id.y * dispatch_x` and ignore ids past `groups`.
     pub fn fold(&self, groups: u32) -> (u32, u32) {
-        let max = self.limits.max_compute_workgroups_per_dimension.max(1);
+        let max = self.max_workgroups_per_dim;
         if groups <= max {
             (groups.max(1), 1)
         } else {

@@ -157,3 +157,39 @@ fn bad_input_is_a_typed_error() {
             || e.to_string().contains("max_buffer_size")
     );
 }
+
+#[test]
+fn forced_timeout_is_an_error_naming_the_work() {
+    if common::gpu().is_none() {
+        return;
+    }
+    // A bound far below what any adapter needs for a 512³ GEMM.
+    let gpu = Gpu::new(&GpuOptions {
+        timeout: Some(std::time::Duration::from_nanos(1)),
+        ..Default::default()
+    })
+    .unwrap();
+    let kernel = GemmKernel::new(&gpu).unwrap();
+    let s = Shape::new(512, 512, 512).unwrap();
+    let g = TrackedGemm::new(&gpu, &kernel, s, 1, None).unwrap();
+    let e = g.run(&gpu, &kernel, StoreMode::Store, true).unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    assert!(e.to_string().contains("tracked gemm 512x512x512"), "{e}");
+}
+
+#[test]
+fn workgroups_fold_into_two_dimensions() {
+    if common::gpu().is_none() {
+        return;
+    }
+    // With at most 3 workgroups per dimension, 4 x 3 tiles need a 2-D dispatch.
+    let gpu = Gpu::new(&GpuOptions {
+        dispatch_limit: Some(3),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(gpu.fold(12), (3, 4));
+    assert_eq!(gpu.fold(10), (3, 4));
+    let kernel = GemmKernel::new(&gpu).unwrap();
+    check(&gpu, &kernel, 500, 300, 20, 3, None);
+}
