@@ -313,15 +313,13 @@ pub fn valid_scale(scale: f64) -> bool {
 
 /// The whole preset table, for every model x sublayer x TP degree in [`TP_DEGREES`], in
 /// that order (80 presets), at `tokens` tokens, every dimension shrunk by `scale`.
-///
-/// # Panics
-/// If `tokens` is 0 or `scale` is not in (0, 1] (see [`valid_scale`]).
+/// Empty when `tokens` is 0 or `scale` is not in (0, 1] (see [`valid_scale`]).
 pub fn presets(tokens: usize, scale: f64) -> Vec<Preset> {
-    assert!(tokens > 0, "workload: tokens must be positive");
-    assert!(
-        valid_scale(scale),
-        "workload: scale must be in (0, 1], got {scale}"
-    );
+    // Out-of-range parameters give no presets rather than a panic: the library never panics on
+    // user input, and the CLI validates both before it gets here.
+    if tokens == 0 || !valid_scale(scale) {
+        return Vec::new();
+    }
     let mut out = Vec::with_capacity(MODELS.len() * SUBLAYERS.len() * TP_DEGREES.len());
     for model in &MODELS {
         for sub in &SUBLAYERS {
@@ -334,9 +332,7 @@ pub fn presets(tokens: usize, scale: f64) -> Vec<Preset> {
 }
 
 /// The preset called `name` (case-insensitive, surrounding whitespace ignored).
-///
-/// # Panics
-/// As [`presets`], on a zero token count or a scale outside (0, 1].
+/// None also for the parameters [`presets`] refuses.
 pub fn find(name: &str, tokens: usize, scale: f64) -> Option<Preset> {
     let wanted = name.trim().to_ascii_lowercase();
     presets(tokens, scale)
@@ -605,15 +601,11 @@ mod tests {
     }
 
     #[test]
-    #[should_panic]
-    fn scale_above_one_panics() {
-        let _ = presets(8192, 1.5);
-    }
-
-    #[test]
-    #[should_panic]
-    fn zero_scale_panics() {
-        let _ = presets(8192, 0.0);
+    fn bad_parameters_give_no_presets() {
+        assert!(presets(8192, 1.5).is_empty());
+        assert!(presets(8192, 0.0).is_empty());
+        assert!(presets(0, 1.0).is_empty());
+        assert!(find("tnlg-fc2-tp8", 8192, f64::NAN).is_none());
     }
 
     #[test]
