@@ -6,7 +6,6 @@
 use super::{grain, run_passes, Mode, Run, System};
 use crate::error::Result;
 use crate::gemm::StoreMode;
-use crate::timeline::Timeline;
 
 pub struct Encoded;
 
@@ -28,23 +27,6 @@ impl Mode for Encoded {
         }
         passes.retain(|p| !p.is_empty());
         let t = run_passes(sys, &passes, StoreMode::Store, "encoded")?;
-        let mut events = Vec::new();
-        for (k, ops) in passes.iter().enumerate() {
-            events.extend(sys.pass_events(ops, t[k].0, t[k].1, Some(k)));
-        }
-        let total = t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0);
-        Ok(Run {
-            total_us: total,
-            gemm_us: None,
-            comm_us: None,
-            timeline: Timeline {
-                mode: self.name().into(),
-                grain: grain(sys),
-                ranks: sys.config.ranks,
-                events,
-            },
-            trigger_latency_us: vec![],
-            op_spans: super::op_spans(sys.plan.ops.len(), &passes, &t),
-        })
+        Ok(Run::from_passes(sys, self.name(), grain(sys), &passes, &t))
     }
 }

@@ -11,7 +11,7 @@ use super::{grain, Mode, Run, System};
 use crate::error::{Error, Result};
 use crate::gemm::StoreMode;
 use crate::plan::Kind;
-use crate::timeline::{Event, EventKind, Lane, Timeline};
+use crate::timeline::{Event, EventKind, Lane};
 
 pub struct Host;
 
@@ -117,10 +117,12 @@ impl Mode for Host {
                 .map(|(k, &e)| (if k == 0 { 0.0 } else { host_ends[k - 1] }, e))
                 .collect();
         }
-        let mut events = Vec::new();
-        for (k, ops) in passes.iter().enumerate() {
-            events.extend(sys.pass_events(ops, t[k].0, t[k].1, Some(k)));
-        }
+        let grain = if gpu_clock {
+            grain(sys)
+        } else {
+            "submission (host clock)".into()
+        };
+        let mut run = Run::from_passes(sys, self.name(), grain, &passes, &t);
         // The host clock is aligned to the GPU clock at the first submission (its pass begins at 0), so
         // latencies include the launch delay of one submission: an upper bound.
         let mut lat = Vec::new();
@@ -136,7 +138,7 @@ impl Mode for Host {
                 Kind::Copy { src } | Kind::Reduce { src } => src.rank,
                 Kind::Gemm => op.dst.rank,
             };
-            events.push(Event {
+            run.timeline.events.push(Event {
                 lane: Lane::Host,
                 kind: EventKind::Trigger,
                 name: format!("trigger r{src}->r{} c{}", op.dst.rank, op.dst.chunk),
@@ -147,23 +149,7 @@ impl Mode for Host {
                 end_us: at.max(ready_at),
             });
         }
-        let total = t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0);
-        Ok(Run {
-            total_us: total,
-            gemm_us: None,
-            comm_us: None,
-            timeline: Timeline {
-                mode: self.name().into(),
-                grain: if gpu_clock {
-                    grain(sys)
-                } else {
-                    "submission (host clock)".into()
-                },
-                ranks: sys.config.ranks,
-                events,
-            },
-            trigger_latency_us: lat,
-            op_spans: super::op_spans(sys.plan.ops.len(), &passes, &t),
-        })
+        run.trigger_latency_us = lat;
+        Ok(run)
     }
 }

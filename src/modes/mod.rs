@@ -65,6 +65,36 @@ pub struct Run {
     pub op_spans: Vec<(f64, f64)>,
 }
 
+impl Run {
+    /// A run made of `passes` (op indices) that took `t` (µs intervals): its total, one timeline event
+    /// per lane and pass, and each op's span. Modes add what only they know.
+    pub fn from_passes(
+        sys: &System,
+        mode: &str,
+        grain: String,
+        passes: &[Vec<usize>],
+        t: &[(f64, f64)],
+    ) -> Run {
+        let mut events = Vec::new();
+        for (k, ops) in passes.iter().enumerate() {
+            events.extend(sys.pass_events(ops, t[k].0, t[k].1, Some(k)));
+        }
+        Run {
+            total_us: t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0),
+            gemm_us: None,
+            comm_us: None,
+            timeline: Timeline {
+                mode: mode.into(),
+                grain,
+                ranks: sys.config.ranks,
+                events,
+            },
+            trigger_latency_us: vec![],
+            op_spans: op_spans(sys.plan.ops.len(), passes, t),
+        }
+    }
+}
+
 /// Each op's span from the passes it ran in.
 pub fn op_spans(n_ops: usize, passes: &[Vec<usize>], t: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut spans = vec![(f64::NAN, f64::NAN); n_ops];

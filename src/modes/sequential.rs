@@ -3,7 +3,6 @@
 use super::{grain, run_passes, Mode, Run, System};
 use crate::error::Result;
 use crate::gemm::StoreMode;
-use crate::timeline::Timeline;
 
 pub struct Sequential;
 
@@ -35,26 +34,13 @@ impl Mode for Sequential {
     fn run(&self, sys: &System) -> Result<Run> {
         let (passes, stages) = passes(sys);
         let t = run_passes(sys, &passes, StoreMode::Store, "sequential")?;
-        let mut events = Vec::new();
-        for (k, ops) in passes.iter().enumerate() {
-            events.extend(sys.pass_events(ops, t[k].0, t[k].1, Some(k)));
-        }
         let span = |r: &[(f64, f64)]| match (r.first(), r.last()) {
             (Some(a), Some(b)) => b.1 - a.0,
             _ => 0.0,
         };
-        Ok(Run {
-            total_us: span(&t),
-            gemm_us: Some(span(&t[..stages])),
-            comm_us: Some(span(&t[stages..])),
-            timeline: Timeline {
-                mode: self.name().into(),
-                grain: grain(sys),
-                ranks: sys.config.ranks,
-                events,
-            },
-            trigger_latency_us: vec![],
-            op_spans: super::op_spans(sys.plan.ops.len(), &passes, &t),
-        })
+        let mut run = Run::from_passes(sys, self.name(), grain(sys), &passes, &t);
+        run.gemm_us = Some(span(&t[..stages]));
+        run.comm_us = Some(span(&t[stages..]));
+        Ok(run)
     }
 }
