@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod link;
 pub mod modes;
 pub mod plan;
+pub mod plot;
 pub mod ranks;
 pub mod reference;
 pub mod report;

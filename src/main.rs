@@ -63,6 +63,19 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Plot a sweep's CSV: speedup and overlap efficiency of every mode against one column (SVG).
+    Plot {
+        /// The CSV `t3 sweep` wrote.
+        #[arg(long)]
+        csv: String,
+        /// The swept column for the x axis: ranks, chunks, m, n or k.
+        #[arg(long, default_value = "ranks")]
+        x: String,
+        #[arg(long)]
+        svg: String,
+        #[arg(long)]
+        title: Option<String>,
+    },
     /// Measure the GB/s a step reaches at each workgroup budget and save the link table.
     Calibrate {
         /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter).
@@ -555,6 +568,18 @@ fn info(g: &GpuArgs, json: bool) -> Result<()> {
     Ok(())
 }
 
+fn plot(csv: &str, x: &str, svg: &str, title: Option<&str>) -> Result<()> {
+    let text = std::fs::read_to_string(csv).with_context(|| csv.to_string())?;
+    let points =
+        t3_wgpu::plot::points_from_csv(&text, x).map_err(|e| anyhow::anyhow!("{csv}: {e}"))?;
+    let title = title
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{csv}: speedup and overlap efficiency vs {x}"));
+    report::write(svg, &t3_wgpu::plot::svg(&points, x, &title))?;
+    eprintln!("wrote {svg}");
+    Ok(())
+}
+
 fn calibrate(gpu: &Gpu, mib: Option<usize>, reps: usize, out: &str, json: bool) -> Result<()> {
     let kernel = t3_wgpu::steps::StepKernel::new(gpu)?;
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
@@ -644,6 +669,7 @@ fn main() -> ExitCode {
             }
         }
         Some(Cmd::Run(a)) => open_gpu(&cli.gpu).and_then(|g| run(&g, a)),
+        Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => open_gpu(&cli.gpu).and_then(|g| sweep(&g, a)),
         Some(Cmd::Calibrate {
             mib,
