@@ -141,7 +141,7 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
 
 /// The reference work of a full check, in multiply-adds.
 fn reference_work(c: &Config) -> f64 {
-    c.shape.flops() / 2.0 * c.ranks as f64
+    c.total_flops() / 2.0
 }
 
 /// Validates `opts`, builds the system and uploads fresh inputs.
@@ -319,8 +319,8 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
         t_comm_ms: t_comm,
         t_seq_ms: t_seq,
         ideal_ms: ideal,
-        device_memory_bytes: sys.ranks.allocated,
-        gemm_tflops: opts.config.shape.flops() * opts.config.ranks as f64 / (t_gemm * 1e-3) / 1e12,
+        device_memory_bytes: sys.device_bytes(),
+        gemm_tflops: opts.config.total_flops() / (t_gemm * 1e-3) / 1e12,
         results,
         timelines,
     })

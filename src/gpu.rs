@@ -274,12 +274,14 @@ impl Gpu {
             std::env::var("T3_TIMEOUT_S")
                 .ok()
                 .and_then(|s| s.parse::<f64>().ok())
-                .filter(|s| *s > 0.0)
-                .map(Duration::from_secs_f64)
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .filter(|d| !d.is_zero())
         });
         let timeout_fixed = timeout.is_some();
         let timeout = timeout.unwrap_or(Duration::from_secs(120));
-        let cap = opts.limit_override.unwrap_or(u64::MAX);
+        // Kernels index elements with u32 and bind at u32 byte sizes: cap at u32::MAX bytes whatever
+        // the adapter reports (Metal can report its whole buffer size).
+        let cap = opts.limit_override.unwrap_or(u64::MAX).min(u32::MAX as u64);
         Ok(Gpu {
             max_binding: limits.max_storage_buffer_binding_size.min(cap),
             max_buffer: limits.max_buffer_size.min(cap),
@@ -514,7 +516,7 @@ impl Gpu {
         len: usize,
     ) -> Result<Vec<f32>> {
         let b = self.read(what, src, offset, (len * 4) as u64)?;
-        Ok(bytemuck::cast_slice(&b).to_vec())
+        Ok(bytemuck::pod_collect_to_vec(&b))
     }
 
     /// Reads back `len` u32 values.
@@ -526,7 +528,7 @@ impl Gpu {
         len: usize,
     ) -> Result<Vec<u32>> {
         let b = self.read(what, src, offset, (len * 4) as u64)?;
-        Ok(bytemuck::cast_slice(&b).to_vec())
+        Ok(bytemuck::pod_collect_to_vec(&b))
     }
 
     /// Folds `groups` workgroups into a 2-D dispatch within max_compute_workgroups_per_dimension.

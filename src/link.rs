@@ -139,7 +139,7 @@ pub fn time_step(
                 gpu.timeout_for(0.0, 2.0 * bytes as f64 * runs as f64),
             )?;
             let t = gpu.read("calibration timestamps", &resolve, 0, 16 * runs as u64)?;
-            let ticks: &[u64] = bytemuck::cast_slice(&t);
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&t);
             let p = gpu.queue.get_timestamp_period() as f64;
             ticks
                 .chunks(2)
@@ -182,7 +182,8 @@ pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Res
                     Link::Workgroups(w) => Some(*w),
                     Link::Unthrottled => None,
                 },
-                gbps: bytes as f64 / s / 1e9,
+                // A zero-length timing (no timestamp resolution) must not become an infinite rate.
+                gbps: bytes as f64 / s.max(1e-9) / 1e9,
                 ms: s * 1e3,
             })
             .collect(),

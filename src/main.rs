@@ -33,13 +33,13 @@ struct Cli {
 #[derive(Args, Clone)]
 struct GpuArgs {
     /// Backends to consider (vulkan, metal, dx12, gl; comma list). Default: WGPU_BACKEND, else all but gl.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = backends)]
     backend: Option<String>,
     /// Substring of the adapter name. Default: WGPU_ADAPTER_NAME.
     #[arg(long, global = true)]
     adapter: Option<String>,
     /// Bound on every GPU wait, seconds (default: T3_TIMEOUT_S, else 120 plus a share of the work).
-    #[arg(long, global = true, value_parser = positive_f64)]
+    #[arg(long, global = true, value_parser = timeout_secs)]
     timeout: Option<f64>,
 }
 
@@ -221,6 +221,35 @@ fn positive_f64(s: &str) -> Result<f64, String> {
     }
 }
 
+fn timeout_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1e9 => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds in (0, 1e9]")),
+    }
+}
+
+fn backends(s: &str) -> Result<String, String> {
+    for b in s.split(',').map(|b| b.trim().to_lowercase()) {
+        if ![
+            "vulkan",
+            "metal",
+            "dx12",
+            "gl",
+            "webgpu",
+            "primary",
+            "secondary",
+            "all",
+        ]
+        .contains(&b.as_str())
+        {
+            return Err(format!(
+                "unknown backend '{b}' (vulkan, metal, dx12, gl; comma-separated)"
+            ));
+        }
+    }
+    Ok(s.to_string())
+}
+
 fn scale(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if workload::valid_scale(v) => Ok(v),
@@ -317,7 +346,12 @@ fn resolve(
                 pr.name,
             ))
         }
-        (None, None) => anyhow::bail!("give --shape MxNxK or --preset NAME (see `t3 presets`)"),
+        (None, None) => Err(t3_wgpu::Error::invalid(
+            "workload",
+            "none given",
+            "--shape MxNxK or --preset NAME (see `t3 presets`)",
+        )
+        .into()),
     }
 }
 
@@ -363,6 +397,13 @@ fn outputs(a: &RunArgs, r: &Report) -> Result<()> {
     Ok(())
 }
 
+/// Whether any mode's check failed: a wrong number is a failure, never just a row.
+fn wrong(r: &Report) -> bool {
+    r.results.iter().any(|m| {
+        m.trackers_ok == Some(false) || m.max_rel_error.is_some_and(|e| e.is_nan() || e > 1e-4)
+    })
+}
+
 fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
     let (shape, ranks, collective, label) = resolve(&a.workload, a.ranks, a.collective)?;
     let kernels = Kernels::new(gpu)?;
@@ -391,11 +432,8 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
         report::dump(dir, &sys, &inputs)?;
         eprintln!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }
-    let wrong = r.results.iter().any(|m| {
-        m.trackers_ok == Some(false) || m.max_rel_error.is_some_and(|e| e.is_nan() || e > 1e-4)
-    });
     anyhow::ensure!(
-        !wrong,
+        !wrong(&r),
         "a mode's result or tracker check failed (see the table)"
     );
     Ok(())
@@ -412,7 +450,14 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
             format!("{s}"),
         )]
     } else {
-        anyhow::ensure!(!a.presets.is_empty(), "give --presets or --shape");
+        if a.presets.is_empty() {
+            return Err(t3_wgpu::Error::invalid(
+                "workload",
+                "none given",
+                "--presets NAME,... or --shape MxNxK",
+            )
+            .into());
+        }
         a.presets
             .iter()
             .map(|p| {
@@ -499,7 +544,19 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
         };
         // A failed point is recorded and the sweep goes on: hours of other points stay useful.
         let rows = match experiment::run(gpu, &kernels, &opts) {
-            Ok(rep) => report::csv_rows(&rep),
+            Ok(rep) => {
+                if wrong(&rep) {
+                    failures += 1;
+                    let line = format!(
+                        "error: {msg}: a mode's result or tracker check failed (see its row)"
+                    );
+                    match &bar {
+                        Some(b) => b.println(&line),
+                        None => eprintln!("{line}"),
+                    }
+                }
+                report::csv_rows(&rep)
+            }
             Err(e) => {
                 failures += 1;
                 let line = format!("error: {msg}: {e}");

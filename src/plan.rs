@@ -316,6 +316,34 @@ mod tests {
     }
 
     #[test]
+    fn steps_overlap_later_gemm_stages() {
+        let ch = Chunking::new(80, 4, 1).unwrap();
+        let level_of_steps = |c| {
+            let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, ReduceVia::Update);
+            let mut v: Vec<(usize, usize)> = plan
+                .ops
+                .iter()
+                .filter(|o| o.kind != Kind::Gemm)
+                .map(|o| (o.stage, o.level))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        // Direct: the shard made at stage s lands while stage s+1's GEMM runs.
+        assert_eq!(
+            level_of_steps(Collective::DirectReduceScatter),
+            vec![(1, 2), (2, 3), (3, 4)]
+        );
+        // Ring: a step updates the chunk its destination makes one stage later, so it waits for that
+        // GEMM: step s shares a pass with GEMM stage s+2 (the last step runs after every GEMM).
+        assert_eq!(
+            level_of_steps(Collective::ReduceScatter),
+            vec![(0, 2), (1, 3), (2, 4)]
+        );
+    }
+
+    #[test]
     fn land_moves_more_bytes_than_update() {
         let ch = Chunking::new(64, 4, 2).unwrap();
         let s = Schedule::new(Collective::ReduceScatter, &ch);

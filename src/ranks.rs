@@ -162,7 +162,7 @@ impl Ranks {
         self.encode_counter_readback(&mut enc, &staging);
         let idx = gpu.submit("reading trackers", vec![enc.finish()])?;
         let bytes = gpu.map_read("trackers", &staging, idx, (self.loc_order.len() * 4) as u64)?;
-        let vals: &[u32] = bytemuck::cast_slice(&bytes);
+        let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
         Ok(self
             .loc_order
             .iter()
@@ -179,11 +179,26 @@ impl Ranks {
         x: usize,
         rows: std::ops::Range<usize>,
     ) -> Result<Vec<f32>> {
-        let l = &self.locs[&Loc {
+        let loc = Loc {
             rank: p,
             chunk: x,
             buf: Buf::Out,
-        }];
+        };
+        let l = self.locs.get(&loc).ok_or_else(|| {
+            crate::Error::invalid(
+                "rank/chunk",
+                format!("rank {p} chunk {x}"),
+                "an output the plan writes",
+            )
+        })?;
+        let len = self.chunking.rows(x).len();
+        if rows.start > rows.end || rows.end > len {
+            return Err(crate::Error::invalid(
+                "rows",
+                format!("{rows:?}"),
+                format!("within the chunk's {len} rows"),
+            ));
+        }
         let n = self.shape.n;
         gpu.read_f32(
             &format!("rank {p} chunk {x}"),
@@ -222,7 +237,8 @@ impl Inputs {
         Inputs { a, b, seed }
     }
 
-    /// The f64 value output row `row` must end with on any rank that holds it finished.
+    /// The f64 value output row `row` must end with on any rank that holds it finished (empty for a
+    /// row outside the output or inputs of another shape).
     pub fn expected_row(
         &self,
         shape: Shape,
@@ -231,6 +247,15 @@ impl Inputs {
         row: usize,
     ) -> Vec<f64> {
         let (n, k) = (shape.n, shape.k);
+        let fits = |p: usize, rows: usize| {
+            self.a.get(p).is_some_and(|a| a.len() == rows * k)
+                && self.b.get(p).is_some_and(|b| b.len() == k * n)
+        };
+        if row >= chunking.total_rows()
+            || !(0..chunking.shards).all(|p| fits(p, a_rows(collective, chunking, p).len()))
+        {
+            return Vec::new();
+        }
         let mut out = vec![0f64; n];
         let mut add = |a_row: &[f32], b: &[f32]| {
             for (kk, &av) in a_row.iter().enumerate() {
@@ -241,9 +266,10 @@ impl Inputs {
             }
         };
         if collective.row_split() {
-            let s = (0..chunking.shards)
-                .find(|&s| chunking.shard_rows(s).contains(&row))
-                .unwrap();
+            let Some(s) = (0..chunking.shards).find(|&s| chunking.shard_rows(s).contains(&row))
+            else {
+                return Vec::new();
+            };
             let local = row - chunking.shard_rows(s).start;
             add(&self.a[s][local * k..(local + 1) * k], &self.b[s]);
         } else {

@@ -143,18 +143,18 @@ impl Schedule {
                 }
             }
             Collective::DirectReduceScatter => {
-                // Stagger: rank p produces shard p+1 first, ... its own shard last; each stage every owner
+                // Stagger: rank p produces its own shard first, then shard p+1, p+2, ...; the shard
+                // made at stage s goes straight to its owner, which has its own partial of it since
+                // stage 0, so the update never waits on the owner, and each stage every owner
                 // receives from exactly one rank.
                 for (p, prod) in production.iter_mut().enumerate() {
                     for s in 0..r {
-                        prod.extend(
-                            shard_chunks(md(p as isize + 1 + s as isize, r)).map(|x| (s, x)),
-                        );
+                        prod.extend(shard_chunks(md(p as isize + s as isize, r)).map(|x| (s, x)));
                     }
                 }
-                for s in 0..r.saturating_sub(1) {
+                for s in 1..r {
                     for p in 0..r {
-                        let o = md(p as isize + 1 + s as isize, r);
+                        let o = md(p as isize + s as isize, r);
                         for x in shard_chunks(o) {
                             steps.push(Step {
                                 stage: s,

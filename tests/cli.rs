@@ -39,6 +39,11 @@ fn usage_errors_exit_2_naming_the_value() {
         (&["run", "--shape", "8x8x8", "--ranks", "65"], "65"),
         (&["run", "--shape", "8x8x8", "--mode", "warp"], "warp"),
         (&["presets", "--scale", "2"], "'2'"),
+        (&["run", "--timeout", "1e20", "--shape", "8x8x8"], "1e20"),
+        (
+            &["run", "--backend", "vulcan", "--shape", "8x8x8"],
+            "vulcan",
+        ),
         (&["frobnicate"], "frobnicate"),
     ];
     for (args, needle) in cases {
@@ -64,6 +69,13 @@ fn ranks_that_do_not_fit_are_usage_errors() {
         return;
     }
     let d = tmp("fit");
+    let o = t3(&["run"], &d);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--shape MxNxK or --preset"),
+        "{}",
+        stderr(&o)
+    );
     let o = t3(&["run", "--shape", "3x8x8", "--ranks", "4"], &d);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(

@@ -4,14 +4,16 @@
 // complete that chunk: a chain of transfers run by one workgroup. Nothing ever waits on another
 // workgroup, so no forward-progress guarantee is needed.
 //
-// Memory model: every access to the shared output is atomic (put = cas.wgsl: dst is
-// array<atomic<u32>>; tiles and reduces are CAS adds, copies atomicStore, the transfer reads
-// atomicLoad), and atomics on one location are totally ordered on every device, so a transfer never
-// reads a stale element without needing `@coherent` (MEMORY_DECORATION_COHERENT). The storageBarrier
-// before each counter increment makes the workgroup's earlier output atomics complete first (naga
-// lowers it to OpControlBarrier with AcquireRelease | UniformMemory semantics on Vulkan,
-// threadgroup_barrier(mem_device) on Metal); the one after observing completion orders the
-// transfer's loads after the observation.
+// Memory model. Deliberately no `@coherent` (MEMORY_DECORATION_COHERENT): every access to the shared
+// output is an atomic (put = cas.wgsl: dst is array<atomic<u32>>; tiles and reduces are CAS adds,
+// copies atomicStore, the transfer reads atomicLoad), and atomics are performed at the device's
+// point of coherence (L2 on NVIDIA and AMD), never served from a non-coherent L1. Visibility in the
+// right order comes from the barriers: the storageBarrier before each counter increment completes
+// the workgroup's earlier output atomics first, and the one after observing completion orders the
+// transfer's loads after the observation. naga lowers storageBarrier to OpControlBarrier with
+// AcquireRelease | UniformMemory semantics on Vulkan (workgroup execution scope; on the devices we
+// ran, Mesa lavapipe and NVIDIA, atomics are device-coherent, so this suffices), and to
+// threadgroup_barrier(mem_flags::mem_device) on Metal. So the mode needs no optional feature.
 
 // Mirrors `Forward` in src/modes/fused.rs: keep in sync. Indexed by counter (rank * chunks + chunk).
 struct Forward {

@@ -2,6 +2,11 @@
 //! submission. Pass L holds GEMM stage L and then every step whose inputs were completed by earlier
 //! passes; those ops touch disjoint buffers (the plan guarantees it), so wgpu puts no barrier between
 //! them and the GPU runs the steps in the slots the GEMM leaves free. No host round trip.
+//!
+//! Where a step lands: a direct reduce-scatter step of stage s shares the pass of GEMM stage s+1. A
+//! ring step of stage s updates the chunk its destination produces at stage s+1 (T3's stagger), and
+//! an update may only follow that GEMM's stores, so it shares the pass of GEMM stage s+2; the last
+//! ring step runs after the last GEMM stage (plan.rs, `steps_overlap_later_gemm_stages`).
 
 use super::{grain, run_passes, Mode, Run, System};
 use crate::error::Result;

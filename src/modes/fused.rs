@@ -42,8 +42,29 @@ pub struct FusedState {
     total_wg: u32,
     /// Element offset of each (rank, chunk) in `out`.
     offsets: HashMap<(usize, usize), u64>,
-    /// Keeps the operand copies alive for the bind group.
+    /// Packed operands and each rank's element offset in `a`.
+    a: wgpu::Buffer,
+    b: wgpu::Buffer,
+    a_offs: Vec<u64>,
+    /// Device memory the packed buffers take.
+    pub bytes: u64,
+    /// Keeps the tables alive for the bind group.
     _keep: Vec<wgpu::Buffer>,
+}
+
+/// Copies every rank's A and B into the packed buffers (each run: the ranks' inputs may have changed).
+fn pack(sys: &System, st: &FusedState, enc: &mut wgpu::CommandEncoder) {
+    let (k, n) = (sys.config.shape.k, sys.config.shape.n);
+    for (p, rb) in sys.ranks.ranks.iter().enumerate() {
+        enc.copy_buffer_to_buffer(
+            &rb.a,
+            0,
+            &st.a,
+            st.a_offs[p] * 4,
+            (rb.a_rows * k * 4) as u64,
+        );
+        enc.copy_buffer_to_buffer(&rb.b, 0, &st.b, (p * k * n * 4) as u64, (k * n * 4) as u64);
+    }
 }
 
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
@@ -123,19 +144,12 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
     let b = mk("fused B (all ranks)", r * k * n * 4)?;
     let out = mk("fused outputs (all ranks)", r * m * n * 4)?;
     let counters = mk("fused trackers (all ranks)", fwd.len() * 4)?;
-    // Operands are copied once from the ranks' own buffers.
-    let mut enc = gpu.device.create_command_encoder(&Default::default());
     let mut a_offs = Vec::new();
     let mut off = 0u64;
-    for (p, rb) in sys.ranks.ranks.iter().enumerate() {
-        let bytes = (rb.a_rows * k * 4) as u64;
-        enc.copy_buffer_to_buffer(&rb.a, 0, &a, off, bytes);
-        a_offs.push(off / 4);
-        off += bytes;
-        enc.copy_buffer_to_buffer(&rb.b, 0, &b, (p * k * n * 4) as u64, (k * n * 4) as u64);
+    for rb in &sys.ranks.ranks {
+        a_offs.push(off);
+        off += (rb.a_rows * k) as u64;
     }
-    gpu.submit("packing operands for fused mode", vec![enc.finish()])
-        .map_err(|e| e.to_string())?;
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
     let nch = sys.chunking.count();
     let mut order: Vec<(usize, usize, usize)> = sys
@@ -220,13 +234,18 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
     let offsets = (0..r * nch)
         .map(|c| ((c / nch, c % nch), fwd[c].off as u64))
         .collect();
+    let bytes = a.size() + b.size() + out.size() + counters.size();
     Ok(FusedState {
         out,
         counters,
         bind,
         total_wg: wg,
         offsets,
-        _keep: vec![a, b, pbuf, jbuf, fbuf],
+        a,
+        b,
+        a_offs,
+        bytes,
+        _keep: vec![pbuf, jbuf, fbuf],
     })
 }
 
@@ -263,6 +282,7 @@ impl Mode for Fused {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("fused"),
             });
+        pack(sys, st, &mut enc);
         enc.clear_buffer(&st.out, 0, None);
         enc.clear_buffer(&st.counters, 0, None);
         {

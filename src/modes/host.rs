@@ -101,8 +101,8 @@ impl Mode for Host {
             t0.get_or_insert_with(Instant::now);
             let bytes = gpu.map_read("tracker counters", &staging, idx, (n_locs * 4) as u64)?;
             host_ends.push(t0.unwrap().elapsed().as_secs_f64() * 1e6);
-            let vals: &[u32] = bytemuck::cast_slice(&bytes);
-            for (l, v) in sys.ranks.loc_order.iter().zip(vals) {
+            let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+            for (l, v) in sys.ranks.loc_order.iter().zip(&vals) {
                 counters.insert(*l, *v);
             }
             passes.push(ops);
@@ -123,8 +123,10 @@ impl Mode for Host {
             "submission (host clock)".into()
         };
         let mut run = Run::from_passes(sys, self.name(), grain, &passes, &t);
-        // The host clock is aligned to the GPU clock at the first submission (its pass begins at 0), so
-        // latencies include the launch delay of one submission: an upper bound.
+        // The host clock is aligned to the GPU clock once per run, at the first submission: host time 0
+        // is taken when that submission returns and GPU time 0 is its pass's first timestamp. The
+        // offset between the two (launch delay) is not measured, so a latency is good to about one
+        // submission's launch time, either way; values below zero are clamped.
         let mut lat = Vec::new();
         for &(i, at) in &triggers {
             let ready_at = plan.ops[i]

@@ -132,6 +132,18 @@ pub struct Config {
     pub link: Link,
 }
 
+impl Config {
+    /// Floating-point operations of all ranks' GEMMs: each rank a full partial sum, or (row-split
+    /// GEMM before an all-gather) one shard of a single GEMM each.
+    pub fn total_flops(&self) -> f64 {
+        if self.collective.row_split() {
+            self.shape.flops()
+        } else {
+            self.shape.flops() * self.ranks as f64
+        }
+    }
+}
+
 /// A plan bound to the ranks' buffers: per-op bind groups and params, made once, encoded many times.
 pub struct System<'a> {
     pub gpu: &'a Gpu,
@@ -326,13 +338,20 @@ impl<'a> System<'a> {
         (0..self.plan.ops.len()).filter(|&i| self.plan.ops[i].kind != Kind::Gemm)
     }
 
+    /// Device memory held: the ranks' buffers, plus fused mode's packed copies once built.
+    pub fn device_bytes(&self) -> u64 {
+        let fused = self.fused.borrow();
+        self.ranks.allocated
+            + fused
+                .as_ref()
+                .and_then(|f| f.as_ref().ok())
+                .map_or(0, |f| f.bytes)
+    }
+
     /// The bound on waiting for the whole plan.
     pub fn timeout(&self) -> std::time::Duration {
-        let s = self.config.shape;
-        self.gpu.timeout_for(
-            s.flops() * self.config.ranks as f64,
-            self.plan.step_bytes() as f64,
-        )
+        self.gpu
+            .timeout_for(self.config.total_flops(), self.plan.step_bytes() as f64)
     }
 
     /// Submits `enc` and waits for it (bounded), returning host seconds from submit to completion.
@@ -490,7 +509,7 @@ impl Timer {
         enc.copy_buffer_to_buffer(resolve, 0, &staging, 0, n as u64 * 8);
         let idx = gpu.submit("resolving timestamps", vec![enc.finish()])?;
         let bytes = gpu.map_read("timestamps", &staging, idx, n as u64 * 8)?;
-        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
         let t0 = ticks[0];
         let us = |t: u64| t.saturating_sub(t0) as f64 * self.period_ns / 1e3;
         Ok(ticks
@@ -499,7 +518,7 @@ impl Timer {
             .collect())
     }
 
-    /// Raw begin tick of the first pass in ns on the GPU clock (host-mode clock calibration).
+    /// Nanoseconds per timestamp tick.
     pub fn period_ns(&self) -> f64 {
         self.period_ns
     }
