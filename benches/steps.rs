@@ -125,6 +125,7 @@ fn run() -> anyhow::Result<()> {
                         pbuf.as_entire_binding(),
                         src.as_entire_binding(),
                         counters.as_entire_binding(),
+                        src.as_entire_binding(),
                     ],
                 );
                 (link, n_wg, bg)

@@ -20,11 +20,17 @@ struct StepParams {
     counter: u32,
     done_slot: u32,
     bump: u32,
+    // 1: add `acc` (a forwarded partial sum) to the source before the put.
+    has_acc: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(1) var<uniform> p: StepParams;
 @group(0) @binding(2) var<storage, read> src: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read> acc: array<vec4<f32>>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -33,8 +39,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         return;
     }
     let stride = p.n_wg * 256u;
-    for (var i = w * 256u + t; i < p.len4; i += stride) {
-        put4(p.dst_off4 + i, src[p.src_off4 + i]);
+    if (p.has_acc != 0u) {
+        for (var i = w * 256u + t; i < p.len4; i += stride) {
+            put4(p.dst_off4 + i, src[p.src_off4 + i] + acc[p.src_off4 + i]);
+        }
+    } else {
+        for (var i = w * 256u + t; i < p.len4; i += stride) {
+            put4(p.dst_off4 + i, src[p.src_off4 + i]);
+        }
     }
     if (p.bump == 0u) {
         return;

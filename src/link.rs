@@ -83,6 +83,7 @@ pub fn time_step(
                 pbuf.as_entire_binding(),
                 src.as_entire_binding(),
                 counters.as_entire_binding(),
+                src.as_entire_binding(),
             ],
         );
         let qs = ts.then(|| {

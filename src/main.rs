@@ -122,7 +122,8 @@ struct RunArgs {
     /// Chunks per rank's share of the output (each output is R shards x this many chunks).
     #[arg(long, default_value_t = 1, value_parser = positive_usize)]
     chunks: usize,
-    /// How a reduce step is realised: update (T3) or land (copy to an inbox, then reduce).
+    /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward
+    /// (the sender adds its inbox to its partial and lands the sum in the next inbox; ring only).
     #[arg(long, default_value = "update", value_parser = parse_via)]
     reduce: ReduceVia,
     /// Workgroups each step may use (the link budget).
@@ -293,7 +294,7 @@ fn parse_collective(s: &str) -> Result<Collective, String> {
 }
 
 fn parse_via(s: &str) -> Result<ReduceVia, String> {
-    ReduceVia::parse(s).ok_or_else(|| format!("unknown reduce '{s}' (update or land)"))
+    ReduceVia::parse(s).ok_or_else(|| format!("unknown reduce '{s}' (update, land or forward)"))
 }
 
 fn parse_modes(s: &str) -> Result<ModeList, String> {

@@ -43,6 +43,12 @@ pub enum ReduceVia {
     /// The baseline T3 improves on: land the chunk in the destination's inbox (2S), then a reduce
     /// kernel adds the inbox into the output (3S): 5S bytes.
     Land,
+    /// Ring reduce forwarded without waiting for the destination: the sender adds the partial it
+    /// received (its inbox) to its own and lands the sum in the next rank's inbox (3S; 2S for the
+    /// first step), and the owner adds its inbox into its output at the end (3S). No step writes a
+    /// chunk a GEMM is still producing, so ring step s runs beside GEMM stage s+1, not s+2. The
+    /// direct reduce-scatter, whose owners receive several partials, keeps `Update`.
+    Forward,
 }
 
 impl ReduceVia {
@@ -50,11 +56,12 @@ impl ReduceVia {
         match self {
             ReduceVia::Update => "update",
             ReduceVia::Land => "land",
+            ReduceVia::Forward => "forward",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [ReduceVia::Update, ReduceVia::Land]
+        [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward]
             .into_iter()
             .find(|v| v.name() == s)
     }
@@ -78,6 +85,8 @@ pub struct PlanOp {
     pub kind: Kind,
     /// The buffer it writes and whose tracker counter it bumps.
     pub dst: Loc,
+    /// A second input added to a copy's source (forwarded reduces).
+    pub acc: Option<Loc>,
     /// GEMM production stage, or the schedule stage of the step it belongs to.
     pub stage: usize,
     /// Index of the schedule step it realises (None for GEMM ops).
@@ -136,6 +145,7 @@ impl Plan {
             ops.push(PlanOp {
                 kind: Kind::Gemm,
                 dst: out(p, x),
+                acc: None,
                 stage: s,
                 step: None,
                 deps: vec![],
@@ -147,11 +157,37 @@ impl Plan {
                 level: s,
             });
         }
+        let inbox = |l: Loc| Loc {
+            buf: Buf::Inbox,
+            ..l
+        };
+        // Forwarding: which (rank, chunk) inboxes hold a partial sum not yet added to anything.
+        let mut pending: Vec<(usize, usize)> = Vec::new();
+        let forward = via == ReduceVia::Forward
+            && schedule.collective != crate::schedule::Collective::DirectReduceScatter;
+        let last_stage = schedule.steps.iter().map(|s| s.stage).max().unwrap_or(0);
+        let materialize = |r: usize, x: usize, stage: usize, step: Option<usize>| PlanOp {
+            kind: Kind::Reduce {
+                src: inbox(out(r, x)),
+            },
+            dst: out(r, x),
+            acc: None,
+            stage,
+            step,
+            deps: vec![],
+            bumps: 1,
+            mark: 0,
+            done_slot: 0,
+            elems: elems(x),
+            bytes: 12 * elems(x),
+            level: 0,
+        };
         for (i, st) in schedule.steps.iter().enumerate() {
             let e = elems(st.chunk);
             let step_op = |kind, dst, bytes| PlanOp {
                 kind,
                 dst,
+                acc: None,
                 stage: st.stage,
                 step: Some(i),
                 deps: vec![],
@@ -164,9 +200,27 @@ impl Plan {
             };
             let src = out(st.src, st.chunk);
             let dst = out(st.dst, st.chunk);
+            let key_src = (st.src, st.chunk);
+            if forward && st.op == Op::Copy {
+                // A finished chunk is copied on: first add in what its inbox still holds.
+                if let Some(k) = pending.iter().position(|&p| p == key_src) {
+                    pending.remove(k);
+                    ops.push(materialize(st.src, st.chunk, st.stage, Some(i)));
+                }
+            }
             match (st.op, via) {
                 (Op::Copy, _) => ops.push(step_op(Kind::Copy { src }, dst, 8 * e)),
-                (Op::Reduce, ReduceVia::Update) => {
+                (Op::Reduce, ReduceVia::Forward) if forward => {
+                    let mut op = step_op(Kind::Copy { src }, inbox(dst), 8 * e);
+                    if let Some(k) = pending.iter().position(|&p| p == key_src) {
+                        pending.remove(k);
+                        op.acc = Some(inbox(src));
+                        op.bytes = 12 * e;
+                    }
+                    ops.push(op);
+                    pending.push((st.dst, st.chunk));
+                }
+                (Op::Reduce, ReduceVia::Update | ReduceVia::Forward) => {
                     ops.push(step_op(Kind::Reduce { src }, dst, 12 * e))
                 }
                 (Op::Reduce, ReduceVia::Land) => {
@@ -179,27 +233,32 @@ impl Plan {
                 }
             }
         }
+        for (r, x) in pending {
+            ops.push(materialize(r, x, last_stage + 1, None));
+        }
         // Dependencies from accesses in program order.
         let mut last_writer: HashMap<Loc, usize> = HashMap::new();
         let mut readers: HashMap<Loc, Vec<usize>> = HashMap::new();
         let mut counter: HashMap<Loc, u32> = HashMap::new();
         let mut slots: HashMap<Loc, u32> = HashMap::new();
         for i in 0..ops.len() {
-            let src = match ops[i].kind {
-                Kind::Gemm => None,
-                Kind::Copy { src } | Kind::Reduce { src } => Some(src),
+            let reads: Vec<Loc> = match ops[i].kind {
+                Kind::Gemm => vec![],
+                Kind::Copy { src } | Kind::Reduce { src } => {
+                    std::iter::once(src).chain(ops[i].acc).collect()
+                }
             };
             let dst = ops[i].dst;
             let mut deps = Vec::new();
-            if let Some(s) = src {
-                deps.extend(last_writer.get(&s).copied());
+            for s in &reads {
+                deps.extend(last_writer.get(s).copied());
             }
             // A reduce reads its destination too; every write orders after the last writer and readers.
             deps.extend(last_writer.get(&dst).copied());
             deps.extend(readers.remove(&dst).unwrap_or_default());
             deps.sort();
             deps.dedup();
-            if let Some(s) = src {
+            for s in reads {
                 readers.entry(s).or_default().push(i);
             }
             last_writer.insert(dst, i);
@@ -272,7 +331,7 @@ mod tests {
     #[test]
     fn deps_respect_program_order_and_levels() {
         for c in Collective::ALL {
-            for via in [ReduceVia::Update, ReduceVia::Land] {
+            for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
                 let ch = Chunking::new(60, 3, 2).unwrap();
                 let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, via);
                 for (i, o) in plan.ops.iter().enumerate() {
@@ -291,22 +350,24 @@ mod tests {
                         if x.level != y.level {
                             continue;
                         }
-                        let reads = |o: &PlanOp| match o.kind {
-                            Kind::Gemm => None,
-                            Kind::Copy { src } | Kind::Reduce { src } => Some(src),
+                        let reads = |o: &PlanOp| -> Vec<Loc> {
+                            match o.kind {
+                                Kind::Gemm => vec![],
+                                Kind::Copy { src } | Kind::Reduce { src } => {
+                                    std::iter::once(src).chain(o.acc).collect()
+                                }
+                            }
                         };
                         assert_ne!(
                             x.dst, y.dst,
                             "{c} {via:?}: ops {a} and {b} share a level and a buffer"
                         );
-                        assert_ne!(
-                            reads(x),
-                            Some(y.dst),
+                        assert!(
+                            !reads(x).contains(&y.dst),
                             "{c} {via:?}: {a} reads what {b} writes"
                         );
-                        assert_ne!(
-                            reads(y),
-                            Some(x.dst),
+                        assert!(
+                            !reads(y).contains(&x.dst),
                             "{c} {via:?}: {b} reads what {a} writes"
                         );
                     }
@@ -318,8 +379,8 @@ mod tests {
     #[test]
     fn steps_overlap_later_gemm_stages() {
         let ch = Chunking::new(80, 4, 1).unwrap();
-        let level_of_steps = |c| {
-            let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, ReduceVia::Update);
+        let level_of_steps = |c, via| {
+            let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, via);
             let mut v: Vec<(usize, usize)> = plan
                 .ops
                 .iter()
@@ -332,14 +393,20 @@ mod tests {
         };
         // Direct: the shard made at stage s lands while stage s+1's GEMM runs.
         assert_eq!(
-            level_of_steps(Collective::DirectReduceScatter),
+            level_of_steps(Collective::DirectReduceScatter, ReduceVia::Update),
             vec![(1, 2), (2, 3), (3, 4)]
         );
         // Ring: a step updates the chunk its destination makes one stage later, so it waits for that
         // GEMM: step s shares a pass with GEMM stage s+2 (the last step runs after every GEMM).
         assert_eq!(
-            level_of_steps(Collective::ReduceScatter),
+            level_of_steps(Collective::ReduceScatter, ReduceVia::Update),
             vec![(0, 2), (1, 3), (2, 4)]
+        );
+        // Forwarded, ring step s runs beside GEMM stage s+1; the owners' final adds (stage 3, one
+        // past the last step) follow the last GEMM stage.
+        assert_eq!(
+            level_of_steps(Collective::ReduceScatter, ReduceVia::Forward),
+            vec![(0, 1), (1, 2), (2, 3), (3, 4)]
         );
     }
 

@@ -22,6 +22,8 @@ pub struct StepParams {
     pub counter: u32,
     pub done_slot: u32,
     pub bump: u32,
+    pub has_acc: u32,
+    pub _pad: [u32; 3],
 }
 
 /// The emulated interconnect: how many workgroups one step may use.
@@ -61,11 +63,18 @@ pub struct StepKernel {
 
 impl StepKernel {
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        // Bindings: 0 dst (through put), 1 params, 2 src, 3 dst's tracker counters.
+        // Bindings: 0 dst (through put), 1 params, 2 src, 3 dst's tracker counters, 4 the partial sum a
+        // forwarded reduce adds (bound to src itself when unused).
         let layout = shaders::layout(
             gpu,
             "step layout",
-            &[Slot::ReadWrite, Slot::Uniform, Slot::Read, Slot::ReadWrite],
+            &[
+                Slot::ReadWrite,
+                Slot::Uniform,
+                Slot::Read,
+                Slot::ReadWrite,
+                Slot::Read,
+            ],
         );
         let make = |put: Put| -> Result<wgpu::ComputePipeline> {
             let label = format!("step ({put:?})");

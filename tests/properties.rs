@@ -45,7 +45,7 @@ fn random_configurations_match_reference() {
         0usize..4,
         0usize..4,
         prop_oneof![Just(0u32), 1u32..64],
-        any::<bool>(),
+        0usize..3,
         any::<u64>(),
     );
     runner
@@ -60,11 +60,7 @@ fn random_configurations_match_reference() {
                     ranks,
                     chunks,
                     collective,
-                    via: if land {
-                        ReduceVia::Land
-                    } else {
-                        ReduceVia::Update
-                    },
+                    via: [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward][land],
                     link: if link == 0 {
                         Link::Unthrottled
                     } else {

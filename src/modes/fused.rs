@@ -119,7 +119,7 @@ fn forward_table(sys: &System) -> std::result::Result<Vec<Forward>, String> {
 
 fn build(sys: &System) -> std::result::Result<FusedState, String> {
     if sys.config.via != ReduceVia::Update {
-        return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land does not apply".into());
+        return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land and forward do not apply".into());
     }
     let gpu = sys.gpu;
     let (m, n, k) = (sys.config.shape.m, sys.config.shape.n, sys.config.shape.k);

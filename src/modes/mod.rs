@@ -217,6 +217,7 @@ impl<'a> System<'a> {
                         counter: 0,
                         done_slot: op.done_slot,
                         bump: 1,
+                        has_acc: u32::from(op.acc.is_some()),
                         ..Default::default()
                     };
                     slot[..std::mem::size_of::<StepParams>()]
@@ -286,6 +287,7 @@ impl<'a> System<'a> {
                                 uniform,
                                 ranks.locs[&src].data.as_entire_binding(),
                                 dst.tracker.as_entire_binding(),
+                                ranks.locs[&op.acc.unwrap_or(src)].data.as_entire_binding(),
                             ],
                         ),
                     }
