@@ -33,4 +33,17 @@ scaling)
   t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --ranks 2,4,8,16,32 --chunks 1 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-ranks.csv"
   t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --ranks 8 --chunks 1,2,4,8,16 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-chunks.csv"
   ;;
+forward)
+  t3 calibrate > /dev/null
+  # The forwarded ring reduce against update, on the performance issue's presets (TP 8, 150 GB/s).
+  for p in tnlg-op-tp8 tnlg-fc2-tp8 gpt3-op-tp8; do
+    t3 run --preset $p --collective reduce-scatter --chunks 2 --link-gbps 150 --reduce forward --mode sequential,host,encoded --reps 3 --warmup 1 --json "$out/fw-$p-150.json" --svg "$out/fw-$p-150.svg" || exit 1
+  done
+  t3 run --preset gpt3-fc2-tp8 --collective reduce-scatter --chunks 2 --link-gbps 150 --reduce forward --mode sequential,host,encoded --reps 3 --warmup 1 --no-verify --json "$out/fw-gpt3-fc2-tp8-150.json" || exit 1
+  for r in 4 8; do for c in reduce-scatter all-reduce; do for l in "" "--link-gbps 150"; do
+    t3 run --preset tnlg-fc2-tp$r --collective $c --chunks 2 --reps 5 --warmup 2 --reduce forward --mode sequential,host,encoded $l --json "$out/fw-$r-$c${l:+-150}.json" || exit 1
+  done; done; done
+  # Fused with more, smaller chunks (its transfers are one workgroup per chunk).
+  t3 run --preset tnlg-fc2-tp8 --collective reduce-scatter --chunks 8 --link-gbps 150 --mode sequential,encoded,fused --reps 3 --warmup 1 --json "$out/fused-c8.json" || exit 1
+  ;;
 esac
