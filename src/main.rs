@@ -114,6 +114,8 @@ struct RunArgs {
     /// Emulated ranks (default: the preset's TP degree, else 4).
     #[arg(long, value_parser = ranks)]
     ranks: Option<usize>,
+    /// reduce-scatter, direct-reduce-scatter, all-gather or all-reduce (default: the preset's, else
+    /// reduce-scatter).
     #[arg(long, value_parser = parse_collective)]
     collective: Option<Collective>,
     /// Modes, comma-separated, or `all`.
@@ -135,10 +137,13 @@ struct RunArgs {
     /// The link table for --link-gbps.
     #[arg(long, default_value = link::DEFAULT_TABLE)]
     link_table: String,
+    /// Timed repetitions (the report gives medians).
     #[arg(long, default_value_t = 5, value_parser = positive_usize)]
     reps: usize,
+    /// Untimed repetitions first.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
+    /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Check every mode against the f64 reference and the trackers (default on).
@@ -150,6 +155,7 @@ struct RunArgs {
     /// Write the JSON report to FILE, or `-` for standard output (then nothing else goes there).
     #[arg(long)]
     json: Option<String>,
+    /// One CSV row per mode.
     #[arg(long)]
     csv: Option<String>,
     /// Chrome trace JSON (Perfetto, chrome://tracing).
