@@ -131,6 +131,10 @@ struct RunArgs {
     /// Workgroups each step may use (the link budget).
     #[arg(long, value_parser = positive_u32, conflicts_with = "link_gbps")]
     link_workgroups: Option<u32>,
+    /// Arbitration: while a pass holds GEMM work, its steps share at most this many workgroups
+    /// (communication yields to compute, as T3's memory-controller arbitration). Default off.
+    #[arg(long, value_parser = positive_u32)]
+    arbitrate: Option<u32>,
     /// Emulate a link of this many GB/s, using the table `t3 calibrate` saved.
     #[arg(long, value_parser = positive_f64)]
     link_gbps: Option<f64>,
@@ -187,6 +191,9 @@ struct SweepArgs {
     /// Link budgets in workgroups; 0 = unthrottled.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     link_workgroups: Vec<u32>,
+    /// Arbitration caps to sweep (see `t3 run --arbitrate`); 0 = off.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    arbitrate: Vec<u32>,
     #[arg(long, value_parser = parse_collective)]
     collective: Option<Collective>,
     #[arg(long, default_value = "update", value_parser = parse_via)]
@@ -422,6 +429,7 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
             collective,
             via: a.reduce,
             link: link_of(a)?,
+            arbitrate: a.arbitrate,
         },
         modes: a.mode.0.clone(),
         reps: a.reps,
@@ -487,18 +495,22 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
         for &r in &rs {
             for &c in &a.chunks {
                 for &w in &a.link_workgroups {
-                    points.push((
-                        label.clone(),
-                        *shape,
-                        r,
-                        c,
-                        *coll,
-                        if w == 0 {
+                    for &arb in &a.arbitrate {
+                        let link = if w == 0 {
                             Link::Unthrottled
                         } else {
                             Link::Workgroups(w)
-                        },
-                    ));
+                        };
+                        points.push((
+                            label.clone(),
+                            *shape,
+                            r,
+                            c,
+                            *coll,
+                            link,
+                            (arb > 0).then_some(arb),
+                        ));
+                    }
                 }
             }
         }
@@ -528,8 +540,12 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
         Box::new(f)
     };
     let mut failures = 0;
-    for (i, (label, shape, r, c, coll, link)) in points.iter().enumerate() {
-        let msg = format!("{label} ranks {r} chunks {c} link {}", link.describe());
+    for (i, (label, shape, r, c, coll, link, arb)) in points.iter().enumerate() {
+        let msg = format!(
+            "{label} ranks {r} chunks {c} link {}{}",
+            link.describe(),
+            arb.map(|w| format!(" arbitrate {w}")).unwrap_or_default()
+        );
         match &bar {
             Some(b) => b.set_message(msg.clone()),
             None => eprintln!("[{}/{}] {msg}", i + 1, points.len()),
@@ -542,6 +558,7 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
                 collective: *coll,
                 via: a.reduce,
                 link: *link,
+                arbitrate: *arb,
             },
             modes: a.mode.0.clone(),
             reps: a.reps,
@@ -692,6 +709,7 @@ fn demo(gpu: &Gpu) -> Result<()> {
         chunks: 2,
         reduce: ReduceVia::Update,
         link_workgroups: None,
+        arbitrate: None,
         link_gbps: None,
         link_table: link::DEFAULT_TABLE.into(),
         reps: if cpu { 3 } else { 10 },

@@ -19,13 +19,14 @@ pub fn text(r: &Report) -> String {
     let mut s = String::new();
     s += &format!("adapter    {}\n", r.adapter);
     s += &format!(
-        "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}\n",
+        "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}{}\n",
         c.shape,
         c.ranks,
         c.chunks,
         c.collective,
         c.via.name(),
-        c.link.describe()
+        c.link.describe(),
+        c.arbitrate.map(|w| format!(", arbitration {w} workgroups")).unwrap_or_default()
     );
     s += &format!(
         "baselines  T_gemm {:.3} ms ({:.2} TFLOP/s; untracked {:.3} ms, tracker overhead {:+.1}%)  T_comm {:.3} ms  T_seq {:.3} ms  ideal {:.3} ms\n",
@@ -89,7 +90,7 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
+pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -116,6 +117,7 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
                 c.collective.to_string(),
                 c.via.name().into(),
                 csv_field(&c.link.describe()),
+                c.arbitrate.map(|w| w.to_string()).unwrap_or_default(),
                 m.mode.clone(),
                 opt(m.median_ms),
                 opt(m.speedup),
@@ -146,7 +148,8 @@ pub fn csv_error_row(c: &crate::modes::Config, error: &str) -> String {
     cols[6] = c.collective.to_string();
     cols[7] = c.via.name().into();
     cols[8] = csv_field(&c.link.describe());
-    cols[9] = "error".into();
+    cols[9] = c.arbitrate.map(|w| w.to_string()).unwrap_or_default();
+    cols[10] = "error".into();
     *cols.last_mut().unwrap() = csv_field(error);
     cols.join(",")
 }

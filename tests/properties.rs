@@ -66,6 +66,7 @@ fn random_configurations_match_reference() {
                     } else {
                         Link::Workgroups(link)
                     },
+                    arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                 };
                 let what = format!("{config:?} seed {seed}");
                 let sys = System::new(gpu, &kernels, config).unwrap();

@@ -130,6 +130,10 @@ pub struct Config {
     pub collective: Collective,
     pub via: ReduceVia,
     pub link: Link,
+    /// Arbitration (software's stand-in for T3's memory-controller arbitration): while a pass holds
+    /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
+    /// compute; passes without GEMM work, and sequential mode, keep the link budget.
+    pub arbitrate: Option<u32>,
 }
 
 impl Config {
@@ -156,6 +160,8 @@ pub struct System<'a> {
     binds: Vec<wgpu::BindGroup>,
     puts: Vec<Put>,
     workgroups: Vec<u32>,
+    /// Step ops whose budget arbitration lowers: their bind group and workgroup count when it applies.
+    arbitrated: Vec<Option<(wgpu::BindGroup, u32)>>,
     pub timer: Timer,
     /// Fused mode's packed buffers (or why it cannot run), built on first use and kept.
     pub(crate) fused: std::cell::RefCell<Option<std::result::Result<fused::FusedState, String>>>,
@@ -170,7 +176,15 @@ impl<'a> System<'a> {
         let n = config.shape.n;
         // One uniform slot per op, aligned for binding at an offset.
         let align = gpu.limits.min_uniform_buffer_offset_alignment.max(64) as usize;
-        let mut params = vec![0u8; align * plan.ops.len().max(1)];
+        // Slot i holds op i's params; slot n + i the arbitrated variant of step op i.
+        let n_ops = plan.ops.len();
+        let mut params = vec![0u8; 2 * align * n_ops.max(1)];
+        let stages = schedule.gemm_stages();
+        let mut steps_at_level = vec![0u32; plan.levels.max(1)];
+        for op in plan.ops.iter().filter(|o| o.kind != Kind::Gemm) {
+            steps_at_level[op.level] += 1;
+        }
+        let mut capped = vec![None; n_ops];
         let mut jobs = Vec::new();
         let mut workgroups = Vec::new();
         let mut puts = Vec::new();
@@ -223,6 +237,20 @@ impl<'a> System<'a> {
                     slot[..std::mem::size_of::<StepParams>()]
                         .copy_from_slice(bytemuck::bytes_of(&p));
                     workgroups.push(wg);
+                    // Passes 0..stages hold GEMM work in the modes that share passes.
+                    if let (Some(w), true) = (config.arbitrate, op.level < stages) {
+                        let cap = wg.min((w / steps_at_level[op.level]).max(1));
+                        if cap < wg {
+                            let q = StepParams {
+                                n_wg: cap,
+                                dispatch_x: gpu.fold(cap).0,
+                                ..p
+                            };
+                            params[(n_ops + i) * align..][..std::mem::size_of::<StepParams>()]
+                                .copy_from_slice(bytemuck::bytes_of(&q));
+                            capped[i] = Some(cap);
+                        }
+                    }
                     puts.push(if matches!(op.kind, Kind::Copy { .. }) {
                         Put::Store
                     } else {
@@ -248,51 +276,53 @@ impl<'a> System<'a> {
                 contents: bytemuck::cast_slice(&jobs),
                 usage: wgpu::BufferUsages::STORAGE,
             });
-        let binds = gpu.scoped("binding the plan's ops", || {
-            plan.ops
-                .iter()
-                .enumerate()
-                .map(|(i, op)| {
-                    let dst = &ranks.locs[&op.dst];
-                    // Bound to its own slot: a binding that ran to the end of the buffer would
-                    // exceed max_uniform_buffer_binding_size once there are many ops.
-                    let uniform = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &pbuf,
-                        offset: (i * align) as u64,
-                        size: wgpu::BufferSize::new(align as u64),
-                    });
-                    match op.kind {
-                        Kind::Gemm => {
-                            let rb = &ranks.ranks[op.dst.rank];
-                            crate::shaders::bind(
-                                gpu,
-                                "gemm op",
-                                &kernels.gemm.layout,
-                                &[
-                                    dst.data.as_entire_binding(),
-                                    uniform,
-                                    rb.a.as_entire_binding(),
-                                    rb.b.as_entire_binding(),
-                                    dst.tracker.as_entire_binding(),
-                                    jbuf.as_entire_binding(),
-                                ],
-                            )
-                        }
-                        Kind::Copy { src } | Kind::Reduce { src } => crate::shaders::bind(
-                            gpu,
-                            "step op",
-                            &kernels.step.layout,
-                            &[
-                                dst.data.as_entire_binding(),
-                                uniform,
-                                ranks.locs[&src].data.as_entire_binding(),
-                                dst.tracker.as_entire_binding(),
-                                ranks.locs[&op.acc.unwrap_or(src)].data.as_entire_binding(),
-                            ],
-                        ),
-                    }
-                })
-                .collect::<Vec<_>>()
+        let bind_op = |i: usize, slot: usize| {
+            let op = &plan.ops[i];
+            let dst = &ranks.locs[&op.dst];
+            // Bound to its own slot: a binding that ran to the end of the buffer would exceed
+            // max_uniform_buffer_binding_size once there are many ops.
+            let uniform = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &pbuf,
+                offset: (slot * align) as u64,
+                size: wgpu::BufferSize::new(align as u64),
+            });
+            match op.kind {
+                Kind::Gemm => {
+                    let rb = &ranks.ranks[op.dst.rank];
+                    crate::shaders::bind(
+                        gpu,
+                        "gemm op",
+                        &kernels.gemm.layout,
+                        &[
+                            dst.data.as_entire_binding(),
+                            uniform,
+                            rb.a.as_entire_binding(),
+                            rb.b.as_entire_binding(),
+                            dst.tracker.as_entire_binding(),
+                            jbuf.as_entire_binding(),
+                        ],
+                    )
+                }
+                Kind::Copy { src } | Kind::Reduce { src } => crate::shaders::bind(
+                    gpu,
+                    "step op",
+                    &kernels.step.layout,
+                    &[
+                        dst.data.as_entire_binding(),
+                        uniform,
+                        ranks.locs[&src].data.as_entire_binding(),
+                        dst.tracker.as_entire_binding(),
+                        ranks.locs[&op.acc.unwrap_or(src)].data.as_entire_binding(),
+                    ],
+                ),
+            }
+        };
+        let (binds, arbitrated) = gpu.scoped("binding the plan's ops", || {
+            let binds: Vec<_> = (0..n_ops).map(|i| bind_op(i, i)).collect();
+            let arbitrated: Vec<_> = (0..n_ops)
+                .map(|i| capped[i].map(|w| (bind_op(i, n_ops + i), w)))
+                .collect();
+            (binds, arbitrated)
         })?;
         let timer = Timer::new(gpu, (2 * (plan.ops.len() + plan.levels + 8)) as u32);
         Ok(System {
@@ -306,13 +336,22 @@ impl<'a> System<'a> {
             binds,
             puts,
             workgroups,
+            arbitrated,
             timer,
             fused: Default::default(),
         })
     }
 
-    /// Records op `i` into `pass`; `store` picks the GEMM's pipeline (tracked, or untracked for T_gemm).
-    pub fn encode_op(&self, pass: &mut wgpu::ComputePass<'_>, i: usize, store: StoreMode) {
+    /// Records op `i` into `pass`; `store` picks the GEMM's pipeline (tracked, or untracked for
+    /// T_gemm); `shared` says the pass also holds GEMM work, where arbitration (if configured) lowers
+    /// a step's workgroups.
+    pub fn encode_op(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        i: usize,
+        store: StoreMode,
+        shared: bool,
+    ) {
         match self.plan.ops[i].kind {
             Kind::Gemm => self.kernels.gemm.dispatch(
                 self.gpu,
@@ -321,13 +360,15 @@ impl<'a> System<'a> {
                 &self.binds[i],
                 self.workgroups[i],
             ),
-            _ => self.kernels.step.dispatch(
-                self.gpu,
-                pass,
-                self.puts[i],
-                &self.binds[i],
-                self.workgroups[i],
-            ),
+            _ => {
+                let (bg, wg) = match (&self.arbitrated[i], shared) {
+                    (Some((bg, wg)), true) => (bg, *wg),
+                    _ => (&self.binds[i], self.workgroups[i]),
+                };
+                self.kernels
+                    .step
+                    .dispatch(self.gpu, pass, self.puts[i], bg, wg)
+            }
         }
     }
 
@@ -541,12 +582,15 @@ pub fn run_passes(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
     sys.ranks.reset_trackers(&mut enc);
     for ops in passes {
+        // A pass with both GEMM and step ops is where steps compete with compute.
+        let shared = ops.iter().any(|&i| sys.plan.ops[i].kind == Kind::Gemm)
+            && ops.iter().any(|&i| sys.plan.ops[i].kind != Kind::Gemm);
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(what),
             timestamp_writes: sys.timer.writes(),
         });
         for &i in ops {
-            sys.encode_op(&mut pass, i, store);
+            sys.encode_op(&mut pass, i, store, shared);
         }
     }
     let host_s = sys.submit_wait(what, enc)?;
