@@ -46,4 +46,8 @@ forward)
   # Fused with more, smaller chunks (its transfers are one workgroup per chunk).
   t3 run --preset tnlg-fc2-tp8 --collective reduce-scatter --chunks 8 --link-gbps 150 --mode sequential,encoded,fused --reps 3 --warmup 1 --json "$out/fused-c8.json" || exit 1
   ;;
+arbitration)
+  # Arbitration on and off: steps sharing a pass with GEMM work capped to 16..128 workgroups in all.
+  t3 sweep --presets tnlg-op-tp8,tnlg-fc2-tp8,gpt3-op-tp8,gpt3-fc2-tp8 --collective reduce-scatter --reduce forward --chunks 2 --link-workgroups 16 --arbitrate 0,16,32,64,128 --mode sequential,encoded --reps 3 --warmup 1 --no-verify --csv "$out/arbitration.csv"
+  ;;
 esac
