@@ -473,6 +473,8 @@ pub struct Timer {
     cap: u32,
     next: std::cell::Cell<u32>,
     period_ns: f64,
+    /// Whether the last run's passes all got timestamps (false once the query set ran out).
+    covered: std::cell::Cell<bool>,
 }
 
 impl Timer {
@@ -483,6 +485,7 @@ impl Timer {
                 resolve: None,
                 cap: 0,
                 next: 0.into(),
+                covered: false.into(),
                 period_ns: 0.0,
             };
         }
@@ -503,6 +506,7 @@ impl Timer {
             resolve: Some(resolve),
             cap,
             next: 0.into(),
+            covered: true.into(),
             period_ns: gpu.queue.get_timestamp_period() as f64,
         }
     }
@@ -515,6 +519,12 @@ impl Timer {
     /// Starts a run: pass numbering restarts.
     pub fn reset(&self) {
         self.next.set(0);
+        self.covered.set(self.set.is_some());
+    }
+
+    /// Marks the current run as not fully timestamped (its times are host-clock estimates).
+    pub fn mark_uncovered(&self) {
+        self.covered.set(false);
     }
 
     /// Timestamp writes for the next pass (None once the query set is full or absent).
@@ -597,6 +607,7 @@ pub fn run_passes(
     let mut t = sys.timer.read(sys.gpu)?;
     if t.len() < passes.len() {
         // No (or not enough) timestamps: spread the host time evenly, and say so in the grain.
+        sys.timer.mark_uncovered();
         let each = host_s * 1e6 / passes.len().max(1) as f64;
         t = (0..passes.len())
             .map(|i| (i as f64 * each, (i + 1) as f64 * each))
@@ -607,8 +618,10 @@ pub fn run_passes(
 
 /// The grain string for timelines of pass-structured modes.
 pub fn grain(sys: &System) -> String {
-    if sys.timer.gpu_clock() {
+    if sys.timer.gpu_clock() && sys.timer.covered.get() {
         "pass (GPU timestamps at compute-pass boundaries)".into()
+    } else if sys.timer.gpu_clock() {
+        "submission (host clock: more passes than the timestamp query set holds)".into()
     } else {
         "submission (host clock; adapter has no timestamp queries)".into()
     }
