@@ -14,9 +14,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::reference::Rng;
-use t3_wgpu::shaders::{self, Put};
-use t3_wgpu::steps::{Link, StepKernel, StepParams};
-use wgpu::util::DeviceExt;
+use t3_wgpu::shaders::Put;
+use t3_wgpu::steps::{Link, StepKernel};
 
 /// Elements of the destination compared with the host's expectation per size and kind.
 const SAMPLES: usize = 1000;
@@ -101,33 +100,7 @@ fn run() -> anyhow::Result<()> {
         let configs = links
             .iter()
             .map(|&link| {
-                let n_wg = link.workgroups(len4);
-                let params = StepParams {
-                    len4,
-                    n_wg,
-                    dispatch_x: gpu.fold(n_wg).0,
-                    bump: 0,
-                    ..Default::default()
-                };
-                let pbuf = gpu
-                    .device
-                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                        label: Some("step bench params"),
-                        contents: bytemuck::bytes_of(&params),
-                        usage: wgpu::BufferUsages::UNIFORM,
-                    });
-                let bg = shaders::bind(
-                    &gpu,
-                    "step bench bind group",
-                    &kernel.layout,
-                    &[
-                        dst.as_entire_binding(),
-                        pbuf.as_entire_binding(),
-                        src.as_entire_binding(),
-                        counters.as_entire_binding(),
-                        src.as_entire_binding(),
-                    ],
-                );
+                let (bg, n_wg) = kernel.bind_standalone(&gpu, &dst, &src, &counters, len4, link);
                 (link, n_wg, bg)
             })
             .collect::<Vec<_>>();

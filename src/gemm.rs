@@ -2,7 +2,6 @@
 //! standalone tracked GEMM over one output buffer used by tests and benchmarks.
 
 use bytemuck::{Pod, Zeroable};
-use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -107,19 +106,17 @@ pub struct GemmKernel {
 
 impl GemmKernel {
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs.
-        let layout = shaders::layout(
-            gpu,
-            "gemm layout",
-            &[
-                Slot::ReadWrite,
-                Slot::Uniform,
-                Slot::Read,
-                Slot::Read,
-                Slot::ReadWrite,
-                Slot::Read,
-            ],
-        );
+        // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs; fused adds
+        // 6, the forward table.
+        const SLOTS: [Slot; 6] = [
+            Slot::ReadWrite,
+            Slot::Uniform,
+            Slot::Read,
+            Slot::Read,
+            Slot::ReadWrite,
+            Slot::Read,
+        ];
+        let layout = shaders::layout(gpu, "gemm layout", &SLOTS);
         let update_put = Put::update(gpu);
         let make = |put: Put, track: bool| -> Result<wgpu::ComputePipeline> {
             let label = format!("gemm ({put:?}{})", if track { "" } else { ", untracked" });
@@ -142,15 +139,7 @@ impl GemmKernel {
         let fused_layout = shaders::layout(
             gpu,
             "fused gemm layout",
-            &[
-                Slot::ReadWrite,
-                Slot::Uniform,
-                Slot::Read,
-                Slot::Read,
-                Slot::ReadWrite,
-                Slot::Read,
-                Slot::Read,
-            ],
+            &[&SLOTS[..], &[Slot::Read]].concat(),
         );
         let fm = shaders::module(
             gpu,
@@ -280,20 +269,16 @@ impl TrackedGemm {
             dispatch_x,
             ..Default::default()
         };
-        let pbuf = gpu
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("gemm params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-        let jbuf = gpu
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("gemm jobs"),
-                contents: bytemuck::cast_slice(&jobs),
-                usage: wgpu::BufferUsages::STORAGE,
-            });
+        let pbuf = gpu.init_buffer(
+            "gemm params",
+            bytemuck::bytes_of(&params),
+            wgpu::BufferUsages::UNIFORM,
+        );
+        let jbuf = gpu.init_buffer(
+            "gemm jobs",
+            bytemuck::cast_slice(&jobs),
+            wgpu::BufferUsages::STORAGE,
+        );
         let bind_group = shaders::bind(
             gpu,
             "gemm bind group",

@@ -424,6 +424,22 @@ impl Gpu {
         })
     }
 
+    /// A small buffer made from `contents` (params, job and forward tables).
+    pub fn init_buffer(
+        &self,
+        label: &str,
+        contents: &[u8],
+        usage: wgpu::BufferUsages,
+    ) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage,
+            })
+    }
+
     /// Refuses a storage binding over the adapter's limits, naming the limit.
     pub fn check_binding(&self, what: &str, bytes: u64) -> Result<()> {
         if bytes > self.max_buffer {

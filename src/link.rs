@@ -4,12 +4,11 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use wgpu::util::DeviceExt;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::shaders::{self, Put};
-use crate::steps::{Link, StepKernel, StepParams};
+use crate::shaders::Put;
+use crate::steps::{Link, StepKernel};
 
 /// Budgets `t3 calibrate` measures (plus unthrottled).
 pub const BUDGETS: [u32; 12] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048];
@@ -60,32 +59,7 @@ pub fn time_step(
     let runs = reps + 1;
     let mut out = Vec::new();
     for &link in links {
-        let n_wg = link.workgroups(len4);
-        let params = StepParams {
-            len4,
-            n_wg,
-            dispatch_x: gpu.fold(n_wg).0,
-            ..Default::default()
-        };
-        let pbuf = gpu
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("calibration params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-        let bg = shaders::bind(
-            gpu,
-            "calibration step",
-            &kernel.layout,
-            &[
-                dst.as_entire_binding(),
-                pbuf.as_entire_binding(),
-                src.as_entire_binding(),
-                counters.as_entire_binding(),
-                src.as_entire_binding(),
-            ],
-        );
+        let (bg, n_wg) = kernel.bind_standalone(gpu, &dst, &src, &counters, len4, link);
         let qs = ts.then(|| {
             gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("calibration timestamps"),

@@ -98,6 +98,45 @@ impl StepKernel {
         }
     }
 
+    /// A bind group for one step over whole buffers `src` -> `dst` (no tracker bump, no second
+    /// source) at `link`: what calibration and the step benchmark time. Returns it with its
+    /// workgroup count; the params buffer lives as long as the bind group needs it.
+    pub fn bind_standalone(
+        &self,
+        gpu: &Gpu,
+        dst: &wgpu::Buffer,
+        src: &wgpu::Buffer,
+        counters: &wgpu::Buffer,
+        len4: u32,
+        link: Link,
+    ) -> (wgpu::BindGroup, u32) {
+        let n_wg = link.workgroups(len4);
+        let params = StepParams {
+            len4,
+            n_wg,
+            dispatch_x: gpu.fold(n_wg).0,
+            ..Default::default()
+        };
+        let pbuf = gpu.init_buffer(
+            "standalone step params",
+            bytemuck::bytes_of(&params),
+            wgpu::BufferUsages::UNIFORM,
+        );
+        let bg = shaders::bind(
+            gpu,
+            "standalone step",
+            &self.layout,
+            &[
+                dst.as_entire_binding(),
+                pbuf.as_entire_binding(),
+                src.as_entire_binding(),
+                counters.as_entire_binding(),
+                src.as_entire_binding(),
+            ],
+        );
+        (bg, n_wg)
+    }
+
     pub fn dispatch(
         &self,
         gpu: &Gpu,

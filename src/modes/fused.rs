@@ -7,7 +7,6 @@
 use std::collections::HashMap;
 
 use bytemuck::{Pod, Zeroable};
-use wgpu::util::DeviceExt;
 
 use super::{Mode, Run, System};
 use crate::error::Result;
@@ -192,14 +191,7 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
         dispatch_x: gpu.fold(wg).0,
         ..Default::default()
     };
-    let init = |label: &str, contents: &[u8], usage| {
-        gpu.device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents,
-                usage,
-            })
-    };
+    let init = |label: &str, contents: &[u8], usage| gpu.init_buffer(label, contents, usage);
     let pbuf = init(
         "fused params",
         bytemuck::bytes_of(&params),

@@ -8,8 +8,6 @@ pub mod sequential;
 
 use std::time::Instant;
 
-use wgpu::util::DeviceExt;
-
 use crate::error::Result;
 use crate::gemm::{self, GemmKernel, GemmParams, Job, StoreMode};
 use crate::gpu::Gpu;
@@ -259,23 +257,15 @@ impl<'a> System<'a> {
                 }
             }
         }
-        let pbuf = gpu
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("op params"),
-                contents: &params,
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+        let pbuf = gpu.init_buffer("op params", &params, wgpu::BufferUsages::UNIFORM);
         if jobs.is_empty() {
             jobs.push(Job::default());
         }
-        let jbuf = gpu
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("gemm jobs"),
-                contents: bytemuck::cast_slice(&jobs),
-                usage: wgpu::BufferUsages::STORAGE,
-            });
+        let jbuf = gpu.init_buffer(
+            "gemm jobs",
+            bytemuck::cast_slice(&jobs),
+            wgpu::BufferUsages::STORAGE,
+        );
         let bind_op = |i: usize, slot: usize| {
             let op = &plan.ops[i];
             let dst = &ranks.locs[&op.dst];
