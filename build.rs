@@ -1,13 +1,19 @@
 //! Build script: parses and validates every shader with naga, so a broken kernel fails the build.
 //!
-//! Kernels are `shaders/*.wgsl`; snippets are `shaders/put/*.wgsl` (how a kernel writes) and
-//! `shaders/epilogue/*.wgsl` (what a GEMM tile does when stored). A kernel that calls `put(`/`put4(`
-//! is validated with each put snippet prepended, one that calls `tile_done(` with each epilogue too,
-//! exactly as `src/shaders.rs` composes them at run time. The fused epilogue needs the CAS put (its
-//! output is `array<atomic<u32>>`), so it is validated with that one only.
+//! Kernels are `shaders/*.wgsl`; snippets are `shaders/put/*.wgsl` (how a kernel writes),
+//! `shaders/epilogue/*.wgsl` (what a GEMM tile does when stored), `shaders/operands/*.wgsl` (the GEMM
+//! operands' element type) and `shaders/gemm/jobs.wgsl` (what the GEMM kernels share). A kernel that
+//! calls `put(`/`put4(` is validated with each put snippet prepended; a GEMM kernel (one that calls
+//! `find_job(`) with each operands x put x epilogue combination and the job snippet, composed by
+//! `src/compose.rs` exactly as `src/shaders.rs` does at run time. The fused epilogue needs the CAS put
+//! (its output is `array<atomic<u32>>`), so it is validated with that one only; the cooperative-matrix
+//! kernel (one that uses `coop_mat`) takes f16 operands only.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+
+#[path = "src/compose.rs"]
+mod compose;
 
 fn validate(name: &str, src: &str) -> Result<(), String> {
     let module =
@@ -36,6 +42,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 
 fn main() {
     println!("cargo:rerun-if-changed=shaders");
+    println!("cargo:rerun-if-changed=src/compose.rs");
     let dir = Path::new("shaders");
     let read = |p: &PathBuf| {
         (
@@ -43,38 +50,43 @@ fn main() {
             fs::read_to_string(p).expect("read shader"),
         )
     };
-    let puts: Vec<_> = files(&dir.join("put")).iter().map(read).collect();
-    let epilogues: Vec<_> = files(&dir.join("epilogue")).iter().map(read).collect();
+    let family =
+        |sub: &str| -> Vec<(String, String)> { files(&dir.join(sub)).iter().map(read).collect() };
+    let puts = family("put");
+    let epilogues = family("epilogue");
+    let operands = family("operands");
+    let jobs = family("gemm");
     let mut errors = Vec::new();
-    let mut check = |name: String, src: String| {
-        if let Err(e) = validate(&name, &src) {
+    let mut check = |names: &[&str], parts: &[&str]| {
+        let name = names.join(" + ");
+        if let Err(e) = validate(&name, &compose::compose(parts)) {
             errors.push(e);
         }
     };
     for path in files(dir) {
         let (name, src) = read(&path);
-        let uses_put = src.contains("put(") || src.contains("put4(");
-        let uses_epilogue = src.contains("tile_done(");
-        match (uses_put, uses_epilogue) {
-            (false, false) => check(name, src),
-            (true, false) => {
-                for (pn, ps) in &puts {
-                    check(format!("{name} + {pn}"), format!("{ps}\n{src}"));
+        if src.contains("find_job(") {
+            for (on, os) in &operands {
+                if src.contains("coop_mat") && !on.ends_with("f16.wgsl") {
+                    continue;
                 }
-            }
-            (_, true) => {
                 for (en, es) in &epilogues {
                     for (pn, ps) in &puts {
                         if en.ends_with("fused.wgsl") && !pn.ends_with("cas.wgsl") {
                             continue;
                         }
-                        check(
-                            format!("{name} + {pn} + {en}"),
-                            format!("{ps}\n{es}\n{src}"),
-                        );
+                        for (jn, js) in &jobs {
+                            check(&[&name, on, pn, en, jn], &[os, ps, es, js, &src]);
+                        }
                     }
                 }
             }
+        } else if src.contains("put(") || src.contains("put4(") {
+            for (pn, ps) in &puts {
+                check(&[&name, pn], &[ps, &src]);
+            }
+        } else {
+            check(&[&name], &[&src]);
         }
     }
     if !errors.is_empty() {

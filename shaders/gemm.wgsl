@@ -1,127 +1,25 @@
-// Tracked tiled GEMM: C = A·B, f32, row-major, any M, N, K >= 1.
+// Tracked tiled GEMM: C = A·B, f32 accumulation, row-major, any M, N, K >= 1. The SIMT kernel: f32
+// operands, or f16 ones converted on load (`--dtype f16` where the adapter has no cooperative matrices);
+// `a_elem`/`b_elem` come from shaders/operands/, the job table and guards from shaders/gemm/jobs.wgsl.
 //
 // A workgroup of 16x16 invocations computes a 128x128 tile of C, each invocation an 8x8 block held in
 // sixteen named vec4 accumulators (register arrays indexed in loops end up in local memory on some
 // drivers; named variables cannot). K advances in slices of 8 through workgroup memory, with the next
 // slice prefetched into registers while the current one is multiplied.
 //
-// Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
-// never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
-// the job table, so the table's order is the stagger: the first job's tiles get the lowest workgroup ids.
 // After a workgroup has stored its tile it increments its chunk's tracker counter: the epilogue is the
 // tracker (`tile_done`, from shaders/epilogue/). The output is written through `put`
 // (shaders/put/*.wgsl): a plain store, or an update.
-//
-// Bounds: every global index is guarded by the row/col/k tests below, which is why the host may create
-// this module without naga's runtime bounds checks (tests/gemm.rs covers every edge case).
 
-// Mirrors `GemmParams` in src/gemm.rs: keep in sync.
-struct GemmParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    lda: u32,
-    ldb: u32,
-    ldc: u32,
-    tiles_n: u32,
-    job_base: u32,
-    n_jobs: u32,
-    total_wg: u32,
-    dispatch_x: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-// Mirrors `Job` in src/gemm.rs: keep in sync.
-// Offsets are per job so that one dispatch can cover several ranks' packed buffers (fused mode):
-// output row r of the job is stored at c_off + (r - c_row_base) * ldc, its A row at
-// a_off + (r - a_row_base) * lda.
-struct Job {
-    row0: u32,
-    row1: u32,
-    wg_start: u32,
-    counter: u32,
-    a_off: u32,
-    b_off: u32,
-    c_off: u32,
-    a_row_base: u32,
-    c_row_base: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-@group(0) @binding(1) var<uniform> p: GemmParams;
-@group(0) @binding(2) var<storage, read> a: array<f32>;
-@group(0) @binding(3) var<storage, read> b: array<f32>;
-@group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read> jobs: array<Job>;
-
-const BM: u32 = 128u;
-const BN: u32 = 128u;
 const BK: u32 = 8u;
 
 // Transposed A slice (k-major) and B slice, 8 x 128 each, read as vec4 along the 128.
 var<workgroup> As: array<vec4<f32>, 256>;
 var<workgroup> Bs: array<vec4<f32>, 256>;
-var<workgroup> wg_job: u32;
-
-fn load_a(row: u32, k: u32, job: Job) -> f32 {
-    if (row < job.row1 && k < p.k) {
-        return a[job.a_off + (row - job.a_row_base) * p.lda + k];
-    }
-    return 0.0;
-}
-
-fn load_b(k: u32, col: u32, job: Job) -> f32 {
-    if (k < p.k && col < p.n) {
-        return b[job.b_off + k * p.ldb + col];
-    }
-    return 0.0;
-}
 
 fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, job: Job) {
-    if (row >= job.row1) {
-        return;
-    }
-    let base = job.c_off + (row - job.c_row_base) * p.ldc;
-    if (col + 3u < p.n) {
-        put(base + col, v0.x);
-        put(base + col + 1u, v0.y);
-        put(base + col + 2u, v0.z);
-        put(base + col + 3u, v0.w);
-    } else {
-        if (col < p.n) { put(base + col, v0.x); }
-        if (col + 1u < p.n) { put(base + col + 1u, v0.y); }
-        if (col + 2u < p.n) { put(base + col + 2u, v0.z); }
-    }
-    let c1 = col + 64u;
-    if (c1 + 3u < p.n) {
-        put(base + c1, v1.x);
-        put(base + c1 + 1u, v1.y);
-        put(base + c1 + 2u, v1.z);
-        put(base + c1 + 3u, v1.w);
-    } else {
-        if (c1 < p.n) { put(base + c1, v1.x); }
-        if (c1 + 1u < p.n) { put(base + c1 + 1u, v1.y); }
-        if (c1 + 2u < p.n) { put(base + c1 + 2u, v1.z); }
-    }
-}
-
-// The job holding linear workgroup `w`: the last job whose wg_start <= w (binary search).
-fn find_job(w: u32) -> u32 {
-    var lo = p.job_base;
-    var hi = p.job_base + p.n_jobs - 1u;
-    while (lo < hi) {
-        let mid = (lo + hi + 1u) / 2u;
-        if (jobs[mid].wg_start <= w) {
-            lo = mid;
-        } else {
-            hi = mid - 1u;
-        }
-    }
-    return lo;
+    put_row4(row, col, v0, job);
+    put_row4(row, col + 64u, v1, job);
 }
 
 @compute @workgroup_size(256)

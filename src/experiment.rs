@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::gemm::StoreMode;
+use crate::gemm::{Engine, StoreMode};
 use crate::gpu::Gpu;
 use crate::modes::{self, run_passes, Config, Kernels, Mode, System};
 use crate::plan::key;
@@ -58,6 +58,8 @@ pub struct ModeResult {
 pub struct Report {
     pub adapter: String,
     pub config: Config,
+    /// The kernel that computed the GEMMs.
+    pub gemm_kernel: Engine,
     pub chunk_bounds: Vec<usize>,
     pub reps: usize,
     pub warmup: usize,
@@ -165,6 +167,7 @@ pub fn prepare<'a>(
     let sys = System::new(gpu, kernels, opts.config.clone())?;
     let inputs = Inputs::random(
         opts.config.shape,
+        opts.config.dtype,
         opts.config.collective,
         &sys.chunking,
         opts.seed,
@@ -306,6 +309,7 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
     }
     Ok(Report {
         adapter: gpu.describe(),
+        gemm_kernel: sys.kernels.gemm.engine,
         config: opts.config.clone(),
         chunk_bounds: sys.chunking.bounds.clone(),
         reps: opts.reps,

@@ -1,17 +1,18 @@
-//! The tracked GEMM kernel (shaders/gemm.wgsl): pipelines, the params and job table it reads, and a
-//! standalone tracked GEMM over one output buffer used by tests and benchmarks.
+//! The tracked GEMM kernels (shaders/gemm.wgsl, shaders/gemm_coop.wgsl): which one an adapter and
+//! dtype get, their pipelines, the params and job table they read, and a standalone tracked GEMM over
+//! one output buffer used by tests and benchmarks.
 
 use bytemuck::{Pod, Zeroable};
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::shaders::{self, Epilogue, Put, Slot};
-use crate::shapes::{Chunking, Shape};
+use crate::shapes::{Chunking, Dtype, Shape};
 
 /// Output tile edge (rows and columns) of one workgroup: BM = BN in shaders/gemm.wgsl.
 pub const TILE: usize = 128;
 
-/// Mirrors `GemmParams` in shaders/gemm.wgsl: keep in sync.
+/// Mirrors `GemmParams` in shaders/gemm/jobs.wgsl: keep in sync.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct GemmParams {
@@ -26,10 +27,86 @@ pub struct GemmParams {
     pub n_jobs: u32,
     pub total_wg: u32,
     pub dispatch_x: u32,
-    pub _pad: [u32; 3],
+    /// 1 when whole vec4s of operands may be read: K and N multiples of 4 and every job's A and B
+    /// offsets too (see [`aligned`]).
+    pub aligned: u32,
+    pub _pad: [u32; 2],
 }
 
-/// Mirrors `Job` in shaders/gemm.wgsl: keep in sync. One chunk's tiles: rows [row0, row1),
+/// Whether a GEMM over `shape` whose jobs start A and B at element offsets `offsets` may read
+/// operands four at a time.
+pub fn aligned(shape: Shape, offsets: impl IntoIterator<Item = u32>) -> u32 {
+    u32::from(
+        shape.k.is_multiple_of(4)
+            && shape.n.is_multiple_of(4)
+            && offsets.into_iter().all(|o| o.is_multiple_of(4)),
+    )
+}
+
+/// Which kernel computes the tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// One invocation per 8x8 block of C, FMAs on f32 (shaders/gemm.wgsl).
+    Simt,
+    /// Cooperative matrices, f16 x f16 -> f32 at 16x16x16 (shaders/gemm_coop.wgsl).
+    Coop,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Simt => "simt",
+            Engine::Coop => "coop",
+        }
+    }
+
+    /// "auto" (None), "simt" or "coop".
+    pub fn parse(s: &str) -> Result<Option<Self>> {
+        match s.trim().to_lowercase().as_str() {
+            "auto" => Ok(None),
+            "simt" => Ok(Some(Engine::Simt)),
+            "coop" => Ok(Some(Engine::Coop)),
+            _ => Err(Error::invalid("GEMM kernel", s, "auto, simt or coop")),
+        }
+    }
+
+    /// The kernel for `dtype` on this adapter: `wanted`, checked, or the fastest available (the
+    /// cooperative-matrix kernel for f16 where [`Gpu::has_coop_f16`], else SIMT).
+    pub fn resolve(gpu: &Gpu, dtype: Dtype, wanted: Option<Engine>) -> Result<Engine> {
+        let missing = |feature, needed_for: &str| Error::MissingFeature {
+            adapter: gpu.info.name.clone(),
+            feature,
+            needed_for: needed_for.into(),
+        };
+        if dtype == Dtype::F16 && !gpu.has(wgpu::Features::SHADER_F16) {
+            return Err(missing("SHADER_F16", "f16 GEMM operands (--dtype f16)"));
+        }
+        match (dtype, wanted) {
+            (Dtype::F32, Some(Engine::Coop)) => Err(Error::invalid(
+                "GEMM kernel",
+                "coop with f32 operands",
+                "simt or auto for f32 (cooperative matrices take f16: --dtype f16)",
+            )),
+            (Dtype::F16, Some(Engine::Coop)) if !gpu.has_coop_f16() => Err(missing(
+                "EXPERIMENTAL_COOPERATIVE_MATRIX",
+                "the cooperative-matrix GEMM (f16 x f16 -> f32 at 16x16x16, 32-wide subgroups)",
+            )),
+            (_, Some(e)) => Ok(e),
+            (Dtype::F16, None) if gpu.has_coop_f16() => Ok(Engine::Coop),
+            (_, None) => Ok(Engine::Simt),
+        }
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            Engine::Simt => shaders::GEMM,
+            Engine::Coop => shaders::GEMM_COOP,
+        }
+    }
+}
+
+/// Mirrors `Job` in shaders/gemm/jobs.wgsl: keep in sync. One chunk's tiles: rows [row0, row1),
 /// first linear workgroup `wg_start`, tracker counter index `counter`; output row r is stored at
 /// `c_off + (r - c_row_base) * ldc` and reads A row `a_off + (r - a_row_base) * lda`.
 #[repr(C)]
@@ -91,8 +168,10 @@ pub fn jobs(
     (jobs, wg)
 }
 
-/// The GEMM's layout and pipelines, made once per device.
+/// The GEMM's layout and pipelines for one operand type, made once per device.
 pub struct GemmKernel {
+    pub dtype: Dtype,
+    pub engine: Engine,
     pub layout: wgpu::BindGroupLayout,
     store: wgpu::ComputePipeline,
     update: wgpu::ComputePipeline,
@@ -105,7 +184,14 @@ pub struct GemmKernel {
 }
 
 impl GemmKernel {
+    /// The f32 kernel.
     pub fn new(gpu: &Gpu) -> Result<Self> {
+        Self::with(gpu, Dtype::F32, None)
+    }
+
+    /// The kernel for `dtype` operands: `engine`, or the adapter's best (see [`Engine::resolve`]).
+    pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
+        let engine = Engine::resolve(gpu, dtype, engine)?;
         // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs; fused adds
         // 6, the forward table.
         const SLOTS: [Slot; 6] = [
@@ -119,11 +205,17 @@ impl GemmKernel {
         let layout = shaders::layout(gpu, "gemm layout", &SLOTS);
         let update_put = Put::update(gpu);
         let make = |put: Put, track: bool| -> Result<wgpu::ComputePipeline> {
-            let label = format!("gemm ({put:?}{})", if track { "" } else { ", untracked" });
+            let label = format!(
+                "gemm ({} {}, {put:?}{})",
+                engine.name(),
+                dtype.name(),
+                if track { "" } else { ", untracked" }
+            );
             let m = shaders::module(
                 gpu,
                 &label,
-                shaders::GEMM,
+                engine.source(),
+                Some(dtype),
                 Some(put),
                 Some(Epilogue::Track),
                 true,
@@ -144,7 +236,8 @@ impl GemmKernel {
         let fm = shaders::module(
             gpu,
             "fused gemm",
-            shaders::GEMM,
+            engine.source(),
+            Some(dtype),
             Some(Put::Cas),
             Some(Epilogue::Fused),
             false,
@@ -153,6 +246,8 @@ impl GemmKernel {
         // packed output from data, not from guarded loop bounds.
         let fused = shaders::pipeline(gpu, "fused gemm", &fused_layout, &fm, &[])?;
         Ok(GemmKernel {
+            dtype,
+            engine,
             fused_layout,
             fused,
             store: make(Put::Store, true)?,
@@ -195,6 +290,7 @@ impl GemmKernel {
 /// A standalone tracked GEMM: A, B, C, the tracker and the job table of one shape and chunk order,
 /// all made once so that `run` only encodes and submits.
 pub struct TrackedGemm {
+    pub dtype: Dtype,
     pub shape: Shape,
     pub chunking: Chunking,
     pub order: Vec<usize>,
@@ -243,13 +339,18 @@ impl TrackedGemm {
                 format!("a permutation of 0..{chunks}"),
             ));
         }
-        let bytes = |r: usize, c: usize| (r * c * 4) as u64;
+        let bytes = |r: usize, c: usize, e: usize| (r * c * e) as u64;
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
-        let a = gpu.buffer("gemm A", bytes(shape.m, shape.k), storage)?;
-        let b = gpu.buffer("gemm B", bytes(shape.k, shape.n), storage)?;
-        let c = gpu.buffer("gemm C (tracked output)", bytes(shape.m, shape.n), storage)?;
+        let e = kernel.dtype.bytes();
+        let a = gpu.buffer("gemm A", bytes(shape.m, shape.k, e), storage)?;
+        let b = gpu.buffer("gemm B", bytes(shape.k, shape.n, e), storage)?;
+        let c = gpu.buffer(
+            "gemm C (tracked output)",
+            bytes(shape.m, shape.n, 4),
+            storage,
+        )?;
         let counters = gpu.buffer("gemm tracker", (chunks * 4) as u64, storage)?;
         let (jobs, total_wg) = jobs(&chunking, shape.n, &order, |x| x as u32);
         let thresholds = (0..chunks)
@@ -267,6 +368,7 @@ impl TrackedGemm {
             n_jobs: jobs.len() as u32,
             total_wg,
             dispatch_x,
+            aligned: aligned(shape, [0]),
             ..Default::default()
         };
         let pbuf = gpu.init_buffer(
@@ -294,6 +396,7 @@ impl TrackedGemm {
         );
         gpu.check("creating the tracked GEMM")?;
         Ok(TrackedGemm {
+            dtype: kernel.dtype,
             shape,
             chunking,
             order,
@@ -307,7 +410,7 @@ impl TrackedGemm {
         })
     }
 
-    /// Uploads A and B.
+    /// Uploads A and B (as the kernel's dtype: f16 operands are rounded to nearest).
     pub fn upload(&self, gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<()> {
         let s = self.shape;
         if a.len() != s.m * s.k || b.len() != s.k * s.n {
@@ -317,8 +420,8 @@ impl TrackedGemm {
                 format!("A {} / B {}", s.m * s.k, s.k * s.n),
             ));
         }
-        gpu.queue.write_buffer(&self.a, 0, bytemuck::cast_slice(a));
-        gpu.queue.write_buffer(&self.b, 0, bytemuck::cast_slice(b));
+        gpu.queue.write_buffer(&self.a, 0, &self.dtype.encode(a));
+        gpu.queue.write_buffer(&self.b, 0, &self.dtype.encode(b));
         Ok(())
     }
 

@@ -14,10 +14,11 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SHADER_F16)
     .union(wgpu::Features::SUBGROUP)
     .union(wgpu::Features::SHADER_FLOAT32_ATOMIC)
-    .union(wgpu::Features::MEMORY_DECORATION_COHERENT);
+    .union(wgpu::Features::MEMORY_DECORATION_COHERENT)
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
 
 /// Names of [`WANTED_FEATURES`], in the order `t3 info` lists them.
-pub const FEATURE_NAMES: [(&str, wgpu::Features); 7] = [
+pub const FEATURE_NAMES: [(&str, wgpu::Features); 8] = [
     ("TIMESTAMP_QUERY", wgpu::Features::TIMESTAMP_QUERY),
     (
         "TIMESTAMP_QUERY_INSIDE_PASSES",
@@ -36,6 +37,10 @@ pub const FEATURE_NAMES: [(&str, wgpu::Features); 7] = [
     (
         "MEMORY_DECORATION_COHERENT",
         wgpu::Features::MEMORY_DECORATION_COHERENT,
+    ),
+    (
+        "COOPERATIVE_MATRIX",
+        wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
     ),
 ];
 
@@ -68,6 +73,10 @@ pub struct AdapterReport {
     pub vendor: u32,
     pub device: u32,
     pub features: Vec<String>,
+    /// Smallest and largest subgroup width.
+    pub subgroup_sizes: [u32; 2],
+    /// Cooperative-matrix configurations, "MxNxK ab->cr" (empty without the feature).
+    pub cooperative_matrix: Vec<String>,
     pub max_storage_buffer_binding_size: u64,
     pub max_buffer_size: u64,
     pub max_compute_workgroups_per_dimension: u32,
@@ -110,10 +119,18 @@ fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
             .iter()
             .filter(|(_, feat)| f.contains(*feat))
             .map(|(n, _)| n.to_string())
-            .chain(
-                f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
-                    .then(|| "EXPERIMENTAL_COOPERATIVE_MATRIX".to_string()),
-            )
+            .collect(),
+        subgroup_sizes: [info.subgroup_min_size, info.subgroup_max_size],
+        cooperative_matrix: adapter
+            .cooperative_matrix_properties()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}x{}x{} {:?}->{:?}",
+                    c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
+                )
+                .to_lowercase()
+            })
             .collect(),
         max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
         max_buffer_size: l.max_buffer_size,
@@ -246,7 +263,15 @@ impl Gpu {
             label: Some("t3 device"),
             required_features: features,
             required_limits: limits.clone(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            experimental_features:
+                if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+                    // SAFETY: the only experimental feature requested is cooperative matrices, used by one
+                    // kernel (shaders/gemm_coop.wgsl) whose results tests/gemm.rs checks against the f64
+                    // reference on every shape class; wgpu asks callers to accept that the API may change.
+                    unsafe { wgpu::ExperimentalFeatures::enabled() }
+                } else {
+                    wgpu::ExperimentalFeatures::disabled()
+                },
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
@@ -303,6 +328,24 @@ impl Gpu {
     /// Whether the device was opened with `f`.
     pub fn has(&self, f: wgpu::Features) -> bool {
         self.features.contains(f)
+    }
+
+    /// Whether the GEMM can run on cooperative matrices here: the adapter multiplies f16 x f16 -> f32
+    /// at 16x16x16 (what shaders/gemm_coop.wgsl uses) and its subgroups are exactly 32 wide (the
+    /// kernel splits a 256-invocation workgroup into 8 subgroups).
+    pub fn has_coop_f16(&self) -> bool {
+        self.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+            && self.info.subgroup_min_size == 32
+            && self.info.subgroup_max_size == 32
+            && self
+                .adapter
+                .cooperative_matrix_properties()
+                .iter()
+                .any(|c| {
+                    (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+                        && c.ab_type == wgpu::CooperativeScalarType::F16
+                        && c.cr_type == wgpu::CooperativeScalarType::F32
+                })
     }
 
     /// `t3 info`'s view of the chosen adapter.

@@ -3,6 +3,7 @@
 //! Data flows one way: [`workload`] -> [`shapes`] -> [`ranks`]' buffers -> [`schedule`] -> [`modes`]
 //! -> [`timeline`] -> [`report`].
 
+pub mod compose;
 pub mod error;
 pub mod experiment;
 pub mod gantt;

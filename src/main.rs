@@ -8,12 +8,13 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use t3_wgpu::experiment::{self, Options, Report, Verify};
+use t3_wgpu::gemm::Engine;
 use t3_wgpu::gpu::{self, Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
 use t3_wgpu::modes::{self, Config, Kernels};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::shapes::{Shape, MAX_RANKS};
+use t3_wgpu::shapes::{Dtype, Shape, MAX_RANKS};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, report, trace, workload};
 
@@ -124,6 +125,14 @@ struct RunArgs {
     /// Chunks per rank's share of the output (each output is R shards x this many chunks).
     #[arg(long, default_value_t = 1, value_parser = positive_usize)]
     chunks: usize,
+    /// Element type of the GEMM operands: f32, or f16 (tensor cores through cooperative matrices
+    /// where the adapter has them, else a SHADER_F16 SIMT kernel). Accumulation, outputs and steps
+    /// are f32 either way.
+    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
+    dtype: Dtype,
+    /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
+    #[arg(long, default_value = "auto", value_parser = parse_engine)]
+    gemm_kernel: KernelChoice,
     /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward
     /// (the sender adds its inbox to its partial and lands the sum in the next inbox; ring only).
     #[arg(long, default_value = "update", value_parser = parse_via)]
@@ -196,6 +205,12 @@ struct SweepArgs {
     arbitrate: Vec<u32>,
     #[arg(long, value_parser = parse_collective)]
     collective: Option<Collective>,
+    /// See `t3 run --dtype`.
+    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
+    dtype: Dtype,
+    /// See `t3 run --gemm-kernel`.
+    #[arg(long, default_value = "auto", value_parser = parse_engine)]
+    gemm_kernel: KernelChoice,
     #[arg(long, default_value = "update", value_parser = parse_via)]
     reduce: ReduceVia,
     #[arg(long, default_value = "all", value_parser = parse_modes)]
@@ -278,6 +293,21 @@ fn ranks(s: &str) -> Result<usize, String> {
             "'{s}' is not a rank count between 1 and {MAX_RANKS}"
         )),
     }
+}
+
+fn parse_dtype(s: &str) -> Result<Dtype, String> {
+    Dtype::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--gemm-kernel`: an engine, or None for the adapter's best (a newtype: clap reads a bare
+/// `Option` field as an optional flag).
+#[derive(Clone, Copy, Debug)]
+struct KernelChoice(Option<Engine>);
+
+fn parse_engine(s: &str) -> Result<KernelChoice, String> {
+    Engine::parse(s)
+        .map(KernelChoice)
+        .map_err(|e| e.to_string())
 }
 
 fn parse_shape(s: &str) -> Result<Shape, String> {
@@ -420,7 +450,7 @@ fn wrong(r: &Report) -> bool {
 
 fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
     let (shape, ranks, collective, label) = resolve(&a.workload, a.ranks, a.collective)?;
-    let kernels = Kernels::new(gpu)?;
+    let kernels = Kernels::with(gpu, a.dtype, a.gemm_kernel.0)?;
     let opts = Options {
         config: Config {
             shape,
@@ -429,6 +459,7 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
             collective,
             via: a.reduce,
             link: link_of(a)?,
+            dtype: a.dtype,
             arbitrate: a.arbitrate,
         },
         modes: a.mode.0.clone(),
@@ -455,7 +486,7 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
 }
 
 fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
-    let kernels = Kernels::new(gpu)?;
+    let kernels = Kernels::with(gpu, a.dtype, a.gemm_kernel.0)?;
     let mut points = Vec::new();
     let workloads: Vec<(Shape, Option<usize>, Collective, String)> = if let Some(s) = a.shape {
         vec![(
@@ -558,6 +589,7 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
                 collective: *coll,
                 via: a.reduce,
                 link: *link,
+                dtype: a.dtype,
                 arbitrate: *arb,
             },
             modes: a.mode.0.clone(),
@@ -642,6 +674,16 @@ fn info(g: &GpuArgs, json: bool) -> Result<()> {
                 a.features.join(" ")
             }
         );
+        println!(
+            "  subgroups     {}..{} wide; cooperative matrices {}",
+            a.subgroup_sizes[0],
+            a.subgroup_sizes[1],
+            if a.cooperative_matrix.is_empty() {
+                "none".into()
+            } else {
+                a.cooperative_matrix.join(", ")
+            }
+        );
         println!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB",
             a.max_storage_buffer_binding_size >> 20, a.max_buffer_size >> 20, a.max_compute_workgroups_per_dimension,
             a.max_compute_invocations_per_workgroup, a.max_compute_workgroup_storage_size >> 10);
@@ -707,6 +749,8 @@ fn demo(gpu: &Gpu) -> Result<()> {
         collective: None,
         mode: parse_modes("all").expect("all"),
         chunks: 2,
+        dtype: Dtype::F32,
+        gemm_kernel: KernelChoice(None),
         reduce: ReduceVia::Update,
         link_workgroups: None,
         arbitrate: None,

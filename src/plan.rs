@@ -106,6 +106,18 @@ pub struct PlanOp {
     pub level: usize,
 }
 
+impl PlanOp {
+    /// Whether the op moves data between two ranks, so the link's budget applies. A rank adding
+    /// its own inbox into its output (a forwarded reduce's last add) is local: on real GPUs it
+    /// runs at memory speed, not at the link's.
+    pub fn crosses_link(&self) -> bool {
+        match self.kind {
+            Kind::Gemm => false,
+            Kind::Copy { src } | Kind::Reduce { src } => src.rank != self.dst.rank,
+        }
+    }
+}
+
 /// The plan of one schedule on one chunking.
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {

@@ -10,7 +10,7 @@ use crate::gpu::Gpu;
 use crate::plan::{key, Buf, Loc, Plan};
 use crate::reference::Rng;
 use crate::schedule::Collective;
-use crate::shapes::{Chunking, Shape};
+use crate::shapes::{Chunking, Dtype, Shape};
 
 /// A rank's buffer for one chunk and its tracker ([counter, done slots...]).
 pub struct LocBuffers {
@@ -30,6 +30,8 @@ pub struct RankBuffers {
 /// All ranks' buffers for one shape, collective and plan.
 pub struct Ranks {
     pub shape: Shape,
+    /// Element type of A and B.
+    pub dtype: Dtype,
     pub collective: Collective,
     pub chunking: Chunking,
     pub ranks: Vec<RankBuffers>,
@@ -53,10 +55,12 @@ impl Ranks {
     pub fn new(
         gpu: &Gpu,
         shape: Shape,
+        dtype: Dtype,
         collective: Collective,
         chunking: &Chunking,
         plan: &Plan,
     ) -> Result<Self> {
+        let e = dtype.bytes();
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
@@ -71,12 +75,12 @@ impl Ranks {
             let rows = a_rows(collective, chunking, p);
             ranks.push(RankBuffers {
                 a: alloc(
-                    format!("rank {p} A ({} x {})", rows.len(), shape.k),
-                    (rows.len() * shape.k * 4) as u64,
+                    format!("rank {p} A ({} x {} {})", rows.len(), shape.k, dtype.name()),
+                    (rows.len() * shape.k * e) as u64,
                 )?,
                 b: alloc(
-                    format!("rank {p} B ({} x {})", shape.k, shape.n),
-                    (shape.k * shape.n * 4) as u64,
+                    format!("rank {p} B ({} x {} {})", shape.k, shape.n, dtype.name()),
+                    (shape.k * shape.n * e) as u64,
                 )?,
                 a_rows: rows.len(),
                 a_row_base: rows.start,
@@ -100,6 +104,7 @@ impl Ranks {
         gpu.check("allocating the ranks' buffers")?;
         Ok(Ranks {
             shape,
+            dtype,
             collective,
             chunking: chunking.clone(),
             ranks,
@@ -112,9 +117,9 @@ impl Ranks {
     pub fn upload(&self, gpu: &Gpu, inputs: &Inputs) {
         for (p, r) in self.ranks.iter().enumerate() {
             gpu.queue
-                .write_buffer(&r.a, 0, bytemuck::cast_slice(&inputs.a[p]));
+                .write_buffer(&r.a, 0, &self.dtype.encode(&inputs.a[p]));
             gpu.queue
-                .write_buffer(&r.b, 0, bytemuck::cast_slice(&inputs.b[p]));
+                .write_buffer(&r.b, 0, &self.dtype.encode(&inputs.b[p]));
         }
     }
 
@@ -222,17 +227,27 @@ pub struct Inputs {
 }
 
 impl Inputs {
-    pub fn random(shape: Shape, collective: Collective, chunking: &Chunking, seed: u64) -> Self {
+    /// Operands as `dtype` holds them (f16: rounded, so the reference sees what the device does).
+    pub fn random(
+        shape: Shape,
+        dtype: Dtype,
+        collective: Collective,
+        chunking: &Chunking,
+        seed: u64,
+    ) -> Self {
         let mut rng = Rng::new(seed);
+        let mut fill = |len: usize| -> Vec<f32> {
+            rng.fill(len).into_iter().map(|v| dtype.round(v)).collect()
+        };
         let r = chunking.shards;
         let a = (0..r)
-            .map(|p| rng.fill(a_rows(collective, chunking, p).len() * shape.k))
+            .map(|p| fill(a_rows(collective, chunking, p).len() * shape.k))
             .collect();
         // A row-split GEMM multiplies every shard by the same B.
         let b = if collective.row_split() {
-            vec![rng.fill(shape.k * shape.n); r]
+            vec![fill(shape.k * shape.n); r]
         } else {
-            (0..r).map(|_| rng.fill(shape.k * shape.n)).collect()
+            (0..r).map(|_| fill(shape.k * shape.n)).collect()
         };
         Inputs { a, b, seed }
     }

@@ -29,6 +29,11 @@ pub fn text(r: &Report) -> String {
         c.arbitrate.map(|w| format!(", arbitration {w} workgroups")).unwrap_or_default()
     );
     s += &format!(
+        "gemm       {} operands, f32 accumulation, {} kernel\n",
+        c.dtype.name(),
+        r.gemm_kernel.name()
+    );
+    s += &format!(
         "baselines  T_gemm {:.3} ms ({:.2} TFLOP/s; untracked {:.3} ms, tracker overhead {:+.1}%)  T_comm {:.3} ms  T_seq {:.3} ms  ideal {:.3} ms\n",
         r.t_gemm_ms,
         r.gemm_tflops,
@@ -90,7 +95,7 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
+pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -118,6 +123,8 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
                 c.via.name().into(),
                 csv_field(&c.link.describe()),
                 c.arbitrate.map(|w| w.to_string()).unwrap_or_default(),
+                c.dtype.name().into(),
+                r.gemm_kernel.name().into(),
                 m.mode.clone(),
                 opt(m.median_ms),
                 opt(m.speedup),
@@ -149,7 +156,8 @@ pub fn csv_error_row(c: &crate::modes::Config, error: &str) -> String {
     cols[7] = c.via.name().into();
     cols[8] = csv_field(&c.link.describe());
     cols[9] = c.arbitrate.map(|w| w.to_string()).unwrap_or_default();
-    cols[10] = "error".into();
+    cols[10] = c.dtype.name().into();
+    cols[12] = "error".into();
     *cols.last_mut().unwrap() = csv_field(error);
     cols.join(",")
 }

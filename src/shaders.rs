@@ -1,11 +1,27 @@
-//! Shader sources and their composition: a kernel from shaders/ plus, for kernels that write through
-//! `put`, one snippet from shaders/put/ (build.rs validates every such pair with naga).
+//! Shader sources and their composition: a kernel from shaders/ plus the snippets it needs (how it
+//! writes, what a GEMM tile does when stored, the GEMM operands' type), put together by
+//! [`compose`](crate::compose::compose) as build.rs validates them.
 
+use crate::compose::compose;
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::shapes::Dtype;
 
+/// The SIMT GEMM (f32 operands, or f16 converted on load).
 pub const GEMM: &str = include_str!("../shaders/gemm.wgsl");
+/// The cooperative-matrix GEMM (f16 operands on tensor cores).
+pub const GEMM_COOP: &str = include_str!("../shaders/gemm_coop.wgsl");
 pub const STEP: &str = include_str!("../shaders/step.wgsl");
+/// What the GEMM kernels share: params, job table, guarded loads and stores.
+const GEMM_JOBS: &str = include_str!("../shaders/gemm/jobs.wgsl");
+
+/// The operands snippet of a GEMM over `dtype`.
+fn operands(dtype: Dtype) -> &'static str {
+    match dtype {
+        Dtype::F32 => include_str!("../shaders/operands/f32.wgsl"),
+        Dtype::F16 => include_str!("../shaders/operands/f16.wgsl"),
+    }
+}
 
 /// How a kernel writes its destination element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -59,8 +75,25 @@ impl Epilogue {
     }
 }
 
-/// Creates a shader module from `src` with `put`'s and `epilogue`'s snippets prepended when given,
-/// the same composition build.rs validates.
+/// The full source of kernel `src` with its snippets: for a GEMM kernel (`gemm`: its operands'
+/// type) the operands and the shared job table, and `put`'s and `epilogue`'s when given. The same
+/// composition build.rs validates.
+pub fn source(
+    src: &str,
+    gemm: Option<Dtype>,
+    put: Option<Put>,
+    epilogue: Option<Epilogue>,
+) -> String {
+    compose(&[
+        gemm.map(operands).unwrap_or_default(),
+        put.map(Put::snippet).unwrap_or_default(),
+        epilogue.map(Epilogue::snippet).unwrap_or_default(),
+        gemm.map(|_| GEMM_JOBS).unwrap_or_default(),
+        src,
+    ])
+}
+
+/// Creates a shader module from [`source`]`(src, gemm, put, epilogue)`.
 ///
 /// `trusted` drops naga's runtime bounds checks and loop bounding: only for kernels whose own index
 /// logic keeps every access in range, as the tests prove for each of them.
@@ -68,16 +101,12 @@ pub fn module(
     gpu: &Gpu,
     label: &str,
     src: &str,
+    gemm: Option<Dtype>,
     put: Option<Put>,
     epilogue: Option<Epilogue>,
     trusted: bool,
 ) -> Result<wgpu::ShaderModule> {
-    let full = format!(
-        "{}\n{}\n{}",
-        put.map(Put::snippet).unwrap_or_default(),
-        epilogue.map(Epilogue::snippet).unwrap_or_default(),
-        src
-    );
+    let full = source(src, gemm, put, epilogue);
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(full.into()),
@@ -187,4 +216,63 @@ pub fn bind(
         layout,
         entries: &entries,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel composition the library can create lowers to SPIR-V (the Vulkan path), including
+    /// the cooperative-matrix GEMM on machines without cooperative matrices to run it.
+    #[test]
+    fn every_composition_lowers_to_spirv() {
+        let puts = [Put::Store, Put::Add, Put::Atomic, Put::Cas];
+        let mut sources = Vec::new();
+        for put in puts {
+            sources.push((format!("step {put:?}"), source(STEP, None, Some(put), None)));
+            for (kernel, name, dtypes) in [
+                (GEMM, "gemm", &[Dtype::F32, Dtype::F16][..]),
+                (GEMM_COOP, "gemm_coop", &[Dtype::F16][..]),
+            ] {
+                for &d in dtypes {
+                    for epilogue in [Epilogue::Track, Epilogue::Fused] {
+                        if epilogue == Epilogue::Fused && put != Put::Cas {
+                            continue;
+                        }
+                        sources.push((
+                            format!("{name} {d:?} {put:?} {epilogue:?}"),
+                            source(kernel, Some(d), Some(put), Some(epilogue)),
+                        ));
+                    }
+                }
+            }
+        }
+        assert_eq!(sources.len(), 4 + 4 * 3 + 3);
+        for (what, src) in sources {
+            let module = naga::front::wgsl::parse_str(&src)
+                .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
+            let info = naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::all(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
+            // Overrides take their defaults, as a pipeline without constants would.
+            let (module, info) = naga::back::pipeline_constants::process_overrides(
+                &module,
+                &info,
+                None,
+                &Default::default(),
+            )
+            .unwrap_or_else(|e| panic!("{what}: overrides: {e}"));
+            let words = naga::back::spv::write_vec(
+                &module,
+                &info,
+                &naga::back::spv::Options::default(),
+                None,
+            )
+            .unwrap_or_else(|e| panic!("{what}: SPIR-V: {e}"));
+            assert_eq!(words[0], 0x0723_0203, "{what}: SPIR-V magic");
+        }
+    }
 }

@@ -9,6 +9,65 @@ pub const MAX_RANKS: usize = 64;
 /// Largest single GEMM dimension accepted (u32 indexing in the kernels, with headroom).
 pub const MAX_DIM: usize = 1 << 24;
 
+/// Element type of the GEMM operands A and B. Outputs, steps and collectives stay f32: the GEMM
+/// accumulates in f32 either way (f16 x f16 -> f32, what tensor cores offer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dtype {
+    #[default]
+    F32,
+    F16,
+}
+
+impl Dtype {
+    pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::F16];
+
+    /// Bytes per operand element.
+    pub fn bytes(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F16 => 2,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F16 => "f16",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self> {
+        Dtype::ALL
+            .into_iter()
+            .find(|d| d.name() == s.trim().to_lowercase())
+            .ok_or_else(|| Error::invalid("dtype", s, "f32 or f16"))
+    }
+
+    /// `v` as the GEMM sees it: rounded to the nearest f16 for f16 operands (so the f64 reference
+    /// is computed from exactly what the device multiplies).
+    pub fn round(self, v: f32) -> f32 {
+        match self {
+            Dtype::F32 => v,
+            Dtype::F16 => half::f16::from_f32(v).to_f32(),
+        }
+    }
+
+    /// Operand values as the device buffer's bytes, zero-padded to a multiple of 4 (wgpu copies
+    /// whole words; buffers are padded to 16 bytes, so the pad fits).
+    pub fn encode(self, v: &[f32]) -> Vec<u8> {
+        let mut bytes: Vec<u8> = match self {
+            Dtype::F32 => bytemuck::cast_slice(v).to_vec(),
+            Dtype::F16 => v
+                .iter()
+                .flat_map(|&x| half::f16::from_f32(x).to_bits().to_le_bytes())
+                .collect(),
+        };
+        bytes.resize(bytes.len().next_multiple_of(4), 0);
+        bytes
+    }
+}
+
 /// One GEMM's dimensions: C (m x n) = A (m x k) · B (k x n).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Shape {

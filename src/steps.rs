@@ -78,7 +78,7 @@ impl StepKernel {
         );
         let make = |put: Put| -> Result<wgpu::ComputePipeline> {
             let label = format!("step ({put:?})");
-            let m = shaders::module(gpu, &label, shaders::STEP, Some(put), None, false)?;
+            let m = shaders::module(gpu, &label, shaders::STEP, None, Some(put), None, false)?;
             shaders::pipeline(gpu, &label, &layout, &m, &[])
         };
         Ok(StepKernel {

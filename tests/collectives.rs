@@ -1,6 +1,6 @@
 //! Every collective under every mode the adapter supports equals the f64 reference, and every tracker
 //! counter ends at its threshold: ranks 1..8, chunk counts that do and do not divide the rows, update
-//! and land-then-reduce.
+//! and land-then-reduce, f32 and f16 GEMM operands.
 
 mod common;
 
@@ -9,12 +9,26 @@ use t3_wgpu::modes::{self, Config, Kernels, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::shapes::Shape;
+use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 
 fn run_all(ranks: usize, chunks: usize, m: usize, via: ReduceVia, link: Link, mode_names: &[&str]) {
+    run_typed(Dtype::F32, ranks, chunks, m, via, link, mode_names);
+}
+
+fn run_typed(
+    dtype: Dtype,
+    ranks: usize,
+    chunks: usize,
+    m: usize,
+    via: ReduceVia,
+    link: Link,
+    mode_names: &[&str],
+) {
     let Some(gpu) = common::gpu() else { return };
-    let kernels = Kernels::new(gpu).unwrap();
+    let Some(kernels) = common::kernels(gpu, dtype) else {
+        return;
+    };
     for collective in Collective::ALL {
         let config = Config {
             shape: Shape::new(m, 37, 19).unwrap(),
@@ -23,12 +37,16 @@ fn run_all(ranks: usize, chunks: usize, m: usize, via: ReduceVia, link: Link, mo
             collective,
             via,
             link,
+            dtype,
             // Arbitration only lowers workgroup counts: results must not change.
             arbitrate: chunks.is_multiple_of(2).then_some(2),
         };
         let sys = System::new(gpu, &kernels, config).unwrap();
-        let seed = common::seed(&format!("{collective} r{ranks} c{chunks} m{m} {via:?}"));
-        let inputs = Inputs::random(sys.config.shape, collective, &sys.chunking, seed);
+        let seed = common::seed(&format!(
+            "{collective} r{ranks} c{chunks} m{m} {via:?} {}",
+            dtype.name()
+        ));
+        let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
         sys.ranks.upload(gpu, &inputs);
         for mode in modes::all()
             .iter()
@@ -42,8 +60,10 @@ fn run_all(ranks: usize, chunks: usize, m: usize, via: ReduceVia, link: Link, mo
             mode.run(&sys).unwrap();
             let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
             let what = format!(
-                "{} {collective} ranks {ranks} chunks {chunks} m {m} {via:?} {link:?}",
-                mode.name()
+                "{} {collective} ranks {ranks} chunks {chunks} m {m} {via:?} {link:?} {} ({})",
+                mode.name(),
+                dtype.name(),
+                kernels.gemm.engine.name()
             );
             assert!(err <= 1e-5, "{what}: rel error {err}");
             assert!(
@@ -138,6 +158,30 @@ fn overlap_modes_ranks_4_8() {
 }
 
 #[test]
+fn f16_operands_every_mode() {
+    // The f16 kernel the adapter gets (cooperative matrices where offered, else SIMT), tracked and
+    // stored through the same put snippets, feeding every collective in every mode.
+    run_typed(
+        Dtype::F16,
+        3,
+        2,
+        40 * 3 + 5,
+        ReduceVia::Update,
+        Link::Workgroups(2),
+        ALL_MODES,
+    );
+    run_typed(
+        Dtype::F16,
+        4,
+        1,
+        33,
+        ReduceVia::Forward,
+        Link::Unthrottled,
+        ALL_MODES,
+    );
+}
+
+#[test]
 fn timelines_are_ordered_and_complete() {
     let Some(gpu) = common::gpu() else { return };
     let kernels = Kernels::new(gpu).unwrap();
@@ -149,11 +193,13 @@ fn timelines_are_ordered_and_complete() {
             collective,
             via: ReduceVia::Update,
             link: Link::Unthrottled,
+            dtype: Dtype::F32,
             arbitrate: None,
         };
         let sys = System::new(gpu, &kernels, config).unwrap();
         let inputs = Inputs::random(
             sys.config.shape,
+            Dtype::F32,
             collective,
             &sys.chunking,
             common::seed("timeline"),

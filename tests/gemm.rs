@@ -1,11 +1,12 @@
-//! The tracked GEMM against the f64 reference: edge shapes, chunk counts, stagger orders, update mode.
+//! The tracked GEMM against the f64 reference: edge shapes, chunk counts, stagger orders, update mode;
+//! f32 operands and f16 ones (whichever f16 kernel the adapter gets: cooperative matrices or SIMT).
 
 mod common;
 
-use t3_wgpu::gemm::{GemmKernel, StoreMode, TrackedGemm};
+use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode, TrackedGemm};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::reference::{gemm, rel_frobenius, Rng};
-use t3_wgpu::shapes::Shape;
+use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::Error;
 
 fn check(
@@ -18,21 +19,111 @@ fn check(
     order: Option<Vec<usize>>,
 ) {
     let shape = Shape::new(m, n, k).unwrap();
-    let mut rng = Rng::new(common::seed(&format!("gemm {m}x{n}x{k} c{chunks}")));
-    let a = rng.fill(m * k);
-    let b = rng.fill(k * n);
+    let d = kernel.dtype;
+    let what = format!(
+        "{m}x{n}x{k} chunks {chunks} {} ({})",
+        d.name(),
+        kernel.engine.name()
+    );
+    let mut rng = Rng::new(common::seed(&format!("gemm {what}")));
+    // Operands as the kernel holds them, so the reference multiplies exactly what the device does.
+    let mut fill =
+        |len: usize| -> Vec<f32> { rng.fill(len).into_iter().map(|v| d.round(v)).collect() };
+    let a = fill(m * k);
+    let b = fill(k * n);
     let g = TrackedGemm::new(gpu, kernel, shape, chunks, order).unwrap();
     g.upload(gpu, &a, &b).unwrap();
     g.fill_c(gpu, f32::NAN);
     g.run(gpu, kernel, StoreMode::Store, true).unwrap();
     let c = g.read_c(gpu).unwrap();
     let err = rel_frobenius(&c, &gemm(&a, &b, m, n, k));
-    assert!(err <= 1e-5, "{m}x{n}x{k} chunks {chunks}: rel error {err}");
+    assert!(err <= tolerance(d), "{what}: rel error {err}");
     assert_eq!(
         g.read_counters(gpu).unwrap(),
         g.thresholds,
-        "{m}x{n}x{k} chunks {chunks}: tracker"
+        "{what}: tracker"
     );
+}
+
+/// Relative error allowed. f16 operands are rounded before the reference sees them, so both kernels
+/// accumulate exact products in f32; the f16 bound leaves room for tensor cores' accumulation order
+/// and rounding and is still ten times tighter than the 1e-2 the performance issue asks.
+fn tolerance(d: Dtype) -> f64 {
+    match d {
+        Dtype::F32 => 1e-5,
+        Dtype::F16 => 1e-3,
+    }
+}
+
+/// The f16 kernel the adapter gets, or None (skipped, said on stderr) without SHADER_F16.
+fn f16_kernel(gpu: &Gpu) -> Option<GemmKernel> {
+    match GemmKernel::with(gpu, Dtype::F16, None) {
+        Ok(k) => {
+            eprintln!("f16 GEMM kernel: {}", k.engine.name());
+            Some(k)
+        }
+        Err(e @ Error::MissingFeature { .. }) => {
+            eprintln!("SKIPPED f16: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn f16_operands_match_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    let Some(kernel) = f16_kernel(gpu) else {
+        return;
+    };
+    // Ragged shapes (the guarded scalar loads) and shapes whose K and N are multiples of 4 (the
+    // cooperative kernel's vec4 loads), with chunk counts that do and do not divide M.
+    for &(m, n, k, chunks) in &[
+        (1, 1, 1, 1),
+        (17, 33, 65, 1),
+        (129, 7, 300, 2),
+        (2, 2, 9, 1),
+        (131, 129, 17, 3),
+        (128, 128, 32, 1),
+        (130, 132, 36, 2),
+        (300, 260, 100, 7),
+        (257, 64, 48, 2),
+    ] {
+        check(gpu, &kernel, m, n, k, chunks, None);
+    }
+}
+
+#[test]
+fn f16_stagger_and_many_workgroups() {
+    let Some(gpu) = common::gpu() else { return };
+    let Some(kernel) = f16_kernel(gpu) else {
+        return;
+    };
+    check(gpu, &kernel, 301, 96, 40, 6, Some(vec![5, 0, 4, 1, 3, 2]));
+    check(gpu, &kernel, 600, 300, 129, 1, None);
+}
+
+#[test]
+fn kernel_choice_is_checked() {
+    let Some(gpu) = common::gpu() else { return };
+    let e = GemmKernel::with(gpu, Dtype::F32, Some(Engine::Coop))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("coop") && e.contains("f16"), "{e}");
+    if !gpu.has_coop_f16() && gpu.has(wgpu::Features::SHADER_F16) {
+        let e = GemmKernel::with(gpu, Dtype::F16, Some(Engine::Coop))
+            .err()
+            .unwrap();
+        assert!(matches!(e, Error::MissingFeature { .. }), "{e}");
+    }
+    // SIMT is always there for f32, and for f16 wherever SHADER_F16 is.
+    let k = GemmKernel::with(gpu, Dtype::F32, Some(Engine::Simt)).unwrap();
+    assert_eq!(k.engine, Engine::Simt);
+    if gpu.has(wgpu::Features::SHADER_F16) {
+        let k = GemmKernel::with(gpu, Dtype::F16, Some(Engine::Simt)).unwrap();
+        check(gpu, &k, 70, 45, 33, 2, None);
+    }
 }
 
 #[test]

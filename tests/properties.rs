@@ -12,7 +12,7 @@ use t3_wgpu::modes::{self, Config, Kernels, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::shapes::Shape;
+use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::workload;
 
@@ -30,7 +30,8 @@ fn cases(ci: u32) -> u32 {
 #[test]
 fn random_configurations_match_reference() {
     let Some(gpu) = common::gpu() else { return };
-    let kernels = Kernels::new(gpu).unwrap();
+    let f32_kernels = Kernels::new(gpu).unwrap();
+    let f16_kernels = common::kernels(gpu, Dtype::F16);
     let mut runner = TestRunner::new(PtConfig {
         cases: cases(64),
         failure_persistence: None,
@@ -55,6 +56,11 @@ fn random_configurations_match_reference() {
                 // Keep only configurations that give every chunk a row (the library refuses the rest).
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
+                // Every fourth case on f16 operands, where the adapter has them.
+                let (dtype, kernels) = match (&f16_kernels, seed % 4) {
+                    (Some(k), 0) => (Dtype::F16, k),
+                    _ => (Dtype::F32, &f32_kernels),
+                };
                 let config = Config {
                     shape: Shape::new(m, n, k).unwrap(),
                     ranks,
@@ -66,11 +72,13 @@ fn random_configurations_match_reference() {
                     } else {
                         Link::Workgroups(link)
                     },
+                    dtype,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                 };
                 let what = format!("{config:?} seed {seed}");
-                let sys = System::new(gpu, &kernels, config).unwrap();
-                let inputs = Inputs::random(sys.config.shape, collective, &sys.chunking, seed);
+                let sys = System::new(gpu, kernels, config).unwrap();
+                let inputs =
+                    Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
                 sys.ranks.upload(gpu, &inputs);
                 let all = modes::all();
                 let mode = &all[mode];

@@ -41,10 +41,11 @@ pub struct FusedState {
     total_wg: u32,
     /// Element offset of each (rank, chunk) in `out`.
     offsets: HashMap<(usize, usize), u64>,
-    /// Packed operands and each rank's element offset in `a`.
+    /// Packed operands and each rank's element offset in them.
     a: wgpu::Buffer,
     b: wgpu::Buffer,
     a_offs: Vec<u64>,
+    b_offs: Vec<u64>,
     /// Device memory the packed buffers take.
     pub bytes: u64,
     /// Keeps the tables alive for the bind group.
@@ -52,17 +53,13 @@ pub struct FusedState {
 }
 
 /// Copies every rank's A and B into the packed buffers (each run: the ranks' inputs may have changed).
+/// Whole (16-byte padded) buffers, so every offset and size is a multiple of 16 bytes whatever the
+/// dtype and shape.
 fn pack(sys: &System, st: &FusedState, enc: &mut wgpu::CommandEncoder) {
-    let (k, n) = (sys.config.shape.k, sys.config.shape.n);
+    let e = sys.config.dtype.bytes() as u64;
     for (p, rb) in sys.ranks.ranks.iter().enumerate() {
-        enc.copy_buffer_to_buffer(
-            &rb.a,
-            0,
-            &st.a,
-            st.a_offs[p] * 4,
-            (rb.a_rows * k * 4) as u64,
-        );
-        enc.copy_buffer_to_buffer(&rb.b, 0, &st.b, (p * k * n * 4) as u64, (k * n * 4) as u64);
+        enc.copy_buffer_to_buffer(&rb.a, 0, &st.a, st.a_offs[p] * e, rb.a.size());
+        enc.copy_buffer_to_buffer(&rb.b, 0, &st.b, st.b_offs[p] * e, rb.b.size());
     }
 }
 
@@ -123,32 +120,35 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
     let gpu = sys.gpu;
     let (m, n, k) = (sys.config.shape.m, sys.config.shape.n, sys.config.shape.k);
     let r = sys.config.ranks;
-    let a_elems: usize = sys.ranks.ranks.iter().map(|rb| rb.a_rows * k).sum();
+    let e = sys.config.dtype.bytes() as u64;
+    // Each rank's operands at the element offset of its whole padded buffer.
+    let offsets_of = |sizes: Vec<u64>| -> (Vec<u64>, u64) {
+        let mut offs = Vec::new();
+        let mut at = 0u64;
+        for size in sizes {
+            offs.push(at / e);
+            at += size;
+        }
+        (offs, at)
+    };
+    let (a_offs, a_bytes) = offsets_of(sys.ranks.ranks.iter().map(|rb| rb.a.size()).collect());
+    let (b_offs, b_bytes) = offsets_of(sys.ranks.ranks.iter().map(|rb| rb.b.size()).collect());
     for (what, bytes) in [
-        ("packed A", a_elems * 4),
-        ("packed B", r * k * n * 4),
-        ("packed outputs", r * m * n * 4),
+        ("packed A", a_bytes),
+        ("packed B", b_bytes),
+        ("packed outputs", (r * m * n * 4) as u64),
     ] {
-        gpu.check_binding(what, bytes as u64)
+        gpu.check_binding(what, bytes)
             .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
     }
     let fwd = forward_table(sys)?;
     let usage =
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
-    let mk = |label: &str, bytes: usize| {
-        gpu.buffer(label, bytes as u64, usage)
-            .map_err(|e| e.to_string())
-    };
-    let a = mk("fused A (all ranks)", a_elems * 4)?;
-    let b = mk("fused B (all ranks)", r * k * n * 4)?;
-    let out = mk("fused outputs (all ranks)", r * m * n * 4)?;
-    let counters = mk("fused trackers (all ranks)", fwd.len() * 4)?;
-    let mut a_offs = Vec::new();
-    let mut off = 0u64;
-    for rb in &sys.ranks.ranks {
-        a_offs.push(off);
-        off += (rb.a_rows * k) as u64;
-    }
+    let mk = |label: &str, bytes: u64| gpu.buffer(label, bytes, usage).map_err(|e| e.to_string());
+    let a = mk("fused A (all ranks)", a_bytes)?;
+    let b = mk("fused B (all ranks)", b_bytes)?;
+    let out = mk("fused outputs (all ranks)", (r * m * n * 4) as u64)?;
+    let counters = mk("fused trackers (all ranks)", (fwd.len() * 4) as u64)?;
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
     let nch = sys.chunking.count();
     let mut order: Vec<(usize, usize, usize)> = sys
@@ -169,7 +169,7 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
             wg_start: wg,
             counter: (p * nch + x) as u32,
             a_off: a_offs[p] as u32,
-            b_off: (p * k * n) as u32,
+            b_off: b_offs[p] as u32,
             c_off: (p * m * n) as u32,
             a_row_base: sys.ranks.ranks[p].a_row_base as u32,
             c_row_base: 0,
@@ -189,6 +189,10 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
         n_jobs: jobs.len() as u32,
         total_wg: wg,
         dispatch_x: gpu.fold(wg).0,
+        aligned: gemm::aligned(
+            sys.config.shape,
+            a_offs.iter().chain(&b_offs).map(|&o| o as u32),
+        ),
         ..Default::default()
     };
     let init = |label: &str, contents: &[u8], usage| gpu.init_buffer(label, contents, usage);
@@ -236,6 +240,7 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
         a,
         b,
         a_offs,
+        b_offs,
         bytes,
         _keep: vec![pbuf, jbuf, fbuf],
     })

@@ -8,14 +8,14 @@ pub mod sequential;
 
 use std::time::Instant;
 
-use crate::error::Result;
-use crate::gemm::{self, GemmKernel, GemmParams, Job, StoreMode};
+use crate::error::{Error, Result};
+use crate::gemm::{self, Engine, GemmKernel, GemmParams, Job, StoreMode};
 use crate::gpu::Gpu;
 use crate::plan::{Kind, Plan, ReduceVia};
 use crate::ranks::Ranks;
 use crate::schedule::{Collective, Schedule};
 use crate::shaders::Put;
-use crate::shapes::{Chunking, Shape};
+use crate::shapes::{Chunking, Dtype, Shape};
 use crate::steps::{Link, StepKernel, StepParams};
 use crate::timeline::{Event, EventKind, Lane, Timeline};
 
@@ -111,9 +111,16 @@ pub struct Kernels {
 }
 
 impl Kernels {
+    /// The kernels of f32 runs.
     pub fn new(gpu: &Gpu) -> Result<Self> {
+        Self::with(gpu, Dtype::F32, None)
+    }
+
+    /// The kernels of runs whose GEMM operands are `dtype`, computed by `engine` (None: the
+    /// adapter's best, see [`Engine::resolve`]).
+    pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         Ok(Kernels {
-            gemm: GemmKernel::new(gpu)?,
+            gemm: GemmKernel::with(gpu, dtype, engine)?,
             step: StepKernel::new(gpu)?,
         })
     }
@@ -128,6 +135,8 @@ pub struct Config {
     pub collective: Collective,
     pub via: ReduceVia,
     pub link: Link,
+    /// Element type of the GEMM operands (outputs and steps are f32 either way).
+    pub dtype: Dtype,
     /// Arbitration (software's stand-in for T3's memory-controller arbitration): while a pass holds
     /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
     /// compute; passes without GEMM work, and sequential mode, keep the link budget.
@@ -167,10 +176,24 @@ pub struct System<'a> {
 
 impl<'a> System<'a> {
     pub fn new(gpu: &'a Gpu, kernels: &'a Kernels, config: Config) -> Result<Self> {
+        if kernels.gemm.dtype != config.dtype {
+            return Err(Error::invalid(
+                "kernels",
+                format!("GEMM kernels for {} operands", kernels.gemm.dtype.name()),
+                format!("those of the run's {} operands", config.dtype.name()),
+            ));
+        }
         let chunking = Chunking::new(config.shape.m, config.ranks, config.chunks)?;
         let schedule = Schedule::new(config.collective, &chunking);
         let plan = Plan::new(&schedule, &chunking, config.shape.n, config.via);
-        let ranks = Ranks::new(gpu, config.shape, config.collective, &chunking, &plan)?;
+        let ranks = Ranks::new(
+            gpu,
+            config.shape,
+            config.dtype,
+            config.collective,
+            &chunking,
+            &plan,
+        )?;
         let n = config.shape.n;
         // One uniform slot per op, aligned for binding at an offset.
         let align = gpu.limits.min_uniform_buffer_offset_alignment.max(64) as usize;
@@ -205,6 +228,7 @@ impl<'a> System<'a> {
                         n_jobs: 1,
                         total_wg: wg,
                         dispatch_x: gpu.fold(wg).0,
+                        aligned: gemm::aligned(config.shape, [0]),
                         ..Default::default()
                     };
                     jobs.push(Job {
@@ -221,7 +245,12 @@ impl<'a> System<'a> {
                 }
                 Kind::Copy { .. } | Kind::Reduce { .. } => {
                     let len4 = (op.elems as u32).div_ceil(4);
-                    let wg = config.link.workgroups(len4);
+                    let link = if op.crosses_link() {
+                        config.link
+                    } else {
+                        Link::Unthrottled
+                    };
+                    let wg = link.workgroups(len4);
                     let p = StepParams {
                         len4,
                         n_wg: wg,

@@ -32,3 +32,19 @@ pub fn seed(label: &str) -> u64 {
     eprintln!("{label}: seed {s}");
     s
 }
+
+/// The kernels of `dtype` runs on `gpu`, or None (test skipped, said on stderr) where the adapter
+/// cannot run them (f16 without SHADER_F16).
+pub fn kernels(gpu: &Gpu, dtype: t3_wgpu::shapes::Dtype) -> Option<t3_wgpu::modes::Kernels> {
+    match t3_wgpu::modes::Kernels::with(gpu, dtype, None) {
+        Ok(k) => {
+            eprintln!("{} GEMM kernel: {}", dtype.name(), k.gemm.engine.name());
+            Some(k)
+        }
+        Err(e @ t3_wgpu::Error::MissingFeature { .. }) => {
+            eprintln!("SKIPPED {}: {e}", dtype.name());
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -1,0 +1,106 @@
+// What every GEMM kernel (gemm.wgsl, gemm_coop.wgsl) shares: params, the job table, tile lookup,
+// guarded operand loads and guarded output rows. Prepended by src/shaders.rs (and build.rs) to any
+// kernel that calls `find_job(`.
+//
+// Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
+// never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
+// the job table, so the table's order is the stagger: the first job's tiles get the lowest workgroup ids.
+//
+// Bounds: every global index is guarded by the row/col/k tests below, which is why the host may create
+// these kernels without naga's runtime bounds checks (tests/gemm.rs covers every edge case).
+
+// Mirrors `GemmParams` in src/gemm.rs: keep in sync.
+struct GemmParams {
+    m: u32,
+    n: u32,
+    k: u32,
+    lda: u32,
+    ldb: u32,
+    ldc: u32,
+    tiles_n: u32,
+    job_base: u32,
+    n_jobs: u32,
+    total_wg: u32,
+    dispatch_x: u32,
+    // 1 when K and N are multiples of 4 and every job's A and B offsets are too, so whole vec4s of
+    // operands can be read (the cooperative-matrix kernel's fast path).
+    aligned: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// Mirrors `Job` in src/gemm.rs: keep in sync.
+// Offsets are per job so that one dispatch can cover several ranks' packed buffers (fused mode):
+// output row r of the job is stored at c_off + (r - c_row_base) * ldc, its A row at
+// a_off + (r - a_row_base) * lda.
+struct Job {
+    row0: u32,
+    row1: u32,
+    wg_start: u32,
+    counter: u32,
+    a_off: u32,
+    b_off: u32,
+    c_off: u32,
+    a_row_base: u32,
+    c_row_base: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(1) var<uniform> p: GemmParams;
+@group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> jobs: array<Job>;
+
+const BM: u32 = 128u;
+const BN: u32 = 128u;
+
+var<workgroup> wg_job: u32;
+
+// A element (row, k) of the job's rank, 0 outside the matrix (`a_elem` is from shaders/operands/).
+fn load_a(row: u32, k: u32, job: Job) -> f32 {
+    if (row < job.row1 && k < p.k) {
+        return a_elem(job.a_off + (row - job.a_row_base) * p.lda + k);
+    }
+    return 0.0;
+}
+
+fn load_b(k: u32, col: u32, job: Job) -> f32 {
+    if (k < p.k && col < p.n) {
+        return b_elem(job.b_off + k * p.ldb + col);
+    }
+    return 0.0;
+}
+
+// Output elements (row, col..col+3) through `put`, the ones inside the matrix only.
+fn put_row4(row: u32, col: u32, v: vec4<f32>, job: Job) {
+    if (row >= job.row1) {
+        return;
+    }
+    let base = job.c_off + (row - job.c_row_base) * p.ldc;
+    if (col + 3u < p.n) {
+        put(base + col, v.x);
+        put(base + col + 1u, v.y);
+        put(base + col + 2u, v.z);
+        put(base + col + 3u, v.w);
+    } else {
+        if (col < p.n) { put(base + col, v.x); }
+        if (col + 1u < p.n) { put(base + col + 1u, v.y); }
+        if (col + 2u < p.n) { put(base + col + 2u, v.z); }
+    }
+}
+
+// The job holding linear workgroup `w`: the last job whose wg_start <= w (binary search).
+fn find_job(w: u32) -> u32 {
+    var lo = p.job_base;
+    var hi = p.job_base + p.n_jobs - 1u;
+    while (lo < hi) {
+        let mid = (lo + hi + 1u) / 2u;
+        if (jobs[mid].wg_start <= w) {
+            lo = mid;
+        } else {
+            hi = mid - 1u;
+        }
+    }
+    return lo;
+}

@@ -1,0 +1,14 @@
+// Operands A and B as f16 (`--dtype f16`; needs SHADER_F16). Bound as vec4s so that a kernel can read
+// four at once where the shape allows (GemmParams.aligned); buffers are padded to 16 bytes.
+enable f16;
+
+@group(0) @binding(2) var<storage, read> a: array<vec4<f16>>;
+@group(0) @binding(3) var<storage, read> b: array<vec4<f16>>;
+
+fn a_elem(i: u32) -> f32 {
+    return f32(a[i >> 2u][i & 3u]);
+}
+
+fn b_elem(i: u32) -> f32 {
+    return f32(b[i >> 2u][i & 3u]);
+}
