@@ -1,8 +1,10 @@
 //! Measures the tracked GEMM (StoreMode::Store) against the same GEMM with the tracker epilogue compiled
 //! out (StoreMode::Untracked) on square M = N = K: median ms, TFLOP/s and the tracker overhead.
 //!
-//! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_CHUNKS (default 8),
-//! T3_BENCH_REPS (default 5), T3_BENCH_SEED, T3_BENCH_JSON (file to append JSON lines to).
+//! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_DTYPES (comma list of f32, f16;
+//! default "f32"), T3_BENCH_KERNEL (auto, simt or coop; default auto: the adapter's best per dtype),
+//! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_SEED, T3_BENCH_JSON (file to
+//! append JSON lines to).
 
 mod common;
 
@@ -10,10 +12,10 @@ use common::*;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use t3_wgpu::gemm::{GemmKernel, StoreMode, TrackedGemm};
+use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode, TrackedGemm};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::reference::{self, Rng};
-use t3_wgpu::shapes::Shape;
+use t3_wgpu::shapes::{Dtype, Shape};
 
 /// Rows of C checked against f64 per size: the first, the last (the ragged edge), the rest random.
 const CHECK_ROWS: usize = 8;
@@ -34,68 +36,95 @@ fn main() -> ExitCode {
 
 fn run() -> anyhow::Result<()> {
     let sizes: Vec<usize> = env_list("T3_BENCH_SIZES", "512")?;
+    let dtypes: Vec<String> = env_list("T3_BENCH_DTYPES", "f32")?;
+    let engine = Engine::parse(&std::env::var("T3_BENCH_KERNEL").unwrap_or("auto".into()))?;
     let chunks: usize = env_one("T3_BENCH_CHUNKS", 8)?;
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
     let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_6e6d)?;
     let gpu = Gpu::new(&GpuOptions::default())
         .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
-    let kernel = GemmKernel::new(&gpu)?;
     let clock = Clock::new(&gpu, reps)?;
     println!(
         "adapter: {}; timing: {}; {reps} reps after {WARMUP} warm-ups, medians; {chunks} chunks",
         gpu.describe(),
         clock.describe()
     );
-    for n in sizes {
-        let shape = Shape::new(n, n, n)?;
-        let g = TrackedGemm::new(&gpu, &kernel, shape, chunks, None)
-            .with_context(|| format!("setting up the {shape} GEMM"))?;
-        let mut rng = Rng::new(seed ^ n as u64);
-        let a = rng.fill(n * n);
-        let b = rng.fill(n * n);
-        g.upload(&gpu, &a, &b)?;
-
-        let err_tracked = verify(&gpu, &kernel, &g, StoreMode::Store, &a, &b, &mut rng)?;
-        let err_untracked = verify(&gpu, &kernel, &g, StoreMode::Untracked, &a, &b, &mut rng)?;
-        let err = err_tracked.max(err_untracked);
-        if err > MAX_REL_ERR || err.is_nan() {
-            bail!("{shape}: max row relative error {err:.3e} over {MAX_REL_ERR:.0e} (tracked {err_tracked:.3e}, untracked {err_untracked:.3e})");
+    for d in &dtypes {
+        let dtype = Dtype::parse(d)?;
+        let kernel = GemmKernel::with(&gpu, dtype, engine)?;
+        for &n in &sizes {
+            bench_one(&gpu, &kernel, &clock, n, chunks, reps, seed)?;
         }
-
-        let bound = gpu.timeout_for(shape.flops(), 0.0);
-        // reset = true: every rep starts from cleared counters, as a real run does; the clear is
-        // recorded before the pass, so the pass timestamps leave it out.
-        let time = |mode: StoreMode| {
-            let what = format!("{shape} gemm ({mode:?})");
-            clock.median_ms(&gpu, &what, reps, bound, |enc, ts| {
-                g.encode(&gpu, &kernel, enc, mode, true, ts)
-            })
-        };
-        let tracked = time(StoreMode::Store)?;
-        let untracked = time(StoreMode::Untracked)?;
-        let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
-        let overhead = tracked / untracked - 1.0;
-        println!(
-            "gemm {} n={n}: tracked {tracked:.3} ms ({:.3} TFLOP/s), untracked {untracked:.3} ms ({:.3} TFLOP/s), tracker overhead {:+.2}%; max rel err {err:.2e}",
-            gpu.info.name,
-            tflops(tracked),
-            tflops(untracked),
-            overhead * 100.0
-        );
-        json_line(&serde_json::json!({
-            "bench": "gemm",
-            "n": n,
-            "chunks": chunks,
-            "tracked_ms": tracked,
-            "untracked_ms": untracked,
-            "tflops_tracked": tflops(tracked),
-            "tflops_untracked": tflops(untracked),
-            "tracker_overhead": overhead,
-            "max_rel_err": err,
-            "clock": clock.kind(),
-            "adapter": gpu.info.name,
-        }))?;
     }
+    Ok(())
+}
+
+/// Checks, then times, the tracked and untracked GEMM of one size.
+fn bench_one(
+    gpu: &Gpu,
+    kernel: &GemmKernel,
+    clock: &Clock,
+    n: usize,
+    chunks: usize,
+    reps: u32,
+    seed: u64,
+) -> anyhow::Result<()> {
+    let dtype = kernel.dtype;
+    let shape = Shape::new(n, n, n)?;
+    let g = TrackedGemm::new(gpu, kernel, shape, chunks, None)
+        .with_context(|| format!("setting up the {shape} GEMM"))?;
+    let mut rng = Rng::new(seed ^ n as u64);
+    // Operands as the kernel holds them: the reference multiplies exactly what the device does.
+    let mut fill =
+        |len| -> Vec<f32> { rng.fill(len).into_iter().map(|v| dtype.round(v)).collect() };
+    let a = fill(n * n);
+    let b = fill(n * n);
+    g.upload(gpu, &a, &b)?;
+
+    let err_tracked = verify(gpu, kernel, &g, StoreMode::Store, &a, &b, &mut rng)?;
+    let err_untracked = verify(gpu, kernel, &g, StoreMode::Untracked, &a, &b, &mut rng)?;
+    let err = err_tracked.max(err_untracked);
+    if err > MAX_REL_ERR || err.is_nan() {
+        bail!("{shape}: max row relative error {err:.3e} over {MAX_REL_ERR:.0e} (tracked {err_tracked:.3e}, untracked {err_untracked:.3e})");
+    }
+
+    let bound = gpu.timeout_for(shape.flops(), 0.0);
+    // reset = true: every rep starts from cleared counters, as a real run does; the clear is
+    // recorded before the pass, so the pass timestamps leave it out.
+    let time = |mode: StoreMode| {
+        let what = format!("{shape} gemm ({mode:?})");
+        clock.median_ms(gpu, &what, reps, bound, |enc, ts| {
+            g.encode(gpu, kernel, enc, mode, true, ts)
+        })
+    };
+    let tracked = time(StoreMode::Store)?;
+    let untracked = time(StoreMode::Untracked)?;
+    let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
+    let overhead = tracked / untracked - 1.0;
+    println!(
+        "gemm {} {} ({}) n={n}: tracked {tracked:.3} ms ({:.3} TFLOP/s), untracked {untracked:.3} ms ({:.3} TFLOP/s), tracker overhead {:+.2}%; max rel err {err:.2e}",
+        gpu.info.name,
+        dtype.name(),
+        kernel.engine.name(),
+        tflops(tracked),
+        tflops(untracked),
+        overhead * 100.0
+    );
+    json_line(&serde_json::json!({
+        "bench": "gemm",
+        "n": n,
+        "dtype": dtype.name(),
+        "kernel": kernel.engine.name(),
+        "chunks": chunks,
+        "tracked_ms": tracked,
+        "untracked_ms": untracked,
+        "tflops_tracked": tflops(tracked),
+        "tflops_untracked": tflops(untracked),
+        "tracker_overhead": overhead,
+        "max_rel_err": err,
+        "clock": clock.kind(),
+        "adapter": gpu.info.name,
+    }))?;
     Ok(())
 }
 

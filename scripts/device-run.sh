@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
-#   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART   (PART: ceilings, overlap, scaling)
+#   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks)
+# The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
+# cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
+# test-collectives) after prepare.sh.
 # Results land in $OUT (or ./out).
 set -uo pipefail
 # At most 8 files come back from the device: each part leaves its files in one folder, tarred at the end.
@@ -49,5 +53,23 @@ forward)
 arbitration)
   # Arbitration on and off: steps sharing a pass with GEMM work capped to 16..128 workgroups in all.
   t3 sweep --presets tnlg-op-tp8,tnlg-fc2-tp8,gpt3-op-tp8,gpt3-fc2-tp8 --collective reduce-scatter --reduce forward --chunks 2 --link-workgroups 16 --arbitrate 0,16,32,64,128 --mode sequential,encoded --reps 3 --warmup 1 --no-verify --csv "$out/arbitration.csv"
+  ;;
+f16)
+  # f16 operands: the device's kernel choice, its correctness (test binaries), cuBLAS fp16 beside it.
+  t3 info > "$out/info.txt" 2>&1
+  for t in gemm collectives; do
+    if [ -x .gpu/bin/test-$t ]; then T3_REQUIRE_GPU=1 .gpu/bin/test-$t f16 --nocapture > "$out/test-$t.txt" 2>&1; echo "test-$t rc=$?" >> "$out/tests.txt"; fi
+  done
+  T3_REQUIRE_GPU=1 .gpu/bin/test-gemm kernel_choice > "$out/test-choice.txt" 2>&1; echo "test-choice rc=$?" >> "$out/tests.txt"
+  python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json"
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=5 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f16 T3_BENCH_KERNEL=simt T3_BENCH_REPS=5 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
+  ;;
+chunks)
+  # Overlap per preset at TP 8, 150 GB/s (16-workgroup link), forwarded ring, 1..8 chunks per rank,
+  # f32 and f16 operands; local inbox adds run unthrottled.
+  for d in f32 f16; do
+    t3 sweep --presets tnlg-op-tp8,gpt3-op-tp8,tnlg-fc2-tp8,gpt3-fc2-tp8 --collective reduce-scatter --reduce forward --chunks 1,2,4,8 --link-workgroups 16 --dtype $d --mode sequential,encoded --reps 3 --warmup 1 --no-verify --csv "$out/chunks-$d.csv"
+  done
   ;;
 esac
