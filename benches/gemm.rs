@@ -3,7 +3,8 @@
 //!
 //! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_DTYPES (comma list of f32, f16;
 //! default "f32"), T3_BENCH_KERNEL (auto, simt or coop; default auto: the adapter's best per dtype),
-//! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_SEED, T3_BENCH_JSON (file to
+//! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
+//! default 1), T3_BENCH_SEED, T3_BENCH_DEBUG=1 (every rep's GPU span), T3_BENCH_JSON (file to
 //! append JSON lines to).
 
 mod common;
@@ -93,21 +94,29 @@ fn bench_one(
     // recorded before the pass, so the pass timestamps leave it out.
     let time = |mode: StoreMode| {
         let what = format!("{shape} gemm ({mode:?})");
-        clock.median_ms(gpu, &what, reps, bound, |enc, ts| {
+        clock.times_ms(gpu, &what, reps, bound, |enc, ts| {
             g.encode(gpu, kernel, enc, mode, true, ts)
         })
     };
-    let tracked = time(StoreMode::Store)?;
-    let untracked = time(StoreMode::Untracked)?;
+    let (tracked_all, untracked_all) = (time(StoreMode::Store)?, time(StoreMode::Untracked)?);
+    let spread = |v: &[f64]| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        format!("{lo:.3}..{hi:.3}")
+    };
+    let (tracked, untracked) = (median(tracked_all.clone()), median(untracked_all.clone()));
     let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
     let overhead = tracked / untracked - 1.0;
     println!(
-        "gemm {} {} ({}) n={n}: tracked {tracked:.3} ms ({:.3} TFLOP/s), untracked {untracked:.3} ms ({:.3} TFLOP/s), tracker overhead {:+.2}%; max rel err {err:.2e}",
+        "gemm {} {} ({}) n={n}: tracked {tracked:.3} ms ({:.3} TFLOP/s; reps {}), untracked {untracked:.3} ms ({:.3} TFLOP/s; reps {}), tracker overhead {:+.2}%; max rel err {err:.2e}",
         gpu.info.name,
         dtype.name(),
         kernel.engine.name(),
         tflops(tracked),
+        spread(&tracked_all),
         tflops(untracked),
+        spread(&untracked_all),
         overhead * 100.0
     );
     json_line(&serde_json::json!({
@@ -117,6 +126,8 @@ fn bench_one(
         "kernel": kernel.engine.name(),
         "chunks": chunks,
         "tracked_ms": tracked,
+        "tracked_reps_ms": tracked_all,
+        "untracked_reps_ms": untracked_all,
         "untracked_ms": untracked,
         "tflops_tracked": tflops(tracked),
         "tflops_untracked": tflops(untracked),

@@ -158,9 +158,9 @@ fn run() -> anyhow::Result<()> {
             let bound = gpu.timeout_for(0.0, moved as f64);
             for (link, n_wg, bg) in &configs {
                 let what = format!("{} of {mib} MiB, {}", kind.name, link.describe());
-                let ms = clock.median_ms(&gpu, &what, reps, bound, |enc, ts| {
+                let ms = median(clock.times_ms(&gpu, &what, reps, bound, |enc, ts| {
                     encode_step(&gpu, &kernel, enc, ts, kind.put, bg, *n_wg)
-                })?;
+                })?);
                 let gbps = moved as f64 / (ms * 1e-3) / 1e9;
                 println!(
                     "step {:<6} {mib:>5} MiB  link {:<16} ({n_wg:>7} wg): {ms:>9.3} ms {gbps:>9.2} GB/s",

@@ -62,12 +62,17 @@ f16)
   done
   T3_REQUIRE_GPU=1 .gpu/bin/test-gemm kernel_choice > "$out/test-choice.txt" 2>&1; echo "test-choice rc=$?" >> "$out/tests.txt"
   python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json"
-  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=5 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
-  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f16 T3_BENCH_KERNEL=simt T3_BENCH_REPS=5 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
+  # NVIDIA's driver optimises a new pipeline in the background and caches the result on disk; a first
+  # pass fills the cache, so the timed pass measures the optimised build from its first rep.
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=5 T3_BENCH_WARMUP_S=3 bench-gemm > "$out/bench-cache-fill.txt" 2>&1
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f16 T3_BENCH_KERNEL=simt T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
   ;;
 chunks)
   # Overlap per preset at TP 8, 150 GB/s (16-workgroup link), forwarded ring, 1..8 chunks per rank,
   # f32 and f16 operands; local inbox adds run unthrottled.
+  # Fill the driver's pipeline cache for the f16 kernels first (see the f16 part).
+  t3 run --preset tnlg-op-tp8 --dtype f16 --collective reduce-scatter --chunks 2 --mode sequential,encoded --reps 20 --warmup 5 --no-verify > "$out/cache-fill.txt" 2>&1
   for d in f32 f16; do
     t3 sweep --presets tnlg-op-tp8,gpt3-op-tp8,tnlg-fc2-tp8,gpt3-fc2-tp8 --collective reduce-scatter --reduce forward --chunks 1,2,4,8 --link-workgroups 16 --dtype $d --mode sequential,encoded --reps 3 --warmup 1 --no-verify --csv "$out/chunks-$d.csv"
   done

@@ -51,8 +51,8 @@ pub enum Error {
     #[error("could not read back {what}: {message}")]
     Readback { what: String, message: String },
 
-    /// A file could not be written.
-    #[error("could not write {path}: {source}")]
+    /// A file could not be read or written.
+    #[error("could not read or write {path}: {source}")]
     Io {
         path: String,
         #[source]

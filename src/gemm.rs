@@ -12,6 +12,10 @@ use crate::shapes::{Chunking, Dtype, Shape};
 /// Output tile edge (rows and columns) of one workgroup: BM = BN in shaders/gemm.wgsl.
 pub const TILE: usize = 128;
 
+/// Workgroup memory shaders/gemm_coop.wgsl declares: its A, B and output-scratch arrays and the job
+/// index (44 KiB: NVIDIA offers 48).
+pub const COOP_WORKGROUP_BYTES: u32 = 9216 * 2 + 8704 * 2 + 2048 * 4 + 4;
+
 /// Mirrors `GemmParams` in shaders/gemm/jobs.wgsl: keep in sync.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
@@ -190,8 +194,19 @@ impl GemmKernel {
     }
 
     /// The kernel for `dtype` operands: `engine`, or the adapter's best (see [`Engine::resolve`]).
+    ///
+    /// For shader-level experiments, `T3_SIMT_WGSL=FILE` / `T3_COOP_WGSL=FILE` replace that
+    /// engine's kernel source with FILE (composed with the same snippets, so it must keep the
+    /// kernel's bindings and call `tile_done`); every GEMM test and benchmark then runs the experiment.
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
+        let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
+        let src: std::borrow::Cow<'static, str> = match std::env::var(&knob) {
+            Ok(path) if !path.is_empty() => std::fs::read_to_string(&path)
+                .map_err(|source| Error::Io { path, source })?
+                .into(),
+            _ => engine.source().into(),
+        };
         // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs; fused adds
         // 6, the forward table.
         const SLOTS: [Slot; 6] = [
@@ -214,7 +229,7 @@ impl GemmKernel {
             let m = shaders::module(
                 gpu,
                 &label,
-                engine.source(),
+                &src,
                 Some(dtype),
                 Some(put),
                 Some(Epilogue::Track),
@@ -236,7 +251,7 @@ impl GemmKernel {
         let fm = shaders::module(
             gpu,
             "fused gemm",
-            engine.source(),
+            &src,
             Some(dtype),
             Some(Put::Cas),
             Some(Epilogue::Fused),

@@ -331,10 +331,11 @@ impl Gpu {
     }
 
     /// Whether the GEMM can run on cooperative matrices here: the adapter multiplies f16 x f16 -> f32
-    /// at 16x16x16 (what shaders/gemm_coop.wgsl uses) and its subgroups are exactly 32 wide (the
-    /// kernel splits a 256-invocation workgroup into 8 subgroups).
+    /// at 16x16x16 (what shaders/gemm_coop.wgsl uses), its subgroups are exactly 32 wide (the kernel
+    /// splits a 256-invocation workgroup into 8 subgroups) and it has the kernel's workgroup memory.
     pub fn has_coop_f16(&self) -> bool {
         self.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+            && self.limits.max_compute_workgroup_storage_size >= crate::gemm::COOP_WORKGROUP_BYTES
             && self.info.subgroup_min_size == 32
             && self.info.subgroup_max_size == 32
             && self

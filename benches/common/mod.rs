@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use t3_wgpu::gpu::Gpu;
 
-/// Untimed runs before the timed ones (pipeline warm-up, clocks).
+/// Least untimed runs before the timed ones (pipeline warm-up, clocks); see also T3_BENCH_WARMUP_S.
 pub const WARMUP: u32 = 2;
 
 /// Times compute passes with GPU timestamps where the adapter has TIMESTAMP_QUERY, else with the host
@@ -78,24 +78,34 @@ impl Clock {
         }
     }
 
-    /// Median ms of `reps` runs of the pass `record` encodes, after WARMUP untimed runs. With
-    /// timestamps every rep is submitted without waiting and all are resolved in one readback after.
-    pub fn median_ms(
+    /// Ms of each of `reps` runs of the pass `record` encodes, in order, after the warm-up runs.
+    /// With timestamps every rep is submitted without waiting and all are resolved in one readback
+    /// after.
+    pub fn times_ms(
         &self,
         gpu: &Gpu,
         what: &str,
         reps: u32,
         bound: Duration,
         record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
-    ) -> anyhow::Result<f64> {
+    ) -> anyhow::Result<Vec<f64>> {
         let run = |ts| -> anyhow::Result<wgpu::SubmissionIndex> {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
             record(&mut enc, ts);
             Ok(gpu.submit(what, vec![enc.finish()])?)
         };
-        for _ in 0..WARMUP {
+        // At least WARMUP runs and T3_BENCH_WARMUP_S seconds (default 1): NVIDIA's driver swaps a
+        // background-optimised build of a new pipeline in after a while (2-7x faster for the
+        // cooperative-matrix GEMM, BENCHMARKS.md), so short warm-ups time the first build.
+        let min = std::time::Duration::from_secs_f64(
+            env_one::<f64>("T3_BENCH_WARMUP_S", 1.0)?.clamp(0.0, 600.0),
+        );
+        let t0 = Instant::now();
+        let mut n = 0;
+        while n < WARMUP || t0.elapsed() < min {
             let idx = run(None)?;
             gpu.wait(Some(idx), what, bound)?;
+            n += 1;
         }
         let Some(t) = &self.ts else {
             let mut ms = Vec::with_capacity(reps as usize);
@@ -105,7 +115,7 @@ impl Clock {
                 gpu.wait(Some(idx), what, bound)?;
                 ms.push(t0.elapsed().as_secs_f64() * 1e3);
             }
-            return Ok(median(ms));
+            return Ok(ms);
         };
         let mut last = None;
         for i in 0..reps {
@@ -122,11 +132,21 @@ impl Clock {
         let idx = gpu.submit("resolving timestamps", vec![enc.finish()])?;
         let bytes = gpu.map_read("timestamps", &t.staging, idx, t.staging.size())?;
         let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        if std::env::var("T3_BENCH_DEBUG").is_ok_and(|v| v == "1") {
+            // Every rep's begin..end on the GPU clock, from the first begin: gaps and overlaps show.
+            let t0 = ticks[0];
+            let at = |x: u64| x.saturating_sub(t0) as f64 * t.period_ns / 1e6;
+            let spans: Vec<String> = ticks
+                .chunks_exact(2)
+                .map(|p| format!("{:.3}..{:.3}", at(p[0]), at(p[1])))
+                .collect();
+            eprintln!("{what}: {}", spans.join(" "));
+        }
         let ms = ticks
             .chunks_exact(2)
             .map(|p| p[1].saturating_sub(p[0]) as f64 * t.period_ns / 1e6)
             .collect();
-        Ok(median(ms))
+        Ok(ms)
     }
 }
 
