@@ -4,7 +4,7 @@
 //! `shaders/epilogue/*.wgsl` (what a GEMM tile does when stored), `shaders/operands/*.wgsl` (the GEMM
 //! operands' element type) and `shaders/gemm/jobs.wgsl` (what the GEMM kernels share). A kernel that
 //! calls `put(`/`put4(` is validated with each put snippet prepended; a GEMM kernel (one that calls
-//! `find_job(`) with each operands x put x epilogue combination and the job snippet, composed by
+//! `tile_of(`) with each operands x put x epilogue combination and the job snippet, composed by
 //! `src/compose.rs` exactly as `src/shaders.rs` does at run time. The fused epilogue needs the CAS put
 //! (its output is `array<atomic<u32>>`), so it is validated with that one only; the cooperative-matrix
 //! kernel (one that uses `coop_mat`) takes f16 operands only.
@@ -65,7 +65,7 @@ fn main() {
     };
     for path in files(dir) {
         let (name, src) = read(&path);
-        if src.contains("find_job(") {
+        if src.contains("tile_of(") {
             for (on, os) in &operands {
                 if src.contains("coop_mat") && !on.ends_with("f16.wgsl") {
                     continue;

@@ -24,15 +24,7 @@ const CHECK_ROWS: usize = 8;
 const MAX_REL_ERR: f64 = 1e-4;
 
 fn main() -> ExitCode {
-    // One line (with its causes) instead of anyhow's Debug form, which adds a backtrace when
-    // RUST_BACKTRACE is set and buries the message.
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_code(run())
 }
 
 fn run() -> anyhow::Result<()> {

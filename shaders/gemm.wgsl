@@ -28,14 +28,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (w >= p.total_wg) {
         return;
     }
-    if (t == 0u) {
-        wg_job = find_job(w);
-    }
-    let ji = workgroupUniformLoad(&wg_job);
-    let job = jobs[ji];
-    let local = w - job.wg_start;
-    let row0 = job.row0 + (local / p.tiles_n) * BM;
-    let col0 = (local % p.tiles_n) * BN;
+    let tile = tile_of(w, t);
+    let job = tile.job;
+    let row0 = tile.row0;
+    let col0 = tile.col0;
     let tx = t % 16u;
     let ty = t / 16u;
 

@@ -108,6 +108,25 @@ struct Workload {
     scale: f64,
 }
 
+/// The GEMMs' operand type and kernel, shared by `run` and `sweep`.
+#[derive(Args, Clone, Copy)]
+struct GemmArgs {
+    /// Element type of the GEMM operands: f32, or f16 (tensor cores through cooperative matrices
+    /// where the adapter has them, else a SHADER_F16 SIMT kernel). Accumulation, outputs and steps
+    /// are f32 either way.
+    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
+    dtype: Dtype,
+    /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
+    #[arg(long, default_value = "auto", value_parser = parse_engine)]
+    gemm_kernel: KernelChoice,
+}
+
+impl GemmArgs {
+    fn kernels(self, gpu: &Gpu) -> t3_wgpu::Result<Kernels> {
+        Kernels::with(gpu, self.dtype, self.gemm_kernel.0)
+    }
+}
+
 #[derive(Args, Clone)]
 struct RunArgs {
     #[command(flatten)]
@@ -125,14 +144,8 @@ struct RunArgs {
     /// Chunks per rank's share of the output (each output is R shards x this many chunks).
     #[arg(long, default_value_t = 1, value_parser = positive_usize)]
     chunks: usize,
-    /// Element type of the GEMM operands: f32, or f16 (tensor cores through cooperative matrices
-    /// where the adapter has them, else a SHADER_F16 SIMT kernel). Accumulation, outputs and steps
-    /// are f32 either way.
-    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
-    dtype: Dtype,
-    /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
-    #[arg(long, default_value = "auto", value_parser = parse_engine)]
-    gemm_kernel: KernelChoice,
+    #[command(flatten)]
+    gemm: GemmArgs,
     /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward
     /// (the sender adds its inbox to its partial and lands the sum in the next inbox; ring only).
     #[arg(long, default_value = "update", value_parser = parse_via)]
@@ -205,12 +218,8 @@ struct SweepArgs {
     arbitrate: Vec<u32>,
     #[arg(long, value_parser = parse_collective)]
     collective: Option<Collective>,
-    /// See `t3 run --dtype`.
-    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
-    dtype: Dtype,
-    /// See `t3 run --gemm-kernel`.
-    #[arg(long, default_value = "auto", value_parser = parse_engine)]
-    gemm_kernel: KernelChoice,
+    #[command(flatten)]
+    gemm: GemmArgs,
     #[arg(long, default_value = "update", value_parser = parse_via)]
     reduce: ReduceVia,
     #[arg(long, default_value = "all", value_parser = parse_modes)]
@@ -450,7 +459,7 @@ fn wrong(r: &Report) -> bool {
 
 fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
     let (shape, ranks, collective, label) = resolve(&a.workload, a.ranks, a.collective)?;
-    let kernels = Kernels::with(gpu, a.dtype, a.gemm_kernel.0)?;
+    let kernels = a.gemm.kernels(gpu)?;
     let opts = Options {
         config: Config {
             shape,
@@ -459,7 +468,7 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
             collective,
             via: a.reduce,
             link: link_of(a)?,
-            dtype: a.dtype,
+            dtype: a.gemm.dtype,
             arbitrate: a.arbitrate,
         },
         modes: a.mode.0.clone(),
@@ -486,7 +495,7 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
 }
 
 fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
-    let kernels = Kernels::with(gpu, a.dtype, a.gemm_kernel.0)?;
+    let kernels = a.gemm.kernels(gpu)?;
     let mut points = Vec::new();
     let workloads: Vec<(Shape, Option<usize>, Collective, String)> = if let Some(s) = a.shape {
         vec![(
@@ -589,7 +598,7 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
                 collective: *coll,
                 via: a.reduce,
                 link: *link,
-                dtype: a.dtype,
+                dtype: a.gemm.dtype,
                 arbitrate: *arb,
             },
             modes: a.mode.0.clone(),
@@ -749,8 +758,10 @@ fn demo(gpu: &Gpu) -> Result<()> {
         collective: None,
         mode: parse_modes("all").expect("all"),
         chunks: 2,
-        dtype: Dtype::F32,
-        gemm_kernel: KernelChoice(None),
+        gemm: GemmArgs {
+            dtype: Dtype::F32,
+            gemm_kernel: KernelChoice(None),
+        },
         reduce: ReduceVia::Update,
         link_workgroups: None,
         arbitrate: None,

@@ -195,3 +195,15 @@ pub fn json_line(v: &serde_json::Value) -> anyhow::Result<()> {
     writeln!(f, "{v}").with_context(|| format!("writing {path}"))?;
     Ok(())
 }
+
+/// A bench's exit: on error one line (with its causes) instead of anyhow's Debug form, which adds a
+/// backtrace when RUST_BACKTRACE is set and buries the message.
+pub fn exit_code(r: anyhow::Result<()>) -> std::process::ExitCode {
+    match r {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

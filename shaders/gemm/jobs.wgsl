@@ -1,6 +1,6 @@
 // What every GEMM kernel (gemm.wgsl, gemm_coop.wgsl) shares: params, the job table, tile lookup,
 // guarded operand loads and guarded output rows. Prepended by src/shaders.rs (and build.rs) to any
-// kernel that calls `find_job(`.
+// kernel that calls `tile_of(`.
 //
 // Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
 // never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
@@ -103,4 +103,21 @@ fn find_job(w: u32) -> u32 {
         }
     }
     return lo;
+}
+
+// The tile linear workgroup `w` computes: its job, first row and first column. Invocation 0 searches
+// the job table once for the whole workgroup; call from uniform control flow.
+struct Tile {
+    job: Job,
+    row0: u32,
+    col0: u32,
+}
+
+fn tile_of(w: u32, t: u32) -> Tile {
+    if (t == 0u) {
+        wg_job = find_job(w);
+    }
+    let job = jobs[workgroupUniformLoad(&wg_job)];
+    let local = w - job.wg_start;
+    return Tile(job, job.row0 + (local / p.tiles_n) * BM, (local % p.tiles_n) * BN);
 }
