@@ -2,7 +2,7 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks)
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead)
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
 # test-collectives) after prepare.sh.
@@ -75,6 +75,17 @@ chunks)
   t3 run --preset tnlg-op-tp8 --dtype f16 --collective reduce-scatter --chunks 2 --mode sequential,encoded --reps 20 --warmup 5 --no-verify > "$out/cache-fill.txt" 2>&1
   for d in f32 f16; do
     t3 sweep --presets tnlg-op-tp8,gpt3-op-tp8,tnlg-fc2-tp8,gpt3-fc2-tp8 --collective reduce-scatter --reduce forward --chunks 1,2,4,8 --link-workgroups 16 --dtype $d --mode sequential,encoded --reps 3 --warmup 1 --no-verify --csv "$out/chunks-$d.csv"
+  done
+  ;;
+lead)
+  # The step lead off and auto (the default) per preset and chunk count, f32 and f16 operands, then the
+  # output projections at 1 chunk with every check on, timelines and traces (BENCHMARKS.md run 6).
+  t3 run --preset tnlg-op-tp8 --dtype f16 --collective reduce-scatter --chunks 2 --mode sequential,encoded --reps 20 --warmup 5 --no-verify > "$out/cache-fill.txt" 2>&1
+  for d in f32 f16; do
+    t3 sweep --presets tnlg-op-tp8,gpt3-op-tp8,tnlg-fc2-tp8,gpt3-fc2-tp8 --collective reduce-scatter --reduce forward --chunks 1,2,4,8 --link-workgroups 16 --step-lead 0,auto --dtype $d --mode sequential,encoded --reps 3 --warmup 1 --no-verify --csv "$out/lead-$d.csv"
+  done
+  for p in tnlg-op-tp8 gpt3-op-tp8; do
+    t3 run --preset $p --collective reduce-scatter --reduce forward --chunks 1 --link-workgroups 16 --mode sequential,encoded --reps 3 --warmup 1 --json "$out/$p-c1.json" --svg "$out/$p-c1.svg" --trace "$out/$p-c1.trace.json" > "$out/$p-c1.txt" 2>&1 || exit 1
   done
   ;;
 esac

@@ -11,7 +11,7 @@ use t3_wgpu::experiment::{self, Options, Report, Verify};
 use t3_wgpu::gemm::Engine;
 use t3_wgpu::gpu::{self, Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
-use t3_wgpu::modes::{self, Config, Kernels};
+use t3_wgpu::modes::{self, Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape, MAX_RANKS};
@@ -157,6 +157,11 @@ struct RunArgs {
     /// (communication yields to compute, as T3's memory-controller arbitration). Default off.
     #[arg(long, value_parser = positive_u32)]
     arbitrate: Option<u32>,
+    /// GEMM workgroups of a pass dispatched after the steps sharing it (whole GEMM ops), so the steps
+    /// start before the GEMM's last wave: a count (0: steps after all GEMM work), or auto: as many
+    /// as the steps have where the pass holds at most one step per rank (1 chunk), else 0.
+    #[arg(long, default_value = "auto", value_parser = parse_step_lead)]
+    step_lead: StepLead,
     /// Emulate a link of this many GB/s, using the table `t3 calibrate` saved.
     #[arg(long, value_parser = positive_f64)]
     link_gbps: Option<f64>,
@@ -216,6 +221,9 @@ struct SweepArgs {
     /// Arbitration caps to sweep (see `t3 run --arbitrate`); 0 = off.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     arbitrate: Vec<u32>,
+    /// Step leads to sweep (see `t3 run --step-lead`).
+    #[arg(long, value_delimiter = ',', default_value = "auto", value_parser = parse_step_lead)]
+    step_lead: Vec<StepLead>,
     #[arg(long, value_parser = parse_collective)]
     collective: Option<Collective>,
     #[command(flatten)]
@@ -345,6 +353,10 @@ fn parse_collective(s: &str) -> Result<Collective, String> {
     })
 }
 
+fn parse_step_lead(s: &str) -> Result<StepLead, String> {
+    StepLead::parse(s).map_err(|e| e.to_string())
+}
+
 fn parse_via(s: &str) -> Result<ReduceVia, String> {
     ReduceVia::parse(s).ok_or_else(|| format!("unknown reduce '{s}' (update, land or forward)"))
 }
@@ -470,6 +482,7 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
             link: link_of(a)?,
             dtype: a.gemm.dtype,
             arbitrate: a.arbitrate,
+            step_lead: a.step_lead,
         },
         modes: a.mode.0.clone(),
         reps: a.reps,
@@ -536,20 +549,25 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
             for &c in &a.chunks {
                 for &w in &a.link_workgroups {
                     for &arb in &a.arbitrate {
-                        let link = if w == 0 {
-                            Link::Unthrottled
-                        } else {
-                            Link::Workgroups(w)
-                        };
-                        points.push((
-                            label.clone(),
-                            *shape,
-                            r,
-                            c,
-                            *coll,
-                            link,
-                            (arb > 0).then_some(arb),
-                        ));
+                        for &step_lead in &a.step_lead {
+                            let link = if w == 0 {
+                                Link::Unthrottled
+                            } else {
+                                Link::Workgroups(w)
+                            };
+                            let config = Config {
+                                shape: *shape,
+                                ranks: r,
+                                chunks: c,
+                                collective: *coll,
+                                via: a.reduce,
+                                link,
+                                dtype: a.gemm.dtype,
+                                arbitrate: (arb > 0).then_some(arb),
+                                step_lead,
+                            };
+                            points.push((label.clone(), config));
+                        }
                     }
                 }
             }
@@ -580,27 +598,24 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
         Box::new(f)
     };
     let mut failures = 0;
-    for (i, (label, shape, r, c, coll, link, arb)) in points.iter().enumerate() {
+    for (i, (label, config)) in points.iter().enumerate() {
         let msg = format!(
-            "{label} ranks {r} chunks {c} link {}{}",
-            link.describe(),
-            arb.map(|w| format!(" arbitrate {w}")).unwrap_or_default()
+            "{label} ranks {} chunks {} link {}{} step lead {}",
+            config.ranks,
+            config.chunks,
+            config.link.describe(),
+            config
+                .arbitrate
+                .map(|w| format!(" arbitrate {w}"))
+                .unwrap_or_default(),
+            config.step_lead.describe()
         );
         match &bar {
             Some(b) => b.set_message(msg.clone()),
             None => eprintln!("[{}/{}] {msg}", i + 1, points.len()),
         }
         let opts = Options {
-            config: Config {
-                shape: *shape,
-                ranks: *r,
-                chunks: *c,
-                collective: *coll,
-                via: a.reduce,
-                link: *link,
-                dtype: a.gemm.dtype,
-                arbitrate: *arb,
-            },
+            config: config.clone(),
             modes: a.mode.0.clone(),
             reps: a.reps,
             warmup: a.warmup,
@@ -765,6 +780,7 @@ fn demo(gpu: &Gpu) -> Result<()> {
         reduce: ReduceVia::Update,
         link_workgroups: None,
         arbitrate: None,
+        step_lead: StepLead::Auto,
         link_gbps: None,
         link_table: link::DEFAULT_TABLE.into(),
         reps: if cpu { 3 } else { 10 },

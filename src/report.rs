@@ -19,14 +19,15 @@ pub fn text(r: &Report) -> String {
     let mut s = String::new();
     s += &format!("adapter    {}\n", r.adapter);
     s += &format!(
-        "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}{}\n",
+        "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}{}, step lead {}\n",
         c.shape,
         c.ranks,
         c.chunks,
         c.collective,
         c.via.name(),
         c.link.describe(),
-        c.arbitrate.map(|w| format!(", arbitration {w} workgroups")).unwrap_or_default()
+        c.arbitrate.map(|w| format!(", arbitration {w} workgroups")).unwrap_or_default(),
+        c.step_lead.describe()
     );
     s += &format!(
         "gemm       {} operands, f32 accumulation, {} kernel\n",
@@ -95,7 +96,7 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
+pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -123,6 +124,7 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
                 c.via.name().into(),
                 csv_field(&c.link.describe()),
                 c.arbitrate.map(|w| w.to_string()).unwrap_or_default(),
+                c.step_lead.describe(),
                 c.dtype.name().into(),
                 r.gemm_kernel.name().into(),
                 m.mode.clone(),
@@ -156,8 +158,9 @@ pub fn csv_error_row(c: &crate::modes::Config, error: &str) -> String {
     cols[7] = c.via.name().into();
     cols[8] = csv_field(&c.link.describe());
     cols[9] = c.arbitrate.map(|w| w.to_string()).unwrap_or_default();
-    cols[10] = c.dtype.name().into();
-    cols[12] = "error".into();
+    cols[10] = c.step_lead.describe();
+    cols[11] = c.dtype.name().into();
+    cols[13] = "error".into();
     *cols.last_mut().unwrap() = csv_field(error);
     cols.join(",")
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use t3_wgpu::experiment::{check, Verify};
-use t3_wgpu::modes::{self, Config, Kernels, System};
+use t3_wgpu::modes::{self, Config, Kernels, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
@@ -25,10 +25,6 @@ fn run_typed(
     link: Link,
     mode_names: &[&str],
 ) {
-    let Some(gpu) = common::gpu() else { return };
-    let Some(kernels) = common::kernels(gpu, dtype) else {
-        return;
-    };
     for collective in Collective::ALL {
         let config = Config {
             shape: Shape::new(m, 37, 19).unwrap(),
@@ -38,38 +34,92 @@ fn run_typed(
             via,
             link,
             dtype,
-            // Arbitration only lowers workgroup counts: results must not change.
+            // Arbitration and the step lead only change workgroup counts and dispatch order:
+            // results must not change.
             arbitrate: chunks.is_multiple_of(2).then_some(2),
+            step_lead: if chunks.is_multiple_of(2) {
+                StepLead::Auto
+            } else {
+                StepLead::Workgroups(1)
+            },
         };
-        let sys = System::new(gpu, &kernels, config).unwrap();
-        let seed = common::seed(&format!(
-            "{collective} r{ranks} c{chunks} m{m} {via:?} {}",
-            dtype.name()
-        ));
-        let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
-        sys.ranks.upload(gpu, &inputs);
-        for mode in modes::all()
-            .iter()
-            .filter(|m| mode_names.contains(&m.name()))
-        {
-            if let Some(reason) = mode.skip_reason(&sys) {
-                eprintln!("{} skipped: {reason}", mode.name());
-                continue;
+        run_config(config, mode_names);
+    }
+}
+
+/// Runs `config` under each of `mode_names` the adapter supports; checks results and trackers.
+fn run_config(config: Config, mode_names: &[&str]) {
+    let Some(gpu) = common::gpu() else { return };
+    let Some(kernels) = common::kernels(gpu, config.dtype) else {
+        return;
+    };
+    let sys = System::new(gpu, &kernels, config).unwrap();
+    let c = &sys.config;
+    let (collective, ranks, chunks, m, via, link, dtype) = (
+        c.collective,
+        c.ranks,
+        c.chunks,
+        c.shape.m,
+        c.via,
+        c.link,
+        c.dtype,
+    );
+    let seed = common::seed(&format!(
+        "{collective} r{ranks} c{chunks} m{m} {via:?} {}",
+        dtype.name()
+    ));
+    let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
+    sys.ranks.upload(gpu, &inputs);
+    for mode in modes::all()
+        .iter()
+        .filter(|m| mode_names.contains(&m.name()))
+    {
+        if let Some(reason) = mode.skip_reason(&sys) {
+            eprintln!("{} skipped: {reason}", mode.name());
+            continue;
+        }
+        sys.ranks.poison(gpu);
+        mode.run(&sys).unwrap();
+        let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+        let what = format!(
+            "{} {collective} ranks {ranks} chunks {chunks} m {m} {via:?} {link:?} {} ({}), step lead {}",
+            mode.name(),
+            dtype.name(),
+            kernels.gemm.engine.name(),
+            c.step_lead.describe()
+        );
+        assert!(err <= 1e-5, "{what}: rel error {err}");
+        assert!(
+            trackers_ok,
+            "{what}: a tracker counter missed its threshold"
+        );
+    }
+}
+
+#[test]
+fn step_lead_reorders_gemm_ops() {
+    // 4 ranks x 2 chunks of 300 rows, N = 300: every GEMM op is 3 x 3 = 9 workgroups, so leads of
+    // 1, 5 and 9 move the pass's last GEMM op after its steps, 13 the last two, 1000 all of them;
+    // auto follows the steps' workgroups.
+    let leads = [0, 1, 5, 9, 13, 1000].map(StepLead::Workgroups);
+    for lead in leads.into_iter().chain([StepLead::Auto]) {
+        for collective in Collective::ALL {
+            for via in [ReduceVia::Forward, ReduceVia::Update] {
+                run_config(
+                    Config {
+                        shape: Shape::new(2400, 300, 19).unwrap(),
+                        ranks: 4,
+                        chunks: 2,
+                        collective,
+                        via,
+                        link: Link::Workgroups(3),
+                        dtype: Dtype::F32,
+                        arbitrate: None,
+                        step_lead: lead,
+                    },
+                    &["encoded", "host"],
+                );
             }
-            sys.ranks.poison(gpu);
-            mode.run(&sys).unwrap();
-            let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
-            let what = format!(
-                "{} {collective} ranks {ranks} chunks {chunks} m {m} {via:?} {link:?} {} ({})",
-                mode.name(),
-                dtype.name(),
-                kernels.gemm.engine.name()
-            );
-            assert!(err <= 1e-5, "{what}: rel error {err}");
-            assert!(
-                trackers_ok,
-                "{what}: a tracker counter missed its threshold"
-            );
         }
     }
 }
@@ -195,6 +245,7 @@ fn timelines_are_ordered_and_complete() {
             link: Link::Unthrottled,
             dtype: Dtype::F32,
             arbitrate: None,
+            step_lead: StepLead::Auto,
         };
         let sys = System::new(gpu, &kernels, config).unwrap();
         let inputs = Inputs::random(

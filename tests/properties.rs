@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestRunner};
 
 use t3_wgpu::experiment::{check, Verify};
-use t3_wgpu::modes::{self, Config, Kernels, System};
+use t3_wgpu::modes::{self, Config, Kernels, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
@@ -74,6 +74,11 @@ fn random_configurations_match_reference() {
                     },
                     dtype,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
+                    step_lead: if seed.is_multiple_of(2) {
+                        StepLead::Auto
+                    } else {
+                        StepLead::Workgroups((seed % 13) as u32)
+                    },
                 };
                 let what = format!("{config:?} seed {seed}");
                 let sys = System::new(gpu, kernels, config).unwrap();

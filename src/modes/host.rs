@@ -90,9 +90,8 @@ impl Mode for Host {
                     label: Some("host trigger pass"),
                     timestamp_writes: sys.timer.writes(),
                 });
-                let shared = ops.iter().any(|&i| plan.ops[i].kind == Kind::Gemm);
+                sys.encode_pass(&mut pass, &ops, StoreMode::Store);
                 for &i in &ops {
-                    sys.encode_op(&mut pass, i, StoreMode::Store, shared);
                     submitted[i] = true;
                     pass_of[i] = passes.len();
                 }

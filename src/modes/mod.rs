@@ -141,6 +141,60 @@ pub struct Config {
     /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
     /// compute; passes without GEMM work, and sequential mode, keep the link budget.
     pub arbitrate: Option<u32>,
+    /// Where a pass's steps go among the GEMM workgroups sharing it (encoded and host modes).
+    pub step_lead: StepLead,
+}
+
+/// Where the steps of a pass that also holds GEMM work are dispatched among its GEMM ops. The GPU
+/// starts workgroups in dispatch order, so steps dispatched after all of the pass's GEMM work start
+/// only when its last wave leaves slots free, and a step that outlasts that wave stretches the pass
+/// (the next GEMM stage waits for it). Dispatching the pass's last GEMM ops after the steps starts
+/// the steps earlier; those ops then run in the slots the steps leave, beside them. Too many and
+/// they wait for the steps instead. Ops move whole: the two halves of a split op would write one
+/// buffer, and wgpu puts a barrier between such dispatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepLead {
+    /// Where the pass holds at most one step per rank (one chunk per rank's shard), at least as
+    /// many GEMM workgroups after the steps as the steps have: the steps take the places of the
+    /// GEMM's last workgroups in the dispatch order. Where it holds more, the steps fill most
+    /// slots by themselves and GEMM work after them would wait: none.
+    Auto,
+    /// At least this many GEMM workgroups after the steps, in whole ops (0: all GEMM work before).
+    Workgroups(u32),
+}
+
+impl StepLead {
+    /// "auto" or a workgroup count.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim() {
+            "auto" => Ok(StepLead::Auto),
+            v => v.parse().map(StepLead::Workgroups).map_err(|_| {
+                Error::invalid(
+                    "step lead",
+                    s,
+                    "auto, or a count of GEMM workgroups (0 = steps after all GEMM work)",
+                )
+            }),
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            StepLead::Auto => "auto".into(),
+            StepLead::Workgroups(w) => w.to_string(),
+        }
+    }
+
+    /// GEMM workgroups to dispatch after `steps` steps of `ranks` ranks that use `step_wg`
+    /// workgroups.
+    pub fn workgroups(self, steps: usize, ranks: usize, step_wg: u32) -> u32 {
+        match self {
+            StepLead::Auto if steps <= ranks => step_wg,
+            StepLead::Auto => 0,
+            StepLead::Workgroups(w) => w,
+        }
+    }
 }
 
 impl Config {
@@ -169,6 +223,8 @@ pub struct System<'a> {
     workgroups: Vec<u32>,
     /// Step ops whose budget arbitration lowers: their bind group and workgroup count when it applies.
     arbitrated: Vec<Option<(wgpu::BindGroup, u32)>>,
+    /// GEMM ops dispatched after the steps sharing their pass ([`StepLead`]).
+    after_steps: Vec<bool>,
     pub timer: Timer,
     /// Fused mode's packed buffers (or why it cannot run), built on first use and kept.
     pub(crate) fused: std::cell::RefCell<Option<std::result::Result<fused::FusedState, String>>>,
@@ -286,6 +342,31 @@ impl<'a> System<'a> {
                 }
             }
         }
+        // The step lead: per pass holding both, the shortest run of its last GEMM ops with at least
+        // the lead's workgroups goes after its steps.
+        let mut after_steps = vec![false; n_ops];
+        for level in 0..plan.levels {
+            let ops = &plan.ops;
+            let at = |gemm: bool| {
+                (0..n_ops)
+                    .filter(move |&i| ops[i].level == level && (ops[i].kind == Kind::Gemm) == gemm)
+            };
+            let step_wg: u32 = at(false).map(|i| capped[i].unwrap_or(workgroups[i])).sum();
+            let mut left = config
+                .step_lead
+                .workgroups(at(false).count(), config.ranks, step_wg);
+            if step_wg == 0 {
+                continue;
+            }
+            let gemms: Vec<usize> = at(true).collect();
+            for &i in gemms.iter().rev() {
+                if left == 0 {
+                    break;
+                }
+                after_steps[i] = true;
+                left = left.saturating_sub(workgroups[i]);
+            }
+        }
         let pbuf = gpu.init_buffer("op params", &params, wgpu::BufferUsages::UNIFORM);
         if jobs.is_empty() {
             jobs.push(Job::default());
@@ -356,6 +437,7 @@ impl<'a> System<'a> {
             puts,
             workgroups,
             arbitrated,
+            after_steps,
             timer,
             fused: Default::default(),
         })
@@ -388,6 +470,20 @@ impl<'a> System<'a> {
                     .step
                     .dispatch(self.gpu, pass, self.puts[i], bg, wg)
             }
+        }
+    }
+
+    /// Records the ops of one pass: in order, except that where the pass holds both GEMM and step
+    /// ops, the GEMM ops the step lead names go after the steps.
+    pub fn encode_pass(&self, pass: &mut wgpu::ComputePass<'_>, ops: &[usize], store: StoreMode) {
+        let is_gemm = |i: usize| self.plan.ops[i].kind == Kind::Gemm;
+        let shared = ops.iter().any(|&i| is_gemm(i)) && ops.iter().any(|&i| !is_gemm(i));
+        let late = |i: usize| shared && is_gemm(i) && self.after_steps[i];
+        for &i in ops.iter().filter(|&&i| !late(i)) {
+            self.encode_op(pass, i, store, shared);
+        }
+        for &i in ops.iter().filter(|&&i| late(i)) {
+            self.encode_op(pass, i, store, shared);
         }
     }
 
@@ -611,16 +707,11 @@ pub fn run_passes(
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(what) });
     sys.ranks.reset_trackers(&mut enc);
     for ops in passes {
-        // A pass with both GEMM and step ops is where steps compete with compute.
-        let shared = ops.iter().any(|&i| sys.plan.ops[i].kind == Kind::Gemm)
-            && ops.iter().any(|&i| sys.plan.ops[i].kind != Kind::Gemm);
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(what),
             timestamp_writes: sys.timer.writes(),
         });
-        for &i in ops {
-            sys.encode_op(&mut pass, i, store, shared);
-        }
+        sys.encode_pass(&mut pass, ops, store);
     }
     let host_s = sys.submit_wait(what, enc)?;
     let mut t = sys.timer.read(sys.gpu)?;
