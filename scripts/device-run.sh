@@ -34,8 +34,8 @@ overlap)
   ;;
 scaling)
   t3 calibrate > /dev/null
-  t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --ranks 2,4,8,16,32 --chunks 1 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-ranks.csv"
-  t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --ranks 8 --chunks 1,2,4,8,16 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-chunks.csv"
+  t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --reduce forward --ranks 2,4,8,16,32 --chunks 1 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-ranks.csv"
+  t3 sweep --presets tnlg-op-tp8 --collective reduce-scatter --reduce forward --ranks 8 --chunks 1,2,4,8,16 --link-workgroups 16 --reps 3 --warmup 1 --no-verify --csv "$out/scale-chunks.csv"
   ;;
 forward)
   t3 calibrate > /dev/null

@@ -177,7 +177,7 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
             let c = COLORS[i % COLORS.len()];
             let path: Vec<String> = pts
                 .iter()
-                .filter_map(|p| get(p).map(|y| format!("{:.1},{:.1}", px(p.x), py(y))))
+                .filter_map(|p| get(p).map(|y| format!("{:.1},{:.1}", px(p.x), py(clip(y)))))
                 .collect();
             if path.len() > 1 {
                 s += &format!(
@@ -237,5 +237,37 @@ mod tests {
         assert_eq!(s.matches("<polyline").count(), 4);
         assert!(!s.contains("NaN") && !s.contains("inf"));
         assert!(points_from_csv(CSV, "chunks").is_err());
+    }
+
+    #[test]
+    fn lines_stay_inside_the_clipped_panel() {
+        // A host mode far slower than sequential: efficiency -40, drawn at the panel's floor.
+        let csv = "workload,ranks,mode,speedup,overlap_efficiency\n\
+            w,2,host,0.9,-0.5\nw,4,host,0.3,-40\nw,8,host,0.2,-60\n";
+        let s = svg(&points_from_csv(csv, "ranks").unwrap(), "ranks", "t");
+        let ys = |tag: &str, attr: &str| -> Vec<f64> {
+            s.lines()
+                .filter(|l| l.starts_with(tag))
+                .flat_map(|l| {
+                    let v = l.split(&format!("{attr}=\"")).nth(1).unwrap();
+                    let v = &v[..v.find('"').unwrap()];
+                    if attr == "points" {
+                        v.split(' ')
+                            .map(|p| p.split(',').nth(1).unwrap().parse().unwrap())
+                            .collect()
+                    } else {
+                        vec![v.parse().unwrap()]
+                    }
+                })
+                .collect()
+        };
+        let dots = ys("<circle", "cy");
+        let floor = dots.iter().cloned().fold(f64::MIN, f64::max);
+        for y in ys("<polyline", "points") {
+            assert!(
+                y <= floor + 1e-6,
+                "a line point at y {y} leaves the panel (floor {floor})"
+            );
+        }
     }
 }
