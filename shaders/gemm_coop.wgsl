@@ -1,8 +1,8 @@
 // Tracked GEMM on cooperative matrices (tensor cores): C = A·B, f16 operands, f32 accumulation,
-// row-major, any M, N, K >= 1 (`--dtype f16` where the adapter offers f16 x f16 -> f32 at 16x16x16
-// with subgroups of 32 and 44 KiB of workgroup memory). The job table, guards and tile lookup are
-// shaders/gemm/jobs.wgsl, the operands shaders/operands/f16.wgsl, as for the SIMT kernel, so the two
-// cannot disagree on layout.
+// row-major, any M, N, K >= 1, operands in the padded layout of src/gemm.rs (`Layout`); `--dtype f16`
+// where the adapter offers f16 x f16 -> f32 at 16x16x16 with subgroups of 32 and 44 KiB of workgroup
+// memory. The job table, output guards and tile lookup are shaders/gemm/jobs.wgsl, the operands
+// shaders/operands/f16.wgsl, as for the SIMT kernel, so the two cannot disagree on layout.
 //
 // A workgroup of 256 invocations (8 subgroups of 32) computes a 128x128 tile of C. Subgroup s owns a
 // 64x32 block (rows 64 * (s / 4), columns 32 * (s % 4)): 4x2 accumulator fragments of 16x16, held in
@@ -10,7 +10,8 @@
 // 64x128, rows padded by 8 halves against bank conflicts and to keep every fragment 16-byte aligned),
 // the next slice prefetched into registers while the current one is multiplied; the slice's four
 // 16-deep steps are unrolled by hand (naga emits loops as `while`). BENCHMARKS.md lists the other
-// shapes tried (subgroup blocks 32x64 and 64x64, slices of 32, 128 invocations, no prefetch).
+// shapes tried (subgroup blocks 32x64 and 64x64, 128x256 tiles, slices of 32, double buffering, 128
+// invocations, no prefetch, guarded loads).
 //
 // Epilogue: each fragment goes through a per-subgroup 16x16 f32 scratch in workgroup memory so that
 // the output is written element-wise through `put` with the same bounds guards as the SIMT kernel
@@ -28,36 +29,17 @@ var<workgroup> As: array<f16, 9216>;
 var<workgroup> Bs: array<f16, 8704>;
 var<workgroup> Cs: array<f32, 2048>;
 
-// Four A elements (row, k..k+3): one vec4 load when the shape is aligned, else guarded scalars.
+// Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Layout`) pads K to
+// whole slices and N to whole tiles with zeros and gives A a tile of spare rows, so every read of a
+// whole slice of a whole tile is in the buffer, and what lies past M, N or K either multiplies zeros
+// or lands in output rows and columns that `put_row4` drops. (Guarded loads cost 15-25% here.)
 fn fetch_a(row: u32, k: u32, job: Job) -> vec4<f16> {
-    if (p.aligned == 1u) {
-        if (row < job.row1 && k < p.k) {
-            return a[(job.a_off + (row - job.a_row_base) * p.lda + k) >> 2u];
-        }
-        return vec4<f16>(0.0h);
-    }
-    return vec4<f16>(vec4<f32>(
-        load_a(row, k, job),
-        load_a(row, k + 1u, job),
-        load_a(row, k + 2u, job),
-        load_a(row, k + 3u, job),
-    ));
+    return a[(job.a_off + (row - job.a_row_base) * p.lda + k) >> 2u];
 }
 
-// Four B elements (k, col..col+3).
+// Four B elements (k, col..col+3), unguarded likewise.
 fn fetch_b(k: u32, col: u32, job: Job) -> vec4<f16> {
-    if (p.aligned == 1u) {
-        if (k < p.k && col < p.n) {
-            return b[(job.b_off + k * p.ldb + col) >> 2u];
-        }
-        return vec4<f16>(0.0h);
-    }
-    return vec4<f16>(vec4<f32>(
-        load_b(k, col, job),
-        load_b(k, col + 1u, job),
-        load_b(k, col + 2u, job),
-        load_b(k, col + 3u, job),
-    ));
+    return b[(job.b_off + k * p.ldb + col) >> 2u];
 }
 
 // Invocation t's share of a slice: vec4 i = t + 256 j (j = 0..7) is A (row i / 16, k 4 (i % 16)) and

@@ -12,6 +12,10 @@ use crate::shapes::{Chunking, Dtype, Shape};
 /// Output tile edge (rows and columns) of one workgroup: BM = BN in shaders/gemm.wgsl.
 pub const TILE: usize = 128;
 
+/// K depth of the cooperative-matrix kernel's slices (BK in shaders/gemm_coop.wgsl): operand rows are
+/// padded to it (see [`Layout`]).
+pub const K_SLICE: usize = 64;
+
 /// Workgroup memory shaders/gemm_coop.wgsl declares: its A, B and output-scratch arrays and the job
 /// index (44 KiB: NVIDIA offers 48).
 pub const COOP_WORKGROUP_BYTES: u32 = 9216 * 2 + 8704 * 2 + 2048 * 4 + 4;
@@ -31,20 +35,60 @@ pub struct GemmParams {
     pub n_jobs: u32,
     pub total_wg: u32,
     pub dispatch_x: u32,
-    /// 1 when whole vec4s of operands may be read: K and N multiples of 4 and every job's A and B
-    /// offsets too (see [`aligned`]).
-    pub aligned: u32,
-    pub _pad: [u32; 2],
+    pub _pad: [u32; 3],
 }
 
-/// Whether a GEMM over `shape` whose jobs start A and B at element offsets `offsets` may read
-/// operands four at a time.
-pub fn aligned(shape: Shape, offsets: impl IntoIterator<Item = u32>) -> u32 {
-    u32::from(
-        shape.k.is_multiple_of(4)
-            && shape.n.is_multiple_of(4)
-            && offsets.into_iter().all(|o| o.is_multiple_of(4)),
-    )
+/// How one rank's A (`rows` x K) and B (K x N) sit in their buffers: A rows `lda` apart, B rows
+/// `ldb` apart, zero past each edge. K is padded to whole [`K_SLICE`] slices, N to whole tiles, and
+/// A has one tile of spare rows past its last, so the cooperative-matrix kernel reads whole slices
+/// of whole tiles without a bounds test: on the H200 its guarded loads cost 15-25% and, with the
+/// scalar path of unaligned shapes beside them, left the driver's slow build (BENCHMARKS.md run 6).
+/// The SIMT kernels read the same layout through their guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub lda: usize,
+    pub ldb: usize,
+    pub a_rows: usize,
+    pub b_rows: usize,
+}
+
+impl Layout {
+    pub fn new(rows: usize, k: usize, n: usize) -> Self {
+        Layout {
+            lda: k.next_multiple_of(K_SLICE),
+            ldb: n.next_multiple_of(TILE),
+            a_rows: rows + TILE,
+            b_rows: k.next_multiple_of(K_SLICE),
+        }
+    }
+
+    /// Bytes of A's and B's buffers for operands of `dtype`.
+    pub fn bytes(&self, dtype: Dtype) -> (u64, u64) {
+        let e = dtype.bytes() as u64;
+        (
+            (self.a_rows * self.lda) as u64 * e,
+            (self.b_rows * self.ldb) as u64 * e,
+        )
+    }
+
+    /// A (`rows` x `k`, row-major) in its buffer layout, as `dtype`.
+    pub fn pack_a(&self, dtype: Dtype, a: &[f32], k: usize) -> Vec<u8> {
+        dtype.encode(&pad(a, k, self.lda, self.a_rows))
+    }
+
+    /// B (`k` x `n`, row-major) in its buffer layout, as `dtype`.
+    pub fn pack_b(&self, dtype: Dtype, b: &[f32], n: usize) -> Vec<u8> {
+        dtype.encode(&pad(b, n, self.ldb, self.b_rows))
+    }
+}
+
+/// `v` (rows of `cols`) as `rows` rows of `ld`, zero-filled past each row's end and past the last row.
+fn pad(v: &[f32], cols: usize, ld: usize, rows: usize) -> Vec<f32> {
+    let mut out = vec![0f32; ld * rows];
+    for (dst, src) in out.chunks_mut(ld).zip(v.chunks(cols)) {
+        dst[..cols].copy_from_slice(src);
+    }
+    out
 }
 
 /// Which kernel computes the tiles.
@@ -307,6 +351,7 @@ impl GemmKernel {
 pub struct TrackedGemm {
     pub dtype: Dtype,
     pub shape: Shape,
+    pub layout: Layout,
     pub chunking: Chunking,
     pub order: Vec<usize>,
     pub a: wgpu::Buffer,
@@ -358,9 +403,10 @@ impl TrackedGemm {
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
-        let e = kernel.dtype.bytes();
-        let a = gpu.buffer("gemm A", bytes(shape.m, shape.k, e), storage)?;
-        let b = gpu.buffer("gemm B", bytes(shape.k, shape.n, e), storage)?;
+        let layout = Layout::new(shape.m, shape.k, shape.n);
+        let (a_bytes, b_bytes) = layout.bytes(kernel.dtype);
+        let a = gpu.buffer("gemm A", a_bytes, storage)?;
+        let b = gpu.buffer("gemm B", b_bytes, storage)?;
         let c = gpu.buffer(
             "gemm C (tracked output)",
             bytes(shape.m, shape.n, 4),
@@ -376,14 +422,13 @@ impl TrackedGemm {
             m: shape.m as u32,
             n: shape.n as u32,
             k: shape.k as u32,
-            lda: shape.k as u32,
-            ldb: shape.n as u32,
+            lda: layout.lda as u32,
+            ldb: layout.ldb as u32,
             ldc: shape.n as u32,
             tiles_n: shape.n.div_ceil(TILE) as u32,
             n_jobs: jobs.len() as u32,
             total_wg,
             dispatch_x,
-            aligned: aligned(shape, [0]),
             ..Default::default()
         };
         let pbuf = gpu.init_buffer(
@@ -413,6 +458,7 @@ impl TrackedGemm {
         Ok(TrackedGemm {
             dtype: kernel.dtype,
             shape,
+            layout,
             chunking,
             order,
             a,
@@ -435,8 +481,11 @@ impl TrackedGemm {
                 format!("A {} / B {}", s.m * s.k, s.k * s.n),
             ));
         }
-        gpu.queue.write_buffer(&self.a, 0, &self.dtype.encode(a));
-        gpu.queue.write_buffer(&self.b, 0, &self.dtype.encode(b));
+        let l = self.layout;
+        gpu.queue
+            .write_buffer(&self.a, 0, &l.pack_a(self.dtype, a, s.k));
+        gpu.queue
+            .write_buffer(&self.b, 0, &l.pack_b(self.dtype, b, s.n));
         Ok(())
     }
 
@@ -485,5 +534,33 @@ impl TrackedGemm {
 
     pub fn read_counters(&self, gpu: &Gpu) -> Result<Vec<u32>> {
         gpu.read_u32("gemm tracker", &self.counters, 0, self.chunking.count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_pads_with_zeros_past_every_edge() {
+        let l = Layout::new(2, 3, 130);
+        assert_eq!((l.lda, l.ldb, l.a_rows, l.b_rows), (64, 256, 2 + TILE, 64));
+        let a: Vec<f32> = (1..=6).map(|v| v as f32).collect();
+        let packed: Vec<f32> = bytemuck::pod_collect_to_vec(&l.pack_a(Dtype::F32, &a, 3));
+        assert_eq!(packed.len(), l.a_rows * l.lda);
+        assert_eq!(l.bytes(Dtype::F32).0, (packed.len() * 4) as u64);
+        assert_eq!(&packed[..4], &[1.0, 2.0, 3.0, 0.0]);
+        assert_eq!(&packed[64..67], &[4.0, 5.0, 6.0]);
+        let nonzero = packed.iter().filter(|&&v| v != 0.0).count();
+        assert_eq!(nonzero, 6, "only A's own elements are nonzero");
+        let b = vec![1.0f32; 3 * 130];
+        let packed = l.pack_b(Dtype::F16, &b, 130);
+        assert_eq!(packed.len() as u64, l.bytes(Dtype::F16).1);
+        let halves: Vec<u16> = bytemuck::pod_collect_to_vec(&packed);
+        let ones = halves.iter().filter(|&&h| h == 0x3c00).count();
+        assert_eq!(
+            (ones, halves[129], halves[130], halves[256]),
+            (390, 0x3c00, 0, 0x3c00)
+        );
     }
 }

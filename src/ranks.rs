@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use crate::error::Result;
+use crate::gemm::Layout;
 use crate::gpu::Gpu;
 use crate::plan::{key, Buf, Loc, Plan};
 use crate::reference::Rng;
@@ -19,12 +20,14 @@ pub struct LocBuffers {
     pub elems: usize,
 }
 
-/// One rank's GEMM operands: A (a_rows x k, its rows starting at output row a_row_base) and B (k x n).
+/// One rank's GEMM operands: A (a_rows x k, its rows starting at output row a_row_base) and B (k x n),
+/// in their buffers as `layout` says.
 pub struct RankBuffers {
     pub a: wgpu::Buffer,
     pub b: wgpu::Buffer,
     pub a_rows: usize,
     pub a_row_base: usize,
+    pub layout: Layout,
 }
 
 /// All ranks' buffers for one shape, collective and plan.
@@ -60,7 +63,6 @@ impl Ranks {
         chunking: &Chunking,
         plan: &Plan,
     ) -> Result<Self> {
-        let e = dtype.bytes();
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
@@ -73,17 +75,20 @@ impl Ranks {
         let mut ranks = Vec::new();
         for p in 0..chunking.shards {
             let rows = a_rows(collective, chunking, p);
+            let layout = Layout::new(rows.len(), shape.k, shape.n);
+            let (a_bytes, b_bytes) = layout.bytes(dtype);
             ranks.push(RankBuffers {
                 a: alloc(
                     format!("rank {p} A ({} x {} {})", rows.len(), shape.k, dtype.name()),
-                    (rows.len() * shape.k * e) as u64,
+                    a_bytes,
                 )?,
                 b: alloc(
                     format!("rank {p} B ({} x {} {})", shape.k, shape.n, dtype.name()),
-                    (shape.k * shape.n * e) as u64,
+                    b_bytes,
                 )?,
                 a_rows: rows.len(),
                 a_row_base: rows.start,
+                layout,
             });
         }
         let mut locs = HashMap::new();
@@ -115,11 +120,13 @@ impl Ranks {
     }
 
     pub fn upload(&self, gpu: &Gpu, inputs: &Inputs) {
+        let (k, n) = (self.shape.k, self.shape.n);
         for (p, r) in self.ranks.iter().enumerate() {
+            let l = r.layout;
             gpu.queue
-                .write_buffer(&r.a, 0, &self.dtype.encode(&inputs.a[p]));
+                .write_buffer(&r.a, 0, &l.pack_a(self.dtype, &inputs.a[p], k));
             gpu.queue
-                .write_buffer(&r.b, 0, &self.dtype.encode(&inputs.b[p]));
+                .write_buffer(&r.b, 0, &l.pack_b(self.dtype, &inputs.b[p], n));
         }
     }
 

@@ -22,9 +22,7 @@ struct GemmParams {
     n_jobs: u32,
     total_wg: u32,
     dispatch_x: u32,
-    // 1 when K and N are multiples of 4 and every job's A and B offsets are too, so whole vec4s of
-    // operands can be read (the cooperative-matrix kernel's fast path).
-    aligned: u32,
+    _pad0: u32,
     _pad1: u32,
     _pad2: u32,
 }

@@ -1,5 +1,5 @@
 // Operands A and B as f16 (`--dtype f16`; needs SHADER_F16). Bound as vec4s so that a kernel can read
-// four at once where the shape allows (GemmParams.aligned); buffers are padded to 16 bytes.
+// four at once: every row of A and B starts at a multiple of 64 elements (src/gemm.rs, `Layout`).
 enable f16;
 
 @group(0) @binding(2) var<storage, read> a: array<vec4<f16>>;

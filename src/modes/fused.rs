@@ -181,18 +181,14 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
         m: m as u32,
         n: n as u32,
         k: k as u32,
-        lda: k as u32,
-        ldb: n as u32,
+        lda: sys.ranks.ranks[0].layout.lda as u32,
+        ldb: sys.ranks.ranks[0].layout.ldb as u32,
         ldc: n as u32,
         tiles_n: n.div_ceil(gemm::TILE) as u32,
         job_base: 0,
         n_jobs: jobs.len() as u32,
         total_wg: wg,
         dispatch_x: gpu.fold(wg).0,
-        aligned: gemm::aligned(
-            sys.config.shape,
-            a_offs.iter().chain(&b_offs).map(|&o| o as u32),
-        ),
         ..Default::default()
     };
     let init = |label: &str, contents: &[u8], usage| gpu.init_buffer(label, contents, usage);

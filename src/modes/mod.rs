@@ -276,15 +276,14 @@ impl<'a> System<'a> {
                         m: config.shape.m as u32,
                         n: n as u32,
                         k: config.shape.k as u32,
-                        lda: config.shape.k as u32,
-                        ldb: n as u32,
+                        lda: rb.layout.lda as u32,
+                        ldb: rb.layout.ldb as u32,
                         ldc: n as u32,
                         tiles_n: n.div_ceil(gemm::TILE) as u32,
                         job_base: jobs.len() as u32,
                         n_jobs: 1,
                         total_wg: wg,
                         dispatch_x: gpu.fold(wg).0,
-                        aligned: gemm::aligned(config.shape, [0]),
                         ..Default::default()
                     };
                     jobs.push(Job {
