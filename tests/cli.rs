@@ -38,6 +38,11 @@ fn usage_errors_exit_2_naming_the_value() {
         (&["run", "--shape", "8x8x8", "--chunks", "0"], "at least 1"),
         (&["run", "--shape", "8x8x8", "--ranks", "65"], "65"),
         (&["run", "--shape", "8x8x8", "--mode", "warp"], "warp"),
+        (&["run", "--shape", "8x8x8", "--step-lead", "-3"], "-3"),
+        (
+            &["sweep", "--shape", "8x8x8", "--step-lead", "0,soon"],
+            "soon",
+        ),
         (&["presets", "--scale", "2"], "'2'"),
         (&["run", "--timeout", "1e20", "--shape", "8x8x8"], "1e20"),
         (

@@ -351,12 +351,12 @@ impl<'a> System<'a> {
                     .filter(move |&i| ops[i].level == level && (ops[i].kind == Kind::Gemm) == gemm)
             };
             let step_wg: u32 = at(false).map(|i| capped[i].unwrap_or(workgroups[i])).sum();
-            let mut left = config
-                .step_lead
-                .workgroups(at(false).count(), config.ranks, step_wg);
             if step_wg == 0 {
                 continue;
             }
+            let mut left = config
+                .step_lead
+                .workgroups(at(false).count(), config.ranks, step_wg);
             let gemms: Vec<usize> = at(true).collect();
             for &i in gemms.iter().rev() {
                 if left == 0 {
