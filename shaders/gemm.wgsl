@@ -11,6 +11,8 @@
 // tracker (`tile_done`, from shaders/epilogue/). The output is written through `put`
 // (shaders/put/*.wgsl): a plain store, or an update.
 
+const BM: u32 = 128u;
+const BN: u32 = 128u;
 const BK: u32 = 8u;
 
 // Transposed A slice (k-major) and B slice, 8 x 128 each, read as vec4 along the 128.

@@ -9,16 +9,20 @@ use crate::gpu::Gpu;
 use crate::shaders::{self, Epilogue, Put, Slot};
 use crate::shapes::{Chunking, Dtype, Shape};
 
-/// Output tile edge (rows and columns) of one workgroup: BM = BN in shaders/gemm.wgsl.
+/// Output tile rows of one workgroup (BM in both GEMM kernels); the columns are per engine
+/// ([`Engine::tile_n`]).
 pub const TILE: usize = 128;
+
+/// The widest tile any engine uses: B's rows are padded to it ([`Layout`]).
+pub const TILE_N_MAX: usize = 256;
 
 /// K depth of the cooperative-matrix kernel's slices (BK in shaders/gemm_coop.wgsl): operand rows are
 /// padded to it (see [`Layout`]).
-pub const K_SLICE: usize = 64;
+pub const K_SLICE: usize = 32;
 
 /// Workgroup memory shaders/gemm_coop.wgsl declares: its A, B and output-scratch arrays and the job
-/// index (44 KiB: NVIDIA offers 48).
-pub const COOP_WORKGROUP_BYTES: u32 = 9216 * 2 + 8704 * 2 + 2048 * 4 + 4;
+/// index (35 KiB: NVIDIA offers 48).
+pub const COOP_WORKGROUP_BYTES: u32 = 5120 * 2 + 8448 * 2 + 2048 * 4 + 4;
 
 /// Mirrors `GemmParams` in shaders/gemm/jobs.wgsl: keep in sync.
 #[repr(C)]
@@ -39,8 +43,8 @@ pub struct GemmParams {
 }
 
 /// How one rank's A (`rows` x K) and B (K x N) sit in their buffers: A rows `lda` apart, B rows
-/// `ldb` apart, zero past each edge. K is padded to whole [`K_SLICE`] slices, N to whole tiles, and
-/// A has one tile of spare rows past its last, so the cooperative-matrix kernel reads whole slices
+/// `ldb` apart, zero past each edge. K is padded to whole [`K_SLICE`] slices, N to whole tiles of the
+/// widest engine ([`TILE_N_MAX`]), and A has one tile of spare rows past its last, so the cooperative-matrix kernel reads whole slices
 /// of whole tiles without a bounds test: on the H200 its guarded loads cost 15-25% and, with the
 /// scalar path of unaligned shapes beside them, left the driver's slow build (BENCHMARKS.md run 6).
 /// The SIMT kernels read the same layout through their guards.
@@ -56,7 +60,7 @@ impl Layout {
     pub fn new(rows: usize, k: usize, n: usize) -> Self {
         Layout {
             lda: k.next_multiple_of(K_SLICE),
-            ldb: n.next_multiple_of(TILE),
+            ldb: n.next_multiple_of(TILE_N_MAX),
             a_rows: rows + TILE,
             b_rows: k.next_multiple_of(K_SLICE),
         }
@@ -146,6 +150,15 @@ impl Engine {
         }
     }
 
+    /// Output tile columns of one workgroup (BN in the engine's kernel): tracker thresholds count
+    /// tiles of this width.
+    pub fn tile_n(self) -> usize {
+        match self {
+            Engine::Simt => 128,
+            Engine::Coop => 256,
+        }
+    }
+
     fn source(self) -> &'static str {
         match self {
             Engine::Simt => shaders::GEMM,
@@ -184,9 +197,9 @@ pub enum StoreMode {
     Untracked,
 }
 
-/// Workgroups (tiles) of rows `rows` by `n` columns.
-pub fn tiles(rows: usize, n: usize) -> usize {
-    rows.div_ceil(TILE) * n.div_ceil(TILE)
+/// Workgroups (tiles `tile_n` wide) of rows `rows` by `n` columns.
+pub fn tiles(rows: usize, n: usize, tile_n: usize) -> usize {
+    rows.div_ceil(TILE) * n.div_ceil(tile_n)
 }
 
 /// Jobs for `chunks` produced in `order`, each bumping counter `counter(x)`; returns the jobs and
@@ -194,6 +207,7 @@ pub fn tiles(rows: usize, n: usize) -> usize {
 pub fn jobs(
     chunking: &Chunking,
     n: usize,
+    tile_n: usize,
     order: &[usize],
     counter: impl Fn(usize) -> u32,
 ) -> (Vec<Job>, u32) {
@@ -209,7 +223,7 @@ pub fn jobs(
                 counter: counter(x),
                 ..Default::default()
             };
-            wg += tiles(r.len(), n) as u32;
+            wg += tiles(r.len(), n, tile_n) as u32;
             j
         })
         .collect();
@@ -413,9 +427,10 @@ impl TrackedGemm {
             storage,
         )?;
         let counters = gpu.buffer("gemm tracker", (chunks * 4) as u64, storage)?;
-        let (jobs, total_wg) = jobs(&chunking, shape.n, &order, |x| x as u32);
+        let tile_n = kernel.engine.tile_n();
+        let (jobs, total_wg) = jobs(&chunking, shape.n, tile_n, &order, |x| x as u32);
         let thresholds = (0..chunks)
-            .map(|x| tiles(chunking.rows(x).len(), shape.n) as u32)
+            .map(|x| tiles(chunking.rows(x).len(), shape.n, tile_n) as u32)
             .collect();
         let (dispatch_x, _) = gpu.fold(total_wg);
         let params = GemmParams {
@@ -425,7 +440,7 @@ impl TrackedGemm {
             lda: layout.lda as u32,
             ldb: layout.ldb as u32,
             ldc: shape.n as u32,
-            tiles_n: shape.n.div_ceil(TILE) as u32,
+            tiles_n: shape.n.div_ceil(tile_n) as u32,
             n_jobs: jobs.len() as u32,
             total_wg,
             dispatch_x,
@@ -542,15 +557,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tiles_follow_the_engine_width() {
+        assert_eq!(tiles(200, 300, Engine::Simt.tile_n()), 2 * 3);
+        assert_eq!(tiles(200, 300, Engine::Coop.tile_n()), 2 * 2);
+        assert_eq!(tiles(1, 1, Engine::Coop.tile_n()), 1);
+    }
+
+    #[test]
     fn layout_pads_with_zeros_past_every_edge() {
         let l = Layout::new(2, 3, 130);
-        assert_eq!((l.lda, l.ldb, l.a_rows, l.b_rows), (64, 256, 2 + TILE, 64));
+        assert_eq!((l.lda, l.ldb, l.a_rows, l.b_rows), (32, 256, 2 + TILE, 32));
         let a: Vec<f32> = (1..=6).map(|v| v as f32).collect();
         let packed: Vec<f32> = bytemuck::pod_collect_to_vec(&l.pack_a(Dtype::F32, &a, 3));
         assert_eq!(packed.len(), l.a_rows * l.lda);
         assert_eq!(l.bytes(Dtype::F32).0, (packed.len() * 4) as u64);
         assert_eq!(&packed[..4], &[1.0, 2.0, 3.0, 0.0]);
-        assert_eq!(&packed[64..67], &[4.0, 5.0, 6.0]);
+        assert_eq!(&packed[32..35], &[4.0, 5.0, 6.0]);
         let nonzero = packed.iter().filter(|&&v| v != 0.0).count();
         assert_eq!(nonzero, 6, "only A's own elements are nonzero");
         let b = vec![1.0f32; 3 * 130];

@@ -138,7 +138,14 @@ pub fn key(l: Loc) -> LocKey {
 }
 
 impl Plan {
-    pub fn new(schedule: &Schedule, chunking: &Chunking, n: usize, via: ReduceVia) -> Plan {
+    /// The plan of `schedule` on `chunking` for outputs `n` wide, the GEMM's tiles `tile_n` wide.
+    pub fn new(
+        schedule: &Schedule,
+        chunking: &Chunking,
+        n: usize,
+        tile_n: usize,
+        via: ReduceVia,
+    ) -> Plan {
         let out = |rank, chunk| Loc {
             rank,
             chunk,
@@ -161,7 +168,7 @@ impl Plan {
                 stage: s,
                 step: None,
                 deps: vec![],
-                bumps: gemm::tiles(chunking.rows(x).len(), n) as u32,
+                bumps: gemm::tiles(chunking.rows(x).len(), n, tile_n) as u32,
                 mark: 0,
                 done_slot: 0,
                 elems: elems(x),
@@ -322,8 +329,8 @@ mod tests {
         // Threshold of chunk c on rank p: tiles(c), plus 1 incoming update unless c == p-1.
         let ch = Chunking::new(4 * 200, 4, 1).unwrap();
         let s = Schedule::new(Collective::ReduceScatter, &ch);
-        let plan = Plan::new(&s, &ch, 300, ReduceVia::Update);
-        let tiles = gemm::tiles(200, 300) as u32;
+        let plan = Plan::new(&s, &ch, 300, 128, ReduceVia::Update);
+        let tiles = gemm::tiles(200, 300, 128) as u32;
         for p in 0..4 {
             for c in 0..4 {
                 let want = tiles + u32::from(c != (p + 3) % 4);
@@ -345,7 +352,7 @@ mod tests {
         for c in Collective::ALL {
             for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
                 let ch = Chunking::new(60, 3, 2).unwrap();
-                let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, via);
+                let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, 128, via);
                 for (i, o) in plan.ops.iter().enumerate() {
                     for &d in &o.deps {
                         assert!(d < i, "{c} {via:?}: op {i} depends on later op {d}");
@@ -392,7 +399,7 @@ mod tests {
     fn steps_overlap_later_gemm_stages() {
         let ch = Chunking::new(80, 4, 1).unwrap();
         let level_of_steps = |c, via| {
-            let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, via);
+            let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, 128, via);
             let mut v: Vec<(usize, usize)> = plan
                 .ops
                 .iter()
@@ -426,8 +433,8 @@ mod tests {
     fn land_moves_more_bytes_than_update() {
         let ch = Chunking::new(64, 4, 2).unwrap();
         let s = Schedule::new(Collective::ReduceScatter, &ch);
-        let u = Plan::new(&s, &ch, 16, ReduceVia::Update).step_bytes();
-        let l = Plan::new(&s, &ch, 16, ReduceVia::Land).step_bytes();
+        let u = Plan::new(&s, &ch, 16, 128, ReduceVia::Update).step_bytes();
+        let l = Plan::new(&s, &ch, 16, 128, ReduceVia::Land).step_bytes();
         assert_eq!(l * 3, u * 5);
     }
 }

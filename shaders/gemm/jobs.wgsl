@@ -50,8 +50,8 @@ struct Job {
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read> jobs: array<Job>;
 
-const BM: u32 = 128u;
-const BN: u32 = 128u;
+// The tile's rows and columns, BM and BN, are the kernel's constants (128 x 128 SIMT, 128 x 256
+// cooperative): src/gemm.rs, `Engine::tile_n`, counts the tiles the same way.
 
 var<workgroup> wg_job: u32;
 

@@ -68,6 +68,7 @@ fn pack(sys: &System, st: &FusedState, enc: &mut wgpu::CommandEncoder) {
 fn forward_table(sys: &System) -> std::result::Result<Vec<Forward>, String> {
     let ch = &sys.chunking;
     let (m, n) = (sys.config.shape.m, sys.config.shape.n);
+    let tile_n = sys.kernels.gemm.engine.tile_n();
     let nch = ch.count();
     let idx = |p: usize, x: usize| p * nch + x;
     let mut fwd: Vec<Forward> = (0..sys.config.ranks * nch)
@@ -88,7 +89,7 @@ fn forward_table(sys: &System) -> std::result::Result<Vec<Forward>, String> {
     let mut received: HashMap<(usize, usize), u32> = HashMap::new();
     for st in &sys.schedule.steps {
         let base = if sys.schedule.produces(st.src, st.chunk) {
-            gemm::tiles(ch.rows(st.chunk).len(), n) as u32
+            gemm::tiles(ch.rows(st.chunk).len(), n, tile_n) as u32
         } else {
             0
         };
@@ -119,6 +120,7 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
     }
     let gpu = sys.gpu;
     let (m, n, k) = (sys.config.shape.m, sys.config.shape.n, sys.config.shape.k);
+    let tile_n = sys.kernels.gemm.engine.tile_n();
     let r = sys.config.ranks;
     let e = sys.config.dtype.bytes() as u64;
     // Each rank's operands at the element offset of its whole padded buffer.
@@ -175,7 +177,7 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
             c_row_base: 0,
             ..Default::default()
         });
-        wg += gemm::tiles(rows.len(), n) as u32;
+        wg += gemm::tiles(rows.len(), n, tile_n) as u32;
     }
     let params = GemmParams {
         m: m as u32,
@@ -184,7 +186,7 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
         lda: sys.ranks.ranks[0].layout.lda as u32,
         ldb: sys.ranks.ranks[0].layout.ldb as u32,
         ldc: n as u32,
-        tiles_n: n.div_ceil(gemm::TILE) as u32,
+        tiles_n: n.div_ceil(tile_n) as u32,
         job_base: 0,
         n_jobs: jobs.len() as u32,
         total_wg: wg,

@@ -241,7 +241,8 @@ impl<'a> System<'a> {
         }
         let chunking = Chunking::new(config.shape.m, config.ranks, config.chunks)?;
         let schedule = Schedule::new(config.collective, &chunking);
-        let plan = Plan::new(&schedule, &chunking, config.shape.n, config.via);
+        let tile_n = kernels.gemm.engine.tile_n();
+        let plan = Plan::new(&schedule, &chunking, config.shape.n, tile_n, config.via);
         let ranks = Ranks::new(
             gpu,
             config.shape,
@@ -271,7 +272,7 @@ impl<'a> System<'a> {
                 Kind::Gemm => {
                     let rows = chunking.rows(op.dst.chunk);
                     let rb = &ranks.ranks[op.dst.rank];
-                    let wg = gemm::tiles(rows.len(), n) as u32;
+                    let wg = gemm::tiles(rows.len(), n, tile_n) as u32;
                     let p = GemmParams {
                         m: config.shape.m as u32,
                         n: n as u32,
@@ -279,7 +280,7 @@ impl<'a> System<'a> {
                         lda: rb.layout.lda as u32,
                         ldb: rb.layout.ldb as u32,
                         ldc: n as u32,
-                        tiles_n: n.div_ceil(gemm::TILE) as u32,
+                        tiles_n: n.div_ceil(tile_n) as u32,
                         job_base: jobs.len() as u32,
                         n_jobs: 1,
                         total_wg: wg,
