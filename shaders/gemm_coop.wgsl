@@ -14,10 +14,11 @@
 // tiles with 64x32 or 32x64 blocks, 64-deep slices, double buffering, 128 invocations, no prefetch,
 // guarded loads.
 //
-// Epilogue: each fragment goes through a per-subgroup 16x16 f32 scratch in workgroup memory so that
-// the output is written element-wise through `put` with the same bounds guards as the SIMT kernel
-// (cooperative stores cannot be clipped at the matrix edge), then the tile bumps its chunk's tracker
-// counter (`tile_done`).
+// Epilogue: each fragment goes through one of two per-subgroup 16x16 f32 scratches in workgroup
+// memory so that the output is written in rows of four through `put_row4_vec`, with the same bounds
+// guards as the SIMT kernel (cooperative stores cannot be clipped at the matrix edge), then the tile
+// bumps its chunk's tracker counter (`tile_done`). The epilogue was a fifth of a 4096³ GEMM's time
+// with scalar stores and two barriers per fragment (BENCHMARKS.md run 6).
 enable f16;
 enable wgpu_cooperative_matrix;
 
@@ -29,7 +30,7 @@ const SB: u32 = 264u;
 
 var<workgroup> As: array<f16, 5120>;
 var<workgroup> Bs: array<f16, 8448>;
-var<workgroup> Cs: array<f32, 2048>;
+var<workgroup> Cs: array<f32, 4096>;
 
 // Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Layout`) pads K to
 // whole slices and N to whole tiles with zeros and gives A a tile of spare rows, so every read of a
@@ -61,17 +62,19 @@ fn put_b(i: u32, v: vec4<f16>) {
     Bs[o + 3u] = v.w;
 }
 
-// Writes fragment `c` (tile rows row.., cols col..) through the subgroup's scratch: lane l puts row
+// Writes fragment `c` (tile rows row.., cols col..) through the subgroup's scratch `half` (fragments
+// alternate between two, so one barrier per fragment suffices: the next fragment stores into the
+// other half, and the one after that only after a barrier that follows these reads): lane l puts row
 // l / 2, columns 8 (l % 2) .. + 8.
-fn emit(c: coop_mat16x16<f32, C>, sg: u32, lane: u32, row: u32, col: u32, job: Job) {
-    coopStoreT(c, &Cs[sg * 256u], 16u);
+fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: u32, job: Job) {
+    let s = (2u * sg + half) * 256u;
+    coopStoreT(c, &Cs[s], 16u);
     workgroupBarrier();
-    let r = lane / 2u;
-    let cc = (lane % 2u) * 8u;
-    let o = sg * 256u + r * 16u + cc;
-    put_row4(row + r, col + cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
-    put_row4(row + r, col + cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
-    workgroupBarrier();
+    let o = s + (lane / 2u) * 16u + (lane % 2u) * 8u;
+    let r = row + lane / 2u;
+    let cc = col + (lane % 2u) * 8u;
+    put_row4_vec(r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    put_row4_vec(r, cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
 }
 
 @compute @workgroup_size(256)
@@ -201,21 +204,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let r0 = row0 + (sg / 4u) * 64u;
     let cl = col0 + bc;
-    emit(c00, sg, lane, r0 + 0u, cl + 0u, job);
-    emit(c01, sg, lane, r0 + 0u, cl + 16u, job);
-    emit(c02, sg, lane, r0 + 0u, cl + 32u, job);
-    emit(c03, sg, lane, r0 + 0u, cl + 48u, job);
-    emit(c10, sg, lane, r0 + 16u, cl + 0u, job);
-    emit(c11, sg, lane, r0 + 16u, cl + 16u, job);
-    emit(c12, sg, lane, r0 + 16u, cl + 32u, job);
-    emit(c13, sg, lane, r0 + 16u, cl + 48u, job);
-    emit(c20, sg, lane, r0 + 32u, cl + 0u, job);
-    emit(c21, sg, lane, r0 + 32u, cl + 16u, job);
-    emit(c22, sg, lane, r0 + 32u, cl + 32u, job);
-    emit(c23, sg, lane, r0 + 32u, cl + 48u, job);
-    emit(c30, sg, lane, r0 + 48u, cl + 0u, job);
-    emit(c31, sg, lane, r0 + 48u, cl + 16u, job);
-    emit(c32, sg, lane, r0 + 48u, cl + 32u, job);
-    emit(c33, sg, lane, r0 + 48u, cl + 48u, job);
+    emit(c00, sg, 0u, lane, r0 + 0u, cl + 0u, job);
+    emit(c01, sg, 1u, lane, r0 + 0u, cl + 16u, job);
+    emit(c02, sg, 0u, lane, r0 + 0u, cl + 32u, job);
+    emit(c03, sg, 1u, lane, r0 + 0u, cl + 48u, job);
+    emit(c10, sg, 0u, lane, r0 + 16u, cl + 0u, job);
+    emit(c11, sg, 1u, lane, r0 + 16u, cl + 16u, job);
+    emit(c12, sg, 0u, lane, r0 + 16u, cl + 32u, job);
+    emit(c13, sg, 1u, lane, r0 + 16u, cl + 48u, job);
+    emit(c20, sg, 0u, lane, r0 + 32u, cl + 0u, job);
+    emit(c21, sg, 1u, lane, r0 + 32u, cl + 16u, job);
+    emit(c22, sg, 0u, lane, r0 + 32u, cl + 32u, job);
+    emit(c23, sg, 1u, lane, r0 + 32u, cl + 48u, job);
+    emit(c30, sg, 0u, lane, r0 + 48u, cl + 0u, job);
+    emit(c31, sg, 1u, lane, r0 + 48u, cl + 16u, job);
+    emit(c32, sg, 0u, lane, r0 + 48u, cl + 32u, job);
+    emit(c33, sg, 1u, lane, r0 + 48u, cl + 48u, job);
     tile_done(job.counter, t);
 }

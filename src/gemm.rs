@@ -21,8 +21,8 @@ pub const TILE_N_MAX: usize = 256;
 pub const K_SLICE: usize = 32;
 
 /// Workgroup memory shaders/gemm_coop.wgsl declares: its A, B and output-scratch arrays and the job
-/// index (35 KiB: NVIDIA offers 48).
-pub const COOP_WORKGROUP_BYTES: u32 = 5120 * 2 + 8448 * 2 + 2048 * 4 + 4;
+/// index (43 KiB: NVIDIA offers 48).
+pub const COOP_WORKGROUP_BYTES: u32 = 5120 * 2 + 8448 * 2 + 4096 * 4 + 4;
 
 /// Mirrors `GemmParams` in shaders/gemm/jobs.wgsl: keep in sync.
 #[repr(C)]

@@ -88,6 +88,18 @@ fn put_row4(row: u32, col: u32, v: vec4<f32>, job: Job) {
     }
 }
 
+// The same four as one 16-byte `put4` where they are whole and aligned (every row when N is a
+// multiple of 4). The cooperative-matrix kernel's epilogue is a fifth of a 4096³ GEMM with scalar
+// stores; the SIMT kernel compiles 8% slower with this branch in it (BENCHMARKS.md run 6).
+fn put_row4_vec(row: u32, col: u32, v: vec4<f32>, job: Job) {
+    let i = job.c_off + (row - job.c_row_base) * p.ldc + col;
+    if (row < job.row1 && col + 3u < p.n && (i & 3u) == 0u) {
+        put4(i >> 2u, v);
+    } else {
+        put_row4(row, col, v, job);
+    }
+}
+
 // The job holding linear workgroup `w`: the last job whose wg_start <= w (binary search).
 fn find_job(w: u32) -> u32 {
     var lo = p.job_base;
