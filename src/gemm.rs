@@ -42,11 +42,40 @@ pub struct GemmParams {
     pub _pad: [u32; 3],
 }
 
+impl GemmParams {
+    /// Params of a dispatch over `shape` (per rank) with operands in `layout`, tiles `tile_n` wide,
+    /// covering entries `jobs` of the job table in `total_wg` workgroups.
+    pub fn new(
+        gpu: &Gpu,
+        shape: Shape,
+        layout: &Layout,
+        tile_n: usize,
+        jobs: std::ops::Range<usize>,
+        total_wg: u32,
+    ) -> Self {
+        GemmParams {
+            m: shape.m as u32,
+            n: shape.n as u32,
+            k: shape.k as u32,
+            lda: layout.lda as u32,
+            ldb: layout.ldb as u32,
+            ldc: shape.n as u32,
+            tiles_n: shape.n.div_ceil(tile_n) as u32,
+            job_base: jobs.start as u32,
+            n_jobs: jobs.len() as u32,
+            total_wg,
+            dispatch_x: gpu.fold(total_wg).0,
+            ..Default::default()
+        }
+    }
+}
+
 /// How one rank's A (`rows` x K) and B (K x N) sit in their buffers: A rows `lda` apart, B rows
-/// `ldb` apart, zero past each edge. K is padded to whole [`K_SLICE`] slices, N to whole tiles of the
-/// widest engine ([`TILE_N_MAX`]), and A has one tile of spare rows past its last, so the cooperative-matrix kernel reads whole slices
-/// of whole tiles without a bounds test: on the H200 its guarded loads cost 15-25% and, with the
-/// scalar path of unaligned shapes beside them, left the driver's slow build (BENCHMARKS.md run 6).
+/// `ldb` apart, zero past each edge. K is padded to whole [`K_SLICE`] slices, N to whole tiles of
+/// the widest engine ([`TILE_N_MAX`]), and A has one tile of spare rows past its last, so the
+/// cooperative-matrix kernel reads whole slices of whole tiles without a bounds test: on the H200
+/// its guarded loads cost 15-25% and, with the scalar path of unaligned shapes beside them, left
+/// the driver's slow build (BENCHMARKS.md run 6).
 /// The SIMT kernels read the same layout through their guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -150,8 +179,8 @@ impl Engine {
         }
     }
 
-    /// Output tile columns of one workgroup (BN in the engine's kernel): tracker thresholds count
-    /// tiles of this width.
+    /// Output tile columns of one workgroup: mirrors BN in the engine's kernel (keep in sync).
+    /// Tracker thresholds count tiles of this width.
     pub fn tile_n(self) -> usize {
         match self {
             Engine::Simt => 128,
@@ -432,20 +461,7 @@ impl TrackedGemm {
         let thresholds = (0..chunks)
             .map(|x| tiles(chunking.rows(x).len(), shape.n, tile_n) as u32)
             .collect();
-        let (dispatch_x, _) = gpu.fold(total_wg);
-        let params = GemmParams {
-            m: shape.m as u32,
-            n: shape.n as u32,
-            k: shape.k as u32,
-            lda: layout.lda as u32,
-            ldb: layout.ldb as u32,
-            ldc: shape.n as u32,
-            tiles_n: shape.n.div_ceil(tile_n) as u32,
-            n_jobs: jobs.len() as u32,
-            total_wg,
-            dispatch_x,
-            ..Default::default()
-        };
+        let params = GemmParams::new(gpu, shape, &layout, tile_n, 0..jobs.len(), total_wg);
         let pbuf = gpu.init_buffer(
             "gemm params",
             bytemuck::bytes_of(&params),

@@ -119,7 +119,7 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
         return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land and forward do not apply".into());
     }
     let gpu = sys.gpu;
-    let (m, n, k) = (sys.config.shape.m, sys.config.shape.n, sys.config.shape.k);
+    let (m, n) = (sys.config.shape.m, sys.config.shape.n);
     let tile_n = sys.kernels.gemm.engine.tile_n();
     let r = sys.config.ranks;
     let e = sys.config.dtype.bytes() as u64;
@@ -179,20 +179,8 @@ fn build(sys: &System) -> std::result::Result<FusedState, String> {
         });
         wg += gemm::tiles(rows.len(), n, tile_n) as u32;
     }
-    let params = GemmParams {
-        m: m as u32,
-        n: n as u32,
-        k: k as u32,
-        lda: sys.ranks.ranks[0].layout.lda as u32,
-        ldb: sys.ranks.ranks[0].layout.ldb as u32,
-        ldc: n as u32,
-        tiles_n: n.div_ceil(tile_n) as u32,
-        job_base: 0,
-        n_jobs: jobs.len() as u32,
-        total_wg: wg,
-        dispatch_x: gpu.fold(wg).0,
-        ..Default::default()
-    };
+    let layout = &sys.ranks.ranks[0].layout;
+    let params = GemmParams::new(gpu, sys.config.shape, layout, tile_n, 0..jobs.len(), wg);
     let init = |label: &str, contents: &[u8], usage| gpu.init_buffer(label, contents, usage);
     let pbuf = init(
         "fused params",

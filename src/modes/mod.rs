@@ -273,20 +273,8 @@ impl<'a> System<'a> {
                     let rows = chunking.rows(op.dst.chunk);
                     let rb = &ranks.ranks[op.dst.rank];
                     let wg = gemm::tiles(rows.len(), n, tile_n) as u32;
-                    let p = GemmParams {
-                        m: config.shape.m as u32,
-                        n: n as u32,
-                        k: config.shape.k as u32,
-                        lda: rb.layout.lda as u32,
-                        ldb: rb.layout.ldb as u32,
-                        ldc: n as u32,
-                        tiles_n: n.div_ceil(tile_n) as u32,
-                        job_base: jobs.len() as u32,
-                        n_jobs: 1,
-                        total_wg: wg,
-                        dispatch_x: gpu.fold(wg).0,
-                        ..Default::default()
-                    };
+                    let j = jobs.len();
+                    let p = GemmParams::new(gpu, config.shape, &rb.layout, tile_n, j..j + 1, wg);
                     jobs.push(Job {
                         row0: rows.start as u32,
                         row1: rows.end as u32,
