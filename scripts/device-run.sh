@@ -2,7 +2,7 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead)
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake)
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
 # test-collectives) after prepare.sh.
@@ -87,5 +87,25 @@ lead)
   for p in tnlg-op-tp8 gpt3-op-tp8; do
     t3 run --preset $p --collective reduce-scatter --reduce forward --chunks 1 --link-workgroups 16 --mode sequential,encoded --reps 3 --warmup 1 --json "$out/$p-c1.json" --svg "$out/$p-c1.svg" --trace "$out/$p-c1.trace.json" > "$out/$p-c1.txt" 2>&1 || exit 1
   done
+  ;;
+flake)
+  # Issue 14's flake (f16 T_gemm 11.3 ms > T_seq 4.8 ms): every rep's time and host time since process
+  # start (JSON .samples), in fresh processes with the driver's shader disk cache and without it, so a
+  # pipeline swapped in mid-run shows as a step at one at_s. WARM picks the warm-up: "--warmup 1" is the
+  # issue's count-only warm-up (add "--warmup-s 0" once the branch has stability warm-up).
+  t3 calibrate > /dev/null
+  warm=${WARM:---warmup 1}
+  f16="--dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150"
+  for i in 1 2 3 4; do
+    t3 run --preset tnlg-op-tp8 $f16 --reps 20 $warm --json "$out/cache-$i.json" > "$out/cache-$i.txt" 2>&1
+    __GL_SHADER_DISK_CACHE=0 t3 run --preset tnlg-op-tp8 $f16 --reps 20 $warm --json "$out/nocache-$i.json" > "$out/nocache-$i.txt" 2>&1
+  done
+  # The issue's exact command, three times, then a sweep of the four presets as separate processes.
+  for i in 1 2 3; do
+    t3 run --preset tnlg-op-tp8 $f16 --reps 3 $warm --json "$out/issue-$i.json" > "$out/issue-$i.txt" 2>&1
+  done
+  for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do for d in f32 f16; do
+    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --reps 10 $warm --no-verify --json "$out/sweep-$p-$d.json" > "$out/sweep-$p-$d.txt" 2>&1
+  done; done
   ;;
 esac

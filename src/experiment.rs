@@ -12,6 +12,7 @@ use crate::modes::{self, run_passes, Config, Kernels, Mode, System};
 use crate::plan::key;
 use crate::ranks::{finished, Inputs};
 use crate::reference::{rel_frobenius, Rng};
+use crate::stats::{since_start, Sample, Series};
 use crate::timeline::Timeline;
 
 /// How results are checked.
@@ -75,6 +76,8 @@ pub struct Report {
     pub device_memory_bytes: u64,
     pub gemm_tflops: f64,
     pub results: Vec<ModeResult>,
+    /// Every run of every timed thing, warm-up included, with the host time it was launched at.
+    pub samples: Vec<Series>,
     #[serde(skip)]
     pub timelines: Vec<Timeline>,
 }
@@ -223,42 +226,51 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
     let span = |t: &[(f64, f64)]| {
         t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0)
     };
-    let mut tg = Vec::new();
-    let mut tgu = Vec::new();
-    let mut totals: Vec<Vec<f64>> = vec![Vec::new(); order.len()];
-    let mut comms = Vec::new();
+    let mut tg = Series::new("gemm_tracked", 0);
+    let mut tgu = Series::new("gemm_untracked", 0);
+    let mut totals: Vec<Series> = order.iter().map(|m| Series::new(m.name(), 0)).collect();
+    let mut comms = Series::new("comm", 0);
     let mut lats: Vec<Vec<f64>> = vec![Vec::new(); order.len()];
     let mut last: Vec<Option<crate::modes::Run>> = vec![None; order.len()];
     for rep in 0..opts.warmup + opts.reps {
-        let keep = rep >= opts.warmup;
+        let warm = rep < opts.warmup;
+        let at_s = since_start();
         let a = run_passes(sys, gemm_passes, StoreMode::Store, "gemm alone (tracked)")?;
+        tg.push(warm, Sample { at_s, us: span(&a) });
+        let at_s = since_start();
         let b = run_passes(
             sys,
             gemm_passes,
             StoreMode::Untracked,
             "gemm alone (untracked)",
         )?;
-        if keep {
-            tg.push(span(&a));
-            tgu.push(span(&b));
-        }
+        tgu.push(warm, Sample { at_s, us: span(&b) });
         for (i, m) in order.iter().enumerate() {
             if skipped[i].is_some() {
                 continue;
             }
+            let at_s = since_start();
             let r = m.run(sys)?;
-            if keep {
-                totals[i].push(r.total_us);
-                comms.extend(r.comm_us);
+            totals[i].push(
+                warm,
+                Sample {
+                    at_s,
+                    us: r.total_us,
+                },
+            );
+            if let Some(us) = r.comm_us {
+                comms.push(warm, Sample { at_s, us });
+            }
+            if !warm {
                 lats[i].extend(r.trigger_latency_us.iter().copied());
                 last[i] = Some(r);
             }
         }
     }
-    let t_gemm = median(&mut tg) / 1e3;
-    let t_gemm_untracked = median(&mut tgu) / 1e3;
-    let t_seq = median(&mut totals[0]) / 1e3;
-    let t_comm = median(&mut comms) / 1e3;
+    let t_gemm = median(&mut tg.rep_us()) / 1e3;
+    let t_gemm_untracked = median(&mut tgu.rep_us()) / 1e3;
+    let t_seq = median(&mut totals[0].rep_us()) / 1e3;
+    let t_comm = median(&mut comms.rep_us()) / 1e3;
     let ideal = t_gemm.max(t_comm);
     let grain = last[0]
         .as_ref()
@@ -286,7 +298,7 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
             });
             continue;
         }
-        let med = median(&mut totals[i]) / 1e3;
+        let med = median(&mut totals[i].rep_us()) / 1e3;
         if let Some(r) = last[i].take() {
             timelines.push(r.timeline);
         }
@@ -326,6 +338,7 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
         device_memory_bytes: sys.device_bytes(),
         gemm_tflops: opts.config.total_flops() / (t_gemm * 1e-3) / 1e12,
         results,
+        samples: [tg, tgu, comms].into_iter().chain(totals).collect(),
         timelines,
     })
 }

@@ -19,6 +19,7 @@ pub mod report;
 pub mod schedule;
 pub mod shaders;
 pub mod shapes;
+pub mod stats;
 pub mod steps;
 pub mod timeline;
 pub mod trace;

@@ -803,6 +803,8 @@ fn demo(gpu: &Gpu) -> Result<()> {
 }
 
 fn main() -> ExitCode {
+    // Anchors the clock every timing sample is stamped with (seconds since process start).
+    t3_wgpu::stats::since_start();
     let cli = Cli::parse();
     let result = match &cli.cmd {
         Some(Cmd::Info { json }) => info(&cli.gpu, *json),
