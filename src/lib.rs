@@ -4,6 +4,7 @@
 //! -> [`timeline`] -> [`report`].
 
 pub mod compose;
+pub mod consistency;
 pub mod error;
 pub mod experiment;
 pub mod gantt;

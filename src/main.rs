@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
-use t3_wgpu::experiment::{self, Options, Report, Verify};
+use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::gemm::Engine;
 use t3_wgpu::gpu::{self, Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
@@ -171,9 +171,13 @@ struct RunArgs {
     /// Timed repetitions (the report gives medians).
     #[arg(long, default_value_t = 5, value_parser = positive_usize)]
     reps: usize,
-    /// Untimed repetitions first.
+    /// Least untimed rounds first; the warm-up then goes on until every timed thing settles (its
+    /// last 5 runs within 10% of their median), at most --warmup-s seconds.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
+    /// Bound on the warm-up, seconds (0: --warmup rounds only).
+    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
+    warmup_s: f64,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -236,6 +240,9 @@ struct SweepArgs {
     reps: usize,
     #[arg(long, default_value_t = 1)]
     warmup: usize,
+    /// Bound on each point's warm-up, seconds (see `t3 run --warmup-s`).
+    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
+    warmup_s: f64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long)]
@@ -253,6 +260,13 @@ fn positive_usize(s: &str) -> Result<usize, String> {
         Ok(0) => Err("must be at least 1".into()),
         Ok(v) => Ok(v),
         Err(_) => Err(format!("'{s}' is not a positive integer")),
+    }
+}
+
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=3600.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 0 to 3600")),
     }
 }
 
@@ -489,6 +503,10 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
         warmup: a.warmup,
         seed: a.seed,
         verify: if a.no_verify { Some(Verify::Off) } else { None },
+        stability: Stability {
+            warmup_s: a.warmup_s,
+            ..Default::default()
+        },
     };
     let (sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
     let r = experiment::measure(&sys, &inputs, &opts)?;
@@ -621,6 +639,10 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
             warmup: a.warmup,
             seed: a.seed,
             verify: if a.no_verify { Some(Verify::Off) } else { None },
+            stability: Stability {
+                warmup_s: a.warmup_s,
+                ..Default::default()
+            },
         };
         // A failed point is recorded and the sweep goes on: hours of other points stay useful.
         let rows = match experiment::run(gpu, &kernels, &opts) {
@@ -785,6 +807,7 @@ fn demo(gpu: &Gpu) -> Result<()> {
         link_table: link::DEFAULT_TABLE.into(),
         reps: if cpu { 3 } else { 10 },
         warmup: if cpu { 1 } else { 3 },
+        warmup_s: if cpu { 2.0 } else { 10.0 },
         seed: 1,
         verify: true,
         no_verify: false,

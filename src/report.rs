@@ -8,6 +8,7 @@ use crate::experiment::Report;
 use crate::modes::System;
 use crate::plan::{Buf, Loc};
 use crate::ranks::Inputs;
+use crate::stats::Spread;
 
 fn ms(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.3}")).unwrap_or_else(|| "-".into())
@@ -34,34 +35,73 @@ pub fn text(r: &Report) -> String {
         c.dtype.name(),
         r.gemm_kernel.name()
     );
-    s += &format!(
-        "baselines  T_gemm {:.3} ms ({:.2} TFLOP/s; untracked {:.3} ms, tracker overhead {:+.1}%)  T_comm {:.3} ms  T_seq {:.3} ms  ideal {:.3} ms\n",
+    // Each baseline on its own line: median, spread, and any failed check beside it.
+    let flags = |figure: &str| -> String {
+        let f: Vec<&str> = r
+            .checks
+            .iter()
+            .filter(|c| !c.ok && c.beside == figure)
+            .map(|c| c.name.as_str())
+            .collect();
+        if f.is_empty() {
+            String::new()
+        } else {
+            format!("  CHECK FAILED: {}", f.join(", "))
+        }
+    };
+    let baseline = |label: &str, ms_: f64, sp: Option<Spread>, extra: String, figure: &str| {
+        format!(
+            "{:<11}{label:<10}{:>10} ms  {:<26}{extra}{}\n",
+            if label == "T_gemm" { "baselines" } else { "" },
+            format!("{ms_:.3}"),
+            spread(sp),
+            flags(figure)
+        )
+    };
+    s += &baseline(
+        "T_gemm",
         r.t_gemm_ms,
-        r.gemm_tflops,
-        r.t_gemm_untracked_ms,
-        r.tracker_overhead * 100.0,
-        r.t_comm_ms,
-        r.t_seq_ms,
-        r.ideal_ms
+        r.t_gemm_spread,
+        format!("{:.2} TFLOP/s", r.gemm_tflops),
+        "T_gemm",
     );
+    s += &baseline(
+        "untracked",
+        r.t_gemm_untracked_ms,
+        r.t_gemm_untracked_spread,
+        format!("tracker overhead {:+.1}%", r.tracker_overhead * 100.0),
+        "gemm_untracked",
+    );
+    s += &baseline(
+        "T_comm",
+        r.t_comm_ms,
+        r.t_comm_spread,
+        String::new(),
+        "T_comm",
+    );
+    s += &baseline("T_seq", r.t_seq_ms, r.t_seq_spread, String::new(), "T_seq");
+    s += &baseline("ideal", r.ideal_ms, None, String::new(), "ideal");
+    let kind = r.t_seq_spread.map(|x| x.kind).unwrap_or("min/max");
     s += &format!(
-        "run        median of {} after {} warm-up, timeline grain: {}; device memory {:.1} MiB; check: {:?}\n\n",
+        "run        median [{kind}] of {} reps, {} measurement(s); timeline grain: {}; device memory {:.1} MiB; check: {:?}\n",
         r.reps,
-        r.warmup,
+        r.attempts,
         r.grain,
         r.device_memory_bytes as f64 / (1 << 20) as f64,
         r.verify
     );
-    s += "mode        median ms  speedup  overlap eff  bytes moved   max rel err  trackers  trigger µs (med/p99)\n";
+    s += &format!("warm-up    {}\n", warmup_text(r));
+    s += "\nmode        median ms  spread ms             speedup  overlap eff  bytes moved   max rel err  trackers  trigger µs (med/p99)  checks\n";
     for m in &r.results {
         if let Some(why) = &m.skipped {
             s += &format!("{:<10}  skipped: {why}\n", m.mode);
             continue;
         }
         s += &format!(
-            "{:<10} {:>10} {:>8} {:>12} {:>12} {:>13} {:>9} {:>20}\n",
+            "{:<10} {:>10}  {:<20} {:>8} {:>12} {:>12} {:>13} {:>9} {:>20}  {}\n",
             m.mode,
             ms(m.median_ms),
+            spread(m.spread_ms),
             m.speedup
                 .map(|x| format!("{x:.3}"))
                 .unwrap_or_else(|| "-".into()),
@@ -78,8 +118,71 @@ pub fn text(r: &Report) -> String {
             match (m.trigger_latency_median_us, m.trigger_latency_p99_us) {
                 (Some(a), Some(b)) => format!("{a:.0}/{b:.0}"),
                 _ => "-".into(),
-            }
+            },
+            mode_checks(r, &m.checks_failed)
         );
+    }
+    let failed: Vec<_> = r.checks.iter().filter(|c| !c.ok).collect();
+    if !failed.is_empty() {
+        s += &format!(
+            "\nchecks failed after {} measurement(s); overlap efficiency left empty where they bear on it:\n",
+            r.attempts
+        );
+        for c in failed {
+            s += &format!("  {}: {}\n", c.name, c.detail);
+        }
+    }
+    s
+}
+
+/// A mode row's checks: its own failures by name, the baselines' as one word (their lines name them).
+fn mode_checks(r: &Report, failed: &[String]) -> String {
+    if failed.is_empty() {
+        return "ok".into();
+    }
+    let baseline = |n: &String| r.checks.iter().any(|c| &c.name == n && c.subject.is_none());
+    let mut names: Vec<&str> = failed
+        .iter()
+        .filter(|n| !baseline(n))
+        .map(String::as_str)
+        .collect();
+    if failed.iter().any(baseline) {
+        names.insert(0, "baselines");
+    }
+    format!("FAILED: {}", names.join(", "))
+}
+
+/// lo..hi of a spread, or "-".
+fn spread(sp: Option<Spread>) -> String {
+    sp.map(|x| format!("[{:.3}..{:.3}]", x.lo, x.hi))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// Which timed things settled and when, and which did not within the bound.
+fn warmup_text(r: &Report) -> String {
+    let (done, not): (Vec<_>, Vec<_>) = r.warmups.iter().partition(|w| w.settled);
+    let runs = r.warmups.iter().map(|w| w.runs).max().unwrap_or(0);
+    let mut s = format!("{runs} round(s) (at least {}", r.warmup);
+    if r.stability.warmup_s > 0.0 {
+        s += &format!(
+            ", then until the last {} runs of each lie within {:.0}% of their median, at most {} s",
+            r.stability.settle.window,
+            r.stability.settle.tolerance * 100.0,
+            r.stability.warmup_s
+        );
+    }
+    s += ")";
+    let last = done.iter().map(|w| w.seconds).fold(0.0, f64::max);
+    if !done.is_empty() {
+        s += &format!("; settled: all by {last:.2} s");
+        if !not.is_empty() {
+            let names: Vec<&str> = done.iter().map(|w| w.what.as_str()).collect();
+            s += &format!(" ({})", names.join(", "));
+        }
+    }
+    if !not.is_empty() {
+        let names: Vec<&str> = not.iter().map(|w| w.what.as_str()).collect();
+        s += &format!("; NOT settled: {}", names.join(", "));
     }
     s
 }
@@ -96,7 +199,7 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
+pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,median_lo_ms,median_hi_ms,spread_kind,t_gemm_lo_ms,t_gemm_hi_ms,t_comm_lo_ms,t_comm_hi_ms,t_seq_lo_ms,t_seq_hi_ms,warmup_rounds,warmup_s,warmup_settled,attempts,consistent,checks_failed,skipped";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -110,6 +213,11 @@ fn csv_field(s: &str) -> String {
 pub fn csv_rows(r: &Report) -> Vec<String> {
     let c = &r.config;
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    let lo = |v: Option<Spread>| opt(v.map(|x| x.lo));
+    let hi = |v: Option<Spread>| opt(v.map(|x| x.hi));
+    let rounds = r.warmups.iter().map(|w| w.runs).max().unwrap_or(0);
+    let warm_s = r.warmups.iter().map(|w| w.seconds).fold(0.0, f64::max);
+    let settled = r.warmups.iter().all(|w| w.settled);
     r.results
         .iter()
         .map(|m| {
@@ -139,6 +247,21 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
                 r.t_comm_ms.to_string(),
                 r.t_seq_ms.to_string(),
                 r.ideal_ms.to_string(),
+                lo(m.spread_ms),
+                hi(m.spread_ms),
+                m.spread_ms.map(|x| x.kind).unwrap_or_default().into(),
+                lo(r.t_gemm_spread),
+                hi(r.t_gemm_spread),
+                lo(r.t_comm_spread),
+                hi(r.t_comm_spread),
+                lo(r.t_seq_spread),
+                hi(r.t_seq_spread),
+                rounds.to_string(),
+                warm_s.to_string(),
+                settled.to_string(),
+                r.attempts.to_string(),
+                r.consistent.to_string(),
+                csv_field(&m.checks_failed.join("; ")),
                 csv_field(m.skipped.as_deref().unwrap_or("")),
             ]
             .join(",")

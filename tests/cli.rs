@@ -144,6 +144,8 @@ fn run_writes_every_output() {
             "1",
             "--warmup",
             "0",
+            "--warmup-s",
+            "0.5",
             "--json",
             "-",
             "--csv",
@@ -170,6 +172,24 @@ fn run_writes_every_output() {
     }
     for key in ["t_gemm_ms", "t_comm_ms", "t_seq_ms", "ideal_ms"] {
         assert!(v[key].as_f64().unwrap() > 0.0, "{key}: {v}");
+    }
+    // Spreads beside the medians, the warm-up's outcome, the checks and every rep's raw sample.
+    for key in ["t_gemm_spread", "t_comm_spread", "t_seq_spread"] {
+        let s = &v[key];
+        assert!(
+            s["lo"].as_f64().unwrap() <= s["hi"].as_f64().unwrap(),
+            "{key}: {s}"
+        );
+    }
+    assert!(v["attempts"].as_u64().unwrap() >= 1);
+    assert!(!v["checks"].as_array().unwrap().is_empty());
+    for w in v["warmups"].as_array().unwrap() {
+        assert!(w["runs"].as_u64().unwrap() >= 1, "{w}");
+    }
+    for s in v["samples"].as_array().unwrap() {
+        let reps = s["reps"].as_array().unwrap();
+        assert_eq!(reps.len(), 1, "{s}");
+        assert!(reps[0]["at_s"].as_f64().unwrap() > 0.0, "{s}");
     }
     let csv = std::fs::read_to_string(d.join("r.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "{csv}");
@@ -219,8 +239,21 @@ fn sweep_writes_a_row_per_point_and_mode() {
     let d = tmp("sweep");
     let o = t3(
         &[
-            "sweep", "--shape", "40x16x8", "--ranks", "2,4", "--chunks", "1,2", "--reps", "1",
-            "--warmup", "0", "--csv", "s.csv",
+            "sweep",
+            "--shape",
+            "40x16x8",
+            "--ranks",
+            "2,4",
+            "--chunks",
+            "1,2",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--warmup-s",
+            "0.2",
+            "--csv",
+            "s.csv",
         ],
         &d,
     );

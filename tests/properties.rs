@@ -146,6 +146,7 @@ fn command_lines_never_panic() {
         "--mode",
         "--reps",
         "--warmup",
+        "--warmup-s",
         "--link-workgroups",
         "--link-gbps",
         "--scale",
@@ -186,7 +187,15 @@ fn command_lines_never_panic() {
             let mut args: Vec<&str> = idx.iter().map(|&i| words[i]).collect();
             // Keep fuzzed runs small and short: a GPU run is never the point here.
             if args.first() == Some(&"run") || args.first() == Some(&"sweep") {
-                args.extend(["--no-verify", "--reps", "1", "--warmup", "0"]);
+                args.extend([
+                    "--no-verify",
+                    "--reps",
+                    "1",
+                    "--warmup",
+                    "0",
+                    "--warmup-s",
+                    "0",
+                ]);
             }
             if args.first() == Some(&"calibrate") {
                 args.extend(["--mib", "1", "--reps", "1", "--out", "fuzz-link.json"]);

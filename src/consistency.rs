@@ -1,0 +1,323 @@
+//! Consistency checks on a report's figures: what must hold between the baselines and every mode's
+//! time for an overlap efficiency to mean anything, judged within the noise the reps measured.
+//!
+//! Noise: comparing `a <= b` allows the half-widths of both spreads (p10..p90 or min..max of the
+//! reps, [`Spread`]) plus [`FLOOR`] of the larger median, so one rep (no spread) still gets the
+//! timer's and the GPU clock's jitter.
+
+use serde::Serialize;
+
+use crate::stats::Spread;
+
+/// Part of a median allowed on top of the measured spread: clock and timer jitter.
+pub const FLOOR: f64 = 0.01;
+
+/// What a failed check means for the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Two figures contradict each other (T_gemm > T_seq, a mode faster than ideal): re-measured,
+    /// and flagged if it persists.
+    Consistency,
+    /// The reps of one figure disagree beyond [`Checks::max_spread`]: re-measured, flagged if it
+    /// persists.
+    Spread,
+    /// T_seq - ideal is within noise: no room to overlap, so an efficiency would divide noise by
+    /// noise. Not re-measured (a collective much shorter than its GEMM is a real case).
+    Room,
+}
+
+/// One check's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Check {
+    /// Short name: "T_gemm <= T_seq", "T_comm <= T_seq", "T_encoded >= ideal", "spread T_seq",
+    /// "T_seq - ideal > noise".
+    pub name: String,
+    pub kind: Kind,
+    /// The mode or timed thing it concerns; None: the overlap baselines (T_gemm, T_comm, T_seq),
+    /// whose failure leaves every mode's efficiency empty.
+    pub subject: Option<String>,
+    /// The figure the table prints it beside: T_gemm, T_comm, T_seq, ideal, gemm_untracked, or a
+    /// mode's name (its row).
+    pub beside: String,
+    pub ok: bool,
+    /// The figures compared and the noise allowed, ms.
+    pub detail: String,
+}
+
+impl Check {
+    /// Whether a failure is worth measuring again.
+    pub fn remeasure(&self) -> bool {
+        !self.ok && self.kind != Kind::Room
+    }
+}
+
+/// Limits of the checks.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Checks {
+    /// Widest spread (hi - lo, relative to the median) a figure's reps may have.
+    pub max_spread: f64,
+}
+
+impl Default for Checks {
+    fn default() -> Self {
+        Checks { max_spread: 0.2 }
+    }
+}
+
+/// `a <= b` within noise, and the noise allowed.
+fn le(a: &Spread, b: &Spread) -> (bool, f64) {
+    let noise = a.noise() + b.noise() + FLOOR * a.median.max(b.median);
+    (a.median <= b.median + noise, noise)
+}
+
+/// The figures checked: the baselines and each mode's time, ms. `others` are timed things whose
+/// spread alone is checked (the untracked GEMM).
+pub struct Figures<'a> {
+    pub gemm: Spread,
+    pub comm: Spread,
+    pub seq: Spread,
+    pub modes: &'a [(&'a str, Spread)],
+    pub others: &'a [(&'a str, Spread)],
+}
+
+impl Figures<'_> {
+    /// ideal = max(T_gemm, T_comm), with the spread of the larger.
+    pub fn ideal(&self) -> Spread {
+        if self.gemm.median >= self.comm.median {
+            self.gemm
+        } else {
+            self.comm
+        }
+    }
+}
+
+impl Checks {
+    /// Every check on `f`, passed or not, baselines first.
+    pub fn run(&self, f: &Figures) -> Vec<Check> {
+        let mut out = Vec::new();
+        // `a <= b`, written the way round the check's name reads (`b >= a` where `flip`).
+        let cmp = |name: String,
+                   subject: Option<&str>,
+                   beside: &str,
+                   a: &Spread,
+                   b: &Spread,
+                   flip: bool| {
+            let (ok, noise) = le(a, b);
+            let (x, y, rel) = match (flip, ok) {
+                (false, true) => (a, b, "<="),
+                (false, false) => (a, b, ">"),
+                (true, true) => (b, a, ">="),
+                (true, false) => (b, a, "<"),
+            };
+            Check {
+                name,
+                kind: Kind::Consistency,
+                subject: subject.map(Into::into),
+                beside: beside.into(),
+                ok,
+                detail: format!(
+                    "{:.3} {rel} {:.3} ms, noise {:.3} ms",
+                    x.median, y.median, noise
+                ),
+            }
+        };
+        out.push(cmp(
+            "T_gemm <= T_seq".into(),
+            None,
+            "T_gemm",
+            &f.gemm,
+            &f.seq,
+            false,
+        ));
+        out.push(cmp(
+            "T_comm <= T_seq".into(),
+            None,
+            "T_comm",
+            &f.comm,
+            &f.seq,
+            false,
+        ));
+        let spread = |what: &str, subject: Option<&str>, beside: &str, s: &Spread| Check {
+            name: format!("spread {what}"),
+            kind: Kind::Spread,
+            subject: subject.map(Into::into),
+            beside: beside.into(),
+            ok: s.relative() <= self.max_spread,
+            detail: format!(
+                "{:.3}..{:.3} ms ({}) around {:.3} ms: {:.0}% (at most {:.0}%)",
+                s.lo,
+                s.hi,
+                s.kind,
+                s.median,
+                s.relative() * 100.0,
+                self.max_spread * 100.0
+            ),
+        };
+        out.push(spread("T_gemm", None, "T_gemm", &f.gemm));
+        out.push(spread("T_comm", None, "T_comm", &f.comm));
+        out.push(spread("T_seq", None, "T_seq", &f.seq));
+        let ideal = f.ideal();
+        let (_, noise) = le(&f.seq, &ideal);
+        let room = f.seq.median - ideal.median > noise;
+        out.push(Check {
+            name: "T_seq - ideal > noise".into(),
+            kind: Kind::Room,
+            subject: None,
+            beside: "ideal".into(),
+            ok: room,
+            detail: format!(
+                "T_seq {:.3} - ideal {:.3} = {:.3} ms, noise {:.3} ms",
+                f.seq.median,
+                ideal.median,
+                f.seq.median - ideal.median,
+                noise
+            ),
+        });
+        for (what, s) in f.others {
+            out.push(spread(what, Some(what), what, s));
+        }
+        for (mode, s) in f.modes {
+            out.push(cmp(
+                format!("T_{mode} >= ideal"),
+                Some(mode),
+                mode,
+                &ideal,
+                s,
+                true,
+            ));
+            out.push(spread(&format!("T_{mode}"), Some(mode), mode, s));
+        }
+        out
+    }
+}
+
+/// Names of the failed checks that concern `mode`: its own, and the baselines'.
+pub fn failed_for<'a>(checks: &'a [Check], mode: &str) -> Vec<&'a Check> {
+    checks
+        .iter()
+        .filter(|c| !c.ok && c.subject.as_deref().is_none_or(|s| s == mode))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(median: f64, lo: f64, hi: f64) -> Spread {
+        Spread {
+            median,
+            lo,
+            hi,
+            kind: "min/max",
+            n: 3,
+        }
+    }
+
+    fn run(gemm: Spread, comm: Spread, seq: Spread, modes: &[(&str, Spread)]) -> Vec<Check> {
+        Checks::default().run(&Figures {
+            gemm,
+            comm,
+            seq,
+            modes,
+            others: &[],
+        })
+    }
+
+    fn failed(c: &[Check]) -> Vec<&str> {
+        c.iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn consistent_figures_pass_every_check() {
+        let c = run(
+            s(10.0, 9.9, 10.1),
+            s(4.0, 3.9, 4.1),
+            s(14.0, 13.9, 14.1),
+            &[("encoded", s(11.0, 10.9, 11.1))],
+        );
+        assert!(failed(&c).is_empty(), "{c:?}");
+        assert_eq!(c.len(), 8);
+    }
+
+    #[test]
+    fn gemm_slower_than_sequential_fails_beyond_noise_only() {
+        // Issue 14's report: T_gemm 11.279 ms, T_seq 4.760 ms.
+        let c = run(
+            s(11.279, 11.2, 11.3),
+            s(1.0, 1.0, 1.0),
+            s(4.76, 4.7, 4.8),
+            &[],
+        );
+        assert_eq!(
+            failed(&c),
+            ["T_gemm <= T_seq", "T_seq - ideal > noise"],
+            "{c:?}"
+        );
+        assert!(c[0].detail.contains("11.279 > 4.760"), "{}", c[0].detail);
+        // Within the reps' noise it holds.
+        let c = run(
+            s(10.1, 9.8, 10.4),
+            s(1.0, 1.0, 1.0),
+            s(10.0, 9.8, 10.2),
+            &[],
+        );
+        assert!(c[0].ok, "{c:?}");
+    }
+
+    #[test]
+    fn comm_slower_than_sequential_fails() {
+        let c = run(s(2.0, 2.0, 2.0), s(6.0, 6.0, 6.0), s(5.0, 5.0, 5.0), &[]);
+        assert!(failed(&c).contains(&"T_comm <= T_seq"), "{c:?}");
+    }
+
+    #[test]
+    fn a_mode_faster_than_ideal_fails_for_that_mode_only() {
+        let c = run(
+            s(10.0, 10.0, 10.0),
+            s(4.0, 4.0, 4.0),
+            s(14.0, 14.0, 14.0),
+            &[("host", s(12.0, 12.0, 12.0)), ("fused", s(8.0, 8.0, 8.0))],
+        );
+        assert_eq!(failed(&c), ["T_fused >= ideal"], "{c:?}");
+        assert!(failed_for(&c, "host").is_empty());
+        assert_eq!(failed_for(&c, "fused").len(), 1);
+        assert!(failed_for(&c, "fused")[0].detail.contains("8.000 < 10.000"));
+        // 1% below ideal is within the floor.
+        let c = run(
+            s(10.0, 10.0, 10.0),
+            s(4.0, 4.0, 4.0),
+            s(14.0, 14.0, 14.0),
+            &[("fused", s(9.95, 9.95, 9.95))],
+        );
+        assert!(failed(&c).is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn a_wide_spread_fails_and_baseline_failures_concern_every_mode() {
+        let c = run(
+            s(10.0, 10.0, 10.0),
+            s(4.0, 4.0, 4.0),
+            s(14.0, 13.0, 16.5),
+            &[("encoded", s(12.0, 12.0, 12.0))],
+        );
+        assert_eq!(failed(&c), ["spread T_seq"], "{c:?}");
+        assert!(c.iter().find(|c| !c.ok).unwrap().remeasure());
+        assert_eq!(failed_for(&c, "encoded").len(), 1);
+    }
+
+    #[test]
+    fn no_room_to_overlap_is_flagged_but_not_remeasured() {
+        let c = run(
+            s(10.0, 10.0, 10.0),
+            s(0.1, 0.1, 0.1),
+            s(10.05, 10.05, 10.05),
+            &[],
+        );
+        assert_eq!(failed(&c), ["T_seq - ideal > noise"], "{c:?}");
+        assert!(!c.iter().any(Check::remeasure));
+    }
+}
