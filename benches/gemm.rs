@@ -4,7 +4,8 @@
 //! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_DTYPES (comma list of f32, f16;
 //! default "f32"), T3_BENCH_KERNEL (auto, simt or coop; default auto: the adapter's best per dtype),
 //! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
-//! default 1), T3_BENCH_SEED, T3_BENCH_DEBUG=1 (every rep's GPU span), T3_BENCH_JSON (file to
+//! default 1), T3_BENCH_SETTLE_S (then at most this many seconds more until the times settle,
+//! default 10), T3_BENCH_SEED, T3_BENCH_DEBUG=1 (every rep's GPU span), T3_BENCH_JSON (file to
 //! append JSON lines to).
 
 mod common;
@@ -38,7 +39,7 @@ fn run() -> anyhow::Result<()> {
         .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let clock = Clock::new(&gpu, reps)?;
     println!(
-        "adapter: {}; timing: {}; {reps} reps after {WARMUP} warm-ups, medians; {chunks} chunks",
+        "adapter: {}; timing: {}; {reps} reps after a warm-up until settled, medians; {chunks} chunks",
         gpu.describe(),
         clock.describe()
     );
@@ -90,7 +91,10 @@ fn bench_one(
             g.encode(gpu, kernel, enc, mode, true, ts)
         })
     };
-    let (tracked_all, untracked_all) = (time(StoreMode::Store)?, time(StoreMode::Untracked)?);
+    let tracked_all = time(StoreMode::Store)?;
+    let warm_tracked = clock.last_warmup();
+    let untracked_all = time(StoreMode::Untracked)?;
+    let warm_untracked = clock.last_warmup();
     let spread = |v: &[f64]| {
         let (lo, hi) = v
             .iter()
@@ -101,14 +105,16 @@ fn bench_one(
     let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
     let overhead = tracked / untracked - 1.0;
     println!(
-        "gemm {} {} ({}) n={n}: tracked {tracked:.3} ms ({:.3} TFLOP/s; reps {}), untracked {untracked:.3} ms ({:.3} TFLOP/s; reps {}), tracker overhead {:+.2}%; max rel err {err:.2e}",
+        "gemm {} {} ({}) n={n}: tracked {tracked:.3} ms ({:.3} TFLOP/s; reps {}; {}), untracked {untracked:.3} ms ({:.3} TFLOP/s; reps {}; {}), tracker overhead {:+.2}%; max rel err {err:.2e}",
         gpu.info.name,
         dtype.name(),
         kernel.engine.name(),
         tflops(tracked),
         spread(&tracked_all),
+        warmup_text(&warm_tracked),
         tflops(untracked),
         spread(&untracked_all),
+        warmup_text(&warm_untracked),
         overhead * 100.0
     );
     json_line(&serde_json::json!({
@@ -121,6 +127,8 @@ fn bench_one(
         "tracked_reps_ms": tracked_all,
         "untracked_reps_ms": untracked_all,
         "untracked_ms": untracked,
+        "tracked_warmup": warm_tracked,
+        "untracked_warmup": warm_untracked,
         "tflops_tracked": tflops(tracked),
         "tflops_untracked": tflops(untracked),
         "tracker_overhead": overhead,

@@ -3,8 +3,9 @@
 //! of bytes read + written.
 //!
 //! Environment: T3_BENCH_MIB (comma list, default "16"), T3_BENCH_LINK_WG (comma list of workgroup
-//! budgets, default "4,16,64,256"), T3_BENCH_REPS (default 5), T3_BENCH_SEED, T3_BENCH_JSON (file to
-//! append JSON lines to).
+//! budgets, default "4,16,64,256"), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S and
+//! T3_BENCH_SETTLE_S (warm-up: see benches/gemm.rs), T3_BENCH_SEED, T3_BENCH_JSON (file to append
+//! JSON lines to).
 
 mod common;
 
@@ -62,7 +63,7 @@ fn run() -> anyhow::Result<()> {
         .chain(link_wg.iter().map(|&w| Link::Workgroups(w)))
         .collect();
     println!(
-        "adapter: {}; timing: {}; {reps} reps after {WARMUP} warm-ups, medians; update = {:?}",
+        "adapter: {}; timing: {}; {reps} reps after a warm-up until settled, medians; update = {:?}",
         gpu.describe(),
         clock.describe(),
         Put::update(&gpu)
@@ -153,11 +154,13 @@ fn run() -> anyhow::Result<()> {
                 let ms = median(clock.times_ms(&gpu, &what, reps, bound, |enc, ts| {
                     encode_step(&gpu, &kernel, enc, ts, kind.put, bg, *n_wg)
                 })?);
+                let warm = clock.last_warmup();
                 let gbps = moved as f64 / (ms * 1e-3) / 1e9;
                 println!(
-                    "step {:<6} {mib:>5} MiB  link {:<16} ({n_wg:>7} wg): {ms:>9.3} ms {gbps:>9.2} GB/s",
+                    "step {:<6} {mib:>5} MiB  link {:<16} ({n_wg:>7} wg): {ms:>9.3} ms {gbps:>9.2} GB/s  {}",
                     kind.name,
-                    link.describe()
+                    link.describe(),
+                    warmup_text(&warm)
                 );
                 json_line(&serde_json::json!({
                     "bench": "step",
@@ -170,6 +173,7 @@ fn run() -> anyhow::Result<()> {
                     "workgroups": n_wg,
                     "ms": ms,
                     "gbps": gbps,
+                    "warmup": warm,
                     "clock": clock.kind(),
                     "adapter": gpu.info.name,
                 }))?;

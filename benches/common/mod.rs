@@ -1,18 +1,22 @@
-//! What both benchmarks share: the pass clock (GPU timestamps or host clock), medians, env parsing, JSON lines.
+//! What both benchmarks share: the pass clock (GPU timestamps or host clock) and its warm-up by
+//! stability, medians, env parsing, JSON lines.
 
+use std::cell::Cell;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use t3_wgpu::gpu::Gpu;
+pub use t3_wgpu::stats::{Settle, Warmup};
 
-/// Least untimed runs before the timed ones (pipeline warm-up, clocks); see also T3_BENCH_WARMUP_S.
+/// Least untimed runs before the timed ones (pipeline warm-up, clocks); see [`Clock::warm_up`].
 pub const WARMUP: u32 = 2;
 
 /// Times compute passes with GPU timestamps where the adapter has TIMESTAMP_QUERY, else with the host
 /// clock around submit + bounded wait (which then includes submission and wake-up latency).
 pub struct Clock {
     ts: Option<Timestamps>,
+    warmup: Cell<Option<Warmup>>,
 }
 
 struct Timestamps {
@@ -31,7 +35,10 @@ impl Clock {
             );
         }
         if !gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
-            return Ok(Clock { ts: None });
+            return Ok(Clock {
+                ts: None,
+                warmup: Cell::new(None),
+            });
         }
         let bytes = u64::from(2 * reps) * wgpu::QUERY_SIZE as u64;
         let buffer = |label, usage| {
@@ -59,6 +66,75 @@ impl Clock {
                 ),
                 period_ns: f64::from(gpu.queue.get_timestamp_period()),
             }),
+            warmup: Cell::new(None),
+        })
+    }
+
+    /// Runs the pass until its times settle ([`Settle`]: the last 5 within 10% of their median),
+    /// after at least WARMUP runs and T3_BENCH_WARMUP_S seconds (default 1), for at most
+    /// T3_BENCH_SETTLE_S seconds more (default 10). NVIDIA's driver swaps a background-optimised
+    /// build of a new pipeline in after a while (2-7x faster for the cooperative-matrix GEMM,
+    /// BENCHMARKS.md), so a short warm-up times the first build. Each warm-up run is timed alone
+    /// (GPU timestamps read back per run where the adapter has them, else the host clock).
+    fn warm_up(
+        &self,
+        gpu: &Gpu,
+        what: &str,
+        bound: Duration,
+        run: &dyn Fn(
+            Option<wgpu::ComputePassTimestampWrites<'_>>,
+        ) -> anyhow::Result<wgpu::SubmissionIndex>,
+    ) -> anyhow::Result<()> {
+        let secs = |name, default: f64| -> anyhow::Result<Duration> {
+            Ok(Duration::from_secs_f64(
+                env_one::<f64>(name, default)?.clamp(0.0, 600.0),
+            ))
+        };
+        let (least, most) = (
+            secs("T3_BENCH_WARMUP_S", 1.0)?,
+            secs("T3_BENCH_SETTLE_S", 10.0)?,
+        );
+        let settle = Settle::default();
+        let t0 = Instant::now();
+        let mut us = Vec::new();
+        let mut at = Vec::new();
+        while us.len() < WARMUP as usize
+            || t0.elapsed() < least
+            || (t0.elapsed() < least + most && !settle.settled(&us))
+        {
+            at.push(t0.elapsed().as_secs_f64());
+            let h0 = Instant::now();
+            let Some(t) = &self.ts else {
+                let idx = run(None)?;
+                gpu.wait(Some(idx), what, bound)?;
+                us.push(h0.elapsed().as_secs_f64() * 1e6);
+                continue;
+            };
+            let idx = run(Some(wgpu::ComputePassTimestampWrites {
+                query_set: &t.set,
+                beginning_of_pass_write_index: Some(0),
+                end_of_pass_write_index: Some(1),
+            }))?;
+            gpu.wait(Some(idx), what, bound)?;
+            us.push(t.read(gpu, 1, None)?[0] * 1e3);
+        }
+        let since = settle.settled_since(&us);
+        self.warmup.set(Some(Warmup {
+            what: what.into(),
+            runs: us.len(),
+            seconds: since.map_or(t0.elapsed().as_secs_f64(), |i| at[i]),
+            settled: since.is_some(),
+        }));
+        Ok(())
+    }
+
+    /// How the last [`Clock::times_ms`] call's warm-up went.
+    pub fn last_warmup(&self) -> Warmup {
+        self.warmup.take().unwrap_or(Warmup {
+            what: String::new(),
+            runs: 0,
+            seconds: 0.0,
+            settled: false,
         })
     }
 
@@ -78,9 +154,9 @@ impl Clock {
         }
     }
 
-    /// Ms of each of `reps` runs of the pass `record` encodes, in order, after the warm-up runs.
-    /// With timestamps every rep is submitted without waiting and all are resolved in one readback
-    /// after.
+    /// Ms of each of `reps` runs of the pass `record` encodes, in order, after the warm-up runs
+    /// ([`Clock::warm_up`]; [`Clock::last_warmup`] says how it went). With timestamps every rep is
+    /// submitted without waiting and all are resolved in one readback after.
     pub fn times_ms(
         &self,
         gpu: &Gpu,
@@ -89,24 +165,12 @@ impl Clock {
         bound: Duration,
         record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
     ) -> anyhow::Result<Vec<f64>> {
-        let run = |ts| -> anyhow::Result<wgpu::SubmissionIndex> {
+        let run = |ts: Option<wgpu::ComputePassTimestampWrites<'_>>| -> anyhow::Result<wgpu::SubmissionIndex> {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
             record(&mut enc, ts);
             Ok(gpu.submit(what, vec![enc.finish()])?)
         };
-        // At least WARMUP runs and T3_BENCH_WARMUP_S seconds (default 1): NVIDIA's driver swaps a
-        // background-optimised build of a new pipeline in after a while (2-7x faster for the
-        // cooperative-matrix GEMM, BENCHMARKS.md), so short warm-ups time the first build.
-        let min = std::time::Duration::from_secs_f64(
-            env_one::<f64>("T3_BENCH_WARMUP_S", 1.0)?.clamp(0.0, 600.0),
-        );
-        let t0 = Instant::now();
-        let mut n = 0;
-        while n < WARMUP || t0.elapsed() < min {
-            let idx = run(None)?;
-            gpu.wait(Some(idx), what, bound)?;
-            n += 1;
-        }
+        self.warm_up(gpu, what, bound, &run)?;
         let Some(t) = &self.ts else {
             let mut ms = Vec::with_capacity(reps as usize);
             for _ in 0..reps {
@@ -126,27 +190,37 @@ impl Clock {
             }))?);
         }
         gpu.wait(last, what, bound * reps)?;
+        t.read(gpu, reps, Some(what))
+    }
+}
+
+impl Timestamps {
+    /// Ms of the first `reps` begin/end pairs the set holds; with T3_BENCH_DEBUG=1, the spans of
+    /// the timed reps of `debug` on stderr.
+    fn read(&self, gpu: &Gpu, reps: u32, debug: Option<&str>) -> anyhow::Result<Vec<f64>> {
         let mut enc = gpu.device.create_command_encoder(&Default::default());
-        enc.resolve_query_set(&t.set, 0..2 * reps, &t.resolve, 0);
-        enc.copy_buffer_to_buffer(&t.resolve, 0, &t.staging, 0, None);
+        enc.resolve_query_set(&self.set, 0..2 * reps, &self.resolve, 0);
+        let bytes = u64::from(2 * reps) * wgpu::QUERY_SIZE as u64;
+        enc.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, bytes);
         let idx = gpu.submit("resolving timestamps", vec![enc.finish()])?;
-        let bytes = gpu.map_read("timestamps", &t.staging, idx, t.staging.size())?;
+        let bytes = gpu.map_read("timestamps", &self.staging, idx, bytes)?;
         let ticks: &[u64] = bytemuck::cast_slice(&bytes);
-        if std::env::var("T3_BENCH_DEBUG").is_ok_and(|v| v == "1") {
+        if let Some(what) =
+            debug.filter(|_| std::env::var("T3_BENCH_DEBUG").is_ok_and(|v| v == "1"))
+        {
             // Every rep's begin..end on the GPU clock, from the first begin: gaps and overlaps show.
             let t0 = ticks[0];
-            let at = |x: u64| x.saturating_sub(t0) as f64 * t.period_ns / 1e6;
+            let at = |x: u64| x.saturating_sub(t0) as f64 * self.period_ns / 1e6;
             let spans: Vec<String> = ticks
                 .chunks_exact(2)
                 .map(|p| format!("{:.3}..{:.3}", at(p[0]), at(p[1])))
                 .collect();
             eprintln!("{what}: {}", spans.join(" "));
         }
-        let ms = ticks
+        Ok(ticks
             .chunks_exact(2)
-            .map(|p| p[1].saturating_sub(p[0]) as f64 * t.period_ns / 1e6)
-            .collect();
-        Ok(ms)
+            .map(|p| p[1].saturating_sub(p[0]) as f64 * self.period_ns / 1e6)
+            .collect())
     }
 }
 
@@ -205,5 +279,14 @@ pub fn exit_code(r: anyhow::Result<()>) -> std::process::ExitCode {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// "warm-up 12 runs, settled at 1.20 s" or "... NOT settled in 11.00 s".
+pub fn warmup_text(w: &Warmup) -> String {
+    if w.settled {
+        format!("warm-up {} runs, settled at {:.2} s", w.runs, w.seconds)
+    } else {
+        format!("warm-up {} runs, NOT settled in {:.2} s", w.runs, w.seconds)
     }
 }
