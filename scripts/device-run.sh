@@ -91,21 +91,24 @@ lead)
 flake)
   # Issue 14's flake (f16 T_gemm 11.3 ms > T_seq 4.8 ms): every rep's time and host time since process
   # start (JSON .samples), in fresh processes with the driver's shader disk cache and without it, so a
-  # pipeline swapped in mid-run shows as a step at one at_s. WARM picks the warm-up: "--warmup 1" is the
-  # issue's count-only warm-up (add "--warmup-s 0" once the branch has stability warm-up).
+  # pipeline swapped in mid-run shows as a step at one at_s. First as the issue ran (count-only warm-up,
+  # "--warmup 1 --warmup-s 0"; the checks still re-measure, every attempt's samples are kept), then
+  # with the warm-up by stability (the default), which should settle past the swap.
   t3 calibrate > /dev/null
-  warm=${WARM:---warmup 1}
-  f16="--dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150"
-  for i in 1 2 3 4; do
-    t3 run --preset tnlg-op-tp8 $f16 --reps 20 $warm --json "$out/cache-$i.json" > "$out/cache-$i.txt" 2>&1
-    __GL_SHADER_DISK_CACHE=0 t3 run --preset tnlg-op-tp8 $f16 --reps 20 $warm --json "$out/nocache-$i.json" > "$out/nocache-$i.txt" 2>&1
-  done
-  # The issue's exact command, three times, then a sweep of the four presets as separate processes.
+  count="--warmup 1 --warmup-s 0"
+  f16="--preset tnlg-op-tp8 --dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150"
   for i in 1 2 3; do
-    t3 run --preset tnlg-op-tp8 $f16 --reps 3 $warm --json "$out/issue-$i.json" > "$out/issue-$i.txt" 2>&1
+    t3 run $f16 --reps 20 $count --json "$out/cache-$i.json" > "$out/cache-$i.txt" 2>&1
+    __GL_SHADER_DISK_CACHE=0 t3 run $f16 --reps 20 $count --json "$out/nocache-$i.json" > "$out/nocache-$i.txt" 2>&1
   done
+  for i in 1 2; do
+    t3 run $f16 --reps 3 $count --json "$out/issue-$i.json" > "$out/issue-$i.txt" 2>&1
+    __GL_SHADER_DISK_CACHE=0 t3 run $f16 --reps 3 --json "$out/settle-nocache-$i.json" > "$out/settle-nocache-$i.txt" 2>&1
+    t3 run $f16 --reps 3 --json "$out/settle-$i.json" > "$out/settle-$i.txt" 2>&1
+  done
+  # A sweep's points as separate processes (each with its JSON samples), count-only warm-up.
   for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do for d in f32 f16; do
-    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --reps 10 $warm --no-verify --json "$out/sweep-$p-$d.json" > "$out/sweep-$p-$d.txt" 2>&1
+    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,encoded --reps 10 $count --no-verify --json "$out/sweep-$p-$d.json" > "$out/sweep-$p-$d.txt" 2>&1
   done; done
   ;;
 esac
