@@ -657,6 +657,23 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
                         None => eprintln!("{line}"),
                     }
                 }
+                if !rep.consistent {
+                    let failed: Vec<&str> = rep
+                        .checks
+                        .iter()
+                        .filter(|c| c.remeasure())
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    let line = format!(
+                        "warning: {msg}: checks failed after {} measurements: {} (column checks_failed)",
+                        rep.attempts,
+                        failed.join(", ")
+                    );
+                    match &bar {
+                        Some(b) => b.println(&line),
+                        None => eprintln!("{line}"),
+                    }
+                }
                 report::csv_rows(&rep)
             }
             Err(e) => {

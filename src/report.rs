@@ -50,13 +50,14 @@ pub fn text(r: &Report) -> String {
         }
     };
     let baseline = |label: &str, ms_: f64, sp: Option<Spread>, extra: String, figure: &str| {
-        format!(
-            "{:<11}{label:<10}{:>10} ms  {:<26}{extra}{}\n",
+        let line = format!(
+            "{:<11}{label:<10}{:>10} ms  {:<26}{extra}{}",
             if label == "T_gemm" { "baselines" } else { "" },
             format!("{ms_:.3}"),
             spread(sp),
             flags(figure)
-        )
+        );
+        line.trim_end().to_string() + "\n"
     };
     s += &baseline(
         "T_gemm",
