@@ -35,6 +35,7 @@ pub struct Options {
     pub config: Config,
     pub modes: Vec<String>,
     pub reps: usize,
+    /// Least warm-up rounds; [`Stability`] says how long the warm-up may go on until it settles.
     pub warmup: usize,
     pub seed: u64,
     /// `None` picks Full below about 2 GFLOP of reference work, else a 64-row sample.

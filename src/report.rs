@@ -200,7 +200,7 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,median_lo_ms,median_hi_ms,spread_kind,t_gemm_lo_ms,t_gemm_hi_ms,t_comm_lo_ms,t_comm_hi_ms,t_seq_lo_ms,t_seq_hi_ms,warmup_rounds,warmup_s,warmup_settled,attempts,consistent,checks_failed,skipped";
+pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,median_lo_ms,median_hi_ms,spread_kind,t_gemm_lo_ms,t_gemm_hi_ms,t_gemm_untracked_lo_ms,t_gemm_untracked_hi_ms,t_comm_lo_ms,t_comm_hi_ms,t_seq_lo_ms,t_seq_hi_ms,warmup_rounds,warmup_s,warmup_settled,attempts,consistent,checks_failed,skipped";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -253,6 +253,8 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
                 m.spread_ms.map(|x| x.kind).unwrap_or_default().into(),
                 lo(r.t_gemm_spread),
                 hi(r.t_gemm_spread),
+                lo(r.t_gemm_untracked_spread),
+                hi(r.t_gemm_untracked_spread),
                 lo(r.t_comm_spread),
                 hi(r.t_comm_spread),
                 lo(r.t_seq_spread),
