@@ -355,9 +355,13 @@ fn attempt_once(
     let bound = std::time::Duration::from_secs_f64(stability.warmup_s.max(0.0));
     let start = Instant::now();
     let mut rounds = 0;
-    while rounds < warmup
-        || (start.elapsed() < bound && !a.0.iter().all(|s| settle.settled(&s.warmup_us())))
-    {
+    // Comm's series counts once a thing has reported it.
+    let settled = |a: &Attempt| {
+        a.0.iter()
+            .filter(|s| s.what != COMM || !s.warmup.is_empty())
+            .all(|s| settle.settled(&s.warmup_us()))
+    };
+    while rounds < warmup || (start.elapsed() < bound && !settled(&a)) {
         round(things, &mut a, true)?;
         rounds += 1;
     }
@@ -693,6 +697,18 @@ mod tests {
         assert_eq!(m.attempts, 1);
         assert_eq!(m.median_ms(GEMM), 10.0);
         assert!(m.consistent(), "{:?}", m.checks);
+    }
+
+    #[test]
+    fn without_a_collective_the_warmup_settles_on_the_things_alone() {
+        let mut things = [thing(GEMM, None, |_| 10_000.0)];
+        let m = time_things(&mut things, 0, 1, &stability(5.0)).unwrap();
+        assert_eq!(m.warmups.len(), 1);
+        assert!(
+            m.warmups[0].settled && m.warmups[0].runs == 5,
+            "{:?}",
+            m.warmups
+        );
     }
 
     #[test]
