@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::gemm::{Engine, StoreMode};
+use crate::gemm::Engine;
 use crate::gpu::Gpu;
-use crate::modes::{self, run_passes, Config, Kernels, Mode, System};
-use crate::plan::key;
+use crate::modes::{self, run_recording, Config, Kernels, Mode, System};
+use crate::plan::{key, Buf, Loc};
 use crate::ranks::{finished, Inputs};
 use crate::reference::{rel_frobenius, Rng};
 use crate::timeline::Timeline;
@@ -141,6 +141,31 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
     Ok((worst, trackers_ok))
 }
 
+/// Every rank's whole output as the last run left it (`--dump`): NaN rows in chunks the plan never
+/// writes on that rank.
+pub fn outputs(sys: &System) -> Result<Vec<Vec<f32>>> {
+    let (s, ch) = (sys.config.shape, &sys.chunking);
+    (0..sys.config.ranks)
+        .map(|p| {
+            let mut out = Vec::with_capacity(s.m * s.n);
+            for x in 0..ch.count() {
+                let rows = ch.rows(x);
+                let loc = Loc {
+                    rank: p,
+                    chunk: x,
+                    buf: Buf::Out,
+                };
+                if sys.ranks.locs.contains_key(&loc) {
+                    out.extend(sys.ranks.read_rows(sys.gpu, p, x, 0..rows.len())?);
+                } else {
+                    out.extend(std::iter::repeat_n(f32::NAN, rows.len() * s.n));
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
 /// The reference work of a full check, in multiply-adds.
 fn reference_work(c: &Config) -> f64 {
     c.total_flops() / 2.0
@@ -178,12 +203,12 @@ pub fn prepare<'a>(
 
 /// Runs the experiment end to end.
 pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
-    let (sys, inputs) = prepare(gpu, kernels, opts)?;
-    measure(&sys, &inputs, opts)
+    let (mut sys, inputs) = prepare(gpu, kernels, opts)?;
+    measure(&mut sys, &inputs, opts)
 }
 
 /// Verifies and times every requested mode on a prepared system.
-pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> {
+pub fn measure(sys: &mut System, inputs: &Inputs, opts: &Options) -> Result<Report> {
     let gpu = sys.gpu;
     let all = modes::all();
     let verify = opts
@@ -218,8 +243,6 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
     }
     // Repetitions interleave the baselines and every mode, so that a drift of the GPU's clocks over
     // the run (seen on an H200 under a long fp32 load) shifts all of them alike.
-    let (seq_passes, stages) = modes::sequential::passes(sys);
-    let gemm_passes = &seq_passes[..stages];
     let span = |t: &[(f64, f64)]| {
         t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0)
     };
@@ -231,13 +254,8 @@ pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> 
     let mut last: Vec<Option<crate::modes::Run>> = vec![None; order.len()];
     for rep in 0..opts.warmup + opts.reps {
         let keep = rep >= opts.warmup;
-        let a = run_passes(sys, gemm_passes, StoreMode::Store, "gemm alone (tracked)")?;
-        let b = run_passes(
-            sys,
-            gemm_passes,
-            StoreMode::Untracked,
-            "gemm alone (untracked)",
-        )?;
+        let a = run_recording(sys, |l| &l.gemm_alone[0])?;
+        let b = run_recording(sys, |l| &l.gemm_alone[1])?;
         if keep {
             tg.push(span(&a));
             tgu.push(span(&b));

@@ -7,11 +7,9 @@ use bytemuck::{Pod, Zeroable};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::shaders::{self, Epilogue, Put, Slot};
-use crate::shapes::{Chunking, Dtype, Shape};
+use crate::shapes::{Dtype, Shape};
 
-/// Output tile rows of one workgroup (BM in both GEMM kernels); the columns are per engine
-/// ([`Engine::tile_n`]).
-pub const TILE: usize = 128;
+pub use crate::shapes::TILE;
 
 /// The widest tile any engine uses: B's rows are padded to it ([`Layout`]).
 pub const TILE_N_MAX: usize = 256;
@@ -26,7 +24,7 @@ pub const COOP_WORKGROUP_BYTES: u32 = 5120 * 2 + 8448 * 2 + 4096 * 4 + 4;
 
 /// Mirrors `GemmParams` in shaders/gemm/jobs.wgsl: keep in sync.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GemmParams {
     pub m: u32,
     pub n: u32,
@@ -44,14 +42,15 @@ pub struct GemmParams {
 
 impl GemmParams {
     /// Params of a dispatch over `shape` (per rank) with operands in `layout`, tiles `tile_n` wide,
-    /// covering entries `jobs` of the job table in `total_wg` workgroups.
+    /// covering entries `jobs` of the job table in `total_wg` workgroups, folded into a grid at most
+    /// `max_per_dim` wide.
     pub fn new(
-        gpu: &Gpu,
         shape: Shape,
         layout: &Layout,
         tile_n: usize,
         jobs: std::ops::Range<usize>,
         total_wg: u32,
+        max_per_dim: u32,
     ) -> Self {
         GemmParams {
             m: shape.m as u32,
@@ -64,7 +63,7 @@ impl GemmParams {
             job_base: jobs.start as u32,
             n_jobs: jobs.len() as u32,
             total_wg,
-            dispatch_x: gpu.fold(total_wg).0,
+            dispatch_x: crate::shapes::fold(total_wg, max_per_dim).0,
             ..Default::default()
         }
     }
@@ -226,39 +225,6 @@ pub enum StoreMode {
     Untracked,
 }
 
-/// Workgroups (tiles `tile_n` wide) of rows `rows` by `n` columns.
-pub fn tiles(rows: usize, n: usize, tile_n: usize) -> usize {
-    rows.div_ceil(TILE) * n.div_ceil(tile_n)
-}
-
-/// Jobs for `chunks` produced in `order`, each bumping counter `counter(x)`; returns the jobs and
-/// the total workgroup count.
-pub fn jobs(
-    chunking: &Chunking,
-    n: usize,
-    tile_n: usize,
-    order: &[usize],
-    counter: impl Fn(usize) -> u32,
-) -> (Vec<Job>, u32) {
-    let mut wg = 0u32;
-    let jobs = order
-        .iter()
-        .map(|&x| {
-            let r = chunking.rows(x);
-            let j = Job {
-                row0: r.start as u32,
-                row1: r.end as u32,
-                wg_start: wg,
-                counter: counter(x),
-                ..Default::default()
-            };
-            wg += tiles(r.len(), n, tile_n) as u32;
-            j
-        })
-        .collect();
-    (jobs, wg)
-}
-
 /// The GEMM's layout and pipelines for one operand type, made once per device.
 pub struct GemmKernel {
     pub dtype: Dtype,
@@ -389,194 +355,15 @@ impl GemmKernel {
     }
 }
 
-/// A standalone tracked GEMM: A, B, C, the tracker and the job table of one shape and chunk order,
-/// all made once so that `run` only encodes and submits.
-pub struct TrackedGemm {
-    pub dtype: Dtype,
-    pub shape: Shape,
-    pub layout: Layout,
-    pub chunking: Chunking,
-    pub order: Vec<usize>,
-    pub a: wgpu::Buffer,
-    pub b: wgpu::Buffer,
-    pub c: wgpu::Buffer,
-    pub counters: wgpu::Buffer,
-    /// Host-side thresholds: tiles per chunk.
-    pub thresholds: Vec<u32>,
-    pub total_wg: u32,
-    bind_group: wgpu::BindGroup,
-}
-
-impl TrackedGemm {
-    /// `chunks` row bands produced in `order` (a permutation of 0..chunks; `None` = ascending).
-    pub fn new(
-        gpu: &Gpu,
-        kernel: &GemmKernel,
-        shape: Shape,
-        chunks: usize,
-        order: Option<Vec<usize>>,
-    ) -> Result<Self> {
-        if chunks == 0 || chunks > shape.m {
-            return Err(Error::invalid(
-                "chunk count",
-                chunks,
-                format!("between 1 and the {} output rows", shape.m),
-            ));
-        }
-        let chunking = Chunking::new(shape.m, 1, chunks)?;
-        let order = order.unwrap_or_else(|| (0..chunks).collect());
-        let mut seen = vec![false; chunks];
-        for &x in &order {
-            if x >= chunks || std::mem::replace(&mut seen[x], true) {
-                return Err(Error::invalid(
-                    "chunk order",
-                    format!("{order:?}"),
-                    format!("a permutation of 0..{chunks}"),
-                ));
-            }
-        }
-        if order.len() != chunks {
-            return Err(Error::invalid(
-                "chunk order",
-                format!("{order:?}"),
-                format!("a permutation of 0..{chunks}"),
-            ));
-        }
-        let bytes = |r: usize, c: usize, e: usize| (r * c * e) as u64;
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        let layout = Layout::new(shape.m, shape.k, shape.n);
-        let (a_bytes, b_bytes) = layout.bytes(kernel.dtype);
-        let a = gpu.buffer("gemm A", a_bytes, storage)?;
-        let b = gpu.buffer("gemm B", b_bytes, storage)?;
-        let c = gpu.buffer(
-            "gemm C (tracked output)",
-            bytes(shape.m, shape.n, 4),
-            storage,
-        )?;
-        let counters = gpu.buffer("gemm tracker", (chunks * 4) as u64, storage)?;
-        let tile_n = kernel.engine.tile_n();
-        let (jobs, total_wg) = jobs(&chunking, shape.n, tile_n, &order, |x| x as u32);
-        let thresholds = (0..chunks)
-            .map(|x| tiles(chunking.rows(x).len(), shape.n, tile_n) as u32)
-            .collect();
-        let params = GemmParams::new(gpu, shape, &layout, tile_n, 0..jobs.len(), total_wg);
-        let pbuf = gpu.init_buffer(
-            "gemm params",
-            bytemuck::bytes_of(&params),
-            wgpu::BufferUsages::UNIFORM,
-        );
-        let jbuf = gpu.init_buffer(
-            "gemm jobs",
-            bytemuck::cast_slice(&jobs),
-            wgpu::BufferUsages::STORAGE,
-        );
-        let bind_group = shaders::bind(
-            gpu,
-            "gemm bind group",
-            &kernel.layout,
-            &[
-                c.as_entire_binding(),
-                pbuf.as_entire_binding(),
-                a.as_entire_binding(),
-                b.as_entire_binding(),
-                counters.as_entire_binding(),
-                jbuf.as_entire_binding(),
-            ],
-        );
-        gpu.check("creating the tracked GEMM")?;
-        Ok(TrackedGemm {
-            dtype: kernel.dtype,
-            shape,
-            layout,
-            chunking,
-            order,
-            a,
-            b,
-            c,
-            counters,
-            thresholds,
-            total_wg,
-            bind_group,
-        })
-    }
-
-    /// Uploads A and B (as the kernel's dtype: f16 operands are rounded to nearest).
-    pub fn upload(&self, gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<()> {
-        let s = self.shape;
-        if a.len() != s.m * s.k || b.len() != s.k * s.n {
-            return Err(Error::invalid(
-                "operand length",
-                format!("A {} / B {}", a.len(), b.len()),
-                format!("A {} / B {}", s.m * s.k, s.k * s.n),
-            ));
-        }
-        let l = self.layout;
-        gpu.queue
-            .write_buffer(&self.a, 0, &l.pack_a(self.dtype, a, s.k));
-        gpu.queue
-            .write_buffer(&self.b, 0, &l.pack_b(self.dtype, b, s.n));
-        Ok(())
-    }
-
-    /// Fills C with `value` (NaN to poison, 0 before updates).
-    pub fn fill_c(&self, gpu: &Gpu, value: f32) {
-        let v = vec![value; self.shape.m * self.shape.n];
-        gpu.queue.write_buffer(&self.c, 0, bytemuck::cast_slice(&v));
-    }
-
-    /// Encodes: clear the tracker (when `reset`), then the GEMM, optionally with pass timestamps.
-    pub fn encode(
-        &self,
-        gpu: &Gpu,
-        kernel: &GemmKernel,
-        enc: &mut wgpu::CommandEncoder,
-        mode: StoreMode,
-        reset: bool,
-        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    ) {
-        if reset {
-            enc.clear_buffer(&self.counters, 0, None);
-        }
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("tracked gemm"),
-            timestamp_writes: timestamps,
-        });
-        kernel.dispatch(gpu, &mut pass, mode, &self.bind_group, self.total_wg);
-    }
-
-    /// Runs once and waits (bounded).
-    pub fn run(&self, gpu: &Gpu, kernel: &GemmKernel, mode: StoreMode, reset: bool) -> Result<()> {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        self.encode(gpu, kernel, &mut enc, mode, reset, None);
-        let idx = gpu.submit("tracked gemm", vec![enc.finish()])?;
-        let s = self.shape;
-        gpu.wait(
-            Some(idx),
-            &format!("tracked gemm {s}"),
-            gpu.timeout_for(s.flops(), 0.0),
-        )
-    }
-
-    pub fn read_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {
-        gpu.read_f32("gemm C", &self.c, 0, self.shape.m * self.shape.n)
-    }
-
-    pub fn read_counters(&self, gpu: &Gpu) -> Result<Vec<u32>> {
-        gpu.read_u32("gemm tracker", &self.counters, 0, self.chunking.count())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn tiles_follow_the_engine_width() {
-        assert_eq!(tiles(200, 300, Engine::Simt.tile_n()), 2 * 3);
-        assert_eq!(tiles(200, 300, Engine::Coop.tile_n()), 2 * 2);
-        assert_eq!(tiles(1, 1, Engine::Coop.tile_n()), 1);
+        assert_eq!(crate::shapes::tiles(200, 300, Engine::Simt.tile_n()), 2 * 3);
+        assert_eq!(crate::shapes::tiles(200, 300, Engine::Coop.tile_n()), 2 * 2);
+        assert_eq!(crate::shapes::tiles(1, 1, Engine::Coop.tile_n()), 1);
     }
 
     #[test]

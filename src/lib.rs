@@ -1,15 +1,20 @@
 //! t3-wgpu: T3's track & trigger overlap of GEMMs and collectives, run and measured on any GPU through wgpu.
 //!
-//! Data flows one way: [`workload`] -> [`shapes`] -> [`ranks`]' buffers -> [`schedule`] -> [`modes`]
-//! -> [`timeline`] -> [`report`].
+//! Data flows one way: [`workload`] -> [`shapes`] -> [`ranks`]' buffers -> [`schedule`] -> [`plan`]
+//! -> [`lower`] (recordings: GPU work as data) -> [`executor`] (run by the [`modes`]) -> [`timeline`]
+//! -> [`report`].
 
+pub mod adapters;
 pub mod compose;
+pub mod config;
 pub mod error;
+pub mod executor;
 pub mod experiment;
 pub mod gantt;
 pub mod gemm;
 pub mod gpu;
 pub mod link;
+pub mod lower;
 pub mod modes;
 pub mod plan;
 pub mod plot;
@@ -21,7 +26,9 @@ pub mod shaders;
 pub mod shapes;
 pub mod steps;
 pub mod timeline;
+pub mod timestamps;
 pub mod trace;
+pub mod tracked;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -148,39 +148,17 @@ impl Ranks {
         }
     }
 
-    /// Zeroes every tracker (counters and done slots): the start of every run.
-    pub fn reset_trackers(&self, enc: &mut wgpu::CommandEncoder) {
-        for l in &self.loc_order {
-            enc.clear_buffer(&self.locs[l].tracker, 0, None);
-        }
-    }
-
-    /// Encodes copies of every tracker's counter into `staging` (4 bytes each, in `loc_order`).
-    pub fn encode_counter_readback(&self, enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer) {
-        for (i, l) in self.loc_order.iter().enumerate() {
-            enc.copy_buffer_to_buffer(&self.locs[l].tracker, 0, staging, (i * 4) as u64, 4);
-        }
-    }
-
     /// Every tracker's counter, read back now.
     pub fn read_counters(&self, gpu: &Gpu) -> Result<HashMap<Loc, u32>> {
-        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tracker readback"),
-            size: (self.loc_order.len() * 4).max(4) as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        self.encode_counter_readback(&mut enc, &staging);
-        let idx = gpu.submit("reading trackers", vec![enc.finish()])?;
-        let bytes = gpu.map_read("trackers", &staging, idx, (self.loc_order.len() * 4) as u64)?;
-        let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
-        Ok(self
+        let spans: Vec<_> = self
             .loc_order
             .iter()
-            .copied()
-            .zip(vals.iter().copied())
-            .collect())
+            .map(|l| (&self.locs[l].tracker, 0, 4))
+            .collect();
+        let enc = gpu.device.create_command_encoder(&Default::default());
+        let bytes = gpu.read_spans("trackers", enc, &spans)?;
+        let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        Ok(self.loc_order.iter().copied().zip(vals).collect())
     }
 
     /// Rows `rows` (relative to the chunk) of rank p's output chunk x.

@@ -12,7 +12,7 @@ pub const STEP_WG: u32 = 256;
 
 /// Mirrors `StepParams` in shaders/step.wgsl: keep in sync.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct StepParams {
     pub len4: u32,
     pub src_off4: u32,

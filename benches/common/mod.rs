@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use t3_wgpu::gpu::Gpu;
+use t3_wgpu::timestamps::Timestamps;
 
 /// Least untimed runs before the timed ones (pipeline warm-up, clocks); see also T3_BENCH_WARMUP_S.
 pub const WARMUP: u32 = 2;
@@ -15,13 +16,6 @@ pub struct Clock {
     ts: Option<Timestamps>,
 }
 
-struct Timestamps {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    staging: wgpu::Buffer,
-    period_ns: f64,
-}
-
 impl Clock {
     pub fn new(gpu: &Gpu, reps: u32) -> anyhow::Result<Self> {
         if reps == 0 || 2 * reps > wgpu::QUERY_SET_MAX_QUERIES {
@@ -30,35 +24,9 @@ impl Clock {
                 wgpu::QUERY_SET_MAX_QUERIES / 2
             );
         }
-        if !gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
-            return Ok(Clock { ts: None });
-        }
-        let bytes = u64::from(2 * reps) * wgpu::QUERY_SIZE as u64;
-        let buffer = |label, usage| {
-            gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
+        let ts = Timestamps::new(gpu, reps);
         Ok(Clock {
-            ts: Some(Timestamps {
-                set: gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("bench timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 2 * reps,
-                }),
-                resolve: buffer(
-                    "bench timestamp resolve",
-                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                ),
-                staging: buffer(
-                    "bench timestamp readback",
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                ),
-                period_ns: f64::from(gpu.queue.get_timestamp_period()),
-            }),
+            ts: ts.gpu_clock().then_some(ts),
         })
     }
 
@@ -82,7 +50,7 @@ impl Clock {
     /// With timestamps every rep is submitted without waiting and all are resolved in one readback
     /// after.
     pub fn times_ms(
-        &self,
+        &mut self,
         gpu: &Gpu,
         what: &str,
         reps: u32,
@@ -107,7 +75,7 @@ impl Clock {
             gpu.wait(Some(idx), what, bound)?;
             n += 1;
         }
-        let Some(t) = &self.ts else {
+        let Some(t) = &mut self.ts else {
             let mut ms = Vec::with_capacity(reps as usize);
             for _ in 0..reps {
                 let t0 = Instant::now();
@@ -117,36 +85,30 @@ impl Clock {
             }
             return Ok(ms);
         };
+        t.reset();
         let mut last = None;
-        for i in 0..reps {
-            last = Some(run(Some(wgpu::ComputePassTimestampWrites {
-                query_set: &t.set,
-                beginning_of_pass_write_index: Some(2 * i),
-                end_of_pass_write_index: Some(2 * i + 1),
-            }))?);
+        for _ in 0..reps {
+            // Encoded here rather than through `run`: each rep borrows the timer for its pass only.
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            record(&mut enc, t.pass());
+            last = Some(gpu.submit(what, vec![enc.finish()])?);
         }
         gpu.wait(last, what, bound * reps)?;
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        enc.resolve_query_set(&t.set, 0..2 * reps, &t.resolve, 0);
-        enc.copy_buffer_to_buffer(&t.resolve, 0, &t.staging, 0, None);
-        let idx = gpu.submit("resolving timestamps", vec![enc.finish()])?;
-        let bytes = gpu.map_read("timestamps", &t.staging, idx, t.staging.size())?;
-        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
+        let ticks = t.ticks(gpu)?;
         if std::env::var("T3_BENCH_DEBUG").is_ok_and(|v| v == "1") {
             // Every rep's begin..end on the GPU clock, from the first begin: gaps and overlaps show.
-            let t0 = ticks[0];
-            let at = |x: u64| x.saturating_sub(t0) as f64 * t.period_ns / 1e6;
+            let t0 = ticks.first().map_or(0, |p| p.0);
+            let at = |x: u64| t.us(x.saturating_sub(t0)) / 1e3;
             let spans: Vec<String> = ticks
-                .chunks_exact(2)
-                .map(|p| format!("{:.3}..{:.3}", at(p[0]), at(p[1])))
+                .iter()
+                .map(|p| format!("{:.3}..{:.3}", at(p.0), at(p.1)))
                 .collect();
             eprintln!("{what}: {}", spans.join(" "));
         }
-        let ms = ticks
-            .chunks_exact(2)
-            .map(|p| p[1].saturating_sub(p[0]) as f64 * t.period_ns / 1e6)
-            .collect();
-        Ok(ms)
+        Ok(ticks
+            .iter()
+            .map(|p| t.us(p.1.saturating_sub(p.0)) / 1e3)
+            .collect())
     }
 }
 
