@@ -6,7 +6,7 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::shaders::{self, Epilogue, Put, Slot};
+use crate::shaders::{self, Epilogue, Put, Variant};
 use crate::shapes::{Dtype, Shape};
 
 pub use crate::shapes::TILE;
@@ -18,11 +18,7 @@ pub const TILE_N_MAX: usize = 256;
 /// padded to it (see [`Layout`]).
 pub const K_SLICE: usize = 32;
 
-/// Workgroup memory shaders/gemm_coop.wgsl declares: its A, B and output-scratch arrays and the job
-/// index (43 KiB: NVIDIA offers 48).
-pub const COOP_WORKGROUP_BYTES: u32 = 5120 * 2 + 8448 * 2 + 4096 * 4 + 4;
-
-/// Mirrors `GemmParams` in shaders/gemm/jobs.wgsl: keep in sync.
+/// `GemmParams` in shaders/gemm/jobs.wgsl (its layout checked against naga's reflection: src/reflect.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GemmParams {
@@ -178,24 +174,22 @@ impl Engine {
         }
     }
 
-    /// Output tile columns of one workgroup: mirrors BN in the engine's kernel (keep in sync).
+    /// Output tile columns of one workgroup: BN in the engine's kernel, as build.rs reflected it.
     /// Tracker thresholds count tiles of this width.
     pub fn tile_n(self) -> usize {
-        match self {
-            Engine::Simt => 128,
-            Engine::Coop => 256,
-        }
+        crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile_n as usize)
     }
 
-    fn source(self) -> &'static str {
+    /// Its kernel's file under shaders/.
+    pub fn file(self) -> &'static str {
         match self {
-            Engine::Simt => shaders::GEMM,
-            Engine::Coop => shaders::GEMM_COOP,
+            Engine::Simt => "gemm.wgsl",
+            Engine::Coop => "gemm_coop.wgsl",
         }
     }
 }
 
-/// Mirrors `Job` in shaders/gemm/jobs.wgsl: keep in sync. One chunk's tiles: rows [row0, row1),
+/// `Job` in shaders/gemm/jobs.wgsl (layout checked as `GemmParams`'s). One chunk's tiles: rows [row0, row1),
 /// first linear workgroup `wg_start`, tracker counter index `counter`; output row r is stored at
 /// `c_off + (r - c_row_base) * ldc` and reads A row `a_off + (r - a_row_base) * lda`.
 #[repr(C)]
@@ -254,23 +248,20 @@ impl GemmKernel {
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
-        let src: std::borrow::Cow<'static, str> = match std::env::var(&knob) {
-            Ok(path) if !path.is_empty() => std::fs::read_to_string(&path)
-                .map_err(|source| Error::Io { path, source })?
-                .into(),
-            _ => engine.source().into(),
+        let src = match std::env::var(&knob) {
+            Ok(path) if !path.is_empty() => {
+                Some(std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?)
+            }
+            _ => None,
         };
-        // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs; fused adds
-        // 6, the forward table.
-        const SLOTS: [Slot; 6] = [
-            Slot::ReadWrite,
-            Slot::Uniform,
-            Slot::Read,
-            Slot::Read,
-            Slot::ReadWrite,
-            Slot::Read,
-        ];
-        let layout = shaders::layout(gpu, "gemm layout", &SLOTS);
+        let variant = |put, epilogue| Variant {
+            kernel: engine.file(),
+            gemm: Some(dtype),
+            put,
+            epilogue: Some(epilogue),
+        };
+        let tracked = variant(Put::Store, Epilogue::Track);
+        let layout = shaders::layout(gpu, "gemm layout", tracked.interface()?);
         let update_put = Put::update(gpu);
         let make = |put: Put, track: bool| -> Result<wgpu::ComputePipeline> {
             let label = format!(
@@ -279,15 +270,8 @@ impl GemmKernel {
                 dtype.name(),
                 if track { "" } else { ", untracked" }
             );
-            let m = shaders::module(
-                gpu,
-                &label,
-                &src,
-                Some(dtype),
-                Some(put),
-                Some(Epilogue::Track),
-                true,
-            )?;
+            let v = variant(put, Epilogue::Track);
+            let m = shaders::module(gpu, &label, &v, src.as_deref(), true)?;
             shaders::pipeline(
                 gpu,
                 &label,
@@ -296,20 +280,9 @@ impl GemmKernel {
                 &[("TRACK", f64::from(u8::from(track)))],
             )
         };
-        let fused_layout = shaders::layout(
-            gpu,
-            "fused gemm layout",
-            &[&SLOTS[..], &[Slot::Read]].concat(),
-        );
-        let fm = shaders::module(
-            gpu,
-            "fused gemm",
-            &src,
-            Some(dtype),
-            Some(Put::Cas),
-            Some(Epilogue::Fused),
-            false,
-        )?;
+        let fv = variant(Put::Cas, Epilogue::Fused);
+        let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
+        let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), false)?;
         // The fused module keeps naga's bounds checks: its epilogue indexes the forward table and the
         // packed output from data, not from guarded loop bounds.
         let fused = shaders::pipeline(gpu, "fused gemm", &fused_layout, &fm, &[])?;

@@ -235,7 +235,9 @@ impl Gpu {
     /// splits a 256-invocation workgroup into 8 subgroups) and it has the kernel's workgroup memory.
     pub fn has_coop_f16(&self) -> bool {
         self.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
-            && self.limits.max_compute_workgroup_storage_size >= crate::gemm::COOP_WORKGROUP_BYTES
+            && crate::reflect::interface("gemm_coop.wgsl", "track").is_some_and(|i| {
+                self.limits.max_compute_workgroup_storage_size >= i.workgroup_bytes
+            })
             && self.info.subgroup_min_size == 32
             && self.info.subgroup_max_size == 32
             && self

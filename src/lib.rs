@@ -6,6 +6,7 @@
 
 pub mod adapters;
 pub mod compose;
+pub mod compositions;
 pub mod config;
 pub mod error;
 pub mod executor;
@@ -20,6 +21,7 @@ pub mod plan;
 pub mod plot;
 pub mod ranks;
 pub mod reference;
+pub mod reflect;
 pub mod report;
 pub mod schedule;
 pub mod shaders;

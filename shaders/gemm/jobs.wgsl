@@ -9,7 +9,7 @@
 // Bounds: every global index is guarded by the row/col/k tests below, which is why the host may create
 // these kernels without naga's runtime bounds checks (tests/gemm.rs covers every edge case).
 
-// Mirrors `GemmParams` in src/gemm.rs: keep in sync.
+// Host twin: `GemmParams` in src/gemm.rs (layouts compared through naga, src/reflect.rs).
 struct GemmParams {
     m: u32,
     n: u32,
@@ -27,7 +27,7 @@ struct GemmParams {
     _pad2: u32,
 }
 
-// Mirrors `Job` in src/gemm.rs: keep in sync.
+// Host twin: `Job` in src/gemm.rs (layouts compared through naga).
 // Offsets are per job so that one dispatch can cover several ranks' packed buffers (fused mode):
 // output row r of the job is stored at c_off + (r - c_row_base) * ldc, its A row at
 // a_off + (r - a_row_base) * lda.
