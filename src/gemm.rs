@@ -11,11 +11,11 @@ use crate::shapes::{Dtype, Shape};
 
 pub use crate::shapes::TILE;
 
-/// The widest tile any engine uses: B's rows are padded to it ([`Layout`]).
+/// The widest tile any engine uses: B's rows are padded to it ([`Padding`]).
 pub const TILE_N_MAX: usize = 256;
 
 /// K depth of the cooperative-matrix kernel's slices (BK in shaders/gemm_coop.wgsl): operand rows are
-/// padded to it (see [`Layout`]).
+/// padded to it (see [`Padding`]).
 pub const K_SLICE: usize = 32;
 
 /// `GemmParams` in shaders/gemm/jobs.wgsl (its layout checked against naga's reflection: src/reflect.rs).
@@ -37,12 +37,12 @@ pub struct GemmParams {
 }
 
 impl GemmParams {
-    /// Params of a dispatch over `shape` (per rank) with operands in `layout`, tiles `tile_n` wide,
+    /// Params of a dispatch over `shape` (per rank) with operands padded as `padding`, tiles `tile_n` wide,
     /// covering entries `jobs` of the job table in `total_wg` workgroups, folded into a grid at most
     /// `max_per_dim` wide.
     pub fn new(
         shape: Shape,
-        layout: &Layout,
+        padding: &Padding,
         tile_n: usize,
         jobs: std::ops::Range<usize>,
         total_wg: u32,
@@ -52,8 +52,8 @@ impl GemmParams {
             m: shape.m as u32,
             n: shape.n as u32,
             k: shape.k as u32,
-            lda: layout.lda as u32,
-            ldb: layout.ldb as u32,
+            lda: padding.lda as u32,
+            ldb: padding.ldb as u32,
             ldc: shape.n as u32,
             tiles_n: shape.n.div_ceil(tile_n) as u32,
             job_base: jobs.start as u32,
@@ -71,18 +71,18 @@ impl GemmParams {
 /// cooperative-matrix kernel reads whole slices of whole tiles without a bounds test: on the H200
 /// its guarded loads cost 15-25% and, with the scalar path of unaligned shapes beside them, left
 /// the driver's slow build (BENCHMARKS.md run 6).
-/// The SIMT kernels read the same layout through their guards.
+/// The SIMT kernels read the same padding through their guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub struct Padding {
     pub lda: usize,
     pub ldb: usize,
     pub a_rows: usize,
     pub b_rows: usize,
 }
 
-impl Layout {
+impl Padding {
     pub fn new(rows: usize, k: usize, n: usize) -> Self {
-        Layout {
+        Padding {
             lda: k.next_multiple_of(K_SLICE),
             ldb: n.next_multiple_of(TILE_N_MAX),
             a_rows: rows + TILE,
@@ -228,7 +228,7 @@ pub struct GemmKernel {
     update: wgpu::ComputePipeline,
     untracked: wgpu::ComputePipeline,
     update_put: Put,
-    /// Layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
+    /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
     pub fused_layout: wgpu::BindGroupLayout,
     /// The GEMM whose epilogue is the device-side trigger (CAS adds into a packed output).
     pub fused: wgpu::ComputePipeline,
@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn layout_pads_with_zeros_past_every_edge() {
-        let l = Layout::new(2, 3, 130);
+        let l = Padding::new(2, 3, 130);
         assert_eq!((l.lda, l.ldb, l.a_rows, l.b_rows), (32, 256, 2 + TILE, 32));
         let a: Vec<f32> = (1..=6).map(|v| v as f32).collect();
         let packed: Vec<f32> = bytemuck::pod_collect_to_vec(&l.pack_a(Dtype::F32, &a, 3));

@@ -20,6 +20,7 @@ pub mod modes;
 pub mod plan;
 pub mod plot;
 pub mod ranks;
+pub mod readback;
 pub mod reference;
 pub mod reflect;
 pub mod report;

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::error::Result;
-use crate::gemm::Layout;
+use crate::gemm::Padding;
 use crate::gpu::Gpu;
 use crate::plan::{key, Buf, Loc, Plan};
 use crate::reference::Rng;
@@ -17,17 +17,14 @@ use crate::shapes::{Chunking, Dtype, Shape};
 pub struct LocBuffers {
     pub data: wgpu::Buffer,
     pub tracker: wgpu::Buffer,
-    pub elems: usize,
 }
 
-/// One rank's GEMM operands: A (a_rows x k, its rows starting at output row a_row_base) and B (k x n),
-/// in their buffers as `layout` says.
+/// One rank's GEMM operands: A (its rows of the output, see [`a_rows`], by k) and B (k x n), padded
+/// in their buffers as `padding` says.
 pub struct RankBuffers {
     pub a: wgpu::Buffer,
     pub b: wgpu::Buffer,
-    pub a_rows: usize,
-    pub a_row_base: usize,
-    pub layout: Layout,
+    pub padding: Padding,
 }
 
 /// All ranks' buffers for one shape, collective and plan.
@@ -35,11 +32,10 @@ pub struct Ranks {
     pub shape: Shape,
     /// Element type of A and B.
     pub dtype: Dtype,
-    pub collective: Collective,
     pub chunking: Chunking,
     pub ranks: Vec<RankBuffers>,
     pub locs: HashMap<Loc, LocBuffers>,
-    /// Order in which trackers are read back (host mode, checks).
+    /// Order in which trackers are read back (checks).
     pub loc_order: Vec<Loc>,
     /// Device memory allocated, bytes.
     pub allocated: u64,
@@ -75,8 +71,8 @@ impl Ranks {
         let mut ranks = Vec::new();
         for p in 0..chunking.shards {
             let rows = a_rows(collective, chunking, p);
-            let layout = Layout::new(rows.len(), shape.k, shape.n);
-            let (a_bytes, b_bytes) = layout.bytes(dtype);
+            let padding = Padding::new(rows.len(), shape.k, shape.n);
+            let (a_bytes, b_bytes) = padding.bytes(dtype);
             ranks.push(RankBuffers {
                 a: alloc(
                     format!("rank {p} A ({} x {} {})", rows.len(), shape.k, dtype.name()),
@@ -86,9 +82,7 @@ impl Ranks {
                     format!("rank {p} B ({} x {} {})", shape.k, shape.n, dtype.name()),
                     b_bytes,
                 )?,
-                a_rows: rows.len(),
-                a_row_base: rows.start,
-                layout,
+                padding,
             });
         }
         let mut locs = HashMap::new();
@@ -102,7 +96,6 @@ impl Ranks {
                 LocBuffers {
                     data: alloc(name.clone(), (elems * 4) as u64)?,
                     tracker: alloc(format!("{name} tracker"), slots * 4)?,
-                    elems,
                 },
             );
         }
@@ -110,7 +103,6 @@ impl Ranks {
         Ok(Ranks {
             shape,
             dtype,
-            collective,
             chunking: chunking.clone(),
             ranks,
             locs,
@@ -122,7 +114,7 @@ impl Ranks {
     pub fn upload(&self, gpu: &Gpu, inputs: &Inputs) {
         let (k, n) = (self.shape.k, self.shape.n);
         for (p, r) in self.ranks.iter().enumerate() {
-            let l = r.layout;
+            let l = r.padding;
             gpu.queue
                 .write_buffer(&r.a, 0, &l.pack_a(self.dtype, &inputs.a[p], k));
             gpu.queue

@@ -2,7 +2,7 @@
 //! and bind group made once, so that a run only encodes and submits.
 
 use crate::error::{Error, Result};
-use crate::gemm::{GemmKernel, GemmParams, Job, Layout, StoreMode};
+use crate::gemm::{GemmKernel, GemmParams, Job, Padding, StoreMode};
 use crate::gpu::Gpu;
 use crate::lower::job_table;
 use crate::shaders;
@@ -13,9 +13,8 @@ use crate::shapes::{tiles, Chunking, Dtype, Shape};
 pub struct TrackedGemm {
     pub dtype: Dtype,
     pub shape: Shape,
-    pub layout: Layout,
+    pub padding: Padding,
     pub chunking: Chunking,
-    pub order: Vec<usize>,
     pub a: wgpu::Buffer,
     pub b: wgpu::Buffer,
     pub c: wgpu::Buffer,
@@ -65,8 +64,8 @@ impl TrackedGemm {
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
-        let layout = Layout::new(shape.m, shape.k, shape.n);
-        let (a_bytes, b_bytes) = layout.bytes(kernel.dtype);
+        let padding = Padding::new(shape.m, shape.k, shape.n);
+        let (a_bytes, b_bytes) = padding.bytes(kernel.dtype);
         let a = gpu.buffer("gemm A", a_bytes, storage)?;
         let b = gpu.buffer("gemm B", b_bytes, storage)?;
         let c = gpu.buffer(
@@ -94,7 +93,7 @@ impl TrackedGemm {
             .collect();
         let params = GemmParams::new(
             shape,
-            &layout,
+            &padding,
             tile_n,
             0..jobs.len(),
             total_wg,
@@ -127,9 +126,8 @@ impl TrackedGemm {
         Ok(TrackedGemm {
             dtype: kernel.dtype,
             shape,
-            layout,
+            padding,
             chunking,
-            order,
             a,
             b,
             c,
@@ -150,7 +148,7 @@ impl TrackedGemm {
                 format!("A {} / B {}", s.m * s.k, s.k * s.n),
             ));
         }
-        let l = self.layout;
+        let l = self.padding;
         gpu.queue
             .write_buffer(&self.a, 0, &l.pack_a(self.dtype, a, s.k));
         gpu.queue

@@ -157,10 +157,10 @@ pub(super) fn lower_fused(
         n,
         t.tile_n,
     );
-    let layout = operands(config, chunking, 0).0;
+    let padding = operands(config, chunking, 0).0;
     let params = GemmParams::new(
         config.shape,
-        &layout,
+        &padding,
         t.tile_n,
         0..jobs.len(),
         wg,
