@@ -1,8 +1,9 @@
 //! t3-wgpu: T3's track & trigger overlap of GEMMs and collectives, run and measured on any GPU through wgpu.
 //!
-//! Data flows one way: [`workload`] -> [`shapes`] -> [`ranks`]' buffers -> [`schedule`] -> [`plan`]
-//! -> [`lower`] (recordings: GPU work as data) -> [`executor`] (run by the [`modes`]) -> [`timeline`]
-//! -> [`report`].
+//! Data flows one way: [`workload`] -> [`shapes`] -> [`schedule`] -> [`plan`] -> [`lower`]
+//! (recordings: GPU work as data) -> [`ranks`]' buffers and the [`executor`] that runs recordings on
+//! them (for the [`modes`]) -> [`timeline`] -> [`report`]. [`gpu`], [`shaders`] and the kernels
+//! ([`gemm`], [`steps`]) are the device context every GPU stage borrows.
 
 pub mod adapters;
 pub mod compose;

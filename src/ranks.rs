@@ -10,6 +10,7 @@ use crate::gemm::Padding;
 use crate::gpu::Gpu;
 use crate::plan::{key, Buf, Loc, Plan};
 use crate::reference::Rng;
+pub use crate::schedule::a_rows;
 use crate::schedule::Collective;
 use crate::shapes::{Chunking, Dtype, Shape};
 
@@ -39,15 +40,6 @@ pub struct Ranks {
     pub loc_order: Vec<Loc>,
     /// Device memory allocated, bytes.
     pub allocated: u64,
-}
-
-/// The rows of A rank p holds: all M rows (partial sums) or its own shard (row-split GEMM).
-pub fn a_rows(collective: Collective, chunking: &Chunking, p: usize) -> std::ops::Range<usize> {
-    if collective.row_split() {
-        chunking.shard_rows(p)
-    } else {
-        0..chunking.total_rows()
-    }
 }
 
 impl Ranks {

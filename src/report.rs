@@ -6,7 +6,8 @@ use std::io::Write;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::experiment::Report;
-use crate::ranks::{a_rows, Inputs};
+use crate::ranks::Inputs;
+use crate::schedule::a_rows;
 use crate::shapes::Chunking;
 
 fn ms(v: Option<f64>) -> String {
