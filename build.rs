@@ -133,8 +133,9 @@ fn main() {
     let mut used = std::collections::BTreeSet::new();
     // (kernel, epilogue) -> (bindings, workgroup bytes), equal over its operand types and puts.
     let mut interfaces: BTreeMap<(&str, &str), (Vec<&str>, u32)> = BTreeMap::new();
-    // GEMM kernel -> its tile width (`const BN`), which tracker thresholds count.
-    let mut tile_n: BTreeMap<&str, u32> = BTreeMap::new();
+    // GEMM kernel -> its tile (`const BM`, `BN`, `BK`): tracker thresholds count these tiles and the
+    // operands are padded to them.
+    let mut tiles: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
     let mut layouts = BTreeMap::new();
     for c in compositions::all() {
         let parts = c.parts();
@@ -165,11 +166,13 @@ fn main() {
             Err(e) => errors.push(format!("{name}: {e}")),
         }
         if c.operands.is_some() {
-            match constant(&module, "BN") {
-                Some(bn) => {
-                    tile_n.insert(c.kernel, bn);
+            match ["BM", "BN", "BK"].map(|n| constant(&module, n)) {
+                [Some(m), Some(n), Some(k)] => {
+                    tiles.insert(c.kernel, [m, n, k]);
                 }
-                None => errors.push(format!("{name}: a GEMM kernel without `const BN: u32`")),
+                _ => errors.push(format!(
+                    "{name}: a GEMM kernel without `const BM, BN, BK: u32`"
+                )),
             }
         }
         for (s, l) in structs(&module) {
@@ -221,9 +224,9 @@ fn main() {
         let b: Vec<String> = bindings.iter().map(|a| format!("Access::{a}")).collect();
         writeln!(
             out,
-            "    Interface {{ kernel: {kernel:?}, epilogue: {epilogue:?}, bindings: &[{}], workgroup_bytes: {bytes}, tile_n: {} }},",
+            "    Interface {{ kernel: {kernel:?}, epilogue: {epilogue:?}, bindings: &[{}], workgroup_bytes: {bytes}, tile: {:?} }},",
             b.join(", "),
-            tile_n.get(kernel).copied().unwrap_or(0)
+            tiles.get(kernel).copied().unwrap_or([0; 3])
         )
         .unwrap();
     }

@@ -247,14 +247,11 @@ impl<'a> Executor<'a> {
                     src.bytes,
                 ),
                 Command::Read(spans) => {
-                    let total: u64 = spans.iter().map(|s| s.bytes).sum();
-                    let staging = gpu.staging(total.max(4));
-                    let mut at = 0;
-                    for s in spans {
-                        enc.copy_buffer_to_buffer(buf(s.buffer), s.offset, &staging, at, s.bytes);
-                        at += s.bytes;
-                    }
-                    read = Some((staging, total));
+                    let spans: Vec<_> = spans
+                        .iter()
+                        .map(|s| (buf(s.buffer), s.offset, s.bytes))
+                        .collect();
+                    read = Some(gpu.encode_read(&mut enc, &spans));
                 }
                 Command::Pass(p) => {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {

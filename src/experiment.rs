@@ -254,8 +254,8 @@ pub fn measure(sys: &mut System, inputs: &Inputs, opts: &Options) -> Result<Repo
     let mut last: Vec<Option<crate::modes::Run>> = vec![None; order.len()];
     for rep in 0..opts.warmup + opts.reps {
         let keep = rep >= opts.warmup;
-        let a = run_recording(sys, |l| &l.gemm_alone[0])?;
-        let b = run_recording(sys, |l| &l.gemm_alone[1])?;
+        let a = run_recording(sys, |l| &l.gemm_tracked)?;
+        let b = run_recording(sys, |l| &l.gemm_untracked)?;
         if keep {
             tg.push(span(&a));
             tgu.push(span(&b));

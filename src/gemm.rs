@@ -11,11 +11,12 @@ use crate::shapes::{Dtype, Shape};
 
 pub use crate::shapes::TILE;
 
-/// The widest tile any engine uses: B's rows are padded to it ([`Padding`]).
+/// The widest tile any engine uses: B's rows are padded to it ([`Padding`]); a test checks it
+/// against every GEMM kernel's reflected BN (src/reflect.rs).
 pub const TILE_N_MAX: usize = 256;
 
-/// K depth of the cooperative-matrix kernel's slices (BK in shaders/gemm_coop.wgsl): operand rows are
-/// padded to it (see [`Padding`]).
+/// K depth of the cooperative-matrix kernel's slices (its BK, the deepest): operand rows are padded
+/// to it (see [`Padding`]); a test checks it against every GEMM kernel's reflected BK.
 pub const K_SLICE: usize = 32;
 
 /// `GemmParams` in shaders/gemm/jobs.wgsl (its layout checked against naga's reflection: src/reflect.rs).
@@ -177,7 +178,7 @@ impl Engine {
     /// Output tile columns of one workgroup: BN in the engine's kernel, as build.rs reflected it.
     /// Tracker thresholds count tiles of this width.
     pub fn tile_n(self) -> usize {
-        crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile_n as usize)
+        crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile[1] as usize)
     }
 
     /// Its kernel's file under shaders/.

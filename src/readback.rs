@@ -29,14 +29,13 @@ impl Gpu {
         }
     }
 
-    /// Copies `spans` (buffer, byte offset, bytes: each a multiple of 4) one after another into a
-    /// staging buffer after what `enc` holds, submits, and returns their bytes (bounded wait).
-    pub fn read_spans(
+    /// Encodes copies of `spans` (buffer, byte offset, bytes: each a multiple of 4), one after
+    /// another, into a staging buffer; [`Gpu::map_staging`] returns their bytes once submitted.
+    pub fn encode_read(
         &self,
-        what: &str,
-        mut enc: wgpu::CommandEncoder,
+        enc: &mut wgpu::CommandEncoder,
         spans: &[(&wgpu::Buffer, u64, u64)],
-    ) -> Result<Vec<u8>> {
+    ) -> (wgpu::Buffer, u64) {
         let total: u64 = spans.iter().map(|s| s.2).sum();
         let staging = self.staging(total.max(4));
         let mut at = 0;
@@ -44,6 +43,18 @@ impl Gpu {
             enc.copy_buffer_to_buffer(src, offset, &staging, at, bytes);
             at += bytes;
         }
+        (staging, total)
+    }
+
+    /// Copies `spans` to the host after what `enc` holds: submits and returns their bytes (bounded
+    /// wait).
+    pub fn read_spans(
+        &self,
+        what: &str,
+        mut enc: wgpu::CommandEncoder,
+        spans: &[(&wgpu::Buffer, u64, u64)],
+    ) -> Result<Vec<u8>> {
+        let (staging, total) = self.encode_read(&mut enc, spans);
         let idx = self.submit(&format!("reading back {what}"), vec![enc.finish()])?;
         self.map_staging(what, staging, idx, total)
     }

@@ -17,8 +17,9 @@ pub struct Interface {
     pub epilogue: &'static str,
     pub bindings: &'static [Access],
     pub workgroup_bytes: u32,
-    /// Output tile columns of a GEMM kernel (its `const BN`); 0 for other kernels.
-    pub tile_n: u32,
+    /// A GEMM kernel's output tile rows and columns and its K slice (`const BM`, `BN`, `BK`); zeros
+    /// for other kernels.
+    pub tile: [u32; 3],
 }
 
 /// A WGSL struct's size and member offsets.
@@ -105,6 +106,27 @@ mod tests {
         same_layout!(Forward, "Forward", [off, len, at0, to0, op0, at1, to1, op1]);
     }
 
+    /// The host's tile math (thresholds, padding) agrees with every GEMM kernel's tile.
+    #[test]
+    fn host_tiles_fit_every_gemm_kernel() {
+        use crate::gemm::{K_SLICE, TILE_N_MAX};
+        let gemms: Vec<[u32; 3]> = INTERFACES
+            .iter()
+            .map(|i| i.tile)
+            .filter(|t| t[0] > 0)
+            .collect();
+        assert!(gemms.len() >= 2);
+        for [bm, bn, bk] in gemms {
+            assert_eq!(bm as usize, crate::shapes::TILE, "output tile rows (BM)");
+            assert_eq!(
+                TILE_N_MAX % bn as usize,
+                0,
+                "N padding covers whole BN tiles"
+            );
+            assert_eq!(K_SLICE % bk as usize, 0, "K padding covers whole BK slices");
+        }
+    }
+
     #[test]
     fn interfaces_are_what_the_kernels_bind() {
         use Access::*;
@@ -121,10 +143,8 @@ mod tests {
         // The cooperative-matrix GEMM's A, B and output scratch plus the job index: 43 KiB.
         let coop = interface("gemm_coop.wgsl", "track").unwrap();
         assert_eq!(coop.workgroup_bytes, 5120 * 2 + 8448 * 2 + 4096 * 4 + 4);
-        assert_eq!(
-            (interface("gemm.wgsl", "track").unwrap().tile_n, coop.tile_n),
-            (128, 256)
-        );
+        assert_eq!(interface("gemm.wgsl", "track").unwrap().tile, [128, 128, 8]);
+        assert_eq!(coop.tile, [128, 256, 32]);
         assert!(source("put/cas.wgsl")
             .unwrap()
             .contains("atomicCompareExchangeWeak"));

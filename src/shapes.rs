@@ -122,8 +122,8 @@ impl std::fmt::Display for Shape {
     }
 }
 
-/// Output tile rows of one GEMM workgroup (BM in both GEMM kernels); the columns are per engine
-/// (`gemm::Engine::tile_n`).
+/// Output tile rows of one GEMM workgroup: BM of every GEMM kernel (a test checks it against their
+/// reflected BM, src/reflect.rs); the columns are per engine (`gemm::Engine::tile_n`).
 pub const TILE: usize = 128;
 
 /// Workgroups (tiles `tile_n` wide) of rows `rows` by `n` columns: what a chunk's tracker counts.

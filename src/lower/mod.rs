@@ -57,8 +57,9 @@ pub struct Lowered {
     pub sequential: Recording,
     /// Pass L holds GEMM stage L and every step of level L.
     pub encoded: Recording,
-    /// The GEMM passes of `sequential` alone, tracked and untracked (T_gemm and tracker overhead).
-    pub gemm_alone: [Recording; 2],
+    /// The GEMM passes of `sequential` alone (T_gemm), and untracked (the tracker overhead's base).
+    pub gemm_tracked: Recording,
+    pub gemm_untracked: Recording,
     /// Fused mode's one dispatch (or why it cannot run here).
     pub fused: std::result::Result<Recording, String>,
 }
@@ -96,10 +97,8 @@ pub fn lower(
         stages: schedule.gemm_stages(),
         sequential: empty(target, "sequential"),
         encoded: empty(target, "encoded"),
-        gemm_alone: [
-            empty(target, "gemm alone (tracked)"),
-            empty(target, "gemm alone (untracked)"),
-        ],
+        gemm_tracked: empty(target, "gemm alone (tracked)"),
+        gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
     };
     lower_ops(&mut l, config, chunking, plan);
@@ -136,15 +135,13 @@ pub fn lower(
     };
     l.sequential = record(&l, "sequential", &seq, StoreMode::Store);
     l.encoded = record(&l, "encoded", &enc, StoreMode::Store);
-    l.gemm_alone = [
-        record(&l, "gemm alone (tracked)", &gemm_passes, StoreMode::Store),
-        record(
-            &l,
-            "gemm alone (untracked)",
-            &gemm_passes,
-            StoreMode::Untracked,
-        ),
-    ];
+    l.gemm_tracked = record(&l, "gemm alone (tracked)", &gemm_passes, StoreMode::Store);
+    l.gemm_untracked = record(
+        &l,
+        "gemm alone (untracked)",
+        &gemm_passes,
+        StoreMode::Untracked,
+    );
     l.fused = fused::lower_fused(&mut l, config, chunking, schedule, plan);
     l
 }

@@ -91,6 +91,18 @@ fn recordings_run_every_op_once_in_dependency_order() {
                 "{c} {via:?}: {kinds:?}"
             );
             assert_eq!(kinds.iter().filter(|&&g| g).count(), l.stages);
+            // T_gemm's recordings: the sequential GEMM passes alone, through either pipeline.
+            for (rec, store) in [
+                (&l.gemm_tracked, StoreMode::Store),
+                (&l.gemm_untracked, StoreMode::Untracked),
+            ] {
+                let gemm_passes: Vec<&Pass> = l.sequential.passes().take(l.stages).collect();
+                assert_eq!(rec.passes().count(), l.stages);
+                for (p, q) in rec.passes().zip(gemm_passes) {
+                    assert_eq!(p.ops, q.ops);
+                    assert!(p.dispatches.iter().all(|d| d.kernel == Kernel::Gemm(store)));
+                }
+            }
         }
     }
 }
