@@ -1,6 +1,6 @@
 // What every GEMM kernel (gemm.wgsl, gemm_coop.wgsl) shares: params, the job table, tile lookup,
-// guarded operand loads and guarded output rows. Prepended by src/shaders.rs (and build.rs) to any
-// kernel that calls `tile_of(`.
+// guarded operand loads and guarded output rows. Composed before every GEMM kernel that
+// src/compositions.rs declares (at run time by src/shaders.rs, at build time by build.rs).
 //
 // Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
 // never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
@@ -51,7 +51,7 @@ struct Job {
 @group(0) @binding(5) var<storage, read> jobs: array<Job>;
 
 // The tile's rows and columns, BM and BN, are the kernel's constants (128 x 128 SIMT, 128 x 256
-// cooperative): src/gemm.rs, `Engine::tile_n`, counts the tiles the same way.
+// cooperative): build.rs reflects them, and the host counts tiles with them (`Engine::tile_n`).
 
 var<workgroup> wg_job: u32;
 
