@@ -14,10 +14,11 @@ use common::*;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode, TrackedGemm};
+use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::reference::{self, Rng};
 use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::tracked::TrackedGemm;
 
 /// Rows of C checked against f64 per size: the first, the last (the ragged edge), the rest random.
 const CHECK_ROWS: usize = 8;
@@ -37,7 +38,7 @@ fn run() -> anyhow::Result<()> {
     let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_6e6d)?;
     let gpu = Gpu::new(&GpuOptions::default())
         .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
-    let clock = Clock::new(&gpu, reps)?;
+    let mut clock = Clock::new(&gpu, reps)?;
     println!(
         "adapter: {}; timing: {}; {reps} reps after a warm-up until settled, medians; {chunks} chunks",
         gpu.describe(),
@@ -47,7 +48,7 @@ fn run() -> anyhow::Result<()> {
         let dtype = Dtype::parse(d)?;
         let kernel = GemmKernel::with(&gpu, dtype, engine)?;
         for &n in &sizes {
-            bench_one(&gpu, &kernel, &clock, n, chunks, reps, seed)?;
+            bench_one(&gpu, &kernel, &mut clock, n, chunks, reps, seed)?;
         }
     }
     Ok(())
@@ -57,7 +58,7 @@ fn run() -> anyhow::Result<()> {
 fn bench_one(
     gpu: &Gpu,
     kernel: &GemmKernel,
-    clock: &Clock,
+    clock: &mut Clock,
     n: usize,
     chunks: usize,
     reps: u32,
@@ -85,16 +86,15 @@ fn bench_one(
     let bound = gpu.timeout_for(shape.flops(), 0.0);
     // reset = true: every rep starts from cleared counters, as a real run does; the clear is
     // recorded before the pass, so the pass timestamps leave it out.
-    let time = |mode: StoreMode| {
+    let mut time = |mode: StoreMode| {
         let what = format!("{shape} gemm ({mode:?})");
-        clock.times_ms(gpu, &what, reps, bound, |enc, ts| {
+        let ms = clock.times_ms(gpu, &what, reps, bound, |enc, ts| {
             g.encode(gpu, kernel, enc, mode, true, ts)
-        })
+        })?;
+        anyhow::Ok((ms, clock.last_warmup()))
     };
-    let tracked_all = time(StoreMode::Store)?;
-    let warm_tracked = clock.last_warmup();
-    let untracked_all = time(StoreMode::Untracked)?;
-    let warm_untracked = clock.last_warmup();
+    let (tracked_all, warm_tracked) = time(StoreMode::Store)?;
+    let (untracked_all, warm_untracked) = time(StoreMode::Untracked)?;
     let spread = |v: &[f64]| {
         let (lo, hi) = v
             .iter()

@@ -41,7 +41,7 @@ fn run() -> anyhow::Result<()> {
     let gpu = Gpu::new(&GpuOptions::default())
         .context("the steps bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let kernel = StepKernel::new(&gpu)?;
-    let clock = Clock::new(&gpu, reps)?;
+    let mut clock = Clock::new(&gpu, reps)?;
     let kinds = [
         StepKind {
             name: "copy",
@@ -203,18 +203,8 @@ fn encode_step(
 /// Reads `dst[i]` for each sampled index with one small copy per element into one staging buffer: one
 /// submission, and no full readback of a buffer that may be a GiB.
 fn read_samples(gpu: &Gpu, dst: &wgpu::Buffer, idx: &[usize]) -> anyhow::Result<Vec<f32>> {
-    let size = (idx.len() * 4) as u64;
-    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("step bench samples"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = gpu.device.create_command_encoder(&Default::default());
-    for (j, &i) in idx.iter().enumerate() {
-        enc.copy_buffer_to_buffer(dst, (i * 4) as u64, &staging, (j * 4) as u64, 4);
-    }
-    let sub = gpu.submit("reading step samples", vec![enc.finish()])?;
-    let bytes = gpu.map_read("step samples", &staging, sub, size)?;
+    let spans: Vec<_> = idx.iter().map(|&i| (dst, (i * 4) as u64, 4)).collect();
+    let enc = gpu.device.create_command_encoder(&Default::default());
+    let bytes = gpu.read_spans("step samples", enc, &spans)?;
     Ok(bytemuck::cast_slice(&bytes).to_vec())
 }

@@ -9,7 +9,7 @@
 // When the last workgroup finishes (its increment of the step's done counter returns n_wg - 1), it bumps
 // the destination chunk's tracker counter by one: the "incoming update" of T3's threshold.
 
-// Mirrors `StepParams` in src/steps.rs: keep in sync.
+// Host twin: `StepParams` in src/steps.rs (layouts compared through naga, src/reflect.rs).
 struct StepParams {
     len4: u32,
     src_off4: u32,

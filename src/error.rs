@@ -64,6 +64,24 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Shorthand for [`Error::Invalid`].
+    /// Refuses `bytes` in one buffer or storage binding over the device's `max_buffer` or
+    /// `max_binding`, naming the limit.
+    pub fn check_size(what: &str, bytes: u64, max_buffer: u64, max_binding: u64) -> Result<()> {
+        let (limit_name, limit) = if bytes > max_buffer {
+            ("max_buffer_size", max_buffer)
+        } else if bytes > max_binding {
+            ("max_storage_buffer_binding_size", max_binding)
+        } else {
+            return Ok(());
+        };
+        Err(Error::TooLarge {
+            what: what.to_string(),
+            bytes,
+            limit_name,
+            limit,
+        })
+    }
+
     pub fn invalid(what: &'static str, value: impl ToString, bound: impl ToString) -> Self {
         Error::Invalid {
             what,

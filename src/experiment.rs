@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use crate::consistency::{failed_for, Check, Checks, Figures};
 use crate::error::{Error, Result};
-use crate::gemm::{Engine, StoreMode};
+use crate::gemm::Engine;
 use crate::gpu::Gpu;
-use crate::modes::{self, run_passes, Config, Kernels, Mode, Run, System};
-use crate::plan::key;
+use crate::modes::{self, run_recording, Config, Kernels, Mode, Run, System};
+use crate::plan::{key, Buf, Loc};
 use crate::ranks::{finished, Inputs};
 use crate::reference::{rel_frobenius, Rng};
 use crate::stats::{since_start, Sample, Series, Settle, Spread, Warmup};
@@ -190,6 +190,31 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
     Ok((worst, trackers_ok))
 }
 
+/// Every rank's whole output as the last run left it (`--dump`): NaN rows in chunks the plan never
+/// writes on that rank.
+pub fn outputs(sys: &System) -> Result<Vec<Vec<f32>>> {
+    let (s, ch) = (sys.config.shape, &sys.chunking);
+    (0..sys.config.ranks)
+        .map(|p| {
+            let mut out = Vec::with_capacity(s.m * s.n);
+            for x in 0..ch.count() {
+                let rows = ch.rows(x);
+                let loc = Loc {
+                    rank: p,
+                    chunk: x,
+                    buf: Buf::Out,
+                };
+                if sys.ranks.locs.contains_key(&loc) {
+                    out.extend(sys.ranks.read_rows(sys.gpu, p, x, 0..rows.len())?);
+                } else {
+                    out.extend(std::iter::repeat_n(f32::NAN, rows.len() * s.n));
+                }
+            }
+            Ok(out)
+        })
+        .collect()
+}
+
 /// The reference work of a full check, in multiply-adds.
 fn reference_work(c: &Config) -> f64 {
     c.total_flops() / 2.0
@@ -227,8 +252,8 @@ pub fn prepare<'a>(
 
 /// Runs the experiment end to end.
 pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
-    let (sys, inputs) = prepare(gpu, kernels, opts)?;
-    measure(&sys, &inputs, opts)
+    let (mut sys, inputs) = prepare(gpu, kernels, opts)?;
+    measure(&mut sys, &inputs, opts)
 }
 
 /// One run of a timed thing.
@@ -253,12 +278,16 @@ impl From<Run> for Rep {
     }
 }
 
-/// One thing a run times: its name and how to run it once. The names the checks read are
-/// [`GEMM`], [`GEMM_UNTRACKED`], [`SEQ`] (whose [`Rep::comm_us`] give [`COMM`]); the rest are modes.
-pub struct Timed<'a> {
+/// One thing a run times: its name and how to run it once on the context `C` every thing shares
+/// (the system, for a real run). The names the checks read are [`GEMM`], [`GEMM_UNTRACKED`], [`SEQ`]
+/// (whose [`Rep::comm_us`] give [`COMM`]); the rest are modes.
+pub struct Timed<'a, C = ()> {
     pub what: String,
-    pub run: Box<dyn FnMut() -> Result<Rep> + 'a>,
+    pub run: RunOnce<'a, C>,
 }
+
+/// How a [`Timed`] thing runs once.
+pub type RunOnce<'a, C> = Box<dyn FnMut(&mut C) -> Result<Rep> + 'a>;
 
 pub const GEMM: &str = "gemm_tracked";
 pub const GEMM_UNTRACKED: &str = "gemm_untracked";
@@ -301,8 +330,9 @@ impl Measured {
 /// which each runs once, in order. Rounds interleave the things, so that a drift of the GPU's
 /// clocks over the run (seen on an H200 under a long fp32 load) shifts all of them alike. Where a
 /// consistency or spread check fails, measures again, at most `stability.retries` times.
-pub fn time_things(
-    things: &mut [Timed],
+pub fn time_things<C>(
+    ctx: &mut C,
+    things: &mut [Timed<C>],
     warmup: usize,
     reps: usize,
     stability: &Stability,
@@ -311,7 +341,7 @@ pub fn time_things(
     let mut attempt = 0;
     loop {
         let (series, warmups, latencies, last) =
-            attempt_once(things, warmup, reps, stability, attempt)?;
+            attempt_once(ctx, things, warmup, reps, stability, attempt)?;
         samples.extend(series);
         let mut m = Measured {
             samples,
@@ -333,8 +363,9 @@ pub fn time_things(
 type Attempt = (Vec<Series>, Vec<Warmup>, Vec<Vec<f64>>, Vec<Option<Rep>>);
 
 /// One measurement: the warm-up, then the reps.
-fn attempt_once(
-    things: &mut [Timed],
+fn attempt_once<C>(
+    ctx: &mut C,
+    things: &mut [Timed<C>],
     warmup: usize,
     reps: usize,
     stability: &Stability,
@@ -362,12 +393,12 @@ fn attempt_once(
             .all(|s| settle.settled(&s.warmup_us()))
     };
     while rounds < warmup || (start.elapsed() < bound && !settled(&a)) {
-        round(things, &mut a, true)?;
+        round(ctx, things, &mut a, true)?;
         rounds += 1;
     }
     let warm_s = start.elapsed().as_secs_f64();
     for _ in 0..reps {
-        round(things, &mut a, false)?;
+        round(ctx, things, &mut a, false)?;
     }
     // Comm's series exists only where a thing reported it.
     if a.0[n].warmup.is_empty() && a.0[n].reps.is_empty() {
@@ -390,11 +421,11 @@ fn attempt_once(
 }
 
 /// Each thing runs once; comm's sample comes from the thing that reports it.
-fn round(things: &mut [Timed], a: &mut Attempt, warm: bool) -> Result<()> {
+fn round<C>(ctx: &mut C, things: &mut [Timed<C>], a: &mut Attempt, warm: bool) -> Result<()> {
     let n = things.len();
     for (i, t) in things.iter_mut().enumerate() {
         let at_s = since_start();
-        let r = (t.run)()?;
+        let r = (t.run)(ctx)?;
         a.0[i].push(warm, Sample { at_s, us: r.us });
         if let Some(us) = r.comm_us {
             a.0[n].push(warm, Sample { at_s, us });
@@ -408,7 +439,7 @@ fn round(things: &mut [Timed], a: &mut Attempt, warm: bool) -> Result<()> {
 }
 
 /// The checks on `m`'s figures; none where a baseline was not timed.
-fn checks_of(m: &Measured, things: &[Timed], checks: &Checks) -> Vec<Check> {
+fn checks_of<C>(m: &Measured, things: &[Timed<C>], checks: &Checks) -> Vec<Check> {
     let (Some(gemm), Some(comm), Some(seq)) =
         (m.spread_ms(GEMM), m.spread_ms(COMM), m.spread_ms(SEQ))
     else {
@@ -433,15 +464,15 @@ fn checks_of(m: &Measured, things: &[Timed], checks: &Checks) -> Vec<Check> {
 }
 
 /// `f` as a timed thing whose every run `adjust` sees.
-fn adjusted<'a>(
+fn adjusted<'a, C>(
     what: &'static str,
     adjust: &'a dyn Fn(&str, &mut Rep),
-    mut f: impl FnMut() -> Result<Rep> + 'a,
-) -> Timed<'a> {
+    mut f: impl FnMut(&mut C) -> Result<Rep> + 'a,
+) -> Timed<'a, C> {
     Timed {
         what: what.into(),
-        run: Box::new(move || {
-            let mut r = f()?;
+        run: Box::new(move |ctx| {
+            let mut r = f(ctx)?;
             adjust(what, &mut r);
             Ok(r)
         }),
@@ -449,14 +480,14 @@ fn adjusted<'a>(
 }
 
 /// Verifies and times every requested mode on a prepared system.
-pub fn measure(sys: &System, inputs: &Inputs, opts: &Options) -> Result<Report> {
+pub fn measure(sys: &mut System, inputs: &Inputs, opts: &Options) -> Result<Report> {
     measure_with(sys, inputs, opts, &|_, _| {})
 }
 
 /// [`measure`], with `adjust` seeing every timed run before it is recorded: the seam through which
 /// tests make a figure inconsistent on purpose.
 pub fn measure_with(
-    sys: &System,
+    sys: &mut System,
     inputs: &Inputs,
     opts: &Options,
     adjust: &dyn Fn(&str, &mut Rep),
@@ -493,11 +524,15 @@ pub fn measure_with(
             }
         }
     }
-    let (seq_passes, stages) = modes::sequential::passes(sys);
-    let gemm_passes = &seq_passes[..stages];
-    let gemm_alone = |store: StoreMode, what: &'static str| {
-        move || -> Result<Rep> {
-            let t = run_passes(sys, gemm_passes, store, what)?;
+    let gemm_alone = |tracked: bool| {
+        move |sys: &mut System| -> Result<Rep> {
+            let t = run_recording(sys, |l| {
+                if tracked {
+                    &l.gemm_tracked
+                } else {
+                    &l.gemm_untracked
+                }
+            })?;
             let us = t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0);
             Ok(Rep {
                 us,
@@ -506,25 +541,17 @@ pub fn measure_with(
         }
     };
     let mut things = vec![
-        adjusted(
-            GEMM,
-            adjust,
-            gemm_alone(StoreMode::Store, "gemm alone (tracked)"),
-        ),
-        adjusted(
-            GEMM_UNTRACKED,
-            adjust,
-            gemm_alone(StoreMode::Untracked, "gemm alone (untracked)"),
-        ),
+        adjusted(GEMM, adjust, gemm_alone(true)),
+        adjusted(GEMM_UNTRACKED, adjust, gemm_alone(false)),
     ];
     for (i, m) in order.iter().enumerate() {
         if skipped[i].is_none() {
-            things.push(adjusted(m.name(), adjust, move || {
+            things.push(adjusted(m.name(), adjust, move |sys: &mut System| {
                 m.run(sys).map(Rep::from)
             }));
         }
     }
-    let mut measured = time_things(&mut things, opts.warmup, opts.reps, &opts.stability)?;
+    let mut measured = time_things(sys, &mut things, opts.warmup, opts.reps, &opts.stability)?;
     let t_gemm = measured.median_ms(GEMM);
     let t_gemm_untracked = measured.median_ms(GEMM_UNTRACKED);
     let t_seq = measured.median_ms(SEQ);
@@ -635,7 +662,7 @@ mod tests {
         let n = Cell::new(0);
         Timed {
             what: what.into(),
-            run: Box::new(move || {
+            run: Box::new(move |_: &mut ()| {
                 let k = n.replace(n.get() + 1);
                 Ok(Rep {
                     us: us(k),
@@ -669,7 +696,7 @@ mod tests {
             thing(SEQ, Some(4_000.0), |_| 14_000.0),
             thing("encoded", None, |_| 11_000.0),
         ];
-        let m = time_things(&mut things, 1, 3, &stability(1.0)).unwrap();
+        let m = time_things(&mut (), &mut things, 1, 3, &stability(1.0)).unwrap();
         assert_eq!(m.attempts, 1);
         assert!(m.consistent() && failed(&m).is_empty(), "{:?}", m.checks);
         assert_eq!(m.median_ms(COMM), 4.0);
@@ -691,7 +718,7 @@ mod tests {
             thing(GEMM, None, |n| if n < 3 { 30_000.0 } else { 10_000.0 }),
             thing(SEQ, Some(4_000.0), |_| 14_000.0),
         ];
-        let m = time_things(&mut things, 0, 3, &stability(5.0)).unwrap();
+        let m = time_things(&mut (), &mut things, 0, 3, &stability(5.0)).unwrap();
         let w = &m.warmups[0];
         assert!(w.settled && w.runs == 8, "{w:?}");
         assert_eq!(m.attempts, 1);
@@ -702,7 +729,7 @@ mod tests {
     #[test]
     fn without_a_collective_the_warmup_settles_on_the_things_alone() {
         let mut things = [thing(GEMM, None, |_| 10_000.0)];
-        let m = time_things(&mut things, 0, 1, &stability(5.0)).unwrap();
+        let m = time_things(&mut (), &mut things, 0, 1, &stability(5.0)).unwrap();
         assert_eq!(m.warmups.len(), 1);
         assert!(
             m.warmups[0].settled && m.warmups[0].runs == 5,
@@ -722,11 +749,11 @@ mod tests {
         };
         let mut things = [thing(GEMM, None, noisy)];
         let t0 = Instant::now();
-        let m = time_things(&mut things, 2, 1, &stability(0.05)).unwrap();
+        let m = time_things(&mut (), &mut things, 2, 1, &stability(0.05)).unwrap();
         assert!(t0.elapsed().as_secs_f64() < 1.0);
         assert!(!m.warmups[0].settled && m.warmups[0].runs >= 2);
         let mut things = [thing(GEMM, None, noisy)];
-        let m = time_things(&mut things, 2, 1, &stability(0.0)).unwrap();
+        let m = time_things(&mut (), &mut things, 2, 1, &stability(0.0)).unwrap();
         assert_eq!(m.warmups[0].runs, 2);
     }
 
@@ -738,7 +765,7 @@ mod tests {
             thing(SEQ, Some(1_000.0), |_| 4_760.0),
             thing("encoded", None, |_| 4_700.0),
         ];
-        let m = time_things(&mut things, 1, 3, &stability(0.0)).unwrap();
+        let m = time_things(&mut (), &mut things, 1, 3, &stability(0.0)).unwrap();
         assert_eq!(m.attempts, 3, "first measurement and two retries");
         assert!(!m.consistent());
         assert!(failed(&m).contains(&"T_gemm <= T_seq"), "{:?}", m.checks);
@@ -755,7 +782,7 @@ mod tests {
             thing(GEMM, None, |n| if n < 6 { 30_000.0 } else { 10_000.0 }),
             thing(SEQ, Some(4_000.0), |_| 14_000.0),
         ];
-        let m = time_things(&mut things, 2, 5, &stability(0.0)).unwrap();
+        let m = time_things(&mut (), &mut things, 2, 5, &stability(0.0)).unwrap();
         assert_eq!(m.attempts, 2, "{:?}", m.checks);
         assert!(m.consistent());
         assert_eq!(m.median_ms(GEMM), 10.0);

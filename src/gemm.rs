@@ -6,27 +6,22 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::shaders::{self, Epilogue, Put, Slot};
-use crate::shapes::{Chunking, Dtype, Shape};
+use crate::shaders::{self, Epilogue, Put, Variant};
+use crate::shapes::{Dtype, Shape};
 
-/// Output tile rows of one workgroup (BM in both GEMM kernels); the columns are per engine
-/// ([`Engine::tile_n`]).
-pub const TILE: usize = 128;
+pub use crate::shapes::TILE;
 
-/// The widest tile any engine uses: B's rows are padded to it ([`Layout`]).
+/// The widest tile any engine uses: B's rows are padded to it ([`Padding`]); a test checks it
+/// against every GEMM kernel's reflected BN (src/reflect.rs).
 pub const TILE_N_MAX: usize = 256;
 
-/// K depth of the cooperative-matrix kernel's slices (BK in shaders/gemm_coop.wgsl): operand rows are
-/// padded to it (see [`Layout`]).
+/// K depth of the cooperative-matrix kernel's slices (its BK, the deepest): operand rows are padded
+/// to it (see [`Padding`]); a test checks it against every GEMM kernel's reflected BK.
 pub const K_SLICE: usize = 32;
 
-/// Workgroup memory shaders/gemm_coop.wgsl declares: its A, B and output-scratch arrays and the job
-/// index (43 KiB: NVIDIA offers 48).
-pub const COOP_WORKGROUP_BYTES: u32 = 5120 * 2 + 8448 * 2 + 4096 * 4 + 4;
-
-/// Mirrors `GemmParams` in shaders/gemm/jobs.wgsl: keep in sync.
+/// `GemmParams` in shaders/gemm/jobs.wgsl (its layout checked against naga's reflection: src/reflect.rs).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GemmParams {
     pub m: u32,
     pub n: u32,
@@ -43,28 +38,29 @@ pub struct GemmParams {
 }
 
 impl GemmParams {
-    /// Params of a dispatch over `shape` (per rank) with operands in `layout`, tiles `tile_n` wide,
-    /// covering entries `jobs` of the job table in `total_wg` workgroups.
+    /// Params of a dispatch over `shape` (per rank) with operands padded as `padding`, tiles `tile_n` wide,
+    /// covering entries `jobs` of the job table in `total_wg` workgroups, folded into a grid at most
+    /// `max_per_dim` wide.
     pub fn new(
-        gpu: &Gpu,
         shape: Shape,
-        layout: &Layout,
+        padding: &Padding,
         tile_n: usize,
         jobs: std::ops::Range<usize>,
         total_wg: u32,
+        max_per_dim: u32,
     ) -> Self {
         GemmParams {
             m: shape.m as u32,
             n: shape.n as u32,
             k: shape.k as u32,
-            lda: layout.lda as u32,
-            ldb: layout.ldb as u32,
+            lda: padding.lda as u32,
+            ldb: padding.ldb as u32,
             ldc: shape.n as u32,
             tiles_n: shape.n.div_ceil(tile_n) as u32,
             job_base: jobs.start as u32,
             n_jobs: jobs.len() as u32,
             total_wg,
-            dispatch_x: gpu.fold(total_wg).0,
+            dispatch_x: crate::shapes::fold(total_wg, max_per_dim).0,
             ..Default::default()
         }
     }
@@ -76,18 +72,18 @@ impl GemmParams {
 /// cooperative-matrix kernel reads whole slices of whole tiles without a bounds test: on the H200
 /// its guarded loads cost 15-25% and, with the scalar path of unaligned shapes beside them, left
 /// the driver's slow build (BENCHMARKS.md run 6).
-/// The SIMT kernels read the same layout through their guards.
+/// The SIMT kernels read the same padding through their guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub struct Padding {
     pub lda: usize,
     pub ldb: usize,
     pub a_rows: usize,
     pub b_rows: usize,
 }
 
-impl Layout {
+impl Padding {
     pub fn new(rows: usize, k: usize, n: usize) -> Self {
-        Layout {
+        Padding {
             lda: k.next_multiple_of(K_SLICE),
             ldb: n.next_multiple_of(TILE_N_MAX),
             a_rows: rows + TILE,
@@ -179,24 +175,22 @@ impl Engine {
         }
     }
 
-    /// Output tile columns of one workgroup: mirrors BN in the engine's kernel (keep in sync).
+    /// Output tile columns of one workgroup: BN in the engine's kernel, as build.rs reflected it.
     /// Tracker thresholds count tiles of this width.
     pub fn tile_n(self) -> usize {
-        match self {
-            Engine::Simt => 128,
-            Engine::Coop => 256,
-        }
+        crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile[1] as usize)
     }
 
-    fn source(self) -> &'static str {
+    /// Its kernel's file under shaders/.
+    pub fn file(self) -> &'static str {
         match self {
-            Engine::Simt => shaders::GEMM,
-            Engine::Coop => shaders::GEMM_COOP,
+            Engine::Simt => "gemm.wgsl",
+            Engine::Coop => "gemm_coop.wgsl",
         }
     }
 }
 
-/// Mirrors `Job` in shaders/gemm/jobs.wgsl: keep in sync. One chunk's tiles: rows [row0, row1),
+/// `Job` in shaders/gemm/jobs.wgsl (layout checked as `GemmParams`'s). One chunk's tiles: rows [row0, row1),
 /// first linear workgroup `wg_start`, tracker counter index `counter`; output row r is stored at
 /// `c_off + (r - c_row_base) * ldc` and reads A row `a_off + (r - a_row_base) * lda`.
 #[repr(C)]
@@ -226,39 +220,6 @@ pub enum StoreMode {
     Untracked,
 }
 
-/// Workgroups (tiles `tile_n` wide) of rows `rows` by `n` columns.
-pub fn tiles(rows: usize, n: usize, tile_n: usize) -> usize {
-    rows.div_ceil(TILE) * n.div_ceil(tile_n)
-}
-
-/// Jobs for `chunks` produced in `order`, each bumping counter `counter(x)`; returns the jobs and
-/// the total workgroup count.
-pub fn jobs(
-    chunking: &Chunking,
-    n: usize,
-    tile_n: usize,
-    order: &[usize],
-    counter: impl Fn(usize) -> u32,
-) -> (Vec<Job>, u32) {
-    let mut wg = 0u32;
-    let jobs = order
-        .iter()
-        .map(|&x| {
-            let r = chunking.rows(x);
-            let j = Job {
-                row0: r.start as u32,
-                row1: r.end as u32,
-                wg_start: wg,
-                counter: counter(x),
-                ..Default::default()
-            };
-            wg += tiles(r.len(), n, tile_n) as u32;
-            j
-        })
-        .collect();
-    (jobs, wg)
-}
-
 /// The GEMM's layout and pipelines for one operand type, made once per device.
 pub struct GemmKernel {
     pub dtype: Dtype,
@@ -268,7 +229,7 @@ pub struct GemmKernel {
     update: wgpu::ComputePipeline,
     untracked: wgpu::ComputePipeline,
     update_put: Put,
-    /// Layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
+    /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
     pub fused_layout: wgpu::BindGroupLayout,
     /// The GEMM whose epilogue is the device-side trigger (CAS adds into a packed output).
     pub fused: wgpu::ComputePipeline,
@@ -288,23 +249,20 @@ impl GemmKernel {
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
-        let src: std::borrow::Cow<'static, str> = match std::env::var(&knob) {
-            Ok(path) if !path.is_empty() => std::fs::read_to_string(&path)
-                .map_err(|source| Error::Io { path, source })?
-                .into(),
-            _ => engine.source().into(),
+        let src = match std::env::var(&knob) {
+            Ok(path) if !path.is_empty() => {
+                Some(std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?)
+            }
+            _ => None,
         };
-        // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs; fused adds
-        // 6, the forward table.
-        const SLOTS: [Slot; 6] = [
-            Slot::ReadWrite,
-            Slot::Uniform,
-            Slot::Read,
-            Slot::Read,
-            Slot::ReadWrite,
-            Slot::Read,
-        ];
-        let layout = shaders::layout(gpu, "gemm layout", &SLOTS);
+        let variant = |put, epilogue| Variant {
+            kernel: engine.file(),
+            gemm: Some(dtype),
+            put,
+            epilogue: Some(epilogue),
+        };
+        let tracked = variant(Put::Store, Epilogue::Track);
+        let layout = shaders::layout(gpu, "gemm layout", tracked.interface()?);
         let update_put = Put::update(gpu);
         let make = |put: Put, track: bool| -> Result<wgpu::ComputePipeline> {
             let label = format!(
@@ -313,15 +271,8 @@ impl GemmKernel {
                 dtype.name(),
                 if track { "" } else { ", untracked" }
             );
-            let m = shaders::module(
-                gpu,
-                &label,
-                &src,
-                Some(dtype),
-                Some(put),
-                Some(Epilogue::Track),
-                true,
-            )?;
+            let v = variant(put, Epilogue::Track);
+            let m = shaders::module(gpu, &label, &v, src.as_deref(), true)?;
             shaders::pipeline(
                 gpu,
                 &label,
@@ -330,20 +281,9 @@ impl GemmKernel {
                 &[("TRACK", f64::from(u8::from(track)))],
             )
         };
-        let fused_layout = shaders::layout(
-            gpu,
-            "fused gemm layout",
-            &[&SLOTS[..], &[Slot::Read]].concat(),
-        );
-        let fm = shaders::module(
-            gpu,
-            "fused gemm",
-            &src,
-            Some(dtype),
-            Some(Put::Cas),
-            Some(Epilogue::Fused),
-            false,
-        )?;
+        let fv = variant(Put::Cas, Epilogue::Fused);
+        let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
+        let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), false)?;
         // The fused module keeps naga's bounds checks: its epilogue indexes the forward table and the
         // packed output from data, not from guarded loop bounds.
         let fused = shaders::pipeline(gpu, "fused gemm", &fused_layout, &fm, &[])?;
@@ -389,199 +329,20 @@ impl GemmKernel {
     }
 }
 
-/// A standalone tracked GEMM: A, B, C, the tracker and the job table of one shape and chunk order,
-/// all made once so that `run` only encodes and submits.
-pub struct TrackedGemm {
-    pub dtype: Dtype,
-    pub shape: Shape,
-    pub layout: Layout,
-    pub chunking: Chunking,
-    pub order: Vec<usize>,
-    pub a: wgpu::Buffer,
-    pub b: wgpu::Buffer,
-    pub c: wgpu::Buffer,
-    pub counters: wgpu::Buffer,
-    /// Host-side thresholds: tiles per chunk.
-    pub thresholds: Vec<u32>,
-    pub total_wg: u32,
-    bind_group: wgpu::BindGroup,
-}
-
-impl TrackedGemm {
-    /// `chunks` row bands produced in `order` (a permutation of 0..chunks; `None` = ascending).
-    pub fn new(
-        gpu: &Gpu,
-        kernel: &GemmKernel,
-        shape: Shape,
-        chunks: usize,
-        order: Option<Vec<usize>>,
-    ) -> Result<Self> {
-        if chunks == 0 || chunks > shape.m {
-            return Err(Error::invalid(
-                "chunk count",
-                chunks,
-                format!("between 1 and the {} output rows", shape.m),
-            ));
-        }
-        let chunking = Chunking::new(shape.m, 1, chunks)?;
-        let order = order.unwrap_or_else(|| (0..chunks).collect());
-        let mut seen = vec![false; chunks];
-        for &x in &order {
-            if x >= chunks || std::mem::replace(&mut seen[x], true) {
-                return Err(Error::invalid(
-                    "chunk order",
-                    format!("{order:?}"),
-                    format!("a permutation of 0..{chunks}"),
-                ));
-            }
-        }
-        if order.len() != chunks {
-            return Err(Error::invalid(
-                "chunk order",
-                format!("{order:?}"),
-                format!("a permutation of 0..{chunks}"),
-            ));
-        }
-        let bytes = |r: usize, c: usize, e: usize| (r * c * e) as u64;
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        let layout = Layout::new(shape.m, shape.k, shape.n);
-        let (a_bytes, b_bytes) = layout.bytes(kernel.dtype);
-        let a = gpu.buffer("gemm A", a_bytes, storage)?;
-        let b = gpu.buffer("gemm B", b_bytes, storage)?;
-        let c = gpu.buffer(
-            "gemm C (tracked output)",
-            bytes(shape.m, shape.n, 4),
-            storage,
-        )?;
-        let counters = gpu.buffer("gemm tracker", (chunks * 4) as u64, storage)?;
-        let tile_n = kernel.engine.tile_n();
-        let (jobs, total_wg) = jobs(&chunking, shape.n, tile_n, &order, |x| x as u32);
-        let thresholds = (0..chunks)
-            .map(|x| tiles(chunking.rows(x).len(), shape.n, tile_n) as u32)
-            .collect();
-        let params = GemmParams::new(gpu, shape, &layout, tile_n, 0..jobs.len(), total_wg);
-        let pbuf = gpu.init_buffer(
-            "gemm params",
-            bytemuck::bytes_of(&params),
-            wgpu::BufferUsages::UNIFORM,
-        );
-        let jbuf = gpu.init_buffer(
-            "gemm jobs",
-            bytemuck::cast_slice(&jobs),
-            wgpu::BufferUsages::STORAGE,
-        );
-        let bind_group = shaders::bind(
-            gpu,
-            "gemm bind group",
-            &kernel.layout,
-            &[
-                c.as_entire_binding(),
-                pbuf.as_entire_binding(),
-                a.as_entire_binding(),
-                b.as_entire_binding(),
-                counters.as_entire_binding(),
-                jbuf.as_entire_binding(),
-            ],
-        );
-        gpu.check("creating the tracked GEMM")?;
-        Ok(TrackedGemm {
-            dtype: kernel.dtype,
-            shape,
-            layout,
-            chunking,
-            order,
-            a,
-            b,
-            c,
-            counters,
-            thresholds,
-            total_wg,
-            bind_group,
-        })
-    }
-
-    /// Uploads A and B (as the kernel's dtype: f16 operands are rounded to nearest).
-    pub fn upload(&self, gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<()> {
-        let s = self.shape;
-        if a.len() != s.m * s.k || b.len() != s.k * s.n {
-            return Err(Error::invalid(
-                "operand length",
-                format!("A {} / B {}", a.len(), b.len()),
-                format!("A {} / B {}", s.m * s.k, s.k * s.n),
-            ));
-        }
-        let l = self.layout;
-        gpu.queue
-            .write_buffer(&self.a, 0, &l.pack_a(self.dtype, a, s.k));
-        gpu.queue
-            .write_buffer(&self.b, 0, &l.pack_b(self.dtype, b, s.n));
-        Ok(())
-    }
-
-    /// Fills C with `value` (NaN to poison, 0 before updates).
-    pub fn fill_c(&self, gpu: &Gpu, value: f32) {
-        let v = vec![value; self.shape.m * self.shape.n];
-        gpu.queue.write_buffer(&self.c, 0, bytemuck::cast_slice(&v));
-    }
-
-    /// Encodes: clear the tracker (when `reset`), then the GEMM, optionally with pass timestamps.
-    pub fn encode(
-        &self,
-        gpu: &Gpu,
-        kernel: &GemmKernel,
-        enc: &mut wgpu::CommandEncoder,
-        mode: StoreMode,
-        reset: bool,
-        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    ) {
-        if reset {
-            enc.clear_buffer(&self.counters, 0, None);
-        }
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("tracked gemm"),
-            timestamp_writes: timestamps,
-        });
-        kernel.dispatch(gpu, &mut pass, mode, &self.bind_group, self.total_wg);
-    }
-
-    /// Runs once and waits (bounded).
-    pub fn run(&self, gpu: &Gpu, kernel: &GemmKernel, mode: StoreMode, reset: bool) -> Result<()> {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        self.encode(gpu, kernel, &mut enc, mode, reset, None);
-        let idx = gpu.submit("tracked gemm", vec![enc.finish()])?;
-        let s = self.shape;
-        gpu.wait(
-            Some(idx),
-            &format!("tracked gemm {s}"),
-            gpu.timeout_for(s.flops(), 0.0),
-        )
-    }
-
-    pub fn read_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {
-        gpu.read_f32("gemm C", &self.c, 0, self.shape.m * self.shape.n)
-    }
-
-    pub fn read_counters(&self, gpu: &Gpu) -> Result<Vec<u32>> {
-        gpu.read_u32("gemm tracker", &self.counters, 0, self.chunking.count())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn tiles_follow_the_engine_width() {
-        assert_eq!(tiles(200, 300, Engine::Simt.tile_n()), 2 * 3);
-        assert_eq!(tiles(200, 300, Engine::Coop.tile_n()), 2 * 2);
-        assert_eq!(tiles(1, 1, Engine::Coop.tile_n()), 1);
+        assert_eq!(crate::shapes::tiles(200, 300, Engine::Simt.tile_n()), 2 * 3);
+        assert_eq!(crate::shapes::tiles(200, 300, Engine::Coop.tile_n()), 2 * 2);
+        assert_eq!(crate::shapes::tiles(1, 1, Engine::Coop.tile_n()), 1);
     }
 
     #[test]
     fn layout_pads_with_zeros_past_every_edge() {
-        let l = Layout::new(2, 3, 130);
+        let l = Padding::new(2, 3, 130);
         assert_eq!((l.lda, l.ldb, l.a_rows, l.b_rows), (32, 256, 2 + TILE, 32));
         let a: Vec<f32> = (1..=6).map(|v| v as f32).collect();
         let packed: Vec<f32> = bytemuck::pod_collect_to_vec(&l.pack_a(Dtype::F32, &a, 3));

@@ -3,8 +3,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
+use crate::adapters::report;
+pub use crate::adapters::{list_adapters, AdapterReport, FEATURE_NAMES};
 use crate::error::{Error, Result};
 
 /// Optional features the tool uses when the adapter has them; none is required to run.
@@ -16,33 +16,6 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SHADER_FLOAT32_ATOMIC)
     .union(wgpu::Features::MEMORY_DECORATION_COHERENT)
     .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
-
-/// Names of [`WANTED_FEATURES`], in the order `t3 info` lists them.
-pub const FEATURE_NAMES: [(&str, wgpu::Features); 8] = [
-    ("TIMESTAMP_QUERY", wgpu::Features::TIMESTAMP_QUERY),
-    (
-        "TIMESTAMP_QUERY_INSIDE_PASSES",
-        wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
-    ),
-    (
-        "TIMESTAMP_QUERY_INSIDE_ENCODERS",
-        wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
-    ),
-    ("SHADER_F16", wgpu::Features::SHADER_F16),
-    ("SUBGROUP", wgpu::Features::SUBGROUP),
-    (
-        "SHADER_FLOAT32_ATOMIC",
-        wgpu::Features::SHADER_FLOAT32_ATOMIC,
-    ),
-    (
-        "MEMORY_DECORATION_COHERENT",
-        wgpu::Features::MEMORY_DECORATION_COHERENT,
-    ),
-    (
-        "COOPERATIVE_MATRIX",
-        wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
-    ),
-];
 
 /// How to pick an adapter. Empty fields fall back to WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF.
 #[derive(Clone, Debug, Default)]
@@ -62,33 +35,7 @@ pub struct GpuOptions {
     pub dispatch_limit: Option<u32>,
 }
 
-/// What `t3 info` shows about one adapter.
-#[derive(Clone, Debug, Serialize)]
-pub struct AdapterReport {
-    pub name: String,
-    pub backend: String,
-    pub device_type: String,
-    pub driver: String,
-    pub driver_info: String,
-    pub vendor: u32,
-    pub device: u32,
-    pub features: Vec<String>,
-    /// Smallest and largest subgroup width.
-    pub subgroup_sizes: [u32; 2],
-    /// Cooperative-matrix configurations, "MxNxK ab->cr" (empty without the feature).
-    pub cooperative_matrix: Vec<String>,
-    pub max_storage_buffer_binding_size: u64,
-    pub max_buffer_size: u64,
-    pub max_compute_workgroups_per_dimension: u32,
-    pub max_compute_invocations_per_workgroup: u32,
-    pub max_compute_workgroup_storage_size: u32,
-    pub max_storage_buffers_per_shader_stage: u32,
-    pub min_storage_buffer_offset_alignment: u32,
-    pub min_uniform_buffer_offset_alignment: u32,
-    pub timestamp_period_ns: Option<f32>,
-}
-
-fn backends(opts: &GpuOptions) -> wgpu::Backends {
+pub(crate) fn backends(opts: &GpuOptions) -> wgpu::Backends {
     match &opts.backend {
         Some(list) => wgpu::Backends::from_comma_list(list),
         // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
@@ -97,60 +44,10 @@ fn backends(opts: &GpuOptions) -> wgpu::Backends {
     }
 }
 
-fn instance(opts: &GpuOptions) -> wgpu::Instance {
+pub(crate) fn instance(opts: &GpuOptions) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     desc.backends = backends(opts);
     wgpu::Instance::new(desc)
-}
-
-fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
-    let info = adapter.get_info();
-    let f = adapter.features();
-    let l = adapter.limits();
-    AdapterReport {
-        name: info.name.clone(),
-        backend: format!("{:?}", info.backend),
-        device_type: format!("{:?}", info.device_type),
-        driver: info.driver.clone(),
-        driver_info: info.driver_info.clone(),
-        vendor: info.vendor,
-        device: info.device,
-        features: FEATURE_NAMES
-            .iter()
-            .filter(|(_, feat)| f.contains(*feat))
-            .map(|(n, _)| n.to_string())
-            .collect(),
-        subgroup_sizes: [info.subgroup_min_size, info.subgroup_max_size],
-        cooperative_matrix: adapter
-            .cooperative_matrix_properties()
-            .iter()
-            .map(|c| {
-                format!(
-                    "{}x{}x{} {:?}->{:?}",
-                    c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
-                )
-                .to_lowercase()
-            })
-            .collect(),
-        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
-        max_buffer_size: l.max_buffer_size,
-        max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
-        max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
-        max_compute_workgroup_storage_size: l.max_compute_workgroup_storage_size,
-        max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
-        min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
-        min_uniform_buffer_offset_alignment: l.min_uniform_buffer_offset_alignment,
-        timestamp_period_ns: period,
-    }
-}
-
-/// Every adapter the instance sees under `opts`' backends (the name filter is ignored: `t3 info` lists all).
-pub fn list_adapters(opts: &GpuOptions) -> Vec<AdapterReport> {
-    let inst = instance(opts);
-    pollster::block_on(inst.enumerate_adapters(backends(opts)))
-        .iter()
-        .map(|a| report(a, None))
-        .collect()
 }
 
 fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
@@ -184,7 +81,6 @@ pub fn describe_error(e: &wgpu::Error) -> String {
 
 /// The GPU context every other stage borrows.
 pub struct Gpu {
-    pub instance: wgpu::Instance,
     pub adapter: wgpu::Adapter,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -202,6 +98,8 @@ pub struct Gpu {
     pub max_workgroups_per_dim: u32,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
+    /// MAP_READ buffers of finished readbacks, reused by the next (several threads may share a Gpu).
+    pub(crate) staging: Mutex<Vec<wgpu::Buffer>>,
 }
 
 impl Gpu {
@@ -310,7 +208,6 @@ impl Gpu {
         Ok(Gpu {
             max_binding: limits.max_storage_buffer_binding_size.min(cap),
             max_buffer: limits.max_buffer_size.min(cap),
-            instance: inst,
             adapter,
             device,
             queue,
@@ -322,6 +219,7 @@ impl Gpu {
             max_workgroups_per_dim,
             lost,
             uncaptured,
+            staging: Mutex::default(),
         })
     }
 
@@ -335,7 +233,9 @@ impl Gpu {
     /// splits a 256-invocation workgroup into 8 subgroups) and it has the kernel's workgroup memory.
     pub fn has_coop_f16(&self) -> bool {
         self.has(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
-            && self.limits.max_compute_workgroup_storage_size >= crate::gemm::COOP_WORKGROUP_BYTES
+            && crate::reflect::interface("gemm_coop.wgsl", "track").is_some_and(|i| {
+                self.limits.max_compute_workgroup_storage_size >= i.workgroup_bytes
+            })
             && self.info.subgroup_min_size == 32
             && self.info.subgroup_max_size == 32
             && self
@@ -456,8 +356,7 @@ impl Gpu {
         usage: wgpu::BufferUsages,
     ) -> Result<wgpu::Buffer> {
         self.check_binding(label, size)?;
-        // Padded to 16 bytes: kernels read and write whole vec4s (see shaders/put/store.wgsl).
-        let size = size.max(16).next_multiple_of(16);
+        let size = crate::shapes::buffer_bytes(size);
         self.scoped(&format!("allocating {label} ({size} bytes)"), || {
             self.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -486,120 +385,12 @@ impl Gpu {
 
     /// Refuses a storage binding over the adapter's limits, naming the limit.
     pub fn check_binding(&self, what: &str, bytes: u64) -> Result<()> {
-        if bytes > self.max_buffer {
-            return Err(Error::TooLarge {
-                what: what.to_string(),
-                bytes,
-                limit_name: "max_buffer_size",
-                limit: self.max_buffer,
-            });
-        }
-        if bytes > self.max_binding {
-            return Err(Error::TooLarge {
-                what: what.to_string(),
-                bytes,
-                limit_name: "max_storage_buffer_binding_size",
-                limit: self.max_binding,
-            });
-        }
-        Ok(())
+        Error::check_size(what, bytes, self.max_buffer, self.max_binding)
     }
 
-    /// Copies `size` bytes at `offset` of `src` to a staging buffer, maps it (bounded wait) and returns the bytes.
-    pub fn read(&self, what: &str, src: &wgpu::Buffer, offset: u64, size: u64) -> Result<Vec<u8>> {
-        let size4 = size.next_multiple_of(4).max(4);
-        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("t3 readback staging"),
-            size: size4,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut enc = self.device.create_command_encoder(&Default::default());
-        enc.copy_buffer_to_buffer(src, offset, &staging, 0, size4);
-        let idx = self.submit(&format!("reading back {what}"), vec![enc.finish()])?;
-        self.map_read(what, &staging, idx, size)
-    }
-
-    /// Maps a MAP_READ buffer after `idx` completes and returns its first `size` bytes.
-    pub fn map_read(
-        &self,
-        what: &str,
-        staging: &wgpu::Buffer,
-        idx: wgpu::SubmissionIndex,
-        size: u64,
-    ) -> Result<Vec<u8>> {
-        let slot: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> =
-            Arc::default();
-        let slot2 = slot.clone();
-        staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            *slot2.lock().unwrap() = Some(r);
-        });
-        self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
-        // Another thread's poll may be the one that runs our callback: wait for it, bounded.
-        let t0 = Instant::now();
-        let result = loop {
-            if let Some(r) = slot.lock().unwrap().take() {
-                break r;
-            }
-            if t0.elapsed() > self.timeout {
-                return Err(Error::Timeout {
-                    pending: format!("the map callback of {what}"),
-                    after: t0.elapsed(),
-                });
-            }
-            let _ = self.device.poll(wgpu::PollType::Poll);
-            std::thread::sleep(Duration::from_micros(50));
-        };
-        if let Err(e) = result {
-            return Err(Error::Readback {
-                what: what.to_string(),
-                message: e.to_string(),
-            });
-        }
-        let bytes = staging
-            .get_mapped_range(..)
-            .map_err(|e| Error::Readback {
-                what: what.to_string(),
-                message: e.to_string(),
-            })?
-            .to_vec();
-        staging.unmap();
-        Ok(bytes[..size as usize].to_vec())
-    }
-
-    /// Reads back `len` f32 values.
-    pub fn read_f32(
-        &self,
-        what: &str,
-        src: &wgpu::Buffer,
-        offset: u64,
-        len: usize,
-    ) -> Result<Vec<f32>> {
-        let b = self.read(what, src, offset, (len * 4) as u64)?;
-        Ok(bytemuck::pod_collect_to_vec(&b))
-    }
-
-    /// Reads back `len` u32 values.
-    pub fn read_u32(
-        &self,
-        what: &str,
-        src: &wgpu::Buffer,
-        offset: u64,
-        len: usize,
-    ) -> Result<Vec<u32>> {
-        let b = self.read(what, src, offset, (len * 4) as u64)?;
-        Ok(bytemuck::pod_collect_to_vec(&b))
-    }
-
-    /// Folds `groups` workgroups into a 2-D dispatch within max_compute_workgroups_per_dimension.
-    /// Kernels recover the linear id as `id.x + id.y * dispatch_x` and ignore ids past `groups`.
+    /// Folds `groups` workgroups into a 2-D dispatch within max_compute_workgroups_per_dimension
+    /// ([`crate::shapes::fold`]).
     pub fn fold(&self, groups: u32) -> (u32, u32) {
-        let max = self.max_workgroups_per_dim;
-        if groups <= max {
-            (groups.max(1), 1)
-        } else {
-            let y = groups.div_ceil(max);
-            (groups.div_ceil(y), y)
-        }
+        crate::shapes::fold(groups, self.max_workgroups_per_dim)
     }
 }

@@ -1,21 +1,30 @@
 //! t3-wgpu: T3's track & trigger overlap of GEMMs and collectives, run and measured on any GPU through wgpu.
 //!
-//! Data flows one way: [`workload`] -> [`shapes`] -> [`ranks`]' buffers -> [`schedule`] -> [`modes`]
-//! -> [`timeline`] -> [`report`].
+//! Data flows one way: [`workload`] -> [`shapes`] -> [`schedule`] -> [`plan`] -> [`lower`]
+//! (recordings: GPU work as data) -> [`ranks`]' buffers and the [`executor`] that runs recordings on
+//! them (for the [`modes`]) -> [`timeline`] -> [`report`]. [`gpu`], [`shaders`] and the kernels
+//! ([`gemm`], [`steps`]) are the device context every GPU stage borrows.
 
+pub mod adapters;
 pub mod compose;
+pub mod compositions;
+pub mod config;
 pub mod consistency;
 pub mod error;
+pub mod executor;
 pub mod experiment;
 pub mod gantt;
 pub mod gemm;
 pub mod gpu;
 pub mod link;
+pub mod lower;
 pub mod modes;
 pub mod plan;
 pub mod plot;
 pub mod ranks;
+pub mod readback;
 pub mod reference;
+pub mod reflect;
 pub mod report;
 pub mod schedule;
 pub mod shaders;
@@ -23,7 +32,9 @@ pub mod shapes;
 pub mod stats;
 pub mod steps;
 pub mod timeline;
+pub mod timestamps;
 pub mod trace;
+pub mod tracked;
 pub mod workload;
 
 pub use error::{Error, Result};

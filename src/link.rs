@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
+use crate::timestamps::Timestamps;
 
 /// Budgets `t3 calibrate` measures (plus unthrottled).
 pub const BUDGETS: [u32; 12] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048];
@@ -55,72 +56,40 @@ pub fn time_step(
             .write_buffer(&src, off, bytemuck::cast_slice(&chunk[..n]));
     }
     let len4 = (bytes / 16) as u32;
-    let ts = gpu.has(wgpu::Features::TIMESTAMP_QUERY);
     let runs = reps + 1;
+    let mut timer = Timestamps::new(gpu, runs as u32);
+    let bound = gpu.timeout_for(0.0, 2.0 * bytes as f64 * runs as f64);
     let mut out = Vec::new();
     for &link in links {
         let (bg, n_wg) = kernel.bind_standalone(gpu, &dst, &src, &counters, len4, link);
-        let qs = ts.then(|| {
-            gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("calibration timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * runs as u32,
-            })
-        });
+        timer.reset();
         let mut host = Vec::new();
+        // With timestamps every run goes in one submission; without, each is submitted and waited
+        // for alone, on the host clock.
         let mut enc = gpu.device.create_command_encoder(&Default::default());
-        for r in 0..runs {
-            if !ts {
-                enc = gpu.device.create_command_encoder(&Default::default());
-            }
+        for _ in 0..runs {
             {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("calibration step"),
-                    timestamp_writes: qs.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
-                        query_set: q,
-                        beginning_of_pass_write_index: Some(2 * r as u32),
-                        end_of_pass_write_index: Some(2 * r as u32 + 1),
-                    }),
+                    timestamp_writes: timer.pass(),
                 });
                 kernel.dispatch(gpu, &mut pass, put, &bg, n_wg);
             }
-            if !ts {
+            if !timer.gpu_clock() {
                 let t0 = Instant::now();
-                let enc_done = std::mem::replace(
+                let done = std::mem::replace(
                     &mut enc,
                     gpu.device.create_command_encoder(&Default::default()),
                 );
-                let idx = gpu.submit("calibration step", vec![enc_done.finish()])?;
-                gpu.wait(
-                    Some(idx),
-                    "calibration step",
-                    gpu.timeout_for(0.0, 2.0 * bytes as f64),
-                )?;
+                let idx = gpu.submit("calibration step", vec![done.finish()])?;
+                gpu.wait(Some(idx), "calibration step", bound)?;
                 host.push(t0.elapsed().as_secs_f64());
             }
         }
-        let mut secs: Vec<f64> = if let Some(q) = &qs {
-            let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("calibration resolve"),
-                size: (16 * runs as u64).next_multiple_of(256),
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            enc.resolve_query_set(q, 0..2 * runs as u32, &resolve, 0);
-            let idx = gpu.submit("calibration steps", vec![enc.finish()])?;
-            gpu.wait(
-                Some(idx),
-                "calibration steps",
-                gpu.timeout_for(0.0, 2.0 * bytes as f64 * runs as f64),
-            )?;
-            let t = gpu.read("calibration timestamps", &resolve, 0, 16 * runs as u64)?;
-            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&t);
-            let p = gpu.queue.get_timestamp_period() as f64;
-            ticks
-                .chunks(2)
-                .skip(1)
-                .map(|c| c[1].saturating_sub(c[0]) as f64 * p / 1e9)
-                .collect()
+        let idx = gpu.submit("calibration steps", vec![enc.finish()])?;
+        gpu.wait(Some(idx), "calibration steps", bound)?;
+        let mut secs: Vec<f64> = if timer.gpu_clock() {
+            timer.durations_s(gpu)?.into_iter().skip(1).collect()
         } else {
             host.into_iter().skip(1).collect()
         };

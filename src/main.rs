@@ -508,14 +508,15 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
             ..Default::default()
         },
     };
-    let (sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
-    let r = experiment::measure(&sys, &inputs, &opts)?;
+    let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
+    let r = experiment::measure(&mut sys, &inputs, &opts)?;
     if a.json.as_deref() != Some("-") {
         println!("{label}\n{}", report::text(&r));
     }
     outputs(a, &r)?;
     if let Some(dir) = &a.dump {
-        report::dump(dir, &sys, &inputs)?;
+        let outputs = experiment::outputs(&sys)?;
+        report::dump(dir, &sys.config, &sys.chunking, &inputs, &outputs)?;
         eprintln!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }
     anyhow::ensure!(

@@ -11,9 +11,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::gemm;
 use crate::schedule::{Op, Schedule};
-use crate::shapes::Chunking;
+use crate::shapes::{tiles, Chunking};
 
 /// Which of a rank's two buffers for a chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -168,7 +167,7 @@ impl Plan {
                 stage: s,
                 step: None,
                 deps: vec![],
-                bumps: gemm::tiles(chunking.rows(x).len(), n, tile_n) as u32,
+                bumps: tiles(chunking.rows(x).len(), n, tile_n) as u32,
                 mark: 0,
                 done_slot: 0,
                 elems: elems(x),
@@ -330,7 +329,7 @@ mod tests {
         let ch = Chunking::new(4 * 200, 4, 1).unwrap();
         let s = Schedule::new(Collective::ReduceScatter, &ch);
         let plan = Plan::new(&s, &ch, 300, 128, ReduceVia::Update);
-        let tiles = gemm::tiles(200, 300, 128) as u32;
+        let tiles = tiles(200, 300, 128) as u32;
         for p in 0..4 {
             for c in 0..4 {
                 let want = tiles + u32::from(c != (p + 3) % 4);

@@ -6,10 +6,11 @@
 use std::collections::HashMap;
 
 use crate::error::Result;
-use crate::gemm::Layout;
+use crate::gemm::Padding;
 use crate::gpu::Gpu;
 use crate::plan::{key, Buf, Loc, Plan};
 use crate::reference::Rng;
+pub use crate::schedule::a_rows;
 use crate::schedule::Collective;
 use crate::shapes::{Chunking, Dtype, Shape};
 
@@ -17,17 +18,14 @@ use crate::shapes::{Chunking, Dtype, Shape};
 pub struct LocBuffers {
     pub data: wgpu::Buffer,
     pub tracker: wgpu::Buffer,
-    pub elems: usize,
 }
 
-/// One rank's GEMM operands: A (a_rows x k, its rows starting at output row a_row_base) and B (k x n),
-/// in their buffers as `layout` says.
+/// One rank's GEMM operands: A (its rows of the output, see [`a_rows`], by k) and B (k x n), padded
+/// in their buffers as `padding` says.
 pub struct RankBuffers {
     pub a: wgpu::Buffer,
     pub b: wgpu::Buffer,
-    pub a_rows: usize,
-    pub a_row_base: usize,
-    pub layout: Layout,
+    pub padding: Padding,
 }
 
 /// All ranks' buffers for one shape, collective and plan.
@@ -35,23 +33,13 @@ pub struct Ranks {
     pub shape: Shape,
     /// Element type of A and B.
     pub dtype: Dtype,
-    pub collective: Collective,
     pub chunking: Chunking,
     pub ranks: Vec<RankBuffers>,
     pub locs: HashMap<Loc, LocBuffers>,
-    /// Order in which trackers are read back (host mode, checks).
+    /// Order in which trackers are read back (checks).
     pub loc_order: Vec<Loc>,
     /// Device memory allocated, bytes.
     pub allocated: u64,
-}
-
-/// The rows of A rank p holds: all M rows (partial sums) or its own shard (row-split GEMM).
-pub fn a_rows(collective: Collective, chunking: &Chunking, p: usize) -> std::ops::Range<usize> {
-    if collective.row_split() {
-        chunking.shard_rows(p)
-    } else {
-        0..chunking.total_rows()
-    }
 }
 
 impl Ranks {
@@ -75,8 +63,8 @@ impl Ranks {
         let mut ranks = Vec::new();
         for p in 0..chunking.shards {
             let rows = a_rows(collective, chunking, p);
-            let layout = Layout::new(rows.len(), shape.k, shape.n);
-            let (a_bytes, b_bytes) = layout.bytes(dtype);
+            let padding = Padding::new(rows.len(), shape.k, shape.n);
+            let (a_bytes, b_bytes) = padding.bytes(dtype);
             ranks.push(RankBuffers {
                 a: alloc(
                     format!("rank {p} A ({} x {} {})", rows.len(), shape.k, dtype.name()),
@@ -86,9 +74,7 @@ impl Ranks {
                     format!("rank {p} B ({} x {} {})", shape.k, shape.n, dtype.name()),
                     b_bytes,
                 )?,
-                a_rows: rows.len(),
-                a_row_base: rows.start,
-                layout,
+                padding,
             });
         }
         let mut locs = HashMap::new();
@@ -102,7 +88,6 @@ impl Ranks {
                 LocBuffers {
                     data: alloc(name.clone(), (elems * 4) as u64)?,
                     tracker: alloc(format!("{name} tracker"), slots * 4)?,
-                    elems,
                 },
             );
         }
@@ -110,7 +95,6 @@ impl Ranks {
         Ok(Ranks {
             shape,
             dtype,
-            collective,
             chunking: chunking.clone(),
             ranks,
             locs,
@@ -122,7 +106,7 @@ impl Ranks {
     pub fn upload(&self, gpu: &Gpu, inputs: &Inputs) {
         let (k, n) = (self.shape.k, self.shape.n);
         for (p, r) in self.ranks.iter().enumerate() {
-            let l = r.layout;
+            let l = r.padding;
             gpu.queue
                 .write_buffer(&r.a, 0, &l.pack_a(self.dtype, &inputs.a[p], k));
             gpu.queue
@@ -148,39 +132,17 @@ impl Ranks {
         }
     }
 
-    /// Zeroes every tracker (counters and done slots): the start of every run.
-    pub fn reset_trackers(&self, enc: &mut wgpu::CommandEncoder) {
-        for l in &self.loc_order {
-            enc.clear_buffer(&self.locs[l].tracker, 0, None);
-        }
-    }
-
-    /// Encodes copies of every tracker's counter into `staging` (4 bytes each, in `loc_order`).
-    pub fn encode_counter_readback(&self, enc: &mut wgpu::CommandEncoder, staging: &wgpu::Buffer) {
-        for (i, l) in self.loc_order.iter().enumerate() {
-            enc.copy_buffer_to_buffer(&self.locs[l].tracker, 0, staging, (i * 4) as u64, 4);
-        }
-    }
-
     /// Every tracker's counter, read back now.
     pub fn read_counters(&self, gpu: &Gpu) -> Result<HashMap<Loc, u32>> {
-        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tracker readback"),
-            size: (self.loc_order.len() * 4).max(4) as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        self.encode_counter_readback(&mut enc, &staging);
-        let idx = gpu.submit("reading trackers", vec![enc.finish()])?;
-        let bytes = gpu.map_read("trackers", &staging, idx, (self.loc_order.len() * 4) as u64)?;
-        let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
-        Ok(self
+        let spans: Vec<_> = self
             .loc_order
             .iter()
-            .copied()
-            .zip(vals.iter().copied())
-            .collect())
+            .map(|l| (&self.locs[l].tracker, 0, 4))
+            .collect();
+        let enc = gpu.device.create_command_encoder(&Default::default());
+        let bytes = gpu.read_spans("trackers", enc, &spans)?;
+        let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+        Ok(self.loc_order.iter().copied().zip(vals).collect())
     }
 
     /// Rows `rows` (relative to the chunk) of rank p's output chunk x.

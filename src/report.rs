@@ -3,11 +3,12 @@
 
 use std::io::Write;
 
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::experiment::Report;
-use crate::modes::System;
-use crate::plan::{Buf, Loc};
 use crate::ranks::Inputs;
+use crate::schedule::a_rows;
+use crate::shapes::Chunking;
 use crate::stats::Spread;
 
 fn ms(v: Option<f64>) -> String {
@@ -273,7 +274,7 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
 }
 
 /// A CSV row for a sweep point that failed: its configuration, and the error in the `skipped` column.
-pub fn csv_error_row(c: &crate::modes::Config, error: &str) -> String {
+pub fn csv_error_row(c: &Config, error: &str) -> String {
     let mut cols = vec![String::new(); CSV_HEADER.split(',').count()];
     cols[1] = c.shape.m.to_string();
     cols[2] = c.shape.n.to_string();
@@ -316,54 +317,51 @@ fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
     w.finish().map_err(io)
 }
 
-/// `--dump DIR`: every rank's A, B and final output as .npy, and meta.json with the chunk boundaries.
-/// Outputs are read as the last run left them; rows a rank does not hold finished are its partials.
-pub fn dump(dir: &str, sys: &System, inputs: &Inputs) -> Result<()> {
+/// `--dump DIR`: every rank's A, B and final output (`outputs`, as [`crate::experiment::outputs`]
+/// read them) as .npy, and meta.json with the chunk boundaries. Rows a rank does not hold finished
+/// are its partials.
+pub fn dump(
+    dir: &str,
+    config: &Config,
+    chunking: &Chunking,
+    inputs: &Inputs,
+    outputs: &[Vec<f32>],
+) -> Result<()> {
     let d = std::path::Path::new(dir);
     std::fs::create_dir_all(d).map_err(|source| Error::Io {
         path: dir.into(),
         source,
     })?;
-    let s = sys.config.shape;
-    for (p, rb) in sys.ranks.ranks.iter().enumerate() {
+    let s = config.shape;
+    let a_rows: Vec<_> = (0..config.ranks)
+        .map(|p| a_rows(config.collective, chunking, p))
+        .collect();
+    for (p, out) in outputs.iter().enumerate() {
         npy(
             &d.join(format!("rank{p}_a.npy")),
             &inputs.a[p],
-            &[rb.a_rows as u64, s.k as u64],
+            &[a_rows[p].len() as u64, s.k as u64],
         )?;
         npy(
             &d.join(format!("rank{p}_b.npy")),
             &inputs.b[p],
             &[s.k as u64, s.n as u64],
         )?;
-        let mut out = Vec::with_capacity(s.m * s.n);
-        for x in 0..sys.chunking.count() {
-            let rows = sys.chunking.rows(x);
-            if sys.ranks.locs.contains_key(&Loc {
-                rank: p,
-                chunk: x,
-                buf: Buf::Out,
-            }) {
-                out.extend(sys.ranks.read_rows(sys.gpu, p, x, 0..rows.len())?);
-            } else {
-                out.extend(std::iter::repeat_n(f32::NAN, rows.len() * s.n));
-            }
-        }
         npy(
             &d.join(format!("rank{p}_out.npy")),
-            &out,
+            out,
             &[s.m as u64, s.n as u64],
         )?;
     }
     let meta = serde_json::json!({
         "shape": {"m": s.m, "n": s.n, "k": s.k},
-        "ranks": sys.config.ranks,
-        "chunks_per_rank": sys.config.chunks,
-        "collective": sys.config.collective,
-        "chunk_bounds": sys.chunking.bounds,
-        "shard_of_chunk": (0..sys.chunking.count()).map(|x| sys.chunking.shard_of(x)).collect::<Vec<_>>(),
-        "a_rows": sys.ranks.ranks.iter().map(|r| [r.a_row_base, r.a_row_base + r.a_rows]).collect::<Vec<_>>(),
-        "finished": crate::ranks::finished(sys.config.collective, &sys.chunking),
+        "ranks": config.ranks,
+        "chunks_per_rank": config.chunks,
+        "collective": config.collective,
+        "chunk_bounds": chunking.bounds,
+        "shard_of_chunk": (0..chunking.count()).map(|x| chunking.shard_of(x)).collect::<Vec<_>>(),
+        "a_rows": a_rows.iter().map(|r| [r.start, r.end]).collect::<Vec<_>>(),
+        "finished": crate::ranks::finished(config.collective, chunking),
         "seed": inputs.seed,
         "note": "rank{p}_out rows of chunks listed in `finished` for rank p hold the collective's result; reduce-scatter: sum over ranks of a_p @ b_p; all-gather: a_s @ b for shard s; NaN rows were never written on that rank",
     });

@@ -85,6 +85,15 @@ pub struct Schedule {
     pub steps: Vec<Step>,
 }
 
+/// The rows of A rank p holds: all M rows (partial sums) or its own shard (row-split GEMM).
+pub fn a_rows(collective: Collective, chunking: &Chunking, p: usize) -> std::ops::Range<usize> {
+    if collective.row_split() {
+        chunking.shard_rows(p)
+    } else {
+        0..chunking.total_rows()
+    }
+}
+
 fn md(a: isize, r: usize) -> usize {
     a.rem_euclid(r as isize) as usize
 }

@@ -3,25 +3,11 @@
 //! [`compose`](crate::compose::compose) as build.rs validates them.
 
 use crate::compose::compose;
-use crate::error::Result;
+use crate::compositions::{self, Composition};
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::reflect::{self, Access};
 use crate::shapes::Dtype;
-
-/// The SIMT GEMM (f32 operands, or f16 converted on load).
-pub const GEMM: &str = include_str!("../shaders/gemm.wgsl");
-/// The cooperative-matrix GEMM (f16 operands on tensor cores).
-pub const GEMM_COOP: &str = include_str!("../shaders/gemm_coop.wgsl");
-pub const STEP: &str = include_str!("../shaders/step.wgsl");
-/// What the GEMM kernels share: params, job table, guarded loads and stores.
-const GEMM_JOBS: &str = include_str!("../shaders/gemm/jobs.wgsl");
-
-/// The operands snippet of a GEMM over `dtype`.
-fn operands(dtype: Dtype) -> &'static str {
-    match dtype {
-        Dtype::F32 => include_str!("../shaders/operands/f32.wgsl"),
-        Dtype::F16 => include_str!("../shaders/operands/f16.wgsl"),
-    }
-}
 
 /// How a kernel writes its destination element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -38,12 +24,13 @@ pub enum Put {
 }
 
 impl Put {
-    fn snippet(self) -> &'static str {
+    /// Its snippet's name (shaders/put/NAME.wgsl).
+    pub fn name(self) -> &'static str {
         match self {
-            Put::Store => include_str!("../shaders/put/store.wgsl"),
-            Put::Add => include_str!("../shaders/put/add.wgsl"),
-            Put::Atomic => include_str!("../shaders/put/atomic.wgsl"),
-            Put::Cas => include_str!("../shaders/put/cas.wgsl"),
+            Put::Store => "store",
+            Put::Add => "add",
+            Put::Atomic => "atomic",
+            Put::Cas => "cas",
         }
     }
 
@@ -67,46 +54,86 @@ pub enum Epilogue {
 }
 
 impl Epilogue {
-    fn snippet(self) -> &'static str {
+    /// Its snippet's name (shaders/epilogue/NAME.wgsl).
+    pub fn name(self) -> &'static str {
         match self {
-            Epilogue::Track => include_str!("../shaders/epilogue/track.wgsl"),
-            Epilogue::Fused => include_str!("../shaders/epilogue/fused.wgsl"),
+            Epilogue::Track => "track",
+            Epilogue::Fused => "fused",
         }
     }
 }
 
-/// The full source of kernel `src` with its snippets: for a GEMM kernel (`gemm`: its operands'
-/// type) the operands and the shared job table, and `put`'s and `epilogue`'s when given. The same
-/// composition build.rs validates.
-pub fn source(
-    src: &str,
-    gemm: Option<Dtype>,
-    put: Option<Put>,
-    epilogue: Option<Epilogue>,
-) -> String {
-    compose(&[
-        gemm.map(operands).unwrap_or_default(),
-        put.map(Put::snippet).unwrap_or_default(),
-        epilogue.map(Epilogue::snippet).unwrap_or_default(),
-        gemm.map(|_| GEMM_JOBS).unwrap_or_default(),
-        src,
-    ])
+/// One composition of a kernel (file under shaders/) with its snippets: the GEMM operands' type
+/// (GEMM kernels), how it writes, and what a stored GEMM tile does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub kernel: &'static str,
+    pub gemm: Option<Dtype>,
+    pub put: Put,
+    pub epilogue: Option<Epilogue>,
 }
 
-/// Creates a shader module from [`source`]`(src, gemm, put, epilogue)`.
+impl Variant {
+    /// Its entry in src/compositions.rs, or an error naming it where it is not declared there.
+    fn composition(&self) -> Result<Composition> {
+        let c = Composition {
+            kernel: self.kernel,
+            operands: self.gemm.map(Dtype::name),
+            put: self.put.name(),
+            epilogue: self.epilogue.map_or("", Epilogue::name),
+        };
+        if compositions::all().contains(&c) {
+            Ok(c)
+        } else {
+            Err(Error::invalid(
+                "shader composition",
+                c.parts().join(" + "),
+                "one declared in src/compositions.rs (and so validated by build.rs)",
+            ))
+        }
+    }
+
+    /// Its bindings and workgroup memory, as build.rs reflected them.
+    pub fn interface(&self) -> Result<&'static reflect::Interface> {
+        let c = self.composition()?;
+        reflect::interface(c.kernel, c.epilogue).ok_or_else(|| {
+            Error::invalid(
+                "shader composition",
+                c.parts().join(" + "),
+                "a reflected one",
+            )
+        })
+    }
+
+    /// The full source: the snippets and the kernel (`kernel_src` in place of the kernel file's,
+    /// for experiments), composed as build.rs validates them.
+    pub fn source(&self, kernel_src: Option<&str>) -> Result<String> {
+        let parts = self.composition()?.parts();
+        let last = parts.len() - 1;
+        let srcs: Vec<&str> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match (i == last, kernel_src) {
+                (true, Some(k)) => k,
+                _ => reflect::source(p).unwrap_or_default(),
+            })
+            .collect();
+        Ok(compose(&srcs))
+    }
+}
+
+/// Creates a shader module from `variant`'s source (`kernel_src` replacing the kernel's own).
 ///
 /// `trusted` drops naga's runtime bounds checks and loop bounding: only for kernels whose own index
 /// logic keeps every access in range, as the tests prove for each of them.
 pub fn module(
     gpu: &Gpu,
     label: &str,
-    src: &str,
-    gemm: Option<Dtype>,
-    put: Option<Put>,
-    epilogue: Option<Epilogue>,
+    variant: &Variant,
+    kernel_src: Option<&str>,
     trusted: bool,
 ) -> Result<wgpu::ShaderModule> {
-    let full = source(src, gemm, put, epilogue);
+    let full = variant.source(kernel_src)?;
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(full.into()),
@@ -125,16 +152,9 @@ pub fn module(
     })
 }
 
-/// Kinds of binding a kernel's layout is made of, in binding order.
-#[derive(Clone, Copy, Debug)]
-pub enum Slot {
-    Uniform,
-    Read,
-    ReadWrite,
-}
-
-/// A bind group layout with `slots` at bindings 0.. in order.
-pub fn layout(gpu: &Gpu, label: &str, slots: &[Slot]) -> wgpu::BindGroupLayout {
+/// The bind group layout of an interface: its bindings at 0.. in order.
+pub fn layout(gpu: &Gpu, label: &str, interface: &reflect::Interface) -> wgpu::BindGroupLayout {
+    let slots = interface.bindings;
     let entries: Vec<_> = slots
         .iter()
         .enumerate()
@@ -142,14 +162,14 @@ pub fn layout(gpu: &Gpu, label: &str, slots: &[Slot]) -> wgpu::BindGroupLayout {
             binding: i as u32,
             visibility: wgpu::ShaderStages::COMPUTE,
             ty: match s {
-                Slot::Uniform => wgpu::BindingType::Buffer {
+                Access::Uniform => wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Uniform,
                     has_dynamic_offset: false,
                     min_binding_size: None,
                 },
-                Slot::Read | Slot::ReadWrite => wgpu::BindingType::Buffer {
+                Access::Read | Access::ReadWrite => wgpu::BindingType::Buffer {
                     ty: wgpu::BufferBindingType::Storage {
-                        read_only: matches!(s, Slot::Read),
+                        read_only: *s == Access::Read,
                     },
                     has_dynamic_offset: false,
                     min_binding_size: None,
@@ -222,33 +242,18 @@ pub fn bind(
 mod tests {
     use super::*;
 
-    /// Every kernel composition the library can create lowers to SPIR-V (the Vulkan path), including
-    /// the cooperative-matrix GEMM on machines without cooperative matrices to run it.
+    /// Every composition declared lowers to SPIR-V (the Vulkan path), including the
+    /// cooperative-matrix GEMM on machines without cooperative matrices to run it.
     #[test]
     fn every_composition_lowers_to_spirv() {
-        let puts = [Put::Store, Put::Add, Put::Atomic, Put::Cas];
-        let mut sources = Vec::new();
-        for put in puts {
-            sources.push((format!("step {put:?}"), source(STEP, None, Some(put), None)));
-            for (kernel, name, dtypes) in [
-                (GEMM, "gemm", &[Dtype::F32, Dtype::F16][..]),
-                (GEMM_COOP, "gemm_coop", &[Dtype::F16][..]),
-            ] {
-                for &d in dtypes {
-                    for epilogue in [Epilogue::Track, Epilogue::Fused] {
-                        if epilogue == Epilogue::Fused && put != Put::Cas {
-                            continue;
-                        }
-                        sources.push((
-                            format!("{name} {d:?} {put:?} {epilogue:?}"),
-                            source(kernel, Some(d), Some(put), Some(epilogue)),
-                        ));
-                    }
-                }
-            }
-        }
-        assert_eq!(sources.len(), 4 + 4 * 3 + 3);
-        for (what, src) in sources {
+        for c in compositions::all() {
+            let what = c.parts().join(" + ");
+            let srcs: Vec<&str> = c
+                .parts()
+                .iter()
+                .map(|p| reflect::source(p).unwrap())
+                .collect();
+            let src = compose(&srcs);
             let module = naga::front::wgsl::parse_str(&src)
                 .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
             let info = naga::valid::Validator::new(
@@ -274,5 +279,50 @@ mod tests {
             .unwrap_or_else(|e| panic!("{what}: SPIR-V: {e}"));
             assert_eq!(words[0], 0x0723_0203, "{what}: SPIR-V magic");
         }
+    }
+
+    /// Every variant the kernels make is declared (so validated at build time); others are refused.
+    #[test]
+    fn variants_are_declared_compositions() {
+        let puts = [Put::Store, Put::Add, Put::Atomic, Put::Cas];
+        for put in puts {
+            let step = Variant {
+                kernel: "step.wgsl",
+                gemm: None,
+                put,
+                epilogue: None,
+            };
+            assert!(step.interface().is_ok() && step.source(None).is_ok());
+            for (kernel, dtypes) in [
+                ("gemm.wgsl", &[Dtype::F32, Dtype::F16][..]),
+                ("gemm_coop.wgsl", &[Dtype::F16][..]),
+            ] {
+                for &gemm in dtypes {
+                    let v = Variant {
+                        kernel,
+                        gemm: Some(gemm),
+                        put,
+                        epilogue: Some(Epilogue::Track),
+                    };
+                    assert!(v.source(None).is_ok(), "{v:?}");
+                    let fused = Variant {
+                        epilogue: Some(Epilogue::Fused),
+                        ..v
+                    };
+                    assert_eq!(fused.source(None).is_ok(), put == Put::Cas, "{fused:?}");
+                }
+            }
+        }
+        let coop_f32 = Variant {
+            kernel: "gemm_coop.wgsl",
+            gemm: Some(Dtype::F32),
+            put: Put::Store,
+            epilogue: Some(Epilogue::Track),
+        };
+        let e = coop_f32.source(None).unwrap_err().to_string();
+        assert!(
+            e.contains("operands/f32.wgsl") && e.contains("compositions.rs"),
+            "{e}"
+        );
     }
 }

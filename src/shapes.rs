@@ -122,6 +122,32 @@ impl std::fmt::Display for Shape {
     }
 }
 
+/// Output tile rows of one GEMM workgroup: BM of every GEMM kernel (a test checks it against their
+/// reflected BM, src/reflect.rs); the columns are per engine (`gemm::Engine::tile_n`).
+pub const TILE: usize = 128;
+
+/// Workgroups (tiles `tile_n` wide) of rows `rows` by `n` columns: what a chunk's tracker counts.
+pub fn tiles(rows: usize, n: usize, tile_n: usize) -> usize {
+    rows.div_ceil(TILE) * n.div_ceil(tile_n)
+}
+
+/// `groups` workgroups as a 2-D grid within `max` per dimension. Kernels recover the linear id as
+/// `id.x + id.y * dispatch_x` and ignore ids past `groups`.
+pub fn fold(groups: u32, max: u32) -> (u32, u32) {
+    if groups <= max {
+        (groups.max(1), 1)
+    } else {
+        let y = groups.div_ceil(max);
+        (groups.div_ceil(y), y)
+    }
+}
+
+/// Bytes a device buffer asked for `bytes` takes: at least 16 and whole 16-byte units, since kernels
+/// read and write whole vec4s (shaders/put/store.wgsl).
+pub fn buffer_bytes(bytes: u64) -> u64 {
+    bytes.max(16).next_multiple_of(16)
+}
+
 /// Output rows split into `shards` near-equal shards, each into `per_shard` near-equal chunks.
 /// Chunk `x = shard * per_shard + j`; chunk x covers rows `bounds[x]..bounds[x + 1]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

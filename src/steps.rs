@@ -5,14 +5,14 @@ use bytemuck::{Pod, Zeroable};
 
 use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::shaders::{self, Put, Slot};
+use crate::shaders::{self, Put, Variant};
 
 /// Invocations per step workgroup (workgroup_size in shaders/step.wgsl).
 pub const STEP_WG: u32 = 256;
 
-/// Mirrors `StepParams` in shaders/step.wgsl: keep in sync.
+/// `StepParams` in shaders/step.wgsl (its layout checked against naga's reflection: src/reflect.rs).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct StepParams {
     pub len4: u32,
     pub src_off4: u32,
@@ -63,22 +63,16 @@ pub struct StepKernel {
 
 impl StepKernel {
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        // Bindings: 0 dst (through put), 1 params, 2 src, 3 dst's tracker counters, 4 the partial sum a
-        // forwarded reduce adds (bound to src itself when unused).
-        let layout = shaders::layout(
-            gpu,
-            "step layout",
-            &[
-                Slot::ReadWrite,
-                Slot::Uniform,
-                Slot::Read,
-                Slot::ReadWrite,
-                Slot::Read,
-            ],
-        );
+        let variant = |put| Variant {
+            kernel: "step.wgsl",
+            gemm: None,
+            put,
+            epilogue: None,
+        };
+        let layout = shaders::layout(gpu, "step layout", variant(Put::Store).interface()?);
         let make = |put: Put| -> Result<wgpu::ComputePipeline> {
             let label = format!("step ({put:?})");
-            let m = shaders::module(gpu, &label, shaders::STEP, None, Some(put), None, false)?;
+            let m = shaders::module(gpu, &label, &variant(put), None, false)?;
             shaders::pipeline(gpu, &label, &layout, &m, &[])
         };
         Ok(StepKernel {

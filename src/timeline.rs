@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::plan::{Kind, Plan};
+
 /// Which row of a Gantt chart / which Chrome-trace thread an event belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(tag = "lane", rename_all = "snake_case")]
@@ -59,4 +61,64 @@ impl Timeline {
     pub fn span_us(&self) -> f64 {
         self.events.iter().map(|e| e.end_us).fold(0.0, f64::max)
     }
+}
+
+/// Timeline events for op indices that ran in one pass over [start, end] µs: one event per lane.
+pub fn pass_events(
+    plan: &Plan,
+    ops: &[usize],
+    start: f64,
+    end: f64,
+    stage: Option<usize>,
+) -> Vec<Event> {
+    let mut groups: Vec<(Lane, EventKind, usize, Vec<usize>)> = Vec::new();
+    for &i in ops {
+        let op = &plan.ops[i];
+        let (lane, kind, rank) = match op.kind {
+            Kind::Gemm => (
+                Lane::Gemm { rank: op.dst.rank },
+                EventKind::Gemm,
+                op.dst.rank,
+            ),
+            Kind::Copy { .. } => (
+                Lane::Step { rank: op.dst.rank },
+                EventKind::Copy,
+                op.dst.rank,
+            ),
+            Kind::Reduce { .. } => (
+                Lane::Step { rank: op.dst.rank },
+                EventKind::Reduce,
+                op.dst.rank,
+            ),
+        };
+        match groups.iter_mut().find(|g| g.0 == lane && g.1 == kind) {
+            Some(g) => g.3.push(op.dst.chunk),
+            None => groups.push((lane, kind, rank, vec![op.dst.chunk])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(lane, kind, rank, chunks)| Event {
+            lane,
+            kind,
+            name: format!(
+                "r{rank} {} c{}",
+                match kind {
+                    EventKind::Gemm => "gemm",
+                    EventKind::Copy => "copy",
+                    _ => "reduce",
+                },
+                chunks
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            rank,
+            chunk: (chunks.len() == 1).then(|| chunks[0]),
+            stage,
+            start_us: start,
+            end_us: end,
+        })
+        .collect()
 }

@@ -53,8 +53,8 @@ fn run_config(config: Config, mode_names: &[&str]) {
     let Some(kernels) = common::kernels(gpu, config.dtype) else {
         return;
     };
-    let sys = System::new(gpu, &kernels, config).unwrap();
-    let c = &sys.config;
+    let mut sys = System::new(gpu, &kernels, config).unwrap();
+    let c = &sys.config.clone();
     let (collective, ranks, chunks, m, via, link, dtype) = (
         c.collective,
         c.ranks,
@@ -79,7 +79,7 @@ fn run_config(config: Config, mode_names: &[&str]) {
             continue;
         }
         sys.ranks.poison(gpu);
-        mode.run(&sys).unwrap();
+        mode.run(&mut sys).unwrap();
         let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
         let what = format!(
             "{} {collective} ranks {ranks} chunks {chunks} m {m} {via:?} {link:?} {} ({}), step lead {}",
@@ -247,7 +247,7 @@ fn timelines_are_ordered_and_complete() {
             arbitrate: None,
             step_lead: StepLead::Auto,
         };
-        let sys = System::new(gpu, &kernels, config).unwrap();
+        let mut sys = System::new(gpu, &kernels, config).unwrap();
         let inputs = Inputs::random(
             sys.config.shape,
             Dtype::F32,
@@ -260,7 +260,7 @@ fn timelines_are_ordered_and_complete() {
             if mode.skip_reason(&sys).is_some() {
                 continue;
             }
-            let run = mode.run(&sys).unwrap();
+            let run = mode.run(&mut sys).unwrap();
             let what = format!("{} {collective}", mode.name());
             // Complete: every op (each chunk produced, each step run) has a finite span.
             assert_eq!(run.op_spans.len(), sys.plan.ops.len(), "{what}");

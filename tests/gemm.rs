@@ -3,10 +3,11 @@
 
 mod common;
 
-use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode, TrackedGemm};
+use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::reference::{gemm, rel_frobenius, Rng};
 use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::tracked::TrackedGemm;
 use t3_wgpu::Error;
 
 fn check(

@@ -42,13 +42,13 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
     let Some(gpu) = common::gpu() else { return };
     let kernels = Kernels::new(gpu).unwrap();
     let opts = options(3);
-    let (sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
+    let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
     let slow = |what: &str, r: &mut experiment::Rep| {
         if what == GEMM {
             r.us = r.us * 50.0 + 1e4;
         }
     };
-    let r = experiment::measure_with(&sys, &inputs, &opts, &slow).unwrap();
+    let r = experiment::measure_with(&mut sys, &inputs, &opts, &slow).unwrap();
 
     assert!(!r.consistent);
     assert_eq!(

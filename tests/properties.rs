@@ -81,7 +81,7 @@ fn random_configurations_match_reference() {
                     },
                 };
                 let what = format!("{config:?} seed {seed}");
-                let sys = System::new(gpu, kernels, config).unwrap();
+                let mut sys = System::new(gpu, kernels, config).unwrap();
                 let inputs =
                     Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
                 sys.ranks.upload(gpu, &inputs);
@@ -91,7 +91,7 @@ fn random_configurations_match_reference() {
                     return Ok(());
                 }
                 sys.ranks.poison(gpu);
-                mode.run(&sys).unwrap();
+                mode.run(&mut sys).unwrap();
                 let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
                 prop_assert!(err <= 1e-5, "{} {what}: rel error {err}", mode.name());
                 prop_assert!(

@@ -1,13 +1,13 @@
 //! What both benchmarks share: the pass clock (GPU timestamps or host clock) and its warm-up by
 //! stability, medians, env parsing, JSON lines.
 
-use std::cell::Cell;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use t3_wgpu::gpu::Gpu;
 pub use t3_wgpu::stats::{Settle, Warmup};
+use t3_wgpu::timestamps::Timestamps;
 
 /// Least untimed runs before the timed ones (pipeline warm-up, clocks); see [`Clock::warm_up`].
 pub const WARMUP: u32 = 2;
@@ -16,14 +16,7 @@ pub const WARMUP: u32 = 2;
 /// clock around submit + bounded wait (which then includes submission and wake-up latency).
 pub struct Clock {
     ts: Option<Timestamps>,
-    warmup: Cell<Option<Warmup>>,
-}
-
-struct Timestamps {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    staging: wgpu::Buffer,
-    period_ns: f64,
+    warmup: Option<Warmup>,
 }
 
 impl Clock {
@@ -34,39 +27,10 @@ impl Clock {
                 wgpu::QUERY_SET_MAX_QUERIES / 2
             );
         }
-        if !gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
-            return Ok(Clock {
-                ts: None,
-                warmup: Cell::new(None),
-            });
-        }
-        let bytes = u64::from(2 * reps) * wgpu::QUERY_SIZE as u64;
-        let buffer = |label, usage| {
-            gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
+        let ts = Timestamps::new(gpu, reps);
         Ok(Clock {
-            ts: Some(Timestamps {
-                set: gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("bench timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 2 * reps,
-                }),
-                resolve: buffer(
-                    "bench timestamp resolve",
-                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                ),
-                staging: buffer(
-                    "bench timestamp readback",
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                ),
-                period_ns: f64::from(gpu.queue.get_timestamp_period()),
-            }),
-            warmup: Cell::new(None),
+            ts: ts.gpu_clock().then_some(ts),
+            warmup: None,
         })
     }
 
@@ -77,13 +41,11 @@ impl Clock {
     /// BENCHMARKS.md), so a short warm-up times the first build. Each warm-up run is timed alone
     /// (GPU timestamps read back per run where the adapter has them, else the host clock).
     fn warm_up(
-        &self,
+        &mut self,
         gpu: &Gpu,
         what: &str,
         bound: Duration,
-        run: &dyn Fn(
-            Option<wgpu::ComputePassTimestampWrites<'_>>,
-        ) -> anyhow::Result<wgpu::SubmissionIndex>,
+        record: &dyn Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
     ) -> anyhow::Result<()> {
         let secs = |name, default: f64| -> anyhow::Result<Duration> {
             Ok(Duration::from_secs_f64(
@@ -104,32 +66,32 @@ impl Clock {
         {
             at.push(t0.elapsed().as_secs_f64());
             let h0 = Instant::now();
-            let Some(t) = &self.ts else {
-                let idx = run(None)?;
-                gpu.wait(Some(idx), what, bound)?;
-                us.push(h0.elapsed().as_secs_f64() * 1e6);
-                continue;
-            };
-            let idx = run(Some(wgpu::ComputePassTimestampWrites {
-                query_set: &t.set,
-                beginning_of_pass_write_index: Some(0),
-                end_of_pass_write_index: Some(1),
-            }))?;
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            if let Some(t) = &mut self.ts {
+                t.reset();
+                record(&mut enc, t.pass());
+            } else {
+                record(&mut enc, None);
+            }
+            let idx = gpu.submit(what, vec![enc.finish()])?;
             gpu.wait(Some(idx), what, bound)?;
-            us.push(t.read(gpu, 1, None)?[0] * 1e3);
+            us.push(match &self.ts {
+                Some(t) => t.durations_s(gpu)?[0] * 1e6,
+                None => h0.elapsed().as_secs_f64() * 1e6,
+            });
         }
         let since = settle.settled_since(&us);
-        self.warmup.set(Some(Warmup {
+        self.warmup = Some(Warmup {
             what: what.into(),
             runs: us.len(),
             seconds: since.map_or(t0.elapsed().as_secs_f64(), |i| at[i]),
             settled: since.is_some(),
-        }));
+        });
         Ok(())
     }
 
     /// How the last [`Clock::times_ms`] call's warm-up went.
-    pub fn last_warmup(&self) -> Warmup {
+    pub fn last_warmup(&mut self) -> Warmup {
         self.warmup.take().unwrap_or(Warmup {
             what: String::new(),
             runs: 0,
@@ -158,68 +120,48 @@ impl Clock {
     /// ([`Clock::warm_up`]; [`Clock::last_warmup`] says how it went). With timestamps every rep is
     /// submitted without waiting and all are resolved in one readback after.
     pub fn times_ms(
-        &self,
+        &mut self,
         gpu: &Gpu,
         what: &str,
         reps: u32,
         bound: Duration,
         record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
     ) -> anyhow::Result<Vec<f64>> {
-        let run = |ts: Option<wgpu::ComputePassTimestampWrites<'_>>| -> anyhow::Result<wgpu::SubmissionIndex> {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, ts);
-            Ok(gpu.submit(what, vec![enc.finish()])?)
-        };
-        self.warm_up(gpu, what, bound, &run)?;
-        let Some(t) = &self.ts else {
+        self.warm_up(gpu, what, bound, &record)?;
+        let Some(t) = &mut self.ts else {
             let mut ms = Vec::with_capacity(reps as usize);
             for _ in 0..reps {
                 let t0 = Instant::now();
-                let idx = run(None)?;
+                let mut enc = gpu.device.create_command_encoder(&Default::default());
+                record(&mut enc, None);
+                let idx = gpu.submit(what, vec![enc.finish()])?;
                 gpu.wait(Some(idx), what, bound)?;
                 ms.push(t0.elapsed().as_secs_f64() * 1e3);
             }
             return Ok(ms);
         };
+        t.reset();
         let mut last = None;
-        for i in 0..reps {
-            last = Some(run(Some(wgpu::ComputePassTimestampWrites {
-                query_set: &t.set,
-                beginning_of_pass_write_index: Some(2 * i),
-                end_of_pass_write_index: Some(2 * i + 1),
-            }))?);
+        for _ in 0..reps {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            record(&mut enc, t.pass());
+            last = Some(gpu.submit(what, vec![enc.finish()])?);
         }
         gpu.wait(last, what, bound * reps)?;
-        t.read(gpu, reps, Some(what))
-    }
-}
-
-impl Timestamps {
-    /// Ms of the first `reps` begin/end pairs the set holds; with T3_BENCH_DEBUG=1, the spans of
-    /// the timed reps of `debug` on stderr.
-    fn read(&self, gpu: &Gpu, reps: u32, debug: Option<&str>) -> anyhow::Result<Vec<f64>> {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        enc.resolve_query_set(&self.set, 0..2 * reps, &self.resolve, 0);
-        let bytes = u64::from(2 * reps) * wgpu::QUERY_SIZE as u64;
-        enc.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, bytes);
-        let idx = gpu.submit("resolving timestamps", vec![enc.finish()])?;
-        let bytes = gpu.map_read("timestamps", &self.staging, idx, bytes)?;
-        let ticks: &[u64] = bytemuck::cast_slice(&bytes);
-        if let Some(what) =
-            debug.filter(|_| std::env::var("T3_BENCH_DEBUG").is_ok_and(|v| v == "1"))
-        {
+        let ticks = t.ticks(gpu)?;
+        if std::env::var("T3_BENCH_DEBUG").is_ok_and(|v| v == "1") {
             // Every rep's begin..end on the GPU clock, from the first begin: gaps and overlaps show.
-            let t0 = ticks[0];
-            let at = |x: u64| x.saturating_sub(t0) as f64 * self.period_ns / 1e6;
+            let t0 = ticks.first().map_or(0, |p| p.0);
+            let at = |x: u64| t.us(x.saturating_sub(t0)) / 1e3;
             let spans: Vec<String> = ticks
-                .chunks_exact(2)
-                .map(|p| format!("{:.3}..{:.3}", at(p[0]), at(p[1])))
+                .iter()
+                .map(|p| format!("{:.3}..{:.3}", at(p.0), at(p.1)))
                 .collect();
             eprintln!("{what}: {}", spans.join(" "));
         }
         Ok(ticks
-            .chunks_exact(2)
-            .map(|p| p[1].saturating_sub(p[0]) as f64 * self.period_ns / 1e6)
+            .iter()
+            .map(|p| t.us(p.1.saturating_sub(p.0)) / 1e3)
             .collect())
     }
 }

@@ -15,7 +15,7 @@
 // ran, Mesa lavapipe and NVIDIA, atomics are device-coherent, so this suffices), and to
 // threadgroup_barrier(mem_flags::mem_device) on Metal. So the mode needs no optional feature.
 
-// Mirrors `Forward` in src/modes/fused.rs: keep in sync. Indexed by counter (rank * chunks + chunk).
+// Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter (rank * chunks + chunk).
 struct Forward {
     off: u32,
     len: u32,

@@ -1,6 +1,6 @@
 // What every GEMM kernel (gemm.wgsl, gemm_coop.wgsl) shares: params, the job table, tile lookup,
-// guarded operand loads and guarded output rows. Prepended by src/shaders.rs (and build.rs) to any
-// kernel that calls `tile_of(`.
+// guarded operand loads and guarded output rows. Composed before every GEMM kernel that
+// src/compositions.rs declares (at run time by src/shaders.rs, at build time by build.rs).
 //
 // Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
 // never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
@@ -9,7 +9,7 @@
 // Bounds: every global index is guarded by the row/col/k tests below, which is why the host may create
 // these kernels without naga's runtime bounds checks (tests/gemm.rs covers every edge case).
 
-// Mirrors `GemmParams` in src/gemm.rs: keep in sync.
+// Host twin: `GemmParams` in src/gemm.rs (layouts compared through naga, src/reflect.rs).
 struct GemmParams {
     m: u32,
     n: u32,
@@ -27,7 +27,7 @@ struct GemmParams {
     _pad2: u32,
 }
 
-// Mirrors `Job` in src/gemm.rs: keep in sync.
+// Host twin: `Job` in src/gemm.rs (layouts compared through naga).
 // Offsets are per job so that one dispatch can cover several ranks' packed buffers (fused mode):
 // output row r of the job is stored at c_off + (r - c_row_base) * ldc, its A row at
 // a_off + (r - a_row_base) * lda.
@@ -51,7 +51,7 @@ struct Job {
 @group(0) @binding(5) var<storage, read> jobs: array<Job>;
 
 // The tile's rows and columns, BM and BN, are the kernel's constants (128 x 128 SIMT, 128 x 256
-// cooperative): src/gemm.rs, `Engine::tile_n`, counts the tiles the same way.
+// cooperative): build.rs reflects them, and the host counts tiles with them (`Engine::tile_n`).
 
 var<workgroup> wg_job: u32;
 

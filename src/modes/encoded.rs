@@ -8,9 +8,8 @@
 //! an update may only follow that GEMM's stores, so it shares the pass of GEMM stage s+2; the last
 //! ring step runs after the last GEMM stage (plan.rs, `steps_overlap_later_gemm_stages`).
 
-use super::{grain, run_passes, Mode, Run, System};
+use super::{run_recording, Mode, Run, System};
 use crate::error::Result;
-use crate::gemm::StoreMode;
 
 pub struct Encoded;
 
@@ -23,15 +22,9 @@ impl Mode for Encoded {
         None
     }
 
-    fn run(&self, sys: &System) -> Result<Run> {
-        let mut passes: Vec<Vec<usize>> = vec![Vec::new(); sys.plan.levels];
-        // GEMM dispatches first within a pass: encoded after them, steps overlap the GEMM's tail;
-        // encoded before, they delay it by their whole duration (measured on an H200, DESIGN.md).
-        for i in sys.gemm_ops().chain(sys.step_ops()) {
-            passes[sys.plan.ops[i].level].push(i);
-        }
-        passes.retain(|p| !p.is_empty());
-        let t = run_passes(sys, &passes, StoreMode::Store, "encoded")?;
-        Ok(Run::from_passes(sys, self.name(), grain(sys), &passes, &t))
+    fn run(&self, sys: &mut System) -> Result<Run> {
+        let t = run_recording(sys, |l| &l.encoded)?;
+        let passes: Vec<&[usize]> = sys.lowered.encoded.passes().map(|p| &p.ops[..]).collect();
+        Ok(Run::from_passes(sys, self.name(), sys.grain(), &passes, &t))
     }
 }

@@ -7,13 +7,28 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::{grain, Mode, Run, System};
+use super::{Mode, Run, System};
 use crate::error::{Error, Result};
 use crate::gemm::StoreMode;
-use crate::plan::Kind;
+use crate::lower::Command;
+use crate::plan::{Kind, Loc, Plan};
 use crate::timeline::{Event, EventKind, Lane};
 
 pub struct Host;
+
+/// The step ops a trigger loop submits next: those not submitted yet whose every dependency's
+/// buffer counter (as last read back) has reached the mark that proves that dependency complete.
+pub fn ready(plan: &Plan, counters: &HashMap<Loc, u32>, submitted: &[bool]) -> Vec<usize> {
+    (0..plan.ops.len())
+        .filter(|&i| plan.ops[i].kind != Kind::Gemm && !submitted[i])
+        .filter(|&i| {
+            plan.ops[i].deps.iter().all(|&d| {
+                let dep = &plan.ops[d];
+                counters.get(&dep.dst).copied().unwrap_or(0) >= dep.mark
+            })
+        })
+        .collect()
+}
 
 impl Mode for Host {
     fn name(&self) -> &'static str {
@@ -24,19 +39,11 @@ impl Mode for Host {
         None
     }
 
-    fn run(&self, sys: &System) -> Result<Run> {
-        let gpu = sys.gpu;
+    fn run(&self, sys: &mut System) -> Result<Run> {
+        sys.exec.timer.reset();
         let plan = &sys.plan;
-        let n_locs = sys.ranks.loc_order.len();
-        let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("host trigger readback"),
-            size: (n_locs * 4).max(4) as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        sys.timer.reset();
-        let stages = sys.schedule.gemm_stages();
-        let mut counters: HashMap<_, u32> = HashMap::new();
+        let stages = sys.lowered.stages;
+        let mut counters: HashMap<Loc, u32> = HashMap::new();
         let mut submitted = vec![false; plan.ops.len()];
         let mut pass_of = vec![usize::MAX; plan.ops.len()];
         let mut passes: Vec<Vec<usize>> = Vec::new();
@@ -45,23 +52,15 @@ impl Mode for Host {
         let mut host_ends: Vec<f64> = Vec::new();
         let mut t0: Option<Instant> = None;
         let mut stage = 0;
-        let mut first = true;
         while submitted.iter().any(|s| !s) {
-            let mut ops: Vec<usize> = sys
-                .gemm_ops()
-                .filter(|&i| plan.ops[i].stage == stage && stage < stages)
+            let mut ops: Vec<usize> = (0..plan.ops.len())
+                .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == stage)
                 .collect();
             stage += 1;
-            let now_us = t0.map(|t| t.elapsed().as_secs_f64() * 1e6).unwrap_or(0.0);
-            for i in sys.step_ops() {
-                let ready = !submitted[i]
-                    && plan.ops[i].deps.iter().all(|&d| {
-                        counters.get(&plan.ops[d].dst).copied().unwrap_or(0) >= plan.ops[d].mark
-                    });
-                if ready {
-                    ops.push(i);
-                    triggers.push((i, now_us));
-                }
+            let now_us = t0.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e6);
+            for i in ready(plan, &counters, &submitted) {
+                ops.push(i);
+                triggers.push((i, now_us));
             }
             if ops.is_empty() {
                 if stage <= stages {
@@ -76,38 +75,31 @@ impl Mode for Host {
                     ),
                 });
             }
-            let mut enc = gpu
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("host trigger submission"),
-                });
-            if first {
-                sys.ranks.reset_trackers(&mut enc);
-                first = false;
-            }
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("host trigger pass"),
-                    timestamp_writes: sys.timer.writes(),
-                });
-                sys.encode_pass(&mut pass, &ops, StoreMode::Store);
-                for &i in &ops {
-                    submitted[i] = true;
-                    pass_of[i] = passes.len();
-                }
-            }
-            sys.ranks.encode_counter_readback(&mut enc, &staging);
-            let idx = gpu.submit("host trigger submission", vec![enc.finish()])?;
-            t0.get_or_insert_with(Instant::now);
-            let bytes = gpu.map_read("tracker counters", &staging, idx, (n_locs * 4) as u64)?;
-            host_ends.push(t0.unwrap().elapsed().as_secs_f64() * 1e6);
-            let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
-            for (l, v) in sys.ranks.loc_order.iter().zip(&vals) {
-                counters.insert(*l, *v);
+            let mut commands = if passes.is_empty() {
+                sys.lowered.reset()
+            } else {
+                Vec::new()
+            };
+            commands.push(Command::Pass(sys.lowered.pass(&ops, StoreMode::Store)));
+            commands.push(sys.lowered.counters());
+            let done = sys.exec.submit(
+                &sys.ranks,
+                &sys.lowered,
+                "host trigger submission",
+                &commands,
+                sys.gpu.timeout,
+            )?;
+            let t0 = *t0.get_or_insert(done.submitted);
+            host_ends.push((done.done - t0).as_secs_f64() * 1e6);
+            let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&done.read);
+            counters.extend(sys.lowered.locs.iter().copied().zip(vals));
+            for &i in &ops {
+                submitted[i] = true;
+                pass_of[i] = passes.len();
             }
             passes.push(ops);
         }
-        let mut t = sys.timer.read(gpu)?;
+        let mut t = sys.exec.timer.spans_us(sys.gpu)?;
         let gpu_clock = t.len() == passes.len();
         if !gpu_clock {
             // No timestamps: a pass spans from the previous completion to its own, on the host clock.
@@ -118,7 +110,7 @@ impl Mode for Host {
                 .collect();
         }
         let grain = if gpu_clock {
-            grain(sys)
+            sys.grain()
         } else {
             "submission (host clock)".into()
         };
@@ -129,13 +121,13 @@ impl Mode for Host {
         // submission's launch time, either way; values below zero are clamped.
         let mut lat = Vec::new();
         for &(i, at) in &triggers {
-            let ready_at = plan.ops[i]
+            let ready_at = sys.plan.ops[i]
                 .deps
                 .iter()
                 .map(|&d| t[pass_of[d]].1)
                 .fold(0.0, f64::max);
             lat.push((at - ready_at).max(0.0));
-            let op = &plan.ops[i];
+            let op = &sys.plan.ops[i];
             let src = match op.kind {
                 Kind::Copy { src } | Kind::Reduce { src } => src.rank,
                 Kind::Gemm => op.dst.rank,
@@ -153,5 +145,60 @@ impl Mode for Host {
         }
         run.trigger_latency_us = lat;
         Ok(run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Buf, ReduceVia};
+    use crate::schedule::{Collective, Schedule};
+    use crate::shapes::Chunking;
+
+    /// Marks every op's counters as the plan says they end once `done` ops completed.
+    fn counters_after(plan: &Plan, done: &[usize]) -> HashMap<Loc, u32> {
+        let mut c = HashMap::new();
+        for &i in done {
+            let o = &plan.ops[i];
+            let v = c.entry(o.dst).or_insert(0);
+            *v = (*v).max(o.mark);
+        }
+        c
+    }
+
+    #[test]
+    fn steps_become_ready_when_their_inputs_reach_their_marks() {
+        let ch = Chunking::new(40, 4, 1).unwrap();
+        let plan = Plan::new(
+            &Schedule::new(Collective::ReduceScatter, &ch),
+            &ch,
+            8,
+            128,
+            ReduceVia::Update,
+        );
+        let none = vec![false; plan.ops.len()];
+        assert!(
+            ready(&plan, &HashMap::new(), &none).is_empty(),
+            "nothing before any GEMM"
+        );
+        // After GEMM stages 0 and 1, exactly the ring's first steps (stage 0) are ready.
+        let gemms: Vec<usize> = (0..plan.ops.len())
+            .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage < 2)
+            .collect();
+        let r = ready(&plan, &counters_after(&plan, &gemms), &none);
+        assert_eq!(r.len(), 4);
+        assert!(r.iter().all(|&i| plan.ops[i].stage == 0));
+        // Submitted steps are not offered again; a counter one short of its mark holds a step back.
+        let mut submitted = none.clone();
+        submitted[r[0]] = true;
+        assert_eq!(
+            ready(&plan, &counters_after(&plan, &gemms), &submitted).len(),
+            3
+        );
+        let mut short = counters_after(&plan, &gemms);
+        let dep = plan.ops[r[1]].deps[0];
+        *short.get_mut(&plan.ops[dep].dst).unwrap() -= 1;
+        assert!(!ready(&plan, &short, &none).contains(&r[1]));
+        assert!(plan.ops[r[1]].dst.buf == Buf::Out);
     }
 }

@@ -1,26 +1,10 @@
-//! Sequential mode, the paper's baseline: every rank's GEMM, then the collective.
+//! Sequential mode, the paper's baseline: every rank's GEMM, then the collective (one pass per GEMM
+//! stage, then one per step level: [`crate::lower::Lowered::sequential`]).
 
-use super::{grain, run_passes, Mode, Run, System};
+use super::{run_recording, Mode, Run, System};
 use crate::error::Result;
-use crate::gemm::StoreMode;
 
 pub struct Sequential;
-
-/// The sequential passes: one per GEMM stage, then one per step level (the finest grain that keeps
-/// the order: a step level only after every GEMM).
-pub fn passes(sys: &System) -> (Vec<Vec<usize>>, usize) {
-    let stages = sys.schedule.gemm_stages();
-    let mut passes: Vec<Vec<usize>> = vec![Vec::new(); stages];
-    for i in sys.gemm_ops() {
-        passes[sys.plan.ops[i].stage].push(i);
-    }
-    let mut levels: Vec<Vec<usize>> = vec![Vec::new(); sys.plan.levels];
-    for i in sys.step_ops() {
-        levels[sys.plan.ops[i].level].push(i);
-    }
-    passes.extend(levels.into_iter().filter(|l| !l.is_empty()));
-    (passes, stages)
-}
 
 impl Mode for Sequential {
     fn name(&self) -> &'static str {
@@ -31,14 +15,20 @@ impl Mode for Sequential {
         None
     }
 
-    fn run(&self, sys: &System) -> Result<Run> {
-        let (passes, stages) = passes(sys);
-        let t = run_passes(sys, &passes, StoreMode::Store, "sequential")?;
+    fn run(&self, sys: &mut System) -> Result<Run> {
+        let t = run_recording(sys, |l| &l.sequential)?;
+        let stages = sys.lowered.stages;
         let span = |r: &[(f64, f64)]| match (r.first(), r.last()) {
             (Some(a), Some(b)) => b.1 - a.0,
             _ => 0.0,
         };
-        let mut run = Run::from_passes(sys, self.name(), grain(sys), &passes, &t);
+        let passes: Vec<&[usize]> = sys
+            .lowered
+            .sequential
+            .passes()
+            .map(|p| &p.ops[..])
+            .collect();
+        let mut run = Run::from_passes(sys, self.name(), sys.grain(), &passes, &t);
         run.gemm_us = Some(span(&t[..stages]));
         run.comm_us = Some(span(&t[stages..]));
         Ok(run)

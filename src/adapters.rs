@@ -1,0 +1,108 @@
+//! What `t3 info` shows: every adapter's name, backend, features and limits.
+
+use serde::Serialize;
+
+use crate::gpu::{backends, instance, GpuOptions};
+
+/// Names of [`WANTED_FEATURES`], in the order `t3 info` lists them.
+pub const FEATURE_NAMES: [(&str, wgpu::Features); 8] = [
+    ("TIMESTAMP_QUERY", wgpu::Features::TIMESTAMP_QUERY),
+    (
+        "TIMESTAMP_QUERY_INSIDE_PASSES",
+        wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+    ),
+    (
+        "TIMESTAMP_QUERY_INSIDE_ENCODERS",
+        wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+    ),
+    ("SHADER_F16", wgpu::Features::SHADER_F16),
+    ("SUBGROUP", wgpu::Features::SUBGROUP),
+    (
+        "SHADER_FLOAT32_ATOMIC",
+        wgpu::Features::SHADER_FLOAT32_ATOMIC,
+    ),
+    (
+        "MEMORY_DECORATION_COHERENT",
+        wgpu::Features::MEMORY_DECORATION_COHERENT,
+    ),
+    (
+        "COOPERATIVE_MATRIX",
+        wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+    ),
+];
+
+/// What `t3 info` shows about one adapter.
+#[derive(Clone, Debug, Serialize)]
+pub struct AdapterReport {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub vendor: u32,
+    pub device: u32,
+    pub features: Vec<String>,
+    /// Smallest and largest subgroup width.
+    pub subgroup_sizes: [u32; 2],
+    /// Cooperative-matrix configurations, "MxNxK ab->cr" (empty without the feature).
+    pub cooperative_matrix: Vec<String>,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_storage_buffers_per_shader_stage: u32,
+    pub min_storage_buffer_offset_alignment: u32,
+    pub min_uniform_buffer_offset_alignment: u32,
+    pub timestamp_period_ns: Option<f32>,
+}
+
+pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
+    let info = adapter.get_info();
+    let f = adapter.features();
+    let l = adapter.limits();
+    AdapterReport {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
+        vendor: info.vendor,
+        device: info.device,
+        features: FEATURE_NAMES
+            .iter()
+            .filter(|(_, feat)| f.contains(*feat))
+            .map(|(n, _)| n.to_string())
+            .collect(),
+        subgroup_sizes: [info.subgroup_min_size, info.subgroup_max_size],
+        cooperative_matrix: adapter
+            .cooperative_matrix_properties()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}x{}x{} {:?}->{:?}",
+                    c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
+                )
+                .to_lowercase()
+            })
+            .collect(),
+        max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+        max_buffer_size: l.max_buffer_size,
+        max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+        max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+        max_compute_workgroup_storage_size: l.max_compute_workgroup_storage_size,
+        max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
+        min_storage_buffer_offset_alignment: l.min_storage_buffer_offset_alignment,
+        min_uniform_buffer_offset_alignment: l.min_uniform_buffer_offset_alignment,
+        timestamp_period_ns: period,
+    }
+}
+
+/// Every adapter the instance sees under `opts`' backends (the name filter is ignored: `t3 info` lists all).
+pub fn list_adapters(opts: &GpuOptions) -> Vec<AdapterReport> {
+    let inst = instance(opts);
+    pollster::block_on(inst.enumerate_adapters(backends(opts)))
+        .iter()
+        .map(|a| report(a, None))
+        .collect()
+}

@@ -1,0 +1,96 @@
+//! Every shader composition the library builds, declared once: which snippets each kernel under
+//! shaders/ is put together with. build.rs includes this file to validate and reflect each one;
+//! src/shaders.rs composes from the same table at run time and refuses anything not in it.
+
+/// A kernel and the snippets it is composed with.
+pub struct Kernel {
+    /// File under shaders/.
+    pub file: &'static str,
+    /// Its operand snippets (shaders/operands/NAME.wgsl): a GEMM kernel's operand types; empty for
+    /// a kernel without GEMM operands.
+    pub operands: &'static [&'static str],
+    /// Each epilogue (shaders/epilogue/NAME.wgsl; "" for none) with the puts (shaders/put/) it
+    /// takes.
+    pub variants: &'static [(&'static str, &'static [&'static str])],
+}
+
+/// Every put: how a kernel writes its destination.
+pub const PUTS: &[&str] = &["store", "add", "atomic", "cas"];
+
+/// The fused epilogue's output is `array<atomic<u32>>`: only the CAS put writes that.
+const GEMM_VARIANTS: &[(&str, &[&str])] = &[("track", PUTS), ("fused", &["cas"])];
+
+pub const KERNELS: &[Kernel] = &[
+    Kernel {
+        file: "gemm.wgsl",
+        operands: &["f32", "f16"],
+        variants: GEMM_VARIANTS,
+    },
+    Kernel {
+        file: "gemm_coop.wgsl",
+        operands: &["f16"],
+        variants: GEMM_VARIANTS,
+    },
+    Kernel {
+        file: "step.wgsl",
+        operands: &[],
+        variants: &[("", PUTS)],
+    },
+];
+
+/// What every GEMM kernel shares (params, job table, tile lookup), composed after the epilogue.
+pub const GEMM_SHARED: &str = "gemm/jobs.wgsl";
+
+/// One composition: a kernel, its operand type (GEMM kernels), put and epilogue ("" for none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Composition {
+    pub kernel: &'static str,
+    pub operands: Option<&'static str>,
+    pub put: &'static str,
+    pub epilogue: &'static str,
+}
+
+impl Composition {
+    /// Its files under shaders/, in composition order.
+    pub fn parts(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .operands
+            .iter()
+            .map(|o| format!("operands/{o}.wgsl"))
+            .collect();
+        v.push(format!("put/{}.wgsl", self.put));
+        if !self.epilogue.is_empty() {
+            v.push(format!("epilogue/{}.wgsl", self.epilogue));
+        }
+        if self.operands.is_some() {
+            v.push(GEMM_SHARED.into());
+        }
+        v.push(self.kernel.into());
+        v
+    }
+}
+
+/// Every declared composition.
+pub fn all() -> Vec<Composition> {
+    let mut v = Vec::new();
+    for k in KERNELS {
+        let operands: Vec<Option<&'static str>> = if k.operands.is_empty() {
+            vec![None]
+        } else {
+            k.operands.iter().map(|&o| Some(o)).collect()
+        };
+        for &o in &operands {
+            for &(epilogue, puts) in k.variants {
+                for &put in puts {
+                    v.push(Composition {
+                        kernel: k.file,
+                        operands: o,
+                        put,
+                        epilogue,
+                    });
+                }
+            }
+        }
+    }
+    v
+}

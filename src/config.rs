@@ -1,0 +1,91 @@
+//! What configures one system: shape, ranks, chunks, collective, reduce realisation, link,
+//! operand type, arbitration and the step lead.
+
+use crate::error::{Error, Result};
+use crate::plan::ReduceVia;
+use crate::schedule::Collective;
+use crate::shapes::{Dtype, Shape};
+use crate::steps::Link;
+
+/// What configures one system.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Config {
+    pub shape: Shape,
+    pub ranks: usize,
+    pub chunks: usize,
+    pub collective: Collective,
+    pub via: ReduceVia,
+    pub link: Link,
+    /// Element type of the GEMM operands (outputs and steps are f32 either way).
+    pub dtype: Dtype,
+    /// Arbitration (software's stand-in for T3's memory-controller arbitration): while a pass holds
+    /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
+    /// compute; passes without GEMM work, and sequential mode, keep the link budget.
+    pub arbitrate: Option<u32>,
+    /// Where a pass's steps go among the GEMM workgroups sharing it (encoded and host modes).
+    pub step_lead: StepLead,
+}
+
+impl Config {
+    /// Floating-point operations of all ranks' GEMMs: each rank a full partial sum, or (row-split
+    /// GEMM before an all-gather) one shard of a single GEMM each.
+    pub fn total_flops(&self) -> f64 {
+        if self.collective.row_split() {
+            self.shape.flops()
+        } else {
+            self.shape.flops() * self.ranks as f64
+        }
+    }
+}
+
+/// Where the steps of a pass that also holds GEMM work are dispatched among its GEMM ops. The GPU
+/// starts workgroups in dispatch order, so steps dispatched after all of the pass's GEMM work start
+/// only when its last wave leaves slots free, and a step that outlasts that wave stretches the pass
+/// (the next GEMM stage waits for it). Dispatching the pass's last GEMM ops after the steps starts
+/// the steps earlier; those ops then run in the slots the steps leave, beside them. Too many and
+/// they wait for the steps instead. Ops move whole: the two halves of a split op would write one
+/// buffer, and wgpu puts a barrier between such dispatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepLead {
+    /// Where the pass holds at most one step per rank (one chunk per rank's shard), at least as
+    /// many GEMM workgroups after the steps as the steps have: the steps take the places of the
+    /// GEMM's last workgroups in the dispatch order. Where it holds more, the steps fill most
+    /// slots by themselves and GEMM work after them would wait: none.
+    Auto,
+    /// At least this many GEMM workgroups after the steps, in whole ops (0: all GEMM work before).
+    Workgroups(u32),
+}
+
+impl StepLead {
+    /// "auto" or a workgroup count.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim() {
+            "auto" => Ok(StepLead::Auto),
+            v => v.parse().map(StepLead::Workgroups).map_err(|_| {
+                Error::invalid(
+                    "step lead",
+                    s,
+                    "auto, or a count of GEMM workgroups (0 = steps after all GEMM work)",
+                )
+            }),
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            StepLead::Auto => "auto".into(),
+            StepLead::Workgroups(w) => w.to_string(),
+        }
+    }
+
+    /// GEMM workgroups to dispatch after `steps` steps of `ranks` ranks that use `step_wg`
+    /// workgroups.
+    pub fn workgroups(self, steps: usize, ranks: usize, step_wg: u32) -> u32 {
+        match self {
+            StepLead::Auto if steps <= ranks => step_wg,
+            StepLead::Auto => 0,
+            StepLead::Workgroups(w) => w,
+        }
+    }
+}

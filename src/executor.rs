@@ -1,0 +1,293 @@
+//! The executor: binds a lowered plan to its device once (every binding's params in one uniform
+//! buffer, the pooled buffers, the bind groups) and encodes and submits any of its recordings, timing
+//! their passes with the one pass timer. The one place that touches wgpu for the modes.
+
+use std::time::{Duration, Instant};
+
+use crate::error::Result;
+use crate::gemm::{Engine, GemmKernel};
+use crate::gpu::Gpu;
+use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, Lowered, Resource, Target};
+use crate::ranks::Ranks;
+use crate::shapes::Dtype;
+use crate::steps::StepKernel;
+use crate::timestamps::Timestamps;
+
+/// The device's kernels, made once and shared by every system on it.
+pub struct Kernels {
+    pub gemm: GemmKernel,
+    pub step: StepKernel,
+}
+
+impl Kernels {
+    /// The kernels of f32 runs.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        Self::with(gpu, Dtype::F32, None)
+    }
+
+    /// The kernels of runs whose GEMM operands are `dtype`, computed by `engine` (None: the
+    /// adapter's best, see [`Engine::resolve`]).
+    pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
+        Ok(Kernels {
+            gemm: GemmKernel::with(gpu, dtype, engine)?,
+            step: StepKernel::new(gpu)?,
+        })
+    }
+
+    /// What lowering needs to know of `gpu` (as device `device`) and these kernels.
+    pub fn target(&self, gpu: &Gpu, device: DeviceId) -> Target {
+        Target {
+            device,
+            tile_n: self.gemm.engine.tile_n(),
+            max_workgroups_per_dim: gpu.max_workgroups_per_dim,
+            uniform_align: u64::from(gpu.limits.min_uniform_buffer_offset_alignment).max(64),
+            max_buffer: gpu.max_buffer,
+            max_binding: gpu.max_binding,
+        }
+    }
+}
+
+/// When one submission went out and completed, and what its reads returned.
+pub struct Executed {
+    /// Just before the submission was handed to the queue, and once the queue took it.
+    pub started: Instant,
+    pub submitted: Instant,
+    pub done: Instant,
+    pub read: Vec<u8>,
+}
+
+/// One device's bound recordings.
+pub struct Executor<'a> {
+    gpu: &'a Gpu,
+    kernels: &'a Kernels,
+    device: DeviceId,
+    /// Binding i's params at byte i * align.
+    params: wgpu::Buffer,
+    align: u64,
+    pool: Vec<Option<wgpu::Buffer>>,
+    groups: Vec<Option<wgpu::BindGroup>>,
+    /// Device memory of the pooled working buffers made so far.
+    allocated: u64,
+    pub timer: Timestamps,
+}
+
+/// The wgpu buffer `b` names.
+fn resolve<'b>(ranks: &'b Ranks, pool: &'b [Option<wgpu::Buffer>], b: Buffer) -> &'b wgpu::Buffer {
+    match b {
+        Buffer::Data(l) => &ranks.locs[&l].data,
+        Buffer::Tracker(l) => &ranks.locs[&l].tracker,
+        Buffer::A(p) => &ranks.ranks[p].a,
+        Buffer::B(p) => &ranks.ranks[p].b,
+        Buffer::Pool(i) => pool[i]
+            .as_ref()
+            .expect("pooled buffers are made before use"),
+    }
+}
+
+impl<'a> Executor<'a> {
+    /// Binds every plan op of `lowered` over `ranks`' buffers (host mode picks among them at run
+    /// time); what only fused mode uses is made on its first run. `passes`: most passes one
+    /// series of submissions times.
+    pub fn new(
+        gpu: &'a Gpu,
+        kernels: &'a Kernels,
+        ranks: &Ranks,
+        lowered: &Lowered,
+        passes: u32,
+    ) -> Result<Self> {
+        let align = lowered.target.uniform_align;
+        let mut bytes = vec![0u8; (align as usize) * lowered.bindings.len().max(1)];
+        for (i, b) in lowered.bindings.iter().enumerate() {
+            let p = b.params.bytes();
+            bytes[i * align as usize..][..p.len()].copy_from_slice(p);
+        }
+        let params = gpu.init_buffer("binding params", &bytes, wgpu::BufferUsages::UNIFORM);
+        let mut ex = Executor {
+            gpu,
+            kernels,
+            device: lowered.target.device,
+            params,
+            align,
+            pool: vec![None; lowered.pool.len()],
+            groups: vec![None; lowered.bindings.len()],
+            allocated: 0,
+            timer: Timestamps::new(gpu, passes),
+        };
+        let ops: Vec<usize> = lowered
+            .ops
+            .iter()
+            .flat_map(|o| std::iter::once(o.dispatch).chain(o.arbitrated))
+            .map(|d| d.binding)
+            .collect();
+        gpu.scoped("binding the plan's ops", || {
+            ops.iter().try_for_each(|&b| ex.bind(ranks, lowered, b))
+        })??;
+        Ok(ex)
+    }
+
+    /// Device memory of the pooled working buffers made so far (tables aside).
+    pub fn allocated(&self) -> u64 {
+        self.allocated
+    }
+
+    fn make_pooled(&mut self, lowered: &Lowered, i: usize) -> Result<()> {
+        if self.pool[i].is_some() {
+            return Ok(());
+        }
+        let b = &lowered.pool[i];
+        let buffer = match &b.init {
+            Some(contents) => self
+                .gpu
+                .init_buffer(b.label, contents, wgpu::BufferUsages::STORAGE),
+            None => {
+                let usage = wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC;
+                let buffer = self.gpu.buffer(b.label, b.bytes, usage)?;
+                self.allocated += buffer.size();
+                buffer
+            }
+        };
+        self.pool[i] = Some(buffer);
+        Ok(())
+    }
+
+    fn bind(&mut self, ranks: &Ranks, lowered: &Lowered, i: usize) -> Result<()> {
+        if self.groups[i].is_some() {
+            return Ok(());
+        }
+        let binding = &lowered.bindings[i];
+        for r in &binding.resources {
+            if let Resource::Buffer(Buffer::Pool(p)) = *r {
+                self.make_pooled(lowered, p)?;
+            }
+        }
+        let entries: Vec<_> = binding
+            .resources
+            .iter()
+            .map(|&r| match r {
+                // Bound to its own slot: a binding that ran to the end of the buffer would exceed
+                // max_uniform_buffer_binding_size once there are many ops.
+                Resource::Params => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &self.params,
+                    offset: i as u64 * self.align,
+                    size: wgpu::BufferSize::new(self.align),
+                }),
+                Resource::Buffer(b) => resolve(ranks, &self.pool, b).as_entire_binding(),
+            })
+            .collect();
+        let layout = match binding.group {
+            Group::Gemm => &self.kernels.gemm.layout,
+            Group::Step => &self.kernels.step.layout,
+            Group::Fused => &self.kernels.gemm.fused_layout,
+        };
+        let group = crate::shaders::bind(self.gpu, "plan binding", layout, &entries);
+        self.groups[i] = Some(group);
+        Ok(())
+    }
+
+    /// Makes what `commands` use that is not made yet (fused mode's packing, on its first run).
+    fn prepare(&mut self, ranks: &Ranks, lowered: &Lowered, commands: &[Command]) -> Result<()> {
+        let mut bindings = Vec::new();
+        let mut buffers = Vec::new();
+        for c in commands {
+            match c {
+                Command::Pass(p) => bindings.extend(p.dispatches.iter().map(|d| d.binding)),
+                Command::Clear(b) => buffers.push(*b),
+                Command::Copy { src, dst, .. } => buffers.extend([src.buffer, *dst]),
+                Command::Read(spans) => buffers.extend(spans.iter().map(|s| s.buffer)),
+            }
+        }
+        for b in buffers {
+            if let Buffer::Pool(i) = b {
+                self.make_pooled(lowered, i)?;
+            }
+        }
+        if bindings.iter().all(|&b| self.groups[b].is_some()) {
+            return Ok(());
+        }
+        self.gpu.scoped("binding a recording", || {
+            bindings
+                .iter()
+                .try_for_each(|&b| self.bind(ranks, lowered, b))
+        })?
+    }
+
+    /// Encodes `commands` (of a recording of `lowered` on this executor's device), submits them and
+    /// waits, at most `bound`; passes take timestamps from [`Executor::timer`] (the caller resets it
+    /// where a series starts).
+    pub fn submit(
+        &mut self,
+        ranks: &Ranks,
+        lowered: &Lowered,
+        label: &str,
+        commands: &[Command],
+        bound: Duration,
+    ) -> Result<Executed> {
+        debug_assert_eq!(lowered.target.device, self.device);
+        self.prepare(ranks, lowered, commands)?;
+        let gpu = self.gpu;
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        let mut read = None;
+        for c in commands {
+            let buf = |b| resolve(ranks, &self.pool, b);
+            match c {
+                Command::Clear(b) => enc.clear_buffer(buf(*b), 0, None),
+                Command::Copy {
+                    src,
+                    dst,
+                    dst_offset,
+                } => enc.copy_buffer_to_buffer(
+                    buf(src.buffer),
+                    src.offset,
+                    buf(*dst),
+                    *dst_offset,
+                    src.bytes,
+                ),
+                Command::Read(spans) => {
+                    let spans: Vec<_> = spans
+                        .iter()
+                        .map(|s| (buf(s.buffer), s.offset, s.bytes))
+                        .collect();
+                    read = Some(gpu.encode_read(&mut enc, &spans));
+                }
+                Command::Pass(p) => {
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some(label),
+                        timestamp_writes: self.timer.pass(),
+                    });
+                    for d in &p.dispatches {
+                        let pipeline = match d.kernel {
+                            Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
+                            Kernel::Step(put) => self.kernels.step.pipeline(put),
+                            Kernel::Fused => &self.kernels.gemm.fused,
+                        };
+                        let (x, y) = gpu.fold(d.workgroups);
+                        pass.set_pipeline(pipeline);
+                        pass.set_bind_group(0, self.groups[d.binding].as_ref(), &[]);
+                        pass.dispatch_workgroups(x, y, 1);
+                    }
+                }
+            }
+        }
+        let cmds = enc.finish();
+        let started = Instant::now();
+        let idx = gpu.submit(label, vec![cmds])?;
+        let submitted = Instant::now();
+        let read = match read {
+            Some((staging, total)) => gpu.map_staging(label, staging, idx, total)?,
+            None => {
+                gpu.wait(Some(idx), label, bound)?;
+                Vec::new()
+            }
+        };
+        Ok(Executed {
+            started,
+            submitted,
+            done: Instant::now(),
+            read,
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! Fused mode's lowering: every rank's operands packed into one buffer per role, one GEMM dispatch
+//! over all ranks' staggered jobs, the forward table its epilogue triggers from, and the results
+//! handed back to the ranks' own buffers.
+
+use super::{
+    job_table, operands, Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Pass,
+    Recording, Resource, Span,
+};
+use crate::config::Config;
+use crate::error::Error;
+use crate::gemm::{GemmParams, Job};
+use crate::plan::{Buf, Plan, ReduceVia};
+use crate::schedule::{Op, Schedule};
+use crate::shapes::{buffer_bytes, tiles, Chunking};
+
+/// `Forward` in shaders/epilogue/fused.wgsl: per (rank, chunk) counter, where its chunk sits in the
+/// packed output and the counter values at which its (up to two) outgoing steps fire.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Forward {
+    pub off: u32,
+    pub len: u32,
+    pub at0: u32,
+    pub to0: u32,
+    pub op0: u32,
+    pub at1: u32,
+    pub to1: u32,
+    pub op1: u32,
+}
+
+/// No action in a [`Forward`] slot.
+const NONE: u32 = u32::MAX;
+
+/// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
+/// fire (local tiles plus the incoming steps that precede the step in the schedule).
+fn forward_table(
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    tile_n: usize,
+) -> std::result::Result<Vec<Forward>, String> {
+    let (m, n) = (config.shape.m, config.shape.n);
+    let nch = chunking.count();
+    let idx = |p: usize, x: usize| p * nch + x;
+    let mut fwd: Vec<Forward> = (0..config.ranks * nch)
+        .map(|c| {
+            let (p, x) = (c / nch, c % nch);
+            Forward {
+                off: (p * m * n + chunking.rows(x).start * n) as u32,
+                len: (chunking.rows(x).len() * n) as u32,
+                to0: NONE,
+                to1: NONE,
+                ..Default::default()
+            }
+        })
+        .collect();
+    let mut received = vec![0u32; fwd.len()];
+    for st in &schedule.steps {
+        let base = if schedule.produces(st.src, st.chunk) {
+            tiles(chunking.rows(st.chunk).len(), n, tile_n) as u32
+        } else {
+            0
+        };
+        let at = base + received[idx(st.src, st.chunk)];
+        let op = match st.op {
+            Op::Reduce => 1,
+            Op::Copy => 2,
+        };
+        let to = idx(st.dst, st.chunk) as u32;
+        let f = &mut fwd[idx(st.src, st.chunk)];
+        if f.to0 == NONE {
+            (f.at0, f.to0, f.op0) = (at, to, op);
+        } else if f.to1 == NONE {
+            (f.at1, f.to1, f.op1) = (at, to, op);
+        } else {
+            return Err(format!(
+                "chunk {} of rank {} leaves more than twice",
+                st.chunk, st.src
+            ));
+        }
+        received[idx(st.dst, st.chunk)] += 1;
+    }
+    Ok(fwd)
+}
+
+/// Fused mode: every rank's operands packed into one buffer per role, one GEMM dispatch over all
+/// ranks' staggered jobs, and the results handed back to the ranks' own buffers (where checks and
+/// dumps read every mode's results).
+pub(super) fn lower_fused(
+    l: &mut Lowered,
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    plan: &Plan,
+) -> std::result::Result<Recording, String> {
+    if config.via != ReduceVia::Update {
+        return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land and forward do not apply".into());
+    }
+    let t = l.target;
+    let (m, n) = (config.shape.m, config.shape.n);
+    let r = config.ranks;
+    let e = config.dtype.bytes() as u64;
+    // Each rank's operands at the element offset of its whole padded buffer.
+    let sizes: Vec<(u64, u64)> = (0..r)
+        .map(|p| {
+            let (a, b) = operands(config, chunking, p).0.bytes(config.dtype);
+            (buffer_bytes(a), buffer_bytes(b))
+        })
+        .collect();
+    let offsets = |sizes: Vec<u64>| -> (Vec<u64>, u64) {
+        let mut at = 0u64;
+        let offs = sizes
+            .iter()
+            .map(|s| {
+                at += s;
+                at - s
+            })
+            .collect();
+        (offs, at)
+    };
+    let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
+    let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
+    let out_bytes = (r * m * n * 4) as u64;
+    for (what, bytes) in [
+        ("packed A", a_bytes),
+        ("packed B", b_bytes),
+        ("packed outputs", out_bytes),
+    ] {
+        Error::check_size(what, bytes, t.max_buffer, t.max_binding)
+            .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
+    }
+    let fwd = forward_table(config, chunking, schedule, t.tile_n)?;
+    // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
+    let nch = chunking.count();
+    let mut order: Vec<(usize, usize, usize)> = schedule
+        .production
+        .iter()
+        .enumerate()
+        .flat_map(|(p, prod)| prod.iter().map(move |&(s, x)| (s, p, x)))
+        .collect();
+    order.sort();
+    let (jobs, wg) = job_table(
+        order.into_iter().map(|(_, p, x)| {
+            let rows = chunking.rows(x);
+            Job {
+                row0: rows.start as u32,
+                row1: rows.end as u32,
+                counter: (p * nch + x) as u32,
+                a_off: (a_offs[p] / e) as u32,
+                b_off: (b_offs[p] / e) as u32,
+                c_off: (p * m * n) as u32,
+                a_row_base: operands(config, chunking, p).1 as u32,
+                c_row_base: 0,
+                ..Default::default()
+            }
+        }),
+        n,
+        t.tile_n,
+    );
+    let padding = operands(config, chunking, 0).0;
+    let params = GemmParams::new(
+        config.shape,
+        &padding,
+        t.tile_n,
+        0..jobs.len(),
+        wg,
+        t.max_workgroups_per_dim,
+    );
+    let a = l.pool_buffer("fused A (all ranks)", a_bytes, None);
+    let b = l.pool_buffer("fused B (all ranks)", b_bytes, None);
+    let out = l.pool_buffer("fused outputs (all ranks)", out_bytes, None);
+    let counters = l.pool_buffer("fused trackers (all ranks)", (fwd.len() * 4) as u64, None);
+    let job_bytes = bytemuck::cast_slice(&jobs).to_vec();
+    let jobs = l.pool_buffer("fused jobs", job_bytes.len() as u64, Some(job_bytes));
+    let fwd_bytes = bytemuck::cast_slice(&fwd).to_vec();
+    let forward = l.pool_buffer(
+        "fused forward table",
+        fwd_bytes.len() as u64,
+        Some(fwd_bytes),
+    );
+    l.bindings.push(Binding {
+        group: Group::Fused,
+        params: Params::Gemm(params),
+        resources: vec![
+            Resource::Buffer(out),
+            Resource::Params,
+            Resource::Buffer(a),
+            Resource::Buffer(b),
+            Resource::Buffer(counters),
+            Resource::Buffer(jobs),
+            Resource::Buffer(forward),
+        ],
+    });
+    let binding = l.bindings.len() - 1;
+    // The ranks' inputs may change between runs: packed on every run. Whole (16-byte padded)
+    // buffers, so every offset and size is a multiple of 16 bytes whatever the dtype and shape.
+    let mut commands = Vec::new();
+    for (p, &(sa, sb)) in sizes.iter().enumerate() {
+        for (src, bytes, dst, off) in [
+            (Buffer::A(p), sa, a, a_offs[p]),
+            (Buffer::B(p), sb, b, b_offs[p]),
+        ] {
+            commands.push(Command::Copy {
+                src: Span {
+                    buffer: src,
+                    offset: 0,
+                    bytes,
+                },
+                dst,
+                dst_offset: off,
+            });
+        }
+    }
+    commands.push(Command::Clear(out));
+    commands.push(Command::Clear(counters));
+    commands.push(Command::Pass(Pass {
+        ops: (0..plan.ops.len()).collect(),
+        dispatches: vec![Dispatch {
+            kernel: Kernel::Fused,
+            binding,
+            workgroups: wg,
+        }],
+    }));
+    // Outside the timed pass: results and counters back to the ranks' own buffers.
+    for loc in l.locs.iter().filter(|loc| loc.buf == Buf::Out) {
+        let c = loc.rank * nch + loc.chunk;
+        commands.push(Command::Copy {
+            src: Span {
+                buffer: out,
+                offset: u64::from(fwd[c].off) * 4,
+                bytes: u64::from(fwd[c].len) * 4,
+            },
+            dst: Buffer::Data(*loc),
+            dst_offset: 0,
+        });
+        commands.push(Command::Copy {
+            src: Span {
+                buffer: counters,
+                offset: (c * 4) as u64,
+                bytes: 4,
+            },
+            dst: Buffer::Tracker(*loc),
+            dst_offset: 0,
+        });
+    }
+    Ok(Recording {
+        device: t.device,
+        label: "fused",
+        commands,
+    })
+}

@@ -1,0 +1,384 @@
+//! Lowering: a plan and its config become recordings, the GPU work as data (passes of dispatches with
+//! their kernel, workgroups, parameters and buffer references; clears; copies; reads) for one device.
+//! Every decision about what a pass holds is taken here, on the CPU: the job tables, the arbitration
+//! caps, the step lead and fused mode's packing. The executor (src/executor.rs) only binds and encodes.
+
+mod fused;
+mod recording;
+
+pub use fused::Forward;
+pub use recording::*;
+
+use crate::config::Config;
+use crate::gemm::{GemmParams, Job, Padding, StoreMode};
+use crate::plan::{Kind, Loc, Plan};
+use crate::schedule::{a_rows, Schedule};
+use crate::shaders::Put;
+use crate::shapes::{fold, tiles, Chunking};
+use crate::steps::{Link, StepParams};
+
+/// What lowering needs to know of the device and its GEMM kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub device: DeviceId,
+    /// Output tile columns of the GEMM kernel (its tracker thresholds count these tiles).
+    pub tile_n: usize,
+    pub max_workgroups_per_dim: u32,
+    /// Bytes between two params slots of the uniform buffer (the offset alignment, at least 64).
+    pub uniform_align: u64,
+    pub max_buffer: u64,
+    pub max_binding: u64,
+}
+
+/// How a plan op is dispatched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpDispatch {
+    pub dispatch: Dispatch,
+    /// Its workgroups capped by arbitration, for passes that share GEMM work (None: not lowered).
+    pub arbitrated: Option<Dispatch>,
+    /// A GEMM op the step lead puts after the steps of its pass.
+    pub after_steps: bool,
+    pub gemm: bool,
+}
+
+/// A plan lowered for one target: bindings, pooled buffers, each op's dispatch, and every fixed
+/// recording the modes run.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub target: Target,
+    pub bindings: Vec<Binding>,
+    pub pool: Vec<PoolBuffer>,
+    pub ops: Vec<OpDispatch>,
+    /// Every buffer with a tracker, in the order trackers are cleared and read.
+    pub locs: Vec<Loc>,
+    /// GEMM stages (the first passes of `sequential`).
+    pub stages: usize,
+    /// All GEMMs, then the collective: one pass per GEMM stage, then one per step level.
+    pub sequential: Recording,
+    /// Pass L holds GEMM stage L and every step of level L.
+    pub encoded: Recording,
+    /// The GEMM passes of `sequential` alone (T_gemm), and untracked (the tracker overhead's base).
+    pub gemm_tracked: Recording,
+    pub gemm_untracked: Recording,
+    /// Fused mode's one dispatch (or why it cannot run here).
+    pub fused: std::result::Result<Recording, String>,
+}
+
+/// The job table of `specs` (each one chunk's rows, counter and offsets; `wg_start` is filled in):
+/// every job's first workgroup follows the previous job's tiles, `tile_n` wide over `n` columns.
+/// Returns the table and its workgroups. The one builder of every GEMM dispatch's table.
+pub fn job_table(specs: impl IntoIterator<Item = Job>, n: usize, tile_n: usize) -> (Vec<Job>, u32) {
+    let mut wg = 0u32;
+    let jobs = specs
+        .into_iter()
+        .map(|j| {
+            let j = Job { wg_start: wg, ..j };
+            wg += tiles((j.row1 - j.row0) as usize, n, tile_n) as u32;
+            j
+        })
+        .collect();
+    (jobs, wg)
+}
+
+/// Lowers `plan` (of `schedule` on `chunking`) under `config` for `target`.
+pub fn lower(
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    plan: &Plan,
+    target: Target,
+) -> Lowered {
+    let mut l = Lowered {
+        target,
+        bindings: Vec::new(),
+        pool: Vec::new(),
+        ops: Vec::new(),
+        locs: plan.locs(),
+        stages: schedule.gemm_stages(),
+        sequential: empty(target, "sequential"),
+        encoded: empty(target, "encoded"),
+        gemm_tracked: empty(target, "gemm alone (tracked)"),
+        gemm_untracked: empty(target, "gemm alone (untracked)"),
+        fused: Err(String::new()),
+    };
+    lower_ops(&mut l, config, chunking, plan);
+    let n_ops = plan.ops.len();
+    let step_ops = || (0..n_ops).filter(|&i| !l.ops[i].gemm);
+    let gemm_ops = || (0..n_ops).filter(|&i| l.ops[i].gemm);
+    // Sequential: one pass per GEMM stage, then one per step level (the finest grain that keeps the
+    // order: a step level only after every GEMM).
+    let mut seq: Vec<Vec<usize>> = vec![Vec::new(); l.stages];
+    for i in gemm_ops() {
+        seq[plan.ops[i].stage].push(i);
+    }
+    let mut levels: Vec<Vec<usize>> = vec![Vec::new(); plan.levels];
+    for i in step_ops() {
+        levels[plan.ops[i].level].push(i);
+    }
+    let gemm_passes = seq.clone();
+    seq.extend(levels.into_iter().filter(|v| !v.is_empty()));
+    // Encoded: GEMM dispatches first within a pass: encoded after them, steps overlap the GEMM's
+    // tail; encoded before, they delay it by their whole duration (measured on an H200, DESIGN.md).
+    let mut enc: Vec<Vec<usize>> = vec![Vec::new(); plan.levels];
+    for i in gemm_ops().chain(step_ops()) {
+        enc[plan.ops[i].level].push(i);
+    }
+    enc.retain(|p| !p.is_empty());
+    let record = |l: &Lowered, label, passes: &[Vec<usize>], store| Recording {
+        device: target.device,
+        label,
+        commands: l
+            .reset()
+            .into_iter()
+            .chain(passes.iter().map(|ops| Command::Pass(l.pass(ops, store))))
+            .collect(),
+    };
+    l.sequential = record(&l, "sequential", &seq, StoreMode::Store);
+    l.encoded = record(&l, "encoded", &enc, StoreMode::Store);
+    l.gemm_tracked = record(&l, "gemm alone (tracked)", &gemm_passes, StoreMode::Store);
+    l.gemm_untracked = record(
+        &l,
+        "gemm alone (untracked)",
+        &gemm_passes,
+        StoreMode::Untracked,
+    );
+    l.fused = fused::lower_fused(&mut l, config, chunking, schedule, plan);
+    l
+}
+
+fn empty(target: Target, label: &'static str) -> Recording {
+    Recording {
+        device: target.device,
+        label,
+        commands: vec![],
+    }
+}
+
+/// How rank p's operands sit in their buffers, and the row of the output its A starts at.
+pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Padding, usize) {
+    let rows = a_rows(config.collective, chunking, p);
+    (
+        Padding::new(rows.len(), config.shape.k, config.shape.n),
+        rows.start,
+    )
+}
+
+/// Each op's binding and dispatch, arbitration's capped variants and the step lead.
+fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan) {
+    let t = l.target;
+    let n = config.shape.n;
+    let stages = l.stages;
+    let mut steps_at_level = vec![0u32; plan.levels.max(1)];
+    for op in plan.ops.iter().filter(|o| o.kind != Kind::Gemm) {
+        steps_at_level[op.level] += 1;
+    }
+    let mut jobs = Vec::new();
+    let jobs_buffer = Buffer::Pool(l.pool.len());
+    for op in &plan.ops {
+        let (binding, kernel, workgroups) = match op.kind {
+            Kind::Gemm => {
+                let rows = chunking.rows(op.dst.chunk);
+                let (padding, a_row_base) = operands(config, chunking, op.dst.rank);
+                let (table, wg) = job_table(
+                    [Job {
+                        row0: rows.start as u32,
+                        row1: rows.end as u32,
+                        c_row_base: rows.start as u32,
+                        a_row_base: a_row_base as u32,
+                        ..Default::default()
+                    }],
+                    n,
+                    t.tile_n,
+                );
+                let j = jobs.len();
+                jobs.extend(table);
+                let p = GemmParams::new(
+                    config.shape,
+                    &padding,
+                    t.tile_n,
+                    j..j + 1,
+                    wg,
+                    t.max_workgroups_per_dim,
+                );
+                let binding = Binding {
+                    group: Group::Gemm,
+                    params: Params::Gemm(p),
+                    resources: vec![
+                        Resource::Buffer(Buffer::Data(op.dst)),
+                        Resource::Params,
+                        Resource::Buffer(Buffer::A(op.dst.rank)),
+                        Resource::Buffer(Buffer::B(op.dst.rank)),
+                        Resource::Buffer(Buffer::Tracker(op.dst)),
+                        Resource::Buffer(jobs_buffer),
+                    ],
+                };
+                (binding, Kernel::Gemm(StoreMode::Store), wg)
+            }
+            Kind::Copy { src } | Kind::Reduce { src } => {
+                let len4 = (op.elems as u32).div_ceil(4);
+                let link = if op.crosses_link() {
+                    config.link
+                } else {
+                    Link::Unthrottled
+                };
+                let wg = link.workgroups(len4);
+                let p = StepParams {
+                    len4,
+                    n_wg: wg,
+                    dispatch_x: fold(wg, t.max_workgroups_per_dim).0,
+                    counter: 0,
+                    done_slot: op.done_slot,
+                    bump: 1,
+                    has_acc: u32::from(op.acc.is_some()),
+                    ..Default::default()
+                };
+                let binding = Binding {
+                    group: Group::Step,
+                    params: Params::Step(p),
+                    resources: vec![
+                        Resource::Buffer(Buffer::Data(op.dst)),
+                        Resource::Params,
+                        Resource::Buffer(Buffer::Data(src)),
+                        Resource::Buffer(Buffer::Tracker(op.dst)),
+                        Resource::Buffer(Buffer::Data(op.acc.unwrap_or(src))),
+                    ],
+                };
+                let put = if matches!(op.kind, Kind::Copy { .. }) {
+                    Put::Store
+                } else {
+                    Put::Add
+                };
+                (binding, Kernel::Step(put), wg)
+            }
+        };
+        let dispatch = Dispatch {
+            kernel,
+            binding: l.bindings.len(),
+            workgroups,
+        };
+        l.bindings.push(binding);
+        // Passes 0..stages hold GEMM work in the modes that share passes.
+        let arbitrated = match (config.arbitrate, l.bindings[dispatch.binding].params) {
+            (Some(w), Params::Step(p)) if op.level < stages => {
+                let cap = workgroups.min((w / steps_at_level[op.level]).max(1));
+                (cap < workgroups).then(|| {
+                    let params = Params::Step(StepParams {
+                        n_wg: cap,
+                        dispatch_x: fold(cap, t.max_workgroups_per_dim).0,
+                        ..p
+                    });
+                    let capped = Binding {
+                        params,
+                        ..l.bindings[dispatch.binding].clone()
+                    };
+                    l.bindings.push(capped);
+                    Dispatch {
+                        binding: l.bindings.len() - 1,
+                        workgroups: cap,
+                        ..dispatch
+                    }
+                })
+            }
+            _ => None,
+        };
+        l.ops.push(OpDispatch {
+            dispatch,
+            arbitrated,
+            after_steps: false,
+            gemm: op.kind == Kind::Gemm,
+        });
+    }
+    if jobs.is_empty() {
+        jobs.push(Job::default());
+    }
+    l.pool.push(PoolBuffer {
+        label: "gemm jobs",
+        bytes: (jobs.len() * std::mem::size_of::<Job>()) as u64,
+        init: Some(bytemuck::cast_slice(&jobs).to_vec()),
+    });
+    // The step lead: per pass holding both, the shortest run of its last GEMM ops with at least
+    // the lead's workgroups goes after its steps.
+    for level in 0..plan.levels {
+        let ops = &l.ops;
+        let at = |gemm: bool| {
+            (0..plan.ops.len()).filter(move |&i| plan.ops[i].level == level && ops[i].gemm == gemm)
+        };
+        let step_wg: u32 = at(false)
+            .map(|i| ops[i].arbitrated.unwrap_or(ops[i].dispatch).workgroups)
+            .sum();
+        if step_wg == 0 {
+            continue;
+        }
+        let mut left = config
+            .step_lead
+            .workgroups(at(false).count(), config.ranks, step_wg);
+        let gemms: Vec<usize> = at(true).collect();
+        for &i in gemms.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            l.ops[i].after_steps = true;
+            left = left.saturating_sub(l.ops[i].dispatch.workgroups);
+        }
+    }
+}
+
+impl Lowered {
+    /// Zeroes every tracker (counters and done slots): the start of every run.
+    pub fn reset(&self) -> Vec<Command> {
+        self.locs
+            .iter()
+            .map(|&l| Command::Clear(Buffer::Tracker(l)))
+            .collect()
+    }
+
+    /// Every tracker's counter, in [`Lowered::locs`] order.
+    pub fn counters(&self) -> Command {
+        Command::Read(
+            self.locs
+                .iter()
+                .map(|&l| Span {
+                    buffer: Buffer::Tracker(l),
+                    offset: 0,
+                    bytes: 4,
+                })
+                .collect(),
+        )
+    }
+
+    /// The pass running plan ops `ops` (GEMMs through `store`'s pipeline): in order, except that
+    /// where the pass holds both GEMM and step ops, its steps take arbitration's caps and the GEMM
+    /// ops the step lead names go after them.
+    pub fn pass(&self, ops: &[usize], store: StoreMode) -> Pass {
+        let gemm = |i: usize| self.ops[i].gemm;
+        let shared = ops.iter().any(|&i| gemm(i)) && ops.iter().any(|&i| !gemm(i));
+        let late = |i: usize| shared && gemm(i) && self.ops[i].after_steps;
+        let dispatch = |i: usize| {
+            let o = &self.ops[i];
+            match (o.dispatch.kernel, o.arbitrated) {
+                (Kernel::Gemm(_), _) => Dispatch {
+                    kernel: Kernel::Gemm(store),
+                    ..o.dispatch
+                },
+                (_, Some(a)) if shared => a,
+                _ => o.dispatch,
+            }
+        };
+        let order = ops
+            .iter()
+            .filter(|&&i| !late(i))
+            .chain(ops.iter().filter(|&&i| late(i)));
+        Pass {
+            ops: ops.to_vec(),
+            dispatches: order.map(|&i| dispatch(i)).collect(),
+        }
+    }
+
+    fn pool_buffer(&mut self, label: &'static str, bytes: u64, init: Option<Vec<u8>>) -> Buffer {
+        self.pool.push(PoolBuffer { label, bytes, init });
+        Buffer::Pool(self.pool.len() - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests;

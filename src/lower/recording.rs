@@ -1,0 +1,139 @@
+//! Recordings: GPU work as data, over handles the executor resolves (the ranks' buffers and its
+//! pooled ones), with no wgpu type in them: what lowering produces and the executor encodes.
+
+use crate::gemm::{GemmParams, StoreMode};
+use crate::plan::Loc;
+use crate::shaders::Put;
+use crate::steps::StepParams;
+
+/// Which device a recording runs on (one today; the real-peers work adds more).
+pub type DeviceId = usize;
+
+/// A device buffer a recording names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Buffer {
+    /// A rank's buffer for one chunk.
+    Data(Loc),
+    /// That buffer's tracker: [counter, done slots...].
+    Tracker(Loc),
+    /// Rank p's A and B operands.
+    A(usize),
+    B(usize),
+    /// One of [`Lowered::pool`]: buffers the executor makes (job tables, fused mode's packing).
+    Pool(usize),
+}
+
+/// A buffer the executor makes for the recordings.
+#[derive(Clone, Debug)]
+pub struct PoolBuffer {
+    pub label: &'static str,
+    pub bytes: u64,
+    /// Contents of a table, written once; None: device working memory (counted in device memory).
+    pub init: Option<Vec<u8>>,
+}
+
+/// Which bind group layout a binding follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Gemm,
+    Step,
+    Fused,
+}
+
+/// One entry of a bind group, in binding order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// The binding's own params (its slot of the executor's uniform buffer).
+    Params,
+    Buffer(Buffer),
+}
+
+/// A kernel's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Params {
+    Gemm(GemmParams),
+    Step(StepParams),
+}
+
+impl Params {
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Params::Gemm(p) => bytemuck::bytes_of(p),
+            Params::Step(p) => bytemuck::bytes_of(p),
+        }
+    }
+}
+
+/// A bind group: its layout, params and buffers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub group: Group,
+    pub params: Params,
+    pub resources: Vec<Resource>,
+}
+
+/// Which pipeline a dispatch runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    Gemm(StoreMode),
+    Step(Put),
+    /// The GEMM whose epilogue is the device-side trigger.
+    Fused,
+}
+
+/// One dispatch: a pipeline over one of [`Lowered::bindings`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    pub kernel: Kernel,
+    pub binding: usize,
+    pub workgroups: u32,
+}
+
+/// One compute pass: the plan ops it realises (for timelines) and its dispatches in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pass {
+    pub ops: Vec<usize>,
+    pub dispatches: Vec<Dispatch>,
+}
+
+/// Bytes of one buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub buffer: Buffer,
+    pub offset: u64,
+    pub bytes: u64,
+}
+
+/// One command of a recording.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// Zero a whole buffer.
+    Clear(Buffer),
+    Copy {
+        src: Span,
+        dst: Buffer,
+        dst_offset: u64,
+    },
+    /// A compute pass, timestamped where the device can.
+    Pass(Pass),
+    /// Copy these spans to the host once the submission completes.
+    Read(Vec<Span>),
+}
+
+/// GPU work as data: one submission's commands on one device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recording {
+    pub device: DeviceId,
+    pub label: &'static str,
+    pub commands: Vec<Command>,
+}
+
+impl Recording {
+    /// The passes, in order.
+    pub fn passes(&self) -> impl Iterator<Item = &Pass> {
+        self.commands.iter().filter_map(|c| match c {
+            Command::Pass(p) => Some(p),
+            _ => None,
+        })
+    }
+}

@@ -1,0 +1,273 @@
+//! CPU-only tests of lowering: pass contents, the step lead, arbitration, job tables, fused packing.
+
+use super::*;
+use crate::config::{Config, StepLead};
+use crate::plan::{Buf, Kind, Plan, ReduceVia};
+use crate::schedule::{Collective, Schedule};
+use crate::shapes::{Chunking, Dtype, Shape};
+use crate::steps::Link;
+
+const TARGET: Target = Target {
+    device: 0,
+    tile_n: 128,
+    max_workgroups_per_dim: 65535,
+    uniform_align: 256,
+    max_buffer: 1 << 30,
+    max_binding: 1 << 30,
+};
+
+fn config(collective: Collective, via: ReduceVia) -> Config {
+    Config {
+        shape: Shape::new(2400, 300, 19).unwrap(),
+        ranks: 4,
+        chunks: 2,
+        collective,
+        via,
+        link: Link::Workgroups(3),
+        dtype: Dtype::F32,
+        arbitrate: None,
+        step_lead: StepLead::Workgroups(0),
+    }
+}
+
+fn lowered(c: &Config) -> (Plan, Lowered) {
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let l = lower(c, &ch, &s, &plan, TARGET);
+    (plan, l)
+}
+
+/// The workgroups each dispatch names are the ones its params fold, and its kernel fits its
+/// binding's layout.
+fn check_dispatch(l: &Lowered, d: &Dispatch) {
+    let b = &l.bindings[d.binding];
+    match (d.kernel, b.group, b.params) {
+        (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p))
+        | (Kernel::Fused, Group::Fused, Params::Gemm(p)) => {
+            assert_eq!(p.total_wg, d.workgroups)
+        }
+        (Kernel::Step(_), Group::Step, Params::Step(p)) => assert_eq!(p.n_wg, d.workgroups),
+        other => panic!("dispatch {d:?} over {other:?}"),
+    }
+}
+
+#[test]
+fn recordings_run_every_op_once_in_dependency_order() {
+    for c in Collective::ALL {
+        for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
+            let (plan, l) = lowered(&config(c, via));
+            for rec in [&l.sequential, &l.encoded] {
+                let mut pass_of = vec![None; plan.ops.len()];
+                for (k, p) in rec.passes().enumerate() {
+                    assert_eq!(p.ops.len(), p.dispatches.len());
+                    for (&i, d) in p.ops.iter().zip(&p.dispatches) {
+                        assert!(pass_of[i].replace(k).is_none(), "{c} {via:?}: op {i} twice");
+                        check_dispatch(&l, d);
+                    }
+                }
+                for (i, op) in plan.ops.iter().enumerate() {
+                    let k = pass_of[i].unwrap_or_else(|| panic!("{c} {via:?}: op {i} missing"));
+                    for &d in &op.deps {
+                        // GEMM ops depend only on earlier GEMMs of their own pass (none).
+                        assert!(
+                            pass_of[d].unwrap() < k,
+                            "{c} {via:?} {}: op {i} with its dependency {d}",
+                            rec.label
+                        );
+                    }
+                }
+                // Every run starts by clearing every tracker.
+                assert_eq!(rec.commands[..l.locs.len()], l.reset()[..]);
+            }
+            // Sequential: every GEMM pass before every step pass.
+            let kinds: Vec<bool> = l
+                .sequential
+                .passes()
+                .map(|p| p.ops.iter().all(|&i| l.ops[i].gemm))
+                .collect();
+            assert!(
+                kinds.windows(2).all(|w| w[0] >= w[1]),
+                "{c} {via:?}: {kinds:?}"
+            );
+            assert_eq!(kinds.iter().filter(|&&g| g).count(), l.stages);
+            // T_gemm's recordings: the sequential GEMM passes alone, through either pipeline.
+            for (rec, store) in [
+                (&l.gemm_tracked, StoreMode::Store),
+                (&l.gemm_untracked, StoreMode::Untracked),
+            ] {
+                let gemm_passes: Vec<&Pass> = l.sequential.passes().take(l.stages).collect();
+                assert_eq!(rec.passes().count(), l.stages);
+                for (p, q) in rec.passes().zip(gemm_passes) {
+                    assert_eq!(p.ops, q.ops);
+                    assert!(p.dispatches.iter().all(|d| d.kernel == Kernel::Gemm(store)));
+                }
+            }
+        }
+    }
+}
+
+/// Per pass holding GEMM and step ops: the GEMM workgroups dispatched after its first step, all
+/// its GEMM workgroups, its step workgroups and its GEMM ops' sizes.
+fn shared_passes(rec: &Recording) -> Vec<(u32, u32, u32, Vec<u32>)> {
+    let wg = |ds: &[Dispatch], step: bool| -> u32 {
+        ds.iter()
+            .filter(|d| matches!(d.kernel, Kernel::Step(_)) == step)
+            .map(|d| d.workgroups)
+            .sum()
+    };
+    rec.passes()
+        .filter_map(|p| {
+            let first = p
+                .dispatches
+                .iter()
+                .position(|d| matches!(d.kernel, Kernel::Step(_)))?;
+            let sizes: Vec<u32> = p
+                .dispatches
+                .iter()
+                .filter(|d| !matches!(d.kernel, Kernel::Step(_)))
+                .map(|d| d.workgroups)
+                .collect();
+            let all = wg(&p.dispatches, false);
+            (all > 0).then(|| {
+                (
+                    wg(&p.dispatches[first..], false),
+                    all,
+                    wg(&p.dispatches, true),
+                    sizes,
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn step_lead_moves_whole_gemm_ops_after_the_steps() {
+    // 2400 rows over 4 ranks x 2 chunks, N = 300: every GEMM op is 3 x 3 = 9 workgroups.
+    for (lead, want) in [(0, 0), (1, 9), (5, 9), (9, 9), (13, 18), (1000, u32::MAX)] {
+        let mut c = config(Collective::DirectReduceScatter, ReduceVia::Update);
+        c.step_lead = StepLead::Workgroups(lead);
+        let (_, l) = lowered(&c);
+        let shared = shared_passes(&l.encoded);
+        assert!(!shared.is_empty());
+        for (after, all, _, sizes) in shared {
+            assert!(sizes.iter().all(|&s| s == 9));
+            assert_eq!(after, want.min(all), "lead {lead}");
+        }
+        // Sequential never shares a pass, so nothing moves there.
+        assert!(shared_passes(&l.sequential).is_empty());
+    }
+    // Auto, at most one step per rank in a pass: the shortest run of last GEMM ops with at
+    // least the steps' workgroups (all of them where the pass has fewer).
+    let mut c = config(Collective::ReduceScatter, ReduceVia::Forward);
+    c.chunks = 1;
+    c.step_lead = StepLead::Auto;
+    let (_, l) = lowered(&c);
+    let shared = shared_passes(&l.encoded);
+    assert!(!shared.is_empty());
+    for (after, all, steps, sizes) in shared {
+        let last = *sizes.last().unwrap();
+        assert!(
+            after >= steps.min(all) && after < steps + last,
+            "{after} after {steps}"
+        );
+    }
+}
+
+#[test]
+fn arbitration_caps_steps_only_beside_gemm_work() {
+    let mut c = config(Collective::DirectReduceScatter, ReduceVia::Update);
+    c.link = Link::Unthrottled;
+    c.arbitrate = Some(4);
+    let (_, capped) = lowered(&c);
+    c.arbitrate = None;
+    let (_, free) = lowered(&c);
+    let step_wg = |p: &Pass| -> u32 {
+        p.dispatches
+            .iter()
+            .filter(|d| matches!(d.kernel, Kernel::Step(_)))
+            .map(|d| d.workgroups)
+            .sum()
+    };
+    let mut shared = 0;
+    for (a, b) in capped.encoded.passes().zip(free.encoded.passes()) {
+        let steps = a
+            .dispatches
+            .iter()
+            .filter(|d| matches!(d.kernel, Kernel::Step(_)))
+            .count() as u32;
+        if a.ops.iter().any(|&i| capped.ops[i].gemm) && steps > 0 {
+            shared += 1;
+            // Each step gets max(1, W / steps) workgroups at most.
+            assert!(
+                step_wg(a) <= 4.max(steps),
+                "{} > 4 over {steps} steps",
+                step_wg(a)
+            );
+            assert!(step_wg(a) < step_wg(b));
+        } else {
+            assert_eq!(
+                step_wg(a),
+                step_wg(b),
+                "a pass without GEMM work keeps the link budget"
+            );
+        }
+        for d in &a.dispatches {
+            check_dispatch(&capped, d);
+        }
+    }
+    assert!(shared > 0);
+    // Sequential mode keeps the link budget everywhere.
+    let seq = |l: &Lowered| l.sequential.passes().map(step_wg).collect::<Vec<_>>();
+    assert_eq!(seq(&capped), seq(&free));
+}
+
+#[test]
+fn job_tables_follow_the_tiles() {
+    let spec = |r0, r1| Job {
+        row0: r0,
+        row1: r1,
+        ..Default::default()
+    };
+    let (jobs, wg) = job_table([spec(0, 200), spec(200, 201), spec(201, 600)], 300, 128);
+    assert_eq!(
+        jobs.iter().map(|j| j.wg_start).collect::<Vec<_>>(),
+        [0, 6, 9]
+    );
+    assert_eq!(wg, 6 + 3 + 4 * 3);
+}
+
+#[test]
+fn fused_packs_every_rank_into_one_dispatch() {
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let (plan, l) = lowered(&c);
+    let rec = l.fused.as_ref().unwrap();
+    let passes: Vec<&Pass> = rec.passes().collect();
+    assert_eq!(passes.len(), 1);
+    assert_eq!(passes[0].ops.len(), plan.ops.len());
+    check_dispatch(&l, &passes[0].dispatches[0]);
+    // Every GEMM op's tiles are in the one dispatch.
+    let tiles: u32 = plan
+        .ops
+        .iter()
+        .filter(|o| o.kind == Kind::Gemm)
+        .map(|o| o.bumps)
+        .sum();
+    assert_eq!(passes[0].dispatches[0].workgroups, tiles);
+    // A and B of every rank go in, every output chunk and counter comes back.
+    let copies = rec
+        .commands
+        .iter()
+        .filter(|c| matches!(c, Command::Copy { .. }))
+        .count();
+    let outs = l.locs.iter().filter(|l| l.buf == Buf::Out).count();
+    assert_eq!(copies, 2 * c.ranks + 2 * outs);
+    let land = lowered(&config(Collective::ReduceScatter, ReduceVia::Land)).1;
+    assert!(land.fused.unwrap_err().contains("update"));
+    let mut small = TARGET;
+    small.max_binding = 1024;
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let e = lower(&c, &ch, &s, &plan, small).fused.unwrap_err();
+    assert!(e.contains("max_storage_buffer_binding_size"), "{e}");
+}
