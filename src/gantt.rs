@@ -222,15 +222,24 @@ fn write_panel(
         )?;
     }
 
-    for event in &timeline.events {
+    let span_of = |event: &Event| {
+        let start = finite_or_zero(event.start_us).max(0.0);
+        (start, finite_or_zero(event.end_us).max(start))
+    };
+    for (i, event) in timeline.events.iter().enumerate() {
         let Some(row) = lanes.iter().position(|&l| l == lane_of(event)) else {
             continue;
         };
-        let start = finite_or_zero(event.start_us).max(0.0);
-        let end = finite_or_zero(event.end_us).max(start);
+        let (start, end) = span_of(event);
+        // Events of one lane over one interval (a fused dispatch's copies and reduces) share the
+        // lane's height, so that the last drawn does not hide the others.
+        let same = |e: &&Event| lane_of(e) == lane_of(event) && span_of(e) == (start, end);
+        let share = timeline.events.iter().filter(same).count() as f64;
+        let place = timeline.events[..i].iter().filter(same).count() as f64;
+        let height = LANE_HEIGHT / share;
         let x = axis.x(start);
         let width = (axis.x(end) - x).max(MIN_RECT_WIDTH);
-        let y = lanes_top + LANE_PITCH * row as f64;
+        let y = lanes_top + LANE_PITCH * row as f64 + height * place;
         // A hairline outline separates back-to-back chunks, but would swallow a narrow rect.
         let outline = if width >= 3.0 {
             r##" stroke="#ffffff" stroke-width="0.5""##
@@ -239,7 +248,7 @@ fn write_panel(
         };
         writeln!(
             out,
-            r#"<rect class="ev" x="{x:.2}" y="{y:.2}" width="{width:.2}" height="{LANE_HEIGHT}" fill="{}" fill-opacity="0.85"{outline}><title>{} ({}): {}–{} µs</title></rect>"#,
+            r#"<rect class="ev" x="{x:.2}" y="{y:.2}" width="{width:.2}" height="{height:.2}" fill="{}" fill-opacity="0.85"{outline}><title>{} ({}): {}–{} µs</title></rect>"#,
             colour(event.kind),
             escape(&event.name),
             kind_label(event.kind),
@@ -733,6 +742,44 @@ mod tests {
             let axis = Axis::new(degenerate);
             assert!(axis.max_us.is_finite() && axis.max_us > 0.0);
             assert!(axis.x(axis.max_us).is_finite());
+        }
+    }
+
+    #[test]
+    fn events_over_one_interval_share_their_lane() {
+        // A fused dispatch: every op of a lane spans the whole dispatch.
+        let t = timeline(
+            "fused",
+            1,
+            vec![
+                event(
+                    Lane::Step { rank: 0 },
+                    EventKind::Reduce,
+                    "r0 reduce c0",
+                    0.0,
+                    9.0,
+                ),
+                event(
+                    Lane::Step { rank: 0 },
+                    EventKind::Copy,
+                    "r0 copy c1",
+                    0.0,
+                    9.0,
+                ),
+            ],
+        );
+        let svg = gantt_svg(&[t]);
+        assert_sane(&svg);
+        let ys = event_attr(&svg, "y");
+        let hs = event_attr(&svg, "height");
+        assert_eq!(hs.len(), 2);
+        assert!(
+            hs.iter().all(|&h| (h - LANE_HEIGHT / 2.0).abs() < 0.01),
+            "{hs:?}"
+        );
+        assert!((ys[1] - ys[0] - LANE_HEIGHT / 2.0).abs() < 0.01, "{ys:?}");
+        for kind in [EventKind::Reduce, EventKind::Copy] {
+            assert!(svg.contains(&format!("fill=\"{}\" fill-opacity", colour(kind))));
         }
     }
 

@@ -88,18 +88,98 @@ pub struct AdapterReport {
     pub timestamp_period_ns: Option<f32>,
 }
 
-fn backends(opts: &GpuOptions) -> wgpu::Backends {
-    match &opts.backend {
-        Some(list) => wgpu::Backends::from_comma_list(list),
-        // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
-        // GPU that GL reaches is also reached by Vulkan, Metal or DX12.
-        None => wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY),
+/// Backend names `--backend` and WGPU_BACKEND accept, as a comma list (wgpu's spellings too).
+pub const BACKEND_NAMES: &str = "vulkan, metal, dx12, gl, webgpu, primary, secondary or all";
+
+/// Parses a comma list of backends; `what` names where it came from (the flag or the variable).
+pub fn parse_backends(what: &'static str, list: &str) -> Result<wgpu::Backends> {
+    let mut out = wgpu::Backends::empty();
+    for b in list.split(',').map(|b| b.trim().to_lowercase()) {
+        out |= match b.as_str() {
+            "vulkan" | "vk" => wgpu::Backends::VULKAN,
+            "metal" | "mtl" => wgpu::Backends::METAL,
+            "dx12" | "d3d12" => wgpu::Backends::DX12,
+            "gl" | "gles" | "opengl" => wgpu::Backends::GL,
+            "webgpu" => wgpu::Backends::BROWSER_WEBGPU,
+            "primary" => wgpu::Backends::PRIMARY,
+            "secondary" => wgpu::Backends::SECONDARY,
+            "all" => wgpu::Backends::all(),
+            _ => {
+                return Err(Error::invalid(
+                    what,
+                    format!("'{list}'"),
+                    format!("a comma list of {BACKEND_NAMES}"),
+                ))
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// Largest bound on a wait, seconds (about 31 years: beyond it a bound means nothing).
+pub const MAX_TIMEOUT_S: f64 = 1e9;
+
+/// Parses a bound on every GPU wait in seconds, as `--timeout` and T3_TIMEOUT_S both give it.
+pub fn parse_timeout(what: &'static str, s: &str) -> Result<Duration> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_TIMEOUT_S => Ok(Duration::from_secs_f64(v)),
+        _ => Err(Error::invalid(
+            what,
+            format!("'{s}'"),
+            format!("a number of seconds in (0, {MAX_TIMEOUT_S:e}]"),
+        )),
     }
 }
 
-fn instance(opts: &GpuOptions) -> wgpu::Instance {
+/// An environment variable's value: None when unset, an error when it is not text.
+fn env(name: &'static str) -> Result<Option<String>> {
+    match std::env::var(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => {
+            Err(Error::invalid(name, format!("{v:?}"), "UTF-8 text"))
+        }
+    }
+}
+
+/// The bound T3_TIMEOUT_S sets, validated as `--timeout` is (None when unset).
+pub fn env_timeout() -> Result<Option<Duration>> {
+    env("T3_TIMEOUT_S")?
+        .map(|v| parse_timeout("T3_TIMEOUT_S", &v))
+        .transpose()
+}
+
+fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {
+    match &opts.backend {
+        Some(list) => parse_backends("--backend", list),
+        // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
+        // GPU that GL reaches is also reached by Vulkan, Metal or DX12.
+        None => match env("WGPU_BACKEND")? {
+            Some(list) => parse_backends("WGPU_BACKEND", &list),
+            None => Ok(wgpu::Backends::PRIMARY),
+        },
+    }
+}
+
+/// The adapter-name filter: the option, else WGPU_ADAPTER_NAME (empty: no filter).
+fn name_filter(opts: &GpuOptions) -> Result<Option<String>> {
+    Ok(match &opts.adapter {
+        Some(n) => Some(n.clone()),
+        None => env("WGPU_ADAPTER_NAME")?,
+    }
+    .filter(|s| !s.is_empty()))
+}
+
+fn matches_name(a: &wgpu::Adapter, name: &Option<String>) -> bool {
+    match name {
+        Some(n) => a.get_info().name.to_lowercase().contains(&n.to_lowercase()),
+        None => true,
+    }
+}
+
+fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    desc.backends = backends(opts);
+    desc.backends = backends;
     wgpu::Instance::new(desc)
 }
 
@@ -144,13 +224,52 @@ fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
     }
 }
 
-/// Every adapter the instance sees under `opts`' backends (the name filter is ignored: `t3 info` lists all).
-pub fn list_adapters(opts: &GpuOptions) -> Vec<AdapterReport> {
-    let inst = instance(opts);
-    pollster::block_on(inst.enumerate_adapters(backends(opts)))
+/// Every adapter the instance sees under `opts`' backends whose name contains the filter (the
+/// option, else WGPU_ADAPTER_NAME); a filter that matches none is an error naming what was seen.
+pub fn list_adapters(opts: &GpuOptions) -> Result<Vec<AdapterReport>> {
+    let b = backends(opts)?;
+    let name = name_filter(opts)?;
+    let all = pollster::block_on(instance(b).enumerate_adapters(b));
+    let list: Vec<AdapterReport> = all
         .iter()
+        .filter(|a| matches_name(a, &name))
         .map(|a| report(a, None))
-        .collect()
+        .collect();
+    if let (Some(n), true) = (&name, list.is_empty()) {
+        return Err(no_adapter(b, Some(n), &all));
+    }
+    Ok(list)
+}
+
+fn no_adapter(b: wgpu::Backends, name: Option<&String>, seen: &[wgpu::Adapter]) -> Error {
+    let seen = seen
+        .iter()
+        .map(|a| {
+            let i = a.get_info();
+            format!("{} ({:?})", i.name, i.backend)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let names: Vec<&str> = [
+        (wgpu::Backends::VULKAN, "vulkan"),
+        (wgpu::Backends::METAL, "metal"),
+        (wgpu::Backends::DX12, "dx12"),
+        (wgpu::Backends::GL, "gl"),
+        (wgpu::Backends::BROWSER_WEBGPU, "webgpu"),
+    ]
+    .into_iter()
+    .filter(|(f, _)| b.contains(*f))
+    .map(|(_, n)| n)
+    .collect();
+    Error::NoAdapter {
+        wanted: format!(
+            "backends {}{}",
+            names.join(", "),
+            name.map(|n| format!(", name containing '{n}'"))
+                .unwrap_or_default()
+        ),
+        seen: if seen.is_empty() { "none".into() } else { seen },
+    }
 }
 
 fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
@@ -207,21 +326,15 @@ pub struct Gpu {
 impl Gpu {
     /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
     pub fn new(opts: &GpuOptions) -> Result<Self> {
-        let inst = instance(opts);
-        let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
-        let seen = adapters
-            .iter()
-            .map(|a| {
-                let i = a.get_info();
-                format!("{} ({:?})", i.name, i.backend)
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        let name = opts
-            .adapter
-            .clone()
-            .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
-            .filter(|s| !s.is_empty());
+        // Every environment value is checked before the adapters are probed, as the flags are.
+        let timeout = match opts.timeout {
+            Some(t) => Some(t),
+            None => env_timeout()?,
+        };
+        let b = backends(opts)?;
+        let name = name_filter(opts)?;
+        let inst = instance(b);
+        let adapters = pollster::block_on(inst.enumerate_adapters(b));
         let power = match &opts.power {
             Some(p) => match p.to_lowercase().as_str() {
                 "low" => wgpu::PowerPreference::LowPower,
@@ -239,23 +352,14 @@ impl Gpu {
                 wgpu::PowerPreference::from_env().unwrap_or(wgpu::PowerPreference::HighPerformance)
             }
         };
-        let adapter = adapters
-            .into_iter()
-            .filter(|a| match &name {
-                Some(n) => a.get_info().name.to_lowercase().contains(&n.to_lowercase()),
-                None => true,
-            })
+        let Some(adapter) = adapters
+            .iter()
+            .filter(|a| matches_name(a, &name))
             .min_by_key(|a| type_rank(a.get_info().device_type, power))
-            .ok_or_else(|| Error::NoAdapter {
-                wanted: format!(
-                    "backends {:?}{}",
-                    backends(opts),
-                    name.as_ref()
-                        .map(|n| format!(", name containing '{n}'"))
-                        .unwrap_or_default()
-                ),
-                seen: if seen.is_empty() { "none".into() } else { seen },
-            })?;
+            .cloned()
+        else {
+            return Err(no_adapter(b, name.as_ref(), &adapters));
+        };
         let info = adapter.get_info();
         let features = adapter.features() & WANTED_FEATURES;
         let limits = adapter.limits();
@@ -295,13 +399,6 @@ impl Gpu {
             .unwrap_or(u32::MAX)
             .min(limits.max_compute_workgroups_per_dimension)
             .max(1);
-        let timeout = opts.timeout.or_else(|| {
-            std::env::var("T3_TIMEOUT_S")
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-                .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                .filter(|d| !d.is_zero())
-        });
         let timeout_fixed = timeout.is_some();
         let timeout = timeout.unwrap_or(Duration::from_secs(120));
         // Kernels index elements with u32 and bind at u32 byte sizes: cap at u32::MAX bytes whatever

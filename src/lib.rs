@@ -6,6 +6,7 @@
 pub mod compose;
 pub mod error;
 pub mod experiment;
+pub mod files;
 pub mod gantt;
 pub mod gemm;
 pub mod gpu;
@@ -22,6 +23,7 @@ pub mod shapes;
 pub mod steps;
 pub mod timeline;
 pub mod trace;
+pub mod validate;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -2,21 +2,52 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use t3_wgpu::experiment::{self, Options, Report, Verify};
+use t3_wgpu::files;
 use t3_wgpu::gemm::Engine;
 use t3_wgpu::gpu::{self, Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
 use t3_wgpu::modes::{self, Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::shapes::{Dtype, Shape, MAX_RANKS};
+use t3_wgpu::shapes::{Dtype, Shape, MAX_DIM, MAX_RANKS};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, report, trace, workload};
+
+/// Most timed or warm-up repetitions of a run (each is the whole plan, at least a millisecond).
+const MAX_REPS: usize = 10_000;
+
+/// Most points of a sweep grid (each point runs every mode; a bigger grid is a typing slip).
+const MAX_POINTS: usize = 100_000;
+
+/// Standard output was closed by its reader (`t3 sweep | head -1`): stop quietly, as a pipe expects.
+#[derive(Debug, thiserror::Error)]
+#[error("standard output closed")]
+struct StdoutClosed;
+
+/// Writes to standard output; a closed pipe becomes [`StdoutClosed`] instead of a panic.
+fn out(text: &str) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        r => Ok(r.context("writing to standard output")?),
+    }
+}
+
+/// `println!` that returns [`StdoutClosed`] rather than panicking on a closed pipe.
+macro_rules! outln {
+    ($($t:tt)*) => { out(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// `eprintln!` that never panics: a closed standard error loses the note, not the run.
+macro_rules! note {
+    ($($t:tt)*) => {{ let _ = writeln!(std::io::stderr(), $($t)*); }};
+}
 
 #[derive(Parser)]
 #[command(
@@ -39,9 +70,9 @@ struct GpuArgs {
     /// Substring of the adapter name. Default: WGPU_ADAPTER_NAME.
     #[arg(long, global = true)]
     adapter: Option<String>,
-    /// Bound on every GPU wait, seconds (default: T3_TIMEOUT_S, else 120 plus a share of the work).
+    /// Bound on every GPU wait, seconds in (0, 1e9] (default: T3_TIMEOUT_S, else 120 plus a share of the work).
     #[arg(long, global = true, value_parser = timeout_secs)]
-    timeout: Option<f64>,
+    timeout: Option<Duration>,
 }
 
 #[derive(Subcommand)]
@@ -57,7 +88,7 @@ enum Cmd {
     Sweep(SweepArgs),
     /// Print the workload table.
     Presets {
-        #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = positive_usize)]
+        #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
         tokens: usize,
         #[arg(long, default_value_t = 1.0, value_parser = scale)]
         scale: f64,
@@ -69,9 +100,9 @@ enum Cmd {
         /// The CSV `t3 sweep` wrote.
         #[arg(long)]
         csv: String,
-        /// The swept column for the x axis: ranks, chunks, m, n or k.
-        #[arg(long, default_value = "ranks")]
-        x: String,
+        /// The swept column for the x axis.
+        #[arg(long, value_enum, default_value_t = PlotX::Ranks)]
+        x: PlotX,
         #[arg(long)]
         svg: String,
         #[arg(long)]
@@ -79,10 +110,10 @@ enum Cmd {
     },
     /// Measure the GB/s a step reaches at each workgroup budget and save the link table.
     Calibrate {
-        /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter).
-        #[arg(long, value_parser = positive_usize)]
+        /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter; at most 4096).
+        #[arg(long, value_parser = mib)]
         mib: Option<usize>,
-        #[arg(long, default_value_t = 5, value_parser = positive_usize)]
+        #[arg(long, default_value_t = 5, value_parser = reps)]
         reps: usize,
         /// Where to save the table.
         #[arg(long, default_value = link::DEFAULT_TABLE)]
@@ -101,7 +132,7 @@ struct Workload {
     #[arg(long, value_parser = parse_preset)]
     preset: Option<String>,
     /// Tokens per step for presets.
-    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = positive_usize)]
+    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
     tokens: usize,
     /// Shrink every preset dimension by this factor, in (0, 1].
     #[arg(long, default_value_t = 1.0, value_parser = scale)]
@@ -142,7 +173,7 @@ struct RunArgs {
     #[arg(long, default_value = "all", value_parser = parse_modes)]
     mode: ModeList,
     /// Chunks per rank's share of the output (each output is R shards x this many chunks).
-    #[arg(long, default_value_t = 1, value_parser = positive_usize)]
+    #[arg(long, default_value_t = 1, value_parser = chunks)]
     chunks: usize,
     #[command(flatten)]
     gemm: GemmArgs,
@@ -168,11 +199,11 @@ struct RunArgs {
     /// The link table for --link-gbps.
     #[arg(long, default_value = link::DEFAULT_TABLE)]
     link_table: String,
-    /// Timed repetitions (the report gives medians).
-    #[arg(long, default_value_t = 5, value_parser = positive_usize)]
+    /// Timed repetitions (the report gives medians), at most 10000.
+    #[arg(long, default_value_t = 5, value_parser = reps)]
     reps: usize,
-    /// Untimed repetitions first.
-    #[arg(long, default_value_t = 2)]
+    /// Untimed repetitions first, at most 10000.
+    #[arg(long, default_value_t = 2, value_parser = warmup)]
     warmup: usize,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
@@ -186,7 +217,7 @@ struct RunArgs {
     /// Write the JSON report to FILE, or `-` for standard output (then nothing else goes there).
     #[arg(long)]
     json: Option<String>,
-    /// One CSV row per mode.
+    /// One CSV row per mode (the columns of `t3 sweep`'s), or `-` for standard output.
     #[arg(long)]
     csv: Option<String>,
     /// Chrome trace JSON (Perfetto, chrome://tracing).
@@ -207,13 +238,13 @@ struct SweepArgs {
     presets: Vec<String>,
     #[arg(long, value_parser = parse_shape)]
     shape: Option<Shape>,
-    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = positive_usize)]
+    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
     tokens: usize,
     #[arg(long, default_value_t = 1.0, value_parser = scale)]
     scale: f64,
     #[arg(long, value_delimiter = ',', value_parser = ranks)]
     ranks: Vec<usize>,
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = positive_usize)]
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = chunks)]
     chunks: Vec<usize>,
     /// Link budgets in workgroups; 0 = unthrottled.
     #[arg(long, value_delimiter = ',', default_value = "0")]
@@ -232,9 +263,9 @@ struct SweepArgs {
     reduce: ReduceVia,
     #[arg(long, default_value = "all", value_parser = parse_modes)]
     mode: ModeList,
-    #[arg(long, default_value_t = 3, value_parser = positive_usize)]
+    #[arg(long, default_value_t = 3, value_parser = reps)]
     reps: usize,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = warmup)]
     warmup: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -245,19 +276,68 @@ struct SweepArgs {
     csv: String,
 }
 
+/// The modes to run, and those named explicitly (a mode that cannot apply is an error only when
+/// named; under `all` it is listed as skipped).
 #[derive(Clone, Debug)]
-struct ModeList(Vec<String>);
+struct ModeList {
+    modes: Vec<String>,
+    named: Vec<String>,
+}
 
-fn positive_usize(s: &str) -> Result<usize, String> {
+/// The swept column `t3 plot` puts on the x axis.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PlotX {
+    Ranks,
+    Chunks,
+    M,
+    N,
+    K,
+    Arbitrate,
+}
+
+impl PlotX {
+    fn column(self) -> &'static str {
+        match self {
+            PlotX::Ranks => "ranks",
+            PlotX::Chunks => "chunks",
+            PlotX::M => "m",
+            PlotX::N => "n",
+            PlotX::K => "k",
+            PlotX::Arbitrate => "arbitrate",
+        }
+    }
+}
+
+fn bounded_usize(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
     match s.parse::<usize>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
         Ok(0) => Err("must be at least 1".into()),
-        Ok(v) => Ok(v),
-        Err(_) => Err(format!("'{s}' is not a positive integer")),
+        _ => Err(format!("'{s}' is not an integer between {lo} and {hi}")),
     }
 }
 
 fn positive_u32(s: &str) -> Result<u32, String> {
-    positive_usize(s).and_then(|v| u32::try_from(v).map_err(|_| format!("'{s}' is too large")))
+    bounded_usize(s, 1, u32::MAX as usize).map(|v| v as u32)
+}
+
+fn reps(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, MAX_REPS)
+}
+
+fn warmup(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 0, MAX_REPS)
+}
+
+fn chunks(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, MAX_DIM)
+}
+
+fn tokens(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, MAX_DIM)
+}
+
+fn mib(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, 4096)
 }
 
 fn positive_f64(s: &str) -> Result<f64, String> {
@@ -267,33 +347,14 @@ fn positive_f64(s: &str) -> Result<f64, String> {
     }
 }
 
-fn timeout_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 1e9 => Ok(v),
-        _ => Err(format!("'{s}' is not a number of seconds in (0, 1e9]")),
-    }
+fn timeout_secs(s: &str) -> Result<Duration, String> {
+    gpu::parse_timeout("--timeout", s).map_err(|e| e.to_string())
 }
 
 fn backends(s: &str) -> Result<String, String> {
-    for b in s.split(',').map(|b| b.trim().to_lowercase()) {
-        if ![
-            "vulkan",
-            "metal",
-            "dx12",
-            "gl",
-            "webgpu",
-            "primary",
-            "secondary",
-            "all",
-        ]
-        .contains(&b.as_str())
-        {
-            return Err(format!(
-                "unknown backend '{b}' (vulkan, metal, dx12, gl; comma-separated)"
-            ));
-        }
-    }
-    Ok(s.to_string())
+    gpu::parse_backends("--backend", s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 fn scale(s: &str) -> Result<f64, String> {
@@ -361,30 +422,38 @@ fn parse_via(s: &str) -> Result<ReduceVia, String> {
     ReduceVia::parse(s).ok_or_else(|| format!("unknown reduce '{s}' (update, land or forward)"))
 }
 
+/// A comma list of modes; `all` anywhere in it stands for every mode. Each mode runs once, in
+/// report order.
 fn parse_modes(s: &str) -> Result<ModeList, String> {
-    if s == "all" {
-        return Ok(ModeList(
-            modes::names().iter().map(|m| m.to_string()).collect(),
-        ));
-    }
-    let mut v = Vec::new();
+    let names = modes::names();
+    let mut named = Vec::new();
+    let mut all = false;
     for m in s.split(',').map(str::trim) {
-        if !modes::names().contains(&m) {
+        if m == "all" {
+            all = true;
+        } else if names.contains(&m) {
+            named.push(m.to_string());
+        } else {
             return Err(format!(
                 "unknown mode '{m}' (one of {}, or all)",
-                modes::names().join(", ")
+                names.join(", ")
             ));
         }
-        v.push(m.to_string());
     }
-    Ok(ModeList(v))
+    let modes = names
+        .iter()
+        .filter(|n| all || named.iter().any(|m| m == *n))
+        .map(|n| n.to_string())
+        .collect();
+    named.dedup();
+    Ok(ModeList { modes, named })
 }
 
 fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
     Ok(Gpu::new(&GpuOptions {
         backend: g.backend.clone(),
         adapter: g.adapter.clone(),
-        timeout: g.timeout.map(Duration::from_secs_f64),
+        timeout: g.timeout,
         ..Default::default()
     })?)
 }
@@ -420,44 +489,127 @@ fn resolve(
     }
 }
 
-fn link_of(a: &RunArgs) -> Result<Link> {
-    Ok(match (a.link_workgroups, a.link_gbps) {
-        (Some(w), _) => Link::Workgroups(w),
-        (None, Some(g)) => LinkTable::load(&a.link_table)?.budget_for(g)?,
-        (None, None) => Link::Unthrottled,
+/// Refuses a configuration that cannot apply, or a mode named for it that cannot run it.
+fn validate(config: &Config, modes: &ModeList) -> t3_wgpu::Result<()> {
+    config.validate()?;
+    modes.named.iter().try_for_each(|m| config.check_mode(m))
+}
+
+/// `--link-gbps`: the table and the budget it picks, before any GPU work (the adapter is checked
+/// once the GPU is open).
+struct LinkChoice {
+    table: LinkTable,
+    asked: f64,
+    emulated: f64,
+    link: Link,
+}
+
+fn link_choice(a: &RunArgs) -> Result<Option<LinkChoice>> {
+    let Some(asked) = a.link_gbps else {
+        return Ok(None);
+    };
+    let table = LinkTable::load(&a.link_table)?;
+    let (link, emulated) = table.budget_for(asked)?;
+    Ok(Some(LinkChoice {
+        table,
+        asked,
+        emulated,
+        link,
+    }))
+}
+
+/// Says what the link emulates against what was asked (stderr: stdout may carry the JSON).
+fn say_link(a: &RunArgs, c: &LinkChoice) {
+    let off = (c.emulated / c.asked - 1.0) * 100.0;
+    let warn = if off.abs() > 10.0 {
+        format!(" ({off:+.0}%: no budget in the table comes closer)")
+    } else {
+        String::new()
+    };
+    note!(
+        "link: asked {} GB/s, emulating {:.1} GB/s with {} (measured in {}){warn}",
+        c.asked,
+        c.emulated,
+        c.link.describe(),
+        a.link_table
+    );
+}
+
+/// A run checked before any GPU work: workload, combinations, output paths and link table.
+struct Checked {
+    label: String,
+    config: Config,
+    link: Option<LinkChoice>,
+}
+
+fn check_run(a: &RunArgs) -> Result<Checked> {
+    let outputs: Vec<(&'static str, &str, bool)> = [
+        ("--json", &a.json, false),
+        ("--csv", &a.csv, false),
+        ("--trace", &a.trace, false),
+        ("--svg", &a.svg, false),
+        ("--dump", &a.dump, true),
+    ]
+    .into_iter()
+    .filter_map(|(what, path, dir)| path.as_deref().map(|p| (what, p, dir)))
+    .collect();
+    files::check_outputs(&outputs)?;
+    let (shape, ranks, collective, label) = resolve(&a.workload, a.ranks, a.collective)?;
+    let link = link_choice(a)?;
+    let config = Config {
+        shape,
+        ranks,
+        chunks: a.chunks,
+        collective,
+        via: a.reduce,
+        link: match (a.link_workgroups, &link) {
+            (Some(w), _) => Link::Workgroups(w),
+            (None, Some(c)) => c.link,
+            (None, None) => Link::Unthrottled,
+        },
+        dtype: a.gemm.dtype,
+        arbitrate: a.arbitrate,
+        step_lead: a.step_lead,
+    };
+    validate(&config, &a.mode)?;
+    Ok(Checked {
+        label,
+        config,
+        link,
     })
 }
 
-/// Writes every output a run asked for; says where on stderr (stdout may carry the JSON).
-fn outputs(a: &RunArgs, r: &Report) -> Result<()> {
-    let json = serde_json::to_string_pretty(r)?;
-    match a.json.as_deref() {
-        Some("-") => println!("{json}"),
-        Some(path) => {
-            report::write(path, &json)?;
-            eprintln!("wrote {path}");
+/// Writes every output a run asked for; says where on stderr (stdout may carry the JSON or CSV).
+fn outputs(a: &RunArgs, label: &str, r: &Report) -> Result<()> {
+    let write = |path: &str, text: &str, what: &str| -> Result<()> {
+        if path == "-" {
+            return out(text);
         }
-        None => {}
+        files::write(path, text)?;
+        note!("wrote {path}{what}");
+        Ok(())
+    };
+    if let Some(path) = &a.json {
+        write(path, &(serde_json::to_string_pretty(r)? + "\n"), "")?;
     }
     if let Some(path) = &a.csv {
         let mut s = String::from(report::CSV_HEADER) + "\n";
-        for row in report::csv_rows(r) {
+        for row in report::csv_rows(label, r) {
             s += &row;
             s += "\n";
         }
-        report::write(path, &s)?;
-        eprintln!("wrote {path}");
+        write(path, &s, "")?;
     }
     if let Some(path) = &a.trace {
-        report::write(
+        let t = serde_json::to_string(&trace::chrome_trace(&r.timelines))?;
+        write(
             path,
-            &serde_json::to_string(&trace::chrome_trace(&r.timelines))?,
+            &t,
+            " (open in https://ui.perfetto.dev or chrome://tracing)",
         )?;
-        eprintln!("wrote {path} (open in https://ui.perfetto.dev or chrome://tracing)");
     }
     if let Some(path) = &a.svg {
-        report::write(path, &gantt::gantt_svg(&r.timelines))?;
-        eprintln!("wrote {path}");
+        write(path, &gantt::gantt_svg(&r.timelines), "")?;
     }
     Ok(())
 }
@@ -469,22 +621,24 @@ fn wrong(r: &Report) -> bool {
     })
 }
 
-fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
-    let (shape, ranks, collective, label) = resolve(&a.workload, a.ranks, a.collective)?;
+/// The mode whose run left the outputs: the last one measured (sequential always runs first).
+fn last_mode(r: &Report) -> &str {
+    r.results
+        .iter()
+        .rev()
+        .find(|m| m.skipped.is_none())
+        .map_or("sequential", |m| m.mode.as_str())
+}
+
+fn run(gpu: &Gpu, a: &RunArgs, c: Checked) -> Result<()> {
+    if let Some(l) = &c.link {
+        l.table.check_adapter(&a.link_table, &gpu.describe())?;
+        say_link(a, l);
+    }
     let kernels = a.gemm.kernels(gpu)?;
     let opts = Options {
-        config: Config {
-            shape,
-            ranks,
-            chunks: a.chunks,
-            collective,
-            via: a.reduce,
-            link: link_of(a)?,
-            dtype: a.gemm.dtype,
-            arbitrate: a.arbitrate,
-            step_lead: a.step_lead,
-        },
-        modes: a.mode.0.clone(),
+        config: c.config,
+        modes: a.mode.modes.clone(),
         reps: a.reps,
         warmup: a.warmup,
         seed: a.seed,
@@ -492,13 +646,16 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
     };
     let (sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
     let r = experiment::measure(&sys, &inputs, &opts)?;
-    if a.json.as_deref() != Some("-") {
-        println!("{label}\n{}", report::text(&r));
+    let to_stdout = [&a.json, &a.csv, &a.trace, &a.svg]
+        .iter()
+        .any(|p| p.as_deref() == Some("-"));
+    if !to_stdout {
+        outln!("{}\n{}", c.label, report::text(&r))?;
     }
-    outputs(a, &r)?;
+    outputs(a, &c.label, &r)?;
     if let Some(dir) = &a.dump {
-        report::dump(dir, &sys, &inputs)?;
-        eprintln!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
+        report::dump(dir, &sys, &inputs, last_mode(&r))?;
+        note!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }
     anyhow::ensure!(
         !wrong(&r),
@@ -507,9 +664,8 @@ fn run(gpu: &Gpu, a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
-    let kernels = a.gemm.kernels(gpu)?;
-    let mut points = Vec::new();
+/// Every point of a sweep, checked before any GPU work.
+fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
     let workloads: Vec<(Shape, Option<usize>, Collective, String)> = if let Some(s) = a.shape {
         vec![(
             s,
@@ -529,7 +685,7 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
         a.presets
             .iter()
             .map(|p| {
-                let pr = workload::find(p, a.tokens, a.scale).expect("validated preset");
+                let pr = workload::find(p, a.tokens, a.scale).context("preset vanished")?;
                 Ok((
                     Shape::new(pr.m, pr.n, pr.k)?,
                     Some(pr.tp),
@@ -539,6 +695,33 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
             })
             .collect::<Result<_>>()?
     };
+    let rank_lists = workloads.len() * a.ranks.len().max(1);
+    let count = [
+        a.chunks.len(),
+        a.link_workgroups.len(),
+        a.arbitrate.len(),
+        a.step_lead.len(),
+    ]
+    .iter()
+    .try_fold(rank_lists, |n, &l| n.checked_mul(l))
+    .unwrap_or(usize::MAX);
+    if count > MAX_POINTS {
+        return Err(t3_wgpu::Error::invalid(
+            "sweep grid",
+            format!(
+                "{count} points ({} workloads x {} rank counts x {} chunk counts x {} link budgets x {} arbitration caps x {} step leads)",
+                workloads.len(),
+                a.ranks.len().max(1),
+                a.chunks.len(),
+                a.link_workgroups.len(),
+                a.arbitrate.len(),
+                a.step_lead.len()
+            ),
+            format!("at most {MAX_POINTS} points"),
+        )
+        .into());
+    }
+    let mut points = Vec::new();
     for (shape, tp, coll, label) in &workloads {
         let rs: Vec<usize> = if a.ranks.is_empty() {
             vec![tp.unwrap_or(4)]
@@ -550,22 +733,24 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
                 for &w in &a.link_workgroups {
                     for &arb in &a.arbitrate {
                         for &step_lead in &a.step_lead {
-                            let link = if w == 0 {
-                                Link::Unthrottled
-                            } else {
-                                Link::Workgroups(w)
-                            };
                             let config = Config {
                                 shape: *shape,
                                 ranks: r,
                                 chunks: c,
                                 collective: *coll,
                                 via: a.reduce,
-                                link,
+                                link: if w == 0 {
+                                    Link::Unthrottled
+                                } else {
+                                    Link::Workgroups(w)
+                                },
                                 dtype: a.gemm.dtype,
                                 arbitrate: (arb > 0).then_some(arb),
                                 step_lead,
                             };
+                            validate(&config, &a.mode).with_context(|| {
+                                format!("sweep point {label} ranks {r} chunks {c}")
+                            })?;
                             points.push((label.clone(), config));
                         }
                     }
@@ -573,6 +758,25 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
             }
         }
     }
+    Ok(points)
+}
+
+fn describe_point(label: &str, config: &Config) -> String {
+    format!(
+        "{label} ranks {} chunks {} link {}{} step lead {}",
+        config.ranks,
+        config.chunks,
+        config.link.describe(),
+        config
+            .arbitrate
+            .map(|w| format!(" arbitrate {w}"))
+            .unwrap_or_default(),
+        config.step_lead.describe()
+    )
+}
+
+fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> {
+    let kernels = a.gemm.kernels(gpu)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(points.len() as u64);
         b.set_style(
@@ -585,38 +789,38 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
     } else {
         None
     };
-    let header = String::from("workload,") + report::CSV_HEADER + "\n";
+    let say = |line: &str| match &bar {
+        Some(b) => b.println(line),
+        None => note!("{line}"),
+    };
+    say(&format!(
+        "sweep: {} points x {} modes (estimate after the first point)",
+        points.len(),
+        a.mode.modes.len()
+    ));
+    let header = report::CSV_HEADER.to_string() + "\n";
     let to_stdout = a.csv == "-";
     // Rows are written as each point finishes, so an interrupted sweep keeps what it measured.
-    let mut file: Box<dyn std::io::Write> = if to_stdout {
-        print!("{header}");
-        Box::new(std::io::sink())
+    let mut file = if to_stdout {
+        out(&header)?;
+        None
     } else {
         let mut f = std::fs::File::create(&a.csv).with_context(|| a.csv.clone())?;
         f.write_all(header.as_bytes())
             .with_context(|| a.csv.clone())?;
-        Box::new(f)
+        Some(f)
     };
     let mut failures = 0;
+    let started = Instant::now();
     for (i, (label, config)) in points.iter().enumerate() {
-        let msg = format!(
-            "{label} ranks {} chunks {} link {}{} step lead {}",
-            config.ranks,
-            config.chunks,
-            config.link.describe(),
-            config
-                .arbitrate
-                .map(|w| format!(" arbitrate {w}"))
-                .unwrap_or_default(),
-            config.step_lead.describe()
-        );
+        let msg = describe_point(label, config);
         match &bar {
             Some(b) => b.set_message(msg.clone()),
-            None => eprintln!("[{}/{}] {msg}", i + 1, points.len()),
+            None => note!("[{}/{}] {msg}", i + 1, points.len()),
         }
         let opts = Options {
             config: config.clone(),
-            modes: a.mode.0.clone(),
+            modes: a.mode.modes.clone(),
             reps: a.reps,
             warmup: a.warmup,
             seed: a.seed,
@@ -627,35 +831,34 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
             Ok(rep) => {
                 if wrong(&rep) {
                     failures += 1;
-                    let line = format!(
+                    say(&format!(
                         "error: {msg}: a mode's result or tracker check failed (see its row)"
-                    );
-                    match &bar {
-                        Some(b) => b.println(&line),
-                        None => eprintln!("{line}"),
-                    }
+                    ));
                 }
-                report::csv_rows(&rep)
+                report::csv_rows(label, &rep)
             }
             Err(e) => {
                 failures += 1;
-                let line = format!("error: {msg}: {e}");
-                match &bar {
-                    Some(b) => b.println(&line),
-                    None => eprintln!("{line}"),
-                }
-                vec![report::csv_error_row(&opts.config, &e.to_string())]
+                say(&format!("error: {msg}: {e}"));
+                vec![report::csv_error_row(label, &opts.config, &e.to_string())]
             }
         };
-        for row in rows {
-            let line = format!("{label},{row}\n");
-            if to_stdout {
-                print!("{line}");
-            } else {
-                file.write_all(line.as_bytes())
+        let text: String = rows.into_iter().map(|r| r + "\n").collect();
+        match &mut file {
+            None => out(&text)?,
+            Some(f) => {
+                f.write_all(text.as_bytes())
+                    .and_then(|()| f.flush())
                     .with_context(|| a.csv.clone())?;
-                file.flush().with_context(|| a.csv.clone())?;
             }
+        }
+        if i == 0 && points.len() > 1 {
+            let each = started.elapsed().as_secs_f64();
+            say(&format!(
+                "sweep: the first point took {each:.1} s; all {} about {:.0} s",
+                points.len(),
+                each * points.len() as f64
+            ));
         }
         if let Some(b) = &bar {
             b.inc(1);
@@ -665,7 +868,7 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
         b.finish_and_clear();
     }
     if !to_stdout {
-        eprintln!("wrote {} ({} points)", a.csv, points.len());
+        note!("wrote {} ({} points)", a.csv, points.len());
     }
     anyhow::ensure!(
         failures == 0,
@@ -678,28 +881,29 @@ fn sweep(gpu: &Gpu, a: &SweepArgs) -> Result<()> {
 fn info(g: &GpuArgs, json: bool) -> Result<()> {
     let list = gpu::list_adapters(&GpuOptions {
         backend: g.backend.clone(),
+        adapter: g.adapter.clone(),
         ..Default::default()
-    });
+    })?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
-        return Ok(());
+        return outln!("{}", serde_json::to_string_pretty(&list)?);
     }
+    let mut s = String::new();
     if list.is_empty() {
-        println!("no adapters found (install a Vulkan, Metal or DX12 driver; without a GPU: apt-get install mesa-vulkan-drivers)");
+        s += "no adapters found (install a Vulkan, Metal or DX12 driver; without a GPU: apt-get install mesa-vulkan-drivers)\n";
     }
     for a in &list {
-        println!("{} [{} {}]", a.name, a.backend, a.device_type);
-        println!("  driver        {} {}", a.driver, a.driver_info);
-        println!(
-            "  features      {}",
+        s += &format!("{} [{} {}]\n", a.name, a.backend, a.device_type);
+        s += &format!("  driver        {} {}\n", a.driver, a.driver_info);
+        s += &format!(
+            "  features      {}\n",
             if a.features.is_empty() {
                 "(none of the optional ones)".into()
             } else {
                 a.features.join(" ")
             }
         );
-        println!(
-            "  subgroups     {}..{} wide; cooperative matrices {}",
+        s += &format!(
+            "  subgroups     {}..{} wide; cooperative matrices {}\n",
             a.subgroup_sizes[0],
             a.subgroup_sizes[1],
             if a.cooperative_matrix.is_empty() {
@@ -708,37 +912,39 @@ fn info(g: &GpuArgs, json: bool) -> Result<()> {
                 a.cooperative_matrix.join(", ")
             }
         );
-        println!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB",
+        s += &format!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB\n",
             a.max_storage_buffer_binding_size >> 20, a.max_buffer_size >> 20, a.max_compute_workgroups_per_dimension,
             a.max_compute_invocations_per_workgroup, a.max_compute_workgroup_storage_size >> 10);
     }
-    Ok(())
+    out(&s)
 }
 
-fn plot(csv: &str, x: &str, svg: &str, title: Option<&str>) -> Result<()> {
-    let text = std::fs::read_to_string(csv).with_context(|| csv.to_string())?;
+fn plot(csv: &str, x: PlotX, svg: &str, title: Option<&str>) -> Result<()> {
+    files::check_outputs(&[("--svg", svg, false)])?;
+    let x = x.column();
+    let text = files::read_text(csv, "sweep CSV", files::MAX_CSV_BYTES)?;
     let points =
         t3_wgpu::plot::points_from_csv(&text, x).map_err(|e| anyhow::anyhow!("{csv}: {e}"))?;
     let title = title
         .map(str::to_string)
         .unwrap_or_else(|| format!("{csv}: speedup and overlap efficiency vs {x}"));
-    report::write(svg, &t3_wgpu::plot::svg(&points, x, &title))?;
-    eprintln!("wrote {svg}");
+    files::write(svg, &t3_wgpu::plot::svg(&points, x, &title))?;
+    note!("wrote {svg}");
     Ok(())
 }
 
-fn calibrate(gpu: &Gpu, mib: Option<usize>, reps: usize, out: &str, json: bool) -> Result<()> {
+fn calibrate(gpu: &Gpu, mib: Option<usize>, reps: usize, out_path: &str, json: bool) -> Result<()> {
     let kernel = t3_wgpu::steps::StepKernel::new(gpu)?;
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
     let mib = mib.unwrap_or(if cpu { 16 } else { 256 });
     let t = link::calibrate(gpu, &kernel, (mib as u64) << 20, reps)?;
-    t.save(out)?;
+    t.save(out_path)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&t)?);
+        outln!("{}", serde_json::to_string_pretty(&t)?)?;
     } else {
-        print!("{}", t.text());
+        out(&t.text())?;
     }
-    eprintln!("saved {out}");
+    note!("saved {out_path}");
     Ok(())
 }
 
@@ -756,12 +962,12 @@ fn demo(gpu: &Gpu) -> Result<()> {
         scale /= 2.0;
     }
     let pr = pick(scale);
-    println!(
+    outln!(
         "demo: {} ({} x {} ranks, scale {scale})",
         pr.name,
         Shape::new(pr.m, pr.n, pr.k)?,
         pr.tp
-    );
+    )?;
     let a = RunArgs {
         workload: Workload {
             shape: None,
@@ -794,17 +1000,32 @@ fn demo(gpu: &Gpu) -> Result<()> {
         svg: Some("t3-timeline.svg".into()),
         dump: None,
     };
-    run(gpu, &a)?;
+    let checked = check_run(&a)?;
+    run(gpu, &a, checked)?;
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())
         .unwrap_or_default();
-    println!("\nwrote t3-timeline.svg, t3-trace.json and t3-results.json in {cwd}");
-    Ok(())
+    outln!("\nwrote t3-timeline.svg, t3-trace.json and t3-results.json in {cwd}")
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match &cli.cmd {
+/// The error and its causes, each once: a cause whose text its parent already quotes (an OS error
+/// inside "could not read x: ...") is not repeated.
+fn chain(e: &anyhow::Error) -> String {
+    let mut s = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if !s.contains(&c) {
+            if !s.is_empty() {
+                s += ": ";
+            }
+            s += &c;
+        }
+    }
+    s
+}
+
+fn dispatch(cli: &Cli) -> Result<()> {
+    match &cli.cmd {
         Some(Cmd::Info { json }) => info(&cli.gpu, *json),
         Some(Cmd::Presets {
             tokens,
@@ -813,27 +1034,42 @@ fn main() -> ExitCode {
         }) => {
             let p = workload::presets(*tokens, *scale);
             if *json {
-                serde_json::to_string_pretty(&p)
-                    .map(|s| println!("{s}"))
-                    .map_err(Into::into)
+                outln!("{}", serde_json::to_string_pretty(&p)?)
             } else {
-                print!("{}", workload::table(&p));
-                Ok(())
+                out(&workload::table(&p))
             }
         }
-        Some(Cmd::Run(a)) => open_gpu(&cli.gpu).and_then(|g| run(&g, a)),
-        Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, x, svg, title.as_deref()),
-        Some(Cmd::Sweep(a)) => open_gpu(&cli.gpu).and_then(|g| sweep(&g, a)),
+        Some(Cmd::Run(a)) => {
+            let checked = check_run(a)?;
+            run(&open_gpu(&cli.gpu)?, a, checked)
+        }
+        Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
+        Some(Cmd::Sweep(a)) => {
+            if a.csv != "-" {
+                files::check_outputs(&[("--csv", &a.csv, false)])?;
+            }
+            let points = sweep_points(a)?;
+            sweep(&open_gpu(&cli.gpu)?, a, points)
+        }
         Some(Cmd::Calibrate {
             mib,
             reps,
             out,
             json,
-        }) => open_gpu(&cli.gpu).and_then(|g| calibrate(&g, *mib, *reps, out, *json)),
-        None => open_gpu(&cli.gpu).and_then(|g| demo(&g)),
-    };
-    match result {
+        }) => {
+            files::check_outputs(&[("--out", out, false)])?;
+            calibrate(&open_gpu(&cli.gpu)?, *mib, *reps, out, *json)
+        }
+        None => demo(&open_gpu(&cli.gpu)?),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(&cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of a pipe stopped reading: nothing is wrong, and nothing is left to say.
+        Err(e) if e.downcast_ref::<StdoutClosed>().is_some() => ExitCode::SUCCESS,
         // A parameter out of range is a usage error (exit 2, as clap's own); anything else is a
         // runtime failure (exit 1).
         Err(e)
@@ -842,11 +1078,14 @@ fn main() -> ExitCode {
                 Some(t3_wgpu::Error::Invalid { .. })
             ) =>
         {
-            eprintln!("error: {e:#}\n\nFor more information, try '--help'.");
+            note!(
+                "error: {}\n\nFor more information, try '--help'.",
+                chain(&e)
+            );
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            note!("error: {}", chain(&e));
             ExitCode::from(1)
         }
     }

@@ -1,8 +1,6 @@
 //! Reports: the results table a person reads, the JSON and CSV a script reads, and the files a run
 //! can write (Chrome trace, SVG Gantt chart, NumPy dumps of every rank's inputs and outputs).
 
-use std::io::Write;
-
 use crate::error::{Error, Result};
 use crate::experiment::Report;
 use crate::modes::System;
@@ -96,7 +94,7 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
+pub const CSV_HEADER: &str = "workload,adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
 
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
@@ -106,14 +104,15 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One CSV row per mode.
-pub fn csv_rows(r: &Report) -> Vec<String> {
+/// One CSV row per mode; `workload` names the preset or shape (run and sweep rows alike).
+pub fn csv_rows(workload: &str, r: &Report) -> Vec<String> {
     let c = &r.config;
     let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
     r.results
         .iter()
         .map(|m| {
             [
+                csv_field(workload),
                 csv_field(&r.adapter),
                 c.shape.m.to_string(),
                 c.shape.n.to_string(),
@@ -147,30 +146,23 @@ pub fn csv_rows(r: &Report) -> Vec<String> {
 }
 
 /// A CSV row for a sweep point that failed: its configuration, and the error in the `skipped` column.
-pub fn csv_error_row(c: &crate::modes::Config, error: &str) -> String {
+pub fn csv_error_row(workload: &str, c: &crate::modes::Config, error: &str) -> String {
     let mut cols = vec![String::new(); CSV_HEADER.split(',').count()];
-    cols[1] = c.shape.m.to_string();
-    cols[2] = c.shape.n.to_string();
-    cols[3] = c.shape.k.to_string();
-    cols[4] = c.ranks.to_string();
-    cols[5] = c.chunks.to_string();
-    cols[6] = c.collective.to_string();
-    cols[7] = c.via.name().into();
-    cols[8] = csv_field(&c.link.describe());
-    cols[9] = c.arbitrate.map(|w| w.to_string()).unwrap_or_default();
-    cols[10] = c.step_lead.describe();
-    cols[11] = c.dtype.name().into();
-    cols[13] = "error".into();
+    cols[0] = csv_field(workload);
+    cols[2] = c.shape.m.to_string();
+    cols[3] = c.shape.n.to_string();
+    cols[4] = c.shape.k.to_string();
+    cols[5] = c.ranks.to_string();
+    cols[6] = c.chunks.to_string();
+    cols[7] = c.collective.to_string();
+    cols[8] = c.via.name().into();
+    cols[9] = csv_field(&c.link.describe());
+    cols[10] = c.arbitrate.map(|w| w.to_string()).unwrap_or_default();
+    cols[11] = c.step_lead.describe();
+    cols[12] = c.dtype.name().into();
+    cols[14] = "error".into();
     *cols.last_mut().unwrap() = csv_field(error);
     cols.join(",")
-}
-
-/// Writes `text` to `path`, naming the path in the error.
-pub fn write(path: &str, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| Error::Io {
-        path: path.into(),
-        source,
-    })
 }
 
 fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
@@ -190,14 +182,32 @@ fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
     w.finish().map_err(io)
 }
 
-/// `--dump DIR`: every rank's A, B and final output as .npy, and meta.json with the chunk boundaries.
-/// Outputs are read as the last run left them; rows a rank does not hold finished are its partials.
-pub fn dump(dir: &str, sys: &System, inputs: &Inputs) -> Result<()> {
+/// Whether `name` is one of the files [`dump`] writes per rank ("rank3_out.npy").
+fn rank_file(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("rank") else {
+        return false;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    digits > 0 && ["_a.npy", "_b.npy", "_out.npy"].contains(&&rest[digits..])
+}
+
+/// `--dump DIR`: every rank's A, B and final output as .npy, and meta.json with the chunk boundaries
+/// and the mode that left the outputs. Outputs are read as the last run left them (`mode`'s); rows a
+/// rank does not hold finished are its partials. Rank files of an earlier dump (more ranks) are
+/// removed first, so that the directory holds one run.
+pub fn dump(dir: &str, sys: &System, inputs: &Inputs, mode: &str) -> Result<()> {
     let d = std::path::Path::new(dir);
-    std::fs::create_dir_all(d).map_err(|source| Error::Io {
-        path: dir.into(),
-        source,
-    })?;
+    let io = |path: &std::path::Path| {
+        let path = path.display().to_string();
+        move |source| Error::Io { path, source }
+    };
+    std::fs::create_dir_all(d).map_err(io(d))?;
+    for entry in std::fs::read_dir(d).map_err(io(d))? {
+        let entry = entry.map_err(io(d))?;
+        if entry.file_name().to_str().is_some_and(rank_file) {
+            std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
+        }
+    }
     let s = sys.config.shape;
     for (p, rb) in sys.ranks.ranks.iter().enumerate() {
         npy(
@@ -229,25 +239,47 @@ pub fn dump(dir: &str, sys: &System, inputs: &Inputs) -> Result<()> {
             &[s.m as u64, s.n as u64],
         )?;
     }
+    let c = &sys.config;
     let meta = serde_json::json!({
+        "mode": mode,
         "shape": {"m": s.m, "n": s.n, "k": s.k},
-        "ranks": sys.config.ranks,
-        "chunks_per_rank": sys.config.chunks,
-        "collective": sys.config.collective,
+        "ranks": c.ranks,
+        "chunks_per_rank": c.chunks,
+        "collective": c.collective,
+        "reduce_via": c.via,
+        "dtype": c.dtype.name(),
+        "link": c.link.describe(),
         "chunk_bounds": sys.chunking.bounds,
         "shard_of_chunk": (0..sys.chunking.count()).map(|x| sys.chunking.shard_of(x)).collect::<Vec<_>>(),
         "a_rows": sys.ranks.ranks.iter().map(|r| [r.a_row_base, r.a_row_base + r.a_rows]).collect::<Vec<_>>(),
-        "finished": crate::ranks::finished(sys.config.collective, &sys.chunking),
+        "finished": crate::ranks::finished(c.collective, &sys.chunking),
         "seed": inputs.seed,
-        "note": "rank{p}_out rows of chunks listed in `finished` for rank p hold the collective's result; reduce-scatter: sum over ranks of a_p @ b_p; all-gather: a_s @ b for shard s; NaN rows were never written on that rank",
+        "note": "rank{p}_out holds what `mode`'s last run left; rows of chunks listed in `finished` for rank p hold the collective's result; reduce-scatter: sum over ranks of a_p @ b_p; all-gather: a_s @ b for shard s; NaN rows were never written on that rank",
     });
-    let mut f = std::fs::File::create(d.join("meta.json")).map_err(|source| Error::Io {
-        path: dir.into(),
-        source,
+    let path = d.join("meta.json");
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e.into(),
     })?;
-    f.write_all(serde_json::to_string_pretty(&meta).unwrap().as_bytes())
-        .map_err(|source| Error::Io {
-            path: dir.into(),
-            source,
-        })
+    std::fs::write(&path, text).map_err(io(&path))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rank_files_are_recognised_and_nothing_else() {
+        for yes in ["rank0_a.npy", "rank12_out.npy", "rank3_b.npy"] {
+            assert!(super::rank_file(yes), "{yes}");
+        }
+        for no in [
+            "rank_a.npy",
+            "rankx_a.npy",
+            "rank0_c.npy",
+            "meta.json",
+            "rank0_a.npy.bak",
+            "my.npy",
+        ] {
+            assert!(!super::rank_file(no), "{no}");
+        }
+    }
 }
