@@ -289,9 +289,9 @@ impl GemmKernel {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
         let src: std::borrow::Cow<'static, str> = match std::env::var(&knob) {
-            Ok(path) if !path.is_empty() => std::fs::read_to_string(&path)
-                .map_err(|source| Error::Io { path, source })?
-                .into(),
+            Ok(path) if !path.is_empty() => {
+                crate::files::read_text(&path, "T3_*_WGSL kernel file", 1 << 20)?.into()
+            }
             _ => engine.source().into(),
         };
         // Bindings: 0 C (through put), 1 params, 2 A, 3 B, 4 tracker counters, 5 jobs; fused adds

@@ -131,6 +131,15 @@ pub fn parse_timeout(what: &'static str, s: &str) -> Result<Duration> {
     }
 }
 
+fn parse_power(what: &'static str, p: &str) -> Result<wgpu::PowerPreference> {
+    match p.to_lowercase().as_str() {
+        "low" => Ok(wgpu::PowerPreference::LowPower),
+        "none" => Ok(wgpu::PowerPreference::None),
+        "high" => Ok(wgpu::PowerPreference::HighPerformance),
+        _ => Err(Error::invalid(what, format!("'{p}'"), "high, low or none")),
+    }
+}
+
 /// An environment variable's value: None when unset, an error when it is not text.
 fn env(name: &'static str) -> Result<Option<String>> {
     match std::env::var(name) {
@@ -333,25 +342,13 @@ impl Gpu {
         };
         let b = backends(opts)?;
         let name = name_filter(opts)?;
+        let power = match (&opts.power, env("WGPU_POWER_PREF")?) {
+            (Some(p), _) => parse_power("power preference", p)?,
+            (None, Some(p)) => parse_power("WGPU_POWER_PREF", &p)?,
+            (None, None) => wgpu::PowerPreference::HighPerformance,
+        };
         let inst = instance(b);
         let adapters = pollster::block_on(inst.enumerate_adapters(b));
-        let power = match &opts.power {
-            Some(p) => match p.to_lowercase().as_str() {
-                "low" => wgpu::PowerPreference::LowPower,
-                "none" => wgpu::PowerPreference::None,
-                "high" => wgpu::PowerPreference::HighPerformance,
-                other => {
-                    return Err(Error::invalid(
-                        "power preference",
-                        other,
-                        "high, low or none",
-                    ))
-                }
-            },
-            None => {
-                wgpu::PowerPreference::from_env().unwrap_or(wgpu::PowerPreference::HighPerformance)
-            }
-        };
         let Some(adapter) = adapters
             .iter()
             .filter(|a| matches_name(a, &name))

@@ -469,7 +469,7 @@ fn resolve(
             *s,
             ranks.unwrap_or(4),
             collective.unwrap_or(Collective::ReduceScatter),
-            format!("shape {s}"),
+            s.to_string(),
         )),
         (None, Some(p)) => {
             let pr = workload::find(p, w.tokens, w.scale).context("preset vanished")?;
