@@ -465,7 +465,11 @@ fn combinations_that_cannot_apply_are_usage_errors() {
         return;
     }
     // Under `all`, fused is listed as skipped with its reason; the others measure.
-    let o = small("run", &["--reduce", "land", "--json", "-"], &d);
+    let o = small(
+        "run",
+        &["--reduce", "land", "--json", "-", "--mode", "all"],
+        &d,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let fused = &v["results"].as_array().unwrap()[3];
