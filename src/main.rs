@@ -145,16 +145,16 @@ struct GemmArgs {
     /// Element type of the GEMM operands: f32, or f16 (tensor cores through cooperative matrices
     /// where the adapter has them, else a SHADER_F16 SIMT kernel). Accumulation, outputs and steps
     /// are f32 either way.
-    #[arg(long, default_value = "f32", value_parser = parse_dtype)]
-    dtype: Dtype,
+    #[arg(long, default_value = "f32", ignore_case = true)]
+    dtype: DtypeArg,
     /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
-    #[arg(long, default_value = "auto", value_parser = parse_engine)]
-    gemm_kernel: KernelChoice,
+    #[arg(long, default_value = "auto", ignore_case = true)]
+    gemm_kernel: KernelArg,
 }
 
 impl GemmArgs {
     fn kernels(self, gpu: &Gpu) -> t3_wgpu::Result<Kernels> {
-        Kernels::with(gpu, self.dtype, self.gemm_kernel.0)
+        Kernels::with(gpu, self.dtype.0, self.gemm_kernel.0)
     }
 }
 
@@ -167,11 +167,11 @@ struct RunArgs {
     ranks: Option<usize>,
     /// reduce-scatter, direct-reduce-scatter, all-gather or all-reduce (default: the preset's, else
     /// reduce-scatter).
-    #[arg(long, value_parser = parse_collective)]
-    collective: Option<Collective>,
+    #[arg(long, ignore_case = true)]
+    collective: Option<CollectiveArg>,
     /// Modes, comma-separated, or `all`.
-    #[arg(long, default_value = "all", value_parser = parse_modes)]
-    mode: ModeList,
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
+    mode: Vec<String>,
     /// Chunks per rank's share of the output (each output is R shards x this many chunks).
     #[arg(long, default_value_t = 1, value_parser = chunks)]
     chunks: usize,
@@ -179,8 +179,8 @@ struct RunArgs {
     gemm: GemmArgs,
     /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward
     /// (the sender adds its inbox to its partial and lands the sum in the next inbox; ring only).
-    #[arg(long, default_value = "update", value_parser = parse_via)]
-    reduce: ReduceVia,
+    #[arg(long, default_value = "update", ignore_case = true)]
+    reduce: ReduceArg,
     /// Workgroups each step may use (the link budget).
     #[arg(long, value_parser = positive_u32, conflicts_with = "link_gbps")]
     link_workgroups: Option<u32>,
@@ -255,14 +255,14 @@ struct SweepArgs {
     /// Step leads to sweep (see `t3 run --step-lead`).
     #[arg(long, value_delimiter = ',', default_value = "auto", value_parser = parse_step_lead)]
     step_lead: Vec<StepLead>,
-    #[arg(long, value_parser = parse_collective)]
-    collective: Option<Collective>,
+    #[arg(long, ignore_case = true)]
+    collective: Option<CollectiveArg>,
     #[command(flatten)]
     gemm: GemmArgs,
-    #[arg(long, default_value = "update", value_parser = parse_via)]
-    reduce: ReduceVia,
-    #[arg(long, default_value = "all", value_parser = parse_modes)]
-    mode: ModeList,
+    #[arg(long, default_value = "update", ignore_case = true)]
+    reduce: ReduceArg,
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
+    mode: Vec<String>,
     #[arg(long, default_value_t = 3, value_parser = reps)]
     reps: usize,
     #[arg(long, default_value_t = 1, value_parser = warmup)]
@@ -373,20 +373,50 @@ fn ranks(s: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_dtype(s: &str) -> Result<Dtype, String> {
-    Dtype::parse(s).map_err(|e| e.to_string())
+/// A library enum as a clap value: names from the library's own list, so that `--help`, the error
+/// for a bad value and clap's "a similar value exists" suggestion all follow the library.
+macro_rules! value_enum {
+    ($arg:ident, $ty:ty, $all:expr, $name:expr) => {
+        #[derive(Clone, Copy, Debug)]
+        struct $arg($ty);
+
+        impl ValueEnum for $arg {
+            fn value_variants<'a>() -> &'a [Self] {
+                static ALL: std::sync::OnceLock<Vec<$arg>> = std::sync::OnceLock::new();
+                ALL.get_or_init(|| $all.into_iter().map($arg).collect())
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                let name: fn($ty) -> &'static str = $name;
+                Some(clap::builder::PossibleValue::new(name(self.0)))
+            }
+        }
+    };
 }
 
-/// `--gemm-kernel`: an engine, or None for the adapter's best (a newtype: clap reads a bare
-/// `Option` field as an optional flag).
-#[derive(Clone, Copy, Debug)]
-struct KernelChoice(Option<Engine>);
+/// Every reduce realisation and GEMM kernel; the matches fail to compile when one is added, so that
+/// the lists cannot fall behind.
+const REDUCES: [ReduceVia; 3] = [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward];
+const KERNELS: [Option<Engine>; 3] = [None, Some(Engine::Simt), Some(Engine::Coop)];
+const _: () = {
+    fn _every_reduce(v: ReduceVia) {
+        match v {
+            ReduceVia::Update | ReduceVia::Land | ReduceVia::Forward => {}
+        }
+    }
+    fn _every_engine(e: Engine) {
+        match e {
+            Engine::Simt | Engine::Coop => {}
+        }
+    }
+};
 
-fn parse_engine(s: &str) -> Result<KernelChoice, String> {
-    Engine::parse(s)
-        .map(KernelChoice)
-        .map_err(|e| e.to_string())
-}
+value_enum!(DtypeArg, Dtype, Dtype::ALL, Dtype::name);
+value_enum!(CollectiveArg, Collective, Collective::ALL, Collective::name);
+value_enum!(ReduceArg, ReduceVia, REDUCES, ReduceVia::name);
+// `--gemm-kernel`: an engine, or None for the adapter's best.
+value_enum!(KernelArg, Option<Engine>, KERNELS, |e| e
+    .map_or("auto", Engine::name));
 
 fn parse_shape(s: &str) -> Result<Shape, String> {
     Shape::parse(s).map_err(|e| e.to_string())
@@ -405,48 +435,27 @@ fn parse_preset(s: &str) -> Result<String, String> {
     })
 }
 
-fn parse_collective(s: &str) -> Result<Collective, String> {
-    Collective::parse(s).ok_or_else(|| {
-        format!(
-            "unknown collective '{s}' (one of {})",
-            Collective::ALL.map(|c| c.name()).join(", ")
-        )
-    })
-}
-
 fn parse_step_lead(s: &str) -> Result<StepLead, String> {
     StepLead::parse(s).map_err(|e| e.to_string())
 }
 
-fn parse_via(s: &str) -> Result<ReduceVia, String> {
-    ReduceVia::parse(s).ok_or_else(|| format!("unknown reduce '{s}' (update, land or forward)"))
+/// `--mode`: the modes' names, and `all`.
+fn mode_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(modes::names().into_iter().chain(["all"]))
 }
 
-/// A comma list of modes; `all` anywhere in it stands for every mode. Each mode runs once, in
-/// report order.
-fn parse_modes(s: &str) -> Result<ModeList, String> {
-    let names = modes::names();
-    let mut named = Vec::new();
-    let mut all = false;
-    for m in s.split(',').map(str::trim) {
-        if m == "all" {
-            all = true;
-        } else if names.contains(&m) {
-            named.push(m.to_string());
-        } else {
-            return Err(format!(
-                "unknown mode '{m}' (one of {}, or all)",
-                names.join(", ")
-            ));
-        }
-    }
-    let modes = names
+/// The modes to run, in report order, each once (`all` anywhere stands for every mode).
+fn mode_list(list: &[String]) -> ModeList {
+    let all = list.iter().any(|m| m == "all");
+    let mut named: Vec<String> = list.iter().filter(|m| *m != "all").cloned().collect();
+    named.sort();
+    named.dedup();
+    let modes = modes::names()
         .iter()
         .filter(|n| all || named.iter().any(|m| m == *n))
         .map(|n| n.to_string())
         .collect();
-    named.dedup();
-    Ok(ModeList { modes, named })
+    ModeList { modes, named }
 }
 
 fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
@@ -554,24 +563,25 @@ fn check_run(a: &RunArgs) -> Result<Checked> {
     .filter_map(|(what, path, dir)| path.as_deref().map(|p| (what, p, dir)))
     .collect();
     files::check_outputs(&outputs)?;
-    let (shape, ranks, collective, label) = resolve(&a.workload, a.ranks, a.collective)?;
+    let (shape, ranks, collective, label) =
+        resolve(&a.workload, a.ranks, a.collective.map(|c| c.0))?;
     let link = link_choice(a)?;
     let config = Config {
         shape,
         ranks,
         chunks: a.chunks,
         collective,
-        via: a.reduce,
+        via: a.reduce.0,
         link: match (a.link_workgroups, &link) {
             (Some(w), _) => Link::Workgroups(w),
             (None, Some(c)) => c.link,
             (None, None) => Link::Unthrottled,
         },
-        dtype: a.gemm.dtype,
+        dtype: a.gemm.dtype.0,
         arbitrate: a.arbitrate,
         step_lead: a.step_lead,
     };
-    validate(&config, &a.mode)?;
+    validate(&config, &mode_list(&a.mode))?;
     Ok(Checked {
         label,
         config,
@@ -638,7 +648,7 @@ fn run(gpu: &Gpu, a: &RunArgs, c: Checked) -> Result<()> {
     let kernels = a.gemm.kernels(gpu)?;
     let opts = Options {
         config: c.config,
-        modes: a.mode.modes.clone(),
+        modes: mode_list(&a.mode).modes,
         reps: a.reps,
         warmup: a.warmup,
         seed: a.seed,
@@ -670,7 +680,7 @@ fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
         vec![(
             s,
             None,
-            a.collective.unwrap_or(Collective::ReduceScatter),
+            a.collective.map_or(Collective::ReduceScatter, |c| c.0),
             format!("{s}"),
         )]
     } else {
@@ -689,7 +699,7 @@ fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
                 Ok((
                     Shape::new(pr.m, pr.n, pr.k)?,
                     Some(pr.tp),
-                    a.collective.unwrap_or(pr.collective),
+                    a.collective.map_or(pr.collective, |c| c.0),
                     pr.name,
                 ))
             })
@@ -738,17 +748,17 @@ fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
                                 ranks: r,
                                 chunks: c,
                                 collective: *coll,
-                                via: a.reduce,
+                                via: a.reduce.0,
                                 link: if w == 0 {
                                     Link::Unthrottled
                                 } else {
                                     Link::Workgroups(w)
                                 },
-                                dtype: a.gemm.dtype,
+                                dtype: a.gemm.dtype.0,
                                 arbitrate: (arb > 0).then_some(arb),
                                 step_lead,
                             };
-                            validate(&config, &a.mode).with_context(|| {
+                            validate(&config, &mode_list(&a.mode)).with_context(|| {
                                 format!("sweep point {label} ranks {r} chunks {c}")
                             })?;
                             points.push((label.clone(), config));
@@ -796,7 +806,7 @@ fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> 
     say(&format!(
         "sweep: {} points x {} modes (estimate after the first point)",
         points.len(),
-        a.mode.modes.len()
+        mode_list(&a.mode).modes.len()
     ));
     let header = report::CSV_HEADER.to_string() + "\n";
     let to_stdout = a.csv == "-";
@@ -820,7 +830,7 @@ fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> 
         }
         let opts = Options {
             config: config.clone(),
-            modes: a.mode.modes.clone(),
+            modes: mode_list(&a.mode).modes,
             reps: a.reps,
             warmup: a.warmup,
             seed: a.seed,
@@ -977,13 +987,13 @@ fn demo(gpu: &Gpu) -> Result<()> {
         },
         ranks: None,
         collective: None,
-        mode: parse_modes("all").expect("all"),
+        mode: vec!["all".into()],
         chunks: 2,
         gemm: GemmArgs {
-            dtype: Dtype::F32,
-            gemm_kernel: KernelChoice(None),
+            dtype: DtypeArg(Dtype::F32),
+            gemm_kernel: KernelArg(None),
         },
-        reduce: ReduceVia::Update,
+        reduce: ReduceArg(ReduceVia::Update),
         link_workgroups: None,
         arbitrate: None,
         step_lead: StepLead::Auto,
