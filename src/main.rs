@@ -14,10 +14,11 @@ use t3_wgpu::gpu::{self, Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
 use t3_wgpu::modes::{self, Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape, MAX_DIM, MAX_RANKS};
 use t3_wgpu::steps::Link;
-use t3_wgpu::{gantt, report, trace, workload};
+use t3_wgpu::{gantt, trace, workload};
 
 /// Most timed or warm-up repetitions of a run (each is the whole plan, at least a millisecond).
 const MAX_REPS: usize = 10_000;
@@ -603,12 +604,7 @@ fn outputs(a: &RunArgs, label: &str, r: &Report) -> Result<()> {
         write(path, &(serde_json::to_string_pretty(r)? + "\n"), "")?;
     }
     if let Some(path) = &a.csv {
-        let mut s = String::from(report::CSV_HEADER) + "\n";
-        for row in report::csv_rows(label, r) {
-            s += &row;
-            s += "\n";
-        }
-        write(path, &s, "")?;
+        write(path, &report::csv_text(&Row::measured(label, r), true)?, "")?;
     }
     if let Some(path) = &a.trace {
         let t = serde_json::to_string(&trace::chrome_trace(&r.timelines))?;
@@ -808,17 +804,12 @@ fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> 
         points.len(),
         mode_list(&a.mode).modes.len()
     ));
-    let header = report::CSV_HEADER.to_string() + "\n";
     let to_stdout = a.csv == "-";
     // Rows are written as each point finishes, so an interrupted sweep keeps what it measured.
     let mut file = if to_stdout {
-        out(&header)?;
         None
     } else {
-        let mut f = std::fs::File::create(&a.csv).with_context(|| a.csv.clone())?;
-        f.write_all(header.as_bytes())
-            .with_context(|| a.csv.clone())?;
-        Some(f)
+        Some(std::fs::File::create(&a.csv).with_context(|| a.csv.clone())?)
     };
     let mut failures = 0;
     let started = Instant::now();
@@ -845,15 +836,15 @@ fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> 
                         "error: {msg}: a mode's result or tracker check failed (see its row)"
                     ));
                 }
-                report::csv_rows(label, &rep)
+                Row::measured(label, &rep)
             }
             Err(e) => {
                 failures += 1;
                 say(&format!("error: {msg}: {e}"));
-                vec![report::csv_error_row(label, &opts.config, &e.to_string())]
+                vec![Row::failed(label, &opts.config, &e.to_string())]
             }
         };
-        let text: String = rows.into_iter().map(|r| r + "\n").collect();
+        let text = report::csv_text(&rows, i == 0)?;
         match &mut file {
             None => out(&text)?,
             Some(f) => {

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::report::Row;
+
 /// One point of one line: a mode at one setting of the columns that are not on the x axis.
 #[derive(Clone, Debug)]
 pub struct Point {
@@ -35,37 +37,42 @@ const CONFIG_COLUMNS: [&str; 13] = [
 /// Reads `t3 sweep`'s CSV: the `x` column against speedup and overlap efficiency, per line.
 /// Rows of failed points (mode `error`) are left out; a CSV of nothing else is an error.
 pub fn points_from_csv(text: &str, x: &str) -> Result<Vec<Point>, String> {
-    let mut lines = text.lines();
-    let header: Vec<String> = split_csv(lines.next().ok_or("empty CSV")?);
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header = reader.headers().map_err(|e| e.to_string())?.clone();
+    if header.iter().all(str::is_empty) {
+        return Err("empty CSV".into());
+    }
     let col = |name: &str| {
         header
             .iter()
             .position(|h| h == name)
             .ok_or(format!("CSV has no column '{name}'"))
     };
-    let (cx, cm, cs, ce) = (
-        col(x)?,
-        col("mode")?,
-        col("speedup")?,
-        col("overlap_efficiency")?,
-    );
-    let why = header.iter().position(|h| h == "skipped");
+    let cx = col(x)?;
+    for required in ["mode", "speedup", "overlap_efficiency"] {
+        col(required)?;
+    }
     let mut rows = Vec::new();
     let (mut errors, mut first_error) = (0, None);
-    for line in lines {
-        let f = split_csv(line);
-        if f.len() < header.len() {
+    for record in reader.records() {
+        let record = record.map_err(|e| e.to_string())?;
+        if record.len() < header.len() {
             continue;
         }
-        if f[cm] == "error" {
+        let row: Row = record
+            .deserialize(Some(&header))
+            .map_err(|e| e.to_string())?;
+        if row.mode == "error" {
             errors += 1;
-            first_error = first_error.or_else(|| why.map(|i| f[i].clone()));
+            first_error = first_error.or(row.skipped);
             continue;
         }
-        let num = |i: usize| f[i].parse::<f64>().ok().filter(|v| v.is_finite());
-        let Some(xv) = num(cx) else { continue };
-        let (sp, ef) = (num(cs), num(ce));
-        rows.push((f, xv, sp, ef));
+        let Some(xv) = record[cx].parse::<f64>().ok().filter(|v| v.is_finite()) else {
+            continue;
+        };
+        rows.push((record, row, xv));
     }
     if rows.is_empty() {
         return Err(match (errors, first_error) {
@@ -81,40 +88,23 @@ pub fn points_from_csv(text: &str, x: &str) -> Result<Vec<Point>, String> {
         .filter_map(|&c| header.iter().position(|h| h == c).map(|i| (i, c)))
         .filter(|&(i, _)| rows.iter().any(|r| r.0[i] != rows[0].0[i]))
         .collect();
+    let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
     Ok(rows
         .into_iter()
-        .map(|(f, xv, speedup, efficiency)| {
-            let mut series = f[cm].clone();
+        .map(|(record, row, xv)| {
+            let mut series = row.mode.clone();
             for &(i, name) in &varying {
-                series += &format!(" {name}={}", f[i]);
+                series += &format!(" {name}={}", &record[i]);
             }
             Point {
-                mode: f[cm].clone(),
                 series,
                 x: xv,
-                speedup,
-                efficiency,
+                speedup: finite(row.speedup),
+                efficiency: finite(row.overlap_efficiency),
+                mode: row.mode,
             }
         })
         .collect())
-}
-
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            (c, _) => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
 }
 
 const COLORS: [&str; 4] = ["#555555", "#E69F00", "#0072B2", "#009E73"];

@@ -1,6 +1,8 @@
 //! Reports: the results table a person reads, the JSON and CSV a script reads, and the files a run
 //! can write (Chrome trace, SVG Gantt chart, NumPy dumps of every rank's inputs and outputs).
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
 use crate::experiment::Report;
 use crate::modes::System;
@@ -93,76 +95,122 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "workload,adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,skipped";
+/// One CSV row: one mode's result at one configuration. `t3 run --csv` and `t3 sweep` write these
+/// columns, `t3 plot` reads them. A sweep point that failed is one row of mode `error`, with the
+/// message in `skipped` and the measured columns empty. Missing columns read as empty, and numbers
+/// that do not parse as none, so that a CSV cut or edited by hand still plots what it holds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Row {
+    pub workload: String,
+    pub adapter: String,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub ranks: usize,
+    pub chunks: usize,
+    pub collective: String,
+    pub reduce_via: String,
+    pub link: String,
+    pub arbitrate: Option<u32>,
+    pub step_lead: String,
+    pub dtype: String,
+    pub gemm_kernel: String,
+    pub mode: String,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub median_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub speedup: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub overlap_efficiency: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub bytes_moved: Option<u64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub max_rel_error: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub trackers_ok: Option<bool>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_untracked_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_comm_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_seq_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub ideal_ms: Option<f64>,
+    pub skipped: Option<String>,
+}
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+impl Row {
+    /// A row with `workload` and `c`'s configuration, nothing measured.
+    pub fn config(workload: &str, c: &crate::modes::Config) -> Self {
+        Row {
+            workload: workload.into(),
+            m: c.shape.m,
+            n: c.shape.n,
+            k: c.shape.k,
+            ranks: c.ranks,
+            chunks: c.chunks,
+            collective: c.collective.to_string(),
+            reduce_via: c.via.name().into(),
+            link: c.link.describe(),
+            arbitrate: c.arbitrate,
+            step_lead: c.step_lead.describe(),
+            dtype: c.dtype.name().into(),
+            ..Row::default()
+        }
+    }
+
+    /// One row per mode of `r`.
+    pub fn measured(workload: &str, r: &Report) -> Vec<Self> {
+        r.results
+            .iter()
+            .map(|m| Row {
+                adapter: r.adapter.clone(),
+                gemm_kernel: r.gemm_kernel.name().into(),
+                mode: m.mode.clone(),
+                median_ms: m.median_ms,
+                speedup: m.speedup,
+                overlap_efficiency: m.overlap_efficiency,
+                bytes_moved: Some(m.bytes_moved),
+                max_rel_error: m.max_rel_error,
+                trackers_ok: m.trackers_ok,
+                t_gemm_ms: Some(r.t_gemm_ms),
+                t_gemm_untracked_ms: Some(r.t_gemm_untracked_ms),
+                t_comm_ms: Some(r.t_comm_ms),
+                t_seq_ms: Some(r.t_seq_ms),
+                ideal_ms: Some(r.ideal_ms),
+                skipped: m.skipped.clone(),
+                ..Row::config(workload, &r.config)
+            })
+            .collect()
+    }
+
+    /// The row of a sweep point that failed with `error`.
+    pub fn failed(workload: &str, c: &crate::modes::Config, error: &str) -> Self {
+        Row {
+            mode: "error".into(),
+            skipped: Some(error.into()),
+            ..Row::config(workload, c)
+        }
     }
 }
 
-/// One CSV row per mode; `workload` names the preset or shape (run and sweep rows alike).
-pub fn csv_rows(workload: &str, r: &Report) -> Vec<String> {
-    let c = &r.config;
-    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-    r.results
-        .iter()
-        .map(|m| {
-            [
-                csv_field(workload),
-                csv_field(&r.adapter),
-                c.shape.m.to_string(),
-                c.shape.n.to_string(),
-                c.shape.k.to_string(),
-                c.ranks.to_string(),
-                c.chunks.to_string(),
-                c.collective.to_string(),
-                c.via.name().into(),
-                csv_field(&c.link.describe()),
-                c.arbitrate.map(|w| w.to_string()).unwrap_or_default(),
-                c.step_lead.describe(),
-                c.dtype.name().into(),
-                r.gemm_kernel.name().into(),
-                m.mode.clone(),
-                opt(m.median_ms),
-                opt(m.speedup),
-                opt(m.overlap_efficiency),
-                m.bytes_moved.to_string(),
-                opt(m.max_rel_error),
-                m.trackers_ok.map(|b| b.to_string()).unwrap_or_default(),
-                r.t_gemm_ms.to_string(),
-                r.t_gemm_untracked_ms.to_string(),
-                r.t_comm_ms.to_string(),
-                r.t_seq_ms.to_string(),
-                r.ideal_ms.to_string(),
-                csv_field(m.skipped.as_deref().unwrap_or("")),
-            ]
-            .join(",")
-        })
-        .collect()
-}
-
-/// A CSV row for a sweep point that failed: its configuration, and the error in the `skipped` column.
-pub fn csv_error_row(workload: &str, c: &crate::modes::Config, error: &str) -> String {
-    let mut cols = vec![String::new(); CSV_HEADER.split(',').count()];
-    cols[0] = csv_field(workload);
-    cols[2] = c.shape.m.to_string();
-    cols[3] = c.shape.n.to_string();
-    cols[4] = c.shape.k.to_string();
-    cols[5] = c.ranks.to_string();
-    cols[6] = c.chunks.to_string();
-    cols[7] = c.collective.to_string();
-    cols[8] = c.via.name().into();
-    cols[9] = csv_field(&c.link.describe());
-    cols[10] = c.arbitrate.map(|w| w.to_string()).unwrap_or_default();
-    cols[11] = c.step_lead.describe();
-    cols[12] = c.dtype.name().into();
-    cols[14] = "error".into();
-    *cols.last_mut().unwrap() = csv_field(error);
-    cols.join(",")
+/// `rows` as CSV text, with the header line first when `header` (a sweep writes it once).
+pub fn csv_text(rows: &[Row], header: bool) -> Result<String> {
+    let fail = |e: String| Error::Io {
+        path: "CSV text".into(),
+        source: std::io::Error::other(e),
+    };
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(header)
+        .from_writer(Vec::new());
+    for row in rows {
+        w.serialize(row).map_err(|e| fail(e.to_string()))?;
+    }
+    let bytes = w.into_inner().map_err(|e| fail(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| fail(e.to_string()))
 }
 
 fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
@@ -266,6 +314,42 @@ pub fn dump(dir: &str, sys: &System, inputs: &Inputs, mode: &str) -> Result<()> 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_through_csv_with_one_header() {
+        let row = Row {
+            workload: "w, quoted \"name\"".into(),
+            m: 7,
+            arbitrate: Some(3),
+            mode: "host".into(),
+            speedup: Some(1.25),
+            trackers_ok: Some(true),
+            skipped: Some("line\nbreak".into()),
+            ..Row::default()
+        };
+        let text = csv_text(&[row.clone(), Row::default()], true).unwrap();
+        assert!(
+            text.starts_with("workload,adapter,m,n,k,ranks,chunks,"),
+            "{text}"
+        );
+        let back: Vec<Row> = csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<std::result::Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, vec![row, Row::default()]);
+        assert!(!csv_text(&[Row::default()], false)
+            .unwrap()
+            .contains("workload"));
+        // Columns missing or unparsable read as empty.
+        let short: Row = csv::Reader::from_reader("mode,speedup\nhost,fast\n".as_bytes())
+            .deserialize()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!((short.mode.as_str(), short.speedup), ("host", None));
+    }
+
     #[test]
     fn rank_files_are_recognised_and_nothing_else() {
         for yes in ["rank0_a.npy", "rank12_out.npy", "rank3_b.npy"] {
