@@ -327,7 +327,7 @@ mod tests {
         assert_eq!(p[3].speedup, Some(1.05));
         assert_eq!(p[4].speedup, None);
         let s = svg(&p, "ranks", "test <&>");
-        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        crate::gantt::well_formed::check_well_formed(&s).unwrap();
         assert!(s.contains("test &lt;&amp;&gt;"));
         // Two modes, two panels: four polylines (encoded has two numeric points in each panel).
         assert_eq!(s.matches("<polyline").count(), 4);
@@ -359,6 +359,7 @@ mod tests {
         let s = svg(&p, "ranks", "t");
         // Two lines in each of two panels, each line monotone in x.
         assert_eq!(s.matches("<polyline").count(), 4, "{s}");
+        crate::gantt::well_formed::check_well_formed(&s).unwrap();
         assert!(s.contains(">host chunks=2</text>") && s.contains("stroke-dasharray=\"6 3\""));
         // Against chunks, ranks splits instead.
         let p = points_from_csv(csv, "chunks").unwrap();
@@ -370,6 +371,7 @@ mod tests {
         let csv = "workload,ranks,mode,speedup,overlap_efficiency\n\
             w,2,host,0.9,-0.5\nw,4,host,0.3,-40\n";
         let s = svg(&points_from_csv(csv, "ranks").unwrap(), "ranks", "t");
+        crate::gantt::well_formed::check_well_formed(&s).unwrap();
         assert_eq!(s.matches("class=\"clipped\"").count(), 1, "{s}");
         assert!(
             s.contains("class=\"clip-note\"") && s.contains("-40.000"),
