@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::settings::{self, backends, name_filter};
 
 /// Optional features the tool uses when the adapter has them; none is required to run.
 pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
@@ -86,97 +87,6 @@ pub struct AdapterReport {
     pub min_storage_buffer_offset_alignment: u32,
     pub min_uniform_buffer_offset_alignment: u32,
     pub timestamp_period_ns: Option<f32>,
-}
-
-/// Backend names `--backend` and WGPU_BACKEND accept, as a comma list (wgpu's spellings too).
-pub const BACKEND_NAMES: &str = "vulkan, metal, dx12, gl, webgpu, primary, secondary or all";
-
-/// Parses a comma list of backends; `what` names where it came from (the flag or the variable).
-pub fn parse_backends(what: &'static str, list: &str) -> Result<wgpu::Backends> {
-    let mut out = wgpu::Backends::empty();
-    for b in list.split(',').map(|b| b.trim().to_lowercase()) {
-        out |= match b.as_str() {
-            "vulkan" | "vk" => wgpu::Backends::VULKAN,
-            "metal" | "mtl" => wgpu::Backends::METAL,
-            "dx12" | "d3d12" => wgpu::Backends::DX12,
-            "gl" | "gles" | "opengl" => wgpu::Backends::GL,
-            "webgpu" => wgpu::Backends::BROWSER_WEBGPU,
-            "primary" => wgpu::Backends::PRIMARY,
-            "secondary" => wgpu::Backends::SECONDARY,
-            "all" => wgpu::Backends::all(),
-            _ => {
-                return Err(Error::invalid(
-                    what,
-                    format!("'{list}'"),
-                    format!("a comma list of {BACKEND_NAMES}"),
-                ))
-            }
-        };
-    }
-    Ok(out)
-}
-
-/// Largest bound on a wait, seconds (about 31 years: beyond it a bound means nothing).
-pub const MAX_TIMEOUT_S: f64 = 1e9;
-
-/// Parses a bound on every GPU wait in seconds, as `--timeout` and T3_TIMEOUT_S both give it.
-pub fn parse_timeout(what: &'static str, s: &str) -> Result<Duration> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= MAX_TIMEOUT_S => Ok(Duration::from_secs_f64(v)),
-        _ => Err(Error::invalid(
-            what,
-            format!("'{s}'"),
-            format!("a number of seconds in (0, {MAX_TIMEOUT_S:e}]"),
-        )),
-    }
-}
-
-fn parse_power(what: &'static str, p: &str) -> Result<wgpu::PowerPreference> {
-    match p.to_lowercase().as_str() {
-        "low" => Ok(wgpu::PowerPreference::LowPower),
-        "none" => Ok(wgpu::PowerPreference::None),
-        "high" => Ok(wgpu::PowerPreference::HighPerformance),
-        _ => Err(Error::invalid(what, format!("'{p}'"), "high, low or none")),
-    }
-}
-
-/// An environment variable's value: None when unset, an error when it is not text.
-fn env(name: &'static str) -> Result<Option<String>> {
-    match std::env::var(name) {
-        Ok(v) => Ok(Some(v)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(v)) => {
-            Err(Error::invalid(name, format!("{v:?}"), "UTF-8 text"))
-        }
-    }
-}
-
-/// The bound T3_TIMEOUT_S sets, validated as `--timeout` is (None when unset).
-pub fn env_timeout() -> Result<Option<Duration>> {
-    env("T3_TIMEOUT_S")?
-        .map(|v| parse_timeout("T3_TIMEOUT_S", &v))
-        .transpose()
-}
-
-fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {
-    match &opts.backend {
-        Some(list) => parse_backends("--backend", list),
-        // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
-        // GPU that GL reaches is also reached by Vulkan, Metal or DX12.
-        None => match env("WGPU_BACKEND")? {
-            Some(list) => parse_backends("WGPU_BACKEND", &list),
-            None => Ok(wgpu::Backends::PRIMARY),
-        },
-    }
-}
-
-/// The adapter-name filter: the option, else WGPU_ADAPTER_NAME (empty: no filter).
-fn name_filter(opts: &GpuOptions) -> Result<Option<String>> {
-    Ok(match &opts.adapter {
-        Some(n) => Some(n.clone()),
-        None => env("WGPU_ADAPTER_NAME")?,
-    }
-    .filter(|s| !s.is_empty()))
 }
 
 fn matches_name(a: &wgpu::Adapter, name: &Option<String>) -> bool {
@@ -336,17 +246,10 @@ impl Gpu {
     /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
     pub fn new(opts: &GpuOptions) -> Result<Self> {
         // Every environment value is checked before the adapters are probed, as the flags are.
-        let timeout = match opts.timeout {
-            Some(t) => Some(t),
-            None => env_timeout()?,
-        };
+        let timeout = settings::timeout(opts)?;
         let b = backends(opts)?;
         let name = name_filter(opts)?;
-        let power = match (&opts.power, env("WGPU_POWER_PREF")?) {
-            (Some(p), _) => parse_power("power preference", p)?,
-            (None, Some(p)) => parse_power("WGPU_POWER_PREF", &p)?,
-            (None, None) => wgpu::PowerPreference::HighPerformance,
-        };
+        let power = settings::power(opts)?;
         let inst = instance(b);
         let adapters = pollster::block_on(inst.enumerate_adapters(b));
         let Some(adapter) = adapters

@@ -18,6 +18,7 @@ pub mod ranks;
 pub mod reference;
 pub mod report;
 pub mod schedule;
+pub mod settings;
 pub mod shaders;
 pub mod shapes;
 pub mod steps;

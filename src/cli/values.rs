@@ -5,10 +5,10 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use t3_wgpu::gemm::Engine;
-use t3_wgpu::gpu;
 use t3_wgpu::modes::{self, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings;
 use t3_wgpu::shapes::{Dtype, Shape, MAX_DIM, MAX_RANKS};
 use t3_wgpu::workload;
 
@@ -57,11 +57,11 @@ pub fn positive_f64(s: &str) -> Result<f64, String> {
 }
 
 pub fn timeout_secs(s: &str) -> Result<Duration, String> {
-    gpu::parse_timeout("--timeout", s).map_err(|e| e.to_string())
+    settings::parse_timeout("--timeout", s).map_err(|e| e.to_string())
 }
 
 pub fn backends(s: &str) -> Result<String, String> {
-    gpu::parse_backends("--backend", s)
+    settings::parse_backends("--backend", s)
         .map(|_| s.to_string())
         .map_err(|e| e.to_string())
 }
