@@ -242,9 +242,10 @@ fn sweep_writes_a_row_per_point_and_mode() {
 }
 
 /// Runs t3 with `env` set, killed (and the test failed) past `secs`: a hang must not hang the suite.
+/// Its output is read as it comes, so that a full pipe cannot stall it.
 fn t3_within(args: &[&str], env: &[(&str, &str)], dir: &std::path::Path, secs: u64) -> Output {
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_t3"))
+    let child = Command::new(env!("CARGO_BIN_EXE_t3"))
         .args(args)
         .envs(env.iter().copied())
         .current_dir(dir)
@@ -252,16 +253,16 @@ fn t3_within(args: &[&str], env: &[(&str, &str)], dir: &std::path::Path, secs: u
         .stderr(Stdio::piped())
         .spawn()
         .expect("run t3");
-    let t0 = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed().as_secs() >= secs {
-            child.kill().unwrap();
-            let o = child.wait_with_output().unwrap();
-            panic!("{args:?} still running after {secs} s: {}", stderr(&o));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("{args:?} still running after {secs} s");
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    child.wait_with_output().unwrap()
 }
 
 const SMALL: &[&str] = &[

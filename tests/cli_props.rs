@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config as PtConfig, TestRunner};
+use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
 
 fn cases(ci: u32) -> u32 {
     if std::env::var("T3_SOAK").is_ok_and(|v| v == "1") {
@@ -201,6 +201,29 @@ fn command_line(picks: &[(u8, usize)]) -> (Vec<String>, Vec<(&'static str, &'sta
     (args, env)
 }
 
+/// Longest a case may run: a hang fails the case instead of hanging the suite.
+const LIMIT_S: u64 = 120;
+
+/// Runs `cmd` to its end, or kills it past [`LIMIT_S`] (None). Its output is read as it comes, so
+/// that a full pipe cannot stall it.
+fn within(cmd: &mut Command) -> Option<Output> {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(std::time::Duration::from_secs(LIMIT_S)) {
+        Ok(o) => Some(o.unwrap()),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            None
+        }
+    }
+}
+
 #[test]
 fn random_command_lines_keep_the_contract() {
     let root = std::env::temp_dir().join(format!("t3-cli-props-{}", std::process::id()));
@@ -223,14 +246,19 @@ fn random_command_lines_keep_the_contract() {
                 seed_files(&dir);
                 let before = listing(&dir);
                 let (args, env) = command_line(&picks);
-                let o = Command::new(env!("CARGO_BIN_EXE_t3"))
-                    .args(&args)
-                    .env_remove("T3_TIMEOUT_S")
-                    .env_remove("WGPU_BACKEND")
-                    .envs(env.iter().copied())
-                    .current_dir(&dir)
-                    .output()
-                    .unwrap();
+                let o = within(
+                    Command::new(env!("CARGO_BIN_EXE_t3"))
+                        .args(&args)
+                        .env_remove("T3_TIMEOUT_S")
+                        .env_remove("WGPU_BACKEND")
+                        .envs(env.iter().copied())
+                        .current_dir(&dir),
+                );
+                let Some(o) = o else {
+                    return Err(TestCaseError::fail(format!(
+                        "{env:?} t3 {args:?} ran past {LIMIT_S} s"
+                    )));
+                };
                 let err = String::from_utf8_lossy(&o.stderr);
                 let what = format!("{env:?} t3 {args:?}");
                 prop_assert!(!err.contains("panicked"), "{what} panicked: {err}");
