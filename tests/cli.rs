@@ -543,6 +543,8 @@ fn outputs_are_checked_before_any_gpu_work() {
     assert_usage(&o, &["--csv", "nodir"]);
     let o = t3_within(&["calibrate", "--out", "nodir/t.json"], &[], &d, 60);
     assert_usage(&o, &["--out", "nodir"]);
+    let o = t3_within(&["calibrate", "--out", "-"], &[], &d, 60);
+    assert_usage(&o, &["--out", "a file path"]);
     let o = t3_within(
         &["plot", "--csv", "none.csv", "--svg", "nodir/p.svg"],
         &[],
@@ -637,6 +639,16 @@ fn errors_name_the_file_once_and_plot_refuses_what_it_cannot_draw() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("failed points"), "{}", stderr(&o));
     assert!(!d.join("p.svg").exists());
+    // `--svg -` is standard output, as everywhere.
+    std::fs::write(
+        d.join("s.csv"),
+        "workload,ranks,mode,speedup,overlap_efficiency\nw,2,host,1.1,0.2\nw,4,host,1.2,0.3\n",
+    )
+    .unwrap();
+    let o = t3_within(&["plot", "--csv", "s.csv", "--svg", "-"], &[], &d, 60);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.starts_with(b"<svg"));
+    assert!(!d.join("-").exists());
 }
 
 #[test]

@@ -52,6 +52,10 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             out,
             json,
         }) => {
+            if out == "-" {
+                // The table goes to standard output anyway; `--out` is where it is kept.
+                return Err(t3_wgpu::Error::invalid("--out", "-", "a file path").into());
+            }
             files::check_outputs(&[("--out", out, false)])?;
             calibrate(&open_gpu(&cli.gpu)?, *mib, *reps, out, *json)
         }

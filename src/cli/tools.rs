@@ -59,7 +59,11 @@ pub fn plot(csv: &str, x: PlotX, svg: &str, title: Option<&str>) -> Result<()> {
     let title = title
         .map(str::to_string)
         .unwrap_or_else(|| format!("{csv}: speedup and overlap efficiency vs {x}"));
-    files::write(svg, &t3_wgpu::plot::svg(&points, x, &title))?;
+    let picture = t3_wgpu::plot::svg(&points, x, &title);
+    if svg == "-" {
+        return out(&picture);
+    }
+    files::write(svg, &picture)?;
     note!("wrote {svg}");
     Ok(())
 }
