@@ -2,7 +2,9 @@
 
 use serde::Serialize;
 
-use crate::gpu::{backends, instance, GpuOptions};
+use crate::error::{Error, Result};
+use crate::gpu::{instance, matches_name, GpuOptions};
+use crate::settings::{backends, name_filter};
 
 /// Names of [`WANTED_FEATURES`], in the order `t3 info` lists them.
 pub const FEATURE_NAMES: [(&str, wgpu::Features); 8] = [
@@ -98,11 +100,54 @@ pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterRep
     }
 }
 
-/// Every adapter the instance sees under `opts`' backends (the name filter is ignored: `t3 info` lists all).
-pub fn list_adapters(opts: &GpuOptions) -> Vec<AdapterReport> {
-    let inst = instance(opts);
-    pollster::block_on(inst.enumerate_adapters(backends(opts)))
+/// Every adapter the instance sees under `opts`' backends whose name contains the filter (the
+/// option, else WGPU_ADAPTER_NAME); a filter that matches none is an error naming what was seen.
+pub fn list_adapters(opts: &GpuOptions) -> Result<Vec<AdapterReport>> {
+    let b = backends(opts)?;
+    let name = name_filter(opts)?;
+    let all = pollster::block_on(instance(b).enumerate_adapters(b));
+    let list: Vec<AdapterReport> = all
         .iter()
+        .filter(|a| matches_name(a, &name))
         .map(|a| report(a, None))
-        .collect()
+        .collect();
+    if let (Some(n), true) = (&name, list.is_empty()) {
+        return Err(no_adapter(b, Some(n), &all));
+    }
+    Ok(list)
+}
+
+pub(crate) fn no_adapter(
+    b: wgpu::Backends,
+    name: Option<&String>,
+    seen: &[wgpu::Adapter],
+) -> Error {
+    let seen = seen
+        .iter()
+        .map(|a| {
+            let i = a.get_info();
+            format!("{} ({:?})", i.name, i.backend)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let names: Vec<&str> = [
+        (wgpu::Backends::VULKAN, "vulkan"),
+        (wgpu::Backends::METAL, "metal"),
+        (wgpu::Backends::DX12, "dx12"),
+        (wgpu::Backends::GL, "gl"),
+        (wgpu::Backends::BROWSER_WEBGPU, "webgpu"),
+    ]
+    .into_iter()
+    .filter(|(f, _)| b.contains(*f))
+    .map(|(_, n)| n)
+    .collect();
+    Error::NoAdapter {
+        wanted: format!(
+            "backends {}{}",
+            names.join(", "),
+            name.map(|n| format!(", name containing '{n}'"))
+                .unwrap_or_default()
+        ),
+        seen: if seen.is_empty() { "none".into() } else { seen },
+    }
 }

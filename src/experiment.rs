@@ -238,6 +238,10 @@ pub fn prepare<'a>(
     if opts.reps == 0 {
         return Err(Error::invalid("repetition count", 0, "at least 1"));
     }
+    opts.config.check_memory(
+        gpu.info.device_type == wgpu::DeviceType::Cpu,
+        crate::validate::available_host_memory(),
+    )?;
     let sys = System::new(gpu, kernels, opts.config.clone())?;
     let inputs = Inputs::random(
         opts.config.shape,

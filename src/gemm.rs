@@ -250,9 +250,11 @@ impl GemmKernel {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
         let src = match std::env::var(&knob) {
-            Ok(path) if !path.is_empty() => {
-                Some(std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })?)
-            }
+            Ok(path) if !path.is_empty() => Some(crate::files::read_text(
+                &path,
+                "T3_*_WGSL kernel file",
+                1 << 20,
+            )?),
             _ => None,
         };
         let variant = |put, epilogue| Variant {

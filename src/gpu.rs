@@ -3,9 +3,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::adapters::report;
 pub use crate::adapters::{list_adapters, AdapterReport, FEATURE_NAMES};
+use crate::adapters::{no_adapter, report};
 use crate::error::{Error, Result};
+use crate::settings::{self, backends, name_filter};
 
 /// Optional features the tool uses when the adapter has them; none is required to run.
 pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
@@ -35,18 +36,16 @@ pub struct GpuOptions {
     pub dispatch_limit: Option<u32>,
 }
 
-pub(crate) fn backends(opts: &GpuOptions) -> wgpu::Backends {
-    match &opts.backend {
-        Some(list) => wgpu::Backends::from_comma_list(list),
-        // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
-        // GPU that GL reaches is also reached by Vulkan, Metal or DX12.
-        None => wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY),
+pub(crate) fn matches_name(a: &wgpu::Adapter, name: &Option<String>) -> bool {
+    match name {
+        Some(n) => a.get_info().name.to_lowercase().contains(&n.to_lowercase()),
+        None => true,
     }
 }
 
-pub(crate) fn instance(opts: &GpuOptions) -> wgpu::Instance {
+pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    desc.backends = backends(opts);
+    desc.backends = backends;
     wgpu::Instance::new(desc)
 }
 
@@ -105,55 +104,21 @@ pub struct Gpu {
 impl Gpu {
     /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
     pub fn new(opts: &GpuOptions) -> Result<Self> {
-        let inst = instance(opts);
-        let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
-        let seen = adapters
+        // Every environment value is checked before the adapters are probed, as the flags are.
+        let timeout = settings::timeout(opts)?;
+        let b = backends(opts)?;
+        let name = name_filter(opts)?;
+        let power = settings::power(opts)?;
+        let inst = instance(b);
+        let adapters = pollster::block_on(inst.enumerate_adapters(b));
+        let Some(adapter) = adapters
             .iter()
-            .map(|a| {
-                let i = a.get_info();
-                format!("{} ({:?})", i.name, i.backend)
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        let name = opts
-            .adapter
-            .clone()
-            .or_else(|| std::env::var("WGPU_ADAPTER_NAME").ok())
-            .filter(|s| !s.is_empty());
-        let power = match &opts.power {
-            Some(p) => match p.to_lowercase().as_str() {
-                "low" => wgpu::PowerPreference::LowPower,
-                "none" => wgpu::PowerPreference::None,
-                "high" => wgpu::PowerPreference::HighPerformance,
-                other => {
-                    return Err(Error::invalid(
-                        "power preference",
-                        other,
-                        "high, low or none",
-                    ))
-                }
-            },
-            None => {
-                wgpu::PowerPreference::from_env().unwrap_or(wgpu::PowerPreference::HighPerformance)
-            }
-        };
-        let adapter = adapters
-            .into_iter()
-            .filter(|a| match &name {
-                Some(n) => a.get_info().name.to_lowercase().contains(&n.to_lowercase()),
-                None => true,
-            })
+            .filter(|a| matches_name(a, &name))
             .min_by_key(|a| type_rank(a.get_info().device_type, power))
-            .ok_or_else(|| Error::NoAdapter {
-                wanted: format!(
-                    "backends {:?}{}",
-                    backends(opts),
-                    name.as_ref()
-                        .map(|n| format!(", name containing '{n}'"))
-                        .unwrap_or_default()
-                ),
-                seen: if seen.is_empty() { "none".into() } else { seen },
-            })?;
+            .cloned()
+        else {
+            return Err(no_adapter(b, name.as_ref(), &adapters));
+        };
         let info = adapter.get_info();
         let features = adapter.features() & WANTED_FEATURES;
         let limits = adapter.limits();
@@ -193,13 +158,6 @@ impl Gpu {
             .unwrap_or(u32::MAX)
             .min(limits.max_compute_workgroups_per_dimension)
             .max(1);
-        let timeout = opts.timeout.or_else(|| {
-            std::env::var("T3_TIMEOUT_S")
-                .ok()
-                .and_then(|s| s.parse::<f64>().ok())
-                .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                .filter(|d| !d.is_zero())
-        });
         let timeout_fixed = timeout.is_some();
         let timeout = timeout.unwrap_or(Duration::from_secs(120));
         // Kernels index elements with u32 and bind at u32 byte sizes: cap at u32::MAX bytes whatever

@@ -143,22 +143,52 @@ impl LinkTable {
         })
     }
 
+    /// Reads a table `t3 calibrate` saved: a regular file of bounded size (a FIFO or a device such
+    /// as /dev/zero is refused, never read).
     pub fn load(path: &str) -> Result<Self> {
-        let s = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: format!("{path} (run `t3 calibrate` first to measure the link table)"),
-            source,
-        })?;
-        serde_json::from_str(&s).map_err(|e| {
+        let s = crate::files::read_text(path, "link table", crate::files::MAX_TABLE_BYTES)
+            .map_err(|e| match e {
+                Error::Io { source, .. } => Error::Io {
+                    path: format!("{path} (run `t3 calibrate` first to measure the link table)"),
+                    source,
+                },
+                e => e,
+            })?;
+        let t: Self = serde_json::from_str(&s).map_err(|e| {
             Error::invalid(
                 "link table",
                 path,
                 format!("a table written by `t3 calibrate` ({e})"),
             )
-        })
+        })?;
+        if t.rows.is_empty() || t.rows.iter().any(|r| !(r.gbps.is_finite() && r.gbps > 0.0)) {
+            return Err(Error::invalid(
+                "link table",
+                path,
+                "measured rows with positive, finite GB/s (run `t3 calibrate` again)",
+            ));
+        }
+        Ok(t)
     }
 
-    /// The budget that emulates a `gbps` link best.
-    pub fn budget_for(&self, gbps: f64) -> Result<Link> {
+    /// Refuses a table measured on another adapter, backend or driver: its budgets would emulate
+    /// rates that this adapter does not reach. `adapter` is [`Gpu::describe`]'s text.
+    pub fn check_adapter(&self, path: &str, adapter: &str) -> Result<()> {
+        if self.adapter == adapter {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "link table",
+            format!("{path}, measured on {}", self.adapter),
+            format!(
+                "a table measured on this adapter, {adapter} (run `t3 calibrate --out FILE` here)"
+            ),
+        ))
+    }
+
+    /// The budget that emulates a `gbps` link best, and the rate it was measured at. Refused outside
+    /// the measured range (5% slack): the nearest budget would then emulate another link silently.
+    pub fn budget_for(&self, gbps: f64) -> Result<(Link, f64)> {
         if !(gbps.is_finite() && gbps > 0.0) {
             return Err(Error::invalid(
                 "link rate",
@@ -166,9 +196,12 @@ impl LinkTable {
                 "a positive number of GB/s",
             ));
         }
-        // The budget whose measured rate is nearest to the asked one (on a log scale, so 148 and 282
-        // GB/s are judged by ratio against 150); refused when the fastest step is still too slow.
         let best = self.rows.iter().map(|r| r.gbps).fold(0.0, f64::max);
+        let slowest = self
+            .rows
+            .iter()
+            .map(|r| r.gbps)
+            .fold(f64::INFINITY, f64::min);
         if best * 1.05 < gbps {
             return Err(Error::invalid(
                 "link rate",
@@ -176,16 +209,26 @@ impl LinkTable {
                 format!("at most {best:.1} GB/s, the fastest step measured on this adapter"),
             ));
         }
+        if gbps * 1.05 < slowest {
+            return Err(Error::invalid(
+                "link rate",
+                format!("{gbps} GB/s"),
+                format!("at least {slowest:.1} GB/s, the slowest step measured on this adapter"),
+            ));
+        }
+        // The budget whose measured rate is nearest to the asked one (on a log scale, so 148 and 282
+        // GB/s are judged by ratio against 150).
         let dist = |r: &LinkRow| (r.gbps / gbps).ln().abs();
         let row = self
             .rows
             .iter()
             .min_by(|a, b| dist(a).total_cmp(&dist(b)))
             .ok_or_else(|| Error::invalid("link table", "empty", "at least one measured budget"))?;
-        Ok(match row.workgroups {
+        let link = match row.workgroups {
             Some(w) => Link::Workgroups(w),
             None => Link::Unthrottled,
-        })
+        };
+        Ok((link, row.gbps))
     }
 
     pub fn text(&self) -> String {
@@ -232,12 +275,36 @@ mod tests {
 
     #[test]
     fn picks_the_nearest_budget() {
-        assert_eq!(table().budget_for(150.0).unwrap(), Link::Workgroups(16));
-        assert_eq!(table().budget_for(250.0).unwrap(), Link::Workgroups(32));
-        assert_eq!(table().budget_for(10.0).unwrap(), Link::Workgroups(8));
-        assert_eq!(table().budget_for(2000.0).unwrap(), Link::Unthrottled);
+        let link = |g: f64| table().budget_for(g).unwrap().0;
+        assert_eq!(link(150.0), Link::Workgroups(16));
+        assert_eq!(link(250.0), Link::Workgroups(32));
+        assert_eq!(link(75.0), Link::Workgroups(8));
+        assert_eq!(link(2000.0), Link::Unthrottled);
+        assert_eq!(table().budget_for(150.0).unwrap().1, 148.5);
         let e = table().budget_for(5000.0).unwrap_err().to_string();
         assert!(e.contains("5000") && e.contains("2060.0"), "{e}");
         assert!(table().budget_for(-1.0).is_err());
+    }
+
+    #[test]
+    fn refuses_rates_below_the_table_and_tables_of_other_adapters() {
+        let e = table().budget_for(0.001).unwrap_err().to_string();
+        assert!(
+            e.contains("0.001 GB/s") && e.contains("at least 75.8"),
+            "{e}"
+        );
+        assert!(
+            table().budget_for(73.0).is_ok(),
+            "within 5% of the slowest row"
+        );
+        assert!(table().check_adapter("t.json", "test").is_ok());
+        let e = table()
+            .check_adapter("t.json", "other (Vulkan, 1)")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("measured on test") && e.contains("other (Vulkan, 1)"),
+            "{e}"
+        );
     }
 }

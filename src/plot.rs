@@ -3,68 +3,108 @@
 
 use std::collections::BTreeMap;
 
-/// One point of one mode's line.
+use crate::report::Row;
+
+/// One point of one line: a mode at one setting of the columns that are not on the x axis.
 #[derive(Clone, Debug)]
 pub struct Point {
     pub mode: String,
+    /// The line's name: the mode, and every other swept column that varies ("encoded chunks=2").
+    pub series: String,
     pub x: f64,
     pub speedup: Option<f64>,
     pub efficiency: Option<f64>,
 }
 
-/// Reads `t3 sweep`'s CSV: the `x` column against speedup and overlap efficiency, per mode.
+/// The configuration columns of a sweep's CSV: those that vary besides x split a mode into lines
+/// (a ranks x chunks sweep plotted against ranks gives one line per chunk count, not a zig-zag).
+const CONFIG_COLUMNS: [&str; 13] = [
+    "workload",
+    "m",
+    "n",
+    "k",
+    "ranks",
+    "chunks",
+    "collective",
+    "reduce_via",
+    "link",
+    "arbitrate",
+    "step_lead",
+    "dtype",
+    "gemm_kernel",
+];
+
+/// Reads `t3 sweep`'s CSV: the `x` column against speedup and overlap efficiency, per line.
+/// Rows of failed points (mode `error`) are left out; a CSV of nothing else is an error.
 pub fn points_from_csv(text: &str, x: &str) -> Result<Vec<Point>, String> {
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().ok_or("empty CSV")?.split(',').collect();
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let header = reader.headers().map_err(|e| e.to_string())?.clone();
+    if header.iter().all(str::is_empty) {
+        return Err("empty CSV".into());
+    }
     let col = |name: &str| {
         header
             .iter()
-            .position(|h| *h == name)
+            .position(|h| h == name)
             .ok_or(format!("CSV has no column '{name}'"))
     };
-    let (cx, cm, cs, ce) = (
-        col(x)?,
-        col("mode")?,
-        col("speedup")?,
-        col("overlap_efficiency")?,
-    );
-    let mut out = Vec::new();
-    for line in lines {
-        let f = split_csv(line);
-        if f.len() < header.len() {
+    let cx = col(x)?;
+    for required in ["mode", "speedup", "overlap_efficiency"] {
+        col(required)?;
+    }
+    let mut rows = Vec::new();
+    let (mut errors, mut first_error) = (0, None);
+    for record in reader.records() {
+        let record = record.map_err(|e| e.to_string())?;
+        if record.len() < header.len() {
             continue;
         }
-        let num = |i: usize| f[i].parse::<f64>().ok().filter(|v| v.is_finite());
-        let Some(xv) = num(cx) else { continue };
-        out.push(Point {
-            mode: f[cm].clone(),
-            x: xv,
-            speedup: num(cs),
-            efficiency: num(ce),
+        let row: Row = record
+            .deserialize(Some(&header))
+            .map_err(|e| e.to_string())?;
+        if row.mode == "error" {
+            errors += 1;
+            first_error = first_error.or(row.skipped);
+            continue;
+        }
+        let Some(xv) = record[cx].parse::<f64>().ok().filter(|v| v.is_finite()) else {
+            continue;
+        };
+        rows.push((record, row, xv));
+    }
+    if rows.is_empty() {
+        return Err(match (errors, first_error) {
+            (0, _) => format!("no rows with a numeric '{x}'"),
+            (n, Some(e)) => format!("no measured rows: all {n} are failed points (the first: {e})"),
+            (n, None) => format!("no measured rows: all {n} are failed points"),
         });
     }
-    if out.is_empty() {
-        return Err(format!("no rows with a numeric '{x}'"));
-    }
-    Ok(out)
-}
-
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                chars.next();
-                out.last_mut().unwrap().push('"');
+    // The configuration columns that vary among the measured rows, x aside.
+    let varying: Vec<(usize, &str)> = CONFIG_COLUMNS
+        .iter()
+        .filter(|&&c| c != x)
+        .filter_map(|&c| header.iter().position(|h| h == c).map(|i| (i, c)))
+        .filter(|&(i, _)| rows.iter().any(|r| r.0[i] != rows[0].0[i]))
+        .collect();
+    let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+    Ok(rows
+        .into_iter()
+        .map(|(record, row, xv)| {
+            let mut series = row.mode.clone();
+            for &(i, name) in &varying {
+                series += &format!(" {name}={}", &record[i]);
             }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(String::new()),
-            (c, _) => out.last_mut().unwrap().push(c),
-        }
-    }
-    out
+            Point {
+                series,
+                x: xv,
+                speedup: finite(row.speedup),
+                efficiency: finite(row.overlap_efficiency),
+                mode: row.mode,
+            }
+        })
+        .collect())
 }
 
 const COLORS: [&str; 4] = ["#555555", "#E69F00", "#0072B2", "#009E73"];
@@ -76,15 +116,50 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Two panels side by side (speedup, overlap efficiency) with a log-2 x axis when x spans powers of two.
+/// Dash patterns that tell apart the lines of one mode (one colour per mode).
+const DASHES: [&str; 4] = ["", "6 3", "2 3", "9 3 2 3"];
+
+/// Width of one legend entry, and entries per legend row.
+const LEGEND_ENTRY: f64 = 230.0;
+const LEGEND_PER_ROW: usize = 4;
+
+/// Overlap efficiency is drawn within this band: a mode slower than sequential has an efficiency
+/// of minus tens, which would flatten every line worth reading. Points beyond it sit on its edge
+/// with an arrow pointing out; the tooltips keep the true values.
+const EFFICIENCY_BAND: (f64, f64) = (-1.0, 1.0);
+
+/// Two panels side by side (speedup, overlap efficiency) with a log-2 x axis when x spans powers of
+/// two; one line per series, coloured by mode.
 pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
-    let mut by_mode: BTreeMap<&str, Vec<&Point>> = BTreeMap::new();
+    let mut by_series: BTreeMap<(&str, &str), Vec<&Point>> = BTreeMap::new();
     for p in points {
-        by_mode.entry(p.mode.as_str()).or_default().push(p);
+        by_series
+            .entry((p.mode.as_str(), p.series.as_str()))
+            .or_default()
+            .push(p);
     }
-    for v in by_mode.values_mut() {
+    for v in by_series.values_mut() {
         v.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
+    let modes: Vec<&str> = {
+        let mut m: Vec<&str> = points.iter().map(|p| p.mode.as_str()).collect();
+        m.sort();
+        m.dedup();
+        m
+    };
+    // Each line's colour (its mode's) and dash (its place among its mode's lines).
+    let style: Vec<(&str, &str)> = {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        by_series
+            .keys()
+            .map(|(mode, _)| {
+                let c = COLORS[modes.iter().position(|m| m == mode).unwrap_or(0) % COLORS.len()];
+                let n = seen.entry(mode).or_default();
+                *n += 1;
+                (c, DASHES[(*n - 1) % DASHES.len()])
+            })
+            .collect()
+    };
     let xs: Vec<f64> = points.iter().map(|p| p.x).collect();
     let (xmin, xmax) = (
         xs.iter().cloned().fold(f64::INFINITY, f64::min),
@@ -94,10 +169,11 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
     let tx = |x: f64| if log { x.log2() } else { x };
     let (lo, hi) = (tx(xmin), tx(xmax).max(tx(xmin) + 1e-9));
     let (w, h, m) = (460.0, 300.0, 50.0);
+    let legend_rows = by_series.len().div_ceil(LEGEND_PER_ROW).max(1);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
         2.0 * w + 20.0,
-        h + 70.0,
+        h + 54.0 + 16.0 * legend_rows as f64,
         esc(title)
     );
     type Metric = fn(&Point) -> Option<f64>;
@@ -108,11 +184,9 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
     for (k, (name, get)) in panels.iter().enumerate() {
         let ox = 10.0 + k as f64 * (w + 10.0);
         let oy = 40.0;
-        // Efficiency is clipped to [-1, 1]: a mode slower than sequential has an efficiency of minus
-        // tens, which would flatten every line worth reading; the tooltips keep the true values.
         let vals: Vec<f64> = points.iter().filter_map(get).collect();
         let (ymin, ymax) = if k == 1 {
-            (-1.0, 1.0)
+            EFFICIENCY_BAND
         } else {
             let lo = vals.iter().cloned().fold(1.0, f64::min);
             let hi = vals.iter().cloned().fold(1.0, f64::max);
@@ -129,6 +203,15 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
             oy + 5.0,
             esc(name)
         );
+        if vals.iter().any(|&y| y != clip(y)) {
+            s += &format!(
+                "<text class=\"clip-note\" x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"10\">arrows: beyond {:.0}..{:.0}, drawn at the edge (true value in the tooltip)</text>\n",
+                ox + w - 0.5 * m,
+                oy + 18.0,
+                EFFICIENCY_BAND.0,
+                EFFICIENCY_BAND.1
+            );
+        }
         s += &format!(
             "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/><line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\" stroke=\"black\"/>\n",
             ox + m,
@@ -173,42 +256,55 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
                 py(1.0)
             );
         }
-        for (i, (mode, pts)) in by_mode.iter().enumerate() {
-            let c = COLORS[i % COLORS.len()];
+        for (i, ((_, series), pts)) in by_series.iter().enumerate() {
+            let (c, dash) = style[i];
+            let dash = if dash.is_empty() {
+                String::new()
+            } else {
+                format!(" stroke-dasharray=\"{dash}\"")
+            };
             let path: Vec<String> = pts
                 .iter()
                 .filter_map(|p| get(p).map(|y| format!("{:.1},{:.1}", px(p.x), py(clip(y)))))
                 .collect();
             if path.len() > 1 {
                 s += &format!(
-                    "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>\n",
+                    "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"{dash} points=\"{}\"/>\n",
                     path.join(" ")
                 );
             }
             for p in pts {
-                if let Some(y) = get(p) {
+                let Some(y) = get(p) else { continue };
+                let (cx, cy) = (px(p.x), py(clip(y)));
+                let tip = format!("{} {}={}: {:.3}", esc(series), esc(x_label), p.x, y);
+                s += &format!(
+                    "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3\" fill=\"{c}\"><title>{tip}</title></circle>\n"
+                );
+                if y != clip(y) {
+                    // An arrow beside the dot, pointing the way the true value lies.
+                    let d = if y > ymax { -1.0 } else { 1.0 };
                     s += &format!(
-                        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{c}\"><title>{} {}={}: {:.3}</title></circle>\n",
-                        px(p.x),
-                        py(clip(y)),
-                        esc(mode),
-                        esc(x_label),
-                        p.x,
-                        y
+                        "<polygon class=\"clipped\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"{c}\"><title>{tip}</title></polygon>\n",
+                        cx + 6.0,
+                        cy + 9.0 * d,
+                        cx + 2.0,
+                        cy + 3.0 * d,
+                        cx + 10.0,
+                        cy + 3.0 * d
                     );
                 }
             }
             if k == 1 {
                 // The legend runs along the bottom, clear of the lines.
-                let lx = 10.0 + m + 120.0 * i as f64;
-                let ly = oy + h + 10.0;
+                let lx = 10.0 + m + LEGEND_ENTRY * (i % LEGEND_PER_ROW) as f64;
+                let ly = oy + h + 10.0 + 16.0 * (i / LEGEND_PER_ROW) as f64;
                 s += &format!(
-                    "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{c}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
+                    "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{c}\" stroke-width=\"2\"{dash}/><text x=\"{}\" y=\"{}\">{}</text>\n",
                     lx,
                     lx + 20.0,
                     lx + 25.0,
                     ly + 4.0,
-                    esc(mode)
+                    esc(series)
                 );
             }
         }
@@ -231,12 +327,59 @@ mod tests {
         assert_eq!(p[3].speedup, Some(1.05));
         assert_eq!(p[4].speedup, None);
         let s = svg(&p, "ranks", "test <&>");
-        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        crate::gantt::well_formed::check_well_formed(&s).unwrap();
         assert!(s.contains("test &lt;&amp;&gt;"));
         // Two modes, two panels: four polylines (encoded has two numeric points in each panel).
         assert_eq!(s.matches("<polyline").count(), 4);
         assert!(!s.contains("NaN") && !s.contains("inf"));
         assert!(points_from_csv(CSV, "chunks").is_err());
+    }
+
+    #[test]
+    fn error_rows_are_left_out_and_an_all_error_csv_is_refused() {
+        let csv = "workload,ranks,mode,speedup,overlap_efficiency,skipped\n\
+            w,2,error,,,\"invalid rank count: 9\"\nw,4,error,,,x\n";
+        let e = points_from_csv(csv, "ranks").unwrap_err();
+        assert!(
+            e.contains("all 2 are failed points") && e.contains("rank count: 9"),
+            "{e}"
+        );
+        let csv = format!("{csv}w,8,host,1.1,0.2,\n");
+        assert_eq!(points_from_csv(&csv, "ranks").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn other_swept_columns_split_a_mode_into_lines() {
+        // ranks x chunks, plotted against ranks: one line per chunk count, not a zig-zag.
+        let csv = "workload,ranks,chunks,mode,speedup,overlap_efficiency\n\
+            w,2,1,host,1.0,0.1\nw,2,2,host,1.2,0.3\nw,4,1,host,1.1,0.2\nw,4,2,host,1.3,0.4\n";
+        let p = points_from_csv(csv, "ranks").unwrap();
+        assert_eq!(p[0].series, "host chunks=1");
+        assert_eq!(p[1].series, "host chunks=2");
+        let s = svg(&p, "ranks", "t");
+        // Two lines in each of two panels, each line monotone in x.
+        assert_eq!(s.matches("<polyline").count(), 4, "{s}");
+        crate::gantt::well_formed::check_well_formed(&s).unwrap();
+        assert!(s.contains(">host chunks=2</text>") && s.contains("stroke-dasharray=\"6 3\""));
+        // Against chunks, ranks splits instead.
+        let p = points_from_csv(csv, "chunks").unwrap();
+        assert_eq!(p[0].series, "host ranks=2");
+    }
+
+    #[test]
+    fn clipped_efficiencies_are_marked() {
+        let csv = "workload,ranks,mode,speedup,overlap_efficiency\n\
+            w,2,host,0.9,-0.5\nw,4,host,0.3,-40\n";
+        let s = svg(&points_from_csv(csv, "ranks").unwrap(), "ranks", "t");
+        crate::gantt::well_formed::check_well_formed(&s).unwrap();
+        assert_eq!(s.matches("class=\"clipped\"").count(), 1, "{s}");
+        assert!(
+            s.contains("class=\"clip-note\"") && s.contains("-40.000"),
+            "{s}"
+        );
+        let csv = "workload,ranks,mode,speedup,overlap_efficiency\nw,2,host,0.9,-0.5\n";
+        let s = svg(&points_from_csv(csv, "ranks").unwrap(), "ranks", "t");
+        assert!(!s.contains("clipped") && !s.contains("clip-note"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Reports: the results table a person reads, the JSON and CSV a script reads, and the files a run
 //! can write (Chrome trace, SVG Gantt chart, NumPy dumps of every rank's inputs and outputs).
 
-use std::io::Write;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -200,104 +200,176 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// CSV header for [`csv_rows`].
-pub const CSV_HEADER: &str = "adapter,m,n,k,ranks,chunks,collective,reduce_via,link,arbitrate,step_lead,dtype,gemm_kernel,mode,median_ms,speedup,overlap_efficiency,bytes_moved,max_rel_error,trackers_ok,t_gemm_ms,t_gemm_untracked_ms,t_comm_ms,t_seq_ms,ideal_ms,median_lo_ms,median_hi_ms,spread_kind,t_gemm_lo_ms,t_gemm_hi_ms,t_gemm_untracked_lo_ms,t_gemm_untracked_hi_ms,t_comm_lo_ms,t_comm_hi_ms,t_seq_lo_ms,t_seq_hi_ms,warmup_rounds,warmup_s,warmup_settled,attempts,consistent,checks_failed,skipped";
+/// One CSV row: one mode's result at one configuration. `t3 run --csv` and `t3 sweep` write these
+/// columns, `t3 plot` reads them. A sweep point that failed is one row of mode `error`, with the
+/// message in `skipped` and the measured columns empty. Missing columns read as empty, and numbers
+/// that do not parse as none, so that a CSV cut or edited by hand still plots what it holds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Row {
+    pub workload: String,
+    pub adapter: String,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub ranks: usize,
+    pub chunks: usize,
+    pub collective: String,
+    pub reduce_via: String,
+    pub link: String,
+    pub arbitrate: Option<u32>,
+    pub step_lead: String,
+    pub dtype: String,
+    pub gemm_kernel: String,
+    pub mode: String,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub median_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub speedup: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub overlap_efficiency: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub bytes_moved: Option<u64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub max_rel_error: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub trackers_ok: Option<bool>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_untracked_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_comm_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_seq_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub ideal_ms: Option<f64>,
+    /// The spread of `median_ms` (see `spread_kind`) and of each baseline.
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub median_lo_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub median_hi_ms: Option<f64>,
+    /// "p10/p90" or "min/max" (fewer than 10 reps).
+    pub spread_kind: String,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_lo_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_hi_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_untracked_lo_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_gemm_untracked_hi_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_comm_lo_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_comm_hi_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_seq_lo_ms: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub t_seq_hi_ms: Option<f64>,
+    /// The longest warm-up of the run's timed things, in runs and seconds, and whether all settled.
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub warmup_rounds: Option<usize>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub warmup_s: Option<f64>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub warmup_settled: Option<bool>,
+    /// Measurements taken (more than 1 where a consistency check failed).
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub attempts: Option<usize>,
+    #[serde(deserialize_with = "csv::invalid_option")]
+    pub consistent: Option<bool>,
+    /// The checks that still failed on this mode's figures, "; "-separated.
+    pub checks_failed: String,
+    pub skipped: Option<String>,
+}
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+impl Row {
+    /// A row with `workload` and `c`'s configuration, nothing measured.
+    pub fn config(workload: &str, c: &crate::modes::Config) -> Self {
+        Row {
+            workload: workload.into(),
+            m: c.shape.m,
+            n: c.shape.n,
+            k: c.shape.k,
+            ranks: c.ranks,
+            chunks: c.chunks,
+            collective: c.collective.to_string(),
+            reduce_via: c.via.name().into(),
+            link: c.link.describe(),
+            arbitrate: c.arbitrate,
+            step_lead: c.step_lead.describe(),
+            dtype: c.dtype.name().into(),
+            ..Row::default()
+        }
+    }
+
+    /// One row per mode of `r`.
+    pub fn measured(workload: &str, r: &Report) -> Vec<Self> {
+        r.results
+            .iter()
+            .map(|m| Row {
+                adapter: r.adapter.clone(),
+                gemm_kernel: r.gemm_kernel.name().into(),
+                mode: m.mode.clone(),
+                median_ms: m.median_ms,
+                speedup: m.speedup,
+                overlap_efficiency: m.overlap_efficiency,
+                bytes_moved: Some(m.bytes_moved),
+                max_rel_error: m.max_rel_error,
+                trackers_ok: m.trackers_ok,
+                t_gemm_ms: Some(r.t_gemm_ms),
+                t_gemm_untracked_ms: Some(r.t_gemm_untracked_ms),
+                t_comm_ms: Some(r.t_comm_ms),
+                t_seq_ms: Some(r.t_seq_ms),
+                ideal_ms: Some(r.ideal_ms),
+                median_lo_ms: m.spread_ms.map(|x| x.lo),
+                median_hi_ms: m.spread_ms.map(|x| x.hi),
+                spread_kind: m.spread_ms.map(|x| x.kind).unwrap_or_default().into(),
+                t_gemm_lo_ms: r.t_gemm_spread.map(|x| x.lo),
+                t_gemm_hi_ms: r.t_gemm_spread.map(|x| x.hi),
+                t_gemm_untracked_lo_ms: r.t_gemm_untracked_spread.map(|x| x.lo),
+                t_gemm_untracked_hi_ms: r.t_gemm_untracked_spread.map(|x| x.hi),
+                t_comm_lo_ms: r.t_comm_spread.map(|x| x.lo),
+                t_comm_hi_ms: r.t_comm_spread.map(|x| x.hi),
+                t_seq_lo_ms: r.t_seq_spread.map(|x| x.lo),
+                t_seq_hi_ms: r.t_seq_spread.map(|x| x.hi),
+                warmup_rounds: r.warmups.iter().map(|w| w.runs).max(),
+                warmup_s: Some(r.warmups.iter().map(|w| w.seconds).fold(0.0, f64::max)),
+                warmup_settled: Some(r.warmups.iter().all(|w| w.settled)),
+                attempts: Some(r.attempts),
+                consistent: Some(r.consistent),
+                checks_failed: m.checks_failed.join("; "),
+                skipped: m.skipped.clone(),
+                ..Row::config(workload, &r.config)
+            })
+            .collect()
+    }
+
+    /// The row of a sweep point that failed with `error`.
+    pub fn failed(workload: &str, c: &crate::modes::Config, error: &str) -> Self {
+        Row {
+            mode: "error".into(),
+            skipped: Some(error.into()),
+            ..Row::config(workload, c)
+        }
     }
 }
 
-/// One CSV row per mode.
-pub fn csv_rows(r: &Report) -> Vec<String> {
-    let c = &r.config;
-    let opt = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
-    let lo = |v: Option<Spread>| opt(v.map(|x| x.lo));
-    let hi = |v: Option<Spread>| opt(v.map(|x| x.hi));
-    let rounds = r.warmups.iter().map(|w| w.runs).max().unwrap_or(0);
-    let warm_s = r.warmups.iter().map(|w| w.seconds).fold(0.0, f64::max);
-    let settled = r.warmups.iter().all(|w| w.settled);
-    r.results
-        .iter()
-        .map(|m| {
-            [
-                csv_field(&r.adapter),
-                c.shape.m.to_string(),
-                c.shape.n.to_string(),
-                c.shape.k.to_string(),
-                c.ranks.to_string(),
-                c.chunks.to_string(),
-                c.collective.to_string(),
-                c.via.name().into(),
-                csv_field(&c.link.describe()),
-                c.arbitrate.map(|w| w.to_string()).unwrap_or_default(),
-                c.step_lead.describe(),
-                c.dtype.name().into(),
-                r.gemm_kernel.name().into(),
-                m.mode.clone(),
-                opt(m.median_ms),
-                opt(m.speedup),
-                opt(m.overlap_efficiency),
-                m.bytes_moved.to_string(),
-                opt(m.max_rel_error),
-                m.trackers_ok.map(|b| b.to_string()).unwrap_or_default(),
-                r.t_gemm_ms.to_string(),
-                r.t_gemm_untracked_ms.to_string(),
-                r.t_comm_ms.to_string(),
-                r.t_seq_ms.to_string(),
-                r.ideal_ms.to_string(),
-                lo(m.spread_ms),
-                hi(m.spread_ms),
-                m.spread_ms.map(|x| x.kind).unwrap_or_default().into(),
-                lo(r.t_gemm_spread),
-                hi(r.t_gemm_spread),
-                lo(r.t_gemm_untracked_spread),
-                hi(r.t_gemm_untracked_spread),
-                lo(r.t_comm_spread),
-                hi(r.t_comm_spread),
-                lo(r.t_seq_spread),
-                hi(r.t_seq_spread),
-                rounds.to_string(),
-                warm_s.to_string(),
-                settled.to_string(),
-                r.attempts.to_string(),
-                r.consistent.to_string(),
-                csv_field(&m.checks_failed.join("; ")),
-                csv_field(m.skipped.as_deref().unwrap_or("")),
-            ]
-            .join(",")
-        })
-        .collect()
-}
-
-/// A CSV row for a sweep point that failed: its configuration, and the error in the `skipped` column.
-pub fn csv_error_row(c: &Config, error: &str) -> String {
-    let mut cols = vec![String::new(); CSV_HEADER.split(',').count()];
-    cols[1] = c.shape.m.to_string();
-    cols[2] = c.shape.n.to_string();
-    cols[3] = c.shape.k.to_string();
-    cols[4] = c.ranks.to_string();
-    cols[5] = c.chunks.to_string();
-    cols[6] = c.collective.to_string();
-    cols[7] = c.via.name().into();
-    cols[8] = csv_field(&c.link.describe());
-    cols[9] = c.arbitrate.map(|w| w.to_string()).unwrap_or_default();
-    cols[10] = c.step_lead.describe();
-    cols[11] = c.dtype.name().into();
-    cols[13] = "error".into();
-    *cols.last_mut().unwrap() = csv_field(error);
-    cols.join(",")
-}
-
-/// Writes `text` to `path`, naming the path in the error.
-pub fn write(path: &str, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| Error::Io {
-        path: path.into(),
-        source,
-    })
+/// `rows` as CSV text, with the header line first when `header` (a sweep writes it once).
+pub fn csv_text(rows: &[Row], header: bool) -> Result<String> {
+    let fail = |e: String| Error::Io {
+        path: "CSV text".into(),
+        source: std::io::Error::other(e),
+    };
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(header)
+        .from_writer(Vec::new());
+    for row in rows {
+        w.serialize(row).map_err(|e| fail(e.to_string()))?;
+    }
+    let bytes = w.into_inner().map_err(|e| fail(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|e| fail(e.to_string()))
 }
 
 fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
@@ -317,21 +389,39 @@ fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
     w.finish().map_err(io)
 }
 
+/// Whether `name` is one of the files [`dump`] writes per rank ("rank3_out.npy").
+fn rank_file(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("rank") else {
+        return false;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    digits > 0 && ["_a.npy", "_b.npy", "_out.npy"].contains(&&rest[digits..])
+}
+
 /// `--dump DIR`: every rank's A, B and final output (`outputs`, as [`crate::experiment::outputs`]
-/// read them) as .npy, and meta.json with the chunk boundaries. Rows a rank does not hold finished
-/// are its partials.
+/// read them after `mode`'s last run) as .npy, and meta.json with the chunk boundaries and the mode,
+/// dtype and reduce that produced them. Rows a rank does not hold finished are its partials.
 pub fn dump(
     dir: &str,
     config: &Config,
     chunking: &Chunking,
     inputs: &Inputs,
     outputs: &[Vec<f32>],
+    mode: &str,
 ) -> Result<()> {
     let d = std::path::Path::new(dir);
-    std::fs::create_dir_all(d).map_err(|source| Error::Io {
-        path: dir.into(),
-        source,
-    })?;
+    let io = |path: &std::path::Path| {
+        let path = path.display().to_string();
+        move |source| Error::Io { path, source }
+    };
+    std::fs::create_dir_all(d).map_err(io(d))?;
+    // Rank files of an earlier dump (more ranks) go first, so that the directory holds one run.
+    for entry in std::fs::read_dir(d).map_err(io(d))? {
+        let entry = entry.map_err(io(d))?;
+        if entry.file_name().to_str().is_some_and(rank_file) {
+            std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
+        }
+    }
     let s = config.shape;
     let a_rows: Vec<_> = (0..config.ranks)
         .map(|p| a_rows(config.collective, chunking, p))
@@ -354,24 +444,81 @@ pub fn dump(
         )?;
     }
     let meta = serde_json::json!({
+        "mode": mode,
         "shape": {"m": s.m, "n": s.n, "k": s.k},
         "ranks": config.ranks,
         "chunks_per_rank": config.chunks,
         "collective": config.collective,
+        "reduce_via": config.via,
+        "dtype": config.dtype.name(),
+        "link": config.link.describe(),
         "chunk_bounds": chunking.bounds,
         "shard_of_chunk": (0..chunking.count()).map(|x| chunking.shard_of(x)).collect::<Vec<_>>(),
         "a_rows": a_rows.iter().map(|r| [r.start, r.end]).collect::<Vec<_>>(),
         "finished": crate::ranks::finished(config.collective, chunking),
         "seed": inputs.seed,
-        "note": "rank{p}_out rows of chunks listed in `finished` for rank p hold the collective's result; reduce-scatter: sum over ranks of a_p @ b_p; all-gather: a_s @ b for shard s; NaN rows were never written on that rank",
+        "note": "rank{p}_out holds what `mode`'s last run left; rows of chunks listed in `finished` for rank p hold the collective's result; reduce-scatter: sum over ranks of a_p @ b_p; all-gather: a_s @ b for shard s; NaN rows were never written on that rank",
     });
-    let mut f = std::fs::File::create(d.join("meta.json")).map_err(|source| Error::Io {
-        path: dir.into(),
-        source,
+    let path = d.join("meta.json");
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e.into(),
     })?;
-    f.write_all(serde_json::to_string_pretty(&meta).unwrap().as_bytes())
-        .map_err(|source| Error::Io {
-            path: dir.into(),
-            source,
-        })
+    std::fs::write(&path, text).map_err(io(&path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_through_csv_with_one_header() {
+        let row = Row {
+            workload: "w, quoted \"name\"".into(),
+            m: 7,
+            arbitrate: Some(3),
+            mode: "host".into(),
+            speedup: Some(1.25),
+            trackers_ok: Some(true),
+            skipped: Some("line\nbreak".into()),
+            ..Row::default()
+        };
+        let text = csv_text(&[row.clone(), Row::default()], true).unwrap();
+        assert!(
+            text.starts_with("workload,adapter,m,n,k,ranks,chunks,"),
+            "{text}"
+        );
+        let back: Vec<Row> = csv::Reader::from_reader(text.as_bytes())
+            .deserialize()
+            .collect::<std::result::Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, vec![row, Row::default()]);
+        assert!(!csv_text(&[Row::default()], false)
+            .unwrap()
+            .contains("workload"));
+        // Columns missing or unparsable read as empty.
+        let short: Row = csv::Reader::from_reader("mode,speedup\nhost,fast\n".as_bytes())
+            .deserialize()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!((short.mode.as_str(), short.speedup), ("host", None));
+    }
+
+    #[test]
+    fn rank_files_are_recognised_and_nothing_else() {
+        for yes in ["rank0_a.npy", "rank12_out.npy", "rank3_b.npy"] {
+            assert!(super::rank_file(yes), "{yes}");
+        }
+        for no in [
+            "rank_a.npy",
+            "rankx_a.npy",
+            "rank0_c.npy",
+            "meta.json",
+            "rank0_a.npy.bak",
+            "my.npy",
+        ] {
+            assert!(!super::rank_file(no), "{no}");
+        }
+    }
 }

@@ -353,22 +353,6 @@ pub fn names() -> Vec<String> {
     out
 }
 
-/// Levenshtein edit distance between two strings, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
 /// A suggestion for a mistyped preset name, for error messages ("did you mean
 /// tnlg-fc2-tp8?"), compared case-insensitively. A prefix of some names (e.g. `gpt3-fc2` or
 /// `palm`) suggests the first of them; otherwise the name with the smallest edit distance,
@@ -403,7 +387,7 @@ pub fn closest(name: &str) -> Option<String> {
     let (distance, _, i) = all
         .iter()
         .enumerate()
-        .map(|(i, (n, paper))| (edit_distance(&wanted, n), !paper, i))
+        .map(|(i, (n, paper))| (strsim::levenshtein(&wanted, n), !paper, i))
         .min()?;
     (distance <= 3.max(wanted.chars().count() / 3)).then(|| all[i].0.clone())
 }
@@ -667,14 +651,6 @@ mod tests {
         assert_eq!(closest("megagpt2").as_deref(), Some("megagpt2-op-tp8"));
         assert_eq!(closest("completely-unrelated-words-here"), None);
         assert_eq!(closest(""), None);
-    }
-
-    #[test]
-    fn edit_distance_basics() {
-        assert_eq!(edit_distance("", ""), 0);
-        assert_eq!(edit_distance("abc", ""), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("tp7", "tp8"), 1);
     }
 
     #[test]

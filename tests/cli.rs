@@ -116,8 +116,12 @@ fn shapes_beyond_the_adapter_exit_1_naming_the_limit() {
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let e = stderr(&o);
+    // One buffer over the adapter's limit, or all of them over the memory there is (checked first
+    // where the adapter's memory is the host's).
     assert!(
-        e.contains("max_storage_buffer_binding_size") || e.contains("max_buffer_size"),
+        e.contains("max_storage_buffer_binding_size")
+            || e.contains("max_buffer_size")
+            || e.contains("MemAvailable"),
         "{e}"
     );
     assert!(e.contains("--scale"), "{e}");
@@ -268,4 +272,499 @@ fn sweep_writes_a_row_per_point_and_mode() {
         "{}",
         stderr(&o)
     );
+}
+
+/// Runs t3 with `env` set, killed (and the test failed) past `secs`: a hang must not hang the suite.
+/// Its output is read as it comes, so that a full pipe cannot stall it.
+fn t3_within(args: &[&str], env: &[(&str, &str)], dir: &std::path::Path, secs: u64) -> Output {
+    use std::process::Stdio;
+    let child = Command::new(env!("CARGO_BIN_EXE_t3"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run t3");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("{args:?} still running after {secs} s");
+        }
+    }
+}
+
+const SMALL: &[&str] = &[
+    "--shape", "32x32x32", "--ranks", "2", "--reps", "1", "--warmup", "0",
+];
+
+/// A small run or sweep (`cmd`), of sequential mode unless `extra` names modes.
+fn small(cmd: &str, extra: &[&str], dir: &std::path::Path) -> Output {
+    let mode: &[&str] = if extra.contains(&"--mode") {
+        &[]
+    } else {
+        &["--mode", "sequential"]
+    };
+    let args: Vec<&str> = [cmd]
+        .iter()
+        .chain(SMALL)
+        .chain(mode)
+        .chain(extra)
+        .copied()
+        .collect();
+    t3_within(&args, &[], dir, 120)
+}
+
+fn run_small(extra: &[&str], dir: &std::path::Path) -> Output {
+    small("run", extra, dir)
+}
+
+fn assert_usage(o: &Output, needles: &[&str]) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    for n in needles {
+        assert!(e.contains(n), "message lacks '{n}': {e}");
+    }
+}
+
+#[test]
+fn devices_and_fifos_are_refused_without_reading() {
+    let d = tmp("fifo");
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    let mut hostile = vec!["/dev/zero".to_string(), "/dev/full".to_string()];
+    if made.is_ok_and(|s| s.success()) {
+        hostile.push(fifo.to_str().unwrap().into());
+    }
+    for f in &hostile {
+        let mut args: Vec<&str> = vec!["run"];
+        args.extend(SMALL);
+        args.extend(["--link-gbps", "100", "--link-table", f]);
+        let o = t3_within(&args, &[], &d, 20);
+        assert_usage(&o, &["link table", f, "regular file"]);
+        let o = t3_within(&["plot", "--csv", f, "--svg", "p.svg"], &[], &d, 20);
+        assert_usage(&o, &["sweep CSV", f, "regular file"]);
+        assert!(!d.join("p.svg").exists());
+    }
+    // Too long to be a table: refused after a bounded read of its size.
+    std::fs::write(d.join("big.json"), vec![b' '; 2 << 20]).unwrap();
+    let o = run_small(&["--link-gbps", "1", "--link-table", "big.json"], &d);
+    assert_usage(&o, &["at most 1048576 bytes"]);
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    if common::gpu().is_none() {
+        return;
+    }
+    use std::io::BufRead;
+    let d = tmp("pipe");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_t3"))
+        .args([
+            "sweep",
+            "--shape",
+            "64x64x64",
+            "--ranks",
+            "1,2,4",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--mode",
+            "sequential",
+        ])
+        .current_dir(&d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("workload,"), "{first}");
+    // The reader is gone (as `| head -1` leaves it): the next row meets a broken pipe.
+    let o = child.wait_with_output().unwrap();
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn environment_values_get_the_flags_validation() {
+    let d = tmp("env");
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(SMALL);
+    for v in ["abc", "0", "-1", "NaN", "inf", "", "1e12"] {
+        let o = t3_within(&args, &[("T3_TIMEOUT_S", v)], &d, 60);
+        assert_usage(&o, &["T3_TIMEOUT_S", &format!("'{v}'"), "(0, 1e9]"]);
+    }
+    let o = t3_within(&args, &[("WGPU_BACKEND", "nosuch")], &d, 60);
+    assert_usage(&o, &["WGPU_BACKEND", "nosuch", "vulkan"]);
+    assert!(!stderr(&o).contains("Backends("), "{}", stderr(&o));
+    let o = t3_within(&args, &[("WGPU_POWER_PREF", "sideways")], &d, 60);
+    assert_usage(&o, &["WGPU_POWER_PREF", "sideways", "high, low or none"]);
+    let o = t3_within(&["info", "--backend", "vulcan"], &[], &d, 60);
+    assert_usage(&o, &["vulcan"]);
+    if common::gpu().is_none() {
+        return;
+    }
+    let o = t3_within(&["info", "--adapter", "nosuch-adapter"], &[], &d, 60);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nosuch-adapter"), "{}", stderr(&o));
+    let o = t3_within(&["info", "--json"], &[("T3_TIMEOUT_S", "30")], &d, 60);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// A link table with rows at 2, 4 and 8 GB/s measured on `adapter`.
+fn table(dir: &std::path::Path, name: &str, adapter: &str) {
+    let t = serde_json::json!({
+        "adapter": adapter, "bytes": 1 << 20, "timer": "gpu timestamps",
+        "rows": [
+            {"workgroups": 1, "gbps": 2.0, "ms": 0.5},
+            {"workgroups": 2, "gbps": 4.0, "ms": 0.25},
+            {"workgroups": null, "gbps": 8.0, "ms": 0.125},
+        ]
+    });
+    std::fs::write(dir.join(name), t.to_string()).unwrap();
+}
+
+#[test]
+fn link_rates_outside_the_table_or_from_another_adapter_are_refused() {
+    let d = tmp("link");
+    table(&d, "other.json", "Another GPU (Metal, 1.0)");
+    let o = run_small(&["--link-gbps", "0.001", "--link-table", "other.json"], &d);
+    assert_usage(&o, &["0.001 GB/s", "at least 2.0"]);
+    let o = run_small(&["--link-gbps", "100", "--link-table", "other.json"], &d);
+    assert_usage(&o, &["100 GB/s", "at most 8.0"]);
+    let Some(gpu) = common::gpu() else { return };
+    let o = run_small(&["--link-gbps", "4", "--link-table", "other.json"], &d);
+    assert_usage(&o, &["Another GPU", &gpu.describe(), "t3 calibrate"]);
+    table(&d, "here.json", &gpu.describe());
+    let o = run_small(&["--link-gbps", "3", "--link-table", "here.json"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("asked 3 GB/s, emulating 2.0 GB/s with 1 workgroups")
+            || e.contains("asked 3 GB/s, emulating 4.0 GB/s with 2 workgroups"),
+        "{e}"
+    );
+    assert!(e.contains("-33%") || e.contains("+33%"), "{e}");
+}
+
+#[test]
+fn combinations_that_cannot_apply_are_usage_errors() {
+    let d = tmp("combo");
+    for (extra, needles) in [
+        (
+            &["--reduce", "forward", "--collective", "all-gather"][..],
+            &["forward with all-gather"][..],
+        ),
+        (
+            &["--reduce", "land", "--collective", "all-gather"],
+            &["land with all-gather"],
+        ),
+        (
+            &[
+                "--reduce",
+                "forward",
+                "--collective",
+                "direct-reduce-scatter",
+            ],
+            &["forward with direct-reduce-scatter", "ring"],
+        ),
+    ] {
+        assert_usage(&run_small(extra, &d), needles);
+    }
+    let o = small("run", &["--mode", "fused", "--reduce", "land"], &d);
+    assert_usage(&o, &["land with --mode fused"]);
+    let o = small(
+        "sweep",
+        &[
+            "--reduce",
+            "forward",
+            "--collective",
+            "all-gather",
+            "--csv",
+            "s.csv",
+        ],
+        &d,
+    );
+    assert_usage(&o, &["forward with all-gather"]);
+    assert!(!d.join("s.csv").exists());
+    if common::gpu().is_none() {
+        return;
+    }
+    // Under `all`, fused is listed as skipped with its reason; the others measure.
+    let o = small(
+        "run",
+        &["--reduce", "land", "--json", "-", "--mode", "all"],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fused = &v["results"].as_array().unwrap()[3];
+    assert!(fused["skipped"].as_str().unwrap().contains("update"), "{v}");
+}
+
+#[test]
+fn the_total_over_ranks_is_checked_before_allocating() {
+    let Some(gpu) = common::gpu() else { return };
+    // Only a CPU adapter's device memory is host memory, which the check can see.
+    if gpu.info.device_type != wgpu::DeviceType::Cpu {
+        return;
+    }
+    let d = tmp("total");
+    // Every single buffer fits (64 MiB outputs per chunk); all 64 ranks' together need 256 GiB.
+    let o = t3_within(
+        &[
+            "run",
+            "--shape",
+            "65536x16384x16",
+            "--ranks",
+            "64",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+        ],
+        &[],
+        &d,
+        120,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("64 ranks") && e.contains("MemAvailable") && e.contains("bytes"),
+        "{e}"
+    );
+}
+
+#[test]
+fn outputs_are_checked_before_any_gpu_work() {
+    let d = tmp("paths");
+    for (extra, needles) in [
+        (&["--json", "nodir/x.json"][..], &["--json", "nodir"][..]),
+        (&["--svg", "nodir/x.svg"], &["--svg", "nodir"]),
+        (&["--dump", ""], &["--dump", "directory path"]),
+        (
+            &["--json", "x", "--csv", "./x"],
+            &["--json writes there too"],
+        ),
+        (&["--json", "-", "--csv", "-"], &["standard output"]),
+        (&["--trace", "."], &["directory"]),
+    ] {
+        assert_usage(&run_small(extra, &d), needles);
+    }
+    let o = t3_within(
+        &[
+            "sweep",
+            "--shape",
+            "8x8x8",
+            "--reps",
+            "1",
+            "--csv",
+            "nodir/s.csv",
+        ],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["--csv", "nodir"]);
+    let o = t3_within(&["calibrate", "--out", "nodir/t.json"], &[], &d, 60);
+    assert_usage(&o, &["--out", "nodir"]);
+    let o = t3_within(&["calibrate", "--out", "-"], &[], &d, 60);
+    assert_usage(&o, &["--out", "a file path"]);
+    let o = t3_within(
+        &["plot", "--csv", "none.csv", "--svg", "nodir/p.svg"],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["--svg", "nodir"]);
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "nothing written");
+}
+
+#[test]
+fn counts_are_bounded_and_lists_forgiving() {
+    let d = tmp("counts");
+    for (flag, v) in [
+        ("--reps", "1000000000000"),
+        ("--warmup", "10001"),
+        ("--chunks", "99999999999"),
+    ] {
+        let mut args: Vec<&str> = vec!["run", "--shape", "8x8x8"];
+        args.extend([flag, v]);
+        assert_usage(&t3_within(&args, &[], &d, 60), &[v]);
+    }
+    let o = t3_within(
+        &[
+            "sweep",
+            "--shape",
+            "64x64x64",
+            "--chunks",
+            "1,2,3,4,5,6,7,8,9,10",
+            "--link-workgroups",
+            "1,2,3,4,5,6,7,8,9,10",
+            "--arbitrate",
+            "1,2,3,4,5,6,7,8,9,10",
+            "--step-lead",
+            "0,1,2,3,4,5,6,7,8,9,10",
+            "--ranks",
+            "1,2,3,4,5,6,7,8,9,10",
+        ],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["110000 points", "at most 100000"]);
+    // `all` inside a list, and repeats, are every mode once.
+    let o = t3_within(
+        &[
+            "run",
+            "--shape",
+            "8x8x8",
+            "--mode",
+            "all,all,host",
+            "--reps",
+            "0",
+        ],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["--reps"]);
+    assert!(!stderr(&o).contains("unknown mode"), "{}", stderr(&o));
+}
+
+#[test]
+fn errors_name_the_file_once_and_plot_refuses_what_it_cannot_draw() {
+    let d = tmp("plot");
+    let o = t3_within(
+        &["plot", "--csv", "none.csv", "--svg", "p.svg"],
+        &[],
+        &d,
+        60,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("os error 2").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    let o = t3_within(
+        &["plot", "--csv", "s.csv", "--x", "nosuch", "--svg", "p.svg"],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["nosuch", "ranks", "chunks"]);
+    std::fs::write(
+        d.join("s.csv"),
+        "workload,ranks,mode,speedup,overlap_efficiency,skipped\nw,2,error,,,\"invalid rank count: 9\"\n",
+    )
+    .unwrap();
+    let o = t3_within(&["plot", "--csv", "s.csv", "--svg", "p.svg"], &[], &d, 60);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("failed points"), "{}", stderr(&o));
+    assert!(!d.join("p.svg").exists());
+    // `--svg -` is standard output, as everywhere.
+    std::fs::write(
+        d.join("s.csv"),
+        "workload,ranks,mode,speedup,overlap_efficiency\nw,2,host,1.1,0.2\nw,4,host,1.2,0.3\n",
+    )
+    .unwrap();
+    let o = t3_within(&["plot", "--csv", "s.csv", "--svg", "-"], &[], &d, 60);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.starts_with(b"<svg"));
+    assert!(!d.join("-").exists());
+}
+
+#[test]
+fn run_and_sweep_csv_share_columns_and_dumps_hold_one_run() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let d = tmp("csvdump");
+    let o = t3_within(
+        &[
+            "run",
+            "--shape",
+            "32x32x32",
+            "--ranks",
+            "3",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--mode",
+            "sequential",
+            "--dump",
+            "dump",
+            "--csv",
+            "r.csv",
+        ],
+        &[],
+        &d,
+        120,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(d.join("dump/rank2_out.npy").exists());
+    // Fewer ranks into the same directory: rank 2's files go; meta.json says what made the rest.
+    let o = run_small(
+        &[
+            "--dump",
+            "dump",
+            "--mode",
+            "sequential,encoded",
+            "--reduce",
+            "land",
+            "--csv",
+            "-",
+        ],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!d.join("dump/rank2_out.npy").exists());
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("dump/meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["mode"], "encoded", "{meta}");
+    assert_eq!(meta["dtype"], "f32", "{meta}");
+    assert_eq!(meta["reduce_via"], "land", "{meta}");
+    // --csv - is standard output, and nothing else goes there.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.starts_with("workload,adapter,"), "{stdout}");
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    let o = small("sweep", &["--mode", "sequential", "--csv", "s.csv"], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("sweep: 1 points x 1 modes"),
+        "{}",
+        stderr(&o)
+    );
+    let head = |f: &str| {
+        std::fs::read_to_string(d.join(f))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(head("r.csv"), head("s.csv"));
+    let row = |f: &str| {
+        std::fs::read_to_string(d.join(f))
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(row("r.csv"), row("s.csv"), "one workload name in both");
 }

@@ -115,13 +115,22 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
     assert!(gemm[2]["warmup"][0]["at_s"].as_f64().unwrap() > 0.0);
 
     // CSV: the efficiency column is empty and the failure is named.
-    let header: Vec<&str> = report::CSV_HEADER.split(',').collect();
-    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
-    for row in report::csv_rows(&r) {
-        let f: Vec<&str> = row.rsplitn(header.len(), ',').collect::<Vec<_>>();
-        let f: Vec<&str> = f.into_iter().rev().collect();
-        assert_eq!(f[col("overlap_efficiency")], "", "{row}");
-        assert!(f[col("checks_failed")].contains("T_gemm <= T_seq"), "{row}");
-        assert_eq!(f[col("consistent")], "false", "{row}");
+    for row in report::Row::measured("slowed", &r) {
+        assert_eq!(row.overlap_efficiency, None, "{row:?}");
+        assert!(row.checks_failed.contains("T_gemm <= T_seq"), "{row:?}");
+        assert_eq!(row.consistent, Some(false), "{row:?}");
+    }
+    let text = report::csv_text(&report::Row::measured("slowed", &r), true).unwrap();
+    let mut csv = csv::Reader::from_reader(text.as_bytes());
+    let header = csv.headers().unwrap().clone();
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    for row in csv.records() {
+        let row = row.unwrap();
+        assert_eq!(&row[col("overlap_efficiency")], "", "{row:?}");
+        assert!(
+            row[col("checks_failed")].contains("T_gemm <= T_seq"),
+            "{row:?}"
+        );
+        assert_eq!(&row[col("consistent")], "false", "{row:?}");
     }
 }

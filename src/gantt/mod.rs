@@ -4,6 +4,12 @@ use std::fmt::{self, Write};
 
 use crate::timeline::{Event, EventKind, Lane, Timeline};
 
+mod axis;
+#[cfg(test)]
+pub(crate) mod well_formed;
+
+use axis::{format_us, Axis};
+
 const WIDTH: f64 = 1200.0;
 /// Room for lane labels such as "r15 steps" and the axis caption.
 const MARGIN_LEFT: f64 = 84.0;
@@ -19,8 +25,6 @@ const PANEL_GAP: f64 = 14.0;
 /// Narrower rectangles vanish when rasterised; a triggered step of a few hundred
 /// nanoseconds on a millisecond axis must still leave a mark.
 const MIN_RECT_WIDTH: f64 = 0.5;
-/// Aim for this many tick intervals; the nice step chosen lands within roughly 5 to 11.
-const TARGET_TICK_INTERVALS: f64 = 7.0;
 
 /// Okabe–Ito colours, chosen to stay distinguishable under the common colour-vision
 /// deficiencies. Triggers are black because they are usually hairlines, where a light
@@ -222,15 +226,24 @@ fn write_panel(
         )?;
     }
 
-    for event in &timeline.events {
+    let span_of = |event: &Event| {
+        let start = finite_or_zero(event.start_us).max(0.0);
+        (start, finite_or_zero(event.end_us).max(start))
+    };
+    for (i, event) in timeline.events.iter().enumerate() {
         let Some(row) = lanes.iter().position(|&l| l == lane_of(event)) else {
             continue;
         };
-        let start = finite_or_zero(event.start_us).max(0.0);
-        let end = finite_or_zero(event.end_us).max(start);
+        let (start, end) = span_of(event);
+        // Events of one lane over one interval (a fused dispatch's copies and reduces) share the
+        // lane's height, so that the last drawn does not hide the others.
+        let same = |e: &&Event| lane_of(e) == lane_of(event) && span_of(e) == (start, end);
+        let share = timeline.events.iter().filter(same).count() as f64;
+        let place = timeline.events[..i].iter().filter(same).count() as f64;
+        let height = LANE_HEIGHT / share;
         let x = axis.x(start);
         let width = (axis.x(end) - x).max(MIN_RECT_WIDTH);
-        let y = lanes_top + LANE_PITCH * row as f64;
+        let y = lanes_top + LANE_PITCH * row as f64 + height * place;
         // A hairline outline separates back-to-back chunks, but would swallow a narrow rect.
         let outline = if width >= 3.0 {
             r##" stroke="#ffffff" stroke-width="0.5""##
@@ -239,7 +252,7 @@ fn write_panel(
         };
         writeln!(
             out,
-            r#"<rect class="ev" x="{x:.2}" y="{y:.2}" width="{width:.2}" height="{LANE_HEIGHT}" fill="{}" fill-opacity="0.85"{outline}><title>{} ({}): {}–{} µs</title></rect>"#,
+            r#"<rect class="ev" x="{x:.2}" y="{y:.2}" width="{width:.2}" height="{height:.2}" fill="{}" fill-opacity="0.85"{outline}><title>{} ({}): {}–{} µs</title></rect>"#,
             colour(event.kind),
             escape(&event.name),
             kind_label(event.kind),
@@ -286,75 +299,11 @@ fn write_axis(out: &mut String, axis: &Axis, y: f64) -> fmt::Result {
     )
 }
 
-/// The time scale shared by all panels: 0 to a round number at or just past the longest span.
-struct Axis {
-    max_us: f64,
-    step_us: f64,
-    ticks: Vec<f64>,
-}
-
-impl Axis {
-    fn new(longest_us: f64) -> Self {
-        // An empty or instantaneous run still needs a finite, non-zero scale to divide by.
-        let longest = if longest_us.is_finite() && longest_us > 0.0 {
-            longest_us
-        } else {
-            1.0
-        };
-        let step = nice_step(longest);
-        let intervals = (longest / step - 1e-9).ceil().max(1.0);
-        let ticks = (0..=intervals as usize).map(|i| i as f64 * step).collect();
-        Axis {
-            max_us: intervals * step,
-            step_us: step,
-            ticks,
-        }
-    }
-
-    fn x(&self, us: f64) -> f64 {
-        MARGIN_LEFT + us / self.max_us * PLOT_WIDTH
-    }
-
-    /// Enough decimals to tell adjacent ticks apart, and no more.
-    fn label(&self, us: f64) -> String {
-        let decimals = (-self.step_us.log10()).ceil().clamp(0.0, 9.0) as usize;
-        format!("{us:.decimals$}")
-    }
-}
-
-/// The 1, 2 or 5 × 10^k step giving the tick count closest (by ratio) to the target.
-fn nice_step(range: f64) -> f64 {
-    let exponent = range.log10().floor() as i32;
-    let mut best = range;
-    let mut best_error = f64::INFINITY;
-    for k in exponent - 2..=exponent + 1 {
-        for mantissa in [1.0, 2.0, 5.0] {
-            let step = mantissa * 10f64.powi(k);
-            let error = (range / step / TARGET_TICK_INTERVALS).ln().abs();
-            if error < best_error {
-                best = step;
-                best_error = error;
-            }
-        }
-    }
-    best
-}
-
 fn finite_or_zero(x: f64) -> f64 {
     if x.is_finite() {
         x
     } else {
         0.0
-    }
-}
-
-/// Microseconds for titles and tooltips: sub-microsecond detail matters for triggers,
-/// beyond that it is noise.
-fn format_us(us: f64) -> String {
-    if us.abs() >= 100.0 {
-        format!("{us:.1}")
-    } else {
-        format!("{us:.3}")
     }
 }
 
@@ -376,114 +325,8 @@ fn escape(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::well_formed::check_well_formed;
     use super::*;
-
-    /// A minimal XML well-formedness check: balanced and properly nested tags, one root,
-    /// well-formed attributes, and no stray `<` or unknown entity in text or values.
-    fn check_well_formed(xml: &str) -> Result<(), String> {
-        fn check_text(text: &str) -> Result<(), String> {
-            if text.contains('<') {
-                return Err(format!("raw '<' in {text:?}"));
-            }
-            let mut rest = text;
-            while let Some(i) = rest.find('&') {
-                rest = &rest[i + 1..];
-                let end = rest
-                    .find(';')
-                    .ok_or_else(|| format!("bad entity in {text:?}"))?;
-                let entity = &rest[..end];
-                let known = ["amp", "lt", "gt", "quot", "apos"].contains(&entity)
-                    || (entity.starts_with('#') && entity.len() > 1);
-                if !known {
-                    return Err(format!("unknown entity &{entity}; in {text:?}"));
-                }
-            }
-            Ok(())
-        }
-
-        let mut stack: Vec<&str> = Vec::new();
-        let mut roots = 0;
-        let mut rest = xml.trim();
-        while !rest.is_empty() {
-            let Some(open) = rest.find('<') else {
-                if stack.is_empty() {
-                    return Err(format!("text after root: {rest:?}"));
-                }
-                return check_text(rest);
-            };
-            let text = &rest[..open];
-            if stack.is_empty() && !text.trim().is_empty() {
-                return Err(format!("text outside root: {text:?}"));
-            }
-            check_text(text)?;
-            rest = &rest[open..];
-            if let Some(after) = rest.strip_prefix("<!--") {
-                let end = after.find("-->").ok_or("unterminated comment")?;
-                rest = &after[end + 3..];
-                continue;
-            }
-            if let Some(after) = rest.strip_prefix("<?") {
-                let end = after.find("?>").ok_or("unterminated declaration")?;
-                rest = &after[end + 2..];
-                continue;
-            }
-            let close = rest.find('>').ok_or("unterminated tag")?;
-            let tag = &rest[1..close];
-            rest = &rest[close + 1..];
-            if let Some(name) = tag.strip_prefix('/') {
-                match stack.pop() {
-                    Some(open) if open == name.trim() => {}
-                    other => return Err(format!("</{name}> closes {other:?}")),
-                }
-                continue;
-            }
-            let (body, self_closing) = match tag.strip_suffix('/') {
-                Some(body) => (body, true),
-                None => (tag, false),
-            };
-            let name_end = body.find(char::is_whitespace).unwrap_or(body.len());
-            let name = &body[..name_end];
-            if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || "-_:".contains(c))
-            {
-                return Err(format!("bad tag name in <{tag}>"));
-            }
-            let mut attrs = body[name_end..].trim();
-            let mut seen = Vec::new();
-            while !attrs.is_empty() {
-                let eq = attrs
-                    .find('=')
-                    .ok_or_else(|| format!("bad attribute in <{tag}>"))?;
-                let attr = attrs[..eq].trim();
-                if attr.is_empty() || seen.contains(&attr) {
-                    return Err(format!("empty or duplicate attribute in <{tag}>"));
-                }
-                seen.push(attr);
-                let value = attrs[eq + 1..].trim_start();
-                let value = value
-                    .strip_prefix('"')
-                    .ok_or_else(|| format!("unquoted attribute in <{tag}>"))?;
-                let end = value.find('"').ok_or("unterminated attribute")?;
-                check_text(&value[..end])?;
-                attrs = value[end + 1..].trim_start();
-            }
-            if stack.is_empty() {
-                roots += 1;
-            }
-            if !self_closing {
-                stack.push(name);
-            }
-        }
-        if !stack.is_empty() {
-            return Err(format!("unclosed: {stack:?}"));
-        }
-        if roots != 1 {
-            return Err(format!("{roots} root elements"));
-        }
-        Ok(())
-    }
 
     fn event(lane: Lane, kind: EventKind, name: &str, start_us: f64, end_us: f64) -> Event {
         let rank = match lane {
@@ -709,30 +552,40 @@ mod tests {
     }
 
     #[test]
-    fn ticks_are_round_and_cover_the_span() {
-        for span in [
-            1e-3, 0.7, 1.0, 3.0, 9.99, 10.0, 47.0, 123.4, 999.0, 1234.5, 8e4, 3.3e6,
-        ] {
-            let axis = Axis::new(span);
-            let n = axis.ticks.len();
-            assert!((5..=12).contains(&n), "{span}: {n} ticks");
-            assert_eq!(axis.ticks[0], 0.0);
-            assert!(axis.max_us >= span && *axis.ticks.last().unwrap() == axis.max_us);
-            let mantissa = axis.step_us / 10f64.powf(axis.step_us.log10().floor());
-            assert!(
-                [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-9),
-                "{span}: step {}",
-                axis.step_us
-            );
-            let labels: Vec<String> = axis.ticks.iter().map(|&t| axis.label(t)).collect();
-            let mut unique = labels.clone();
-            unique.dedup();
-            assert_eq!(unique, labels, "{span}: labels collide");
-        }
-        for degenerate in [0.0, -5.0, f64::NAN, f64::INFINITY] {
-            let axis = Axis::new(degenerate);
-            assert!(axis.max_us.is_finite() && axis.max_us > 0.0);
-            assert!(axis.x(axis.max_us).is_finite());
+    fn events_over_one_interval_share_their_lane() {
+        // A fused dispatch: every op of a lane spans the whole dispatch.
+        let t = timeline(
+            "fused",
+            1,
+            vec![
+                event(
+                    Lane::Step { rank: 0 },
+                    EventKind::Reduce,
+                    "r0 reduce c0",
+                    0.0,
+                    9.0,
+                ),
+                event(
+                    Lane::Step { rank: 0 },
+                    EventKind::Copy,
+                    "r0 copy c1",
+                    0.0,
+                    9.0,
+                ),
+            ],
+        );
+        let svg = gantt_svg(&[t]);
+        assert_sane(&svg);
+        let ys = event_attr(&svg, "y");
+        let hs = event_attr(&svg, "height");
+        assert_eq!(hs.len(), 2);
+        assert!(
+            hs.iter().all(|&h| (h - LANE_HEIGHT / 2.0).abs() < 0.01),
+            "{hs:?}"
+        );
+        assert!((ys[1] - ys[0] - LANE_HEIGHT / 2.0).abs() < 0.01, "{ys:?}");
+        for kind in [EventKind::Reduce, EventKind::Copy] {
+            assert!(svg.contains(&format!("fill=\"{}\" fill-opacity", colour(kind))));
         }
     }
 

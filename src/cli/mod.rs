@@ -1,0 +1,64 @@
+//! The `t3` command line: flags and their values, the commands, and what the binary prints.
+
+pub mod args;
+pub mod output;
+pub mod run;
+pub mod sweep;
+pub mod tools;
+pub mod values;
+
+use anyhow::Result;
+
+use t3_wgpu::files;
+use t3_wgpu::workload;
+
+use args::{Cli, Cmd};
+use output::out;
+use run::{check_run, demo, open_gpu, run};
+use sweep::{sweep, sweep_points};
+use tools::{calibrate, info, plot};
+
+/// Runs the command `cli` names; every check that needs no GPU comes before the GPU is opened.
+pub fn dispatch(cli: &Cli) -> Result<()> {
+    match &cli.cmd {
+        Some(Cmd::Info { json }) => info(&cli.gpu, *json),
+        Some(Cmd::Presets {
+            tokens,
+            scale,
+            json,
+        }) => {
+            let p = workload::presets(*tokens, *scale);
+            if *json {
+                outln!("{}", serde_json::to_string_pretty(&p)?)
+            } else {
+                out(&workload::table(&p))
+            }
+        }
+        Some(Cmd::Run(a)) => {
+            let checked = check_run(a)?;
+            run(&open_gpu(&cli.gpu)?, a, checked)
+        }
+        Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
+        Some(Cmd::Sweep(a)) => {
+            if a.csv != "-" {
+                files::check_outputs(&[("--csv", &a.csv, false)])?;
+            }
+            let points = sweep_points(a)?;
+            sweep(&open_gpu(&cli.gpu)?, a, points)
+        }
+        Some(Cmd::Calibrate {
+            mib,
+            reps,
+            out,
+            json,
+        }) => {
+            if out == "-" {
+                // The table goes to standard output anyway; `--out` is where it is kept.
+                return Err(t3_wgpu::Error::invalid("--out", "-", "a file path").into());
+            }
+            files::check_outputs(&[("--out", out, false)])?;
+            calibrate(&open_gpu(&cli.gpu)?, *mib, *reps, out, *json)
+        }
+        None => demo(&open_gpu(&cli.gpu)?),
+    }
+}

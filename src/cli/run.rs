@@ -1,0 +1,303 @@
+//! `t3 run` and the demo: a run checked before any GPU work, measured, and written out.
+
+use anyhow::{Context, Result};
+
+use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
+use t3_wgpu::files;
+use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::link::{self, LinkTable};
+use t3_wgpu::modes::{Config, StepLead};
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::report::{self, Row};
+use t3_wgpu::schedule::Collective;
+use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::steps::Link;
+use t3_wgpu::{gantt, trace, workload};
+
+use super::args::*;
+use super::output::out;
+use super::values::*;
+
+pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
+    Ok(Gpu::new(&GpuOptions {
+        backend: g.backend.clone(),
+        adapter: g.adapter.clone(),
+        timeout: g.timeout,
+        ..Default::default()
+    })?)
+}
+
+/// Shape, ranks and collective from --shape or --preset (and their overrides).
+pub fn resolve(
+    w: &Workload,
+    ranks: Option<usize>,
+    collective: Option<Collective>,
+) -> Result<(Shape, usize, Collective, String)> {
+    match (&w.shape, &w.preset) {
+        (Some(s), _) => Ok((
+            *s,
+            ranks.unwrap_or(4),
+            collective.unwrap_or(Collective::ReduceScatter),
+            s.to_string(),
+        )),
+        (None, Some(p)) => {
+            let pr = workload::find(p, w.tokens, w.scale).context("preset vanished")?;
+            Ok((
+                Shape::new(pr.m, pr.n, pr.k)?,
+                ranks.unwrap_or(pr.tp),
+                collective.unwrap_or(pr.collective),
+                pr.name,
+            ))
+        }
+        (None, None) => Err(t3_wgpu::Error::invalid(
+            "workload",
+            "none given",
+            "--shape MxNxK or --preset NAME (see `t3 presets`)",
+        )
+        .into()),
+    }
+}
+
+/// Refuses a configuration that cannot apply, or a mode named for it that cannot run it.
+pub fn validate(config: &Config, modes: &ModeList) -> t3_wgpu::Result<()> {
+    config.validate()?;
+    modes.named.iter().try_for_each(|m| config.check_mode(m))
+}
+
+/// `--link-gbps`: the table and the budget it picks, before any GPU work (the adapter is checked
+/// once the GPU is open).
+pub struct LinkChoice {
+    pub table: LinkTable,
+    pub asked: f64,
+    pub emulated: f64,
+    pub link: Link,
+}
+
+pub fn link_choice(a: &RunArgs) -> Result<Option<LinkChoice>> {
+    let Some(asked) = a.link_gbps else {
+        return Ok(None);
+    };
+    let table = LinkTable::load(&a.link_table)?;
+    let (link, emulated) = table.budget_for(asked)?;
+    Ok(Some(LinkChoice {
+        table,
+        asked,
+        emulated,
+        link,
+    }))
+}
+
+/// Says what the link emulates against what was asked (stderr: stdout may carry the JSON).
+pub fn say_link(a: &RunArgs, c: &LinkChoice) {
+    let off = (c.emulated / c.asked - 1.0) * 100.0;
+    let warn = if off.abs() > 10.0 {
+        format!(" ({off:+.0}%: no budget in the table comes closer)")
+    } else {
+        String::new()
+    };
+    note!(
+        "link: asked {} GB/s, emulating {:.1} GB/s with {} (measured in {}){warn}",
+        c.asked,
+        c.emulated,
+        c.link.describe(),
+        a.link_table
+    );
+}
+
+/// A run checked before any GPU work: workload, combinations, output paths and link table.
+pub struct Checked {
+    pub label: String,
+    pub config: Config,
+    pub link: Option<LinkChoice>,
+}
+
+pub fn check_run(a: &RunArgs) -> Result<Checked> {
+    let outputs: Vec<(&'static str, &str, bool)> = [
+        ("--json", &a.json, false),
+        ("--csv", &a.csv, false),
+        ("--trace", &a.trace, false),
+        ("--svg", &a.svg, false),
+        ("--dump", &a.dump, true),
+    ]
+    .into_iter()
+    .filter_map(|(what, path, dir)| path.as_deref().map(|p| (what, p, dir)))
+    .collect();
+    files::check_outputs(&outputs)?;
+    let (shape, ranks, collective, label) =
+        resolve(&a.workload, a.ranks, a.collective.map(|c| c.0))?;
+    let link = link_choice(a)?;
+    let config = Config {
+        shape,
+        ranks,
+        chunks: a.chunks,
+        collective,
+        via: a.reduce.0,
+        link: match (a.link_workgroups, &link) {
+            (Some(w), _) => Link::Workgroups(w),
+            (None, Some(c)) => c.link,
+            (None, None) => Link::Unthrottled,
+        },
+        dtype: a.gemm.dtype.0,
+        arbitrate: a.arbitrate,
+        step_lead: a.step_lead,
+    };
+    validate(&config, &mode_list(&a.mode))?;
+    Ok(Checked {
+        label,
+        config,
+        link,
+    })
+}
+
+/// Writes every output a run asked for; says where on stderr (stdout may carry the JSON or CSV).
+pub fn outputs(a: &RunArgs, label: &str, r: &Report) -> Result<()> {
+    let write = |path: &str, text: &str, what: &str| -> Result<()> {
+        if path == "-" {
+            return out(text);
+        }
+        files::write(path, text)?;
+        note!("wrote {path}{what}");
+        Ok(())
+    };
+    if let Some(path) = &a.json {
+        write(path, &(serde_json::to_string_pretty(r)? + "\n"), "")?;
+    }
+    if let Some(path) = &a.csv {
+        write(path, &report::csv_text(&Row::measured(label, r), true)?, "")?;
+    }
+    if let Some(path) = &a.trace {
+        let t = serde_json::to_string(&trace::chrome_trace(&r.timelines))?;
+        write(
+            path,
+            &t,
+            " (open in https://ui.perfetto.dev or chrome://tracing)",
+        )?;
+    }
+    if let Some(path) = &a.svg {
+        write(path, &gantt::gantt_svg(&r.timelines), "")?;
+    }
+    Ok(())
+}
+
+/// Whether any mode's check failed: a wrong number is a failure, never just a row.
+pub fn wrong(r: &Report) -> bool {
+    r.results.iter().any(|m| {
+        m.trackers_ok == Some(false) || m.max_rel_error.is_some_and(|e| e.is_nan() || e > 1e-4)
+    })
+}
+
+/// The mode whose run left the outputs: the last one measured (sequential always runs first).
+pub fn last_mode(r: &Report) -> &str {
+    r.results
+        .iter()
+        .rev()
+        .find(|m| m.skipped.is_none())
+        .map_or("sequential", |m| m.mode.as_str())
+}
+
+pub fn run(gpu: &Gpu, a: &RunArgs, c: Checked) -> Result<()> {
+    if let Some(l) = &c.link {
+        l.table.check_adapter(&a.link_table, &gpu.describe())?;
+        say_link(a, l);
+    }
+    let kernels = a.gemm.kernels(gpu)?;
+    let opts = Options {
+        config: c.config,
+        modes: mode_list(&a.mode).modes,
+        reps: a.reps,
+        warmup: a.warmup,
+        seed: a.seed,
+        verify: if a.no_verify { Some(Verify::Off) } else { None },
+        stability: Stability {
+            warmup_s: a.warmup_s,
+            ..Default::default()
+        },
+    };
+    let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
+    let r = experiment::measure(&mut sys, &inputs, &opts)?;
+    let to_stdout = [&a.json, &a.csv, &a.trace, &a.svg]
+        .iter()
+        .any(|p| p.as_deref() == Some("-"));
+    if !to_stdout {
+        outln!("{}\n{}", c.label, report::text(&r))?;
+    }
+    outputs(a, &c.label, &r)?;
+    if let Some(dir) = &a.dump {
+        let outputs = experiment::outputs(&sys)?;
+        report::dump(
+            dir,
+            &sys.config,
+            &sys.chunking,
+            &inputs,
+            &outputs,
+            last_mode(&r),
+        )?;
+        note!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
+    }
+    anyhow::ensure!(
+        !wrong(&r),
+        "a mode's result or tracker check failed (see the table)"
+    );
+    Ok(())
+}
+
+/// The demo: T-NLG's output projection at 4 ranks, scaled to the adapter, every mode.
+pub fn demo(gpu: &Gpu) -> Result<()> {
+    let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
+    // On a CPU adapter (lavapipe) 1/16 of every dimension keeps the demo under a minute.
+    let mut scale = if cpu { 1.0 / 16.0 } else { 1.0 };
+    let preset = "tnlg-op-tp4";
+    let pick = |scale: f64| {
+        workload::find(preset, workload::DEFAULT_TOKENS, scale).expect("demo preset exists")
+    };
+    // Shrink until every buffer fits the adapter's binding limit.
+    while (pick(scale).largest_buffer_bytes()) > gpu.max_binding && scale > 1e-3 {
+        scale /= 2.0;
+    }
+    let pr = pick(scale);
+    outln!(
+        "demo: {} ({} x {} ranks, scale {scale})",
+        pr.name,
+        Shape::new(pr.m, pr.n, pr.k)?,
+        pr.tp
+    )?;
+    let a = RunArgs {
+        workload: Workload {
+            shape: None,
+            preset: Some(preset.into()),
+            tokens: workload::DEFAULT_TOKENS,
+            scale,
+        },
+        ranks: None,
+        collective: None,
+        mode: vec!["all".into()],
+        chunks: 2,
+        gemm: GemmArgs {
+            dtype: DtypeArg(Dtype::F32),
+            gemm_kernel: KernelArg(None),
+        },
+        reduce: ReduceArg(ReduceVia::Update),
+        link_workgroups: None,
+        arbitrate: None,
+        step_lead: StepLead::Auto,
+        link_gbps: None,
+        link_table: link::DEFAULT_TABLE.into(),
+        reps: if cpu { 3 } else { 10 },
+        warmup: if cpu { 1 } else { 3 },
+        warmup_s: if cpu { 2.0 } else { 10.0 },
+        seed: 1,
+        verify: true,
+        no_verify: false,
+        json: Some("t3-results.json".into()),
+        csv: None,
+        trace: Some("t3-trace.json".into()),
+        svg: Some("t3-timeline.svg".into()),
+        dump: None,
+    };
+    let checked = check_run(&a)?;
+    run(gpu, &a, checked)?;
+    let cwd = std::env::current_dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    outln!("\nwrote t3-timeline.svg, t3-trace.json and t3-results.json in {cwd}")
+}

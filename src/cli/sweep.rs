@@ -1,0 +1,250 @@
+//! `t3 sweep`: a grid of configurations checked before any GPU work, one CSV row per point and mode
+//! as each point finishes.
+
+use std::io::{IsTerminal, Write};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use t3_wgpu::experiment::{self, Options, Stability, Verify};
+use t3_wgpu::gpu::Gpu;
+use t3_wgpu::modes::Config;
+use t3_wgpu::report::{self, Row};
+use t3_wgpu::schedule::Collective;
+use t3_wgpu::shapes::Shape;
+use t3_wgpu::steps::Link;
+use t3_wgpu::workload;
+
+use super::args::*;
+use super::output::out;
+use super::run::{validate, wrong};
+use super::values::*;
+
+/// Most points of a sweep grid (each point runs every mode; a bigger grid is a typing slip).
+pub const MAX_POINTS: usize = 100_000;
+
+/// Every point of a sweep, checked before any GPU work.
+pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
+    let workloads: Vec<(Shape, Option<usize>, Collective, String)> = if let Some(s) = a.shape {
+        vec![(
+            s,
+            None,
+            a.collective.map_or(Collective::ReduceScatter, |c| c.0),
+            format!("{s}"),
+        )]
+    } else {
+        if a.presets.is_empty() {
+            return Err(t3_wgpu::Error::invalid(
+                "workload",
+                "none given",
+                "--presets NAME,... or --shape MxNxK",
+            )
+            .into());
+        }
+        a.presets
+            .iter()
+            .map(|p| {
+                let pr = workload::find(p, a.tokens, a.scale).context("preset vanished")?;
+                Ok((
+                    Shape::new(pr.m, pr.n, pr.k)?,
+                    Some(pr.tp),
+                    a.collective.map_or(pr.collective, |c| c.0),
+                    pr.name,
+                ))
+            })
+            .collect::<Result<_>>()?
+    };
+    let rank_lists = workloads.len() * a.ranks.len().max(1);
+    let count = [
+        a.chunks.len(),
+        a.link_workgroups.len(),
+        a.arbitrate.len(),
+        a.step_lead.len(),
+    ]
+    .iter()
+    .try_fold(rank_lists, |n, &l| n.checked_mul(l))
+    .unwrap_or(usize::MAX);
+    if count > MAX_POINTS {
+        return Err(t3_wgpu::Error::invalid(
+            "sweep grid",
+            format!(
+                "{count} points ({} workloads x {} rank counts x {} chunk counts x {} link budgets x {} arbitration caps x {} step leads)",
+                workloads.len(),
+                a.ranks.len().max(1),
+                a.chunks.len(),
+                a.link_workgroups.len(),
+                a.arbitrate.len(),
+                a.step_lead.len()
+            ),
+            format!("at most {MAX_POINTS} points"),
+        )
+        .into());
+    }
+    let mut points = Vec::new();
+    for (shape, tp, coll, label) in &workloads {
+        let rs: Vec<usize> = if a.ranks.is_empty() {
+            vec![tp.unwrap_or(4)]
+        } else {
+            a.ranks.clone()
+        };
+        for &r in &rs {
+            for &c in &a.chunks {
+                for &w in &a.link_workgroups {
+                    for &arb in &a.arbitrate {
+                        for &step_lead in &a.step_lead {
+                            let config = Config {
+                                shape: *shape,
+                                ranks: r,
+                                chunks: c,
+                                collective: *coll,
+                                via: a.reduce.0,
+                                link: if w == 0 {
+                                    Link::Unthrottled
+                                } else {
+                                    Link::Workgroups(w)
+                                },
+                                dtype: a.gemm.dtype.0,
+                                arbitrate: (arb > 0).then_some(arb),
+                                step_lead,
+                            };
+                            validate(&config, &mode_list(&a.mode)).with_context(|| {
+                                format!("sweep point {label} ranks {r} chunks {c}")
+                            })?;
+                            points.push((label.clone(), config));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(points)
+}
+
+pub fn describe_point(label: &str, config: &Config) -> String {
+    format!(
+        "{label} ranks {} chunks {} link {}{} step lead {}",
+        config.ranks,
+        config.chunks,
+        config.link.describe(),
+        config
+            .arbitrate
+            .map(|w| format!(" arbitrate {w}"))
+            .unwrap_or_default(),
+        config.step_lead.describe()
+    )
+}
+
+pub fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> {
+    let kernels = a.gemm.kernels(gpu)?;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(points.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]",
+            )
+            .expect("template"),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let say = |line: &str| match &bar {
+        Some(b) => b.println(line),
+        None => note!("{line}"),
+    };
+    say(&format!(
+        "sweep: {} points x {} modes (estimate after the first point)",
+        points.len(),
+        mode_list(&a.mode).modes.len()
+    ));
+    let to_stdout = a.csv == "-";
+    // Rows are written as each point finishes, so an interrupted sweep keeps what it measured.
+    let mut file = if to_stdout {
+        None
+    } else {
+        Some(std::fs::File::create(&a.csv).with_context(|| a.csv.clone())?)
+    };
+    let mut failures = 0;
+    let started = Instant::now();
+    for (i, (label, config)) in points.iter().enumerate() {
+        let msg = describe_point(label, config);
+        match &bar {
+            Some(b) => b.set_message(msg.clone()),
+            None => note!("[{}/{}] {msg}", i + 1, points.len()),
+        }
+        let opts = Options {
+            config: config.clone(),
+            modes: mode_list(&a.mode).modes,
+            reps: a.reps,
+            warmup: a.warmup,
+            seed: a.seed,
+            verify: if a.no_verify { Some(Verify::Off) } else { None },
+            stability: Stability {
+                warmup_s: a.warmup_s,
+                ..Default::default()
+            },
+        };
+        // A failed point is recorded and the sweep goes on: hours of other points stay useful.
+        let rows = match experiment::run(gpu, &kernels, &opts) {
+            Ok(rep) => {
+                if wrong(&rep) {
+                    failures += 1;
+                    say(&format!(
+                        "error: {msg}: a mode's result or tracker check failed (see its row)"
+                    ));
+                }
+                if !rep.consistent {
+                    let failed: Vec<&str> = rep
+                        .checks
+                        .iter()
+                        .filter(|c| c.remeasure())
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    say(&format!(
+                        "warning: {msg}: checks failed after {} measurements: {} (column checks_failed)",
+                        rep.attempts,
+                        failed.join(", ")
+                    ));
+                }
+                Row::measured(label, &rep)
+            }
+            Err(e) => {
+                failures += 1;
+                say(&format!("error: {msg}: {e}"));
+                vec![Row::failed(label, &opts.config, &e.to_string())]
+            }
+        };
+        let text = report::csv_text(&rows, i == 0)?;
+        match &mut file {
+            None => out(&text)?,
+            Some(f) => {
+                f.write_all(text.as_bytes())
+                    .and_then(|()| f.flush())
+                    .with_context(|| a.csv.clone())?;
+            }
+        }
+        if i == 0 && points.len() > 1 {
+            let each = started.elapsed().as_secs_f64();
+            say(&format!(
+                "sweep: the first point took {each:.1} s; all {} about {:.0} s",
+                points.len(),
+                each * points.len() as f64
+            ));
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if !to_stdout {
+        note!("wrote {} ({} points)", a.csv, points.len());
+    }
+    anyhow::ensure!(
+        failures == 0,
+        "{failures} of {} points failed (their rows say why)",
+        points.len()
+    );
+    Ok(())
+}

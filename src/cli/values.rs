@@ -1,0 +1,175 @@
+//! The values flags accept: bounded counts, library enums as clap values, shapes, presets and modes.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use t3_wgpu::gemm::Engine;
+use t3_wgpu::modes::{self, StepLead};
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings;
+use t3_wgpu::shapes::{Dtype, Shape, MAX_DIM, MAX_RANKS};
+use t3_wgpu::workload;
+
+use super::args::ModeList;
+
+/// Most timed or warm-up repetitions of a run (each is the whole plan, at least a millisecond).
+pub const MAX_REPS: usize = 10_000;
+
+pub fn bounded_usize(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        Ok(0) => Err("must be at least 1".into()),
+        _ => Err(format!("'{s}' is not an integer between {lo} and {hi}")),
+    }
+}
+
+pub fn positive_u32(s: &str) -> Result<u32, String> {
+    bounded_usize(s, 1, u32::MAX as usize).map(|v| v as u32)
+}
+
+pub fn reps(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, MAX_REPS)
+}
+
+pub fn warmup(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 0, MAX_REPS)
+}
+
+pub fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=3600.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 0 to 3600")),
+    }
+}
+
+pub fn chunks(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, MAX_DIM)
+}
+
+pub fn tokens(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, MAX_DIM)
+}
+
+pub fn mib(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, 4096)
+}
+
+pub fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number")),
+    }
+}
+
+pub fn timeout_secs(s: &str) -> Result<Duration, String> {
+    settings::parse_timeout("--timeout", s).map_err(|e| e.to_string())
+}
+
+pub fn backends(s: &str) -> Result<String, String> {
+    settings::parse_backends("--backend", s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
+pub fn scale(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if workload::valid_scale(v) => Ok(v),
+        _ => Err(format!("'{s}' is not a scale in (0, 1]")),
+    }
+}
+
+pub fn ranks(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(v) if (1..=MAX_RANKS).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a rank count between 1 and {MAX_RANKS}"
+        )),
+    }
+}
+
+/// A library enum as a clap value: names from the library's own list, so that `--help`, the error
+/// for a bad value and clap's "a similar value exists" suggestion all follow the library.
+macro_rules! value_enum {
+    ($arg:ident, $ty:ty, $all:expr, $name:expr) => {
+        #[derive(Clone, Copy, Debug)]
+        pub struct $arg(pub $ty);
+
+        impl ValueEnum for $arg {
+            fn value_variants<'a>() -> &'a [Self] {
+                static ALL: std::sync::OnceLock<Vec<$arg>> = std::sync::OnceLock::new();
+                ALL.get_or_init(|| $all.into_iter().map($arg).collect())
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                let name: fn($ty) -> &'static str = $name;
+                Some(clap::builder::PossibleValue::new(name(self.0)))
+            }
+        }
+    };
+}
+
+/// Every reduce realisation and GEMM kernel; the matches fail to compile when one is added, so that
+/// the lists cannot fall behind.
+pub const REDUCES: [ReduceVia; 3] = [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward];
+pub const KERNELS: [Option<Engine>; 3] = [None, Some(Engine::Simt), Some(Engine::Coop)];
+const _: () = {
+    fn _every_reduce(v: ReduceVia) {
+        match v {
+            ReduceVia::Update | ReduceVia::Land | ReduceVia::Forward => {}
+        }
+    }
+    fn _every_engine(e: Engine) {
+        match e {
+            Engine::Simt | Engine::Coop => {}
+        }
+    }
+};
+
+value_enum!(DtypeArg, Dtype, Dtype::ALL, Dtype::name);
+value_enum!(CollectiveArg, Collective, Collective::ALL, Collective::name);
+value_enum!(ReduceArg, ReduceVia, REDUCES, ReduceVia::name);
+// `--gemm-kernel`: an engine, or None for the adapter's best.
+value_enum!(KernelArg, Option<Engine>, KERNELS, |e| e
+    .map_or("auto", Engine::name));
+
+pub fn parse_shape(s: &str) -> Result<Shape, String> {
+    Shape::parse(s).map_err(|e| e.to_string())
+}
+
+pub fn parse_preset(s: &str) -> Result<String, String> {
+    if workload::names()
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(s.trim()))
+    {
+        return Ok(s.trim().to_lowercase());
+    }
+    Err(match workload::closest(s) {
+        Some(c) => format!("unknown preset '{s}' (did you mean {c}? `t3 presets` lists them)"),
+        None => format!("unknown preset '{s}' (`t3 presets` lists them)"),
+    })
+}
+
+pub fn parse_step_lead(s: &str) -> Result<StepLead, String> {
+    StepLead::parse(s).map_err(|e| e.to_string())
+}
+
+/// `--mode`: the modes' names, and `all`.
+pub fn mode_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(modes::names().into_iter().chain(["all"]))
+}
+
+/// The modes to run, in report order, each once (`all` anywhere stands for every mode).
+pub fn mode_list(list: &[String]) -> ModeList {
+    let all = list.iter().any(|m| m == "all");
+    let mut named: Vec<String> = list.iter().filter(|m| *m != "all").cloned().collect();
+    named.sort();
+    named.dedup();
+    let modes = modes::names()
+        .iter()
+        .filter(|n| all || named.iter().any(|m| m == *n))
+        .map(|n| n.to_string())
+        .collect();
+    ModeList { modes, named }
+}

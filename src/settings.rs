@@ -1,0 +1,150 @@
+//! The settings that pick the adapter and bound its waits: each from its option (a flag), else from
+//! its environment variable, validated alike; an invalid value is a usage error naming the source.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::gpu::GpuOptions;
+
+/// Backend names `--backend` and WGPU_BACKEND accept, as a comma list (wgpu's spellings too).
+pub const BACKEND_NAMES: &str = "vulkan, metal, dx12, gl, webgpu, primary, secondary or all";
+
+/// Parses a comma list of backends; `what` names where it came from (the flag or the variable).
+pub fn parse_backends(what: &'static str, list: &str) -> Result<wgpu::Backends> {
+    let mut out = wgpu::Backends::empty();
+    for b in list.split(',').map(|b| b.trim().to_lowercase()) {
+        out |= match b.as_str() {
+            "vulkan" | "vk" => wgpu::Backends::VULKAN,
+            "metal" | "mtl" => wgpu::Backends::METAL,
+            "dx12" | "d3d12" => wgpu::Backends::DX12,
+            "gl" | "gles" | "opengl" => wgpu::Backends::GL,
+            "webgpu" => wgpu::Backends::BROWSER_WEBGPU,
+            "primary" => wgpu::Backends::PRIMARY,
+            "secondary" => wgpu::Backends::SECONDARY,
+            "all" => wgpu::Backends::all(),
+            _ => {
+                return Err(Error::invalid(
+                    what,
+                    format!("'{list}'"),
+                    format!("a comma list of {BACKEND_NAMES}"),
+                ))
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// Largest bound on a wait, seconds (about 31 years: beyond it a bound means nothing).
+pub const MAX_TIMEOUT_S: f64 = 1e9;
+
+/// Parses a bound on every GPU wait in seconds, as `--timeout` and T3_TIMEOUT_S both give it.
+pub fn parse_timeout(what: &'static str, s: &str) -> Result<Duration> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_TIMEOUT_S => Ok(Duration::from_secs_f64(v)),
+        _ => Err(Error::invalid(
+            what,
+            format!("'{s}'"),
+            format!("a number of seconds in (0, {MAX_TIMEOUT_S:e}]"),
+        )),
+    }
+}
+
+pub fn parse_power(what: &'static str, p: &str) -> Result<wgpu::PowerPreference> {
+    match p.to_lowercase().as_str() {
+        "low" => Ok(wgpu::PowerPreference::LowPower),
+        "none" => Ok(wgpu::PowerPreference::None),
+        "high" => Ok(wgpu::PowerPreference::HighPerformance),
+        _ => Err(Error::invalid(what, format!("'{p}'"), "high, low or none")),
+    }
+}
+
+/// An environment variable's value: None when unset, an error when it is not text.
+fn env(name: &'static str) -> Result<Option<String>> {
+    match std::env::var(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => {
+            Err(Error::invalid(name, format!("{v:?}"), "UTF-8 text"))
+        }
+    }
+}
+
+/// The bound T3_TIMEOUT_S sets, validated as `--timeout` is (None when unset).
+pub fn env_timeout() -> Result<Option<Duration>> {
+    env("T3_TIMEOUT_S")?
+        .map(|v| parse_timeout("T3_TIMEOUT_S", &v))
+        .transpose()
+}
+
+pub fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {
+    match &opts.backend {
+        Some(list) => parse_backends("--backend", list),
+        // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
+        // GPU that GL reaches is also reached by Vulkan, Metal or DX12.
+        None => match env("WGPU_BACKEND")? {
+            Some(list) => parse_backends("WGPU_BACKEND", &list),
+            None => Ok(wgpu::Backends::PRIMARY),
+        },
+    }
+}
+
+/// The adapter-name filter: the option, else WGPU_ADAPTER_NAME (empty: no filter).
+pub fn name_filter(opts: &GpuOptions) -> Result<Option<String>> {
+    Ok(match &opts.adapter {
+        Some(n) => Some(n.clone()),
+        None => env("WGPU_ADAPTER_NAME")?,
+    }
+    .filter(|s| !s.is_empty()))
+}
+
+/// The bound on every wait: the option, else T3_TIMEOUT_S (None: derived from the work).
+pub fn timeout(opts: &GpuOptions) -> Result<Option<Duration>> {
+    match opts.timeout {
+        Some(t) => Ok(Some(t)),
+        None => env_timeout(),
+    }
+}
+
+/// The adapter type preferred: the option, else WGPU_POWER_PREF, else high performance.
+pub fn power(opts: &GpuOptions) -> Result<wgpu::PowerPreference> {
+    match (&opts.power, env("WGPU_POWER_PREF")?) {
+        (Some(p), _) => parse_power("power preference", p),
+        (None, Some(p)) => parse_power("WGPU_POWER_PREF", &p),
+        (None, None) => Ok(wgpu::PowerPreference::HighPerformance),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_refused_naming_their_source() {
+        for bad in ["abc", "0", "-1", "NaN", "inf", "", "1e12"] {
+            let e = parse_timeout("T3_TIMEOUT_S", bad).unwrap_err().to_string();
+            assert!(
+                e.contains("T3_TIMEOUT_S") && e.contains(&format!("'{bad}'")),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            parse_timeout("--timeout", " 2.5 ").unwrap(),
+            Duration::from_millis(2500)
+        );
+        assert_eq!(
+            parse_backends("WGPU_BACKEND", "Vulkan, gl").unwrap(),
+            wgpu::Backends::VULKAN | wgpu::Backends::GL
+        );
+        assert_eq!(
+            parse_backends("x", "primary").unwrap(),
+            wgpu::Backends::PRIMARY
+        );
+        let e = parse_backends("WGPU_BACKEND", "vulkan,nosuch")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("WGPU_BACKEND") && e.contains("nosuch"), "{e}");
+        assert!(parse_backends("x", "").is_err());
+        assert!(parse_power("WGPU_POWER_PREF", "LOW").is_ok());
+        assert!(parse_power("WGPU_POWER_PREF", "sideways").is_err());
+    }
+}

@@ -1,0 +1,291 @@
+//! Property test over the command line: random combinations of flags, valid and not, never panic
+//! the binary, exit 0, 1 or 2 only, say why on stderr when not 0, and write no file after a usage
+//! error. A few dozen tiny cases by default; T3_SOAK=1 runs more (T3_SOAK_CASES, default 300).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
+
+fn cases(ci: u32) -> u32 {
+    if std::env::var("T3_SOAK").is_ok_and(|v| v == "1") {
+        std::env::var("T3_SOAK_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(300)
+    } else {
+        ci
+    }
+}
+
+/// One flag's choices, valid and invalid: each case takes one of them, or leaves the flag out.
+type Group = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const RUN: &[Group] = &[
+    (
+        "--shape",
+        &["1x1x1", "7x5x3", "16x8x4", "33x17x9"],
+        &["0x8x8", "axb", "8x8", "99999999x1x1"],
+    ),
+    ("--ranks", &["1", "2", "3", "4"], &["0", "65", "x", ""]),
+    ("--chunks", &["1", "2", "3"], &["0", "100", "99999999999"]),
+    (
+        "--collective",
+        &[
+            "reduce-scatter",
+            "direct-reduce-scatter",
+            "all-gather",
+            "all-reduce",
+        ],
+        &["nosuch"],
+    ),
+    ("--reduce", &["update", "land", "forward"], &["nope"]),
+    (
+        "--mode",
+        &[
+            "sequential",
+            "sequential,host",
+            "encoded",
+            "fused",
+            "all,sequential",
+        ],
+        &["warp", ""],
+    ),
+    ("--link-workgroups", &["1", "4"], &["0", "x"]),
+    ("--arbitrate", &["1", "3"], &["0"]),
+    ("--step-lead", &["auto", "0", "3"], &["-1"]),
+    ("--reps", &["1", "2"], &["0", "1000000000000"]),
+    ("--warmup", &["0", "1"], &["x", "10001"]),
+    ("--dtype", &["f32", "f16"], &["bf8"]),
+    ("--json", &["out.json", "-"], &["nodir/x.json", "", "."]),
+    ("--csv", &["out.csv", "-"], &["out.json", ""]),
+    ("--svg", &["g.svg"], &["nodir/g.svg", "s.csv"]),
+    ("--trace", &["t.json"], &["out.csv"]),
+    ("--dump", &["dump"], &["", "s.csv"]),
+    ("--link-gbps", &["1", "4"], &["0", "-3", "nan", "1e9"]),
+    (
+        "--link-table",
+        &["other.json"],
+        &["none.json", "/dev/zero", "."],
+    ),
+    ("--timeout", &["30"], &["0", "abc", "1e20"]),
+    ("--seed", &["1", "18446744073709551615"], &["-1"]),
+    ("--no-verify", &[""], &[]),
+    ("--preset", &["tnlg-op-tp4"], &["tnlg-fc2-tp7", "nosuch"]),
+];
+
+const SWEEP: &[Group] = &[
+    ("--shape", &["16x8x4", "33x17x9"], &["0x8x8"]),
+    ("--ranks", &["1,2", "2"], &["2,0", "3,65"]),
+    ("--chunks", &["1", "1,2"], &["0"]),
+    (
+        "--collective",
+        &["reduce-scatter", "all-gather"],
+        &["nosuch"],
+    ),
+    ("--reduce", &["update", "land", "forward"], &[]),
+    (
+        "--mode",
+        &["sequential", "sequential,encoded", "fused", "all"],
+        &["x"],
+    ),
+    ("--link-workgroups", &["0", "0,2"], &["x"]),
+    ("--reps", &["1"], &["0"]),
+    ("--warmup", &["0"], &["-1"]),
+    ("--csv", &["s2.csv", "-"], &["nodir/s.csv", ".", ""]),
+    ("--presets", &["tnlg-op-tp4"], &["nosuch"]),
+];
+
+const PLOT: &[Group] = &[
+    ("--csv", &["s.csv"], &["none.csv", "/dev/zero", "."]),
+    ("--x", &["ranks", "chunks"], &["nosuch"]),
+    ("--svg", &["p.svg"], &["nodir/p.svg", "", "s.csv"]),
+    ("--title", &["t", ""], &[]),
+];
+
+const PRESETS: &[Group] = &[("--scale", &["0.5"], &["2", "x"]), ("--json", &[""], &[])];
+
+/// Files a case starts with: a measured sweep CSV and a link table of another adapter.
+fn seed_files(dir: &Path) {
+    std::fs::write(
+        dir.join("s.csv"),
+        "workload,ranks,chunks,mode,speedup,overlap_efficiency,skipped\n\
+         w,2,1,host,1.1,0.2,\nw,4,1,host,1.2,-3,\nw,4,2,error,,,\"x\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("other.json"),
+        r#"{"adapter":"Another GPU (Metal, 1)","bytes":1048576,"timer":"gpu timestamps",
+            "rows":[{"workgroups":1,"gbps":0.5,"ms":2.0},{"workgroups":null,"gbps":8.0,"ms":0.1}]}"#,
+    )
+    .unwrap();
+}
+
+/// Every path under `dir`, with its size (a rewritten file shows as a new size or stays alike).
+fn listing(dir: &Path) -> BTreeSet<(String, u64)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            out.insert((e.path().display().to_string(), m.len()));
+        }
+    }
+    out
+}
+
+/// The arguments of one case: `picks` holds, per group, (present, choice).
+fn command_line(picks: &[(u8, usize)]) -> (Vec<String>, Vec<(&'static str, &'static str)>) {
+    let (cmd, groups): (&str, &[Group]) = match picks[0].1 % 20 {
+        0..=13 => ("run", RUN),
+        14..=16 => ("sweep", SWEEP),
+        17..=18 => ("plot", PLOT),
+        _ => ("presets", PRESETS),
+    };
+    let mut args = vec![cmd.to_string()];
+    for (g, &(present, choice)) in groups.iter().zip(&picks[1..]) {
+        // Shapes most of the time, so that runs get past the workload check; plot's two required
+        // flags always; presets (which conflict with shapes) seldom.
+        let p = match (cmd, g.0) {
+            (_, "--shape") => 8,
+            ("plot", "--csv" | "--svg") => 10,
+            (_, "--preset") => 1,
+            _ => 2,
+        };
+        if present % 10 < p {
+            args.push(g.0.to_string());
+            let switch = g.0 == "--no-verify" || (cmd == "presets" && g.0 == "--json");
+            // One flag in eight takes an invalid value where it has one.
+            let pool = if choice % 8 == 0 && !g.2.is_empty() {
+                g.2
+            } else {
+                g.1
+            };
+            if !switch {
+                args.push(pool[(choice / 8) % pool.len()].to_string());
+            }
+        }
+    }
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    // Keep runs tiny and short unless the case picked its own counts or modes.
+    let mut extra = Vec::new();
+    if cmd == "run" || cmd == "sweep" {
+        for (flag, v) in [("--reps", "1"), ("--warmup", "0"), ("--mode", "sequential")] {
+            if !has(flag) {
+                extra.extend([flag, v]);
+            }
+        }
+        // A preset at full size would be a long run.
+        if has("--preset") || has("--presets") {
+            extra.extend(["--scale", "0.01"]);
+        }
+    }
+    args.extend(extra.into_iter().map(String::from));
+    let mut env = Vec::new();
+    match picks[picks.len() - 1].1 % 16 {
+        0 => env.push(("T3_TIMEOUT_S", "abc")),
+        1 => env.push(("WGPU_BACKEND", "nosuch")),
+        2 => env.push(("T3_TIMEOUT_S", "60")),
+        _ => {}
+    }
+    (args, env)
+}
+
+/// Longest a case may run: a hang fails the case instead of hanging the suite.
+const LIMIT_S: u64 = 120;
+
+/// Runs `cmd` to its end, or kills it past [`LIMIT_S`] (None). Its output is read as it comes, so
+/// that a full pipe cannot stall it.
+fn within(cmd: &mut Command) -> Option<Output> {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(std::time::Duration::from_secs(LIMIT_S)) {
+        Ok(o) => Some(o.unwrap()),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            None
+        }
+    }
+}
+
+#[test]
+fn random_command_lines_keep_the_contract() {
+    let root = std::env::temp_dir().join(format!("t3-cli-props-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let mut runner = TestRunner::new(PtConfig {
+        cases: cases(48),
+        failure_persistence: None,
+        ..PtConfig::default()
+    });
+    let groups = 1 + RUN.len().max(SWEEP.len()) + 1;
+    let n = std::sync::atomic::AtomicUsize::new(0);
+    let tally = std::sync::Mutex::new([0usize; 3]);
+    runner
+        .run(
+            &proptest::collection::vec((any::<u8>(), any::<usize>()), groups),
+            |picks| {
+                let case = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let dir = root.join(case.to_string());
+                std::fs::create_dir_all(&dir).unwrap();
+                seed_files(&dir);
+                let before = listing(&dir);
+                let (args, env) = command_line(&picks);
+                let o = within(
+                    Command::new(env!("CARGO_BIN_EXE_t3"))
+                        .args(&args)
+                        .env_remove("T3_TIMEOUT_S")
+                        .env_remove("WGPU_BACKEND")
+                        .envs(env.iter().copied())
+                        .current_dir(&dir),
+                );
+                let Some(o) = o else {
+                    return Err(TestCaseError::fail(format!(
+                        "{env:?} t3 {args:?} ran past {LIMIT_S} s"
+                    )));
+                };
+                let err = String::from_utf8_lossy(&o.stderr);
+                let what = format!("{env:?} t3 {args:?}");
+                prop_assert!(!err.contains("panicked"), "{what} panicked: {err}");
+                let code = o.status.code();
+                prop_assert!(matches!(code, Some(0..=2)), "{what}: exit {code:?}: {err}");
+                if let Some(c @ 0..=2) = code {
+                    tally.lock().unwrap()[c as usize] += 1;
+                }
+                if code != Some(0) {
+                    prop_assert!(err.contains("error"), "{what}: exit {code:?}, no message");
+                }
+                if code == Some(2) {
+                    prop_assert_eq!(
+                        &listing(&dir),
+                        &before,
+                        "{}: a usage error wrote files: {}",
+                        what,
+                        err
+                    );
+                }
+                let _ = std::fs::remove_dir_all(&dir);
+                Ok(())
+            },
+        )
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&root);
+    // Mostly usage errors is expected; none at exit 0 would mean the cases never reach a GPU.
+    let [ok, failed, usage] = *tally.lock().unwrap();
+    eprintln!("exit 0: {ok}, exit 1: {failed}, exit 2: {usage}");
+}
