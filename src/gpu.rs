@@ -153,6 +153,13 @@ pub fn list_adapters(opts: &GpuOptions) -> Vec<AdapterReport> {
         .collect()
 }
 
+/// The instance for `opts`' backends and every adapter it sees, in the order `t3 info` lists them.
+pub fn adapters(opts: &GpuOptions) -> (wgpu::Instance, Vec<wgpu::Adapter>) {
+    let inst = instance(opts);
+    let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
+    (inst, adapters)
+}
+
 fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
     use wgpu::DeviceType::*;
     match (power, t) {
@@ -207,8 +214,12 @@ pub struct Gpu {
 impl Gpu {
     /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
     pub fn new(opts: &GpuOptions) -> Result<Self> {
-        let inst = instance(opts);
-        let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
+        Gpu::with_features(opts, WANTED_FEATURES)
+    }
+
+    /// [`Gpu::new`] with those of `wanted` the adapter has.
+    pub fn with_features(opts: &GpuOptions, wanted: wgpu::Features) -> Result<Self> {
+        let (inst, adapters) = adapters(opts);
         let seen = adapters
             .iter()
             .map(|a| {
@@ -256,8 +267,19 @@ impl Gpu {
                 ),
                 seen: if seen.is_empty() { "none".into() } else { seen },
             })?;
+        Gpu::open(inst, adapter, opts, wanted)
+    }
+
+    /// Opens a device on `adapter` with those of `wanted` it has; `opts` gives the timeout and the limit
+    /// overrides. Called again on one adapter, it opens another device that shares nothing with the first.
+    pub fn open(
+        inst: wgpu::Instance,
+        adapter: wgpu::Adapter,
+        opts: &GpuOptions,
+        wanted: wgpu::Features,
+    ) -> Result<Self> {
         let info = adapter.get_info();
-        let features = adapter.features() & WANTED_FEATURES;
+        let features = adapter.features() & wanted;
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("t3 device"),

@@ -4,11 +4,13 @@
 //! -> [`timeline`] -> [`report`].
 
 pub mod compose;
+pub mod devices;
 pub mod error;
 pub mod experiment;
 pub mod gantt;
 pub mod gemm;
 pub mod gpu;
+pub mod hostlink;
 pub mod link;
 pub mod modes;
 pub mod plan;

@@ -1,0 +1,561 @@
+//! The host-staged link between two devices: per direction, the sender's outbox and the receiver's inbox
+//! (made once, reused by every step), and the host's mapped, threaded copy from one to the other.
+//!
+//! wgpu shares no buffer between devices, so the host is the only path. Where a device has
+//! `MAPPABLE_PRIMARY_BUFFERS` the buffers the kernels use are the mapped ones ([`Path::Mapped`]): the
+//! sender's step kernel writes the chunk straight into its outbox (`STORAGE | MAP_READ`, host memory), in
+//! the pass with its GEMM work, and the receiver's kernels read the inbox (`STORAGE | MAP_WRITE`) that the
+//! host filled in place. Without the feature ([`Path::Staged`]) each end adds a `copy_buffer_to_buffer`
+//! through a reusable staging buffer, which the caller encodes with [`HostLink::encode_drain`] (sender,
+//! after the step) and [`HostLink::encode_land`] (receiver, before the pass that reads the inbox); on the
+//! mapped path both encode nothing.
+//!
+//! A transfer is [`HostLink::start`] (ask both maps), [`HostLink::ready`] (poll, never block) and
+//! [`HostLink::finish`] (copy on `threads` threads over disjoint slices, unmap both), so a trigger loop can
+//! decide other things while maps resolve; [`HostLink::transfer`] does the three with bounded waits.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::devices::Devices;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+
+/// Most copy threads a transfer may use.
+pub const MAX_COPY_THREADS: usize = 64;
+
+/// Least bytes a copy thread gets: below this a thread costs more to start than its share takes to copy.
+pub const MIN_BYTES_PER_THREAD: usize = 256 << 10;
+
+/// How one end of a link reaches host memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Path {
+    /// The kernels' buffer is itself mapped (the device has MAPPABLE_PRIMARY_BUFFERS).
+    Mapped,
+    /// A copy_buffer_to_buffer to (sender) or from (receiver) a mapped staging buffer.
+    Staged,
+}
+
+impl Path {
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::Mapped => "mapped",
+            Path::Staged => "staged",
+        }
+    }
+
+    /// The path a device takes when `want` is asked: mapped only where the device has the feature.
+    fn on(gpu: &Gpu, want: Path) -> Path {
+        if want == Path::Mapped && gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS) {
+            Path::Mapped
+        } else {
+            Path::Staged
+        }
+    }
+}
+
+const IDLE: u32 = 0;
+const PENDING: u32 = 1;
+const MAPPED: u32 = 2;
+const FAILED: u32 = 3;
+
+/// One buffer the host maps, with the state its map callback leaves.
+struct Mappable {
+    buffer: wgpu::Buffer,
+    /// Map generation << 2 | state: a callback of a cancelled map (which may run after a later map was
+    /// asked) finds another generation and changes nothing.
+    state: Arc<AtomicU32>,
+}
+
+impl Mappable {
+    fn new(buffer: wgpu::Buffer) -> Self {
+        Mappable {
+            buffer,
+            state: Arc::new(AtomicU32::new(IDLE)),
+        }
+    }
+
+    fn map(&self, mode: wgpu::MapMode, bytes: u64) {
+        let pending = (self.state.load(Ordering::Acquire) >> 2).wrapping_add(1) << 2 | PENDING;
+        self.state.store(pending, Ordering::Release);
+        let state = self.state.clone();
+        self.buffer.map_async(mode, ..bytes, move |r| {
+            let done = pending & !3 | if r.is_ok() { MAPPED } else { FAILED };
+            let _ = state.compare_exchange(pending, done, Ordering::AcqRel, Ordering::Acquire);
+        });
+    }
+
+    fn state(&self) -> u32 {
+        self.state.load(Ordering::Acquire) & 3
+    }
+
+    /// Leaves the buffer unmapped whatever state it was in (a pending map is cancelled).
+    fn reset(&self) {
+        let s = self.state.load(Ordering::Acquire);
+        if s & 3 != IDLE {
+            self.buffer.unmap();
+        }
+        self.state.store(s & !3 | IDLE, Ordering::Release);
+    }
+}
+
+/// One slot's buffers: a chunk in flight from the sender's outbox to the receiver's inbox.
+struct Slot {
+    /// On the sender: where the step kernel writes the chunk.
+    outbox: wgpu::Buffer,
+    /// On the sender: what the host maps for reading (the outbox itself, or its staging copy).
+    read: Mappable,
+    /// On the receiver: what the receiver's kernels read.
+    inbox: wgpu::Buffer,
+    /// On the receiver: what the host maps for writing (the inbox itself, or its staging copy).
+    write: Mappable,
+    /// Bytes of the transfer started on this slot.
+    bytes: u64,
+}
+
+/// How long the two halves of one transfer took, on the host clock (for the timeline's host lanes).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TransferTimes {
+    /// From asking both maps until both were mapped (includes the sender's submission finishing).
+    pub wait: Duration,
+    /// The threaded copy and both unmaps.
+    pub copy: Duration,
+}
+
+/// The host-staged link in one direction: device `from` sends, device `to` receives.
+pub struct HostLink {
+    pub from: usize,
+    pub to: usize,
+    /// Bytes one slot carries at most.
+    pub capacity: u64,
+    /// How the sender's and the receiver's ends reach host memory.
+    pub send: Path,
+    pub recv: Path,
+    slots: Vec<Slot>,
+}
+
+impl HostLink {
+    /// Buffers for `slots` chunks in flight of at most `capacity` bytes from device `from` to device `to`.
+    /// `want` is the path asked for: [`Path::Mapped`] falls back to staged at an end without the feature.
+    pub fn new(
+        devices: &Devices,
+        from: usize,
+        to: usize,
+        capacity: u64,
+        slots: usize,
+        want: Path,
+    ) -> Result<Self> {
+        let (s, r) = (devices.get(from)?, devices.get(to)?);
+        if from == to {
+            return Err(Error::invalid(
+                "host link",
+                format!("device {from} to itself"),
+                "between two different devices (ranks of one device share its memory)",
+            ));
+        }
+        if capacity == 0 || !capacity.is_multiple_of(4) {
+            return Err(Error::invalid(
+                "host link capacity",
+                capacity,
+                "a positive multiple of 4 bytes",
+            ));
+        }
+        if slots == 0 || slots > 64 {
+            return Err(Error::invalid("host link slots", slots, "1 to 64"));
+        }
+        let (send, recv) = (Path::on(s, want), Path::on(r, want));
+        use wgpu::BufferUsages as U;
+        let mut out = Vec::with_capacity(slots);
+        for i in 0..slots {
+            let name = |what: &str| format!("host link {from}->{to} slot {i} {what}");
+            // COPY_SRC on the boxes lets tests and calibration read them back.
+            let (outbox, read) = match send {
+                Path::Mapped => {
+                    let b = s.buffer(
+                        &name("outbox"),
+                        capacity,
+                        U::STORAGE | U::MAP_READ | U::COPY_SRC,
+                    )?;
+                    (b.clone(), Mappable::new(b))
+                }
+                Path::Staged => (
+                    s.buffer(&name("outbox"), capacity, U::STORAGE | U::COPY_SRC)?,
+                    Mappable::new(s.buffer(
+                        &name("read staging"),
+                        capacity,
+                        U::MAP_READ | U::COPY_DST,
+                    )?),
+                ),
+            };
+            let (inbox, write) = match recv {
+                Path::Mapped => {
+                    let b = r.buffer(
+                        &name("inbox"),
+                        capacity,
+                        U::STORAGE | U::MAP_WRITE | U::COPY_SRC,
+                    )?;
+                    (b.clone(), Mappable::new(b))
+                }
+                Path::Staged => (
+                    r.buffer(
+                        &name("inbox"),
+                        capacity,
+                        U::STORAGE | U::COPY_DST | U::COPY_SRC,
+                    )?,
+                    Mappable::new(r.buffer(
+                        &name("write staging"),
+                        capacity,
+                        U::MAP_WRITE | U::COPY_SRC,
+                    )?),
+                ),
+            };
+            out.push(Slot {
+                outbox,
+                read,
+                inbox,
+                write,
+                bytes: 0,
+            });
+        }
+        Ok(HostLink {
+            from,
+            to,
+            capacity,
+            send,
+            recv,
+            slots: out,
+        })
+    }
+
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// "mapped" when both ends are, else which end is staged: what reports name as the link.
+    pub fn describe(&self) -> String {
+        match (self.send, self.recv) {
+            (Path::Mapped, Path::Mapped) => "host-staged, mapped both ends".into(),
+            (a, b) => format!("host-staged, sender {}, receiver {}", a.name(), b.name()),
+        }
+    }
+
+    fn slot(&self, slot: usize) -> Result<&Slot> {
+        self.slots.get(slot).ok_or_else(|| {
+            Error::invalid(
+                "host link slot",
+                slot,
+                format!("below the link's {} slots", self.slots.len()),
+            )
+        })
+    }
+
+    /// The buffer the sender's step kernel writes the chunk of `slot` into (bind it as the step's dst).
+    pub fn outbox(&self, slot: usize) -> Result<&wgpu::Buffer> {
+        Ok(&self.slot(slot)?.outbox)
+    }
+
+    /// The buffer the receiver's kernels read the chunk of `slot` from (bind it as a step's src).
+    pub fn inbox(&self, slot: usize) -> Result<&wgpu::Buffer> {
+        Ok(&self.slot(slot)?.inbox)
+    }
+
+    fn check_bytes(&self, bytes: u64) -> Result<()> {
+        if bytes == 0 || bytes > self.capacity || !bytes.is_multiple_of(4) {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!("{bytes} bytes"),
+                format!(
+                    "a positive multiple of 4 up to the link's capacity of {} bytes",
+                    self.capacity
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Staged sender only: copies the outbox to its staging buffer. Encode it on the sender after the pass
+    /// that writes the outbox, in the same submission.
+    pub fn encode_drain(
+        &self,
+        slot: usize,
+        enc: &mut wgpu::CommandEncoder,
+        bytes: u64,
+    ) -> Result<()> {
+        self.check_bytes(bytes)?;
+        let s = self.slot(slot)?;
+        if self.send == Path::Staged {
+            enc.copy_buffer_to_buffer(&s.outbox, 0, &s.read.buffer, 0, bytes);
+        }
+        Ok(())
+    }
+
+    /// Staged receiver only: copies the staging buffer the host filled into the inbox. Encode it on the
+    /// receiver before the pass that reads the inbox.
+    pub fn encode_land(
+        &self,
+        slot: usize,
+        enc: &mut wgpu::CommandEncoder,
+        bytes: u64,
+    ) -> Result<()> {
+        self.check_bytes(bytes)?;
+        let s = self.slot(slot)?;
+        if self.recv == Path::Staged {
+            enc.copy_buffer_to_buffer(&s.write.buffer, 0, &s.inbox, 0, bytes);
+        }
+        Ok(())
+    }
+
+    /// Asks for both maps of `slot` for a transfer of `bytes`. Submit the sender's work that writes the
+    /// outbox first: the read map resolves when it completes, the write map when the receiver's last
+    /// use of the inbox does.
+    pub fn start(&mut self, slot: usize, bytes: u64) -> Result<()> {
+        self.check_bytes(bytes)?;
+        let (from, to) = (self.from, self.to);
+        let n = self.slots.len();
+        let s = self.slots.get_mut(slot).ok_or_else(|| {
+            Error::invalid(
+                "host link slot",
+                slot,
+                format!("below the link's {n} slots"),
+            )
+        })?;
+        if s.read.state() != IDLE || s.write.state() != IDLE {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!("slot {slot} of link {from}->{to} started twice"),
+                "finished before its slot is started again",
+            ));
+        }
+        s.bytes = bytes;
+        s.read.map(wgpu::MapMode::Read, bytes);
+        s.write.map(wgpu::MapMode::Write, bytes);
+        Ok(())
+    }
+
+    /// Polls both devices once, without blocking; true when both maps of `slot` are in place. A lost
+    /// device or a failed map is an error (and leaves the slot unmapped, ready to start again).
+    pub fn ready(&self, devices: &Devices, slot: usize) -> Result<bool> {
+        let s = self.slot(slot)?;
+        let (sg, rg) = (devices.get(self.from)?, devices.get(self.to)?);
+        let during = format!("host link {}->{} slot {slot}", self.from, self.to);
+        for g in [sg, rg] {
+            // A poll error is a lost device or an internal one: check() names which.
+            if let Err(e) = g.device.poll(wgpu::PollType::Poll) {
+                self.abandon(s);
+                g.check(&during)?;
+                return Err(Error::Gpu {
+                    during,
+                    message: e.to_string(),
+                });
+            }
+        }
+        if let Err(e) = sg.check(&during).and_then(|_| rg.check(&during)) {
+            self.abandon(s);
+            return Err(e);
+        }
+        let (a, b) = (s.read.state(), s.write.state());
+        if a == FAILED || b == FAILED {
+            self.abandon(s);
+            let which = if a == FAILED {
+                "outbox (read)"
+            } else {
+                "inbox (write)"
+            };
+            return Err(Error::Gpu {
+                during: format!("mapping the {which} of {during}"),
+                message: "the map was refused (buffer destroyed, or its device lost)".into(),
+            });
+        }
+        if a == IDLE || b == IDLE {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!(
+                    "slot {slot} of link {}->{} polled before start",
+                    self.from, self.to
+                ),
+                "started first",
+            ));
+        }
+        Ok(a == MAPPED && b == MAPPED)
+    }
+
+    fn abandon(&self, s: &Slot) {
+        s.read.reset();
+        s.write.reset();
+    }
+
+    /// Copies the mapped chunk of `slot` on `threads` threads and unmaps both ends; call once
+    /// [`HostLink::ready`] said true. Returns the time it took.
+    pub fn finish(&self, slot: usize, threads: usize) -> Result<Duration> {
+        check_threads(threads)?;
+        let s = self.slot(slot)?;
+        if s.read.state() != MAPPED || s.write.state() != MAPPED {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!(
+                    "slot {slot} of link {}->{} finished before both maps",
+                    self.from, self.to
+                ),
+                "ready (both ends mapped) first",
+            ));
+        }
+        let t0 = Instant::now();
+        let copied = (|| -> std::result::Result<(), wgpu::MapRangeError> {
+            let src = s.read.buffer.get_mapped_range(..s.bytes)?;
+            let mut dst = s.write.buffer.get_mapped_range_mut(..s.bytes)?;
+            copy_threaded(dst.slice(..), &src, threads);
+            Ok(())
+        })();
+        self.abandon(s);
+        copied.map_err(|e| Error::Gpu {
+            during: format!(
+                "host link {}->{} slot {slot}: the mapped ranges",
+                self.from, self.to
+            ),
+            message: e.to_string(),
+        })?;
+        Ok(t0.elapsed())
+    }
+
+    /// One whole transfer of `bytes` on `slot`: start, wait (bounded: the sender's submission `sent`,
+    /// then both maps), copy on `threads` threads, unmap. Errors leave the slot reusable.
+    pub fn transfer(
+        &mut self,
+        devices: &Devices,
+        slot: usize,
+        bytes: u64,
+        sent: Option<wgpu::SubmissionIndex>,
+        threads: usize,
+    ) -> Result<TransferTimes> {
+        check_threads(threads)?;
+        let t0 = Instant::now();
+        self.start(slot, bytes)?;
+        let sg = devices.get(self.from)?;
+        let bound = sg.timeout_for(0.0, 2.0 * bytes as f64);
+        let pending = format!(
+            "the host link {}->{} transfer of {bytes} bytes",
+            self.from, self.to
+        );
+        if let Some(idx) = sent {
+            if let Err(e) = sg.wait(Some(idx), &pending, bound) {
+                self.abandon(self.slot(slot)?);
+                return Err(e);
+            }
+        }
+        while !self.ready(devices, slot)? {
+            if t0.elapsed() > bound {
+                self.abandon(self.slot(slot)?);
+                return Err(Error::Timeout {
+                    pending,
+                    after: t0.elapsed(),
+                });
+            }
+            std::thread::yield_now();
+        }
+        let wait = t0.elapsed();
+        let copy = self.finish(slot, threads)?;
+        Ok(TransferTimes { wait, copy })
+    }
+}
+
+fn check_threads(threads: usize) -> Result<()> {
+    if threads == 0 || threads > MAX_COPY_THREADS {
+        return Err(Error::invalid(
+            "copy threads",
+            threads,
+            format!("1 to {MAX_COPY_THREADS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Copies `src` into `dst` (same length) on up to `threads` threads, each over its own slice of at least
+/// [`MIN_BYTES_PER_THREAD`] bytes; the calling thread takes the first slice.
+pub fn copy_threaded(dst: wgpu::WriteOnly<'_, [u8]>, src: &[u8], threads: usize) {
+    let n = threads.min(src.len().div_ceil(MIN_BYTES_PER_THREAD)).max(1);
+    // Slices start on 64-byte lines so that no two threads write one cache line.
+    let per = src.len().div_ceil(n).next_multiple_of(64);
+    if n == 1 {
+        let mut dst = dst;
+        dst.copy_from_slice(src);
+        return;
+    }
+    std::thread::scope(|scope| {
+        let mut rest = dst;
+        let mut parts = Vec::with_capacity(n);
+        let mut off = 0;
+        while off < src.len() {
+            let len = per.min(src.len() - off);
+            let (head, tail) = rest.split_at(len);
+            parts.push((head, &src[off..off + len]));
+            rest = tail;
+            off += len;
+        }
+        let mut parts = parts.into_iter();
+        let first = parts.next();
+        for (d, s) in parts {
+            let part = Part(d);
+            scope.spawn(move || part.copy(s));
+        }
+        if let Some((d, s)) = first {
+            Part(d).copy(s);
+        }
+    });
+}
+
+/// A disjoint part of a mapped range, moved to one copy thread.
+struct Part<'a>(wgpu::WriteOnly<'a, [u8]>);
+
+// SAFETY: a `WriteOnly<'a, [u8]>` is exclusive access to its bytes, like `&'a mut [u8]`, which is Send.
+// wgpu-types 30 implements Send for `WriteOnly<T>` only where T is sized (its impl lacks `?Sized`), an
+// omission rather than a property of slices. Parts come from `split_at`, so no two threads share a byte,
+// and the scope ends every thread before the mapped view can be unmapped.
+unsafe impl Send for Part<'_> {}
+
+impl Part<'_> {
+    /// Takes `self` whole, so that a closure calling it captures the Part (not just its field).
+    fn copy(mut self, src: &[u8]) {
+        self.0.copy_from_slice(src);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threaded_copy_is_exact_at_every_split() {
+        let mut rng = crate::reference::Rng::new(3);
+        for len in [
+            0,
+            1,
+            63,
+            64,
+            65,
+            4096,
+            MIN_BYTES_PER_THREAD + 3,
+            3 * MIN_BYTES_PER_THREAD + 61,
+        ] {
+            let src: Vec<u8> = (0..len).map(|_| (rng.next_u64() >> 56) as u8).collect();
+            for threads in [1, 2, 3, 4, 7, 16] {
+                let mut dst = vec![0xA5u8; len];
+                copy_threaded(wgpu::WriteOnly::from(dst.as_mut_slice()), &src, threads);
+                assert!(dst == src, "len {len} threads {threads}");
+            }
+        }
+    }
+
+    #[test]
+    fn thread_counts_are_checked() {
+        assert!(check_threads(0).is_err());
+        assert!(check_threads(MAX_COPY_THREADS + 1)
+            .unwrap_err()
+            .to_string()
+            .contains("copy threads: 65"));
+        assert!(check_threads(1).is_ok() && check_threads(MAX_COPY_THREADS).is_ok());
+    }
+}
