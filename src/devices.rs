@@ -208,9 +208,10 @@ impl Devices {
                 };
                 if chosen.is_empty() {
                     return Err(Error::NoAdapter {
-                        wanted: "a discrete GPU (--devices all; a count such as --devices 2 runs \
-                                 several devices on any adapter)"
-                            .into(),
+                        wanted:
+                            "a discrete GPU for --devices all; a count such as --devices 2 opens \
+                                 several devices on any adapter"
+                                .into(),
                         seen,
                     });
                 }

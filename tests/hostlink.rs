@@ -4,6 +4,7 @@
 
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::hostlink::calibration::{calibrate, Options};
 use t3_wgpu::hostlink::{HostLink, Path};
 use t3_wgpu::reference::Rng;
 use t3_wgpu::shaders::Put;
@@ -355,4 +356,66 @@ fn device_sets_open_and_refuse_what_does_not_exist() {
             assert!(e.contains("discrete GPU"), "{e}");
         }
     }
+}
+
+#[test]
+fn calibration_measures_every_direction_and_checks_its_payload() {
+    let Some(devices) = open(3) else { return };
+    let opts = Options {
+        bytes: vec![16, 48_016, 1 << 20],
+        threads: vec![1, 3],
+        reps: 1,
+        step_link: Link::Workgroups(4),
+        want: Path::Mapped,
+    };
+    let t = calibrate(&devices, &opts).unwrap();
+    eprint!("{}", t.text());
+    assert_eq!(t.devices.len(), 3);
+    assert_eq!(t.directions.len(), 6);
+    assert_eq!(t.rows.len(), 6 * 3 * 2);
+    for r in &t.rows {
+        assert_ne!(r.from, r.to);
+        for v in [
+            r.write_gbps,
+            r.copy_gbps,
+            r.host_gbps,
+            r.total_gbps,
+            r.map_ms,
+        ] {
+            assert!(v.is_finite() && v >= 0.0, "{r:?}");
+        }
+        assert!(r.host_gbps <= r.copy_gbps * (1.0 + 1e-9), "{r:?}");
+    }
+    assert!(t.best(2, 0).is_some_and(|b| b.bytes == 1 << 20));
+    let file = std::env::temp_dir().join(format!("t3-hostlink-{}.json", std::process::id()));
+    t.save(file.to_str().unwrap()).unwrap();
+    let back: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(back["rows"].as_array().unwrap().len(), 36);
+    assert_eq!(back["directions"][0]["send"], "mapped");
+    let _ = std::fs::remove_file(&file);
+    // The staged path measures too, and says so.
+    let staged = Options {
+        bytes: vec![4096],
+        threads: vec![2],
+        want: Path::Staged,
+        ..opts.clone()
+    };
+    let t = calibrate(&devices, &staged).unwrap();
+    assert!(t
+        .directions
+        .iter()
+        .all(|d| d.send == Path::Staged && d.recv == Path::Staged));
+    assert!(t.text().contains("sender staged, receiver staged"));
+    // Bad options are refused naming the value.
+    let bad = Options {
+        bytes: vec![24],
+        ..opts.clone()
+    };
+    let e = calibrate(&devices, &bad).unwrap_err().to_string();
+    assert!(e.contains("24 bytes"), "{e}");
+    let e = calibrate(&devices, &Options { reps: 0, ..opts })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("0 reps"), "{e}");
 }
