@@ -11,7 +11,7 @@
 //! mapped path both encode nothing.
 //!
 //! A transfer is [`HostLink::start`] (ask both maps), [`HostLink::ready`] (poll, never block) and
-//! [`HostLink::finish`] (copy on `threads` threads over disjoint slices, unmap both), so a trigger loop can
+//! [`HostLink::finish`] (copy on a [`CopyPool`]'s threads over disjoint slices, unmap both), so a trigger loop can
 //! decide other things while maps resolve; [`HostLink::transfer`] does the three with bounded waits.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -27,8 +27,7 @@ use crate::gpu::Gpu;
 pub mod calibration;
 mod copy;
 
-use copy::check_threads;
-pub use copy::{copy_threaded, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
+pub use copy::{CopyPool, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
 
 /// How one end of a link reaches host memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -349,10 +348,9 @@ impl HostLink {
         s.write.reset();
     }
 
-    /// Copies the mapped chunk of `slot` on `threads` threads and unmaps both ends; call once
+    /// Copies the mapped chunk of `slot` on `pool`'s threads and unmaps both ends; call once
     /// [`HostLink::ready`] said true. Returns the time it took.
-    pub fn finish(&self, slot: usize, threads: usize) -> Result<Duration> {
-        check_threads(threads)?;
+    pub fn finish(&self, slot: usize, pool: &mut CopyPool) -> Result<Duration> {
         let s = self.slot(slot)?;
         if s.read.state() != MAPPED || s.write.state() != MAPPED {
             return Err(Error::invalid(
@@ -368,7 +366,7 @@ impl HostLink {
         let copied = (|| -> std::result::Result<(), wgpu::MapRangeError> {
             let src = s.read.buffer.get_mapped_range(..s.bytes)?;
             let mut dst = s.write.buffer.get_mapped_range_mut(..s.bytes)?;
-            copy_threaded(dst.slice(..), &src, threads);
+            pool.copy(dst.slice(..), &src);
             Ok(())
         })();
         self.abandon(s);
@@ -383,16 +381,15 @@ impl HostLink {
     }
 
     /// One whole transfer of `bytes` on `slot`: start, wait (bounded: the sender's submission `sent`,
-    /// then both maps), copy on `threads` threads, unmap. Errors leave the slot reusable.
+    /// then both maps), copy on `pool`'s threads, unmap. Errors leave the slot reusable.
     pub fn transfer(
         &mut self,
         devices: &Devices,
         slot: usize,
         bytes: u64,
         sent: Option<wgpu::SubmissionIndex>,
-        threads: usize,
+        pool: &mut CopyPool,
     ) -> Result<TransferTimes> {
-        check_threads(threads)?;
         let t0 = Instant::now();
         self.start(slot, bytes)?;
         let sg = devices.get(self.from)?;
@@ -418,7 +415,7 @@ impl HostLink {
             std::thread::yield_now();
         }
         let wait = t0.elapsed();
-        let copy = self.finish(slot, threads)?;
+        let copy = self.finish(slot, pool)?;
         Ok(TransferTimes { wait, copy })
     }
 }

@@ -5,7 +5,7 @@
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::hostlink::calibration::{calibrate, Options};
-use t3_wgpu::hostlink::{HostLink, Path};
+use t3_wgpu::hostlink::{CopyPool, HostLink, Path};
 use t3_wgpu::reference::Rng;
 use t3_wgpu::shaders::Put;
 use t3_wgpu::steps::{Link, StepKernel};
@@ -81,7 +81,7 @@ fn send(
     link: &mut HostLink,
     slot: usize,
     data: &[f32],
-    threads: usize,
+    pool: &mut CopyPool,
 ) -> Vec<f32> {
     let (s, r) = (&devices.gpus[link.from], &devices.gpus[link.to]);
     let (se, re) = (&ends[link.from], &ends[link.to]);
@@ -91,7 +91,7 @@ fn send(
     se.step(s, &mut enc, link.outbox(slot).unwrap(), &se.src, data.len());
     link.encode_drain(slot, &mut enc, bytes).unwrap();
     let sent = s.submit("test send", vec![enc.finish()]).unwrap();
-    link.transfer(devices, slot, bytes, Some(sent), threads)
+    link.transfer(devices, slot, bytes, Some(sent), pool)
         .unwrap();
     let poison = vec![f32::NAN; data.len() + 1];
     r.queue
@@ -142,6 +142,7 @@ fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
         let cap = (SIZES[SIZES.len() - 1] * 4) as u64;
         let ends: Vec<End> = devices.gpus.iter().map(|g| End::new(g, cap + 16)).collect();
         let mut rng = Rng::new(common::seed("host link"));
+        let mut pools = [1, 4, 3].map(|t| CopyPool::new(t).unwrap());
         for path in [Path::Mapped, Path::Staged] {
             // Every ordered pair once for 2 and 3 devices; the ring both ways for 4.
             for from in 0..n {
@@ -154,9 +155,10 @@ fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
                         assert_eq!((link.send, link.recv), (Path::Staged, Path::Staged));
                     }
                     for (i, &len) in SIZES.iter().enumerate() {
-                        let threads = [1, 4, 3][i % 3];
+                        let pool = &mut pools[i % 3];
+                        let threads = pool.threads();
                         let data = rng.fill(len);
-                        let got = send(&devices, &ends, &mut link, 0, &data, threads);
+                        let got = send(&devices, &ends, &mut link, 0, &data, pool);
                         let what = format!(
                             "{n} devices, {from}->{to}, {} ({}), {len} floats, {threads} threads",
                             path.name(),
@@ -178,11 +180,12 @@ fn many_transfers_reuse_the_slots() {
     let mut rng = Rng::new(common::seed("host link reuse"));
     let mut link = HostLink::new(&devices, 1, 0, cap, 2, Path::Mapped).unwrap();
     assert_eq!(link.slots(), 2);
+    let mut pools = [1, 2, 3, 4].map(|t| CopyPool::new(t).unwrap());
     for i in 0..24 {
         // Sizes shrink and grow, so that stale bytes of an earlier, longer chunk would show.
         let len = [40_000, 7, 39_999, 5, 1024][i % 5];
         let data = rng.fill(len);
-        let got = send(&devices, &ends, &mut link, i % 2, &data, 1 + i % 4);
+        let got = send(&devices, &ends, &mut link, i % 2, &data, &mut pools[i % 4]);
         assert_arrived(&got, &data, &format!("transfer {i}, slot {}", i % 2));
     }
 }
@@ -220,7 +223,7 @@ fn two_slots_in_flight_at_once() {
             assert!(t0.elapsed() < s.timeout, "slot {slot} never mapped");
             std::thread::yield_now();
         }
-        link.finish(slot, 2).unwrap();
+        link.finish(slot, &mut CopyPool::new(2).unwrap()).unwrap();
         let got = r
             .read_f32("inbox", link.inbox(slot).unwrap(), 0, 1000)
             .unwrap();
@@ -269,10 +272,9 @@ fn bad_input_is_refused_naming_the_value() {
     assert!(link.start(0, 0).is_err());
     let e = msg(link.start(1, 64).unwrap_err());
     assert!(e.contains("slot: 1"), "{e}");
-    let e = msg(link.finish(0, 1).unwrap_err());
+    let mut pool = CopyPool::new(1).unwrap();
+    let e = msg(link.finish(0, &mut pool).unwrap_err());
     assert!(e.contains("finished before both maps"), "{e}");
-    let e = msg(link.transfer(&devices, 0, 64, None, 0).unwrap_err());
-    assert!(e.contains("copy threads: 0"), "{e}");
     link.start(0, 64).unwrap();
     let e = msg(link.start(0, 64).unwrap_err());
     assert!(e.contains("started twice"), "{e}");
@@ -282,18 +284,21 @@ fn bad_input_is_refused_naming_the_value() {
         assert!(t0.elapsed().as_secs() < 60);
         std::thread::yield_now();
     }
-    link.finish(0, 1).unwrap();
-    link.transfer(&devices, 0, 64, None, 1).unwrap();
+    link.finish(0, &mut pool).unwrap();
+    link.transfer(&devices, 0, 64, None, &mut pool).unwrap();
 }
 
 #[test]
 fn a_lost_device_is_a_clear_error() {
     let Some(devices) = open(2) else { return };
     let mut link = HostLink::new(&devices, 0, 1, 4096, 1, Path::Mapped).unwrap();
-    link.transfer(&devices, 0, 4096, None, 1).unwrap();
+    let mut pool = CopyPool::new(2).unwrap();
+    link.transfer(&devices, 0, 4096, None, &mut pool).unwrap();
     devices.gpus[1].device.destroy();
     let t0 = std::time::Instant::now();
-    let e = link.transfer(&devices, 0, 4096, None, 2).unwrap_err();
+    let e = link
+        .transfer(&devices, 0, 4096, None, &mut pool)
+        .unwrap_err();
     assert!(t0.elapsed().as_secs() < 60, "took {:?}", t0.elapsed());
     eprintln!("{e}");
     assert!(

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::{HostLink, Path};
+use super::{CopyPool, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
 use crate::experiment::median;
@@ -164,6 +164,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                     opts.step_link,
                 );
                 for &threads in &opts.threads {
+                    let mut pool = CopyPool::new(threads)?;
                     let (mut write, mut map, mut copy, mut total) =
                         (vec![], vec![], vec![], vec![]);
                     for rep in 0..=opts.reps {
@@ -181,7 +182,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                             sender.timeout_for(0.0, 2.0 * bytes as f64),
                         )?;
                         let t1 = Instant::now();
-                        let times = link.transfer(devices, 0, bytes, None, threads)?;
+                        let times = link.transfer(devices, 0, bytes, None, &mut pool)?;
                         if rep > 0 {
                             write.push((t1 - t0).as_secs_f64());
                             map.push(times.wait.as_secs_f64());
