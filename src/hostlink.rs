@@ -301,21 +301,22 @@ impl HostLink {
     pub fn ready(&self, devices: &Devices, slot: usize) -> Result<bool> {
         let s = self.slot(slot)?;
         let (sg, rg) = (devices.get(self.from)?, devices.get(self.to)?);
-        let during = format!("host link {}->{} slot {slot}", self.from, self.to);
+        // Polled in a loop: the message is only formatted on an error.
+        let during = || format!("host link {}->{} slot {slot}", self.from, self.to);
         for g in [sg, rg] {
             // A poll error is a lost device or an internal one: check() names which.
             if let Err(e) = g.device.poll(wgpu::PollType::Poll) {
                 self.abandon(s);
-                g.check(&during)?;
+                g.check(&during())?;
                 return Err(Error::Gpu {
-                    during,
+                    during: during(),
                     message: e.to_string(),
                 });
             }
-        }
-        if let Err(e) = sg.check(&during).and_then(|_| rg.check(&during)) {
-            self.abandon(s);
-            return Err(e);
+            if let Err(e) = g.check("a host link transfer") {
+                self.abandon(s);
+                return Err(e);
+            }
         }
         let (a, b) = (s.read.state(), s.write.state());
         if a == FAILED || b == FAILED {
@@ -326,7 +327,7 @@ impl HostLink {
                 "inbox (write)"
             };
             return Err(Error::Gpu {
-                during: format!("mapping the {which} of {during}"),
+                during: format!("mapping the {which} of {}", during()),
                 message: "the map was refused (buffer destroyed, or its device lost)".into(),
             });
         }
