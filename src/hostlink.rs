@@ -245,12 +245,7 @@ impl HostLink {
         enc: &mut wgpu::CommandEncoder,
         bytes: u64,
     ) -> Result<()> {
-        self.check_bytes(bytes)?;
-        let s = self.slot(slot)?;
-        if self.send == Path::Staged {
-            enc.copy_buffer_to_buffer(&s.outbox, 0, &s.read.buffer, 0, bytes);
-        }
-        Ok(())
+        self.encode_staging(slot, enc, bytes, true)
     }
 
     /// Staged receiver only: copies the staging buffer the host filled into the inbox. Encode it on the
@@ -261,10 +256,25 @@ impl HostLink {
         enc: &mut wgpu::CommandEncoder,
         bytes: u64,
     ) -> Result<()> {
+        self.encode_staging(slot, enc, bytes, false)
+    }
+
+    fn encode_staging(
+        &self,
+        slot: usize,
+        enc: &mut wgpu::CommandEncoder,
+        bytes: u64,
+        drain: bool,
+    ) -> Result<()> {
         self.check_bytes(bytes)?;
         let s = self.slot(slot)?;
-        if self.recv == Path::Staged {
-            enc.copy_buffer_to_buffer(&s.write.buffer, 0, &s.inbox, 0, bytes);
+        let (path, src, dst) = if drain {
+            (self.send, &s.outbox, &s.read.buffer)
+        } else {
+            (self.recv, &s.write.buffer, &s.inbox)
+        };
+        if path == Path::Staged {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
         }
         Ok(())
     }
