@@ -354,4 +354,29 @@ mod tests {
         assert!(Placement::new(0, 1).is_err());
         assert!(Placement::new(4, 4).is_ok());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 256,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        #[test]
+        fn any_value_parses_or_is_refused_naming_it(s in "[0-9a-zA-Z, ]{0,12}") {
+            match parse(&s) {
+                Ok(DeviceSpec::Count(n)) => proptest::prop_assert!((1..=MAX_DEVICES).contains(&n)),
+                Ok(DeviceSpec::Adapters(l)) => {
+                    let mut u = l.clone();
+                    u.sort();
+                    u.dedup();
+                    proptest::prop_assert_eq!(u.len(), l.len());
+                    let again = l.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",") + ",";
+                    proptest::prop_assert_eq!(parse(&again).unwrap(), DeviceSpec::Adapters(l));
+                }
+                Ok(DeviceSpec::All) => proptest::prop_assert_eq!(s.trim().to_lowercase(), "all"),
+                Err(e) => proptest::prop_assert!(e.to_string().contains("device"), "{}", e),
+            }
+        }
+    }
 }
