@@ -171,7 +171,9 @@ impl Devices {
                 gpus
             }
             DeviceSpec::All | DeviceSpec::Adapters(_) => {
-                let (inst, adapters) = gpu::adapters(opts);
+                // Enumerated as `t3 info` lists them, so that indices mean the same.
+                let inst = gpu::instance(opts);
+                let adapters = pollster::block_on(inst.enumerate_adapters(gpu::backends(opts)));
                 let seen = adapters
                     .iter()
                     .enumerate()

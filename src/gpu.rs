@@ -88,7 +88,7 @@ pub struct AdapterReport {
     pub timestamp_period_ns: Option<f32>,
 }
 
-fn backends(opts: &GpuOptions) -> wgpu::Backends {
+pub(crate) fn backends(opts: &GpuOptions) -> wgpu::Backends {
     match &opts.backend {
         Some(list) => wgpu::Backends::from_comma_list(list),
         // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
@@ -97,7 +97,7 @@ fn backends(opts: &GpuOptions) -> wgpu::Backends {
     }
 }
 
-fn instance(opts: &GpuOptions) -> wgpu::Instance {
+pub(crate) fn instance(opts: &GpuOptions) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     desc.backends = backends(opts);
     wgpu::Instance::new(desc)
@@ -151,13 +151,6 @@ pub fn list_adapters(opts: &GpuOptions) -> Vec<AdapterReport> {
         .iter()
         .map(|a| report(a, None))
         .collect()
-}
-
-/// The instance for `opts`' backends and every adapter it sees, in the order `t3 info` lists them.
-pub fn adapters(opts: &GpuOptions) -> (wgpu::Instance, Vec<wgpu::Adapter>) {
-    let inst = instance(opts);
-    let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
-    (inst, adapters)
 }
 
 fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
@@ -219,7 +212,8 @@ impl Gpu {
 
     /// [`Gpu::new`] with those of `wanted` the adapter has.
     pub fn with_features(opts: &GpuOptions, wanted: wgpu::Features) -> Result<Self> {
-        let (inst, adapters) = adapters(opts);
+        let inst = instance(opts);
+        let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
         let seen = adapters
             .iter()
             .map(|a| {
