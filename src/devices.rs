@@ -171,9 +171,7 @@ impl Devices {
                 gpus
             }
             DeviceSpec::All | DeviceSpec::Adapters(_) => {
-                // Enumerated as `t3 info` lists them, so that indices mean the same.
-                let inst = gpu::instance(opts);
-                let adapters = pollster::block_on(inst.enumerate_adapters(gpu::backends(opts)));
+                let (inst, adapters) = gpu::adapters(opts);
                 let seen = adapters
                     .iter()
                     .enumerate()

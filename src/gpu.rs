@@ -88,7 +88,7 @@ pub struct AdapterReport {
     pub timestamp_period_ns: Option<f32>,
 }
 
-pub(crate) fn backends(opts: &GpuOptions) -> wgpu::Backends {
+fn backends(opts: &GpuOptions) -> wgpu::Backends {
     match &opts.backend {
         Some(list) => wgpu::Backends::from_comma_list(list),
         // GL is left out unless asked for: EGL probing prints noise on headless machines, and every
@@ -97,7 +97,7 @@ pub(crate) fn backends(opts: &GpuOptions) -> wgpu::Backends {
     }
 }
 
-pub(crate) fn instance(opts: &GpuOptions) -> wgpu::Instance {
+fn instance(opts: &GpuOptions) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     desc.backends = backends(opts);
     wgpu::Instance::new(desc)
@@ -164,6 +164,13 @@ fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
         (_, Cpu) => 3,
         (_, Other) => 4,
     }
+}
+
+/// The instance for `opts`' backends and every adapter it sees, in the order `t3 info` lists them.
+pub fn adapters(opts: &GpuOptions) -> (wgpu::Instance, Vec<wgpu::Adapter>) {
+    let inst = instance(opts);
+    let adapters = pollster::block_on(inst.enumerate_adapters(backends(opts)));
+    (inst, adapters)
 }
 
 /// A wgpu error with its description and source chain (its Display alone says only "Validation Error").
