@@ -2,7 +2,8 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake)
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink)
+# The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
 # test-collectives) after prepare.sh.
@@ -110,5 +111,15 @@ flake)
   for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do for d in f32 f16; do
     t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,encoded --reps 10 $count --no-verify --json "$out/sweep-$p-$d.json" > "$out/sweep-$p-$d.txt" 2>&1
   done; done
+  ;;
+hostlink)
+  # The host-staged link between the two GPUs (issue 12: >= 25 GB/s per direction): its tests on the real
+  # devices (several devices on one H200, and --devices all), then the calibration both ways, mapped (the
+  # path the trigger loop uses), staged, and two devices on one H200 for comparison.
+  t3 info > "$out/info.txt" 2>&1
+  T3_REQUIRE_GPU=1 test-hostlink --test-threads 1 > "$out/test-hostlink.txt" 2>&1 || exit 1
+  T3_BENCH_DEVICES=all T3_BENCH_MIB=1,4,16,64,256 T3_BENCH_THREADS=1,2,4,8,16,24 T3_BENCH_REPS=7 T3_BENCH_JSON="$out/bench.jsonl" T3_BENCH_TABLE="$out/hostlink.json" bench-hostlink > "$out/hostlink.txt" 2>&1 || exit 1
+  T3_BENCH_DEVICES=all T3_BENCH_PATH=staged T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-staged.txt" 2>&1
+  T3_BENCH_DEVICES=2 T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-one-gpu.txt" 2>&1
   ;;
 esac

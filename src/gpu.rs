@@ -62,6 +62,14 @@ fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
     }
 }
 
+/// The instance for `opts`' backends and every adapter it sees, in the order `t3 info` lists them.
+pub fn adapters(opts: &GpuOptions) -> Result<(wgpu::Instance, Vec<wgpu::Adapter>)> {
+    let b = backends(opts)?;
+    let inst = instance(b);
+    let adapters = pollster::block_on(inst.enumerate_adapters(b));
+    Ok((inst, adapters))
+}
+
 /// A wgpu error with its description and source chain (its Display alone says only "Validation Error").
 pub fn describe_error(e: &wgpu::Error) -> String {
     let mut s = match e {
@@ -95,6 +103,8 @@ pub struct Gpu {
     timeout_fixed: bool,
     /// Workgroups per dispatch dimension the library uses (the adapter's, or lower when asked).
     pub max_workgroups_per_dim: u32,
+    /// The instance the adapter came from (a device set opens more devices through it).
+    pub instance: wgpu::Instance,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
     /// MAP_READ buffers of finished readbacks, reused by the next (several threads may share a Gpu).
@@ -104,8 +114,13 @@ pub struct Gpu {
 impl Gpu {
     /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
     pub fn new(opts: &GpuOptions) -> Result<Self> {
+        Gpu::with_features(opts, WANTED_FEATURES)
+    }
+
+    /// [`Gpu::new`] with those of `wanted` the adapter has.
+    pub fn with_features(opts: &GpuOptions, wanted: wgpu::Features) -> Result<Self> {
         // Every environment value is checked before the adapters are probed, as the flags are.
-        let timeout = settings::timeout(opts)?;
+        settings::timeout(opts)?;
         let b = backends(opts)?;
         let name = name_filter(opts)?;
         let power = settings::power(opts)?;
@@ -119,8 +134,20 @@ impl Gpu {
         else {
             return Err(no_adapter(b, name.as_ref(), &adapters));
         };
+        Gpu::open(inst, adapter, opts, wanted)
+    }
+
+    /// Opens a device on `adapter` with those of `wanted` it has; `opts` gives the timeout and the limit
+    /// overrides. Called again on one adapter, it opens another device that shares nothing with the first.
+    pub fn open(
+        inst: wgpu::Instance,
+        adapter: wgpu::Adapter,
+        opts: &GpuOptions,
+        wanted: wgpu::Features,
+    ) -> Result<Self> {
+        let timeout = settings::timeout(opts)?;
         let info = adapter.get_info();
-        let features = adapter.features() & WANTED_FEATURES;
+        let features = adapter.features() & wanted;
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("t3 device"),
@@ -166,6 +193,7 @@ impl Gpu {
         Ok(Gpu {
             max_binding: limits.max_storage_buffer_binding_size.min(cap),
             max_buffer: limits.max_buffer_size.min(cap),
+            instance: inst,
             adapter,
             device,
             queue,

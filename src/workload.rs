@@ -24,8 +24,13 @@ use crate::schedule::Collective;
 /// to shrink everything for small adapters (e.g. lavapipe's 128 MiB binding limit).
 pub const DEFAULT_TOKENS: usize = 8192;
 
-/// TP degrees every model gets a preset for.
-pub const TP_DEGREES: [usize; 4] = [4, 8, 16, 32];
+/// TP degrees of the preset table. Every model gets 4 to 32; TP 2 (what most owners of real GPUs have)
+/// only where [`offered`] says its buffers fit.
+pub const TP_DEGREES: [usize; 5] = [2, 4, 8, 16, 32];
+
+/// wgpu's largest storage binding on the GPUs we measure (2 GiB on the H200): a preset whose largest
+/// buffer at [`DEFAULT_TOKENS`] is over it could never run unscaled.
+pub const PRESET_BUFFER_LIMIT: u64 = 2 << 30;
 
 /// Bytes per element: everything is f32.
 const ELEM_BYTES: u64 = 4;
@@ -311,8 +316,29 @@ pub fn valid_scale(scale: f64) -> bool {
     scale.is_finite() && scale > 0.0 && scale <= 1.0
 }
 
-/// The whole preset table, for every model x sublayer x TP degree in [`TP_DEGREES`], in
-/// that order (80 presets), at `tokens` tokens, every dimension shrunk by `scale`.
+/// Whether the table has a preset for (`model`, `sub`, `tp`): always at TP 4 and up; at TP 2 where
+/// every buffer of the unscaled preset fits [`PRESET_BUFFER_LIMIT`] (K per rank is half the reduction,
+/// so MT-NLG's FC-2, FC-1 backward and input projection backward, and PaLM's FC-2 and FC-1 backward,
+/// have a weight slice over 2 GiB and no TP-2 preset).
+pub fn offered(model: &Model, sub: &Sublayer, tp: usize) -> bool {
+    tp > 2
+        || build(model, sub, tp, DEFAULT_TOKENS, 1.0).largest_buffer_bytes() <= PRESET_BUFFER_LIMIT
+}
+
+/// Every (model, sublayer, TP degree) of the table, in table order.
+fn entries() -> impl Iterator<Item = (&'static Model, &'static Sublayer, usize)> {
+    MODELS.iter().flat_map(|model| {
+        SUBLAYERS.iter().flat_map(move |sub| {
+            TP_DEGREES
+                .iter()
+                .map(move |&tp| (model, sub, tp))
+                .filter(|&(model, sub, tp)| offered(model, sub, tp))
+        })
+    })
+}
+
+/// The whole preset table, for every model x sublayer x TP degree in [`TP_DEGREES`] that is
+/// [`offered`], in that order (95 presets), at `tokens` tokens, every dimension shrunk by `scale`.
 /// Empty when `tokens` is 0 or `scale` is not in (0, 1] (see [`valid_scale`]).
 pub fn presets(tokens: usize, scale: f64) -> Vec<Preset> {
     // Out-of-range parameters give no presets rather than a panic: the library never panics on
@@ -320,15 +346,9 @@ pub fn presets(tokens: usize, scale: f64) -> Vec<Preset> {
     if tokens == 0 || !valid_scale(scale) {
         return Vec::new();
     }
-    let mut out = Vec::with_capacity(MODELS.len() * SUBLAYERS.len() * TP_DEGREES.len());
-    for model in &MODELS {
-        for sub in &SUBLAYERS {
-            for &tp in &TP_DEGREES {
-                out.push(build(model, sub, tp, tokens, scale));
-            }
-        }
-    }
-    out
+    entries()
+        .map(|(model, sub, tp)| build(model, sub, tp, tokens, scale))
+        .collect()
 }
 
 /// The preset called `name` (case-insensitive, surrounding whitespace ignored).
@@ -342,15 +362,9 @@ pub fn find(name: &str, tokens: usize, scale: f64) -> Option<Preset> {
 
 /// Every preset name, in table order.
 pub fn names() -> Vec<String> {
-    let mut out = Vec::with_capacity(MODELS.len() * SUBLAYERS.len() * TP_DEGREES.len());
-    for model in &MODELS {
-        for sub in &SUBLAYERS {
-            for &tp in &TP_DEGREES {
-                out.push(preset_name(model.key, sub.key, tp));
-            }
-        }
-    }
-    out
+    entries()
+        .map(|(model, sub, tp)| preset_name(model.key, sub.key, tp))
+        .collect()
 }
 
 /// A suggestion for a mistyped preset name, for error messages ("did you mean
@@ -363,17 +377,14 @@ pub fn closest(name: &str) -> Option<String> {
     if wanted.is_empty() {
         return None;
     }
-    let mut all: Vec<(String, bool)> = Vec::new();
-    for model in &MODELS {
-        for sub in &SUBLAYERS {
-            for &tp in &TP_DEGREES {
-                all.push((
-                    preset_name(model.key, sub.key, tp),
-                    model.paper_tp.contains(&tp),
-                ));
-            }
-        }
-    }
+    let all: Vec<(String, bool)> = entries()
+        .map(|(model, sub, tp)| {
+            (
+                preset_name(model.key, sub.key, tp),
+                model.paper_tp.contains(&tp),
+            )
+        })
+        .collect();
     // Keys are ordered so that the smallest wins: (.., not from the paper, table index).
     let prefix = all
         .iter()
@@ -497,6 +508,56 @@ mod tests {
     }
 
     #[test]
+    fn tp2_shapes() {
+        // Two ranks each hold half of the reduction: the paper's Megatron layout at TP 2.
+        let get = |n: &str| find(n, DEFAULT_TOKENS, 1.0).unwrap_or_else(|| panic!("{n}"));
+        let p = get("tnlg-op-tp2");
+        assert_eq!((p.m, p.n, p.k, p.tp), (8192, 4256, 4256 / 2, 2));
+        assert!(!p.paper);
+        assert_eq!(p.bytes_communicated_per_rank(), p.output_bytes());
+        assert_eq!(get("tnlg-fc2-tp2").k, 4 * 4256 / 2);
+        assert_eq!(get("gpt3-op-tp2").k, 12288 / 2);
+        let p = get("gpt3-fc2-tp2");
+        assert_eq!((p.m, p.n, p.k), (8192, 12288, 4 * 12288 / 2));
+        assert_eq!(p.b_bytes(), 24576 * 12288 * 4);
+        assert_eq!(get("megagpt2-ipbwd-tp2").k, 3 * 3072 / 2);
+        assert_eq!(get("palm-ipbwd-tp2").k, 3 * 18432 / 2);
+    }
+
+    #[test]
+    fn tp2_only_where_buffers_fit() {
+        let tp2: Vec<String> = names()
+            .into_iter()
+            .filter(|n| n.ends_with("-tp2"))
+            .collect();
+        let mut want = Vec::new();
+        for m in ["megagpt2", "tnlg", "gpt3"] {
+            for s in ["op", "fc2", "fc1bwd", "ipbwd"] {
+                want.push(format!("{m}-{s}-tp2"));
+            }
+        }
+        want.insert(12, "mtnlg-op-tp2".into());
+        want.extend(["palm-op-tp2".into(), "palm-ipbwd-tp2".into()]);
+        assert_eq!(tp2, want);
+        // The ones left out are over the limit by their weight slice, and only at TP 2.
+        for model in &MODELS {
+            for sub in &SUBLAYERS {
+                let p = build(model, sub, 2, DEFAULT_TOKENS, 1.0);
+                assert_eq!(
+                    offered(model, sub, 2),
+                    p.b_bytes() <= PRESET_BUFFER_LIMIT,
+                    "{}",
+                    p.name
+                );
+                for tp in [4, 8, 16, 32] {
+                    assert!(offered(model, sub, tp));
+                }
+            }
+        }
+        assert!(closest("mtnlg-fc2-tp2").is_some_and(|c| c != "mtnlg-fc2-tp2"));
+    }
+
+    #[test]
     fn sublayer_k_formulas() {
         let t = 16;
         let h = 12288;
@@ -541,7 +602,7 @@ mod tests {
     #[test]
     fn every_name_parses_back() {
         let names = names();
-        assert_eq!(names.len(), 80);
+        assert_eq!(names.len(), 95);
         for n in &names {
             let p = find(n, DEFAULT_TOKENS, 1.0).unwrap_or_else(|| panic!("{n} not found"));
             assert_eq!(&p.name, n);
@@ -554,6 +615,7 @@ mod tests {
             .collect();
         assert_eq!(table_names, names);
         assert!(find("tnlg-fc2-tp7", DEFAULT_TOKENS, 1.0).is_none());
+        assert!(find("mtnlg-fc2-tp2", DEFAULT_TOKENS, 1.0).is_none());
     }
 
     #[test]
@@ -635,7 +697,11 @@ mod tests {
     #[test]
     fn default_tokens_fit_2gib_binding() {
         for p in presets(DEFAULT_TOKENS, 1.0) {
-            assert!(p.largest_buffer_bytes() <= 2 << 30, "{}", p.name);
+            assert!(
+                p.largest_buffer_bytes() <= PRESET_BUFFER_LIMIT,
+                "{}",
+                p.name
+            );
         }
     }
 

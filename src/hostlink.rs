@@ -1,0 +1,476 @@
+//! The host-staged link between two devices: per direction, the sender's outbox and the receiver's inbox
+//! (made once, reused by every step), and the host's mapped, threaded copy from one to the other.
+//!
+//! wgpu shares no buffer between devices, so the host is the only path. Where a device has
+//! `MAPPABLE_PRIMARY_BUFFERS` the buffers the kernels use are the mapped ones ([`Path::Mapped`]): the
+//! sender's step kernel writes the chunk straight into its outbox (`STORAGE | MAP_READ`, host memory), in
+//! the pass with its GEMM work, and the receiver's kernels read the inbox (`STORAGE | MAP_WRITE`) that the
+//! host filled in place. Without the feature ([`Path::Staged`]) each end adds a `copy_buffer_to_buffer`
+//! through a reusable staging buffer, which the caller encodes with [`HostLink::encode_drain`] (sender,
+//! after the step) and [`HostLink::encode_land`] (receiver, before the pass that reads the inbox); on the
+//! mapped path both encode nothing.
+//!
+//! A transfer is [`HostLink::start`] (ask both maps), [`HostLink::ready`] (poll, never block) and
+//! [`HostLink::finish`] (copy on a [`CopyPool`]'s threads over disjoint slices, unmap both), so a trigger loop can
+//! decide other things while maps resolve; [`HostLink::transfer`] does the three with bounded waits.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::devices::Devices;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+
+pub mod calibration;
+mod copy;
+
+pub use copy::{CopyPool, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
+
+/// How one end of a link reaches host memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Path {
+    /// The kernels' buffer is itself mapped (the device has MAPPABLE_PRIMARY_BUFFERS).
+    Mapped,
+    /// A copy_buffer_to_buffer to (sender) or from (receiver) a mapped staging buffer.
+    Staged,
+}
+
+impl Path {
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::Mapped => "mapped",
+            Path::Staged => "staged",
+        }
+    }
+
+    /// The path a device takes when `want` is asked: mapped only where the device has the feature.
+    fn on(gpu: &Gpu, want: Path) -> Path {
+        if want == Path::Mapped && gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS) {
+            Path::Mapped
+        } else {
+            Path::Staged
+        }
+    }
+}
+
+const IDLE: u32 = 0;
+const PENDING: u32 = 1;
+const MAPPED: u32 = 2;
+const FAILED: u32 = 3;
+
+/// One buffer the host maps, with the state its map callback leaves.
+struct Mappable {
+    buffer: wgpu::Buffer,
+    /// Map generation << 2 | state: a callback of a cancelled map (which may run after a later map was
+    /// asked) finds another generation and changes nothing.
+    state: Arc<AtomicU32>,
+}
+
+impl Mappable {
+    fn new(buffer: wgpu::Buffer) -> Self {
+        Mappable {
+            buffer,
+            state: Arc::new(AtomicU32::new(IDLE)),
+        }
+    }
+
+    fn map(&self, mode: wgpu::MapMode, bytes: u64) {
+        let pending = (self.state.load(Ordering::Acquire) >> 2).wrapping_add(1) << 2 | PENDING;
+        self.state.store(pending, Ordering::Release);
+        let state = self.state.clone();
+        self.buffer.map_async(mode, ..bytes, move |r| {
+            let done = pending & !3 | if r.is_ok() { MAPPED } else { FAILED };
+            let _ = state.compare_exchange(pending, done, Ordering::AcqRel, Ordering::Acquire);
+        });
+    }
+
+    fn state(&self) -> u32 {
+        self.state.load(Ordering::Acquire) & 3
+    }
+
+    /// Leaves the buffer unmapped whatever state it was in (a pending map is cancelled).
+    fn reset(&self) {
+        let s = self.state.load(Ordering::Acquire);
+        if s & 3 != IDLE {
+            self.buffer.unmap();
+        }
+        self.state.store(s & !3 | IDLE, Ordering::Release);
+    }
+}
+
+/// One slot's buffers: a chunk in flight from the sender's outbox to the receiver's inbox.
+struct Slot {
+    /// On the sender: where the step kernel writes the chunk.
+    outbox: wgpu::Buffer,
+    /// On the sender: what the host maps for reading (the outbox itself, or its staging copy).
+    read: Mappable,
+    /// On the receiver: what the receiver's kernels read.
+    inbox: wgpu::Buffer,
+    /// On the receiver: what the host maps for writing (the inbox itself, or its staging copy).
+    write: Mappable,
+    /// Bytes of the transfer started on this slot.
+    bytes: u64,
+}
+
+/// How long the two halves of one transfer took, on the host clock (for the timeline's host lanes).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TransferTimes {
+    /// From asking both maps until both were mapped (includes the sender's submission finishing).
+    pub wait: Duration,
+    /// The threaded copy and both unmaps.
+    pub copy: Duration,
+}
+
+/// The host-staged link in one direction: device `from` sends, device `to` receives.
+pub struct HostLink {
+    pub from: usize,
+    pub to: usize,
+    /// Bytes one slot carries at most.
+    pub capacity: u64,
+    /// How the sender's and the receiver's ends reach host memory.
+    pub send: Path,
+    pub recv: Path,
+    slots: Vec<Slot>,
+}
+
+impl HostLink {
+    /// Buffers for `slots` chunks in flight of at most `capacity` bytes from device `from` to device `to`.
+    /// `want` is the path asked for: [`Path::Mapped`] falls back to staged at an end without the feature.
+    pub fn new(
+        devices: &Devices,
+        from: usize,
+        to: usize,
+        capacity: u64,
+        slots: usize,
+        want: Path,
+    ) -> Result<Self> {
+        let (s, r) = (devices.get(from)?, devices.get(to)?);
+        if from == to {
+            return Err(Error::invalid(
+                "host link",
+                format!("device {from} to itself"),
+                "between two different devices (ranks of one device share its memory)",
+            ));
+        }
+        if capacity == 0 || !capacity.is_multiple_of(4) {
+            return Err(Error::invalid(
+                "host link capacity",
+                capacity,
+                "a positive multiple of 4 bytes",
+            ));
+        }
+        if slots == 0 || slots > 64 {
+            return Err(Error::invalid("host link slots", slots, "1 to 64"));
+        }
+        let (send, recv) = (Path::on(s, want), Path::on(r, want));
+        use wgpu::BufferUsages as U;
+        let mut out = Vec::with_capacity(slots);
+        for i in 0..slots {
+            let name = |what: &str| format!("host link {from}->{to} slot {i} {what}");
+            let (outbox, read) = end(s, send, &name, "outbox", capacity, U::MAP_READ, U::COPY_DST)?;
+            let (inbox, write) = end(r, recv, &name, "inbox", capacity, U::MAP_WRITE, U::COPY_SRC)?;
+            out.push(Slot {
+                outbox,
+                read,
+                inbox,
+                write,
+                bytes: 0,
+            });
+        }
+        Ok(HostLink {
+            from,
+            to,
+            capacity,
+            send,
+            recv,
+            slots: out,
+        })
+    }
+
+    pub fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// "mapped" when both ends are, else which end is staged: what reports name as the link.
+    pub fn describe(&self) -> String {
+        match (self.send, self.recv) {
+            (Path::Mapped, Path::Mapped) => "host-staged, mapped both ends".into(),
+            (a, b) => format!("host-staged, sender {}, receiver {}", a.name(), b.name()),
+        }
+    }
+
+    fn slot(&self, slot: usize) -> Result<&Slot> {
+        self.slots.get(slot).ok_or_else(|| {
+            Error::invalid(
+                "host link slot",
+                slot,
+                format!("below the link's {} slots", self.slots.len()),
+            )
+        })
+    }
+
+    /// The buffer the sender's step kernel writes the chunk of `slot` into (bind it as the step's dst).
+    pub fn outbox(&self, slot: usize) -> Result<&wgpu::Buffer> {
+        Ok(&self.slot(slot)?.outbox)
+    }
+
+    /// The buffer the receiver's kernels read the chunk of `slot` from (bind it as a step's src).
+    pub fn inbox(&self, slot: usize) -> Result<&wgpu::Buffer> {
+        Ok(&self.slot(slot)?.inbox)
+    }
+
+    fn check_bytes(&self, bytes: u64) -> Result<()> {
+        if bytes == 0 || bytes > self.capacity || !bytes.is_multiple_of(4) {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!("{bytes} bytes"),
+                format!(
+                    "a positive multiple of 4 up to the link's capacity of {} bytes",
+                    self.capacity
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Staged sender only: copies the outbox to its staging buffer. Encode it on the sender after the pass
+    /// that writes the outbox, in the same submission.
+    pub fn encode_drain(
+        &self,
+        slot: usize,
+        enc: &mut wgpu::CommandEncoder,
+        bytes: u64,
+    ) -> Result<()> {
+        self.encode_staging(slot, enc, bytes, true)
+    }
+
+    /// Staged receiver only: copies the staging buffer the host filled into the inbox. Encode it on the
+    /// receiver before the pass that reads the inbox.
+    pub fn encode_land(
+        &self,
+        slot: usize,
+        enc: &mut wgpu::CommandEncoder,
+        bytes: u64,
+    ) -> Result<()> {
+        self.encode_staging(slot, enc, bytes, false)
+    }
+
+    fn encode_staging(
+        &self,
+        slot: usize,
+        enc: &mut wgpu::CommandEncoder,
+        bytes: u64,
+        drain: bool,
+    ) -> Result<()> {
+        self.check_bytes(bytes)?;
+        let s = self.slot(slot)?;
+        let (path, src, dst) = if drain {
+            (self.send, &s.outbox, &s.read.buffer)
+        } else {
+            (self.recv, &s.write.buffer, &s.inbox)
+        };
+        if path == Path::Staged {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, bytes);
+        }
+        Ok(())
+    }
+
+    /// Asks for both maps of `slot` for a transfer of `bytes`. Submit the sender's work that writes the
+    /// outbox first: the read map resolves when it completes, the write map when the receiver's last
+    /// use of the inbox does.
+    pub fn start(&mut self, slot: usize, bytes: u64) -> Result<()> {
+        self.check_bytes(bytes)?;
+        let (from, to) = (self.from, self.to);
+        let n = self.slots.len();
+        let s = self.slots.get_mut(slot).ok_or_else(|| {
+            Error::invalid(
+                "host link slot",
+                slot,
+                format!("below the link's {n} slots"),
+            )
+        })?;
+        if s.read.state() != IDLE || s.write.state() != IDLE {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!("slot {slot} of link {from}->{to} started twice"),
+                "finished before its slot is started again",
+            ));
+        }
+        s.bytes = bytes;
+        s.read.map(wgpu::MapMode::Read, bytes);
+        s.write.map(wgpu::MapMode::Write, bytes);
+        Ok(())
+    }
+
+    /// Polls both devices once, without blocking; true when both maps of `slot` are in place. A lost
+    /// device or a failed map is an error (and leaves the slot unmapped, ready to start again).
+    pub fn ready(&self, devices: &Devices, slot: usize) -> Result<bool> {
+        let s = self.slot(slot)?;
+        let (sg, rg) = (devices.get(self.from)?, devices.get(self.to)?);
+        // Polled in a loop: the message is only formatted on an error.
+        let during = || format!("host link {}->{} slot {slot}", self.from, self.to);
+        for g in [sg, rg] {
+            // A poll error is a lost device or an internal one: check() names which.
+            if let Err(e) = g.device.poll(wgpu::PollType::Poll) {
+                self.abandon(s);
+                g.check(&during())?;
+                return Err(Error::Gpu {
+                    during: during(),
+                    message: e.to_string(),
+                });
+            }
+            if let Err(e) = g.check("a host link transfer") {
+                self.abandon(s);
+                return Err(e);
+            }
+        }
+        let (a, b) = (s.read.state(), s.write.state());
+        if a == FAILED || b == FAILED {
+            self.abandon(s);
+            let which = if a == FAILED {
+                "outbox (read)"
+            } else {
+                "inbox (write)"
+            };
+            return Err(Error::Gpu {
+                during: format!("mapping the {which} of {}", during()),
+                message: "the map was refused (buffer destroyed, or its device lost)".into(),
+            });
+        }
+        if a == IDLE || b == IDLE {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!(
+                    "slot {slot} of link {}->{} polled before start",
+                    self.from, self.to
+                ),
+                "started first",
+            ));
+        }
+        Ok(a == MAPPED && b == MAPPED)
+    }
+
+    fn abandon(&self, s: &Slot) {
+        s.read.reset();
+        s.write.reset();
+    }
+
+    /// Copies the mapped chunk of `slot` on `pool`'s threads and unmaps both ends; call once
+    /// [`HostLink::ready`] said true. Returns the time it took.
+    pub fn finish(&self, slot: usize, pool: &mut CopyPool) -> Result<Duration> {
+        let s = self.slot(slot)?;
+        if s.read.state() != MAPPED || s.write.state() != MAPPED {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!(
+                    "slot {slot} of link {}->{} finished before both maps",
+                    self.from, self.to
+                ),
+                "ready (both ends mapped) first",
+            ));
+        }
+        let t0 = Instant::now();
+        let copied = (|| -> std::result::Result<(), wgpu::MapRangeError> {
+            let src = s.read.buffer.get_mapped_range(..s.bytes)?;
+            let mut dst = s.write.buffer.get_mapped_range_mut(..s.bytes)?;
+            pool.copy(dst.slice(..), &src);
+            Ok(())
+        })();
+        self.abandon(s);
+        copied.map_err(|e| Error::Gpu {
+            during: format!(
+                "host link {}->{} slot {slot}: the mapped ranges",
+                self.from, self.to
+            ),
+            message: e.to_string(),
+        })?;
+        Ok(t0.elapsed())
+    }
+
+    /// One whole transfer of `bytes` on `slot`: start, wait (bounded: the sender's submission `sent`,
+    /// then both maps), copy on `pool`'s threads, unmap. Errors leave the slot reusable.
+    pub fn transfer(
+        &mut self,
+        devices: &Devices,
+        slot: usize,
+        bytes: u64,
+        sent: Option<wgpu::SubmissionIndex>,
+        pool: &mut CopyPool,
+    ) -> Result<TransferTimes> {
+        let t0 = Instant::now();
+        self.start(slot, bytes)?;
+        let sg = devices.get(self.from)?;
+        let bound = sg.timeout_for(0.0, 2.0 * bytes as f64);
+        let pending = format!(
+            "the host link {}->{} transfer of {bytes} bytes",
+            self.from, self.to
+        );
+        if let Some(idx) = sent {
+            if let Err(e) = sg.wait(Some(idx), &pending, bound) {
+                self.abandon(self.slot(slot)?);
+                return Err(e);
+            }
+        }
+        while !self.ready(devices, slot)? {
+            if t0.elapsed() > bound {
+                self.abandon(self.slot(slot)?);
+                return Err(Error::Timeout {
+                    pending,
+                    after: t0.elapsed(),
+                });
+            }
+            std::thread::yield_now();
+        }
+        let wait = t0.elapsed();
+        let copy = self.finish(slot, pool)?;
+        Ok(TransferTimes { wait, copy })
+    }
+}
+
+/// One end's buffers: the box the kernels bind (`what`) and what the host maps (`map`): the box itself on
+/// the mapped path, else a staging buffer that `staging` lets the queue copy to or from.
+fn end(
+    gpu: &Gpu,
+    path: Path,
+    name: &dyn Fn(&str) -> String,
+    what: &str,
+    capacity: u64,
+    map: wgpu::BufferUsages,
+    staging: wgpu::BufferUsages,
+) -> Result<(wgpu::Buffer, Mappable)> {
+    use wgpu::BufferUsages as U;
+    // COPY_SRC on the boxes lets tests and calibration read them back.
+    Ok(match path {
+        Path::Mapped => {
+            let b = gpu.buffer(&name(what), capacity, U::STORAGE | map | U::COPY_SRC)?;
+            (b.clone(), Mappable::new(b))
+        }
+        Path::Staged => (
+            gpu.buffer(
+                &name(what),
+                capacity,
+                U::STORAGE | U::COPY_SRC | U::COPY_DST,
+            )?,
+            Mappable::new(gpu.buffer(
+                &name(&format!("{what} staging")),
+                capacity,
+                map | staging,
+            )?),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_its_paths() {
+        assert_eq!(Path::Mapped.name(), "mapped");
+        assert_eq!(serde_json::to_string(&Path::Staged).unwrap(), "\"staged\"");
+    }
+}

@@ -1,0 +1,395 @@
+//! Calibration of the host-staged link: GB/s per direction by chunk size and copy threads, as a table that
+//! names the devices and the link, printed and saved as JSON.
+//!
+//! Each repetition times, on the host clock, the three parts of one chunk's trip: the sender's step kernel
+//! writing the chunk into its outbox (submit to completion, at the step's workgroup budget), the maps of
+//! both ends once that submission is done, and the threaded copy with both unmaps. The kernel part hides
+//! behind GEMM work in the pass it shares; the copy is what the host trigger loop pays per chunk.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CopyPool, HostLink, Path};
+use crate::devices::Devices;
+use crate::error::{Error, Result};
+use crate::experiment::median;
+use crate::shaders::Put;
+use crate::steps::{Link, StepKernel};
+
+/// Default file the table is saved to.
+pub const DEFAULT_TABLE: &str = "t3-hostlink.json";
+
+/// What to measure.
+#[derive(Clone, Debug, Serialize)]
+pub struct Options {
+    /// Chunk sizes in bytes (positive multiples of 16).
+    pub bytes: Vec<u64>,
+    /// Copy thread counts.
+    pub threads: Vec<usize>,
+    /// Timed repetitions per (direction, size, threads), after one untimed one; medians reported.
+    pub reps: usize,
+    /// The workgroup budget of the step kernel that writes the outbox.
+    pub step_link: Link,
+    /// The path asked for (mapped falls back to staged at an end without MAPPABLE_PRIMARY_BUFFERS).
+    pub want: Path,
+}
+
+impl Default for Options {
+    /// 1 to 256 MiB, 1 to 16 threads, 5 reps, a 16-workgroup step: the measurements (50 GB/s
+    /// kernel to host from 16 workgroups; host copies at 31 GB/s on 4 to 16 threads).
+    fn default() -> Self {
+        Options {
+            bytes: [1u64, 4, 16, 64, 256].iter().map(|m| m << 20).collect(),
+            threads: vec![1, 2, 4, 8, 16],
+            reps: 5,
+            step_link: Link::Workgroups(16),
+            want: Path::Mapped,
+        }
+    }
+}
+
+/// One direction of the table: which devices and how its ends reach host memory.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Direction {
+    pub from: usize,
+    pub to: usize,
+    pub send: Path,
+    pub recv: Path,
+}
+
+/// Medians of one (direction, size, threads).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HostLinkRow {
+    pub from: usize,
+    pub to: usize,
+    pub bytes: u64,
+    pub threads: usize,
+    /// The sender's step kernel writing the outbox (plus the staging copy on the staged path): submit to
+    /// completion.
+    pub write_ms: f64,
+    pub write_gbps: f64,
+    /// Both maps, asked once the sender's submission completed.
+    pub map_ms: f64,
+    /// The threaded copy and both unmaps.
+    pub copy_ms: f64,
+    pub copy_gbps: f64,
+    /// Maps and copy: the host's whole part of a transfer, the link's rate when the kernel part hides.
+    pub host_gbps: f64,
+    /// Submit to inbox filled, nothing hidden.
+    pub total_gbps: f64,
+}
+
+/// The calibration of every direction between a set of devices.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HostLinkTable {
+    /// One line per device, as [`Devices::describe`] gives them.
+    pub devices: Vec<String>,
+    pub directions: Vec<Direction>,
+    /// The step kernel's budget, as [`Link::describe`] says it.
+    pub step_link: String,
+    pub timer: String,
+    pub reps: usize,
+    pub rows: Vec<HostLinkRow>,
+}
+
+/// Measures every ordered pair of `devices` (each direction its own link) per `opts`. Every size's
+/// payload is checked byte for byte in the inbox after its last repetition.
+pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
+    if devices.len() < 2 {
+        return Err(Error::invalid(
+            "device count",
+            devices.len(),
+            "at least 2 for a host link (e.g. --devices 2)",
+        ));
+    }
+    if opts.reps == 0 || opts.bytes.is_empty() || opts.threads.is_empty() {
+        return Err(Error::invalid(
+            "host link calibration",
+            format!(
+                "{} reps, {} sizes, {} thread counts",
+                opts.reps,
+                opts.bytes.len(),
+                opts.threads.len()
+            ),
+            "at least one of each",
+        ));
+    }
+    if let Some(&b) = opts.bytes.iter().find(|&&b| b == 0 || b % 16 != 0) {
+        return Err(Error::invalid(
+            "host link calibration size",
+            format!("{b} bytes"),
+            "a positive multiple of 16 bytes",
+        ));
+    }
+    let cap = *opts.bytes.iter().max().unwrap_or(&16);
+    let kernels = devices
+        .gpus
+        .iter()
+        .map(StepKernel::new)
+        .collect::<Result<Vec<_>>>()?;
+    let mut rng = crate::reference::Rng::new(0x4057);
+    let payload: Vec<f32> = rng.fill((cap / 4) as usize);
+    let payload: &[u8] = bytemuck::cast_slice(&payload);
+    let mut table = HostLinkTable {
+        devices: devices.describe(),
+        directions: Vec::new(),
+        step_link: opts.step_link.describe(),
+        timer: "host clock".into(),
+        reps: opts.reps,
+        rows: Vec::new(),
+    };
+    for (from, (sender, kernel)) in devices.gpus.iter().zip(&kernels).enumerate() {
+        use wgpu::BufferUsages as U;
+        let src = sender.buffer("calibration payload", cap, U::STORAGE | U::COPY_DST)?;
+        sender.queue.write_buffer(&src, 0, payload);
+        let counters = sender.buffer("calibration counters", 16, U::STORAGE)?;
+        for to in (0..devices.len()).filter(|&t| t != from) {
+            let mut link = HostLink::new(devices, from, to, cap, 1, opts.want)?;
+            table.directions.push(Direction {
+                from,
+                to,
+                send: link.send,
+                recv: link.recv,
+            });
+            for &bytes in &opts.bytes {
+                let len4 = (bytes / 16) as u32;
+                let (bg, n_wg) = kernel.bind_standalone(
+                    sender,
+                    link.outbox(0)?,
+                    &src,
+                    &counters,
+                    len4,
+                    opts.step_link,
+                );
+                for &threads in &opts.threads {
+                    let mut pool = CopyPool::new(threads)?;
+                    let (mut write, mut map, mut copy, mut total) =
+                        (vec![], vec![], vec![], vec![]);
+                    for rep in 0..=opts.reps {
+                        let t0 = Instant::now();
+                        let mut enc = sender.device.create_command_encoder(&Default::default());
+                        {
+                            let mut pass = enc.begin_compute_pass(&Default::default());
+                            kernel.dispatch(sender, &mut pass, Put::Store, &bg, n_wg);
+                        }
+                        link.encode_drain(0, &mut enc, bytes)?;
+                        let idx = sender.submit("host link calibration", vec![enc.finish()])?;
+                        sender.wait(
+                            Some(idx),
+                            "the host link calibration's step",
+                            sender.timeout_for(0.0, 2.0 * bytes as f64),
+                        )?;
+                        let t1 = Instant::now();
+                        let times = link.transfer(devices, 0, bytes, None, &mut pool)?;
+                        if rep > 0 {
+                            write.push((t1 - t0).as_secs_f64());
+                            map.push(times.wait.as_secs_f64());
+                            copy.push(times.copy.as_secs_f64());
+                            total.push(t0.elapsed().as_secs_f64());
+                        }
+                    }
+                    let (w, m, c, t) = (
+                        median(&mut write),
+                        median(&mut map),
+                        median(&mut copy),
+                        median(&mut total),
+                    );
+                    let gbps = |s: f64| bytes as f64 / s.max(1e-9) / 1e9;
+                    table.rows.push(HostLinkRow {
+                        from,
+                        to,
+                        bytes,
+                        threads,
+                        write_ms: w * 1e3,
+                        write_gbps: gbps(w),
+                        map_ms: m * 1e3,
+                        copy_ms: c * 1e3,
+                        copy_gbps: gbps(c),
+                        host_gbps: gbps(m + c),
+                        total_gbps: gbps(t),
+                    });
+                }
+                check_arrived(devices, &mut link, to, bytes, &payload[..bytes as usize])?;
+            }
+        }
+    }
+    Ok(table)
+}
+
+/// Fails where the receiver's inbox does not hold `want` (on the staged path, after landing it).
+fn check_arrived(
+    devices: &Devices,
+    link: &mut HostLink,
+    to: usize,
+    bytes: u64,
+    want: &[u8],
+) -> Result<()> {
+    let r = &devices.gpus[to];
+    let mut enc = r.device.create_command_encoder(&Default::default());
+    link.encode_land(0, &mut enc, bytes)?;
+    r.submit("landing the calibration chunk", vec![enc.finish()])?;
+    let got = r.read("the calibration inbox", link.inbox(0)?, 0, bytes)?;
+    if let Some(i) = got.iter().zip(want).position(|(g, w)| g != w) {
+        return Err(Error::Gpu {
+            during: format!(
+                "checking the host link {}->{to} at {bytes} bytes",
+                link.from
+            ),
+            message: format!("the inbox differs from the payload at byte {i}"),
+        });
+    }
+    Ok(())
+}
+
+/// "256 MiB", "46.9 KiB", "16 B".
+fn size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if bytes >= 1 << 20 {
+        let mib = format!("{:.4}", b / (1u64 << 20) as f64);
+        format!("{} MiB", mib.trim_end_matches('0').trim_end_matches('.'))
+    } else if bytes >= 1 << 10 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+impl HostLinkTable {
+    /// The row with the highest host rate for the direction `from` -> `to` at its largest size.
+    pub fn best(&self, from: usize, to: usize) -> Option<&HostLinkRow> {
+        let rows = self.rows.iter().filter(|r| r.from == from && r.to == to);
+        let largest = rows.clone().map(|r| r.bytes).max()?;
+        rows.filter(|r| r.bytes == largest)
+            .max_by(|a, b| a.host_gbps.total_cmp(&b.host_gbps))
+    }
+
+    /// A fixed-width text table, then one line per direction with its best rate.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for d in &self.devices {
+            let _ = writeln!(out, "{d}");
+        }
+        let _ = writeln!(
+            out,
+            "step kernel: {}; timer: {}; medians of {} reps",
+            self.step_link, self.timer, self.reps
+        );
+        let _ = writeln!(
+            out,
+            "{:<6} {:>10} {:>7} {:>10} {:>8} {:>10} {:>10} {:>10}",
+            "link",
+            "chunk",
+            "threads",
+            "write GB/s",
+            "map ms",
+            "copy GB/s",
+            "host GB/s",
+            "total GB/s"
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                out,
+                "{:<6} {:>10} {:>7} {:>10.2} {:>8.3} {:>10.2} {:>10.2} {:>10.2}",
+                format!("{}->{}", r.from, r.to),
+                size(r.bytes),
+                r.threads,
+                r.write_gbps,
+                r.map_ms,
+                r.copy_gbps,
+                r.host_gbps,
+                r.total_gbps
+            );
+        }
+        for d in &self.directions {
+            if let Some(b) = self.best(d.from, d.to) {
+                let _ = writeln!(
+                    out,
+                    "{}->{} (sender {}, receiver {}): {:.2} GB/s host part at {} on {} threads; kernel write {:.2} GB/s",
+                    d.from,
+                    d.to,
+                    d.send.name(),
+                    d.recv.name(),
+                    b.host_gbps,
+                    size(b.bytes),
+                    b.threads,
+                    b.write_gbps
+                );
+            }
+        }
+        out
+    }
+
+    /// Writes the table as JSON to `path`.
+    pub fn save(&self, path: &str) -> Result<()> {
+        let io = |source| Error::Io {
+            path: path.to_string(),
+            source,
+        };
+        let json = serde_json::to_string_pretty(self).map_err(|e| io(e.into()))?;
+        std::fs::write(path, json).map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(from: usize, to: usize, bytes: u64, threads: usize, host_gbps: f64) -> HostLinkRow {
+        HostLinkRow {
+            from,
+            to,
+            bytes,
+            threads,
+            write_ms: 1.0,
+            write_gbps: 1.0,
+            map_ms: 0.1,
+            copy_ms: 1.0,
+            copy_gbps: 1.0,
+            host_gbps,
+            total_gbps: 1.0,
+        }
+    }
+
+    #[test]
+    fn best_is_the_fastest_at_the_largest_size() {
+        let t = HostLinkTable {
+            devices: vec!["device 0: a".into(), "device 1: b".into()],
+            directions: vec![Direction {
+                from: 0,
+                to: 1,
+                send: Path::Mapped,
+                recv: Path::Staged,
+            }],
+            step_link: "16 workgroups".into(),
+            timer: "host clock".into(),
+            reps: 3,
+            rows: vec![
+                row(0, 1, 1 << 20, 1, 90.0),
+                row(0, 1, 4 << 20, 1, 10.0),
+                row(0, 1, 4 << 20, 8, 30.0),
+                row(1, 0, 4 << 20, 8, 99.0),
+            ],
+        };
+        let b = t.best(0, 1).unwrap();
+        assert_eq!((b.bytes, b.threads), (4 << 20, 8));
+        assert!(t.best(1, 2).is_none());
+        let text = t.text();
+        assert!(
+            text.contains(
+                "0->1 (sender mapped, receiver staged): 30.00 GB/s host part at 4 MiB on 8"
+            ),
+            "{text}"
+        );
+        assert_eq!(
+            [16, 48_016, 1 << 20, 3 << 19].map(size),
+            ["16 B", "46.9 KiB", "1 MiB", "1.5 MiB"]
+        );
+        // Three rows and the summary line.
+        assert_eq!(text.lines().filter(|l| l.starts_with("0->1 ")).count(), 4);
+        let back: HostLinkTable =
+            serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back.rows.len(), 4);
+    }
+}

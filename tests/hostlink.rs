@@ -1,0 +1,426 @@
+//! The host-staged link between devices opened on one adapter (several "GPUs" that share nothing on
+//! lavapipe): random chunks written by a sender's step kernel arrive bit-exact in a receiver's poisoned
+//! buffer, on both paths, at odd sizes, over reused buffers; bad input and a lost device are errors.
+
+use t3_wgpu::devices::{DeviceSpec, Devices};
+use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::hostlink::calibration::{calibrate, Options};
+use t3_wgpu::hostlink::{CopyPool, HostLink, Path};
+use t3_wgpu::reference::Rng;
+use t3_wgpu::shaders::Put;
+use t3_wgpu::steps::{Link, StepKernel};
+use t3_wgpu::Error;
+
+mod common;
+
+/// `n` devices on the test adapter, or None (test skipped, said on stderr) where there is none.
+fn open(n: usize) -> Option<Devices> {
+    match Devices::open(&DeviceSpec::Count(n), &GpuOptions::default()) {
+        Ok(d) => {
+            eprintln!("{}", d.describe().join("; "));
+            Some(d)
+        }
+        Err(e) => {
+            if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("T3_REQUIRE_GPU=1 but no devices: {e}");
+            }
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            None
+        }
+    }
+}
+
+/// One device's side of the tests: its step pipelines, a source, a destination and tracker counters.
+struct End {
+    kernel: StepKernel,
+    src: wgpu::Buffer,
+    dst: wgpu::Buffer,
+    counters: wgpu::Buffer,
+}
+
+impl End {
+    fn new(gpu: &Gpu, bytes: u64) -> End {
+        use wgpu::BufferUsages as U;
+        let usage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
+        End {
+            kernel: StepKernel::new(gpu).unwrap(),
+            src: gpu.buffer("test src", bytes, usage).unwrap(),
+            dst: gpu.buffer("test dst", bytes, usage).unwrap(),
+            counters: gpu.buffer("test counters", 16, usage).unwrap(),
+        }
+    }
+
+    /// Encodes one copy step `src` -> `dst` over `len` f32s at a 3-workgroup link (so that workgroups stride).
+    fn step(
+        &self,
+        gpu: &Gpu,
+        enc: &mut wgpu::CommandEncoder,
+        dst: &wgpu::Buffer,
+        src: &wgpu::Buffer,
+        len: usize,
+    ) {
+        let (bg, n_wg) = self.kernel.bind_standalone(
+            gpu,
+            dst,
+            src,
+            &self.counters,
+            len.div_ceil(4) as u32,
+            Link::Workgroups(3),
+        );
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        self.kernel.dispatch(gpu, &mut pass, Put::Store, &bg, n_wg);
+    }
+}
+
+/// Sends `data` from device `link.from` to `link.to` through `slot` on `threads` threads and returns what
+/// the receiver's step kernel read out of its inbox into a NaN-poisoned buffer (one element past the
+/// payload included, which must stay NaN).
+fn send(
+    devices: &Devices,
+    ends: &[End],
+    link: &mut HostLink,
+    slot: usize,
+    data: &[f32],
+    pool: &mut CopyPool,
+) -> Vec<f32> {
+    let (s, r) = (&devices.gpus[link.from], &devices.gpus[link.to]);
+    let (se, re) = (&ends[link.from], &ends[link.to]);
+    let bytes = (data.len() * 4) as u64;
+    s.queue.write_buffer(&se.src, 0, bytemuck::cast_slice(data));
+    let mut enc = s.device.create_command_encoder(&Default::default());
+    se.step(s, &mut enc, link.outbox(slot).unwrap(), &se.src, data.len());
+    link.encode_drain(slot, &mut enc, bytes).unwrap();
+    let sent = s.submit("test send", vec![enc.finish()]).unwrap();
+    link.transfer(devices, slot, bytes, Some(sent), pool)
+        .unwrap();
+    let poison = vec![f32::NAN; data.len() + 1];
+    r.queue
+        .write_buffer(&re.dst, 0, bytemuck::cast_slice(&poison));
+    let mut enc = r.device.create_command_encoder(&Default::default());
+    link.encode_land(slot, &mut enc, bytes).unwrap();
+    // The step moves whole vec4s: round down so that the element past the payload is never written.
+    let whole = data.len() / 4 * 4;
+    if whole > 0 {
+        re.step(r, &mut enc, &re.dst, link.inbox(slot).unwrap(), whole);
+    }
+    let idx = r.submit("test receive", vec![enc.finish()]).unwrap();
+    r.wait(Some(idx), "test receive", r.timeout).unwrap();
+    let mut got = r.read_f32("test dst", &re.dst, 0, data.len() + 1).unwrap();
+    // The tail past the last whole vec4 is checked in the inbox itself.
+    if whole < data.len() {
+        let inbox = link.inbox(slot).unwrap();
+        let tail = r
+            .read_f32(
+                "test inbox tail",
+                inbox,
+                (whole * 4) as u64,
+                data.len() - whole,
+            )
+            .unwrap();
+        got[whole..data.len()].copy_from_slice(&tail);
+    }
+    got
+}
+
+fn assert_arrived(got: &[f32], data: &[f32], what: &str) {
+    let n = data.len();
+    for (i, (g, w)) in got[..n].iter().zip(data).enumerate() {
+        assert_eq!(g.to_bits(), w.to_bits(), "{what}: element {i} of {n}");
+    }
+    assert!(
+        got[n].is_nan(),
+        "{what}: the element past the payload was written"
+    );
+}
+
+const SIZES: [usize; 6] = [1, 3, 4, 1023, 65_537, 300_001];
+
+#[test]
+fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
+    for n in [2, 3, 4] {
+        let Some(devices) = open(n) else { return };
+        let cap = (SIZES[SIZES.len() - 1] * 4) as u64;
+        let ends: Vec<End> = devices.gpus.iter().map(|g| End::new(g, cap + 16)).collect();
+        let mut rng = Rng::new(common::seed("host link"));
+        let mut pools = [1, 4, 3].map(|t| CopyPool::new(t).unwrap());
+        for path in [Path::Mapped, Path::Staged] {
+            // Every ordered pair once for 2 and 3 devices; the ring both ways for 4.
+            for from in 0..n {
+                for to in (0..n).filter(|&t| t != from) {
+                    if n == 4 && (to + 4 - from) % 4 == 2 {
+                        continue;
+                    }
+                    let mut link = HostLink::new(&devices, from, to, cap, 1, path).unwrap();
+                    if path == Path::Staged {
+                        assert_eq!((link.send, link.recv), (Path::Staged, Path::Staged));
+                    }
+                    for (i, &len) in SIZES.iter().enumerate() {
+                        let pool = &mut pools[i % 3];
+                        let threads = pool.threads();
+                        let data = rng.fill(len);
+                        let got = send(&devices, &ends, &mut link, 0, &data, pool);
+                        let what = format!(
+                            "{n} devices, {from}->{to}, {} ({}), {len} floats, {threads} threads",
+                            path.name(),
+                            link.describe()
+                        );
+                        assert_arrived(&got, &data, &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn many_transfers_reuse_the_slots() {
+    let Some(devices) = open(2) else { return };
+    let cap = 40_000 * 4;
+    let ends: Vec<End> = devices.gpus.iter().map(|g| End::new(g, cap + 16)).collect();
+    let mut rng = Rng::new(common::seed("host link reuse"));
+    let mut link = HostLink::new(&devices, 1, 0, cap, 2, Path::Mapped).unwrap();
+    assert_eq!(link.slots(), 2);
+    let mut pools = [1, 2, 3, 4].map(|t| CopyPool::new(t).unwrap());
+    for i in 0..24 {
+        // Sizes shrink and grow, so that stale bytes of an earlier, longer chunk would show.
+        let len = [40_000, 7, 39_999, 5, 1024][i % 5];
+        let data = rng.fill(len);
+        let got = send(&devices, &ends, &mut link, i % 2, &data, &mut pools[i % 4]);
+        assert_arrived(&got, &data, &format!("transfer {i}, slot {}", i % 2));
+    }
+}
+
+#[test]
+fn two_slots_in_flight_at_once() {
+    // The split API: both slots started before either is finished, as a trigger loop will do.
+    let Some(devices) = open(2) else { return };
+    let (s, r) = (&devices.gpus[0], &devices.gpus[1]);
+    let cap = 1000 * 4;
+    let ends: Vec<End> = devices
+        .gpus
+        .iter()
+        .map(|g| End::new(g, 2 * cap + 16))
+        .collect();
+    let mut link = HostLink::new(&devices, 0, 1, cap, 2, Path::Mapped).unwrap();
+    let mut rng = Rng::new(common::seed("host link slots"));
+    let data = rng.fill(2000);
+    s.queue
+        .write_buffer(&ends[0].src, 0, bytemuck::cast_slice(&data));
+    let mut enc = s.device.create_command_encoder(&Default::default());
+    for slot in 0..2 {
+        // Each slot's chunk is its half of src: offset through a copy, since the step reads from 0.
+        enc.copy_buffer_to_buffer(&ends[0].src, slot as u64 * cap, &ends[0].dst, 0, cap);
+        ends[0].step(s, &mut enc, link.outbox(slot).unwrap(), &ends[0].dst, 1000);
+        link.encode_drain(slot, &mut enc, cap).unwrap();
+    }
+    let sent = s.submit("test send", vec![enc.finish()]).unwrap();
+    link.start(0, cap).unwrap();
+    link.start(1, cap).unwrap();
+    s.wait(Some(sent), "test send", s.timeout).unwrap();
+    for slot in [1, 0] {
+        let t0 = std::time::Instant::now();
+        while !link.ready(&devices, slot).unwrap() {
+            assert!(t0.elapsed() < s.timeout, "slot {slot} never mapped");
+            std::thread::yield_now();
+        }
+        link.finish(slot, &mut CopyPool::new(2).unwrap()).unwrap();
+        let got = r
+            .read_f32("inbox", link.inbox(slot).unwrap(), 0, 1000)
+            .unwrap();
+        let want = &data[slot * 1000..(slot + 1) * 1000];
+        assert!(
+            got.iter()
+                .zip(want)
+                .all(|(g, w)| g.to_bits() == w.to_bits()),
+            "slot {slot}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_is_refused_naming_the_value() {
+    let Some(devices) = open(2) else { return };
+    let msg = |e: Error| e.to_string();
+    let e = msg(HostLink::new(&devices, 1, 1, 64, 1, Path::Mapped)
+        .err()
+        .unwrap());
+    assert!(e.contains("device 1 to itself"), "{e}");
+    let e = msg(HostLink::new(&devices, 0, 2, 64, 1, Path::Mapped)
+        .err()
+        .unwrap());
+    assert!(
+        e.contains("device: 2") && e.contains("device count (2)"),
+        "{e}"
+    );
+    let e = msg(HostLink::new(&devices, 0, 1, 6, 1, Path::Mapped)
+        .err()
+        .unwrap());
+    assert!(e.contains("capacity: 6"), "{e}");
+    assert!(HostLink::new(&devices, 0, 1, 64, 0, Path::Mapped).is_err());
+    let too_big = devices.gpus[0].max_binding + 4;
+    let e = msg(HostLink::new(&devices, 0, 1, too_big, 1, Path::Mapped)
+        .err()
+        .unwrap());
+    assert!(e.contains(&too_big.to_string()), "{e}");
+    let mut link = HostLink::new(&devices, 0, 1, 64, 1, Path::Mapped).unwrap();
+    let e = msg(link.start(0, 68).unwrap_err());
+    assert!(
+        e.contains("68 bytes") && e.contains("capacity of 64"),
+        "{e}"
+    );
+    assert!(link.start(0, 6).is_err());
+    assert!(link.start(0, 0).is_err());
+    let e = msg(link.start(1, 64).unwrap_err());
+    assert!(e.contains("slot: 1"), "{e}");
+    let mut pool = CopyPool::new(1).unwrap();
+    let e = msg(link.finish(0, &mut pool).unwrap_err());
+    assert!(e.contains("finished before both maps"), "{e}");
+    link.start(0, 64).unwrap();
+    let e = msg(link.start(0, 64).unwrap_err());
+    assert!(e.contains("started twice"), "{e}");
+    // Still usable: the started transfer completes (nothing was submitted, so both maps resolve).
+    let t0 = std::time::Instant::now();
+    while !link.ready(&devices, 0).unwrap() {
+        assert!(t0.elapsed().as_secs() < 60);
+        std::thread::yield_now();
+    }
+    link.finish(0, &mut pool).unwrap();
+    link.transfer(&devices, 0, 64, None, &mut pool).unwrap();
+}
+
+#[test]
+fn a_lost_device_is_a_clear_error() {
+    let Some(devices) = open(2) else { return };
+    let mut link = HostLink::new(&devices, 0, 1, 4096, 1, Path::Mapped).unwrap();
+    let mut pool = CopyPool::new(2).unwrap();
+    link.transfer(&devices, 0, 4096, None, &mut pool).unwrap();
+    devices.gpus[1].device.destroy();
+    let t0 = std::time::Instant::now();
+    let e = link
+        .transfer(&devices, 0, 4096, None, &mut pool)
+        .unwrap_err();
+    assert!(t0.elapsed().as_secs() < 60, "took {:?}", t0.elapsed());
+    eprintln!("{e}");
+    assert!(
+        matches!(e, Error::DeviceLost { .. } | Error::Gpu { .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("lost") || e.to_string().contains("host link"),
+        "{e}"
+    );
+}
+
+#[test]
+fn device_sets_open_and_refuse_what_does_not_exist() {
+    let Some(devices) = open(3) else { return };
+    assert_eq!(devices.len(), 3);
+    assert_eq!(devices.describe().len(), 3);
+    let p = devices.place(5).unwrap();
+    assert_eq!((p.ranks_on(0), p.ranks_on(2)), (0..1, 3..5));
+    let e = devices.place(2).unwrap_err().to_string();
+    assert!(e.contains("3 devices for 2 ranks"), "{e}");
+    // Devices of one adapter share nothing: a bind group of one refuses a buffer of another.
+    let (g0, g1) = (&devices.gpus[0], &devices.gpus[1]);
+    let usage = wgpu::BufferUsages::STORAGE;
+    let foreign = g0.buffer("foreign", 64, usage).unwrap();
+    let own = g1.buffer("own", 64, usage).unwrap();
+    let uniform = g1
+        .buffer("own params", 64, wgpu::BufferUsages::UNIFORM)
+        .unwrap();
+    let k = StepKernel::new(g1).unwrap();
+    let bind = |first: &wgpu::Buffer| {
+        g1.scoped("binding", || {
+            let entries: Vec<wgpu::BindGroupEntry> = [first, &uniform, &own, &own, &own]
+                .iter()
+                .enumerate()
+                .map(|(i, b)| wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: b.as_entire_binding(),
+                })
+                .collect();
+            g1.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &k.layout,
+                entries: &entries,
+            })
+        })
+    };
+    assert!(bind(&own).is_ok());
+    assert!(bind(&foreign).is_err());
+    let opts = GpuOptions::default();
+    let e = Devices::open(&"99,".parse().unwrap(), &opts)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("device index: 99") && e.contains("0: "), "{e}");
+    match Devices::open(&DeviceSpec::All, &opts) {
+        Ok(d) => eprintln!("--devices all opened {}", d.describe().join("; ")),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.contains("discrete GPU"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn calibration_measures_every_direction_and_checks_its_payload() {
+    let Some(devices) = open(3) else { return };
+    let opts = Options {
+        bytes: vec![16, 48_016, 1 << 20],
+        threads: vec![1, 3],
+        reps: 1,
+        step_link: Link::Workgroups(4),
+        want: Path::Mapped,
+    };
+    let t = calibrate(&devices, &opts).unwrap();
+    eprint!("{}", t.text());
+    assert_eq!(t.devices.len(), 3);
+    assert_eq!(t.directions.len(), 6);
+    assert_eq!(t.rows.len(), 6 * 3 * 2);
+    for r in &t.rows {
+        assert_ne!(r.from, r.to);
+        for v in [
+            r.write_gbps,
+            r.copy_gbps,
+            r.host_gbps,
+            r.total_gbps,
+            r.map_ms,
+        ] {
+            assert!(v.is_finite() && v >= 0.0, "{r:?}");
+        }
+        assert!(r.host_gbps <= r.copy_gbps * (1.0 + 1e-9), "{r:?}");
+    }
+    assert!(t.best(2, 0).is_some_and(|b| b.bytes == 1 << 20));
+    let file = std::env::temp_dir().join(format!("t3-hostlink-{}.json", std::process::id()));
+    t.save(file.to_str().unwrap()).unwrap();
+    let back: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(back["rows"].as_array().unwrap().len(), 36);
+    assert_eq!(back["directions"][0]["send"], "mapped");
+    let _ = std::fs::remove_file(&file);
+    // The staged path measures too, and says so.
+    let staged = Options {
+        bytes: vec![4096],
+        threads: vec![2],
+        want: Path::Staged,
+        ..opts.clone()
+    };
+    let t = calibrate(&devices, &staged).unwrap();
+    assert!(t
+        .directions
+        .iter()
+        .all(|d| d.send == Path::Staged && d.recv == Path::Staged));
+    assert!(t.text().contains("sender staged, receiver staged"));
+    // Bad options are refused naming the value.
+    let bad = Options {
+        bytes: vec![24],
+        ..opts.clone()
+    };
+    let e = calibrate(&devices, &bad).unwrap_err().to_string();
+    assert!(e.contains("24 bytes"), "{e}");
+    let e = calibrate(&devices, &Options { reps: 0, ..opts })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("0 reps"), "{e}");
+}
