@@ -2,7 +2,7 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink)
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -121,5 +121,19 @@ hostlink)
   T3_BENCH_DEVICES=all T3_BENCH_MIB=1,4,16,64,256 T3_BENCH_THREADS=1,2,4,8,16,24 T3_BENCH_REPS=7 T3_BENCH_JSON="$out/bench.jsonl" T3_BENCH_TABLE="$out/hostlink.json" bench-hostlink > "$out/hostlink.txt" 2>&1 || exit 1
   T3_BENCH_DEVICES=all T3_BENCH_PATH=staged T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-staged.txt" 2>&1
   T3_BENCH_DEVICES=2 T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-one-gpu.txt" 2>&1
+  ;;
+run7)
+  # Run 7 (after the redesign, the warm-up by stability and the consistency checks): ceilings, the GEMMs,
+  # then the overlap table at TP 8 and 150 GB/s (forwarded ring, 1 chunk, step lead auto) in f32 and f16,
+  # every mode, twice (issue 14: every check passing, twice).
+  t3 info > "$out/info.txt" 2>&1
+  python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-gemm.txt" 2>&1
+  t3 calibrate > "$out/calibrate.txt" 2>&1
+  for pass in 1 2; do for d in f32 f16; do for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do
+    v=""; [ "$p" = gpt3-fc2-tp8 ] && v=--no-verify
+    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode ${MODES:-sequential,host,encoded,fused} --reps 5 $v --json "$out/ov$pass-$p-$d.json" > "$out/ov$pass-$p-$d.txt" 2>&1
+    echo "ov$pass-$p-$d rc=$?" >> "$out/rc.txt"
+  done; done; done
   ;;
 esac
