@@ -67,7 +67,7 @@ fn main() {
         let (name, src) = read(&path);
         if src.contains("tile_of(") {
             for (on, os) in &operands {
-                if src.contains("coop_mat") && !on.ends_with("f16.wgsl") {
+                if src.contains("coop_mat") && !on.ends_with("/f16.wgsl") {
                     continue;
                 }
                 for (en, es) in &epilogues {

@@ -111,9 +111,9 @@ struct Workload {
 /// The GEMMs' operand type and kernel, shared by `run` and `sweep`.
 #[derive(Args, Clone, Copy)]
 struct GemmArgs {
-    /// Element type of the GEMM operands: f32, or f16 (tensor cores through cooperative matrices
-    /// where the adapter has them, else a SHADER_F16 SIMT kernel). Accumulation, outputs and steps
-    /// are f32 either way.
+    /// Element type of the GEMM operands: f32, f16 (tensor cores through cooperative matrices
+    /// where the adapter has them, else a SHADER_F16 SIMT kernel) or bf16 (SIMT on any adapter:
+    /// wgpu 30 has no bf16 cooperative matrices). Accumulation, outputs and steps are f32 either way.
     #[arg(long, default_value = "f32", value_parser = parse_dtype)]
     dtype: Dtype,
     /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
@@ -708,6 +708,7 @@ fn info(g: &GpuArgs, json: bool) -> Result<()> {
                 a.cooperative_matrix.join(", ")
             }
         );
+        println!("  bf16 operands SIMT kernel only (wgpu 30 has no bf16 shader type or cooperative-matrix configuration)");
         println!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB",
             a.max_storage_buffer_binding_size >> 20, a.max_buffer_size >> 20, a.max_compute_workgroups_per_dimension,
             a.max_compute_invocations_per_workgroup, a.max_compute_workgroup_storage_size >> 10);

@@ -20,6 +20,7 @@ fn operands(dtype: Dtype) -> &'static str {
     match dtype {
         Dtype::F32 => include_str!("../shaders/operands/f32.wgsl"),
         Dtype::F16 => include_str!("../shaders/operands/f16.wgsl"),
+        Dtype::Bf16 => include_str!("../shaders/operands/bf16.wgsl"),
     }
 }
 
@@ -231,7 +232,7 @@ mod tests {
         for put in puts {
             sources.push((format!("step {put:?}"), source(STEP, None, Some(put), None)));
             for (kernel, name, dtypes) in [
-                (GEMM, "gemm", &[Dtype::F32, Dtype::F16][..]),
+                (GEMM, "gemm", &Dtype::ALL[..]),
                 (GEMM_COOP, "gemm_coop", &[Dtype::F16][..]),
             ] {
                 for &d in dtypes {
@@ -247,7 +248,8 @@ mod tests {
                 }
             }
         }
-        assert_eq!(sources.len(), 4 + 4 * 3 + 3);
+        // Steps with each put, GEMMs of every (kernel, dtype) with each put, fused ones with CAS.
+        assert_eq!(sources.len(), 4 + 4 * 4 + 4);
         for (what, src) in sources {
             let module = naga::front::wgsl::parse_str(&src)
                 .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
