@@ -95,7 +95,7 @@ coopvar)
   # or to verify is recorded (rc) and the next one runs.
   t3 info > "$out/info.txt" 2>&1
   python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
-  for v in committed ${COOP_VARIANTS:-base-swz vec db1 db2 db2-swz half}; do
+  for v in committed ${COOP_VARIANTS:-base-swz vec db1 db2 db2-swz half half16}; do
     f=scripts/coop-variants/$v.wgsl; [ "$v" = committed ] && f=
     for t in gemm collectives; do
       T3_COOP_WGSL=$f T3_REQUIRE_GPU=1 .gpu/bin/test-$t f16 > "$out/test-$t-$v.txt" 2>&1; echo "$v test-$t rc=$?" >> "$out/rc.txt"

@@ -397,6 +397,87 @@ var<workgroup> Cs: array<f32, 2048>;
     return s
 
 
+def half16():
+    """128 invocations, two 128x128 halves, 16-deep slices double-buffered, loads two slices ahead."""
+    doc = """Variant half16: the occupancy of `half` with the schedule of `db2`: 128 invocations (4 subgroups of
+64x64) computing the host's 128x256 tile as two 128x128 halves one after the other, 16-deep slices
+double-buffered (one barrier per slice), registers holding the next two slices, 16-byte loads and
+stores. 28.5 KiB of workgroup memory, so workgroup memory allows three per SM and registers two."""
+    consts = """const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 16u;
+// Row strides in vec4s: A rows of 16 + 8 halves, B rows of 128 + 8. A stage is 384 vec4s of A
+// (128 rows) and 272 of B (16 rows).
+const SA: u32 = 3u;
+const SB: u32 = 17u;
+"""
+    smem = """var<workgroup> As: array<vec4<u32>, 768>;
+var<workgroup> Bs: array<vec4<u32>, 544>;
+var<workgroup> Cs: array<f32, 2048>;
+"""
+    s = head(doc, consts, smem, False) + entry(False, 128)
+    s += """    let ar = (sg / 2u) * 64u * SA;
+    let bc = (sg % 2u) * 8u;
+    // A slice 128x16 = 256 vec4s: items t + 128 q -> row t / 2 + 64 q, halves 8 (t % 2).
+    // B slice 16x128 = 256 vec4s: items t + 128 q -> k t / 16 + 8 q, halves 8 (t % 16).
+    // Slice j starts 2j vec4s into A's rows and j * 2 * ldb vec4s into B.
+    let ga = (job.a_off + (row0 + t / 2u - job.a_row_base) * p.lda + (t % 2u) * 8u) >> 3u;
+    let g64 = 8u * p.lda;
+    let kstep = 2u * p.ldb;
+    let sa = (t / 2u) * SA + t % 2u;
+    let sb = (t / 16u) * SB + t % 16u;
+    for (var h = 0u; h < 2u; h += 1u) {
+        let colh = col0 + h * 128u;
+        let gb = (job.b_off + (t / 16u) * p.ldb + colh + (t % 16u) * 8u) >> 3u;
+"""
+    s += accumulators("        ")
+
+    def store(ind, r, stage):
+        return (f"{ind}As[sa + {stage * 384}u] = {r}a0;\n"
+                f"{ind}As[sa + 192u + {stage * 384}u] = {r}a1;\n"
+                f"{ind}Bs[sb + {stage * 272}u] = {r}b0;\n"
+                f"{ind}Bs[sb + 136u + {stage * 272}u] = {r}b1;\n")
+
+    def load(ind, r, ka, kb, decl=False):
+        v = "var " if decl else ""
+        return (f"{ind}{v}{r}a0 = a8[ga + {ka}];\n"
+                f"{ind}{v}{r}a1 = a8[ga + g64 + {ka}];\n"
+                f"{ind}{v}{r}b0 = b8[gb + {kb}];\n"
+                f"{ind}{v}{r}b1 = b8[gb + p.ldb + {kb}];\n")
+
+    def compute(ind, stage):
+        return step(ind, lambda i: f"{stage * 384}u + ar + {16 * i}u * SA", "SA",
+                    lambda j: f"{stage * 272}u + bc + {2 * j}u", "SB")
+
+    # As db2: pair m of 16-deep slices runs iff 32m < K, and both lie inside the buffers then.
+    s += "        // Slice 0 into stage 0; slice 1 (always inside the buffers) and slice 2 (where K > 32) ahead.\n"
+    s += load("        ", "q", "0u", "0u", decl=True)
+    s += store("        ", "q", 0)
+    s += load("        ", "q", "2u", "kstep")
+    s += "        var ra0 = vec4<u32>();\n        var ra1 = vec4<u32>();\n        var rb0 = vec4<u32>();\n        var rb1 = vec4<u32>();\n"
+    s += "        if (2u * BK < p.k) {\n" + load("            ", "r", "4u", "2u * kstep") + "        }\n"
+    s += "        workgroupBarrier();\n        var ka = 0u;\n        var kb = 0u;\n"
+    s += "        for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {\n"
+    s += compute("            ", 0)
+    s += store("            ", "q", 1)
+    s += "            if (k0 + 2u * BK < p.k) {\n"
+    s += load("                ", "q", "ka + 6u", "kb + 3u * kstep")
+    s += "            }\n            workgroupBarrier();\n"
+    s += compute("            ", 1)
+    s += "            if (k0 + 2u * BK < p.k) {\n"
+    s += store("                ", "r", 0)
+    s += "                if (k0 + 4u * BK < p.k) {\n"
+    s += load("                    ", "r", "ka + 8u", "kb + 4u * kstep")
+    s += "                }\n            }\n            workgroupBarrier();\n"
+    s += "            ka += 4u;\n            kb += 2u * kstep;\n        }\n"
+    s += """        let r0 = row0 + (sg / 2u) * 64u;
+        let cl = colh + (sg % 2u) * 64u;
+"""
+    s += emits("        ", "sg", "r0", "cl")
+    s += "    }\n    tile_done(job.counter, t);\n}\n"
+    return s
+
+
 def base_swz():
     """The committed kernel with the grouped tile order only."""
     src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
@@ -413,6 +494,7 @@ def main():
         "base-swz": base_swz(),
         "vec": vec_single(False),
         "half": half(),
+        "half16": half16(),
     }
     for d in (1, 2):
         name, s = db(d, False)
