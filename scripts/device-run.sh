@@ -95,12 +95,13 @@ coopvar)
   # or to verify is recorded (rc) and the next one runs.
   t3 info > "$out/info.txt" 2>&1
   python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
-  for v in committed ${COOP_VARIANTS:-base-swz vec db1 db2 db2-swz half half16}; do
+  # COOP_VARIANTS picks (and orders) the list; "committed" is shaders/gemm_coop.wgsl itself.
+  for v in ${COOP_VARIANTS:-committed base-swz vec db1 db2 db2-swz half half16 h4 alias db2-h4 half16-h4}; do
     f=scripts/coop-variants/$v.wgsl; [ "$v" = committed ] && f=
     for t in gemm collectives; do
-      T3_COOP_WGSL=$f T3_REQUIRE_GPU=1 .gpu/bin/test-$t f16 > "$out/test-$t-$v.txt" 2>&1; echo "$v test-$t rc=$?" >> "$out/rc.txt"
+      T3_COOP_WGSL=$f T3_REQUIRE_GPU=1 .gpu/bin/test-$t f16 --skip bf16 > "$out/test-$t-$v.txt" 2>&1; echo "$v test-$t rc=$?" >> "$out/rc.txt"
     done
-    T3_COOP_WGSL=$f T3_BENCH_KERNEL=coop T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f16 T3_BENCH_REPS=9 T3_BENCH_WARMUP_S=3 \
+    T3_COOP_WGSL=$f T3_BENCH_KERNEL=coop T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f16 T3_BENCH_REPS=9 T3_BENCH_WARMUP_S=${COOP_WARMUP_S:-3} \
       T3_BENCH_JSON="$out/bench-$v.jsonl" bench-gemm > "$out/bench-$v.txt" 2>&1; echo "$v bench rc=$?" >> "$out/rc.txt"
     grep -h "^gemm" "$out/bench-$v.txt" | sed "s/^/$v: /"
   done

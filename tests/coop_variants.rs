@@ -159,6 +159,10 @@ fn emulate(src: &str) -> String {
             "let e = emu_as[emu_a0 + o.base + r * o.stride + c / 8u];\n    return unpack2x16float(e[(c % 8u) / 2u])[c % 2u];".to_string(),
             "let e = emu_bs[emu_b0 + o.base + r * o.stride + c / 8u];\n    let x = unpack2x16float(e.x);\n    let y = unpack2x16float(e.y);\n    let z = unpack2x16float(e.z);\n    let w = unpack2x16float(e.w);\n    return array<f32, 8>(x.x, x.y, y.x, y.y, z.x, z.y, w.x, w.y);".to_string(),
         ),
+        "vec4<f16>" => (
+            "return f32(emu_as[emu_a0 + o.base + r * o.stride + c / 4u][c % 4u]);".to_string(),
+            "let i = emu_b0 + o.base + r * o.stride + c / 4u;\n    let x = emu_bs[i];\n    let y = emu_bs[i + 1u];\n    return array<f32, 8>(f32(x.x), f32(x.y), f32(x.z), f32(x.w), f32(y.x), f32(y.y), f32(y.z), f32(y.w));".to_string(),
+        ),
         other => panic!("operand arrays of {other}"),
     };
     assert_eq!(decls[0].1, decls[1].1, "As and Bs of one type");
@@ -214,7 +218,13 @@ fn region_bytes(src: &str, name: &str) -> u64 {
         .trim()
         .parse()
         .unwrap();
-    len * if l.contains("vec4<u32>") { 16 } else { 2 }
+    len * if l.contains("vec4<u32>") {
+        16
+    } else if l.contains("vec4<f16>") {
+        8
+    } else {
+        2
+    }
 }
 
 /// Runs kernel `src` (emulated) on `shape` in `chunks` chunks, staggered by `order`; returns the

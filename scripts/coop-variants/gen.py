@@ -478,6 +478,226 @@ var<workgroup> Cs: array<f32, 2048>;
     return s
 
 
+# How a variant moves operands: the workgroup arrays' element, halves per element, and the load of
+# element `i` (in those units) of A or B.
+IO = {
+    # 16 bytes through second variables on the operand bindings (the first device call: NVVM failed).
+    "alias": ("vec4<u32>", 8, lambda m, i: f"{m}8[{i}]"),
+    # (16 bytes from the operand bindings as they are would need bitcast<vec2<u32>>(vec4<f16>), which
+    # naga 30 types as vec4<u32> and then rejects.)
+    # 8 bytes, workgroup memory typed vec4<f16> (fragments loaded through vec4<f16> pointers).
+    "h4": ("vec4<f16>", 4, lambda m, i: f"{m}[{i}]"),
+}
+
+
+def db2x(name, io, grouped, doc):
+    """db2's schedule (16-deep slices, two stages, one barrier per slice, loads two slices ahead) with
+    the operand movement `io` (a key of IO)."""
+    elem, u, ld = IO[io]
+    sa_, sb_ = 24 // u, 264 // u            # row strides in elements: 16 + 8 and 256 + 8 halves
+    st_a, st_b = 128 * sa_, 16 * sb_        # stage sizes in elements
+    na, nb = 128 * 16 // u // 256, 16 * 256 // u // 256   # elements per invocation per slice
+    per_a, per_b = 16 // u, 256 // u        # elements per row of a slice
+    consts = f"""const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 16u;
+// Row strides in {elem}s ({u} halves): A rows of 16 + 8 halves, B rows of 256 + 8. A stage is
+// {st_a} of them (128 rows of A), a B stage {st_b} (16 rows).
+const SA: u32 = {sa_}u;
+const SB: u32 = {sb_}u;
+"""
+    smem = f"""var<workgroup> As: array<{elem}, {2 * st_a}>;
+var<workgroup> Bs: array<{elem}, {2 * st_b}>;
+var<workgroup> Cs: array<f32, 4096>;
+"""
+    out = head(doc, consts, smem, grouped)
+    if io != "alias":
+        out = out.replace(VIEWS + "\n", "")
+    out += entry(grouped)
+    ra, rb = 256 // per_a, 256 // per_b     # rows one pass of the workgroup covers
+    out += f"""    let ar = (sg / 4u) * 64u * SA;
+    let bc = (sg % 4u) * {64 // u}u;
+    // A slice 128x16: items t + 256 q -> row t / {per_a} + {ra} q, halves {u} (t % {per_a}).
+    // B slice 16x256: items t + 256 q -> k t / {per_b} + {rb} q, halves {u} (t % {per_b}).
+    // Slice j starts {16 // u}j elements into A's rows and j * kstep into B.
+    let ga = (job.a_off + (row0 + t / {per_a}u - job.a_row_base) * p.lda + (t % {per_a}u) * {u}u) >> {u.bit_length() - 1}u;
+    let gb = (job.b_off + (t / {per_b}u) * p.ldb + col0 + (t % {per_b}u) * {u}u) >> {u.bit_length() - 1}u;
+    let kstep = {16 // u}u * p.ldb;
+    let sa = (t / {per_a}u) * SA + t % {per_a}u;
+    let sb = (t / {per_b}u) * SB + t % {per_b}u;
+"""
+    out += accumulators("    ")
+    ga_q = lambda q: f"ga + {q * ra // u}u * p.lda" if q else "ga"   # ra rows of lda halves, in elements
+    gb_q = lambda q: f"gb + {q}u * p.ldb" if q else "gb"                     # rb = u rows: u * ldb / u
+
+    def load(ind, r, ka, kb, decl=False):
+        v = "var " if decl else ""
+        o = "".join(f"{ind}{v}{r}a{q} = {ld('a', ga_q(q) + ' + ' + ka)};\n" for q in range(na))
+        return o + "".join(f"{ind}{v}{r}b{q} = {ld('b', gb_q(q) + ' + ' + kb)};\n" for q in range(nb))
+
+    def store(ind, r, stage):
+        o = "".join(f"{ind}As[sa + {q * ra * sa_ + stage * st_a}u] = {r}a{q};\n" for q in range(na))
+        return o + "".join(f"{ind}Bs[sb + {q * rb * sb_ + stage * st_b}u] = {r}b{q};\n" for q in range(nb))
+
+    def compute(ind, stage):
+        return step(ind, lambda i: f"{stage * st_a}u + ar + {16 * i}u * SA", "SA",
+                    lambda j: f"{stage * st_b}u + bc + {j * 16 // u}u", "SB")
+
+    zero = f"{elem}()"
+    out += "    // Slice 0 into stage 0; slice 1 (inside the buffers: K is padded to 32) and slice 2 (where\n"
+    out += "    // K > 32) into registers. Pair m of slices runs iff 32m < K (see db2).\n"
+    out += load("    ", "q", "0u", "0u", decl=True) + store("    ", "q", 0)
+    out += load("    ", "q", f"{16 // u}u", "kstep")
+    out += "".join(f"    var ra{q} = {zero};\n" for q in range(na))
+    out += "".join(f"    var rb{q} = {zero};\n" for q in range(nb))
+    out += "    if (2u * BK < p.k) {\n" + load("        ", "r", f"{32 // u}u", "2u * kstep") + "    }\n"
+    out += "    workgroupBarrier();\n    var ka = 0u;\n    var kb = 0u;\n"
+    out += "    for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {\n"
+    out += compute("        ", 0) + store("        ", "q", 1)
+    out += "        if (k0 + 2u * BK < p.k) {\n"
+    out += load("            ", "q", f"ka + {48 // u}u", "kb + 3u * kstep")
+    out += "        }\n        workgroupBarrier();\n"
+    out += compute("        ", 1)
+    out += "        if (k0 + 2u * BK < p.k) {\n" + store("            ", "r", 0)
+    out += "            if (k0 + 4u * BK < p.k) {\n"
+    out += load("                ", "r", f"ka + {64 // u}u", "kb + 4u * kstep")
+    out += "            }\n        }\n        workgroupBarrier();\n"
+    out += f"        ka += {32 // u}u;\n        kb += 2u * kstep;\n    }}\n"
+    out += """    let r0 = row0 + (sg / 4u) * 64u;
+    let cl = col0 + (sg % 4u) * 64u;
+"""
+    out += emits("    ", "sg", "r0", "cl")
+    return out + "    tile_done(job.counter, t);\n}\n"
+
+
+def h4():
+    """The committed kernel with workgroup memory typed vec4<f16>: 8-byte stores, fragments loaded
+    through vec4<f16> pointers."""
+    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    doc = ("// Variant h4: shaders/gemm_coop.wgsl as committed (5b35233) with workgroup memory typed vec4<f16>:\n"
+           "// each prefetched vec4 goes out as one 8-byte store instead of four 2-byte ones, and fragments\n"
+           "// are loaded through vec4<f16> pointers with strides in vec4s (one change, to bisect the NVVM failure).\n")
+    rep = [
+        ("var<workgroup> As: array<f16, 5120>;", "var<workgroup> As: array<vec4<f16>, 1280>;"),
+        ("var<workgroup> Bs: array<f16, 8448>;", "var<workgroup> Bs: array<vec4<f16>, 2112>;"),
+        ("""    let o = (i / 8u) * SA + (i % 8u) * 4u;
+    As[o] = v.x;
+    As[o + 1u] = v.y;
+    As[o + 2u] = v.z;
+    As[o + 3u] = v.w;""", "    As[(i / 8u) * (SA / 4u) + i % 8u] = v;"),
+        ("""    let o = (i / 64u) * SB + (i % 64u) * 4u;
+    Bs[o] = v.x;
+    Bs[o + 1u] = v.y;
+    Bs[o + 2u] = v.z;
+    Bs[o + 3u] = v.w;""", "    Bs[(i / 64u) * (SB / 4u) + i % 64u] = v;"),
+    ]
+    for a, b in rep:
+        assert a in src, a
+        src = src.replace(a, b)
+    # Fragment places and strides in vec4s: every offset is a multiple of 4 halves.
+    import re
+    src = re.sub(r"coopLoadT<coop_mat16x16<f16, (A|B)>>\(&(As|Bs)\[([^\]]*)\], (SA|SB)\)",
+                 lambda m: f"coopLoadT<coop_mat16x16<f16, {m[1]}>>(&{m[2]}[({m[3]}) / 4u], {m[4]} / 4u)", src)
+    assert src.count("/ 4u], S") == 16
+    return doc + src
+
+
+def alias():
+    """The committed kernel reading A and B through second variables of the same type on the same
+    bindings: whether aliasing alone trips NVVM."""
+    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    doc = ("// Variant alias: shaders/gemm_coop.wgsl as committed (5b35233) reading A and B through second\n"
+           "// variables on bindings 2 and 3, of the same type (one change, to bisect the NVVM failure).\n")
+    views = ("@group(0) @binding(2) var<storage, read> a_view: array<vec4<f16>>;\n"
+             "@group(0) @binding(3) var<storage, read> b_view: array<vec4<f16>>;\n\n")
+    src = src.replace("    return a[(job.a_off", "    return a_view[(job.a_off").replace("    return b[(job.b_off", "    return b_view[(job.b_off")
+    assert "a_view[" in src and "b_view[" in src
+    i = src.index("const BM")
+    return doc + src[:i] + views + src[i:]
+
+
+def half16x(name, io, doc):
+    """half16's shape and schedule (128 invocations, two 128x128 halves, 16-deep slices double-buffered,
+    loads two slices ahead) with the operand movement `io` (a key of IO)."""
+    elem, u, ld = IO[io]
+    sa_, sb_ = 24 // u, 136 // u            # row strides in elements: 16 + 8 and 128 + 8 halves
+    st_a, st_b = 128 * sa_, 16 * sb_
+    per_a, per_b = 16 // u, 128 // u        # elements per row of a slice
+    na, nb = 128 * per_a // 128, 16 * per_b // 128
+    ra, rb = 128 // per_a, 128 // per_b     # rows one pass of the workgroup covers
+    consts = f"""const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 16u;
+// Row strides in {elem}s ({u} halves): A rows of 16 + 8 halves, B rows of 128 + 8. A stage is
+// {st_a} of them (128 rows of A), a B stage {st_b} (16 rows).
+const SA: u32 = {sa_}u;
+const SB: u32 = {sb_}u;
+"""
+    smem = f"""var<workgroup> As: array<{elem}, {2 * st_a}>;
+var<workgroup> Bs: array<{elem}, {2 * st_b}>;
+var<workgroup> Cs: array<f32, 2048>;
+"""
+    out = head(doc, consts, smem, False)
+    if io != "alias":
+        out = out.replace(VIEWS + "\n", "")
+    out += entry(False, 128)
+    sh = u.bit_length() - 1
+    out += f"""    let ar = (sg / 2u) * 64u * SA;
+    let bc = (sg % 2u) * {64 // u}u;
+    // A slice 128x16: items t + 128 q -> row t / {per_a} + {ra} q, halves {u} (t % {per_a}).
+    // B slice 16x128: items t + 128 q -> k t / {per_b} + {rb} q, halves {u} (t % {per_b}).
+    // Slice j starts {16 // u}j elements into A's rows and j * kstep into B.
+    let ga = (job.a_off + (row0 + t / {per_a}u - job.a_row_base) * p.lda + (t % {per_a}u) * {u}u) >> {sh}u;
+    let kstep = {16 // u}u * p.ldb;
+    let sa = (t / {per_a}u) * SA + t % {per_a}u;
+    let sb = (t / {per_b}u) * SB + t % {per_b}u;
+    for (var h = 0u; h < 2u; h += 1u) {{
+        let colh = col0 + h * 128u;
+        let gb = (job.b_off + (t / {per_b}u) * p.ldb + colh + (t % {per_b}u) * {u}u) >> {sh}u;
+"""
+    out += accumulators("        ")
+    ga_q = lambda q: f"ga + {q * ra // u}u * p.lda" if q else "ga"
+    gb_q = lambda q: f"gb + {q * rb // u}u * p.ldb" if q else "gb"
+
+    def load(ind, r, ka, kb, decl=False):
+        v = "var " if decl else ""
+        o = "".join(f"{ind}{v}{r}a{q} = {ld('a', ga_q(q) + ' + ' + ka)};\n" for q in range(na))
+        return o + "".join(f"{ind}{v}{r}b{q} = {ld('b', gb_q(q) + ' + ' + kb)};\n" for q in range(nb))
+
+    def store(ind, r, stage):
+        o = "".join(f"{ind}As[sa + {q * ra * sa_ + stage * st_a}u] = {r}a{q};\n" for q in range(na))
+        return o + "".join(f"{ind}Bs[sb + {q * rb * sb_ + stage * st_b}u] = {r}b{q};\n" for q in range(nb))
+
+    def compute(ind, stage):
+        return step(ind, lambda i: f"{stage * st_a}u + ar + {16 * i}u * SA", "SA",
+                    lambda j: f"{stage * st_b}u + bc + {j * 16 // u}u", "SB")
+
+    zero = f"{elem}()"
+    i2 = "        "
+    out += f"{i2}// Slice 0 into stage 0; slices 1 and 2 (where K > 32) into registers, as in db2.\n"
+    out += load(i2, "q", "0u", "0u", decl=True) + store(i2, "q", 0)
+    out += load(i2, "q", f"{16 // u}u", "kstep")
+    out += "".join(f"{i2}var ra{q} = {zero};\n" for q in range(na))
+    out += "".join(f"{i2}var rb{q} = {zero};\n" for q in range(nb))
+    out += f"{i2}if (2u * BK < p.k) {{\n" + load(i2 + "    ", "r", f"{32 // u}u", "2u * kstep") + f"{i2}}}\n"
+    out += f"{i2}workgroupBarrier();\n{i2}var ka = 0u;\n{i2}var kb = 0u;\n"
+    out += f"{i2}for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {{\n"
+    i3, i4, i5 = i2 + "    ", i2 + "        ", i2 + "            "
+    out += compute(i3, 0) + store(i3, "q", 1)
+    out += f"{i3}if (k0 + 2u * BK < p.k) {{\n" + load(i4, "q", f"ka + {48 // u}u", "kb + 3u * kstep")
+    out += f"{i3}}}\n{i3}workgroupBarrier();\n"
+    out += compute(i3, 1)
+    out += f"{i3}if (k0 + 2u * BK < p.k) {{\n" + store(i4, "r", 0)
+    out += f"{i4}if (k0 + 4u * BK < p.k) {{\n" + load(i5, "r", f"ka + {64 // u}u", "kb + 4u * kstep")
+    out += f"{i4}}}\n{i3}}}\n{i3}workgroupBarrier();\n"
+    out += f"{i3}ka += {32 // u}u;\n{i3}kb += 2u * kstep;\n{i2}}}\n"
+    out += f"""{i2}let r0 = row0 + (sg / 2u) * 64u;
+{i2}let cl = colh + (sg % 2u) * 64u;
+"""
+    out += emits(i2, "sg", "r0", "cl")
+    return out + "    }\n    tile_done(job.counter, t);\n}\n"
+
+
 def base_swz():
     """The committed kernel with the grouped tile order only."""
     src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
@@ -495,6 +715,14 @@ def main():
         "vec": vec_single(False),
         "half": half(),
         "half16": half16(),
+        "h4": h4(),
+        "alias": alias(),
+        "half16-h4": half16x("half16-h4", "h4", """Variant half16-h4: half16 (128 invocations, the tile as two 128x128 halves, 16-deep slices
+double-buffered, loads two slices ahead; two workgroups per SM) with workgroup memory typed
+vec4<f16>: 8-byte loads and stores, no vec4<u32>, no second variables on the operand bindings."""),
+        "db2-h4": db2x("db2-h4", "h4", False, """Variant db2-h4: db2's schedule (16-deep slices double-buffered, one barrier per slice, loads two
+slices ahead) with workgroup memory typed vec4<f16>: 8-byte loads and stores, fragments loaded
+through vec4<f16> pointers. No second variables on the operand bindings, no vec4<u32>."""),
     }
     for d in (1, 2):
         name, s = db(d, False)
