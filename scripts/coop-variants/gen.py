@@ -574,7 +574,7 @@ def h4():
     """The committed kernel with workgroup memory typed vec4<f16>: 8-byte stores, fragments loaded
     through vec4<f16> pointers."""
     src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
-    doc = ("// Variant h4: shaders/gemm_coop.wgsl as committed (5b35233) with workgroup memory typed vec4<f16>:\n"
+    doc = ("// Variant h4: shaders/gemm_coop.wgsl as committed with workgroup memory typed vec4<f16>:\n"
            "// each prefetched vec4 goes out as one 8-byte store instead of four 2-byte ones, and fragments\n"
            "// are loaded through vec4<f16> pointers with strides in vec4s (one change, to bisect the NVVM failure).\n")
     rep = [
@@ -606,7 +606,7 @@ def alias():
     """The committed kernel reading A and B through second variables of the same type on the same
     bindings: whether aliasing alone trips NVVM."""
     src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
-    doc = ("// Variant alias: shaders/gemm_coop.wgsl as committed (5b35233) reading A and B through second\n"
+    doc = ("// Variant alias: shaders/gemm_coop.wgsl as committed reading A and B through second\n"
            "// variables on bindings 2 and 3, of the same type (one change, to bisect the NVVM failure).\n")
     views = ("@group(0) @binding(2) var<storage, read> a_view: array<vec4<f16>>;\n"
              "@group(0) @binding(3) var<storage, read> b_view: array<vec4<f16>>;\n\n")
@@ -637,10 +637,10 @@ const SB: u32 = {sb_}u;
 var<workgroup> Bs: array<{elem}, {2 * st_b}>;
 var<workgroup> Cs: array<f32, 2048>;
 """
-    out = head(doc, consts, smem, False)
+    out = head(doc, consts, smem, True)
     if io != "alias":
         out = out.replace(VIEWS + "\n", "")
-    out += entry(False, 128)
+    out += entry(True, 128)
     sh = u.bit_length() - 1
     out += f"""    let ar = (sg / 2u) * 64u * SA;
     let bc = (sg % 2u) * {64 // u}u;
@@ -698,20 +698,8 @@ var<workgroup> Cs: array<f32, 2048>;
     return out + "    }\n    tile_done(job.counter, t);\n}\n"
 
 
-def base_swz():
-    """The committed kernel with the grouped tile order only."""
-    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
-    marker = "@compute @workgroup_size(256)"
-    doc = ("// Variant base-swz: shaders/gemm_coop.wgsl as committed (5b35233) with the grouped tile order only.\n")
-    body = src.replace("    let tile = tile_of(w, t);\n", "    let tile = grouped(tile_of(w, t), w);\n")
-    assert body != src
-    i = body.index(marker)
-    return doc + body[:i] + GROUPED + "\n" + body[i:]
-
-
 def main():
     files = {
-        "base-swz": base_swz(),
         "vec": vec_single(False),
         "half": half(),
         "half16": half16(),
@@ -719,10 +707,12 @@ def main():
         "alias": alias(),
         "half16-h4": half16x("half16-h4", "h4", """Variant half16-h4: half16 (128 invocations, the tile as two 128x128 halves, 16-deep slices
 double-buffered, loads two slices ahead; two workgroups per SM) with workgroup memory typed
-vec4<f16>: 8-byte loads and stores, no vec4<u32>, no second variables on the operand bindings."""),
-        "db2-h4": db2x("db2-h4", "h4", False, """Variant db2-h4: db2's schedule (16-deep slices double-buffered, one barrier per slice, loads two
+vec4<f16>: 8-byte loads and stores, no vec4<u32>, no second variables on the operand bindings.
+Grouped tile order, as committed."""),
+        "db2-h4": db2x("db2-h4", "h4", True, """Variant db2-h4: db2's schedule (16-deep slices double-buffered, one barrier per slice, loads two
 slices ahead) with workgroup memory typed vec4<f16>: 8-byte loads and stores, fragments loaded
-through vec4<f16> pointers. No second variables on the operand bindings, no vec4<u32>."""),
+through vec4<f16> pointers. No second variables on the operand bindings, no vec4<u32>. Grouped
+tile order, as committed."""),
     }
     for d in (1, 2):
         name, s = db(d, False)

@@ -1,6 +1,7 @@
 // Variant half16-h4: half16 (128 invocations, the tile as two 128x128 halves, 16-deep slices
 // double-buffered, loads two slices ahead; two workgroups per SM) with workgroup memory typed
 // vec4<f16>: 8-byte loads and stores, no vec4<u32>, no second variables on the operand bindings.
+// Grouped tile order, as committed.
 enable f16;
 enable wgpu_cooperative_matrix;
 
@@ -15,6 +16,23 @@ const SB: u32 = 34u;
 var<workgroup> As: array<vec4<f16>, 1536>;
 var<workgroup> Bs: array<vec4<f16>, 1088>;
 var<workgroup> Cs: array<f32, 2048>;
+
+// Grouped tile order: consecutive workgroups walk down GROUP tile rows of their job before moving one
+// tile column right, so the ~132 tiles in flight share A rows and B columns in L2 (row-major order
+// spans all of B's columns with a few A bands). Tiles stay inside their job, so chunks and tracker
+// counts are unchanged.
+const GROUP: u32 = 8u;
+
+fn grouped(tile: Tile, w: u32) -> Tile {
+    let job = tile.job;
+    let local = w - job.wg_start;
+    let rows = (job.row1 - job.row0 + BM - 1u) / BM;
+    let span = GROUP * p.tiles_n;
+    let first = (local / span) * GROUP;
+    let h = min(rows - first, GROUP);
+    let i = local % span;
+    return Tile(job, job.row0 + (first + i % h) * BM, (i / h) * BN);
+}
 
 // Writes fragment `c` (tile rows row.., cols col..) through the subgroup's scratch `half` (fragments
 // alternate between two, so one barrier per fragment suffices): lane l puts row l / 2, columns
@@ -36,7 +54,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (w >= p.total_wg) {
         return;
     }
-    let tile = tile_of(w, t);
+    let tile = grouped(tile_of(w, t), w);
     let job = tile.job;
     let row0 = tile.row0;
     let col0 = tile.col0;
