@@ -1,7 +1,7 @@
 //! Measures the tracked GEMM (StoreMode::Store) against the same GEMM with the tracker epilogue compiled
 //! out (StoreMode::Untracked) on square M = N = K: median ms, TFLOP/s and the tracker overhead.
 //!
-//! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_DTYPES (comma list of f32, f16;
+//! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_DTYPES (comma list of f32, f16, bf16;
 //! default "f32"), T3_BENCH_KERNEL (auto, simt or coop; default auto: the adapter's best per dtype),
 //! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
 //! default 1), T3_BENCH_SETTLE_S (then at most this many seconds more until the times settle,
