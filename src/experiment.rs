@@ -2,7 +2,7 @@
 //! time warm-up and repetitions, and turn the medians into the metrics every run reports.
 
 use std::collections::HashMap;
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 

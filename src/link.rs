@@ -1,7 +1,7 @@
 //! The link model's calibration: the payload bandwidth a copy step reaches at each workgroup budget on
 //! this adapter, saved as a table so that `--link-gbps X` can pick the budget that emulates X GB/s.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 

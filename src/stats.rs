@@ -2,7 +2,7 @@
 //! thing, spreads beside medians, and whether a series of samples has settled.
 
 use std::sync::OnceLock;
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 

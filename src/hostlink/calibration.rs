@@ -7,7 +7,7 @@
 //! behind GEMM work in the pass it shares; the copy is what the host trigger loop pays per chunk.
 
 use std::fmt::Write as _;
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 
