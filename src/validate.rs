@@ -3,9 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::gemm::Padding;
-use crate::modes::Config;
+use crate::config::Config;
 use crate::plan::ReduceVia;
-use crate::ranks::a_rows;
+use crate::schedule::a_rows;
 use crate::schedule::Collective;
 use crate::shapes::Chunking;
 
@@ -136,7 +136,7 @@ mod tests {
             link: Link::Unthrottled,
             dtype: Dtype::F32,
             arbitrate: None,
-            step_lead: crate::modes::StepLead::Auto,
+            step_lead: crate::config::StepLead::Auto,
         }
     }
 

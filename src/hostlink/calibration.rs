@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{CopyPool, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
-use crate::experiment::median;
+use crate::stats::median;
 use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 
@@ -191,10 +191,10 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                         }
                     }
                     let (w, m, c, t) = (
-                        median(&mut write),
-                        median(&mut map),
-                        median(&mut copy),
-                        median(&mut total),
+                        median(&write),
+                        median(&map),
+                        median(&copy),
+                        median(&total),
                     );
                     let gbps = |s: f64| bytes as f64 / s.max(1e-9) / 1e9;
                     table.rows.push(HostLinkRow {
