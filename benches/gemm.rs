@@ -12,6 +12,7 @@ mod common;
 
 use common::*;
 use std::process::ExitCode;
+use t3_wgpu::stats::median;
 
 use anyhow::{bail, Context};
 use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode};
@@ -101,7 +102,7 @@ fn bench_one(
             .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
         format!("{lo:.3}..{hi:.3}")
     };
-    let (tracked, untracked) = (median(tracked_all.clone()), median(untracked_all.clone()));
+    let (tracked, untracked) = (median(&tracked_all), median(&untracked_all));
     let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
     let overhead = tracked / untracked - 1.0;
     println!(

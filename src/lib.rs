@@ -40,6 +40,7 @@ pub mod steps;
 pub mod suspend;
 pub mod timeline;
 pub mod timestamps;
+pub mod timing;
 pub mod trace;
 pub mod tracked;
 pub mod validate;
