@@ -69,7 +69,8 @@ mod web {
     }
 
     /// Polls `fut`; while it is pending, suspends the wasm stack (JSPI) on a promise its waker resolves.
-    /// Must run under a `#[wasm_bindgen(jspi)]` export (else the suspension throws a SuspendError).
+    /// Must run under a `#[wasm_bindgen(jspi)]` export (else the suspension throws a SuspendError), one
+    /// such export at a time: the thread has one resume slot (the page runs one call at a time).
     pub fn block_on<F: Future>(fut: F) -> F::Output {
         let mut fut = pin!(fut);
         let waker = Waker::from(Arc::new(Resume));

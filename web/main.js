@@ -107,7 +107,7 @@ async function main() {
   try {
     info = JSON.parse(await describe());
   } catch (e) {
-    return fail(`No usable WebGPU adapter: ${e.message ?? e}`);
+    return fail(`This browser has WebGPU but gave no usable adapter (WebGPU may be disabled, or this GPU blocklisted): ${e.message ?? e}`);
   }
   state.adapter = info;
   const lacks = [];

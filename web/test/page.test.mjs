@@ -28,7 +28,9 @@ const server = createServer(async (req, res) => {
   }
 });
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
-const url = `http://127.0.0.1:${server.address().port}/index.html?${QUERY}`;
+// T3_WEB_BASE: a server already running (e.g. the README's `python3 -m http.server -d web/dist`).
+const base = process.env.T3_WEB_BASE ?? `http://127.0.0.1:${server.address().port}/`;
+const url = `${base}index.html?${QUERY}`;
 
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
