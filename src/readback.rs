@@ -7,6 +7,16 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
+type MapSlot = Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>;
+
+/// A readback whose staging buffer was asked to map: [`Gpu::try_read`] collects it.
+pub struct PendingRead {
+    what: String,
+    staging: wgpu::Buffer,
+    size: u64,
+    slot: MapSlot,
+}
+
 impl Gpu {
     /// A MAP_READ | COPY_DST buffer of at least `bytes`, reused from finished readbacks where one fits;
     /// [`Gpu::map_staging`] hands it back.
@@ -77,45 +87,72 @@ impl Gpu {
         idx: wgpu::SubmissionIndex,
         size: u64,
     ) -> Result<Vec<u8>> {
-        let slot: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> =
-            Arc::default();
+        let pending = self.map_later(what, staging, size);
+        self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
+        self.await_read(pending, Instant::now() + self.timeout)
+    }
+
+    /// Asks for a buffer from [`Gpu::staging`] to be mapped once the work that fills it completes,
+    /// without waiting: the host trigger loop decides while the GPU runs and collects the bytes with
+    /// [`Gpu::try_read`] once a poll has run the map callback.
+    pub fn map_later(&self, what: &str, staging: wgpu::Buffer, size: u64) -> PendingRead {
+        let slot: MapSlot = Arc::default();
         let slot2 = slot.clone();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             *slot2.lock().unwrap() = Some(r);
         });
-        self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
-        // Another thread's poll may be the one that runs our callback: wait for it, bounded.
+        PendingRead {
+            what: what.to_string(),
+            staging,
+            size,
+            slot,
+        }
+    }
+
+    /// The bytes of `p` if its map callback has run (the staging buffer then goes back to the pool),
+    /// else `p` itself, still pending. Polls nothing.
+    pub fn try_read(&self, p: PendingRead) -> Result<std::result::Result<Vec<u8>, PendingRead>> {
+        let Some(result) = p.slot.lock().unwrap().take() else {
+            return Ok(Err(p));
+        };
+        if let Err(e) = result {
+            return Err(Error::Readback {
+                what: p.what,
+                message: e.to_string(),
+            });
+        }
+        let mut bytes = p
+            .staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::Readback {
+                what: p.what.clone(),
+                message: e.to_string(),
+            })?
+            .to_vec();
+        bytes.truncate(p.size as usize);
+        p.staging.unmap();
+        self.staging.lock().unwrap().push(p.staging);
+        Ok(Ok(bytes))
+    }
+
+    /// The bytes of `p`, polling (without blocking on the queue) until its callback ran or
+    /// `deadline` passed: another thread's poll may be the one that runs it.
+    pub fn await_read(&self, mut p: PendingRead, deadline: Instant) -> Result<Vec<u8>> {
         let t0 = Instant::now();
-        let result = loop {
-            if let Some(r) = slot.lock().unwrap().take() {
-                break r;
-            }
-            if t0.elapsed() > self.timeout {
+        loop {
+            p = match self.try_read(p)? {
+                Ok(bytes) => return Ok(bytes),
+                Err(p) => p,
+            };
+            if Instant::now() > deadline {
                 return Err(Error::Timeout {
-                    pending: format!("the map callback of {what}"),
+                    pending: format!("the map callback of {}", p.what),
                     after: t0.elapsed(),
                 });
             }
             let _ = self.device.poll(wgpu::PollType::Poll);
             std::thread::sleep(Duration::from_micros(50));
-        };
-        if let Err(e) = result {
-            return Err(Error::Readback {
-                what: what.to_string(),
-                message: e.to_string(),
-            });
         }
-        let mut bytes = staging
-            .get_mapped_range(..)
-            .map_err(|e| Error::Readback {
-                what: what.to_string(),
-                message: e.to_string(),
-            })?
-            .to_vec();
-        bytes.truncate(size as usize);
-        staging.unmap();
-        self.staging.lock().unwrap().push(staging);
-        Ok(bytes)
     }
 
     /// Reads back `len` f32 values.

@@ -1,18 +1,26 @@
-//! Host mode: the host-side trigger loop. GEMM work goes out stage by stage; after each submission
-//! completes the host reads every tracker counter back and submits, with the next stage's GEMM, each
-//! step whose inputs' counters have reached their marks: T3's threshold (local tiles and the incoming
-//! update) checked by the CPU. wgpu cannot map a buffer while GPU work uses it, so the host sees the
-//! counters only at submission grain; the loop records each trigger's latency.
+//! Host mode: the pipelined host-side trigger loop. GEMM work goes out stage by stage with up to
+//! [`IN_FLIGHT`] submissions queued, so the GPU never waits for a decision: each submission ends
+//! with a copy of every tracker counter into a pooled readback buffer that maps when it completes,
+//! and while the next submission runs the host decides which steps' inputs reached their marks
+//! (T3's threshold, checked by the CPU) and sends them with the next GEMM stage. wgpu cannot map a
+//! buffer while GPU work uses it, so the host sees counters at submission grain; the loop records
+//! each trigger's latency.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use super::{Mode, Run, System};
 use crate::error::{Error, Result};
+use crate::executor::Launched;
 use crate::gemm::StoreMode;
 use crate::lower::Command;
 use crate::plan::{Kind, Loc, Plan};
 use crate::timeline::{Event, EventKind, Lane};
+
+/// Submissions the loop keeps queued on a device: one running while the host decides the next
+/// from the counters of the one before (two is the least that hides a decision; more only
+/// delays steps, which go with the submission after the one whose counters made them ready).
+pub const IN_FLIGHT: usize = 2;
 
 pub struct Host;
 
@@ -41,63 +49,89 @@ impl Mode for Host {
 
     fn run(&self, sys: &mut System) -> Result<Run> {
         sys.exec.timer.reset();
+        let deadline = Instant::now() + sys.timeout();
         let plan = &sys.plan;
-        let stages = sys.lowered.stages;
+        // GEMM ops by stage, stages without GEMM work left out.
+        let mut gemm_stages: VecDeque<Vec<usize>> = (0..=sys.lowered.stages)
+            .map(|s| {
+                (0..plan.ops.len())
+                    .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == s)
+                    .collect::<Vec<usize>>()
+            })
+            .filter(|ops| !ops.is_empty())
+            .collect();
         let mut counters: HashMap<Loc, u32> = HashMap::new();
         let mut submitted = vec![false; plan.ops.len()];
+        let mut left = plan.ops.len();
         let mut pass_of = vec![usize::MAX; plan.ops.len()];
         let mut passes: Vec<Vec<usize>> = Vec::new();
         // (op, host µs at submission) for every triggered step.
         let mut triggers: Vec<(usize, f64)> = Vec::new();
         let mut host_ends: Vec<f64> = Vec::new();
         let mut t0: Option<Instant> = None;
-        let mut stage = 0;
-        while submitted.iter().any(|s| !s) {
-            let mut ops: Vec<usize> = (0..plan.ops.len())
-                .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == stage)
-                .collect();
-            stage += 1;
-            let now_us = t0.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e6);
-            for i in ready(plan, &counters, &submitted) {
-                ops.push(i);
-                triggers.push((i, now_us));
-            }
-            if ops.is_empty() {
-                if stage <= stages {
-                    continue;
+        let mut in_flight: VecDeque<Launched> = VecDeque::new();
+        loop {
+            // Decide and submit while fewer than IN_FLIGHT submissions are queued: the next GEMM
+            // stage with every step the latest counters allow.
+            while in_flight.len() < IN_FLIGHT {
+                let steps = ready(plan, &counters, &submitted);
+                // Steps ready while GEMM work is left go with the next stage: the pass shares the
+                // device between them by the link budget.
+                let mut ops = gemm_stages.pop_front().unwrap_or_default();
+                if ops.is_empty() && steps.is_empty() {
+                    break;
                 }
-                return Err(Error::Gpu {
-                    during: "host trigger loop".into(),
-                    message: format!(
-                        "no step became ready but {} ops remain; trackers {:?}",
-                        submitted.iter().filter(|s| !**s).count(),
-                        counters
-                    ),
-                });
+                let now_us = t0.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e6);
+                triggers.extend(steps.iter().map(|&i| (i, now_us)));
+                ops.extend(steps);
+                let mut commands = if passes.is_empty() {
+                    sys.lowered.reset()
+                } else {
+                    Vec::new()
+                };
+                commands.push(Command::Pass(sys.lowered.pass(&ops, StoreMode::Store)));
+                commands.push(sys.lowered.counters());
+                let l = sys.exec.launch(
+                    &sys.ranks,
+                    &sys.lowered,
+                    "host trigger submission",
+                    &commands,
+                )?;
+                t0.get_or_insert(l.submitted);
+                in_flight.push_back(l);
+                for &i in &ops {
+                    submitted[i] = true;
+                    pass_of[i] = passes.len();
+                }
+                left -= ops.len();
+                passes.push(ops);
             }
-            let mut commands = if passes.is_empty() {
-                sys.lowered.reset()
-            } else {
-                Vec::new()
+            // Collect the oldest submission (the device runs the next one meanwhile); its counters
+            // decide the next. One device: a bounded wait on that submission is a wait on nothing
+            // else.
+            let Some(l) = in_flight.pop_front() else {
+                break;
             };
-            commands.push(Command::Pass(sys.lowered.pass(&ops, StoreMode::Store)));
-            commands.push(sys.lowered.counters());
-            let done = sys.exec.submit(
-                &sys.ranks,
-                &sys.lowered,
-                "host trigger submission",
-                &commands,
-                sys.gpu.timeout,
-            )?;
-            let t0 = *t0.get_or_insert(done.submitted);
-            host_ends.push((done.done - t0).as_secs_f64() * 1e6);
-            let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&done.read);
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            sys.gpu
+                .wait(Some(l.index), "host trigger submission", remaining)?;
+            let read = match l.read {
+                Some(p) => sys.gpu.await_read(p, deadline)?,
+                None => Vec::new(),
+            };
+            let start = t0.expect("set at the first submission");
+            host_ends.push(start.elapsed().as_secs_f64() * 1e6);
+            let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&read);
             counters.extend(sys.lowered.locs.iter().copied().zip(vals));
-            for &i in &ops {
-                submitted[i] = true;
-                pass_of[i] = passes.len();
-            }
-            passes.push(ops);
+        }
+        if left > 0 {
+            return Err(Error::Gpu {
+                during: "host trigger loop".into(),
+                message: format!(
+                    "no step became ready but {left} ops remain; trackers {:?}",
+                    counters
+                ),
+            });
         }
         let mut t = sys.exec.timer.spans_us(sys.gpu)?;
         let gpu_clock = t.len() == passes.len();
