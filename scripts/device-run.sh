@@ -135,6 +135,10 @@ hostloop)
     done
     t3 run --preset $p --dtype $d --collective reduce-scatter --chunks 2 --link-gbps 150 --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$p-$d-150.json" --svg "$out/$p-$d-150.svg" --trace "$out/$p-$d-150.trace.json" > "$out/$p-$d-150.txt" 2>&1
   done; done
+  # The pipeline's depth (submissions queued per device) against step delay, f16 (shortest stages).
+  for n in 2 3 4; do for p in tnlg-op-tp8 gpt3-op-tp8; do
+    T3_HOST_IN_FLIGHT=$n t3 run --preset $p --dtype f16 --collective reduce-scatter --chunks 2 --mode sequential,host --reps 5 --warmup 2 --json "$out/depth$n-$p-f16.json" > "$out/depth$n-$p-f16.txt" 2>&1
+  done; done
   ;;
 twogpu)
   # Issue 12: ranks on devices (needs --devices on run; kind nvidia-h200-x2, or --devices 2 on one H200:

@@ -801,3 +801,21 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
     let v: serde_json::Value = serde_json::from_str(&saved).unwrap();
     assert!(!v["rows"].as_array().unwrap().is_empty(), "{saved}");
 }
+
+#[test]
+fn host_loop_depth_from_the_environment_is_validated() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let d = tmp("host-in-flight");
+    let args: Vec<&str> = ["run"]
+        .iter()
+        .chain(SMALL)
+        .chain(&["--mode", "host"])
+        .copied()
+        .collect();
+    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "1")], &d, 120);
+    assert_usage(&o, &["T3_HOST_IN_FLIGHT", "'1'", "2 to 16"]);
+    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "3")], &d, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -1,5 +1,5 @@
 //! Host mode: the pipelined host-side trigger loop. GEMM work goes out stage by stage with up to
-//! [`IN_FLIGHT`] submissions queued, so the GPU never waits for a decision: each submission ends
+//! [`IN_FLIGHT`] submissions queued (T3_HOST_IN_FLIGHT), so the GPU never waits for a decision: each submission ends
 //! with a copy of every tracker counter into a pooled readback buffer that maps when it completes,
 //! and while the next submission runs the host decides which steps' inputs reached their marks
 //! (T3's threshold, checked by the CPU) and sends them with the next GEMM stage. wgpu cannot map a
@@ -15,14 +15,21 @@ use crate::executor::Launched;
 use crate::gemm::StoreMode;
 use crate::lower::Command;
 use crate::plan::{Kind, Loc, Plan};
+use crate::settings;
 use crate::timeline::{Event, EventKind, Lane};
 
-/// Submissions the loop keeps queued on a device: one running while the host decides the next
-/// from the counters of the one before (two is the least that hides a decision; more only
-/// delays steps, which go with the submission after the one whose counters made them ready).
+/// Submissions the loop keeps queued on a device (T3_HOST_IN_FLIGHT overrides): one running while
+/// the host decides the next from the counters of the one before. Two is the least that hides a
+/// decision; each more hides a slower decision (or a shorter GEMM stage) but delays every step by
+/// one more stage, since steps go with the first submission after the counters that made them ready.
 pub const IN_FLIGHT: usize = 2;
 
-pub struct Host;
+/// The host trigger loop; `in_flight`: submissions kept queued per device (None: T3_HOST_IN_FLIGHT,
+/// else [`IN_FLIGHT`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Host {
+    pub in_flight: Option<usize>,
+}
 
 /// The step ops a trigger loop submits next: those not submitted yet whose every dependency's
 /// buffer counter (as last read back) has reached the mark that proves that dependency complete.
@@ -48,6 +55,10 @@ impl Mode for Host {
     }
 
     fn run(&self, sys: &mut System) -> Result<Run> {
+        let depth = match self.in_flight {
+            Some(n) => n.max(1),
+            None => settings::host_in_flight(IN_FLIGHT)?,
+        };
         sys.exec.timer.reset();
         let deadline = Instant::now() + sys.timeout();
         let plan = &sys.plan;
@@ -71,9 +82,9 @@ impl Mode for Host {
         let mut t0: Option<Instant> = None;
         let mut in_flight: VecDeque<Launched> = VecDeque::new();
         loop {
-            // Decide and submit while fewer than IN_FLIGHT submissions are queued: the next GEMM
+            // Decide and submit while fewer than `depth` submissions are queued: the next GEMM
             // stage with every step the latest counters allow.
-            while in_flight.len() < IN_FLIGHT {
+            while in_flight.len() < depth {
                 let steps = ready(plan, &counters, &submitted);
                 // Steps ready while GEMM work is left go with the next stage: the pass shares the
                 // device between them by the link budget.
