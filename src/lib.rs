@@ -37,6 +37,7 @@ pub mod stats;
 pub mod steps;
 pub mod timeline;
 pub mod timestamps;
+pub mod timing;
 pub mod trace;
 pub mod tracked;
 pub mod validate;

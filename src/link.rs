@@ -88,12 +88,12 @@ pub fn time_step(
         }
         let idx = gpu.submit("calibration steps", vec![enc.finish()])?;
         gpu.wait(Some(idx), "calibration steps", bound)?;
-        let mut secs: Vec<f64> = if timer.gpu_clock() {
+        let secs: Vec<f64> = if timer.gpu_clock() {
             timer.durations_s(gpu)?.into_iter().skip(1).collect()
         } else {
             host.into_iter().skip(1).collect()
         };
-        out.push(crate::experiment::median(&mut secs));
+        out.push(crate::stats::median(&secs));
     }
     Ok(out)
 }
