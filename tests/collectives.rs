@@ -314,13 +314,30 @@ fn timelines_are_ordered_and_complete() {
                     "{what}: rank {p} gemm lane empty"
                 );
             }
+            // The host loop's waits: one per submission, in order, never overlapping.
+            let waits: Vec<(f64, f64)> = run
+                .timeline
+                .events
+                .iter()
+                .filter(|e| e.lane == t3_wgpu::timeline::Lane::HostWait)
+                .map(|e| (e.start_us, e.end_us))
+                .collect();
+            assert_eq!(waits.is_empty(), mode.name() != "host", "{what}");
+            for w in waits.windows(2) {
+                assert!(w[0].0 <= w[0].1 && w[0].1 <= w[1].0, "{what}: waits {w:?}");
+            }
             // GPU intervals end where the run ends (host trigger marks sit on the host clock, aligned
             // only to within a submission's launch delay, so they are left out).
             let events_end = run
                 .timeline
                 .events
                 .iter()
-                .filter(|e| e.lane != t3_wgpu::timeline::Lane::Host)
+                .filter(|e| {
+                    !matches!(
+                        e.lane,
+                        t3_wgpu::timeline::Lane::Host | t3_wgpu::timeline::Lane::HostWait
+                    )
+                })
                 .map(|e| e.end_us)
                 .fold(0.0, f64::max);
             assert!(

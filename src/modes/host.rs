@@ -79,6 +79,8 @@ impl Mode for Host {
         // (op, host µs at submission) for every triggered step.
         let mut triggers: Vec<(usize, f64)> = Vec::new();
         let mut host_ends: Vec<f64> = Vec::new();
+        // Host µs the loop spent waiting for each submission and its counters.
+        let mut waits: Vec<(f64, f64)> = Vec::new();
         let mut t0: Option<Instant> = None;
         let mut in_flight: VecDeque<Launched> = VecDeque::new();
         loop {
@@ -123,6 +125,8 @@ impl Mode for Host {
             let Some(l) = in_flight.pop_front() else {
                 break;
             };
+            let start = t0.expect("set at the first submission");
+            let waited_from = start.elapsed().as_secs_f64() * 1e6;
             let remaining = deadline.saturating_duration_since(Instant::now());
             sys.gpu
                 .wait(Some(l.index), "host trigger submission", remaining)?;
@@ -130,8 +134,8 @@ impl Mode for Host {
                 Some(p) => sys.gpu.await_read(p, deadline)?,
                 None => Vec::new(),
             };
-            let start = t0.expect("set at the first submission");
             host_ends.push(start.elapsed().as_secs_f64() * 1e6);
+            waits.push((waited_from, *host_ends.last().unwrap()));
             let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&read);
             counters.extend(sys.lowered.locs.iter().copied().zip(vals));
         }
@@ -186,6 +190,18 @@ impl Mode for Host {
                 stage: Some(op.stage),
                 start_us: ready_at,
                 end_us: at.max(ready_at),
+            });
+        }
+        for (k, &(from, to)) in waits.iter().enumerate() {
+            run.timeline.events.push(Event {
+                lane: Lane::HostWait,
+                kind: EventKind::Wait,
+                name: format!("wait submission {k}"),
+                rank: 0,
+                chunk: None,
+                stage: None,
+                start_us: from,
+                end_us: to,
             });
         }
         run.trigger_latency_us = lat;
