@@ -13,7 +13,7 @@ use super::{Mode, Run, System};
 use crate::error::{Error, Result};
 use crate::executor::Launched;
 use crate::gemm::StoreMode;
-use crate::lower::Command;
+use crate::lower::{Command, Lowered};
 use crate::plan::{Kind, Loc, Plan};
 use crate::settings;
 use crate::timeline::{Event, EventKind, Lane};
@@ -42,6 +42,20 @@ pub fn ready(plan: &Plan, counters: &HashMap<Loc, u32>, submitted: &[bool]) -> V
                 counters.get(&dep.dst).copied().unwrap_or(0) >= dep.mark
             })
         })
+        .collect()
+}
+
+/// The trackers whose counters can still make a step ready: those a step not submitted yet depends
+/// on, below the mark it waits for. Counters only grow, so the set only shrinks as the run goes on;
+/// each submission reads these alone (none once every step is out).
+pub fn wanted(plan: &Plan, counters: &HashMap<Loc, u32>, submitted: &[bool]) -> Vec<Loc> {
+    let mut seen = std::collections::HashSet::new();
+    (0..plan.ops.len())
+        .filter(|&i| plan.ops[i].kind != Kind::Gemm && !submitted[i])
+        .flat_map(|i| plan.ops[i].deps.iter().map(|&d| &plan.ops[d]))
+        .filter(|dep| counters.get(&dep.dst).copied().unwrap_or(0) < dep.mark)
+        .map(|dep| dep.dst)
+        .filter(|&l| seen.insert(l))
         .collect()
 }
 
@@ -82,7 +96,8 @@ impl Mode for Host {
         // Host µs the loop spent waiting for each submission and its counters.
         let mut waits: Vec<(f64, f64)> = Vec::new();
         let mut t0: Option<Instant> = None;
-        let mut in_flight: VecDeque<Launched> = VecDeque::new();
+        // Each queued submission with the trackers its readback holds.
+        let mut in_flight: VecDeque<(Launched, Vec<Loc>)> = VecDeque::new();
         loop {
             // Decide and submit while fewer than `depth` submissions are queued: the next GEMM
             // stage with every step the latest counters allow.
@@ -103,7 +118,13 @@ impl Mode for Host {
                     Vec::new()
                 };
                 commands.push(Command::Pass(sys.lowered.pass(&ops, StoreMode::Store)));
-                commands.push(sys.lowered.counters());
+                for &i in &ops {
+                    submitted[i] = true;
+                }
+                let read = wanted(plan, &counters, &submitted);
+                if !read.is_empty() {
+                    commands.push(Lowered::counters_of(&read));
+                }
                 let l = sys.exec.launch(
                     &sys.ranks,
                     &sys.lowered,
@@ -111,9 +132,8 @@ impl Mode for Host {
                     &commands,
                 )?;
                 t0.get_or_insert(l.submitted);
-                in_flight.push_back(l);
+                in_flight.push_back((l, read));
                 for &i in &ops {
-                    submitted[i] = true;
                     pass_of[i] = passes.len();
                 }
                 left -= ops.len();
@@ -122,7 +142,7 @@ impl Mode for Host {
             // Collect the oldest submission (the device runs the next one meanwhile); its counters
             // decide the next. One device: a bounded wait on that submission is a wait on nothing
             // else.
-            let Some(l) = in_flight.pop_front() else {
+            let Some((l, read_locs)) = in_flight.pop_front() else {
                 break;
             };
             let start = t0.expect("set at the first submission");
@@ -137,7 +157,7 @@ impl Mode for Host {
             host_ends.push(start.elapsed().as_secs_f64() * 1e6);
             waits.push((waited_from, *host_ends.last().unwrap()));
             let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&read);
-            counters.extend(sys.lowered.locs.iter().copied().zip(vals));
+            counters.extend(read_locs.into_iter().zip(vals));
         }
         if left > 0 {
             return Err(Error::Gpu {
@@ -261,5 +281,41 @@ mod tests {
         *short.get_mut(&plan.ops[dep].dst).unwrap() -= 1;
         assert!(!ready(&plan, &short, &none).contains(&r[1]));
         assert!(plan.ops[r[1]].dst.buf == Buf::Out);
+    }
+
+    #[test]
+    fn only_counters_that_can_still_make_a_step_ready_are_read() {
+        let ch = Chunking::new(40, 3, 2).unwrap();
+        let plan = Plan::new(
+            &Schedule::new(Collective::ReduceScatter, &ch),
+            &ch,
+            8,
+            128,
+            ReduceVia::Update,
+        );
+        let none = vec![false; plan.ops.len()];
+        let all = wanted(&plan, &HashMap::new(), &none);
+        let unique: std::collections::HashSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len(), "each tracker read once");
+        // Every dependency of every step is wanted before anything ran.
+        for o in plan.ops.iter().filter(|o| o.kind != Kind::Gemm) {
+            assert!(o.deps.iter().all(|&d| all.contains(&plan.ops[d].dst)));
+        }
+        // A tracker at its mark for every step left is no longer read; with every step out, none is.
+        let (first, _) = plan
+            .ops
+            .iter()
+            .enumerate()
+            .find(|(_, o)| o.kind != Kind::Gemm)
+            .unwrap();
+        let done: Vec<usize> = (0..plan.ops.len()).collect();
+        let full = counters_after(&plan, &done);
+        let dep = plan.ops[first].deps[0];
+        let mut some = HashMap::new();
+        some.insert(plan.ops[dep].dst, full[&plan.ops[dep].dst]);
+        let fewer = wanted(&plan, &some, &none);
+        assert!(!fewer.contains(&plan.ops[dep].dst));
+        assert_eq!(fewer.len() + 1, all.len());
+        assert!(wanted(&plan, &HashMap::new(), &vec![true; plan.ops.len()]).is_empty());
     }
 }
