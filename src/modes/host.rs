@@ -247,16 +247,16 @@ mod tests {
         c
     }
 
+    /// A ring reduce-scatter's plan over 40 rows.
+    fn ring_plan(ranks: usize, chunks: usize) -> Plan {
+        let ch = Chunking::new(40, ranks, chunks).unwrap();
+        let schedule = Schedule::new(Collective::ReduceScatter, &ch);
+        Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update)
+    }
+
     #[test]
     fn steps_become_ready_when_their_inputs_reach_their_marks() {
-        let ch = Chunking::new(40, 4, 1).unwrap();
-        let plan = Plan::new(
-            &Schedule::new(Collective::ReduceScatter, &ch),
-            &ch,
-            8,
-            128,
-            ReduceVia::Update,
-        );
+        let plan = ring_plan(4, 1);
         let none = vec![false; plan.ops.len()];
         assert!(
             ready(&plan, &HashMap::new(), &none).is_empty(),
@@ -285,14 +285,7 @@ mod tests {
 
     #[test]
     fn only_counters_that_can_still_make_a_step_ready_are_read() {
-        let ch = Chunking::new(40, 3, 2).unwrap();
-        let plan = Plan::new(
-            &Schedule::new(Collective::ReduceScatter, &ch),
-            &ch,
-            8,
-            128,
-            ReduceVia::Update,
-        );
+        let plan = ring_plan(3, 2);
         let none = vec![false; plan.ops.len()];
         let all = wanted(&plan, &HashMap::new(), &none);
         let unique: std::collections::HashSet<_> = all.iter().collect();
