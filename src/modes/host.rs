@@ -59,6 +59,27 @@ pub fn wanted(plan: &Plan, counters: &HashMap<Loc, u32>, submitted: &[bool]) -> 
         .collect()
 }
 
+/// The offset to subtract from host µs to get GPU µs, and how wide the window it was picked from is
+/// (negative: the bounds cross, the clocks do not agree). Each submission bounds it from both
+/// sides: its pass began after the host handed it over (`subs[k]`, host) and ended before the host
+/// saw it complete (`ends[k]`, host); `t[k]` is that pass on the GPU clock. The midpoint is taken.
+pub fn align(subs: &[f64], ends: &[f64], t: &[(f64, f64)]) -> (f64, f64) {
+    let lo = subs
+        .iter()
+        .zip(t)
+        .map(|(s, p)| s - p.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let hi = ends
+        .iter()
+        .zip(t)
+        .map(|(e, p)| e - p.1)
+        .fold(f64::INFINITY, f64::min);
+    if !lo.is_finite() || !hi.is_finite() {
+        return (0.0, 0.0);
+    }
+    ((lo + hi) / 2.0, hi - lo)
+}
+
 impl Mode for Host {
     fn name(&self) -> &'static str {
         "host"
@@ -93,6 +114,8 @@ impl Mode for Host {
         // (op, host µs at submission) for every triggered step.
         let mut triggers: Vec<(usize, f64)> = Vec::new();
         let mut host_ends: Vec<f64> = Vec::new();
+        // Host µs just before each submission was handed to the queue.
+        let mut subs: Vec<f64> = Vec::new();
         // Host µs the loop spent waiting for each submission and its counters.
         let mut waits: Vec<(f64, f64)> = Vec::new();
         let mut t0: Option<Instant> = None;
@@ -131,7 +154,13 @@ impl Mode for Host {
                     "host trigger submission",
                     &commands,
                 )?;
-                t0.get_or_insert(l.submitted);
+                let start = *t0.get_or_insert(l.submitted);
+                // Just before the queue took it: a queue may start the work before submit returns.
+                let (after, before) = (
+                    l.started.saturating_duration_since(start),
+                    start.saturating_duration_since(l.started),
+                );
+                subs.push((after.as_secs_f64() - before.as_secs_f64()) * 1e6);
                 in_flight.push_back((l, read));
                 for &i in &ops {
                     pass_of[i] = passes.len();
@@ -178,18 +207,23 @@ impl Mode for Host {
                 .map(|(k, &e)| (if k == 0 { 0.0 } else { host_ends[k - 1] }, e))
                 .collect();
         }
-        let grain = if gpu_clock {
-            sys.grain()
+        // Host events move onto the GPU clock by the offset the submissions bound (see `align`).
+        let (offset, grain) = if gpu_clock {
+            let (offset, width) = align(&subs, &host_ends, &t);
+            let how = if width >= 0.0 {
+                format!("host clock aligned within ±{:.0} µs", width / 2.0)
+            } else {
+                format!("host clock NOT aligned: bounds cross by {:.0} µs", -width)
+            };
+            (offset, format!("{}; {how}", sys.grain()))
         } else {
-            "submission (host clock)".into()
+            (0.0, "submission (host clock)".into())
         };
         let mut run = Run::from_passes(sys, self.name(), grain, &passes, &t);
-        // The host clock is aligned to the GPU clock once per run, at the first submission: host time 0
-        // is taken when that submission returns and GPU time 0 is its pass's first timestamp. The
-        // offset between the two (launch delay) is not measured, so a latency is good to about one
-        // submission's launch time, either way; values below zero are clamped.
+        // A latency is good to the alignment's half-width either way; values below zero are clamped.
         let mut lat = Vec::new();
         for &(i, at) in &triggers {
+            let at = at - offset;
             let ready_at = sys.plan.ops[i]
                 .deps
                 .iter()
@@ -220,8 +254,8 @@ impl Mode for Host {
                 rank: 0,
                 chunk: None,
                 stage: None,
-                start_us: from,
-                end_us: to,
+                start_us: from - offset,
+                end_us: to - offset,
             });
         }
         run.trigger_latency_us = lat;
@@ -281,6 +315,18 @@ mod tests {
         *short.get_mut(&plan.ops[dep].dst).unwrap() -= 1;
         assert!(!ready(&plan, &short, &none).contains(&r[1]));
         assert!(plan.ops[r[1]].dst.buf == Buf::Out);
+    }
+
+    #[test]
+    fn the_clock_offset_lies_between_what_submissions_bound() {
+        // GPU passes at 0..10 and 10..20; host handed them over at 1 and 2, saw them done at 14 and 25
+        // (so host = GPU + [1 .. 4]): the midpoint 2.5, window 3.
+        let (offset, width) = align(&[1.0, 2.0], &[14.0, 25.0], &[(0.0, 10.0), (10.0, 20.0)]);
+        assert_eq!((offset, width), (2.5, 3.0));
+        // A host that saw a pass done before it began on the GPU clock: the bounds cross.
+        let (_, width) = align(&[5.0], &[6.0], &[(0.0, 10.0)]);
+        assert!(width < 0.0);
+        assert_eq!(align(&[], &[], &[]), (0.0, 0.0));
     }
 
     #[test]
