@@ -1,10 +1,11 @@
 //! Host mode: the pipelined host-side trigger loop. GEMM work goes out stage by stage with up to
-//! [`IN_FLIGHT`] submissions queued (T3_HOST_IN_FLIGHT), so the GPU never waits for a decision: each submission ends
-//! with a copy of every tracker counter into a pooled readback buffer that maps when it completes,
-//! and while the next submission runs the host decides which steps' inputs reached their marks
-//! (T3's threshold, checked by the CPU) and sends them with the next GEMM stage. wgpu cannot map a
-//! buffer while GPU work uses it, so the host sees counters at submission grain; the loop records
-//! each trigger's latency.
+//! [`IN_FLIGHT`] submissions queued (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision:
+//! each submission ends with a copy of the tracker counters that can still make a step ready
+//! ([`wanted`]) into a pooled readback buffer that maps when it completes; while the next submission
+//! runs the host decides which steps' inputs reached their marks ([`ready`]: T3's threshold, checked
+//! by the CPU) and sends them with the next GEMM stage. wgpu cannot map a buffer while GPU work uses
+//! it, so the host sees counters at submission grain; the loop records each trigger's latency and
+//! its own waits, on the GPU clock by the offset the submissions bound ([`align`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
