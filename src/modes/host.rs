@@ -26,7 +26,7 @@ use crate::timeline::{Event, EventKind, Lane};
 pub const IN_FLIGHT: usize = 2;
 
 /// The host trigger loop; `in_flight`: submissions kept queued per device (None: T3_HOST_IN_FLIGHT,
-/// else [`IN_FLIGHT`]).
+/// else `IN_FLIGHT`, 2).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Host {
     pub in_flight: Option<usize>,
