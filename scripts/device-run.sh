@@ -2,7 +2,8 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar)
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar,
+#    hostloop, hostdepth, twogpu)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -156,5 +157,38 @@ coopvar)
     grep -h "^gemm" "$out/bench-$v.txt" | sed "s/^/$v: /"
   done
   cat "$out/rc.txt" "$out/cuda.txt"
+  ;;
+hostloop)
+  # Issue 12: the pipelined host trigger loop on ONE device against sequential (was 0.45-0.96x), the
+  # TP-8 presets at 2 chunks, unthrottled (checked) and at 150 GB/s (SVG and Perfetto: the host-waits
+  # lane shows the loop, the host panel's grain how well its clock is aligned). DTYPES="f32" or "f16"
+  # splits the part over two calls of at most 10 minutes.
+  t3 calibrate > /dev/null
+  t3 run --preset tnlg-op-tp8 --dtype f16 --collective reduce-scatter --chunks 2 --mode sequential,host --reps 20 --warmup 5 --no-verify > "$out/cache-fill.txt" 2>&1
+  for d in ${DTYPES:-f32 f16}; do for p in tnlg-op-tp8 tnlg-fc2-tp8 gpt3-op-tp8 gpt3-fc2-tp8; do
+    v=""; [ $p = gpt3-fc2-tp8 ] && v="--no-verify"
+    t3 run --preset $p --dtype $d --collective reduce-scatter --chunks 2 --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$p-$d.json" > "$out/$p-$d.txt" 2>&1
+    echo "$p-$d rc=$?" >> "$out/rc.txt"
+    t3 run --preset $p --dtype $d --collective reduce-scatter --chunks 2 --link-gbps 150 --mode sequential,host --reps 5 --warmup 2 --no-verify --json "$out/$p-$d-150.json" --svg "$out/$p-$d-150.svg" --trace "$out/$p-$d-150.trace.json" > "$out/$p-$d-150.txt" 2>&1
+    echo "$p-$d-150 rc=$?" >> "$out/rc.txt"
+  done; done
+  ;;
+hostdepth)
+  # The host loop's depth (T3_HOST_IN_FLIGHT: submissions queued per device, default 2) against step
+  # delay, f16 (the shortest GEMM stages), 1 and 4 chunks.
+  for n in 2 3 4; do for p in tnlg-op-tp8 gpt3-op-tp8; do for c in 1 4; do
+    T3_HOST_IN_FLIGHT=$n t3 run --preset $p --dtype f16 --collective reduce-scatter --chunks $c --mode sequential,host --reps 5 --warmup 2 --no-verify --json "$out/depth$n-$p-c$c.json" > "$out/depth$n-$p-c$c.txt" 2>&1
+  done; done; done
+  ;;
+twogpu)
+  # Issue 12: ranks on devices (needs --devices on run; kind nvidia-h200-x2, or --devices 2 on one H200:
+  # DEVS=2). TP-2 presets, f32 and f16, sequential and host over the host-staged link, then the link.
+  devs=${DEVS:-all}
+  t3 info > "$out/info.txt" 2>&1
+  t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
+  for d in f32 f16; do for p in tnlg-op-tp2 tnlg-fc2-tp2 gpt3-op-tp2 gpt3-fc2-tp2; do
+    v=""; [ $p = gpt3-fc2-tp2 ] && v="--no-verify"
+    t3 run --preset $p --dtype $d --devices "$devs" --chunks 2 --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" --trace "$out/$p-$d.trace.json" > "$out/$p-$d.txt" 2>&1
+  done; done
   ;;
 esac

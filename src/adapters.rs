@@ -103,13 +103,23 @@ pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterRep
 /// Every adapter the instance sees under `opts`' backends whose name contains the filter (the
 /// option, else WGPU_ADAPTER_NAME); a filter that matches none is an error naming what was seen.
 pub fn list_adapters(opts: &GpuOptions) -> Result<Vec<AdapterReport>> {
+    Ok(numbered_adapters(opts)?
+        .into_iter()
+        .map(|(_, a)| a)
+        .collect())
+}
+
+/// [`list_adapters`], each with its index in the unfiltered enumeration: the number `--devices i,j`
+/// reads (a name filter leaves gaps rather than renumbering).
+pub fn numbered_adapters(opts: &GpuOptions) -> Result<Vec<(usize, AdapterReport)>> {
     let b = backends(opts)?;
     let name = name_filter(opts)?;
     let all = crate::suspend::block_on(instance(b).enumerate_adapters(b));
-    let list: Vec<AdapterReport> = all
+    let list: Vec<(usize, AdapterReport)> = all
         .iter()
-        .filter(|a| matches_name(a, &name))
-        .map(|a| report(a, None))
+        .enumerate()
+        .filter(|(_, a)| matches_name(a, &name))
+        .map(|(i, a)| (i, report(a, None)))
         .collect();
     if let (Some(n), true) = (&name, list.is_empty()) {
         return Err(no_adapter(b, Some(n), &all));

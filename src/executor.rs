@@ -10,6 +10,7 @@ use crate::gemm::{Engine, GemmKernel};
 use crate::gpu::Gpu;
 use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, Lowered, Resource, Target};
 use crate::ranks::Ranks;
+use crate::readback::PendingRead;
 use crate::shapes::Dtype;
 use crate::steps::StepKernel;
 use crate::timestamps::Timestamps;
@@ -55,6 +56,15 @@ pub struct Executed {
     pub submitted: Instant,
     pub done: Instant,
     pub read: Vec<u8>,
+}
+
+/// A submission handed to the queue and not waited for.
+pub struct Launched {
+    pub started: Instant,
+    pub submitted: Instant,
+    pub index: wgpu::SubmissionIndex,
+    /// Its `Command::Read`, mapping once the submission completes.
+    pub read: Option<PendingRead>,
 }
 
 /// One device's bound recordings.
@@ -225,6 +235,29 @@ impl<'a> Executor<'a> {
         commands: &[Command],
         bound: Duration,
     ) -> Result<Executed> {
+        let l = self.launch(ranks, lowered, label, commands)?;
+        self.gpu.wait(Some(l.index), label, bound)?;
+        let read = match l.read {
+            Some(p) => self.gpu.await_read(p, Instant::now() + bound)?,
+            None => Vec::new(),
+        };
+        Ok(Executed {
+            started: l.started,
+            submitted: l.submitted,
+            done: Instant::now(),
+            read,
+        })
+    }
+
+    /// Encodes and submits `commands` like [`Executor::submit`] but returns at once: the caller
+    /// polls the device and collects the reads (already asked to map) when the submission is done.
+    pub fn launch(
+        &mut self,
+        ranks: &Ranks,
+        lowered: &Lowered,
+        label: &str,
+        commands: &[Command],
+    ) -> Result<Launched> {
         debug_assert_eq!(lowered.target.device, self.device);
         self.prepare(ranks, lowered, commands)?;
         let gpu = self.gpu;
@@ -275,20 +308,13 @@ impl<'a> Executor<'a> {
         }
         let cmds = enc.finish();
         let started = Instant::now();
-        let idx = gpu.submit(label, vec![cmds])?;
+        let index = gpu.submit(label, vec![cmds])?;
         let submitted = Instant::now();
-        let read = match read {
-            Some((staging, total)) => gpu.map_staging(label, staging, idx, total)?,
-            None => {
-                gpu.wait(Some(idx), label, bound)?;
-                Vec::new()
-            }
-        };
-        Ok(Executed {
+        Ok(Launched {
             started,
             submitted,
-            done: Instant::now(),
-            read,
+            index,
+            read: read.map(|(staging, total)| gpu.map_later(label, staging, total)),
         })
     }
 }

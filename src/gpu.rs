@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use web_time::Instant;
 
-pub use crate::adapters::{list_adapters, AdapterReport, FEATURE_NAMES};
+pub use crate::adapters::{list_adapters, numbered_adapters, AdapterReport, FEATURE_NAMES};
 use crate::adapters::{no_adapter, report};
 use crate::error::{Error, Result};
 use crate::settings::{self, backends, name_filter};

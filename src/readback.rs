@@ -7,8 +7,16 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
 type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
-/// Where the map callback sends its result.
-type MapReceiver = futures::channel::oneshot::Receiver<MapResult>;
+
+/// A readback whose staging buffer was asked to map: [`Gpu::try_read`] or [`Gpu::await_read`]
+/// collects it.
+pub struct PendingRead {
+    what: String,
+    staging: wgpu::Buffer,
+    size: u64,
+    /// Where the map callback sends its result.
+    rx: futures::channel::oneshot::Receiver<MapResult>,
+}
 
 impl Gpu {
     /// A MAP_READ | COPY_DST buffer of at least `bytes`, reused from finished readbacks where one fits;
@@ -80,57 +88,106 @@ impl Gpu {
         idx: wgpu::SubmissionIndex,
         size: u64,
     ) -> Result<Vec<u8>> {
+        let pending = self.map_later(what, staging, size);
+        self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
+        self.await_read(pending, Instant::now() + self.timeout)
+    }
+
+    /// Asks for a buffer from [`Gpu::staging`] to be mapped once the work that fills it completes,
+    /// without waiting: the host trigger loop decides while the GPU runs and collects the bytes with
+    /// [`Gpu::try_read`] once a poll has run the map callback.
+    pub fn map_later(&self, what: &str, staging: wgpu::Buffer, size: u64) -> PendingRead {
         let (tx, rx) = futures::channel::oneshot::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
-        self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
-        let result = self.map_result(what, rx)?;
-        if let Err(e) = result {
-            return Err(Error::Readback {
-                what: what.to_string(),
-                message: e.to_string(),
-            });
+        PendingRead {
+            what: what.to_string(),
+            staging,
+            size,
+            rx,
         }
-        let mut bytes = staging
-            .get_mapped_range(..)
-            .map_err(|e| Error::Readback {
-                what: what.to_string(),
-                message: e.to_string(),
-            })?
-            .to_vec();
-        bytes.truncate(size as usize);
-        staging.unmap();
-        self.staging.lock().unwrap().push(staging);
-        Ok(bytes)
     }
 
-    /// The map callback's result once it has run, bounded.
-    fn map_result(&self, what: &str, mut rx: MapReceiver) -> Result<MapResult> {
+    /// The bytes of `p` if its map callback has run (the staging buffer then goes back to the pool),
+    /// else `p` itself, still pending. Polls nothing.
+    pub fn try_read(
+        &self,
+        mut p: PendingRead,
+    ) -> Result<std::result::Result<Vec<u8>, PendingRead>> {
+        let result = match p.rx.try_recv() {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(Err(p)),
+            Err(_) => {
+                return Err(Error::Readback {
+                    what: p.what,
+                    message: "the map callback was dropped unrun".to_string(),
+                })
+            }
+        };
+        self.collect(p, result).map(Ok)
+    }
+
+    /// The bytes of `p` once its map callback has run, or a timeout at `deadline`: natively by
+    /// polling the device without blocking on the queue (another thread's poll may be the one that
+    /// runs the callback); in the browser, which runs the callback from its event loop, by
+    /// suspending (JSPI) until it has.
+    pub fn await_read(&self, p: PendingRead, deadline: Instant) -> Result<Vec<u8>> {
         let t0 = Instant::now();
-        let timeout = || Error::Timeout {
+        let timeout = |what: &str| Error::Timeout {
             pending: format!("the map callback of {what}"),
             after: t0.elapsed(),
         };
-        // Another thread's poll may be the one that runs our callback: wait for it, bounded.
         #[cfg(not(target_arch = "wasm32"))]
-        let sent = loop {
-            if let Some(r) = rx.try_recv().transpose() {
-                break r;
+        {
+            let mut p = p;
+            loop {
+                p = match self.try_read(p)? {
+                    Ok(bytes) => return Ok(bytes),
+                    Err(p) => p,
+                };
+                if Instant::now() > deadline {
+                    return Err(timeout(&p.what));
+                }
+                let _ = self.device.poll(wgpu::PollType::Poll);
+                std::thread::sleep(std::time::Duration::from_micros(50));
             }
-            if t0.elapsed() > self.timeout {
-                return Err(timeout());
-            }
-            let _ = self.device.poll(wgpu::PollType::Poll);
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        };
-        // The browser runs the callback from its event loop: suspend (JSPI) until it has, or the bound.
+        }
         #[cfg(target_arch = "wasm32")]
-        let sent = crate::suspend::with_timeout(&mut rx, self.timeout).ok_or_else(timeout)?;
-        sent.map_err(|_| Error::Readback {
-            what: what.to_string(),
-            message: "the map callback was dropped unrun".to_string(),
-        })
+        {
+            let mut p = p;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let sent =
+                crate::suspend::with_timeout(&mut p.rx, left).ok_or_else(|| timeout(&p.what))?;
+            let result = sent.map_err(|_| Error::Readback {
+                what: p.what.clone(),
+                message: "the map callback was dropped unrun".to_string(),
+            })?;
+            self.collect(p, result)
+        }
+    }
+
+    /// The mapped bytes of `p` after its callback gave `result`; the staging buffer goes back to the
+    /// pool.
+    fn collect(&self, p: PendingRead, result: MapResult) -> Result<Vec<u8>> {
+        if let Err(e) = result {
+            return Err(Error::Readback {
+                what: p.what,
+                message: e.to_string(),
+            });
+        }
+        let mut bytes = p
+            .staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::Readback {
+                what: p.what.clone(),
+                message: e.to_string(),
+            })?
+            .to_vec();
+        bytes.truncate(p.size as usize);
+        p.staging.unmap();
+        self.staging.lock().unwrap().push(p.staging);
+        Ok(bytes)
     }
 
     /// Reads back `len` f32 values.

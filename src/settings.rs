@@ -76,6 +76,25 @@ pub fn env_timeout() -> Result<Option<Duration>> {
         .transpose()
 }
 
+/// Most submissions the host trigger loop may keep queued per device.
+pub const MAX_IN_FLIGHT: usize = 16;
+
+/// Submissions host mode keeps queued per device: T3_HOST_IN_FLIGHT (2 to [`MAX_IN_FLIGHT`]), else
+/// `default`. A knob for measuring the pipeline's depth against step delay, not a tuning flag.
+pub fn host_in_flight(default: usize) -> Result<usize> {
+    let Some(v) = env("T3_HOST_IN_FLIGHT")? else {
+        return Ok(default);
+    };
+    match v.trim().parse::<usize>() {
+        Ok(n) if (2..=MAX_IN_FLIGHT).contains(&n) => Ok(n),
+        _ => Err(Error::invalid(
+            "T3_HOST_IN_FLIGHT",
+            format!("'{v}'"),
+            format!("an integer from 2 to {MAX_IN_FLIGHT}"),
+        )),
+    }
+}
+
 pub fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {
     match &opts.backend {
         Some(list) => parse_backends("--backend", list),

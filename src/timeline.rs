@@ -14,6 +14,9 @@ pub enum Lane {
     Step { rank: usize },
     /// Host-side triggers (host mode only).
     Host,
+    /// The host trigger loop waiting for a submission to complete and its counters to map (host
+    /// mode only; host clock aligned to the GPU clock at the first submission).
+    HostWait,
 }
 
 /// What an interval is.
@@ -28,6 +31,8 @@ pub enum EventKind {
     Reduce,
     /// A host trigger decision: the instant a chunk was seen complete and its steps submitted.
     Trigger,
+    /// The host waiting for a submission and its counters.
+    Wait,
 }
 
 /// One interval on the timeline, in microseconds from the start of the mode's run.

@@ -61,8 +61,10 @@ fn lanes(timeline: &Timeline, ranks: usize) -> Vec<Lane> {
     let mut lanes: Vec<Lane> = (0..ranks)
         .flat_map(|rank| [Lane::Gemm { rank }, Lane::Step { rank }])
         .collect();
-    if timeline.events.iter().any(|e| e.lane == Lane::Host) {
-        lanes.push(Lane::Host);
+    for host in [Lane::Host, Lane::HostWait] {
+        if timeline.events.iter().any(|e| e.lane == host) {
+            lanes.push(host);
+        }
     }
     lanes
 }
@@ -75,7 +77,7 @@ fn rank_count(timeline: &Timeline) -> usize {
         .iter()
         .filter_map(|e| match e.lane {
             Lane::Gemm { rank } | Lane::Step { rank } => Some(rank + 1),
-            Lane::Host => None,
+            Lane::Host | Lane::HostWait => None,
         })
         .max()
         .unwrap_or(0);
@@ -89,6 +91,7 @@ fn tid(lane: Lane, ranks: usize) -> usize {
         Lane::Gemm { rank } => 2 * rank + 1,
         Lane::Step { rank } => 2 * rank + 2,
         Lane::Host => 2 * ranks + 1,
+        Lane::HostWait => 2 * ranks + 2,
     }
 }
 
@@ -97,6 +100,7 @@ fn lane_name(lane: Lane) -> String {
         Lane::Gemm { rank } => format!("rank {rank} gemm"),
         Lane::Step { rank } => format!("rank {rank} steps"),
         Lane::Host => "host triggers".to_owned(),
+        Lane::HostWait => "host waits (submission done, counters mapped)".to_owned(),
     }
 }
 
@@ -106,6 +110,7 @@ fn kind_name(kind: EventKind) -> &'static str {
         EventKind::Copy => "copy",
         EventKind::Reduce => "reduce",
         EventKind::Trigger => "trigger",
+        EventKind::Wait => "wait",
     }
 }
 
@@ -165,7 +170,7 @@ mod tests {
     fn event(lane: Lane, kind: EventKind, name: &str, start_us: f64, end_us: f64) -> Event {
         let rank = match lane {
             Lane::Gemm { rank } | Lane::Step { rank } => rank,
-            Lane::Host => 0,
+            Lane::Host | Lane::HostWait => 0,
         };
         Event {
             lane,

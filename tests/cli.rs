@@ -768,3 +768,54 @@ fn run_and_sweep_csv_share_columns_and_dumps_hold_one_run() {
     };
     assert_eq!(row("r.csv"), row("s.csv"), "one workload name in both");
 }
+
+#[test]
+fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
+    let d = tmp("calibrate-devices");
+    let o = t3_within(&["calibrate", "--devices", "0"], &[], &d, 60);
+    assert_usage(&o, &["device count", "0"]);
+    let o = t3_within(&["calibrate", "--devices", "1,x"], &[], &d, 60);
+    assert_usage(&o, &["1,x"]);
+    if common::gpu().is_none() {
+        return;
+    }
+    let o = t3_within(&["info"], &[], &d, 60);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).starts_with("0: "),
+        "{}",
+        stderr(&o)
+    );
+    let o = t3_within(&["calibrate", "--devices", "63,"], &[], &d, 60);
+    assert_usage(&o, &["device index", "63", "t3 info"]);
+    let o = t3_within(&["calibrate", "--devices", "1"], &[], &d, 60);
+    assert_usage(&o, &["device count", "at least 2"]);
+    let args = ["calibrate", "--devices", "2", "--mib", "1", "--reps", "1"];
+    let o = t3_within(&args, &[], &d, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("device 1:") && text.contains("1->0"),
+        "{text}"
+    );
+    let saved = std::fs::read_to_string(d.join("t3-hostlink.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    assert!(!v["rows"].as_array().unwrap().is_empty(), "{saved}");
+}
+
+#[test]
+fn host_loop_depth_from_the_environment_is_validated() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let d = tmp("host-in-flight");
+    let args: Vec<&str> = ["run"]
+        .iter()
+        .chain(SMALL)
+        .chain(&["--mode", "host"])
+        .copied()
+        .collect();
+    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "1")], &d, 120);
+    assert_usage(&o, &["T3_HOST_IN_FLIGHT", "'1'", "2 to 16"]);
+    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "3")], &d, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -5,7 +5,7 @@
 mod common;
 
 use t3_wgpu::experiment::{check, Verify};
-use t3_wgpu::modes::{self, Config, Kernels, StepLead, System};
+use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
@@ -49,6 +49,15 @@ fn run_typed(
 
 /// Runs `config` under each of `mode_names` the adapter supports; checks results and trackers.
 fn run_config(config: Config, mode_names: &[&str]) {
+    let modes = modes::all()
+        .into_iter()
+        .filter(|m| mode_names.contains(&m.name()))
+        .collect();
+    run_modes(config, modes);
+}
+
+/// Runs `config` under each of `modes` the adapter supports; checks results and trackers.
+fn run_modes(config: Config, modes: Vec<Box<dyn Mode>>) {
     let Some(gpu) = common::gpu() else { return };
     let Some(kernels) = common::kernels(gpu, config.dtype) else {
         return;
@@ -70,10 +79,7 @@ fn run_config(config: Config, mode_names: &[&str]) {
     ));
     let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
     sys.ranks.upload(gpu, &inputs);
-    for mode in modes::all()
-        .iter()
-        .filter(|m| mode_names.contains(&m.name()))
-    {
+    for mode in &modes {
         if let Some(reason) = mode.skip_reason(&sys) {
             eprintln!("{} skipped: {reason}", mode.name());
             continue;
@@ -308,13 +314,30 @@ fn timelines_are_ordered_and_complete() {
                     "{what}: rank {p} gemm lane empty"
                 );
             }
+            // The host loop's waits: one per submission, in order, never overlapping.
+            let waits: Vec<(f64, f64)> = run
+                .timeline
+                .events
+                .iter()
+                .filter(|e| e.lane == t3_wgpu::timeline::Lane::HostWait)
+                .map(|e| (e.start_us, e.end_us))
+                .collect();
+            assert_eq!(waits.is_empty(), mode.name() != "host", "{what}");
+            for w in waits.windows(2) {
+                assert!(w[0].0 <= w[0].1 && w[0].1 <= w[1].0, "{what}: waits {w:?}");
+            }
             // GPU intervals end where the run ends (host trigger marks sit on the host clock, aligned
             // only to within a submission's launch delay, so they are left out).
             let events_end = run
                 .timeline
                 .events
                 .iter()
-                .filter(|e| e.lane != t3_wgpu::timeline::Lane::Host)
+                .filter(|e| {
+                    !matches!(
+                        e.lane,
+                        t3_wgpu::timeline::Lane::Host | t3_wgpu::timeline::Lane::HostWait
+                    )
+                })
                 .map(|e| e.end_us)
                 .fold(0.0, f64::max);
             assert!(
@@ -322,6 +345,34 @@ fn timelines_are_ordered_and_complete() {
                 "{what}: events end {events_end} vs total {}",
                 run.total_us
             );
+        }
+    }
+}
+
+/// The pipelined host loop at every depth from 2 to past the number of GEMM stages (all GEMM work
+/// queued before any counter is read), odd rank counts and chunks that do not divide the rows.
+#[test]
+fn host_loop_at_every_pipeline_depth() {
+    for in_flight in [2, 3, 5, 40] {
+        eprintln!("host loop, {in_flight} submissions in flight");
+        for (ranks, chunks, via) in [(3, 2, ReduceVia::Update), (5, 1, ReduceVia::Land)] {
+            for collective in Collective::ALL {
+                let config = Config {
+                    shape: Shape::new(13 * ranks + 3, 21, 11).unwrap(),
+                    ranks,
+                    chunks,
+                    collective,
+                    via,
+                    link: Link::Workgroups(2),
+                    dtype: Dtype::F32,
+                    arbitrate: None,
+                    step_lead: StepLead::Auto,
+                };
+                let host = Host {
+                    in_flight: Some(in_flight),
+                };
+                run_modes(config, vec![Box::new(host)]);
+            }
         }
     }
 }

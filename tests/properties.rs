@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestRunner};
 
 use t3_wgpu::experiment::{check, Verify};
-use t3_wgpu::modes::{self, Config, Kernels, StepLead, System};
+use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
@@ -86,7 +86,14 @@ fn random_configurations_match_reference() {
                     Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
                 sys.ranks.upload(gpu, &inputs);
                 let all = modes::all();
-                let mode = &all[mode];
+                // The host loop at a random depth (2 to 6 submissions in flight).
+                let host = Host {
+                    in_flight: Some(2 + (seed % 5) as usize),
+                };
+                let mode: &dyn Mode = match all[mode].name() {
+                    "host" => &host,
+                    _ => all[mode].as_ref(),
+                };
                 if mode.skip_reason(&sys).is_some() {
                     return Ok(());
                 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use t3_wgpu::devices::DeviceSpec;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::link;
 use t3_wgpu::modes::{Kernels, StepLead};
@@ -71,16 +72,24 @@ pub enum Cmd {
         #[arg(long)]
         title: Option<String>,
     },
-    /// Measure the GB/s a step reaches at each workgroup budget and save the link table.
+    /// Measure the GB/s a step reaches at each workgroup budget and save the link table; with
+    /// --devices, the host-staged link between devices instead (GB/s per direction by chunk size and
+    /// copy threads).
     Calibrate {
-        /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter; at most 4096).
+        /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter; at most 4096); with
+        /// --devices the largest chunk (chunks from 1 MiB up by factors of 4).
         #[arg(long, value_parser = mib)]
         mib: Option<usize>,
         #[arg(long, default_value_t = 5, value_parser = reps)]
         reps: usize,
-        /// Where to save the table.
-        #[arg(long, default_value = link::DEFAULT_TABLE)]
-        out: String,
+        /// Measure the host-staged link between these devices: all (every discrete adapter), a
+        /// count N (N devices on the chosen adapter) or adapter indices as `t3 info` numbers them
+        /// (`0,1`; one alone: `1,`).
+        #[arg(long, value_parser = devices)]
+        devices: Option<DeviceSpec>,
+        /// Where to save the table [default: t3-link.json, or t3-hostlink.json with --devices].
+        #[arg(long)]
+        out: Option<String>,
         #[arg(long)]
         json: bool,
     },

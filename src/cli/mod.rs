@@ -16,7 +16,7 @@ use args::{Cli, Cmd};
 use output::out;
 use run::{check_run, demo, open_gpu, run};
 use sweep::{sweep, sweep_points};
-use tools::{calibrate, info, plot};
+use tools::{calibrate, calibrate_hostlink, info, plot};
 
 /// Runs the command `cli` names; every check that needs no GPU comes before the GPU is opened.
 pub fn dispatch(cli: &Cli) -> Result<()> {
@@ -49,15 +49,23 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
         Some(Cmd::Calibrate {
             mib,
             reps,
+            devices,
             out,
             json,
         }) => {
+            let out = out.as_deref().unwrap_or(match devices {
+                Some(_) => t3_wgpu::hostlink::calibration::DEFAULT_TABLE,
+                None => t3_wgpu::link::DEFAULT_TABLE,
+            });
             if out == "-" {
                 // The table goes to standard output anyway; `--out` is where it is kept.
                 return Err(t3_wgpu::Error::invalid("--out", "-", "a file path").into());
             }
             files::check_outputs(&[("--out", out, false)])?;
-            calibrate(&open_gpu(&cli.gpu)?, *mib, *reps, out, *json)
+            match devices {
+                Some(spec) => calibrate_hostlink(&cli.gpu, spec, *mib, *reps, out, *json),
+                None => calibrate(&open_gpu(&cli.gpu)?, *mib, *reps, out, *json),
+            }
         }
         None => demo(&open_gpu(&cli.gpu)?),
     }

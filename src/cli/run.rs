@@ -19,12 +19,17 @@ use super::output::out;
 use super::values::*;
 
 pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
-    Ok(Gpu::new(&GpuOptions {
+    Ok(Gpu::new(&gpu_options(g))?)
+}
+
+/// The options every device is opened with.
+pub fn gpu_options(g: &GpuArgs) -> GpuOptions {
+    GpuOptions {
         backend: g.backend.clone(),
         adapter: g.adapter.clone(),
         timeout: g.timeout,
         ..Default::default()
-    })?)
+    }
 }
 
 /// Shape, ranks and collective from --shape or --preset (and their overrides).

@@ -2,28 +2,43 @@
 
 use anyhow::Result;
 
+use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::files;
 use t3_wgpu::gpu::{self, Gpu, GpuOptions};
+use t3_wgpu::hostlink::calibration;
 use t3_wgpu::link;
 
 use super::args::*;
 use super::output::out;
+use super::run::gpu_options;
+
+/// An adapter as `t3 info --json` lists it: with the index `--devices i,j` reads.
+#[derive(serde::Serialize)]
+struct Numbered {
+    index: usize,
+    #[serde(flatten)]
+    adapter: gpu::AdapterReport,
+}
 
 pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
-    let list = gpu::list_adapters(&GpuOptions {
+    let list = gpu::numbered_adapters(&GpuOptions {
         backend: g.backend.clone(),
         adapter: g.adapter.clone(),
         ..Default::default()
     })?;
     if json {
+        let list: Vec<Numbered> = list
+            .into_iter()
+            .map(|(index, adapter)| Numbered { index, adapter })
+            .collect();
         return outln!("{}", serde_json::to_string_pretty(&list)?);
     }
     let mut s = String::new();
     if list.is_empty() {
         s += "no adapters found (install a Vulkan, Metal or DX12 driver; without a GPU: apt-get install mesa-vulkan-drivers)\n";
     }
-    for a in &list {
-        s += &format!("{} [{} {}]\n", a.name, a.backend, a.device_type);
+    for (i, a) in &list {
+        s += &format!("{i}: {} [{} {}]\n", a.name, a.backend, a.device_type);
         s += &format!("  driver        {} {}\n", a.driver, a.driver_info);
         s += &format!(
             "  features      {}\n",
@@ -81,10 +96,44 @@ pub fn calibrate(
     let mib = mib.unwrap_or(if cpu { 16 } else { 256 });
     let t = link::calibrate(gpu, &kernel, (mib as u64) << 20, reps)?;
     t.save(out_path)?;
+    show_saved(&t, || t.text(), out_path, json)
+}
+
+/// `t3 calibrate --devices`: the host-staged link per direction between the devices `spec` opens,
+/// chunks from 1 MiB up by factors of 4 to `mib` (default 256, or 16 on a CPU adapter).
+pub fn calibrate_hostlink(
+    g: &GpuArgs,
+    spec: &DeviceSpec,
+    mib: Option<usize>,
+    reps: usize,
+    out_path: &str,
+    json: bool,
+) -> Result<()> {
+    let devices = Devices::open(spec, &gpu_options(g))?;
+    let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
+    let top = mib.unwrap_or(if cpu { 16 } else { 256 }) as u64;
+    let sizes = std::iter::successors(Some(1u64), |m| Some(m * 4)).take_while(|&m| m < top);
+    let opts = calibration::Options {
+        bytes: sizes.chain([top]).map(|m| m << 20).collect(),
+        reps,
+        ..Default::default()
+    };
+    let t = calibration::calibrate(&devices, &opts)?;
+    t.save(out_path)?;
+    show_saved(&t, || t.text(), out_path, json)
+}
+
+/// Prints a saved calibration table as JSON or as its text, and says where it was saved.
+fn show_saved(
+    t: &impl serde::Serialize,
+    text: impl FnOnce() -> String,
+    out_path: &str,
+    json: bool,
+) -> Result<()> {
     if json {
-        outln!("{}", serde_json::to_string_pretty(&t)?)?;
+        outln!("{}", serde_json::to_string_pretty(t)?)?;
     } else {
-        out(&t.text())?;
+        out(&text())?;
     }
     note!("saved {out_path}");
     Ok(())

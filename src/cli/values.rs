@@ -52,6 +52,11 @@ pub fn tokens(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, MAX_DIM)
 }
 
+/// `--devices`: all, a count, or adapter indices (src/devices.rs says which).
+pub fn devices(s: &str) -> Result<t3_wgpu::devices::DeviceSpec, String> {
+    s.parse().map_err(|e: t3_wgpu::Error| e.to_string())
+}
+
 pub fn mib(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, 4096)
 }

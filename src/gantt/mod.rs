@@ -35,6 +35,7 @@ fn colour(kind: EventKind) -> &'static str {
         EventKind::Copy => "#E69F00",
         EventKind::Reduce => "#009E73",
         EventKind::Trigger => "#000000",
+        EventKind::Wait => "#BBBBBB",
     }
 }
 
@@ -47,6 +48,7 @@ fn kind_label(kind: EventKind) -> &'static str {
         EventKind::Copy => "Copy",
         EventKind::Reduce => "Reduce",
         EventKind::Trigger => "Trigger",
+        EventKind::Wait => "Host wait",
     }
 }
 
@@ -96,6 +98,7 @@ fn write_legend(out: &mut String) -> fmt::Result {
         EventKind::Copy,
         EventKind::Reduce,
         EventKind::Trigger,
+        EventKind::Wait,
     ];
     for (i, kind) in kinds.into_iter().enumerate() {
         let x = MARGIN_LEFT + 90.0 * i as f64;
@@ -133,7 +136,7 @@ fn lanes(timeline: &Timeline) -> Vec<Lane> {
         .iter()
         .filter_map(|e| match e.lane {
             Lane::Gemm { rank } | Lane::Step { rank } => Some(rank + 1),
-            Lane::Host => None,
+            Lane::Host | Lane::HostWait => None,
         })
         .max()
         .unwrap_or(0);
@@ -148,6 +151,9 @@ fn lanes(timeline: &Timeline) -> Vec<Lane> {
     if has_host {
         lanes.push(Lane::Host);
     }
+    if timeline.events.iter().any(|e| e.lane == Lane::HostWait) {
+        lanes.push(Lane::HostWait);
+    }
     lanes
 }
 
@@ -156,6 +162,7 @@ fn lane_label(lane: Lane) -> String {
         Lane::Gemm { rank } => format!("r{rank} gemm"),
         Lane::Step { rank } => format!("r{rank} steps"),
         Lane::Host => "host".to_owned(),
+        Lane::HostWait => "host waits".to_owned(),
     }
 }
 
@@ -201,7 +208,7 @@ fn write_panel(
         let shade = match lane {
             Lane::Gemm { rank } | Lane::Step { rank } if rank % 2 == 0 => "#eef1f5",
             Lane::Gemm { .. } | Lane::Step { .. } => "#f8f9fb",
-            Lane::Host => "#f3eef5",
+            Lane::Host | Lane::HostWait => "#f3eef5",
         };
         writeln!(
             out,
@@ -331,7 +338,7 @@ mod tests {
     fn event(lane: Lane, kind: EventKind, name: &str, start_us: f64, end_us: f64) -> Event {
         let rank = match lane {
             Lane::Gemm { rank } | Lane::Step { rank } => rank,
-            Lane::Host => 0,
+            Lane::Host | Lane::HostWait => 0,
         };
         Event {
             lane,

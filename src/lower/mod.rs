@@ -334,9 +334,13 @@ impl Lowered {
 
     /// Every tracker's counter, in [`Lowered::locs`] order.
     pub fn counters(&self) -> Command {
+        Self::counters_of(&self.locs)
+    }
+
+    /// The counters of `locs`' trackers, in that order.
+    pub fn counters_of(locs: &[Loc]) -> Command {
         Command::Read(
-            self.locs
-                .iter()
+            locs.iter()
                 .map(|&l| Span {
                     buffer: Buffer::Tracker(l),
                     offset: 0,

@@ -36,7 +36,7 @@ pub trait Mode {
 pub fn all() -> Vec<Box<dyn Mode>> {
     vec![
         Box::new(Sequential),
-        Box::new(Host),
+        Box::new(Host::default()),
         Box::new(Encoded),
         Box::new(Fused),
     ]
