@@ -70,6 +70,8 @@ impl Default for Stability {
 #[derive(Clone, Debug, Serialize)]
 pub struct ModeResult {
     pub mode: String,
+    /// Whether its triggers are tracked at run time or planned ahead.
+    pub trigger: crate::modes::Trigger,
     pub median_ms: Option<f64>,
     pub spread_ms: Option<Spread>,
     pub speedup: Option<f64>,
@@ -576,6 +578,7 @@ pub fn measure_with(
         let (err, trackers_ok) = checks[i];
         let mut result = ModeResult {
             mode: m.name().into(),
+            trigger: crate::modes::Trigger::of(m.name()),
             median_ms: None,
             spread_ms: None,
             speedup: None,
