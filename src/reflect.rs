@@ -103,7 +103,11 @@ mod tests {
             "StepParams",
             [len4, src_off4, dst_off4, n_wg, dispatch_x, counter, done_slot, bump, has_acc]
         );
-        same_layout!(Forward, "Forward", [off, len, at0, to0, op0, at1, to1, op1]);
+        same_layout!(
+            Forward,
+            "Forward",
+            [off, len, at0, to0, op0, pc0, at1, to1, op1, pc1]
+        );
     }
 
     /// The host's tile math (thresholds, padding) agrees with every GEMM kernel's tile.
