@@ -2,7 +2,7 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink)
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, fused)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -121,5 +121,25 @@ hostlink)
   T3_BENCH_DEVICES=all T3_BENCH_MIB=1,4,16,64,256 T3_BENCH_THREADS=1,2,4,8,16,24 T3_BENCH_REPS=7 T3_BENCH_JSON="$out/bench.jsonl" T3_BENCH_TABLE="$out/hostlink.json" bench-hostlink > "$out/hostlink.txt" 2>&1 || exit 1
   T3_BENCH_DEVICES=all T3_BENCH_PATH=staged T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-staged.txt" 2>&1
   T3_BENCH_DEVICES=2 T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-one-gpu.txt" 2>&1
+  ;;
+fused)
+  # Issue 13: fused mode's variants against sequential, host and encoded on the four presets at TP 8,
+  # 150 GB/s, f32 and f16, 1 chunk per rank. Encoded and host with --reduce forward (their best, run 6)
+  # and with update (fused's semantics); fused's variants (T3_FUSED_PIECES / T3_FUSED_SPARES, see
+  # src/lower/fused.rs): chunk = one workgroup per transfer (the first fused mode), split = the link's
+  # 16 pieces per transfer claimed by any workgroup, spares = split plus spare workgroups past the GEMM's
+  # (the default), spares1k = 1024 spares; and the default at 4 chunks per rank.
+  t3 calibrate > /dev/null
+  t3 run --preset tnlg-op-tp8 --dtype f16 --collective reduce-scatter --chunks 1 --mode sequential,encoded,fused --reps 20 --warmup 5 --no-verify > "$out/cache-fill.txt" 2>&1
+  for p in tnlg-op-tp8 tnlg-fc2-tp8 gpt3-op-tp8 gpt3-fc2-tp8; do for d in f32 f16; do
+    v=""; [ $p = gpt3-fc2-tp8 ] && v="--no-verify"
+    base="--preset $p --dtype $d --collective reduce-scatter --link-gbps 150 --reps 5 --warmup 1 --warmup-s 3 $v"
+    t3 run $base --chunks 1 --reduce forward --mode sequential,host,encoded --json "$out/$p-$d-forward.json" > "$out/$p-$d-forward.txt" 2>&1
+    t3 run $base --chunks 1 --reduce update --mode sequential,host,encoded,fused --json "$out/$p-$d-update.json" > "$out/$p-$d-update.txt" 2>&1
+    for var in "chunk 1 0" "split link 0" "spares1k link 1024"; do set -- $var
+      T3_FUSED_PIECES=$2 T3_FUSED_SPARES=$3 t3 run $base --chunks 1 --mode sequential,fused --json "$out/$p-$d-fused-$1.json" > "$out/$p-$d-fused-$1.txt" 2>&1
+    done
+    t3 run $base --chunks 4 --mode sequential,encoded,fused --json "$out/$p-$d-c4.json" > "$out/$p-$d-c4.txt" 2>&1
+  done; done
   ;;
 esac
