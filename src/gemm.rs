@@ -283,7 +283,7 @@ impl GemmKernel {
                 &[("TRACK", f64::from(u8::from(track)))],
             )
         };
-        let fv = variant(Put::Cas, Epilogue::Fused);
+        let fv = variant(Put::CasWindows, Epilogue::Fused);
         let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
         let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), false)?;
         // The fused module keeps naga's bounds checks: its epilogue indexes the forward table and the

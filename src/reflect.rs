@@ -139,7 +139,8 @@ mod tests {
             assert_eq!(interface(k, "track").unwrap().bindings, gemm);
             assert_eq!(
                 interface(k, "fused").unwrap().bindings,
-                [&gemm[..], &[Read]].concat()
+                // The forward table, then the packed output's second window.
+                [&gemm[..], &[Read, ReadWrite]].concat()
             );
         }
         let step = interface("step.wgsl", "").unwrap();

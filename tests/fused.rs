@@ -1,5 +1,5 @@
 //! Fused mode's variants (src/lower/fused.rs: pieces per transfer, spare workgroups, their poll
-//! budget) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32 and
+//! budget, the output split over two binding windows) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32 and
 //! f16 operands, equal to the f64 reference with every tracker at its threshold. Its own test binary:
 //! the variants are environment knobs, set here per case with no other test reading them.
 //! T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
@@ -45,12 +45,14 @@ fn every_fused_variant_matches_reference() {
         // Spares: auto (None), none, or 1..64; poll budget 0..200 or the default.
         prop_oneof![Just(None), Just(Some(0u32)), (1u32..64).prop_map(Some)],
         prop_oneof![Just(None), (0u32..200).prop_map(Some)],
+        // The output's first window: the largest binding, or small enough to split most outputs.
+        prop_oneof![Just(None), (256u32..65536).prop_map(Some)],
         any::<u64>(),
     );
     runner
         .run(
             &strategy,
-            |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, seed)| {
+            |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, seed)| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
                 let (dtype, kernels) = match (&f16_kernels, seed % 3) {
@@ -62,6 +64,7 @@ fn every_fused_variant_matches_reference() {
                 std::env::set_var("T3_FUSED_PIECES", knob(pieces, "link"));
                 std::env::set_var("T3_FUSED_SPARES", knob(spares, "auto"));
                 std::env::set_var("T3_FUSED_POLLS", knob(polls, "default"));
+                std::env::set_var("T3_FUSED_WINDOW", knob(window, "default"));
                 let config = Config {
                     shape: Shape::new(m, n, k).unwrap(),
                     ranks,
@@ -78,7 +81,7 @@ fn every_fused_variant_matches_reference() {
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(
-                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} seed {seed}"
+                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} seed {seed}"
                 );
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");

@@ -17,8 +17,8 @@
 // workgroups (dispatch order is not guaranteed) only cost their bounded poll.
 //
 // Memory model. Deliberately no `@coherent` (MEMORY_DECORATION_COHERENT): every access to the shared
-// output is an atomic (put = cas.wgsl: dst is array<atomic<u32>>; tiles and reduces are CAS adds,
-// copies atomicStore, the transfer reads atomicLoad), and atomics are performed at the device's
+// output is an atomic (put = cas_windows.wgsl: dst is array<atomic<u32>>, in two windows; tiles and
+// reduces are CAS adds, copies atomicStore, the transfer reads atomicLoad), and atomics are performed at the device's
 // point of coherence (L2 on NVIDIA and AMD), never served from a non-coherent L1. Visibility in the
 // right order comes from the barriers: the storageBarrier before each counter increment (a chunk's,
 // or a transfer's done count) completes the workgroup's earlier output atomics first, and the one
@@ -29,8 +29,8 @@
 // So the mode needs no optional feature.
 
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
-// (rank * chunks + chunk); the last entry is the header (`Header` there): off = pieces of all
-// transfers, len = the spares' poll budget.
+// (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
+// spares' poll budget, at1 = elements of the output's first window (shaders/put/cas_windows.wgsl).
 struct Forward {
     off: u32,
     len: u32,
@@ -144,11 +144,11 @@ fn do_piece(a: u32, k: u32, t: u32) {
     let d = fwd[act.x].off;
     storageBarrier();
     for (var i = k * WG + t; i < f.len; i += act.z * WG) {
-        let v = atomicLoad(&dst[f.off + i]);
+        let v = load_bits(f.off + i);
         if (act.y == 1u) {
             put(d + i, bitcast<f32>(v));
         } else {
-            atomicStore(&dst[d + i], v);
+            store_bits(d + i, v);
         }
     }
     storageBarrier();

@@ -49,11 +49,14 @@ pub struct FusedTuning {
     pub spares: Option<u32>,
     /// Each spare's poll budget: how often it looks for new work once none is left to claim.
     pub polls: u32,
+    /// Bytes of the output's first window at most (None: the largest binding).
+    pub window: Option<u32>,
 }
 
 impl FusedTuning {
-    /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N):
-    /// unset means the defaults (link, auto, 16384).
+    /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
+    /// `T3_FUSED_WINDOW` (bytes >= 256): unset means the defaults (link, auto, 16384, the largest
+    /// binding).
     pub fn from_env() -> std::result::Result<Self, String> {
         let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
             match std::env::var(name) {
@@ -62,7 +65,7 @@ impl FusedTuning {
                 Ok(v) => v
                     .parse::<u32>()
                     .ok()
-                    .filter(|&n| n >= min && n <= 1 << 20)
+                    .filter(|&n| n >= min && (n <= 1 << 20 || name == "T3_FUSED_WINDOW"))
                     .map(Some)
                     .ok_or_else(|| {
                         format!("{name}={v:?}: expected {auto} or a whole number {min}..=1048576")
@@ -73,6 +76,7 @@ impl FusedTuning {
             pieces: knob("T3_FUSED_PIECES", "link", 1)?,
             spares: knob("T3_FUSED_SPARES", "auto", 0)?,
             polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(1 << 14),
+            window: knob("T3_FUSED_WINDOW", "default", 256)?,
         })
     }
 
@@ -87,6 +91,14 @@ impl FusedTuning {
     }
 }
 
+/// Bytes of the first window of fused mode's packed output (its second starts there): the largest
+/// binding, or `T3_FUSED_WINDOW` bytes where smaller (tests split small outputs with it), aligned
+/// for a binding offset (256 bytes covers every adapter's min_storage_buffer_offset_alignment).
+fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
+    let w = knob.map_or(max_binding, |k| max_binding.min(u64::from(k)));
+    (w / 256 * 256).max(256)
+}
+
 /// u32 words of fused mode's counters buffer for `nc` (rank, chunk) counters: the counters, each
 /// action's claims and done pieces, tail, head and pieces done, and the live list (the layout in
 /// shaders/epilogue/fused.wgsl).
@@ -96,13 +108,15 @@ fn counter_words(nc: usize) -> usize {
 
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
 /// fire (local tiles plus the incoming steps that precede the step in the schedule) and their pieces;
-/// then the header: off = pieces of all transfers, len = the spares' poll budget.
+/// then the header: off = pieces of all transfers, len = the spares' poll budget, at1 = elements of
+/// the output's first `window` bytes.
 fn forward_table(
     config: &Config,
     chunking: &Chunking,
     schedule: &Schedule,
     tile_n: usize,
     tuning: FusedTuning,
+    window: u64,
 ) -> std::result::Result<Vec<Forward>, String> {
     let (m, n) = (config.shape.m, config.shape.n);
     let nch = chunking.count();
@@ -155,6 +169,7 @@ fn forward_table(
     fwd.push(Forward {
         off: pieces,
         len: tuning.polls,
+        at1: (window / 4) as u32,
         to0: NONE,
         to1: NONE,
         ..Default::default()
@@ -200,16 +215,18 @@ pub(super) fn lower_fused(
     let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
     let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
     let out_bytes = (r * m * n * 4) as u64;
-    for (what, bytes) in [
-        ("packed A", a_bytes),
-        ("packed B", b_bytes),
-        ("packed outputs", out_bytes),
+    // The output is bound as two windows of one buffer; A and B (read as typed operands) in one.
+    let tuning = FusedTuning::from_env()?;
+    let window = fused_window(t.max_binding, tuning.window);
+    for (what, bytes, max_binding) in [
+        ("packed A", a_bytes, t.max_binding),
+        ("packed B", b_bytes, t.max_binding),
+        ("packed outputs", out_bytes, window + t.max_binding),
     ] {
-        Error::check_size(what, bytes, t.max_buffer, t.max_binding)
+        Error::check_size(what, bytes, t.max_buffer, max_binding)
             .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
     }
-    let tuning = FusedTuning::from_env()?;
-    let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning)?;
+    let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
     let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
     let spares = tuning.spares.unwrap_or((r as u32 * busiest).min(1024));
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
@@ -255,6 +272,22 @@ pub(super) fn lower_fused(
     let a = l.pool_buffer("fused A (all ranks)", a_bytes, None);
     let b = l.pool_buffer("fused B (all ranks)", b_bytes, None);
     let out = l.pool_buffer("fused outputs (all ranks)", out_bytes, None);
+    if let Buffer::Pool(i) = out {
+        l.pool[i].windowed = true;
+    }
+    let span = |offset: u64, bytes: u64| {
+        Resource::Window(Span {
+            buffer: out,
+            offset,
+            bytes,
+        })
+    };
+    // Where the output fits the first window, the second is a small range the shader never reads.
+    let (lo, hi) = if out_bytes <= window {
+        (span(0, out_bytes), span(0, 16))
+    } else {
+        (span(0, window), span(window, out_bytes - window))
+    };
     let counters = l.pool_buffer(
         "fused trackers and transfer queue (all ranks)",
         (counter_words(fwd.len() - 1) * 4) as u64,
@@ -272,13 +305,14 @@ pub(super) fn lower_fused(
         group: Group::Fused,
         params: Params::Gemm(params),
         resources: vec![
-            Resource::Buffer(out),
+            lo,
             Resource::Params,
             Resource::Buffer(a),
             Resource::Buffer(b),
             Resource::Buffer(counters),
             Resource::Buffer(jobs),
             Resource::Buffer(forward),
+            hi,
         ],
     });
     let binding = l.bindings.len() - 1;
@@ -350,6 +384,7 @@ mod tests {
             pieces,
             spares: None,
             polls: 7,
+            window: None,
         };
         let big = STEP_WG as usize * PIECE_PER_INVOCATION * 100;
         assert_eq!(t(None).pieces(Link::Workgroups(16), big), 16);
@@ -359,5 +394,8 @@ mod tests {
         assert_eq!(t(Some(64)).pieces(Link::Workgroups(16), 5), 1);
         assert_eq!(t(None).pieces(Link::Unthrottled, 1), 1);
         assert_eq!(counter_words(4), 31);
+        assert_eq!(fused_window(1 << 31, None), 1 << 31);
+        assert_eq!(fused_window(1 << 31, Some(1000)), 768);
+        assert_eq!(fused_window(100, Some(1000)), 256);
     }
 }
