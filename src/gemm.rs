@@ -231,8 +231,30 @@ pub struct GemmKernel {
     update_put: Put,
     /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
     pub fused_layout: wgpu::BindGroupLayout,
-    /// The GEMM whose epilogue is the device-side trigger (CAS adds into a packed output).
+    /// The GEMM whose epilogue is the device-side trigger (atomic adds into a packed output).
     pub fused: wgpu::ComputePipeline,
+    /// Its put: native f32 atomic adds where the adapter has them, else CAS ([`fused_put`]).
+    pub fused_put: Put,
+}
+
+/// Fused mode's put: `T3_FUSED_PUT` = cas | atomic | auto (unset: auto = atomic where the adapter
+/// has SHADER_FLOAT32_ATOMIC, else cas); a variant one device run can time beside the other.
+pub fn fused_put(gpu: &Gpu) -> Result<Put> {
+    let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
+    match std::env::var("T3_FUSED_PUT").as_deref() {
+        Err(_) | Ok("") | Ok("auto") if atomic => Ok(Put::AtomicWindows),
+        Err(_) | Ok("") | Ok("auto") | Ok("cas") => Ok(Put::CasWindows),
+        Ok("atomic") if atomic => Ok(Put::AtomicWindows),
+        Ok(v) => Err(Error::invalid(
+            "T3_FUSED_PUT",
+            v,
+            if atomic {
+                "cas, atomic or auto"
+            } else {
+                "cas or auto (this adapter has no SHADER_FLOAT32_ATOMIC)"
+            },
+        )),
+    }
 }
 
 impl GemmKernel {
@@ -283,7 +305,8 @@ impl GemmKernel {
                 &[("TRACK", f64::from(u8::from(track)))],
             )
         };
-        let fv = variant(Put::CasWindows, Epilogue::Fused);
+        let fused_put = fused_put(gpu)?;
+        let fv = variant(fused_put, Epilogue::Fused);
         let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
         let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), false)?;
         // The fused module keeps naga's bounds checks: its epilogue indexes the forward table and the
@@ -294,6 +317,7 @@ impl GemmKernel {
             engine,
             fused_layout,
             fused,
+            fused_put,
             store: make(Put::Store, true)?,
             update: make(update_put, true)?,
             untracked: make(Put::Store, false)?,

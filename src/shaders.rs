@@ -23,6 +23,8 @@ pub enum Put {
     Cas,
     /// [`Put::Cas`] into an output bound as two windows of one buffer (fused mode's packed output).
     CasWindows,
+    /// [`Put::Atomic`] into two windows, likewise.
+    AtomicWindows,
 }
 
 impl Put {
@@ -34,6 +36,7 @@ impl Put {
             Put::Atomic => "atomic",
             Put::Cas => "cas",
             Put::CasWindows => "cas_windows",
+            Put::AtomicWindows => "atomic_windows",
         }
     }
 
@@ -298,8 +301,11 @@ mod tests {
             windows.source(None).is_err(),
             "only fused mode's GEMM takes {windows:?}"
         );
-        for put in puts.into_iter().chain([Put::CasWindows]) {
-            if put == Put::CasWindows {
+        for put in puts
+            .into_iter()
+            .chain([Put::CasWindows, Put::AtomicWindows])
+        {
+            if matches!(put, Put::CasWindows | Put::AtomicWindows) {
                 for (kernel, gemm) in [("gemm.wgsl", Dtype::F32), ("gemm_coop.wgsl", Dtype::F16)] {
                     let v = Variant {
                         kernel,

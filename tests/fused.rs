@@ -1,5 +1,5 @@
 //! Fused mode's variants (src/lower/fused.rs: pieces per transfer, spare workgroups, their poll
-//! budget, the output split over two binding windows) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32 and
+//! budget, the output split over two binding windows; CAS or native atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32 and
 //! f16 operands, equal to the f64 reference with every tracker at its threshold. Its own test binary:
 //! the variants are environment knobs, set here per case with no other test reading them.
 //! T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
@@ -22,6 +22,10 @@ fn every_fused_variant_matches_reference() {
     let Some(gpu) = common::gpu() else { return };
     let f32_kernels = Kernels::new(gpu).unwrap();
     let f16_kernels = common::kernels(gpu, Dtype::F16);
+    // The fused put is chosen when the kernels are made: CAS beside the adapter's default.
+    std::env::set_var("T3_FUSED_PUT", "cas");
+    let cas_kernels = Kernels::new(gpu).unwrap();
+    std::env::remove_var("T3_FUSED_PUT");
     bad_knob_is_named(gpu, &f32_kernels);
     let soak = std::env::var("T3_SOAK").is_ok_and(|v| v == "1");
     let cases = std::env::var("T3_SOAK_CASES")
@@ -57,6 +61,7 @@ fn every_fused_variant_matches_reference() {
                 let collective = Collective::ALL[coll];
                 let (dtype, kernels) = match (&f16_kernels, seed % 3) {
                     (Some(k), 0) => (Dtype::F16, k),
+                    (_, 1) => (Dtype::F32, &cas_kernels),
                     _ => (Dtype::F32, &f32_kernels),
                 };
                 let knob = |v: Option<u32>, auto: &str| v.map_or(auto.into(), |x| x.to_string());

@@ -1,0 +1,48 @@
+// put = update semantics with native f32 atomic adds (SHADER_FLOAT32_ATOMIC; as atomic.wgsl) into an
+// output bound as two windows of one buffer, like cas_windows.wgsl (which says why and where the
+// window comes from). An add whose result is unused is a fire-and-forget reduction at the L2 on
+// NVIDIA (RED), near a plain store's cost, where the CAS loop needs a load and a round trip.
+@group(0) @binding(0) var<storage, read_write> dst: array<atomic<f32>>;
+@group(0) @binding(7) var<storage, read_write> dst_hi: array<atomic<f32>>;
+
+fn window() -> u32 {
+    return fwd[arrayLength(&fwd) - 1u].at1;
+}
+
+fn put(i: u32, v: f32) {
+    let w = window();
+    if (i < w) {
+        atomicAdd(&dst[i], v);
+    } else {
+        atomicAdd(&dst_hi[i - w], v);
+    }
+}
+
+fn put4(i4: u32, v: vec4<f32>) {
+    put(i4 * 4u, v.x);
+    put(i4 * 4u + 1u, v.y);
+    put(i4 * 4u + 2u, v.z);
+    put(i4 * 4u + 3u, v.w);
+}
+
+fn load_bits(i: u32) -> u32 {
+    let w = window();
+    if (i < w) {
+        return bitcast<u32>(atomicLoad(&dst[i]));
+    }
+    return bitcast<u32>(atomicLoad(&dst_hi[i - w]));
+}
+
+fn store_bits(i: u32, v: u32) {
+    let w = window();
+    if (i < w) {
+        atomicStore(&dst[i], bitcast<f32>(v));
+    } else {
+        atomicStore(&dst_hi[i - w], bitcast<f32>(v));
+    }
+}
+
+fn get4(i4: u32) -> vec4<f32> {
+    return bitcast<vec4<f32>>(vec4<u32>(load_bits(i4 * 4u), load_bits(i4 * 4u + 1u),
+                                        load_bits(i4 * 4u + 2u), load_bits(i4 * 4u + 3u)));
+}
