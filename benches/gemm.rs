@@ -1,7 +1,7 @@
 //! Measures the tracked GEMM (StoreMode::Store) against the same GEMM with the tracker epilogue compiled
 //! out (StoreMode::Untracked) on square M = N = K: median ms, TFLOP/s and the tracker overhead.
 //!
-//! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_DTYPES (comma list of f32, f16;
+//! Environment: T3_BENCH_SIZES (comma list, default "512"), T3_BENCH_DTYPES (comma list of f32, f16, bf16;
 //! default "f32"), T3_BENCH_KERNEL (auto, simt or coop; default auto: the adapter's best per dtype),
 //! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
 //! default 1), T3_BENCH_SETTLE_S (then at most this many seconds more until the times settle,
@@ -12,6 +12,7 @@ mod common;
 
 use common::*;
 use std::process::ExitCode;
+use t3_wgpu::stats::median;
 
 use anyhow::{bail, Context};
 use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode};
@@ -101,7 +102,7 @@ fn bench_one(
             .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
         format!("{lo:.3}..{hi:.3}")
     };
-    let (tracked, untracked) = (median(tracked_all.clone()), median(untracked_all.clone()));
+    let (tracked, untracked) = (median(&tracked_all), median(&untracked_all));
     let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
     let overhead = tracked / untracked - 1.0;
     println!(

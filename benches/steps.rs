@@ -11,6 +11,7 @@ mod common;
 
 use common::*;
 use std::process::ExitCode;
+use t3_wgpu::stats::median;
 
 use anyhow::{bail, Context};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
@@ -151,7 +152,7 @@ fn run() -> anyhow::Result<()> {
             let bound = gpu.timeout_for(0.0, moved as f64);
             for (link, n_wg, bg) in &configs {
                 let what = format!("{} of {mib} MiB, {}", kind.name, link.describe());
-                let ms = median(clock.times_ms(&gpu, &what, reps, bound, |enc, ts| {
+                let ms = median(&clock.times_ms(&gpu, &what, reps, bound, |enc, ts| {
                     encode_step(&gpu, &kernel, enc, ts, kind.put, bg, *n_wg)
                 })?);
                 let warm = clock.last_warmup();

@@ -2,7 +2,7 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, fused)
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar, fused)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -121,6 +121,41 @@ hostlink)
   T3_BENCH_DEVICES=all T3_BENCH_MIB=1,4,16,64,256 T3_BENCH_THREADS=1,2,4,8,16,24 T3_BENCH_REPS=7 T3_BENCH_JSON="$out/bench.jsonl" T3_BENCH_TABLE="$out/hostlink.json" bench-hostlink > "$out/hostlink.txt" 2>&1 || exit 1
   T3_BENCH_DEVICES=all T3_BENCH_PATH=staged T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-staged.txt" 2>&1
   T3_BENCH_DEVICES=2 T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-one-gpu.txt" 2>&1
+  ;;
+run7)
+  # Run 7 (after the redesign, the warm-up by stability and the consistency checks): ceilings, the GEMMs,
+  # then the overlap table at TP 8 and 150 GB/s (forwarded ring, 1 chunk, step lead auto) in f32 and f16,
+  # every mode, twice (issue 14: every check passing, twice).
+  t3 info > "$out/info.txt" 2>&1
+  python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
+  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-gemm.txt" 2>&1
+  t3 calibrate > "$out/calibrate.txt" 2>&1
+  for pass in 1 2; do for d in f32 f16; do for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do
+    v=""; [ "$p" = gpt3-fc2-tp8 ] && v=--no-verify
+    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode ${MODES:-sequential,host,encoded,fused} --reps 5 $v --json "$out/ov$pass-$p-$d.json" > "$out/ov$pass-$p-$d.txt" 2>&1
+    echo "ov$pass-$p-$d rc=$?" >> "$out/rc.txt"
+  done; done; done
+  ;;
+coopvar)
+  # The cooperative-matrix GEMM variants (scripts/coop-variants/, README there) against the committed
+  # kernel and cuBLAS fp16 in the same call: per variant the f16 tests on the device (they also fill the
+  # driver's pipeline cache for it), then the bench with a time warm-up. A variant that fails to build
+  # or to verify is recorded (rc) and the next one runs.
+  t3 info > "$out/info.txt" 2>&1
+  python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
+  # COOP_VARIANTS picks (and orders) the list; "committed" is shaders/gemm_coop.wgsl itself. The default
+  # leaves out the variants NVVM rejected in run 7 (vec, db1, db2, db2-swz, half; half16 shares their
+  # vec4<u32> workgroup memory): h4 and alias tell which construct it rejects.
+  for v in ${COOP_VARIANTS:-committed h4 alias db2-h4 half16-h4}; do
+    f=scripts/coop-variants/$v.wgsl; [ "$v" = committed ] && f=
+    for t in gemm collectives; do
+      T3_COOP_WGSL=$f T3_REQUIRE_GPU=1 .gpu/bin/test-$t f16 --skip bf16 > "$out/test-$t-$v.txt" 2>&1; echo "$v test-$t rc=$?" >> "$out/rc.txt"
+    done
+    T3_COOP_WGSL=$f T3_BENCH_KERNEL=coop T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f16 T3_BENCH_REPS=9 T3_BENCH_WARMUP_S=${COOP_WARMUP_S:-3} \
+      T3_BENCH_JSON="$out/bench-$v.jsonl" bench-gemm > "$out/bench-$v.txt" 2>&1; echo "$v bench rc=$?" >> "$out/rc.txt"
+    grep -h "^gemm" "$out/bench-$v.txt" | sed "s/^/$v: /"
+  done
+  cat "$out/rc.txt" "$out/cuda.txt"
   ;;
 fused)
   # Issue 13: fused mode's variants against sequential, host and encoded on the four presets at TP 8,

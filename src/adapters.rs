@@ -105,7 +105,7 @@ pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterRep
 pub fn list_adapters(opts: &GpuOptions) -> Result<Vec<AdapterReport>> {
     let b = backends(opts)?;
     let name = name_filter(opts)?;
-    let all = pollster::block_on(instance(b).enumerate_adapters(b));
+    let all = crate::suspend::block_on(instance(b).enumerate_adapters(b));
     let list: Vec<AdapterReport> = all
         .iter()
         .filter(|a| matches_name(a, &name))

@@ -27,7 +27,7 @@ const GEMM_VARIANTS: &[(&str, &[&str])] = &[
 pub const KERNELS: &[Kernel] = &[
     Kernel {
         file: "gemm.wgsl",
-        operands: &["f32", "f16"],
+        operands: &["f32", "f16", "bf16"],
         variants: GEMM_VARIANTS,
     },
     Kernel {

@@ -2,7 +2,8 @@
 //! buffer, the pooled buffers, the bind groups) and encodes and submits any of its recordings, timing
 //! their passes with the one pass timer. The one place that touches wgpu for the modes.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use crate::error::Result;
 use crate::gemm::{Engine, GemmKernel};

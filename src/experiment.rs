@@ -2,20 +2,22 @@
 //! time warm-up and repetitions, and turn the medians into the metrics every run reports.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::consistency::{failed_for, Check, Checks, Figures};
+use crate::config::Config;
+use crate::consistency::{failed_for, Check};
 use crate::error::{Error, Result};
 use crate::gemm::Engine;
 use crate::gpu::Gpu;
-use crate::modes::{self, run_recording, Config, Kernels, Mode, Run, System};
+use crate::modes::{self, run_recording, Kernels, Mode, System};
 use crate::plan::{key, Buf, Loc};
 use crate::ranks::{finished, Inputs};
 use crate::reference::{rel_frobenius, Rng};
-use crate::stats::{since_start, Sample, Series, Settle, Spread, Warmup};
+use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
+use crate::timing::{adjusted, time_things};
+pub use crate::timing::{Rep, Stability, COMM, GEMM, GEMM_UNTRACKED, SEQ};
 
 /// How results are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -41,29 +43,6 @@ pub struct Options {
     /// `None` picks Full below about 2 GFLOP of reference work, else a 64-row sample.
     pub verify: Option<Verify>,
     pub stability: Stability,
-}
-
-/// How a run warms up, when it trusts its figures, and how often it measures again.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Stability {
-    /// Bound on the warm-up, seconds: past it the reps start whether or not every timed thing
-    /// settled (0: `warmup` rounds only, no stability test).
-    pub warmup_s: f64,
-    pub settle: Settle,
-    pub checks: Checks,
-    /// Measurements after the first when a consistency or spread check fails.
-    pub retries: usize,
-}
-
-impl Default for Stability {
-    fn default() -> Self {
-        Stability {
-            warmup_s: 10.0,
-            settle: Settle::default(),
-            checks: Checks::default(),
-            retries: 2,
-        }
-    }
 }
 
 /// One mode's line of the report.
@@ -128,27 +107,6 @@ pub struct Report {
     pub samples: Vec<Series>,
     #[serde(skip)]
     pub timelines: Vec<Timeline>,
-}
-
-pub fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-fn percentile(v: &mut [f64], q: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
 /// Checks every finished output against the reference (all rows or a sample) and every tracker
@@ -260,229 +218,6 @@ pub fn prepare<'a>(
 pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
     let (mut sys, inputs) = prepare(gpu, kernels, opts)?;
     measure(&mut sys, &inputs, opts)
-}
-
-/// One run of a timed thing.
-#[derive(Clone, Debug, Default)]
-pub struct Rep {
-    /// Its time, µs.
-    pub us: f64,
-    /// The collective's share where the thing separates it (sequential mode): T_comm's samples.
-    pub comm_us: Option<f64>,
-    pub trigger_latency_us: Vec<f64>,
-    pub timeline: Option<Timeline>,
-}
-
-impl From<Run> for Rep {
-    fn from(r: Run) -> Self {
-        Rep {
-            us: r.total_us,
-            comm_us: r.comm_us,
-            trigger_latency_us: r.trigger_latency_us,
-            timeline: Some(r.timeline),
-        }
-    }
-}
-
-/// One thing a run times: its name and how to run it once on the context `C` every thing shares
-/// (the system, for a real run). The names the checks read are [`GEMM`], [`GEMM_UNTRACKED`], [`SEQ`]
-/// (whose [`Rep::comm_us`] give [`COMM`]); the rest are modes.
-pub struct Timed<'a, C = ()> {
-    pub what: String,
-    pub run: RunOnce<'a, C>,
-}
-
-/// How a [`Timed`] thing runs once.
-pub type RunOnce<'a, C> = Box<dyn FnMut(&mut C) -> Result<Rep> + 'a>;
-
-pub const GEMM: &str = "gemm_tracked";
-pub const GEMM_UNTRACKED: &str = "gemm_untracked";
-pub const COMM: &str = "comm";
-pub const SEQ: &str = "sequential";
-
-/// What timing the things of a run gave: every attempt's samples, and the last attempt's warm-ups,
-/// checks, latencies and timelines.
-pub struct Measured {
-    pub samples: Vec<Series>,
-    pub warmups: Vec<Warmup>,
-    pub attempts: usize,
-    pub checks: Vec<Check>,
-    /// Per timed thing (in order): its reps' trigger latencies and its last rep.
-    pub latencies: Vec<Vec<f64>>,
-    pub last: Vec<Option<Rep>>,
-}
-
-impl Measured {
-    /// The last attempt's series of `what`.
-    pub fn series(&self, what: &str) -> Option<&Series> {
-        self.samples.iter().rev().find(|s| s.what == what)
-    }
-
-    /// Spread of `what`'s reps, ms.
-    pub fn spread_ms(&self, what: &str) -> Option<Spread> {
-        Spread::of(&self.series(what)?.rep_us()).map(|s| s.scaled(1e-3))
-    }
-
-    pub fn median_ms(&self, what: &str) -> f64 {
-        self.spread_ms(what).map_or(f64::NAN, |s| s.median)
-    }
-
-    pub fn consistent(&self) -> bool {
-        !self.checks.iter().any(Check::remeasure)
-    }
-}
-
-/// Times `things`: warm-up until every one settles (or the bound passes), then `reps` rounds in
-/// which each runs once, in order. Rounds interleave the things, so that a drift of the GPU's
-/// clocks over the run (seen on an H200 under a long fp32 load) shifts all of them alike. Where a
-/// consistency or spread check fails, measures again, at most `stability.retries` times.
-pub fn time_things<C>(
-    ctx: &mut C,
-    things: &mut [Timed<C>],
-    warmup: usize,
-    reps: usize,
-    stability: &Stability,
-) -> Result<Measured> {
-    let mut samples = Vec::new();
-    let mut attempt = 0;
-    loop {
-        let (series, warmups, latencies, last) =
-            attempt_once(ctx, things, warmup, reps, stability, attempt)?;
-        samples.extend(series);
-        let mut m = Measured {
-            samples,
-            warmups,
-            attempts: attempt + 1,
-            checks: Vec::new(),
-            latencies,
-            last,
-        };
-        m.checks = checks_of(&m, things, &stability.checks);
-        if m.consistent() || attempt >= stability.retries {
-            return Ok(m);
-        }
-        samples = m.samples;
-        attempt += 1;
-    }
-}
-
-type Attempt = (Vec<Series>, Vec<Warmup>, Vec<Vec<f64>>, Vec<Option<Rep>>);
-
-/// One measurement: the warm-up, then the reps.
-fn attempt_once<C>(
-    ctx: &mut C,
-    things: &mut [Timed<C>],
-    warmup: usize,
-    reps: usize,
-    stability: &Stability,
-    attempt: usize,
-) -> Result<Attempt> {
-    let n = things.len();
-    let mut a: Attempt = (
-        things
-            .iter()
-            .map(|t| Series::new(&t.what, attempt))
-            .chain(std::iter::once(Series::new(COMM, attempt)))
-            .collect(),
-        Vec::new(),
-        vec![Vec::new(); n],
-        vec![None; n],
-    );
-    let settle = &stability.settle;
-    let bound = std::time::Duration::from_secs_f64(stability.warmup_s.max(0.0));
-    let start = Instant::now();
-    let mut rounds = 0;
-    // Comm's series counts once a thing has reported it.
-    let settled = |a: &Attempt| {
-        a.0.iter()
-            .filter(|s| s.what != COMM || !s.warmup.is_empty())
-            .all(|s| settle.settled(&s.warmup_us()))
-    };
-    while rounds < warmup || (start.elapsed() < bound && !settled(&a)) {
-        round(ctx, things, &mut a, true)?;
-        rounds += 1;
-    }
-    let warm_s = start.elapsed().as_secs_f64();
-    for _ in 0..reps {
-        round(ctx, things, &mut a, false)?;
-    }
-    // Comm's series exists only where a thing reported it.
-    if a.0[n].warmup.is_empty() && a.0[n].reps.is_empty() {
-        a.0.pop();
-    }
-    a.1 =
-        a.0.iter()
-            .map(|s| {
-                let us = s.warmup_us();
-                let since = settle.settled_since(&us);
-                Warmup {
-                    what: s.what.clone(),
-                    runs: us.len(),
-                    seconds: since.map_or(warm_s, |i| s.warmup[i].at_s - s.warmup[0].at_s),
-                    settled: since.is_some(),
-                }
-            })
-            .collect();
-    Ok(a)
-}
-
-/// Each thing runs once; comm's sample comes from the thing that reports it.
-fn round<C>(ctx: &mut C, things: &mut [Timed<C>], a: &mut Attempt, warm: bool) -> Result<()> {
-    let n = things.len();
-    for (i, t) in things.iter_mut().enumerate() {
-        let at_s = since_start();
-        let r = (t.run)(ctx)?;
-        a.0[i].push(warm, Sample { at_s, us: r.us });
-        if let Some(us) = r.comm_us {
-            a.0[n].push(warm, Sample { at_s, us });
-        }
-        if !warm {
-            a.2[i].extend(r.trigger_latency_us.iter().copied());
-            a.3[i] = Some(r);
-        }
-    }
-    Ok(())
-}
-
-/// The checks on `m`'s figures; none where a baseline was not timed.
-fn checks_of<C>(m: &Measured, things: &[Timed<C>], checks: &Checks) -> Vec<Check> {
-    let (Some(gemm), Some(comm), Some(seq)) =
-        (m.spread_ms(GEMM), m.spread_ms(COMM), m.spread_ms(SEQ))
-    else {
-        return Vec::new();
-    };
-    let spreads = |f: &dyn Fn(&str) -> bool| -> Vec<(&str, Spread)> {
-        things
-            .iter()
-            .filter(|t| f(&t.what))
-            .filter_map(|t| Some((t.what.as_str(), m.spread_ms(&t.what)?)))
-            .collect()
-    };
-    let modes = spreads(&|w| ![GEMM, GEMM_UNTRACKED, SEQ].contains(&w));
-    let others = spreads(&|w| w == GEMM_UNTRACKED);
-    checks.run(&Figures {
-        gemm,
-        comm,
-        seq,
-        modes: &modes,
-        others: &others,
-    })
-}
-
-/// `f` as a timed thing whose every run `adjust` sees.
-fn adjusted<'a, C>(
-    what: &'static str,
-    adjust: &'a dyn Fn(&str, &mut Rep),
-    mut f: impl FnMut(&mut C) -> Result<Rep> + 'a,
-) -> Timed<'a, C> {
-    Timed {
-        what: what.into(),
-        run: Box::new(move |ctx| {
-            let mut r = f(ctx)?;
-            adjust(what, &mut r);
-            Ok(r)
-        }),
-    }
 }
 
 /// Verifies and times every requested mode on a prepared system.
@@ -618,7 +353,7 @@ pub fn measure_with(
             overlap_efficiency: efficiency,
             max_rel_error: err,
             trackers_ok,
-            trigger_latency_median_us: (!lats.is_empty()).then(|| median(&mut lats.clone())),
+            trigger_latency_median_us: (!lats.is_empty()).then(|| median(lats)),
             trigger_latency_p99_us: (!lats.is_empty()).then(|| percentile(lats, 0.99)),
             checks_failed: failed,
             ..result
@@ -657,141 +392,4 @@ pub fn measure_with(
         samples: measured.samples,
         timelines,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::cell::Cell;
-
-    /// A timed thing whose n-th run (from 0) takes `us(n)` µs, with `comm` µs of collective.
-    fn thing<'a>(what: &str, comm: Option<f64>, us: impl Fn(usize) -> f64 + 'a) -> Timed<'a> {
-        let n = Cell::new(0);
-        Timed {
-            what: what.into(),
-            run: Box::new(move |_: &mut ()| {
-                let k = n.replace(n.get() + 1);
-                Ok(Rep {
-                    us: us(k),
-                    comm_us: comm,
-                    ..Default::default()
-                })
-            }),
-        }
-    }
-
-    fn stability(warmup_s: f64) -> Stability {
-        Stability {
-            warmup_s,
-            ..Default::default()
-        }
-    }
-
-    fn failed(m: &Measured) -> Vec<&str> {
-        m.checks
-            .iter()
-            .filter(|c| !c.ok)
-            .map(|c| c.name.as_str())
-            .collect()
-    }
-
-    #[test]
-    fn consistent_timings_are_measured_once() {
-        let mut things = [
-            thing(GEMM, None, |_| 10_000.0),
-            thing(GEMM_UNTRACKED, None, |_| 9_900.0),
-            thing(SEQ, Some(4_000.0), |_| 14_000.0),
-            thing("encoded", None, |_| 11_000.0),
-        ];
-        let m = time_things(&mut (), &mut things, 1, 3, &stability(1.0)).unwrap();
-        assert_eq!(m.attempts, 1);
-        assert!(m.consistent() && failed(&m).is_empty(), "{:?}", m.checks);
-        assert_eq!(m.median_ms(COMM), 4.0);
-        // Settled after its first window: 5 warm-up runs, all recorded with their host times.
-        let w = &m.warmups[0];
-        assert_eq!((w.what.as_str(), w.runs, w.settled), (GEMM, 5, true));
-        let s = m.series(GEMM).unwrap();
-        assert_eq!((s.warmup.len(), s.reps.len()), (5, 3));
-        assert!(s.warmup.iter().chain(&s.reps).all(|x| x.at_s > 0.0));
-        assert!(s.reps.windows(2).all(|p| p[0].at_s <= p[1].at_s));
-        assert_eq!(m.samples.len(), 5, "four things and comm");
-    }
-
-    #[test]
-    fn warmup_goes_on_until_a_faster_build_settles() {
-        // The GEMM's pipeline is swapped for a 3x faster build after 3 runs. (A swap after a
-        // settled window cannot be foreseen: the checks catch it, see the next tests.)
-        let mut things = [
-            thing(GEMM, None, |n| if n < 3 { 30_000.0 } else { 10_000.0 }),
-            thing(SEQ, Some(4_000.0), |_| 14_000.0),
-        ];
-        let m = time_things(&mut (), &mut things, 0, 3, &stability(5.0)).unwrap();
-        let w = &m.warmups[0];
-        assert!(w.settled && w.runs == 8, "{w:?}");
-        assert_eq!(m.attempts, 1);
-        assert_eq!(m.median_ms(GEMM), 10.0);
-        assert!(m.consistent(), "{:?}", m.checks);
-    }
-
-    #[test]
-    fn without_a_collective_the_warmup_settles_on_the_things_alone() {
-        let mut things = [thing(GEMM, None, |_| 10_000.0)];
-        let m = time_things(&mut (), &mut things, 0, 1, &stability(5.0)).unwrap();
-        assert_eq!(m.warmups.len(), 1);
-        assert!(
-            m.warmups[0].settled && m.warmups[0].runs == 5,
-            "{:?}",
-            m.warmups
-        );
-    }
-
-    #[test]
-    fn warmup_is_bounded_in_time_and_count_only_without_a_bound() {
-        let noisy = |n: usize| {
-            if n.is_multiple_of(2) {
-                10_000.0
-            } else {
-                14_000.0
-            }
-        };
-        let mut things = [thing(GEMM, None, noisy)];
-        let t0 = Instant::now();
-        let m = time_things(&mut (), &mut things, 2, 1, &stability(0.05)).unwrap();
-        assert!(t0.elapsed().as_secs_f64() < 1.0);
-        assert!(!m.warmups[0].settled && m.warmups[0].runs >= 2);
-        let mut things = [thing(GEMM, None, noisy)];
-        let m = time_things(&mut (), &mut things, 2, 1, &stability(0.0)).unwrap();
-        assert_eq!(m.warmups[0].runs, 2);
-    }
-
-    #[test]
-    fn an_inconsistent_baseline_is_remeasured_then_flagged() {
-        // Issue 14: T_gemm 11.279 ms against T_seq 4.760 ms, in every measurement.
-        let mut things = [
-            thing(GEMM, None, |_| 11_279.0),
-            thing(SEQ, Some(1_000.0), |_| 4_760.0),
-            thing("encoded", None, |_| 4_700.0),
-        ];
-        let m = time_things(&mut (), &mut things, 1, 3, &stability(0.0)).unwrap();
-        assert_eq!(m.attempts, 3, "first measurement and two retries");
-        assert!(!m.consistent());
-        assert!(failed(&m).contains(&"T_gemm <= T_seq"), "{:?}", m.checks);
-        assert!(failed_for(&m.checks, "encoded").len() >= 2);
-        // Every attempt's samples are kept.
-        assert_eq!(m.samples.iter().filter(|s| s.what == GEMM).count(), 3);
-    }
-
-    #[test]
-    fn a_swap_during_the_reps_is_remeasured_and_then_passes() {
-        // Slow until run 6 (inside the first attempt's reps), fast after: the first attempt's
-        // spread fails, the second is clean.
-        let mut things = [
-            thing(GEMM, None, |n| if n < 6 { 30_000.0 } else { 10_000.0 }),
-            thing(SEQ, Some(4_000.0), |_| 14_000.0),
-        ];
-        let m = time_things(&mut (), &mut things, 2, 5, &stability(0.0)).unwrap();
-        assert_eq!(m.attempts, 2, "{:?}", m.checks);
-        assert!(m.consistent());
-        assert_eq!(m.median_ms(GEMM), 10.0);
-    }
 }

@@ -149,7 +149,7 @@ impl Engine {
     }
 
     /// The kernel for `dtype` on this adapter: `wanted`, checked, or the fastest available (the
-    /// cooperative-matrix kernel for f16 where [`Gpu::has_coop_f16`], else SIMT).
+    /// cooperative-matrix kernel for f16 where [`Gpu::has_coop_f16`], else SIMT; bf16 is SIMT).
     pub fn resolve(gpu: &Gpu, dtype: Dtype, wanted: Option<Engine>) -> Result<Engine> {
         let missing = |feature, needed_for: &str| Error::MissingFeature {
             adapter: gpu.info.name.clone(),
@@ -164,6 +164,13 @@ impl Engine {
                 "GEMM kernel",
                 "coop with f32 operands",
                 "simt or auto for f32 (cooperative matrices take f16: --dtype f16)",
+            )),
+            (Dtype::Bf16, Some(Engine::Coop)) => Err(Error::invalid(
+                "GEMM kernel",
+                "coop with bf16 operands",
+                "simt or auto for bf16 (wgpu 30 offers no bf16 cooperative-matrix configuration on any \
+                 adapter: its component types are f16, f32, i32 and u32; cooperative matrices take \
+                 f16: --dtype f16)",
             )),
             (Dtype::F16, Some(Engine::Coop)) if !gpu.has_coop_f16() => Err(missing(
                 "EXPERIMENTAL_COOPERATIVE_MATRIX",

@@ -1,7 +1,8 @@
 //! The GPU context: instance, adapter, device, queue, enabled features and limits; error scopes, bounded waits and readback.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 pub use crate::adapters::{list_adapters, AdapterReport, FEATURE_NAMES};
 use crate::adapters::{no_adapter, report};
@@ -66,7 +67,7 @@ fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
 pub fn adapters(opts: &GpuOptions) -> Result<(wgpu::Instance, Vec<wgpu::Adapter>)> {
     let b = backends(opts)?;
     let inst = instance(b);
-    let adapters = pollster::block_on(inst.enumerate_adapters(b));
+    let adapters = crate::suspend::block_on(inst.enumerate_adapters(b));
     Ok((inst, adapters))
 }
 
@@ -125,7 +126,7 @@ impl Gpu {
         let name = name_filter(opts)?;
         let power = settings::power(opts)?;
         let inst = instance(b);
-        let adapters = pollster::block_on(inst.enumerate_adapters(b));
+        let adapters = crate::suspend::block_on(inst.enumerate_adapters(b));
         let Some(adapter) = adapters
             .iter()
             .filter(|a| matches_name(a, &name))
@@ -149,26 +150,27 @@ impl Gpu {
         let info = adapter.get_info();
         let features = adapter.features() & wanted;
         let limits = adapter.limits();
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("t3 device"),
-            required_features: features,
-            required_limits: limits.clone(),
-            experimental_features:
-                if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
-                    // SAFETY: the only experimental feature requested is cooperative matrices, used by one
-                    // kernel (shaders/gemm_coop.wgsl) whose results tests/gemm.rs checks against the f64
-                    // reference on every shape class; wgpu asks callers to accept that the API may change.
-                    unsafe { wgpu::ExperimentalFeatures::enabled() }
-                } else {
-                    wgpu::ExperimentalFeatures::disabled()
-                },
-            memory_hints: wgpu::MemoryHints::Performance,
-            trace: wgpu::Trace::Off,
-        }))
-        .map_err(|e| Error::Gpu {
-            during: format!("opening a device on {}", info.name),
-            message: e.to_string(),
-        })?;
+        let (device, queue) =
+            crate::suspend::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("t3 device"),
+                required_features: features,
+                required_limits: limits.clone(),
+                experimental_features:
+                    if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
+                        // SAFETY: the only experimental feature requested is cooperative matrices, used by one
+                        // kernel (shaders/gemm_coop.wgsl) whose results tests/gemm.rs checks against the f64
+                        // reference on every shape class; wgpu asks callers to accept that the API may change.
+                        unsafe { wgpu::ExperimentalFeatures::enabled() }
+                    } else {
+                        wgpu::ExperimentalFeatures::disabled()
+                    },
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            }))
+            .map_err(|e| Error::Gpu {
+                during: format!("opening a device on {}", info.name),
+                message: e.to_string(),
+            })?;
         let lost = Arc::new(Mutex::new(None));
         let lost2 = lost.clone();
         device.set_device_lost_callback(move |reason, msg| {
@@ -276,8 +278,8 @@ impl Gpu {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let out = f();
-        let e1 = pollster::block_on(val.pop());
-        let e2 = pollster::block_on(oom.pop());
+        let e1 = crate::suspend::block_on(val.pop());
+        let e2 = crate::suspend::block_on(oom.pop());
         if let Some(e) = e1.or(e2) {
             return Err(Error::Gpu {
                 during: during.to_string(),
@@ -314,10 +316,25 @@ impl Gpu {
         bound: Duration,
     ) -> Result<()> {
         let t0 = Instant::now();
+        #[cfg(not(target_arch = "wasm32"))]
         let r = self.device.poll(wgpu::PollType::Wait {
             submission_index: idx,
             timeout: Some(bound),
         });
+        // The browser polls by itself and cannot block: wait for all submitted work (which covers
+        // `idx`) through its callback, suspended (JSPI), bounded by a timer.
+        #[cfg(target_arch = "wasm32")]
+        let r = {
+            let _ = idx;
+            let (tx, rx) = futures::channel::oneshot::channel();
+            self.queue.on_submitted_work_done(move || {
+                let _ = tx.send(());
+            });
+            match crate::suspend::with_timeout(rx, bound) {
+                Some(_) => Ok(()),
+                None => Err(wgpu::PollError::Timeout),
+            }
+        };
         match r {
             Ok(_) => self.check(pending),
             Err(wgpu::PollError::Timeout) => Err(Error::Timeout {

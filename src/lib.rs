@@ -10,6 +10,7 @@ pub mod compose;
 pub mod compositions;
 pub mod config;
 pub mod consistency;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod devices;
 pub mod error;
 pub mod executor;
@@ -18,6 +19,7 @@ pub mod files;
 pub mod gantt;
 pub mod gemm;
 pub mod gpu;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod hostlink;
 pub mod link;
 pub mod lower;
@@ -35,8 +37,10 @@ pub mod shaders;
 pub mod shapes;
 pub mod stats;
 pub mod steps;
+pub mod suspend;
 pub mod timeline;
 pub mod timestamps;
+pub mod timing;
 pub mod trace;
 pub mod tracked;
 pub mod validate;

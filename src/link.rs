@@ -1,7 +1,7 @@
 //! The link model's calibration: the payload bandwidth a copy step reaches at each workgroup budget on
 //! this adapter, saved as a table so that `--link-gbps X` can pick the budget that emulates X GB/s.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -88,12 +88,12 @@ pub fn time_step(
         }
         let idx = gpu.submit("calibration steps", vec![enc.finish()])?;
         gpu.wait(Some(idx), "calibration steps", bound)?;
-        let mut secs: Vec<f64> = if timer.gpu_clock() {
+        let secs: Vec<f64> = if timer.gpu_clock() {
             timer.durations_s(gpu)?.into_iter().skip(1).collect()
         } else {
             host.into_iter().skip(1).collect()
         };
-        out.push(crate::experiment::median(&mut secs));
+        out.push(crate::stats::median(&secs));
     }
     Ok(out)
 }

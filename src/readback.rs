@@ -1,11 +1,14 @@
 //! Readback: GPU buffers copied to the host through staging buffers that are kept and reused (one
 //! pool per [`Gpu`]), every wait bounded.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use web_time::Instant;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+
+type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
+/// Where the map callback sends its result.
+type MapReceiver = futures::channel::oneshot::Receiver<MapResult>;
 
 impl Gpu {
     /// A MAP_READ | COPY_DST buffer of at least `bytes`, reused from finished readbacks where one fits;
@@ -77,28 +80,12 @@ impl Gpu {
         idx: wgpu::SubmissionIndex,
         size: u64,
     ) -> Result<Vec<u8>> {
-        let slot: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>> =
-            Arc::default();
-        let slot2 = slot.clone();
+        let (tx, rx) = futures::channel::oneshot::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
-            *slot2.lock().unwrap() = Some(r);
+            let _ = tx.send(r);
         });
         self.wait(Some(idx), &format!("reading back {what}"), self.timeout)?;
-        // Another thread's poll may be the one that runs our callback: wait for it, bounded.
-        let t0 = Instant::now();
-        let result = loop {
-            if let Some(r) = slot.lock().unwrap().take() {
-                break r;
-            }
-            if t0.elapsed() > self.timeout {
-                return Err(Error::Timeout {
-                    pending: format!("the map callback of {what}"),
-                    after: t0.elapsed(),
-                });
-            }
-            let _ = self.device.poll(wgpu::PollType::Poll);
-            std::thread::sleep(Duration::from_micros(50));
-        };
+        let result = self.map_result(what, rx)?;
         if let Err(e) = result {
             return Err(Error::Readback {
                 what: what.to_string(),
@@ -116,6 +103,34 @@ impl Gpu {
         staging.unmap();
         self.staging.lock().unwrap().push(staging);
         Ok(bytes)
+    }
+
+    /// The map callback's result once it has run, bounded.
+    fn map_result(&self, what: &str, mut rx: MapReceiver) -> Result<MapResult> {
+        let t0 = Instant::now();
+        let timeout = || Error::Timeout {
+            pending: format!("the map callback of {what}"),
+            after: t0.elapsed(),
+        };
+        // Another thread's poll may be the one that runs our callback: wait for it, bounded.
+        #[cfg(not(target_arch = "wasm32"))]
+        let sent = loop {
+            if let Some(r) = rx.try_recv().transpose() {
+                break r;
+            }
+            if t0.elapsed() > self.timeout {
+                return Err(timeout());
+            }
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        };
+        // The browser runs the callback from its event loop: suspend (JSPI) until it has, or the bound.
+        #[cfg(target_arch = "wasm32")]
+        let sent = crate::suspend::with_timeout(&mut rx, self.timeout).ok_or_else(timeout)?;
+        sent.map_err(|_| Error::Readback {
+            what: what.to_string(),
+            message: "the map callback was dropped unrun".to_string(),
+        })
     }
 
     /// Reads back `len` f32 values.

@@ -68,8 +68,8 @@ impl Rng {
 
 /// A fresh seed from the clock, for tests that must see new inputs each run (printed so a failure replays).
 pub fn fresh_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1)
 }

@@ -289,7 +289,7 @@ pub struct Row {
 
 impl Row {
     /// A row with `workload` and `c`'s configuration, nothing measured.
-    pub fn config(workload: &str, c: &crate::modes::Config) -> Self {
+    pub fn config(workload: &str, c: &Config) -> Self {
         Row {
             workload: workload.into(),
             m: c.shape.m,
@@ -351,7 +351,7 @@ impl Row {
     }
 
     /// The row of a sweep point that failed with `error`.
-    pub fn failed(workload: &str, c: &crate::modes::Config, error: &str) -> Self {
+    pub fn failed(workload: &str, c: &Config, error: &str) -> Self {
         Row {
             mode: "error".into(),
             skipped: Some(error.into()),

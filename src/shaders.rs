@@ -325,7 +325,7 @@ mod tests {
             };
             assert!(step.interface().is_ok() && step.source(None).is_ok());
             for (kernel, dtypes) in [
-                ("gemm.wgsl", &[Dtype::F32, Dtype::F16][..]),
+                ("gemm.wgsl", &Dtype::ALL[..]),
                 ("gemm_coop.wgsl", &[Dtype::F16][..]),
             ] {
                 for &gemm in dtypes {

@@ -10,23 +10,26 @@ pub const MAX_RANKS: usize = 64;
 pub const MAX_DIM: usize = 1 << 24;
 
 /// Element type of the GEMM operands A and B. Outputs, steps and collectives stay f32: the GEMM
-/// accumulates in f32 either way (f16 x f16 -> f32, what tensor cores offer).
+/// accumulates in f32 either way (f16 x f16 -> f32, what tensor cores offer). bf16 operands are the
+/// top 16 bits of an f32, two to a u32; every kernel widens them to f32 (wgpu 30 has neither a bf16
+/// shader type nor bf16 cooperative matrices).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Dtype {
     #[default]
     F32,
     F16,
+    Bf16,
 }
 
 impl Dtype {
-    pub const ALL: [Dtype; 2] = [Dtype::F32, Dtype::F16];
+    pub const ALL: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::Bf16];
 
     /// Bytes per operand element.
     pub fn bytes(self) -> usize {
         match self {
             Dtype::F32 => 4,
-            Dtype::F16 => 2,
+            Dtype::F16 | Dtype::Bf16 => 2,
         }
     }
 
@@ -34,6 +37,7 @@ impl Dtype {
         match self {
             Dtype::F32 => "f32",
             Dtype::F16 => "f16",
+            Dtype::Bf16 => "bf16",
         }
     }
 
@@ -41,15 +45,16 @@ impl Dtype {
         Dtype::ALL
             .into_iter()
             .find(|d| d.name() == s.trim().to_lowercase())
-            .ok_or_else(|| Error::invalid("dtype", s, "f32 or f16"))
+            .ok_or_else(|| Error::invalid("dtype", s, "f32, f16 or bf16"))
     }
 
-    /// `v` as the GEMM sees it: rounded to the nearest f16 for f16 operands (so the f64 reference
-    /// is computed from exactly what the device multiplies).
+    /// `v` as the GEMM sees it: rounded to the nearest f16 or bf16 (ties to even) for those operands,
+    /// so the f64 reference is computed from exactly what the device multiplies.
     pub fn round(self, v: f32) -> f32 {
         match self {
             Dtype::F32 => v,
             Dtype::F16 => half::f16::from_f32(v).to_f32(),
+            Dtype::Bf16 => half::bf16::from_f32(v).to_f32(),
         }
     }
 
@@ -61,6 +66,10 @@ impl Dtype {
             Dtype::F16 => v
                 .iter()
                 .flat_map(|&x| half::f16::from_f32(x).to_bits().to_le_bytes())
+                .collect(),
+            Dtype::Bf16 => v
+                .iter()
+                .flat_map(|&x| half::bf16::from_f32(x).to_bits().to_le_bytes())
                 .collect(),
         };
         bytes.resize(bytes.len().next_multiple_of(4), 0);
@@ -239,6 +248,27 @@ impl Chunking {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bf16_rounds_to_nearest_even_and_packs_little_endian() {
+        let d = Dtype::parse("BF16").unwrap();
+        assert_eq!((d, d.bytes(), d.name()), (Dtype::Bf16, 2, "bf16"));
+        // 1 + 2^-8 lies halfway between bf16 neighbours 1 and 1 + 2^-7: ties go to the even one.
+        assert_eq!(d.round(1.0 + 1.0 / 256.0), 1.0);
+        assert_eq!(d.round(1.0 + 3.0 / 256.0), 1.0 + 4.0 / 256.0);
+        // f32's range, unlike f16's.
+        assert!((d.round(1.0e30) / 1.0e30 - 1.0).abs() < 1.0 / 128.0);
+        assert!(Dtype::F16.round(1.0e30).is_infinite());
+        // Element 2i in the low half of each u32 (shaders/operands/bf16.wgsl), padded to 4 bytes.
+        assert_eq!(
+            d.encode(&[1.0, -2.0, 0.5]),
+            [0x80, 0x3f, 0x00, 0xc0, 0x00, 0x3f, 0, 0]
+        );
+        assert!(Dtype::parse("bf8")
+            .unwrap_err()
+            .to_string()
+            .contains("bf16"));
+    }
 
     #[test]
     fn chunks_cover_rows_without_gaps() {

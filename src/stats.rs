@@ -2,7 +2,7 @@
 //! thing, spreads beside medians, and whether a series of samples has settled.
 
 use std::sync::OnceLock;
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 
@@ -81,14 +81,9 @@ impl Spread {
         if samples.is_empty() || samples.iter().any(|x| x.is_nan()) {
             return None;
         }
-        let mut v = samples.to_vec();
-        v.sort_by(f64::total_cmp);
+        let v = sorted(samples);
         let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
+        let median = median_of_sorted(&v);
         let (lo, hi, kind) = if n >= PERCENTILE_FROM {
             (quantile(&v, 0.1), quantile(&v, 0.9), "p10/p90")
         } else {
@@ -122,6 +117,37 @@ impl Spread {
     pub fn relative(&self) -> f64 {
         (self.hi - self.lo) / self.median
     }
+}
+
+fn sorted(v: &[f64]) -> Vec<f64> {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn median_of_sorted(v: &[f64]) -> f64 {
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The median of `v` (NaN when empty).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    median_of_sorted(&sorted(v))
+}
+
+/// The `q` quantile of `v` (0..=1), interpolated between the closest ranks (NaN when empty).
+pub fn percentile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    quantile(&sorted(v), q)
 }
 
 /// Linear interpolation between the closest ranks of sorted `v`.

@@ -1,11 +1,11 @@
 //! What a configuration must satisfy before any GPU work: combinations of collective, reduce and
 //! mode that apply, and the memory every rank's buffers need together.
 
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::gemm::Padding;
-use crate::modes::Config;
 use crate::plan::ReduceVia;
-use crate::ranks::a_rows;
+use crate::schedule::a_rows;
 use crate::schedule::Collective;
 use crate::shapes::Chunking;
 
@@ -136,7 +136,7 @@ mod tests {
             link: Link::Unthrottled,
             dtype: Dtype::F32,
             arbitrate: None,
-            step_lead: crate::modes::StepLead::Auto,
+            step_lead: crate::config::StepLead::Auto,
         }
     }
 

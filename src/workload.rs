@@ -360,6 +360,19 @@ pub fn find(name: &str, tokens: usize, scale: f64) -> Option<Preset> {
         .find(|p| p.name == wanted)
 }
 
+/// The preset called `name` at `scale` or the largest half of it (down to 1/1024) whose every buffer
+/// fits `max_binding` bytes (an adapter's storage-binding limit), with the scale it got.
+pub fn fitted(name: &str, tokens: usize, scale: f64, max_binding: u64) -> Option<(Preset, f64)> {
+    let mut scale = scale;
+    loop {
+        let p = find(name, tokens, scale)?;
+        if p.largest_buffer_bytes() <= max_binding || scale <= 1e-3 {
+            return Some((p, scale));
+        }
+        scale /= 2.0;
+    }
+}
+
 /// Every preset name, in table order.
 pub fn names() -> Vec<String> {
     entries()

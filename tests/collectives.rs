@@ -1,6 +1,6 @@
 //! Every collective under every mode the adapter supports equals the f64 reference, and every tracker
 //! counter ends at its threshold: ranks 1..8, chunk counts that do and do not divide the rows, update
-//! and land-then-reduce, f32 and f16 GEMM operands.
+//! and land-then-reduce, f32, f16 and bf16 GEMM operands.
 
 mod common;
 
@@ -227,6 +227,20 @@ fn f16_operands_every_mode() {
         33,
         ReduceVia::Forward,
         Link::Unthrottled,
+        ALL_MODES,
+    );
+}
+
+#[test]
+fn bf16_operands_every_mode() {
+    // bf16 operands (SIMT) through the same snippets into every collective in every mode.
+    run_typed(
+        Dtype::Bf16,
+        3,
+        2,
+        40 * 3 + 5,
+        ReduceVia::Forward,
+        Link::Workgroups(2),
         ALL_MODES,
     );
 }

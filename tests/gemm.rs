@@ -1,5 +1,6 @@
 //! The tracked GEMM against the f64 reference: edge shapes, chunk counts, stagger orders, update mode;
-//! f32 operands and f16 ones (whichever f16 kernel the adapter gets: cooperative matrices or SIMT).
+//! f32 operands, f16 ones (whichever f16 kernel the adapter gets: cooperative matrices or SIMT) and
+//! bf16 ones (SIMT).
 
 mod common;
 
@@ -46,39 +47,41 @@ fn check(
     );
 }
 
-/// Relative error allowed. f16 operands are rounded before the reference sees them, so both kernels
-/// accumulate exact products in f32; the f16 bound leaves room for tensor cores' accumulation order
-/// and rounding and is still ten times tighter than the 1e-2 the performance issue asks.
+/// Relative error allowed. f16 and bf16 operands are rounded before the reference sees them, so every
+/// kernel accumulates exact products in f32; the f16 bound leaves room for tensor cores' accumulation
+/// order and rounding and is still ten times tighter than the 1e-2 the performance issue asks; bf16
+/// runs on the SIMT kernel, whose f32 accumulation is the f32 GEMM's.
 fn tolerance(d: Dtype) -> f64 {
     match d {
-        Dtype::F32 => 1e-5,
+        Dtype::F32 | Dtype::Bf16 => 1e-5,
         Dtype::F16 => 1e-3,
     }
 }
 
-/// The f16 kernel the adapter gets, or None (skipped, said on stderr) without SHADER_F16.
-fn f16_kernel(gpu: &Gpu) -> Option<GemmKernel> {
-    match GemmKernel::with(gpu, Dtype::F16, None) {
+/// The `dtype` kernel the adapter gets, or None (skipped, said on stderr) where it has none (f16
+/// without SHADER_F16).
+fn typed_kernel(gpu: &Gpu, dtype: Dtype) -> Option<GemmKernel> {
+    match GemmKernel::with(gpu, dtype, None) {
         Ok(k) => {
-            eprintln!("f16 GEMM kernel: {}", k.engine.name());
+            eprintln!("{} GEMM kernel: {}", dtype.name(), k.engine.name());
             Some(k)
         }
         Err(e @ Error::MissingFeature { .. }) => {
-            eprintln!("SKIPPED f16: {e}");
+            eprintln!("SKIPPED {}: {e}", dtype.name());
             None
         }
         Err(e) => panic!("{e}"),
     }
 }
 
-#[test]
-fn f16_operands_match_reference() {
+/// Ragged shapes (the guarded scalar loads) and shapes whose K and N are multiples of 4 (the
+/// cooperative kernel's vector loads), with chunk counts that do and do not divide M; a stagger
+/// order and a tall shape of many workgroups.
+fn reduced_precision_cases(dtype: Dtype) {
     let Some(gpu) = common::gpu() else { return };
-    let Some(kernel) = f16_kernel(gpu) else {
+    let Some(kernel) = typed_kernel(gpu, dtype) else {
         return;
     };
-    // Ragged shapes (the guarded scalar loads) and shapes whose K and N are multiples of 4 (the
-    // cooperative kernel's vec4 loads), with chunk counts that do and do not divide M.
     for &(m, n, k, chunks) in &[
         (1, 1, 1, 1),
         (17, 33, 65, 1),
@@ -92,16 +95,18 @@ fn f16_operands_match_reference() {
     ] {
         check(gpu, &kernel, m, n, k, chunks, None);
     }
+    check(gpu, &kernel, 301, 96, 40, 6, Some(vec![5, 0, 4, 1, 3, 2]));
+    check(gpu, &kernel, 600, 300, 129, 1, None);
 }
 
 #[test]
-fn f16_stagger_and_many_workgroups() {
-    let Some(gpu) = common::gpu() else { return };
-    let Some(kernel) = f16_kernel(gpu) else {
-        return;
-    };
-    check(gpu, &kernel, 301, 96, 40, 6, Some(vec![5, 0, 4, 1, 3, 2]));
-    check(gpu, &kernel, 600, 300, 129, 1, None);
+fn f16_operands_match_reference() {
+    reduced_precision_cases(Dtype::F16);
+}
+
+#[test]
+fn bf16_operands_match_reference() {
+    reduced_precision_cases(Dtype::Bf16);
 }
 
 #[test]
@@ -118,6 +123,15 @@ fn kernel_choice_is_checked() {
             .unwrap();
         assert!(matches!(e, Error::MissingFeature { .. }), "{e}");
     }
+    // No adapter gets bf16 cooperative matrices through wgpu 30; auto is SIMT, everywhere.
+    let e = GemmKernel::with(gpu, Dtype::Bf16, Some(Engine::Coop))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("coop") && e.contains("bf16"), "{e}");
+    let k = GemmKernel::with(gpu, Dtype::Bf16, None).unwrap();
+    assert_eq!(k.engine, Engine::Simt);
+    check(gpu, &k, 70, 45, 33, 2, None);
     // SIMT is always there for f32, and for f16 wherever SHADER_F16 is.
     let k = GemmKernel::with(gpu, Dtype::F32, Some(Engine::Simt)).unwrap();
     assert_eq!(k.engine, Engine::Simt);

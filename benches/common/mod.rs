@@ -166,16 +166,6 @@ impl Clock {
     }
 }
 
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let h = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[h]
-    } else {
-        (v[h - 1] + v[h]) / 2.0
-    }
-}
-
 pub fn env_one<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
     match std::env::var(name) {
         Ok(s) if !s.trim().is_empty() => s

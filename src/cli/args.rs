@@ -105,9 +105,9 @@ pub struct Workload {
 /// The GEMMs' operand type and kernel, shared by `run` and `sweep`.
 #[derive(Args, Clone, Copy)]
 pub struct GemmArgs {
-    /// Element type of the GEMM operands: f32, or f16 (tensor cores through cooperative matrices
-    /// where the adapter has them, else a SHADER_F16 SIMT kernel). Accumulation, outputs and steps
-    /// are f32 either way.
+    /// Element type of the GEMM operands: f32, f16 (tensor cores through cooperative matrices
+    /// where the adapter has them, else a SHADER_F16 SIMT kernel) or bf16 (SIMT on any adapter:
+    /// wgpu 30 has no bf16 cooperative matrices). Accumulation, outputs and steps are f32 either way.
     #[arg(long, default_value = "f32", ignore_case = true)]
     pub dtype: DtypeArg,
     /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).

@@ -2,7 +2,7 @@
 //! as each point finishes.
 
 use std::io::{IsTerminal, Write};
-use std::time::Instant;
+use web_time::Instant;
 
 use anyhow::{Context, Result};
 

@@ -43,6 +43,7 @@ pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
                 a.cooperative_matrix.join(", ")
             }
         );
+        s += "  bf16 operands SIMT kernel only (wgpu 30 has no bf16 shader type or cooperative-matrix configuration)\n";
         s += &format!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB\n",
             a.max_storage_buffer_binding_size >> 20, a.max_buffer_size >> 20, a.max_compute_workgroups_per_dimension,
             a.max_compute_invocations_per_workgroup, a.max_compute_workgroup_storage_size >> 10);

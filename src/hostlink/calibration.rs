@@ -7,15 +7,15 @@
 //! behind GEMM work in the pass it shares; the copy is what the host trigger loop pays per chunk.
 
 use std::fmt::Write as _;
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::{CopyPool, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
-use crate::experiment::median;
 use crate::shaders::Put;
+use crate::stats::median;
 use crate::steps::{Link, StepKernel};
 
 /// Default file the table is saved to.
@@ -190,12 +190,8 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                             total.push(t0.elapsed().as_secs_f64());
                         }
                     }
-                    let (w, m, c, t) = (
-                        median(&mut write),
-                        median(&mut map),
-                        median(&mut copy),
-                        median(&mut total),
-                    );
+                    let (w, m, c, t) =
+                        (median(&write), median(&map), median(&copy), median(&total));
                     let gbps = |s: f64| bytes as f64 / s.max(1e-9) / 1e9;
                     table.rows.push(HostLinkRow {
                         from,

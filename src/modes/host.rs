@@ -5,7 +5,7 @@
 //! counters only at submission grain; the loop records each trigger's latency.
 
 use std::collections::HashMap;
-use std::time::Instant;
+use web_time::Instant;
 
 use super::{Mode, Run, System};
 use crate::error::{Error, Result};

@@ -1,0 +1,729 @@
+#!/usr/bin/env python3
+"""Writes the cooperative-matrix GEMM variants in this folder (each a whole T3_COOP_WGSL file).
+
+The kernels are unrolled by hand (naga emits loops as `while`, and the accumulators must stay named
+variables), so they are generated rather than typed: `python3 scripts/coop-variants/gen.py` rewrites
+every *.wgsl here. tests/coop_variants.rs lowers each one to SPIR-V in every composition; the device
+part `coopvar` of scripts/device-run.sh times and checks each. What each variant tests is in its
+header (and in README.md here).
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# 16-byte views of the operand buffers. shaders/operands/f16.wgsl binds A and B as vec4<f16> (8 bytes);
+# a second variable on the same binding is legal in naga and Vulkan, and only these are used, so wgpu
+# checks only these against the layout. Rows start at multiples of 32 halves (src/gemm.rs, `Layout`),
+# so every 8-half group a kernel reads is 16-byte aligned.
+VIEWS = """\
+@group(0) @binding(2) var<storage, read> a8: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> b8: array<vec4<u32>>;
+"""
+
+GROUPED = """\
+// Grouped tile order: consecutive workgroups walk down GROUP tile rows of their job before moving one
+// tile column right, so the ~132 tiles in flight share A rows and B columns in L2 (row-major order
+// spans all of B's columns with a few A bands). Tiles stay inside their job, so chunks and tracker
+// counts are unchanged.
+const GROUP: u32 = 8u;
+
+fn grouped(tile: Tile, w: u32) -> Tile {
+    let job = tile.job;
+    let local = w - job.wg_start;
+    let rows = (job.row1 - job.row0 + BM - 1u) / BM;
+    let span = GROUP * p.tiles_n;
+    let first = (local / span) * GROUP;
+    let h = min(rows - first, GROUP);
+    let i = local % span;
+    return Tile(job, job.row0 + (first + i % h) * BM, (i / h) * BN);
+}
+"""
+
+EMIT = """\
+// Writes fragment `c` (tile rows row.., cols col..) through the subgroup's scratch `half` (fragments
+// alternate between two, so one barrier per fragment suffices): lane l puts row l / 2, columns
+// 8 (l % 2) .. + 8 (as shaders/gemm_coop.wgsl).
+fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: u32, job: Job) {
+    let s = (2u * sg + half) * 256u;
+    coopStoreT(c, &Cs[s], 16u);
+    workgroupBarrier();
+    let o = s + (lane / 2u) * 16u + (lane % 2u) * 8u;
+    let r = row + lane / 2u;
+    let cc = col + (lane % 2u) * 8u;
+    put_row4_vec(r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    put_row4_vec(r, cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
+}
+"""
+
+
+def accumulators(ind):
+    return "".join(f"{ind}var c{i}{j} = coop_mat16x16<f32, C>();\n" for i in range(4) for j in range(4))
+
+
+def step(ind, a_at, sa, b_at, sb):
+    """One 16-deep step of a 64x64 block: 4 A and 4 B fragments, 16 multiply-adds.
+    a_at(i) / b_at(j): index expressions of fragment i's first element (vec4 units)."""
+    s = f"{ind}{{\n"
+    i2 = ind + "    "
+    for i in range(4):
+        s += f"{i2}let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&As[{a_at(i)}], {sa});\n"
+    for j in range(4):
+        s += f"{i2}let b{j} = coopLoadT<coop_mat16x16<f16, B>>(&Bs[{b_at(j)}], {sb});\n"
+    for i in range(4):
+        for j in range(4):
+            s += f"{i2}c{i}{j} = coopMultiplyAdd(a{i}, b{j}, c{i}{j});\n"
+    return s + f"{ind}}}\n"
+
+
+def emits(ind, sg, r0, cl):
+    s = ""
+    for n, (i, j) in enumerate((i, j) for i in range(4) for j in range(4)):
+        s += f"{ind}emit(c{i}{j}, {sg}, {n % 2}u, lane, {r0} + {16 * i}u, {cl} + {16 * j}u, job);\n"
+    return s
+
+
+def head(doc, consts, smem, grouped):
+    out = "".join(f"// {l}".rstrip() + "\n" for l in doc.strip().split("\n"))
+    out += "enable f16;\nenable wgpu_cooperative_matrix;\n\n" + consts + "\n" + VIEWS + "\n" + smem + "\n"
+    if grouped:
+        out += GROUPED + "\n"
+    return out + EMIT + "\n"
+
+
+def entry(grouped, wg=256):
+    tile = "grouped(tile_of(w, t), w)" if grouped else "tile_of(w, t)"
+    return f"""@compute @workgroup_size({wg})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {{
+    let w = wid.x + wid.y * p.dispatch_x;
+    if (w >= p.total_wg) {{
+        return;
+    }}
+    let tile = {tile};
+    let job = tile.job;
+    let row0 = tile.row0;
+    let col0 = tile.col0;
+    let sg = t / 32u;
+    let lane = t % 32u;
+"""
+
+
+def vec_single(grouped):
+    """128x256 tile, 8 subgroups of 64x64, 32-deep slices through one buffer with two barriers per
+    slice and a register prefetch of the next slice (the committed kernel's schedule), but 16-byte
+    global loads and 16-byte workgroup stores (workgroup memory typed vec4<u32>, fragments loaded from
+    it with strides in vec4 units)."""
+    doc = f"""Variant vec{'-swz' if grouped else ''}: the committed kernel's schedule (128x256 tiles, 8 subgroups of 64x64, 32-deep
+slices, one buffer, two barriers per slice, the next slice prefetched into registers) with 16-byte
+operand loads and 16-byte workgroup-memory stores: 6 loads and 6 stores per invocation per slice
+instead of 12 eight-byte loads and 48 two-byte stores. Workgroup memory is typed vec4<u32> (8 halves);
+fragments are loaded from it with strides in vec4 units (SPIR-V allows a cooperative load through a
+pointer to another type; the stride counts that type's elements).{' Grouped tile order.' if grouped else ''}"""
+    consts = """const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 32u;
+// Row strides in vec4s: A rows of 32 + 8 halves, B rows of 256 + 8 (the pad against bank conflicts).
+const SA: u32 = 5u;
+const SB: u32 = 33u;
+"""
+    smem = """var<workgroup> As: array<vec4<u32>, 640>;
+var<workgroup> Bs: array<vec4<u32>, 1056>;
+var<workgroup> Cs: array<f32, 4096>;
+"""
+    s = head(doc, consts, smem, grouped) + entry(grouped)
+    s += """    let ar = (sg / 4u) * 64u * SA;
+    let bc = (sg % 4u) * 8u;
+    // A slice 128x32 = 512 vec4s: item i -> row i / 4, halves 8 (i % 4); items t and t + 256.
+    // B slice 32x256 = 1024 vec4s: item i -> k i / 32, halves 8 (i % 32); items t + 256 q.
+    let ga = (job.a_off + (row0 + t / 4u - job.a_row_base) * p.lda + (t % 4u) * 8u) >> 3u;
+    let ga1 = ga + 8u * p.lda;
+    let gb = (job.b_off + (t / 32u) * p.ldb + col0 + (t % 32u) * 8u) >> 3u;
+    let sa = (t / 4u) * SA + t % 4u;
+    let sb = (t / 32u) * SB + t % 32u;
+    var ra0 = a8[ga];
+    var ra1 = a8[ga1];
+    var rb0 = b8[gb];
+    var rb1 = b8[gb + p.ldb];
+    var rb2 = b8[gb + 2u * p.ldb];
+    var rb3 = b8[gb + 3u * p.ldb];
+"""
+    s += accumulators("    ")
+    s += """    var ka = 0u;
+    var kb = 0u;
+    for (var k0 = 0u; k0 < p.k; k0 += BK) {
+        As[sa] = ra0;
+        As[sa + 64u * SA] = ra1;
+        Bs[sb] = rb0;
+        Bs[sb + 8u * SB] = rb1;
+        Bs[sb + 16u * SB] = rb2;
+        Bs[sb + 24u * SB] = rb3;
+        workgroupBarrier();
+        ka += 4u;
+        kb += 4u * p.ldb;
+        if (k0 + BK < p.k) {
+            ra0 = a8[ga + ka];
+            ra1 = a8[ga1 + ka];
+            rb0 = b8[gb + kb];
+            rb1 = b8[gb + kb + p.ldb];
+            rb2 = b8[gb + kb + 2u * p.ldb];
+            rb3 = b8[gb + kb + 3u * p.ldb];
+        }
+"""
+    for kk in range(2):
+        s += step("        ", lambda i, kk=kk: f"ar + {16 * i}u * SA + {2 * kk}u", "SA",
+                  lambda j, kk=kk: f"{16 * kk}u * SB + bc + {2 * j}u", "SB")
+    s += """        workgroupBarrier();
+    }
+    let r0 = row0 + (sg / 4u) * 64u;
+    let cl = col0 + (sg % 4u) * 64u;
+"""
+    s += emits("    ", "sg", "r0", "cl")
+    s += "    tile_done(job.counter, t);\n}\n"
+    return s
+
+
+def db(distance, grouped):
+    """128x256 tiles, 16-deep slices double-buffered (one barrier per slice), 16-byte traffic."""
+    name = f"db{distance}{'-swz' if grouped else ''}"
+    doc = f"""Variant {name}: 128x256 tiles, 8 subgroups of 64x64, 16-deep slices double-buffered in workgroup memory
+(two stages, ONE barrier per slice: a slice is stored into the stage nobody reads while the other is
+multiplied), 16-byte operand loads and workgroup stores (memory typed vec4<u32>), registers holding the
+next {'two slices' if distance == 2 else 'slice'} (loads issued {distance} slice{'s' if distance == 2 else ''} ahead of their store{', so two slices of multiply-adds hide each load' if distance == 2 else ''}).
+The loop is unrolled by two so that each half reads a fixed stage. 45 KiB of workgroup memory.{' Grouped tile order.' if grouped else ''}"""
+    consts = """const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 16u;
+// Row strides in vec4s: A rows of 16 + 8 halves, B rows of 256 + 8. A stage is 384 vec4s of A
+// (128 rows) and 528 of B (16 rows).
+const SA: u32 = 3u;
+const SB: u32 = 33u;
+"""
+    smem = """var<workgroup> As: array<vec4<u32>, 768>;
+var<workgroup> Bs: array<vec4<u32>, 1056>;
+var<workgroup> Cs: array<f32, 4096>;
+"""
+    s = head(doc, consts, smem, grouped) + entry(grouped)
+    s += """    let ar = (sg / 4u) * 64u * SA;
+    let bc = (sg % 4u) * 8u;
+    // A slice 128x16 = 256 vec4s: item t -> row t / 2, halves 8 (t % 2).
+    // B slice 16x256 = 512 vec4s: items t, t + 256 -> k t / 32 (+ 8), halves 8 (t % 32).
+    // Slice j starts 2j vec4s into A's rows and j * 2 * ldb vec4s into B.
+    let ga = (job.a_off + (row0 + t / 2u - job.a_row_base) * p.lda + (t % 2u) * 8u) >> 3u;
+    let gb = (job.b_off + (t / 32u) * p.ldb + col0 + (t % 32u) * 8u) >> 3u;
+    let g8 = p.ldb;
+    let kstep = 2u * p.ldb;
+    let sa = (t / 2u) * SA + t % 2u;
+    let sb = (t / 32u) * SB + t % 32u;
+    let sb8 = 8u * SB;
+"""
+    s += accumulators("    ")
+
+    def store(ind, regs, stage):
+        r = regs
+        return (f"{ind}As[sa + {stage * 384}u] = {r}a;\n"
+                f"{ind}Bs[sb + {stage * 528}u] = {r}b0;\n"
+                f"{ind}Bs[sb + sb8 + {stage * 528}u] = {r}b1;\n")
+
+    def load(ind, regs, slice_expr_a, slice_expr_b):
+        r = regs
+        return (f"{ind}{r}a = a8[ga + {slice_expr_a}];\n"
+                f"{ind}{r}b0 = b8[gb + {slice_expr_b}];\n"
+                f"{ind}{r}b1 = b8[gb + {slice_expr_b} + g8];\n")
+
+    def compute(ind, stage):
+        return step(ind, lambda i: f"{stage * 384}u + ar + {16 * i}u * SA", "SA",
+                    lambda j: f"{stage * 528}u + bc + {2 * j}u", "SB")
+
+    # Slice 0 goes straight to stage 0; slice 1 is always inside the buffers (K is padded to 32).
+    s += """    // Slice 0 straight into stage 0; slices 0 and 1 are always inside the buffers (K is padded to
+    // whole 32-deep slices), later ones only while k < K.
+    As[sa] = a8[ga];
+    Bs[sb] = b8[gb];
+    Bs[sb + sb8] = b8[gb + g8];
+"""
+    # Pair m of slices (2m, 2m + 1) runs iff 32m < K; both are inside the buffers then (K is padded
+    # to 32 with zeros), so the odd half needs no test and the barriers stay in uniform control flow
+    # (naga rejects cooperative operations under a branch on a loop variable).
+    if distance == 1:
+        s += """    var ra = a8[ga + 2u];
+    var rb0 = b8[gb + kstep];
+    var rb1 = b8[gb + kstep + g8];
+    workgroupBarrier();
+    var ka = 0u;
+    var kb = 0u;
+    for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {
+"""
+        s += compute("        ", 0)
+        s += store("        ", "r", 1)
+        s += "        if (k0 + 2u * BK < p.k) {\n"
+        s += load("            ", "r", "ka + 4u", "kb + 2u * kstep")
+        s += "        }\n        workgroupBarrier();\n"
+        s += compute("        ", 1)
+        s += "        if (k0 + 2u * BK < p.k) {\n"
+        s += store("            ", "r", 0)
+        s += load("            ", "r", "ka + 6u", "kb + 3u * kstep")
+        s += "        }\n        workgroupBarrier();\n"
+        s += "        ka += 4u;\n        kb += 2u * kstep;\n    }\n"
+    else:
+        s += """    var qa = a8[ga + 2u];
+    var qb0 = b8[gb + kstep];
+    var qb1 = b8[gb + kstep + g8];
+    var ra = vec4<u32>();
+    var rb0 = vec4<u32>();
+    var rb1 = vec4<u32>();
+    if (2u * BK < p.k) {
+        ra = a8[ga + 4u];
+        rb0 = b8[gb + 2u * kstep];
+        rb1 = b8[gb + 2u * kstep + g8];
+    }
+    workgroupBarrier();
+    // Registers q hold the odd slice after the current pair, r the even one.
+    var ka = 0u;
+    var kb = 0u;
+    for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {
+"""
+        s += compute("        ", 0)
+        s += store("        ", "q", 1)
+        s += "        if (k0 + 2u * BK < p.k) {\n"
+        s += load("            ", "q", "ka + 6u", "kb + 3u * kstep")
+        s += "        }\n        workgroupBarrier();\n"
+        s += compute("        ", 1)
+        s += "        if (k0 + 2u * BK < p.k) {\n"
+        s += store("            ", "r", 0)
+        s += "            if (k0 + 4u * BK < p.k) {\n"
+        s += load("                ", "r", "ka + 8u", "kb + 4u * kstep")
+        s += "            }\n        }\n        workgroupBarrier();\n"
+        s += "        ka += 4u;\n        kb += 2u * kstep;\n    }\n"
+    s += """    let r0 = row0 + (sg / 4u) * 64u;
+    let cl = col0 + (sg % 4u) * 64u;
+"""
+    s += emits("    ", "sg", "r0", "cl")
+    s += "    tile_done(job.counter, t);\n}\n"
+    return name, s
+
+
+def half():
+    """128 invocations, the 128x256 tile as two 128x128 halves one after the other."""
+    doc = """Variant half: 128 invocations (4 subgroups of 64x64) per workgroup, computing the host's 128x256 tile
+as two 128x128 halves one after the other; 32-deep slices double-buffered (one barrier per slice),
+the next slice prefetched into registers, 16-byte loads and stores. 45 KiB of workgroup memory and
+about the same registers per invocation as the committed kernel, but half the invocations, so two
+workgroups fit on an SM: one's barriers and epilogue no longer idle the whole SM."""
+    consts = """const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 32u;
+// Row strides in vec4s: A rows of 32 + 8 halves, B rows of 128 + 8. A stage is 640 vec4s of A
+// (128 rows) and 544 of B (32 rows).
+const SA: u32 = 5u;
+const SB: u32 = 17u;
+"""
+    smem = """var<workgroup> As: array<vec4<u32>, 1280>;
+var<workgroup> Bs: array<vec4<u32>, 1088>;
+var<workgroup> Cs: array<f32, 2048>;
+"""
+    s = head(doc, consts, smem, False) + entry(False, 128)
+    s += """    let ar = (sg / 2u) * 64u * SA;
+    let bc = (sg % 2u) * 8u;
+    // A slice 128x32 = 512 vec4s: items t + 128 q -> row t / 4 + 32 q, halves 8 (t % 4).
+    // B slice 32x128 = 512 vec4s: items t + 128 q -> k t / 16 + 8 q, halves 8 (t % 16).
+    // Slice j starts 4j vec4s into A's rows and j * 4 * ldb vec4s into B.
+    let ga = (job.a_off + (row0 + t / 4u - job.a_row_base) * p.lda + (t % 4u) * 8u) >> 3u;
+    let g32 = 4u * p.lda;
+    let kstep = 4u * p.ldb;
+    let sa = (t / 4u) * SA + t % 4u;
+    let sb = (t / 16u) * SB + t % 16u;
+    for (var h = 0u; h < 2u; h += 1u) {
+        let colh = col0 + h * 128u;
+        let gb = (job.b_off + (t / 16u) * p.ldb + colh + (t % 16u) * 8u) >> 3u;
+"""
+    s += accumulators("        ")
+
+    def store(ind, stage):
+        o = ""
+        for q in range(4):
+            o += f"{ind}As[sa + {q * 32}u * SA + {stage * 640}u] = ra{q};\n"
+        for q in range(4):
+            o += f"{ind}Bs[sb + {q * 8}u * SB + {stage * 544}u] = rb{q};\n"
+        return o
+
+    def load(ind, ka, kb, decl=False):
+        v = "var " if decl else ""
+        o = ""
+        for q in range(4):
+            o += f"{ind}{v}ra{q} = a8[ga + {q}u * g32 + {ka}];\n"
+        for q in range(4):
+            o += f"{ind}{v}rb{q} = b8[gb + {q}u * p.ldb + {kb}];\n"
+        return o
+
+    def zero(ind):
+        return "".join(f"{ind}r{x}{q} = vec4<u32>();\n" for x in "ab" for q in range(4))
+
+    def compute(ind, stage):
+        o = ""
+        for kk in range(2):
+            o += step(ind, lambda i, kk=kk: f"{stage * 640}u + ar + {16 * i}u * SA + {2 * kk}u", "SA",
+                      lambda j, kk=kk: f"{stage * 544}u + {16 * kk}u * SB + bc + {2 * j}u", "SB")
+        return o
+
+    # Pair m of 32-deep slices runs iff 64m < K. K is padded to 32 only, so the odd slice of the last
+    # pair may lie past the buffers: its registers are zeroed instead of loaded, and the odd half
+    # multiplies zeros (no branch around cooperative operations or barriers: naga requires them in
+    # uniform control flow).
+    s += "        // Slice 0 into stage 0 (always inside the buffers); slice 1 only where K > 32.\n"
+    s += load("        ", "0u", "0u", decl=True)
+    s += store("        ", 0)
+    s += "        if (BK < p.k) {\n"
+    s += load("            ", "4u", "kstep")
+    s += "        } else {\n" + zero("            ") + "        }\n        workgroupBarrier();\n"
+    s += "        var ka = 0u;\n        var kb = 0u;\n"
+    s += "        for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {\n"
+    s += compute("            ", 0)
+    s += store("            ", 1)
+    s += "            if (k0 + 2u * BK < p.k) {\n"
+    s += load("                ", "ka + 8u", "kb + 2u * kstep")
+    s += "            }\n            workgroupBarrier();\n"
+    s += compute("            ", 1)
+    s += "            if (k0 + 2u * BK < p.k) {\n"
+    s += store("                ", 0)
+    s += "                if (k0 + 3u * BK < p.k) {\n"
+    s += load("                    ", "ka + 12u", "kb + 3u * kstep")
+    s += "                } else {\n" + zero("                    ") + "                }\n"
+    s += "            }\n            workgroupBarrier();\n"
+    s += "            ka += 8u;\n            kb += 2u * kstep;\n        }\n"
+    s += """        let r0 = row0 + (sg / 2u) * 64u;
+        let cl = colh + (sg % 2u) * 64u;
+"""
+    s += emits("        ", "sg", "r0", "cl")
+    s += "    }\n    tile_done(job.counter, t);\n}\n"
+    return s
+
+
+def half16():
+    """128 invocations, two 128x128 halves, 16-deep slices double-buffered, loads two slices ahead."""
+    doc = """Variant half16: the occupancy of `half` with the schedule of `db2`: 128 invocations (4 subgroups of
+64x64) computing the host's 128x256 tile as two 128x128 halves one after the other, 16-deep slices
+double-buffered (one barrier per slice), registers holding the next two slices, 16-byte loads and
+stores. 28.5 KiB of workgroup memory, so workgroup memory allows three per SM and registers two."""
+    consts = """const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 16u;
+// Row strides in vec4s: A rows of 16 + 8 halves, B rows of 128 + 8. A stage is 384 vec4s of A
+// (128 rows) and 272 of B (16 rows).
+const SA: u32 = 3u;
+const SB: u32 = 17u;
+"""
+    smem = """var<workgroup> As: array<vec4<u32>, 768>;
+var<workgroup> Bs: array<vec4<u32>, 544>;
+var<workgroup> Cs: array<f32, 2048>;
+"""
+    s = head(doc, consts, smem, False) + entry(False, 128)
+    s += """    let ar = (sg / 2u) * 64u * SA;
+    let bc = (sg % 2u) * 8u;
+    // A slice 128x16 = 256 vec4s: items t + 128 q -> row t / 2 + 64 q, halves 8 (t % 2).
+    // B slice 16x128 = 256 vec4s: items t + 128 q -> k t / 16 + 8 q, halves 8 (t % 16).
+    // Slice j starts 2j vec4s into A's rows and j * 2 * ldb vec4s into B.
+    let ga = (job.a_off + (row0 + t / 2u - job.a_row_base) * p.lda + (t % 2u) * 8u) >> 3u;
+    let g64 = 8u * p.lda;
+    let kstep = 2u * p.ldb;
+    let sa = (t / 2u) * SA + t % 2u;
+    let sb = (t / 16u) * SB + t % 16u;
+    for (var h = 0u; h < 2u; h += 1u) {
+        let colh = col0 + h * 128u;
+        let gb = (job.b_off + (t / 16u) * p.ldb + colh + (t % 16u) * 8u) >> 3u;
+"""
+    s += accumulators("        ")
+
+    def store(ind, r, stage):
+        return (f"{ind}As[sa + {stage * 384}u] = {r}a0;\n"
+                f"{ind}As[sa + 192u + {stage * 384}u] = {r}a1;\n"
+                f"{ind}Bs[sb + {stage * 272}u] = {r}b0;\n"
+                f"{ind}Bs[sb + 136u + {stage * 272}u] = {r}b1;\n")
+
+    def load(ind, r, ka, kb, decl=False):
+        v = "var " if decl else ""
+        return (f"{ind}{v}{r}a0 = a8[ga + {ka}];\n"
+                f"{ind}{v}{r}a1 = a8[ga + g64 + {ka}];\n"
+                f"{ind}{v}{r}b0 = b8[gb + {kb}];\n"
+                f"{ind}{v}{r}b1 = b8[gb + p.ldb + {kb}];\n")
+
+    def compute(ind, stage):
+        return step(ind, lambda i: f"{stage * 384}u + ar + {16 * i}u * SA", "SA",
+                    lambda j: f"{stage * 272}u + bc + {2 * j}u", "SB")
+
+    # As db2: pair m of 16-deep slices runs iff 32m < K, and both lie inside the buffers then.
+    s += "        // Slice 0 into stage 0; slice 1 (always inside the buffers) and slice 2 (where K > 32) ahead.\n"
+    s += load("        ", "q", "0u", "0u", decl=True)
+    s += store("        ", "q", 0)
+    s += load("        ", "q", "2u", "kstep")
+    s += "        var ra0 = vec4<u32>();\n        var ra1 = vec4<u32>();\n        var rb0 = vec4<u32>();\n        var rb1 = vec4<u32>();\n"
+    s += "        if (2u * BK < p.k) {\n" + load("            ", "r", "4u", "2u * kstep") + "        }\n"
+    s += "        workgroupBarrier();\n        var ka = 0u;\n        var kb = 0u;\n"
+    s += "        for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {\n"
+    s += compute("            ", 0)
+    s += store("            ", "q", 1)
+    s += "            if (k0 + 2u * BK < p.k) {\n"
+    s += load("                ", "q", "ka + 6u", "kb + 3u * kstep")
+    s += "            }\n            workgroupBarrier();\n"
+    s += compute("            ", 1)
+    s += "            if (k0 + 2u * BK < p.k) {\n"
+    s += store("                ", "r", 0)
+    s += "                if (k0 + 4u * BK < p.k) {\n"
+    s += load("                    ", "r", "ka + 8u", "kb + 4u * kstep")
+    s += "                }\n            }\n            workgroupBarrier();\n"
+    s += "            ka += 4u;\n            kb += 2u * kstep;\n        }\n"
+    s += """        let r0 = row0 + (sg / 2u) * 64u;
+        let cl = colh + (sg % 2u) * 64u;
+"""
+    s += emits("        ", "sg", "r0", "cl")
+    s += "    }\n    tile_done(job.counter, t);\n}\n"
+    return s
+
+
+# How a variant moves operands: the workgroup arrays' element, halves per element, and the load of
+# element `i` (in those units) of A or B.
+IO = {
+    # 16 bytes through second variables on the operand bindings (the first device call: NVVM failed).
+    "alias": ("vec4<u32>", 8, lambda m, i: f"{m}8[{i}]"),
+    # (16 bytes from the operand bindings as they are would need bitcast<vec2<u32>>(vec4<f16>), which
+    # naga 30 types as vec4<u32> and then rejects.)
+    # 8 bytes, workgroup memory typed vec4<f16> (fragments loaded through vec4<f16> pointers).
+    "h4": ("vec4<f16>", 4, lambda m, i: f"{m}[{i}]"),
+}
+
+
+def db2x(name, io, grouped, doc):
+    """db2's schedule (16-deep slices, two stages, one barrier per slice, loads two slices ahead) with
+    the operand movement `io` (a key of IO)."""
+    elem, u, ld = IO[io]
+    sa_, sb_ = 24 // u, 264 // u            # row strides in elements: 16 + 8 and 256 + 8 halves
+    st_a, st_b = 128 * sa_, 16 * sb_        # stage sizes in elements
+    na, nb = 128 * 16 // u // 256, 16 * 256 // u // 256   # elements per invocation per slice
+    per_a, per_b = 16 // u, 256 // u        # elements per row of a slice
+    consts = f"""const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 16u;
+// Row strides in {elem}s ({u} halves): A rows of 16 + 8 halves, B rows of 256 + 8. A stage is
+// {st_a} of them (128 rows of A), a B stage {st_b} (16 rows).
+const SA: u32 = {sa_}u;
+const SB: u32 = {sb_}u;
+"""
+    smem = f"""var<workgroup> As: array<{elem}, {2 * st_a}>;
+var<workgroup> Bs: array<{elem}, {2 * st_b}>;
+var<workgroup> Cs: array<f32, 4096>;
+"""
+    out = head(doc, consts, smem, grouped)
+    if io != "alias":
+        out = out.replace(VIEWS + "\n", "")
+    out += entry(grouped)
+    ra, rb = 256 // per_a, 256 // per_b     # rows one pass of the workgroup covers
+    out += f"""    let ar = (sg / 4u) * 64u * SA;
+    let bc = (sg % 4u) * {64 // u}u;
+    // A slice 128x16: items t + 256 q -> row t / {per_a} + {ra} q, halves {u} (t % {per_a}).
+    // B slice 16x256: items t + 256 q -> k t / {per_b} + {rb} q, halves {u} (t % {per_b}).
+    // Slice j starts {16 // u}j elements into A's rows and j * kstep into B.
+    let ga = (job.a_off + (row0 + t / {per_a}u - job.a_row_base) * p.lda + (t % {per_a}u) * {u}u) >> {u.bit_length() - 1}u;
+    let gb = (job.b_off + (t / {per_b}u) * p.ldb + col0 + (t % {per_b}u) * {u}u) >> {u.bit_length() - 1}u;
+    let kstep = {16 // u}u * p.ldb;
+    let sa = (t / {per_a}u) * SA + t % {per_a}u;
+    let sb = (t / {per_b}u) * SB + t % {per_b}u;
+"""
+    out += accumulators("    ")
+    ga_q = lambda q: f"ga + {q * ra // u}u * p.lda" if q else "ga"   # ra rows of lda halves, in elements
+    gb_q = lambda q: f"gb + {q}u * p.ldb" if q else "gb"                     # rb = u rows: u * ldb / u
+
+    def load(ind, r, ka, kb, decl=False):
+        v = "var " if decl else ""
+        o = "".join(f"{ind}{v}{r}a{q} = {ld('a', ga_q(q) + ' + ' + ka)};\n" for q in range(na))
+        return o + "".join(f"{ind}{v}{r}b{q} = {ld('b', gb_q(q) + ' + ' + kb)};\n" for q in range(nb))
+
+    def store(ind, r, stage):
+        o = "".join(f"{ind}As[sa + {q * ra * sa_ + stage * st_a}u] = {r}a{q};\n" for q in range(na))
+        return o + "".join(f"{ind}Bs[sb + {q * rb * sb_ + stage * st_b}u] = {r}b{q};\n" for q in range(nb))
+
+    def compute(ind, stage):
+        return step(ind, lambda i: f"{stage * st_a}u + ar + {16 * i}u * SA", "SA",
+                    lambda j: f"{stage * st_b}u + bc + {j * 16 // u}u", "SB")
+
+    zero = f"{elem}()"
+    out += "    // Slice 0 into stage 0; slice 1 (inside the buffers: K is padded to 32) and slice 2 (where\n"
+    out += "    // K > 32) into registers. Pair m of slices runs iff 32m < K (see db2).\n"
+    out += load("    ", "q", "0u", "0u", decl=True) + store("    ", "q", 0)
+    out += load("    ", "q", f"{16 // u}u", "kstep")
+    out += "".join(f"    var ra{q} = {zero};\n" for q in range(na))
+    out += "".join(f"    var rb{q} = {zero};\n" for q in range(nb))
+    out += "    if (2u * BK < p.k) {\n" + load("        ", "r", f"{32 // u}u", "2u * kstep") + "    }\n"
+    out += "    workgroupBarrier();\n    var ka = 0u;\n    var kb = 0u;\n"
+    out += "    for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {\n"
+    out += compute("        ", 0) + store("        ", "q", 1)
+    out += "        if (k0 + 2u * BK < p.k) {\n"
+    out += load("            ", "q", f"ka + {48 // u}u", "kb + 3u * kstep")
+    out += "        }\n        workgroupBarrier();\n"
+    out += compute("        ", 1)
+    out += "        if (k0 + 2u * BK < p.k) {\n" + store("            ", "r", 0)
+    out += "            if (k0 + 4u * BK < p.k) {\n"
+    out += load("                ", "r", f"ka + {64 // u}u", "kb + 4u * kstep")
+    out += "            }\n        }\n        workgroupBarrier();\n"
+    out += f"        ka += {32 // u}u;\n        kb += 2u * kstep;\n    }}\n"
+    out += """    let r0 = row0 + (sg / 4u) * 64u;
+    let cl = col0 + (sg % 4u) * 64u;
+"""
+    out += emits("    ", "sg", "r0", "cl")
+    return out + "    tile_done(job.counter, t);\n}\n"
+
+
+def h4():
+    """The committed kernel with workgroup memory typed vec4<f16>: 8-byte stores, fragments loaded
+    through vec4<f16> pointers."""
+    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    doc = ("// Variant h4: shaders/gemm_coop.wgsl as committed with workgroup memory typed vec4<f16>:\n"
+           "// each prefetched vec4 goes out as one 8-byte store instead of four 2-byte ones, and fragments\n"
+           "// are loaded through vec4<f16> pointers with strides in vec4s (one change, to bisect the NVVM failure).\n")
+    rep = [
+        ("var<workgroup> As: array<f16, 5120>;", "var<workgroup> As: array<vec4<f16>, 1280>;"),
+        ("var<workgroup> Bs: array<f16, 8448>;", "var<workgroup> Bs: array<vec4<f16>, 2112>;"),
+        ("""    let o = (i / 8u) * SA + (i % 8u) * 4u;
+    As[o] = v.x;
+    As[o + 1u] = v.y;
+    As[o + 2u] = v.z;
+    As[o + 3u] = v.w;""", "    As[(i / 8u) * (SA / 4u) + i % 8u] = v;"),
+        ("""    let o = (i / 64u) * SB + (i % 64u) * 4u;
+    Bs[o] = v.x;
+    Bs[o + 1u] = v.y;
+    Bs[o + 2u] = v.z;
+    Bs[o + 3u] = v.w;""", "    Bs[(i / 64u) * (SB / 4u) + i % 64u] = v;"),
+    ]
+    for a, b in rep:
+        assert a in src, a
+        src = src.replace(a, b)
+    # Fragment places and strides in vec4s: every offset is a multiple of 4 halves.
+    import re
+    src = re.sub(r"coopLoadT<coop_mat16x16<f16, (A|B)>>\(&(As|Bs)\[([^\]]*)\], (SA|SB)\)",
+                 lambda m: f"coopLoadT<coop_mat16x16<f16, {m[1]}>>(&{m[2]}[({m[3]}) / 4u], {m[4]} / 4u)", src)
+    assert src.count("/ 4u], S") == 16
+    return doc + src
+
+
+def alias():
+    """The committed kernel reading A and B through second variables of the same type on the same
+    bindings: whether aliasing alone trips NVVM."""
+    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    doc = ("// Variant alias: shaders/gemm_coop.wgsl as committed reading A and B through second\n"
+           "// variables on bindings 2 and 3, of the same type (one change, to bisect the NVVM failure).\n")
+    views = ("@group(0) @binding(2) var<storage, read> a_view: array<vec4<f16>>;\n"
+             "@group(0) @binding(3) var<storage, read> b_view: array<vec4<f16>>;\n\n")
+    src = src.replace("    return a[(job.a_off", "    return a_view[(job.a_off").replace("    return b[(job.b_off", "    return b_view[(job.b_off")
+    assert "a_view[" in src and "b_view[" in src
+    i = src.index("const BM")
+    return doc + src[:i] + views + src[i:]
+
+
+def half16x(name, io, doc):
+    """half16's shape and schedule (128 invocations, two 128x128 halves, 16-deep slices double-buffered,
+    loads two slices ahead) with the operand movement `io` (a key of IO)."""
+    elem, u, ld = IO[io]
+    sa_, sb_ = 24 // u, 136 // u            # row strides in elements: 16 + 8 and 128 + 8 halves
+    st_a, st_b = 128 * sa_, 16 * sb_
+    per_a, per_b = 16 // u, 128 // u        # elements per row of a slice
+    na, nb = 128 * per_a // 128, 16 * per_b // 128
+    ra, rb = 128 // per_a, 128 // per_b     # rows one pass of the workgroup covers
+    consts = f"""const BM: u32 = 128u;
+const BN: u32 = 256u;
+const BK: u32 = 16u;
+// Row strides in {elem}s ({u} halves): A rows of 16 + 8 halves, B rows of 128 + 8. A stage is
+// {st_a} of them (128 rows of A), a B stage {st_b} (16 rows).
+const SA: u32 = {sa_}u;
+const SB: u32 = {sb_}u;
+"""
+    smem = f"""var<workgroup> As: array<{elem}, {2 * st_a}>;
+var<workgroup> Bs: array<{elem}, {2 * st_b}>;
+var<workgroup> Cs: array<f32, 2048>;
+"""
+    out = head(doc, consts, smem, True)
+    if io != "alias":
+        out = out.replace(VIEWS + "\n", "")
+    out += entry(True, 128)
+    sh = u.bit_length() - 1
+    out += f"""    let ar = (sg / 2u) * 64u * SA;
+    let bc = (sg % 2u) * {64 // u}u;
+    // A slice 128x16: items t + 128 q -> row t / {per_a} + {ra} q, halves {u} (t % {per_a}).
+    // B slice 16x128: items t + 128 q -> k t / {per_b} + {rb} q, halves {u} (t % {per_b}).
+    // Slice j starts {16 // u}j elements into A's rows and j * kstep into B.
+    let ga = (job.a_off + (row0 + t / {per_a}u - job.a_row_base) * p.lda + (t % {per_a}u) * {u}u) >> {sh}u;
+    let kstep = {16 // u}u * p.ldb;
+    let sa = (t / {per_a}u) * SA + t % {per_a}u;
+    let sb = (t / {per_b}u) * SB + t % {per_b}u;
+    for (var h = 0u; h < 2u; h += 1u) {{
+        let colh = col0 + h * 128u;
+        let gb = (job.b_off + (t / {per_b}u) * p.ldb + colh + (t % {per_b}u) * {u}u) >> {sh}u;
+"""
+    out += accumulators("        ")
+    ga_q = lambda q: f"ga + {q * ra // u}u * p.lda" if q else "ga"
+    gb_q = lambda q: f"gb + {q * rb // u}u * p.ldb" if q else "gb"
+
+    def load(ind, r, ka, kb, decl=False):
+        v = "var " if decl else ""
+        o = "".join(f"{ind}{v}{r}a{q} = {ld('a', ga_q(q) + ' + ' + ka)};\n" for q in range(na))
+        return o + "".join(f"{ind}{v}{r}b{q} = {ld('b', gb_q(q) + ' + ' + kb)};\n" for q in range(nb))
+
+    def store(ind, r, stage):
+        o = "".join(f"{ind}As[sa + {q * ra * sa_ + stage * st_a}u] = {r}a{q};\n" for q in range(na))
+        return o + "".join(f"{ind}Bs[sb + {q * rb * sb_ + stage * st_b}u] = {r}b{q};\n" for q in range(nb))
+
+    def compute(ind, stage):
+        return step(ind, lambda i: f"{stage * st_a}u + ar + {16 * i}u * SA", "SA",
+                    lambda j: f"{stage * st_b}u + bc + {j * 16 // u}u", "SB")
+
+    zero = f"{elem}()"
+    i2 = "        "
+    out += f"{i2}// Slice 0 into stage 0; slices 1 and 2 (where K > 32) into registers, as in db2.\n"
+    out += load(i2, "q", "0u", "0u", decl=True) + store(i2, "q", 0)
+    out += load(i2, "q", f"{16 // u}u", "kstep")
+    out += "".join(f"{i2}var ra{q} = {zero};\n" for q in range(na))
+    out += "".join(f"{i2}var rb{q} = {zero};\n" for q in range(nb))
+    out += f"{i2}if (2u * BK < p.k) {{\n" + load(i2 + "    ", "r", f"{32 // u}u", "2u * kstep") + f"{i2}}}\n"
+    out += f"{i2}workgroupBarrier();\n{i2}var ka = 0u;\n{i2}var kb = 0u;\n"
+    out += f"{i2}for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {{\n"
+    i3, i4, i5 = i2 + "    ", i2 + "        ", i2 + "            "
+    out += compute(i3, 0) + store(i3, "q", 1)
+    out += f"{i3}if (k0 + 2u * BK < p.k) {{\n" + load(i4, "q", f"ka + {48 // u}u", "kb + 3u * kstep")
+    out += f"{i3}}}\n{i3}workgroupBarrier();\n"
+    out += compute(i3, 1)
+    out += f"{i3}if (k0 + 2u * BK < p.k) {{\n" + store(i4, "r", 0)
+    out += f"{i4}if (k0 + 4u * BK < p.k) {{\n" + load(i5, "r", f"ka + {64 // u}u", "kb + 4u * kstep")
+    out += f"{i4}}}\n{i3}}}\n{i3}workgroupBarrier();\n"
+    out += f"{i3}ka += {32 // u}u;\n{i3}kb += 2u * kstep;\n{i2}}}\n"
+    out += f"""{i2}let r0 = row0 + (sg / 2u) * 64u;
+{i2}let cl = colh + (sg % 2u) * 64u;
+"""
+    out += emits(i2, "sg", "r0", "cl")
+    return out + "    }\n    tile_done(job.counter, t);\n}\n"
+
+
+def main():
+    files = {
+        "vec": vec_single(False),
+        "half": half(),
+        "half16": half16(),
+        "h4": h4(),
+        "alias": alias(),
+        "half16-h4": half16x("half16-h4", "h4", """Variant half16-h4: half16 (128 invocations, the tile as two 128x128 halves, 16-deep slices
+double-buffered, loads two slices ahead; two workgroups per SM) with workgroup memory typed
+vec4<f16>: 8-byte loads and stores, no vec4<u32>, no second variables on the operand bindings.
+Grouped tile order, as committed."""),
+        "db2-h4": db2x("db2-h4", "h4", True, """Variant db2-h4: db2's schedule (16-deep slices double-buffered, one barrier per slice, loads two
+slices ahead) with workgroup memory typed vec4<f16>: 8-byte loads and stores, fragments loaded
+through vec4<f16> pointers. No second variables on the operand bindings, no vec4<u32>. Grouped
+tile order, as committed."""),
+    }
+    for d in (1, 2):
+        name, s = db(d, False)
+        files[name] = s
+    name, s = db(2, True)
+    files[name] = s
+    for name, s in files.items():
+        with open(os.path.join(HERE, f"{name}.wgsl"), "w") as f:
+            f.write(s)
+    print(" ".join(sorted(files)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+//! The cooperative-matrix GEMM and its experimental variants (scripts/coop-variants/*.wgsl, each a
+//! drop-in `T3_COOP_WGSL` file) on machines without cooperative matrices: each lowers to SPIR-V in
+//! every composition the library makes, with the options wgpu uses for a trusted module on Vulkan,
+//! and runs, with its cooperative-matrix operations emulated in plain WGSL, against the f64 reference.
+//! `T3_SPV_DIR=DIR` also writes each kernel's store/track composition there as SPIR-V (for
+//! `spirv-dis`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use t3_wgpu::compositions;
+use t3_wgpu::gemm::{Engine, GemmParams, Job, Padding, K_SLICE};
+use t3_wgpu::gpu::Gpu;
+use t3_wgpu::lower::job_table;
+use t3_wgpu::reference::{rel_frobenius, Rng};
+use t3_wgpu::reflect::{Access, Interface};
+use t3_wgpu::shaders::{self, Epilogue, Put, Variant};
+use t3_wgpu::shapes::{tiles, Chunking, Dtype, Shape};
+
+fn kernels() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root.join("scripts/coop-variants"))
+        .map(|d| {
+            d.map(|e| e.expect("dir entry").path())
+                .filter(|p| p.extension().is_some_and(|x| x == "wgsl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v.insert(0, root.join("shaders").join(Engine::Coop.file()));
+    v
+}
+
+/// Every composition src/compositions.rs declares for the cooperative-matrix kernel, as the
+/// [`Variant`]s the library builds from (so a composition declared later is lowered here too).
+fn coop_compositions() -> Vec<Variant> {
+    let puts = [Put::Store, Put::Add, Put::Atomic, Put::Cas];
+    let epilogues = [Epilogue::Track, Epilogue::Fused];
+    let v: Vec<Variant> = compositions::all()
+        .into_iter()
+        .filter(|c| c.kernel == Engine::Coop.file())
+        .map(|c| Variant {
+            kernel: c.kernel,
+            gemm: c.operands.map(|o| Dtype::parse(o).expect("operand type")),
+            put: puts
+                .into_iter()
+                .find(|p| p.name() == c.put)
+                .unwrap_or_else(|| panic!("put {}", c.put)),
+            epilogue: epilogues.into_iter().find(|e| e.name() == c.epilogue),
+        })
+        .collect();
+    assert!(
+        v.contains(&store_track()) && v.iter().any(|c| c.epilogue == Some(Epilogue::Fused)),
+        "{v:?}"
+    );
+    v
+}
+
+/// The composition the tests run: plain stores, tracked.
+fn store_track() -> Variant {
+    Variant {
+        kernel: Engine::Coop.file(),
+        gemm: Some(Dtype::F16),
+        put: Put::Store,
+        epilogue: Some(Epilogue::Track),
+    }
+}
+
+/// SPIR-V of `src` as wgpu-hal writes it for `create_shader_module_trusted(.., unchecked())`:
+/// no bounds checks, no loop bounding, no integer-division checks, overrides at their defaults.
+fn lower(what: &str, src: &str) -> Vec<u32> {
+    let module = naga::front::wgsl::parse_str(src)
+        .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(src)));
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(src)));
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        None,
+        &Default::default(),
+    )
+    .unwrap_or_else(|e| panic!("{what}: overrides: {e}"));
+    let options = naga::back::spv::Options {
+        lang_version: (1, 3),
+        flags: naga::back::spv::WriterFlags::empty(),
+        force_loop_bounding: false,
+        emit_int_div_checks: false,
+        ..Default::default()
+    };
+    naga::back::spv::write_vec(&module, &info, &options, None)
+        .unwrap_or_else(|e| panic!("{what}: SPIR-V: {e}"))
+}
+
+#[test]
+fn coop_kernels_lower_to_spirv() {
+    let dump = std::env::var_os("T3_SPV_DIR").map(PathBuf::from);
+    let kernels = kernels();
+    let variants = coop_compositions();
+    for path in &kernels {
+        let src = std::fs::read_to_string(path).expect("read kernel");
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        // The host's tile math (thresholds, padding) is the committed kernel's: a drop-in keeps it.
+        let [bm, bn, _] = store_track().interface().unwrap().tile;
+        for (c, v) in [("BM", bm), ("BN", bn)] {
+            let decl = format!("const {c}: u32 = {v}u;");
+            assert!(src.contains(&decl), "{name}: `{decl}` (the host's tile)");
+        }
+        let bk: usize = src
+            .split_once("const BK: u32 = ")
+            .and_then(|(_, r)| r.split_once("u;"))
+            .and_then(|(v, _)| v.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: `const BK: u32`"));
+        assert_eq!(K_SLICE % bk, 0, "{name}: K padding covers whole BK slices");
+        for variant in &variants {
+            let what = format!(
+                "{name} {:?} {:?} {:?}",
+                variant.gemm, variant.put, variant.epilogue
+            );
+            let full = variant
+                .source(Some(&src))
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let words = lower(&what, &full);
+            assert_eq!(words[0], 0x0723_0203, "{what}: SPIR-V magic");
+            if let Some(dir) = dump.as_ref().filter(|_| *variant == store_track()) {
+                std::fs::create_dir_all(dir).expect("create T3_SPV_DIR");
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                std::fs::write(dir.join(format!("{name}.spv")), bytes).expect("write SPIR-V");
+            }
+        }
+    }
+    assert!(!kernels.is_empty());
+}
+
+/// `src` with its cooperative-matrix operations emulated in plain WGSL, so that its index logic runs
+/// on adapters without cooperative matrices (lavapipe). Lane l of a subgroup (t / 32) owns row l / 2,
+/// columns 8 (l % 2).. of each accumulator, and a loaded operand is only its place in workgroup
+/// memory, read when multiplied (every kernel multiplies a fragment before it writes that memory
+/// again). The operand arrays `As`/`Bs` move to storage buffers (bindings `first` and `first + 1`,
+/// past the kernel's own; one region per workgroup, poisoned with NaN by the caller), so that a
+/// kernel over lavapipe's 32 KiB of workgroup memory still runs and a read of a stage never written
+/// shows; the output scratch `Cs` stays put.
+fn emulate(src: &str, first: usize) -> String {
+    // Declarations of the operand arrays: element type and length, moved to storage.
+    let mut decls = Vec::new();
+    let mut out = String::new();
+    for line in src.lines() {
+        let l = line.trim();
+        let moved = ["As", "Bs"]
+            .iter()
+            .find(|n| l.starts_with(&format!("var<workgroup> {n}:")));
+        if let Some(name) = moved {
+            let ty = &l[l.find("array<").unwrap() + 6..l.rfind(',').unwrap()];
+            let len: usize = l[l.rfind(',').unwrap() + 1..l.rfind('>').unwrap()]
+                .trim()
+                .parse()
+                .unwrap();
+            decls.push((name.to_string(), ty.to_string(), len));
+        } else if l != "enable wgpu_cooperative_matrix;" {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    assert_eq!(decls.len(), 2, "As and Bs declared");
+    // Loads become places; the closing `]` of `&As[...]` goes with them.
+    for (from, to) in [
+        ("coopLoadT<coop_mat16x16<f16, A>>(&As[", "Opnd("),
+        ("coopLoadT<coop_mat16x16<f16, B>>(&Bs[", "Opnd("),
+        ("coopStoreT(", "store_frag("),
+    ] {
+        while let Some(i) = out.find(from) {
+            let close = i + out[i..].find(']').unwrap();
+            out.replace_range(close..close + 1, "");
+            out.replace_range(i..i + from.len(), to);
+        }
+    }
+    out = out
+        .replace("store_frag(c, &Cs[", "store_frag(c, ")
+        .replace("coop_mat16x16<f32, C>()", "Frag()")
+        .replace("coop_mat16x16<f32, C>", "Frag")
+        .replace("coopMultiplyAdd(", "mma(")
+        .replace("As[", "emu_as[emu_a0 + ")
+        .replace("Bs[", "emu_bs[emu_b0 + ")
+        .replace("workgroupBarrier();", "workgroupBarrier();\n    storageBarrier();")
+        .replace(
+            "    let lane = t % 32u;\n",
+            &format!(
+                "    let lane = t % 32u;\n    emu_lane = lane;\n    emu_a0 = w * {}u;\n    emu_b0 = w * {}u;\n",
+                decls[0].2, decls[1].2
+            ),
+        );
+    assert!(out.contains("emu_lane = lane;"), "kernel defines `lane`");
+    // Element (r, c) of an A place, and elements (r, c..c + 8) of a B place (c a multiple of 8).
+    let (a_at, b_row) = match decls[0].1.as_str() {
+        "f16" => (
+            "return f32(emu_as[emu_a0 + o.base + r * o.stride + c]);".to_string(),
+            "let i = emu_b0 + o.base + r * o.stride + c;\n    var v: array<f32, 8>;\n    for (var j = 0u; j < 8u; j += 1u) {\n        v[j] = f32(emu_bs[i + j]);\n    }\n    return v;".to_string(),
+        ),
+        "vec4<u32>" => (
+            "let e = emu_as[emu_a0 + o.base + r * o.stride + c / 8u];\n    return unpack2x16float(e[(c % 8u) / 2u])[c % 2u];".to_string(),
+            "let e = emu_bs[emu_b0 + o.base + r * o.stride + c / 8u];\n    let x = unpack2x16float(e.x);\n    let y = unpack2x16float(e.y);\n    let z = unpack2x16float(e.z);\n    let w = unpack2x16float(e.w);\n    return array<f32, 8>(x.x, x.y, y.x, y.y, z.x, z.y, w.x, w.y);".to_string(),
+        ),
+        "vec4<f16>" => (
+            "return f32(emu_as[emu_a0 + o.base + r * o.stride + c / 4u][c % 4u]);".to_string(),
+            "let i = emu_b0 + o.base + r * o.stride + c / 4u;\n    let x = emu_bs[i];\n    let y = emu_bs[i + 1u];\n    return array<f32, 8>(f32(x.x), f32(x.y), f32(x.z), f32(x.w), f32(y.x), f32(y.y), f32(y.z), f32(y.w));".to_string(),
+        ),
+        other => panic!("operand arrays of {other}"),
+    };
+    assert_eq!(decls[0].1, decls[1].1, "As and Bs of one type");
+    let prelude = format!(
+        r#"@group(0) @binding({first}) var<storage, read_write> emu_as: array<{ta}>;
+@group(0) @binding({second}) var<storage, read_write> emu_bs: array<{tb}>;
+var<private> emu_lane: u32;
+var<private> emu_a0: u32;
+var<private> emu_b0: u32;
+struct Frag {{ v: array<f32, 8> }}
+struct Opnd {{ base: u32, stride: u32 }}
+fn a_at(o: Opnd, r: u32, c: u32) -> f32 {{
+    {a_at}
+}}
+fn b_row(o: Opnd, r: u32, c: u32) -> array<f32, 8> {{
+    {b_row}
+}}
+fn mma(a: Opnd, b: Opnd, acc: Frag) -> Frag {{
+    var out = acc;
+    let r = emu_lane / 2u;
+    let c0 = (emu_lane % 2u) * 8u;
+    for (var k = 0u; k < 16u; k += 1u) {{
+        let x = a_at(a, r, k);
+        let y = b_row(b, k, c0);
+        for (var j = 0u; j < 8u; j += 1u) {{
+            out.v[j] += x * y[j];
+        }}
+    }}
+    return out;
+}}
+fn store_frag(c: Frag, at: u32, stride: u32) {{
+    let r = emu_lane / 2u;
+    let c0 = (emu_lane % 2u) * 8u;
+    for (var j = 0u; j < 8u; j += 1u) {{
+        Cs[at + r * stride + c0 + j] = c.v[j];
+    }}
+}}
+"#,
+        second = first + 1,
+        ta = decls[0].1,
+        tb = decls[1].1,
+    );
+    // After the enables (compose hoists them anyway) and before the kernel's own declarations.
+    prelude + &out
+}
+
+/// Bytes of one workgroup's region of an emulated operand array (`decl` as in the kernel).
+fn region_bytes(src: &str, name: &str) -> u64 {
+    let l = src
+        .lines()
+        .find(|l| l.trim().starts_with(&format!("var<workgroup> {name}:")))
+        .unwrap();
+    let len: u64 = l[l.rfind(',').unwrap() + 1..l.rfind('>').unwrap()]
+        .trim()
+        .parse()
+        .unwrap();
+    len * if l.contains("vec4<u32>") {
+        16
+    } else if l.contains("vec4<f16>") {
+        8
+    } else {
+        2
+    }
+}
+
+/// Runs kernel `src` (emulated) on `shape` in `chunks` chunks, produced last chunk first; returns the
+/// relative error against f64 and whether every tracker counter reached its threshold.
+fn run_emulated(
+    gpu: &Gpu,
+    pipeline: &wgpu::ComputePipeline,
+    layout: &wgpu::BindGroupLayout,
+    src: &str,
+    shape: Shape,
+    chunks: usize,
+    rng: &mut Rng,
+) -> (f64, bool) {
+    let Shape { m, n, k } = shape;
+    let d = Dtype::F16;
+    let mut fill =
+        |len: usize| -> Vec<f32> { rng.fill(len).into_iter().map(|v| d.round(v)).collect() };
+    let (a, b) = (fill(m * k), fill(k * n));
+    let chunking = Chunking::new(m, 1, chunks).unwrap();
+    // Reversed production order: the job table, not the chunk index, decides what a workgroup does.
+    let order: Vec<usize> = (0..chunks).rev().collect();
+    let tile_n = Engine::Coop.tile_n();
+    let (jobs, total_wg) = job_table(
+        order.iter().map(|&x| Job {
+            row0: chunking.rows(x).start as u32,
+            row1: chunking.rows(x).end as u32,
+            counter: x as u32,
+            ..Default::default()
+        }),
+        n,
+        tile_n,
+    );
+    let l = Padding::new(m, k, n);
+    let params = GemmParams::new(
+        shape,
+        &l,
+        tile_n,
+        0..jobs.len(),
+        total_wg,
+        gpu.max_workgroups_per_dim,
+    );
+    let usage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
+    let init = |label, bytes: &[u8], u| gpu.init_buffer(label, bytes, u);
+    let abuf = init("A", &l.pack_a(d, &a, k), usage);
+    let bbuf = init("B", &l.pack_b(d, &b, n), usage);
+    let c = init(
+        "C",
+        bytemuck::cast_slice(&vec![f32::NAN; (m * n).next_multiple_of(4)]),
+        usage,
+    );
+    let counters = init("tracker", &vec![0u8; chunks * 4], usage);
+    let pbuf = init(
+        "params",
+        bytemuck::bytes_of(&params),
+        wgpu::BufferUsages::UNIFORM,
+    );
+    let jbuf = init("jobs", bytemuck::cast_slice(&jobs), usage);
+    // f16 NaN everywhere: a stage read before it is written poisons the output.
+    let poison = |name| vec![0xffu8; (region_bytes(src, name) * u64::from(total_wg)) as usize];
+    let emu_a = init("emulated As", &poison("As"), usage);
+    let emu_b = init("emulated Bs", &poison("Bs"), usage);
+    let bg = shaders::bind(
+        gpu,
+        "emulated coop gemm",
+        layout,
+        &[
+            c.as_entire_binding(),
+            pbuf.as_entire_binding(),
+            abuf.as_entire_binding(),
+            bbuf.as_entire_binding(),
+            counters.as_entire_binding(),
+            jbuf.as_entire_binding(),
+            emu_a.as_entire_binding(),
+            emu_b.as_entire_binding(),
+        ],
+    );
+    let mut enc = gpu.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        let (x, y) = gpu.fold(total_wg);
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+    let idx = gpu
+        .submit("emulated coop gemm", vec![enc.finish()])
+        .unwrap();
+    gpu.wait(
+        Some(idx),
+        "emulated coop gemm",
+        gpu.timeout_for(shape.flops() * 20.0, 0.0),
+    )
+    .unwrap();
+    let got = gpu.read_f32("C", &c, 0, m * n).unwrap();
+    let tracked = gpu.read_u32("tracker", &counters, 0, chunks).unwrap();
+    let want: Vec<u32> = (0..chunks)
+        .map(|x| tiles(chunking.rows(x).len(), n, tile_n) as u32)
+        .collect();
+    (
+        rel_frobenius(&got, &t3_wgpu::reference::gemm(&a, &b, m, n, k)),
+        tracked == want,
+    )
+}
+
+/// Every cooperative-matrix kernel, emulated on whatever adapter runs the tests: edge shapes, K at
+/// and around the slice and slice-pair boundaries, several column tiles, tile rows past one tile group,
+/// chunks that do not divide M.
+#[test]
+fn coop_kernels_emulated_match_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    if !gpu.has(wgpu::Features::SHADER_F16) {
+        eprintln!("SKIPPED: no SHADER_F16");
+        return;
+    }
+    // The kernel's reflected bindings, then the emulated operand arrays.
+    let variant = store_track();
+    let own = variant.interface().unwrap();
+    let bindings = [own.bindings, &[Access::ReadWrite; 2]].concat();
+    let emulated = Interface {
+        bindings: Box::leak(bindings.into_boxed_slice()),
+        ..*own
+    };
+    let layout = shaders::layout(gpu, "emulated coop gemm", &emulated);
+    let shapes: &[(usize, usize, usize, usize)] = &[
+        (1, 1, 1, 1),
+        (17, 33, 65, 1),
+        (131, 129, 17, 3),
+        (130, 600, 48, 2),
+        (40, 260, 97, 1),
+        (64, 300, 130, 1),
+        (200, 64, 40, 7),
+        (1100, 300, 16, 3),
+    ];
+    // The committed kernel always; the variants (ten seconds more on lavapipe) with
+    // T3_COOP_VARIANT=all or =NAME.
+    let only = std::env::var("T3_COOP_VARIANT").unwrap_or_else(|_| "gemm_coop".into());
+    let mut ran = 0;
+    for path in kernels() {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if only != "all" && only != name {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        let emu = emulate(&src, own.bindings.len());
+        let module = shaders::module(gpu, &name, &variant, Some(&emu), false)
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", variant.source(Some(&emu)).unwrap()));
+        let pipeline = shaders::pipeline(gpu, &name, &layout, &module, &[]).unwrap();
+        let mut rng = Rng::new(common::seed(&format!("emulated {name}")));
+        for &(m, n, k, chunks) in shapes {
+            let shape = Shape::new(m, n, k).unwrap();
+            let (err, tracked) =
+                run_emulated(gpu, &pipeline, &layout, &src, shape, chunks, &mut rng);
+            assert!(
+                err <= 1e-3,
+                "{name} {shape} chunks {chunks}: rel error {err}"
+            );
+            assert!(tracked, "{name} {shape} chunks {chunks}: tracker counts");
+        }
+        eprintln!("{name}: emulated, all shapes match");
+        ran += 1;
+    }
+    assert!(ran > 0, "T3_COOP_VARIANT={only}: no such kernel");
+}
