@@ -17,16 +17,17 @@
 // workgroups (dispatch order is not guaranteed) only cost their bounded poll.
 //
 // Memory model. Deliberately no `@coherent` (MEMORY_DECORATION_COHERENT): every access to the shared
-// output is an atomic (put = cas_windows.wgsl: dst is array<atomic<u32>>, in two windows; tiles and
-// reduces are CAS adds, copies atomicStore, the transfer reads atomicLoad), and atomics are performed at the device's
-// point of coherence (L2 on NVIDIA and AMD), never served from a non-coherent L1. Visibility in the
-// right order comes from the barriers: the storageBarrier before each counter increment (a chunk's,
-// or a transfer's done count) completes the workgroup's earlier output atomics first, and the one
-// after observing completion (or a claim) orders the transfer's loads after the observation. naga
-// lowers storageBarrier to OpControlBarrier with AcquireRelease | UniformMemory semantics on Vulkan
-// (workgroup execution scope; on the devices we ran, Mesa lavapipe and NVIDIA, atomics are
-// device-coherent, so this suffices), and to threadgroup_barrier(mem_flags::mem_device) on Metal.
-// So the mode needs no optional feature.
+// output is an atomic (put = cas_windows.wgsl or atomic_windows.wgsl: tiles and reduces are atomic
+// adds, copies exchanges, the transfer reads atomicLoad), and atomics are performed at the device's
+// point of coherence (L2 on NVIDIA and AMD), never served from a non-coherent L1. Ordering: before
+// each counter increment (a chunk's, or a transfer's done count) every invocation stores the fold of
+// its atomics' results to workgroup memory and passes a storageBarrier (`settle`), so all of the
+// workgroup's output atomics have been performed before the one increment is issued; after observing
+// a completion or claiming a piece, a barrier orders the transfer's loads after the observation.
+// WGSL atomics are relaxed and its barriers workgroup-scoped (naga: OpControlBarrier, Workgroup
+// scope, AcquireRelease | UniformMemory on Vulkan; threadgroup_barrier(mem_device) on Metal), so
+// waiting for each atomic's result is what stands in for a device-scope release fence. The mode needs
+// no optional feature (the atomic put takes SHADER_FLOAT32_ATOMIC where present).
 
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
 // (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
@@ -52,6 +53,20 @@ const NONE: u32 = 0xffffffffu;
 const WG: u32 = 256u;
 var<workgroup> wg_act: u32;
 var<workgroup> wg_piece: u32;
+// Every invocation's `performed()` before a counter increment: storing it needs each output atomic's
+// result, so the atomics have been performed before the barrier (see shaders/put/atomic_windows.wgsl).
+var<workgroup> wg_sink: u32;
+
+// Settles this invocation's output atomics, then the barrier before a counter increment.
+fn settle() {
+    wg_sink = performed();
+    storageBarrier();
+}
+
+// Reads the sink where it cannot matter (c is never NONE), so its stores are not dead.
+fn sink_read(c: u32) -> bool {
+    return c == NONE && wg_sink == 0x7fc00001u;
+}
 
 // Layout of `counters` past the chunk counters (nc of them; na = 2 nc actions, action 2c + which):
 // claims[na], done[na], then tail, head and total pieces done, then the live list (action + 1; 0 =
@@ -83,8 +98,8 @@ fn action(a: u32) -> vec3<u32> {
 
 // Increments counter c (once per workgroup); returns, uniformly, the action it triggers or NONE.
 fn bump(c: u32, t: u32) -> u32 {
-    storageBarrier();
-    if (t == 0u) {
+    settle();
+    if (t == 0u && !sink_read(c)) {
         let v = atomicAdd(&counters[c], 1u) + 1u;
         let f = fwd[c];
         var act = NONE;
@@ -151,8 +166,8 @@ fn do_piece(a: u32, k: u32, t: u32) {
             store_bits(d + i, v);
         }
     }
-    storageBarrier();
-    if (t == 0u) {
+    settle();
+    if (t == 0u && !sink_read(a)) {
         let n = atomicAdd(&counters[done_at(a)], 1u) + 1u;
         atomicAdd(&counters[tail_at() + 2u], 1u);
         wg_act = select(NONE, a, n == act.z);

@@ -1,9 +1,19 @@
 // put = update semantics with native f32 atomic adds (SHADER_FLOAT32_ATOMIC; as atomic.wgsl) into an
 // output bound as two windows of one buffer, like cas_windows.wgsl (which says why and where the
-// window comes from). An add whose result is unused is a fire-and-forget reduction at the L2 on
-// NVIDIA (RED), near a plain store's cost, where the CAS loop needs a load and a round trip.
+// window comes from). One atomic per element, where the CAS loop needs a load and a retry loop.
+//
+// Every add's and exchange's result is folded into `seen`, which the epilogue stores to workgroup
+// memory before the barrier that precedes a counter increment (`performed`): so each invocation has
+// waited for its atomics to be performed at the L2 before the increment can be issued. An add whose
+// result is unused is a fire-and-forget reduction on NVIDIA (RED) that nothing waits for, and WGSL
+// has no device-scope fence: a counter could then be seen complete before the data it counts.
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<f32>>;
 @group(0) @binding(7) var<storage, read_write> dst_hi: array<atomic<f32>>;
+var<private> seen: u32;
+
+fn performed() -> u32 {
+    return seen;
+}
 
 fn window() -> u32 {
     return fwd[arrayLength(&fwd) - 1u].at1;
@@ -12,9 +22,9 @@ fn window() -> u32 {
 fn put(i: u32, v: f32) {
     let w = window();
     if (i < w) {
-        atomicAdd(&dst[i], v);
+        seen |= bitcast<u32>(atomicAdd(&dst[i], v));
     } else {
-        atomicAdd(&dst_hi[i - w], v);
+        seen |= bitcast<u32>(atomicAdd(&dst_hi[i - w], v));
     }
 }
 
@@ -36,9 +46,9 @@ fn load_bits(i: u32) -> u32 {
 fn store_bits(i: u32, v: u32) {
     let w = window();
     if (i < w) {
-        atomicStore(&dst[i], bitcast<f32>(v));
+        seen |= bitcast<u32>(atomicExchange(&dst[i], bitcast<f32>(v)));
     } else {
-        atomicStore(&dst_hi[i - w], bitcast<f32>(v));
+        seen |= bitcast<u32>(atomicExchange(&dst_hi[i - w], bitcast<f32>(v)));
     }
 }
 

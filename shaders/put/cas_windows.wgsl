@@ -6,8 +6,15 @@
 // lowering chose it (`fused_window` in src/lower/fused.rs); where the output fits one window, binding
 // 7 is a small range never read. Fused mode's epilogue reads and writes bits through `load_bits` /
 // `store_bits`.
+// Copies are exchanges whose results fold into `seen` (see atomic_windows.wgsl for why); a CAS
+// returns its result before the loop can end, so adds need nothing more.
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> dst_hi: array<atomic<u32>>;
+var<private> seen: u32;
+
+fn performed() -> u32 {
+    return seen;
+}
 
 fn window() -> u32 {
     return fwd[arrayLength(&fwd) - 1u].at1;
@@ -54,9 +61,9 @@ fn load_bits(i: u32) -> u32 {
 fn store_bits(i: u32, v: u32) {
     let w = window();
     if (i < w) {
-        atomicStore(&dst[i], v);
+        seen |= atomicExchange(&dst[i], v);
     } else {
-        atomicStore(&dst_hi[i - w], v);
+        seen |= atomicExchange(&dst_hi[i - w], v);
     }
 }
 
