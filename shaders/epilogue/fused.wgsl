@@ -53,14 +53,29 @@ const NONE: u32 = 0xffffffffu;
 const WG: u32 = 256u;
 var<workgroup> wg_act: u32;
 var<workgroup> wg_piece: u32;
-// Every invocation's `performed()` before a counter increment: storing it needs each output atomic's
-// result, so the atomics have been performed before the barrier (see shaders/put/atomic_windows.wgsl).
+// The fold of this invocation's output atomics' results (the windowed puts fold into it), stored to
+// wg_sink before a counter increment: the store needs every result, so the atomics have been
+// performed before the barrier (see shaders/put/atomic_windows.wgsl).
+var<private> seen: u32;
 var<workgroup> wg_sink: u32;
 
 // Settles this invocation's output atomics, then the barrier before a counter increment.
 fn settle() {
-    wg_sink = performed();
+    wg_sink = seen;
     storageBarrier();
+}
+
+// Elements of the output's first window (the windowed puts' binding 0; the rest at binding 7).
+fn window() -> u32 {
+    return fwd[n_chunks()].at1;
+}
+
+// The GEMM's aligned row stores (shaders/gemm/jobs.wgsl) through the windowed `put`.
+fn put4(i4: u32, v: vec4<f32>) {
+    put(i4 * 4u, v.x);
+    put(i4 * 4u + 1u, v.y);
+    put(i4 * 4u + 2u, v.z);
+    put(i4 * 4u + 3u, v.w);
 }
 
 // Reads the sink where it cannot matter (c is never NONE), so its stores are not dead.

@@ -3,21 +3,12 @@
 // window comes from). One atomic per element, where the CAS loop needs a load and a retry loop.
 //
 // Every add's and exchange's result is folded into `seen`, which the epilogue stores to workgroup
-// memory before the barrier that precedes a counter increment (`performed`): so each invocation has
+// memory before the barrier that precedes a counter increment (`settle`): so each invocation has
 // waited for its atomics to be performed at the L2 before the increment can be issued. An add whose
 // result is unused is a fire-and-forget reduction on NVIDIA (RED) that nothing waits for, and WGSL
 // has no device-scope fence: a counter could then be seen complete before the data it counts.
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<f32>>;
 @group(0) @binding(7) var<storage, read_write> dst_hi: array<atomic<f32>>;
-var<private> seen: u32;
-
-fn performed() -> u32 {
-    return seen;
-}
-
-fn window() -> u32 {
-    return fwd[arrayLength(&fwd) - 1u].at1;
-}
 
 fn put(i: u32, v: f32) {
     let w = window();
@@ -26,13 +17,6 @@ fn put(i: u32, v: f32) {
     } else {
         seen |= bitcast<u32>(atomicAdd(&dst_hi[i - w], v));
     }
-}
-
-fn put4(i4: u32, v: vec4<f32>) {
-    put(i4 * 4u, v.x);
-    put(i4 * 4u + 1u, v.y);
-    put(i4 * 4u + 2u, v.z);
-    put(i4 * 4u + 3u, v.w);
 }
 
 fn load_bits(i: u32) -> u32 {
@@ -50,9 +34,4 @@ fn store_bits(i: u32, v: u32) {
     } else {
         seen |= bitcast<u32>(atomicExchange(&dst_hi[i - w], bitcast<f32>(v)));
     }
-}
-
-fn get4(i4: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>(vec4<u32>(load_bits(i4 * 4u), load_bits(i4 * 4u + 1u),
-                                        load_bits(i4 * 4u + 2u), load_bits(i4 * 4u + 3u)));
 }

@@ -10,15 +10,6 @@
 // returns its result before the loop can end, so adds need nothing more.
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> dst_hi: array<atomic<u32>>;
-var<private> seen: u32;
-
-fn performed() -> u32 {
-    return seen;
-}
-
-fn window() -> u32 {
-    return fwd[arrayLength(&fwd) - 1u].at1;
-}
 
 // One compare-exchange on element i, in whichever window holds it: (old value, exchanged).
 fn cas(i: u32, old: u32, value: u32) -> vec2<u32> {
@@ -43,13 +34,6 @@ fn put(i: u32, v: f32) {
     }
 }
 
-fn put4(i4: u32, v: vec4<f32>) {
-    put(i4 * 4u, v.x);
-    put(i4 * 4u + 1u, v.y);
-    put(i4 * 4u + 2u, v.z);
-    put(i4 * 4u + 3u, v.w);
-}
-
 fn load_bits(i: u32) -> u32 {
     let w = window();
     if (i < w) {
@@ -65,9 +49,4 @@ fn store_bits(i: u32, v: u32) {
     } else {
         seen |= atomicExchange(&dst_hi[i - w], v);
     }
-}
-
-fn get4(i4: u32) -> vec4<f32> {
-    return bitcast<vec4<f32>>(vec4<u32>(load_bits(i4 * 4u), load_bits(i4 * 4u + 1u),
-                                        load_bits(i4 * 4u + 2u), load_bits(i4 * 4u + 3u)));
 }
