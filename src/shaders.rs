@@ -28,6 +28,16 @@ pub enum Put {
 }
 
 impl Put {
+    /// Every put, in declaration order.
+    pub const ALL: [Put; 6] = [
+        Put::Store,
+        Put::Add,
+        Put::Atomic,
+        Put::Cas,
+        Put::CasWindows,
+        Put::AtomicWindows,
+    ];
+
     /// Its snippet's name (shaders/put/NAME.wgsl).
     pub fn name(self) -> &'static str {
         match self {
