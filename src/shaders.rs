@@ -300,7 +300,6 @@ mod tests {
     /// Every variant the kernels make is declared (so validated at build time); others are refused.
     #[test]
     fn variants_are_declared_compositions() {
-        let puts = [Put::Store, Put::Add, Put::Atomic, Put::Cas];
         let windows = Variant {
             kernel: "step.wgsl",
             gemm: None,
@@ -311,10 +310,7 @@ mod tests {
             windows.source(None).is_err(),
             "only fused mode's GEMM takes {windows:?}"
         );
-        for put in puts
-            .into_iter()
-            .chain([Put::CasWindows, Put::AtomicWindows])
-        {
+        for put in Put::ALL {
             if matches!(put, Put::CasWindows | Put::AtomicWindows) {
                 for (kernel, gemm) in [("gemm.wgsl", Dtype::F32), ("gemm_coop.wgsl", Dtype::F16)] {
                     let v = Variant {
