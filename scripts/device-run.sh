@@ -3,7 +3,7 @@
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
 #   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar,
-#    hostloop, hostdepth, twogpu)
+#    hostloop, hostdepth, twogpu, fused)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -189,6 +189,29 @@ twogpu)
   for d in f32 f16; do for p in tnlg-op-tp2 tnlg-fc2-tp2 gpt3-op-tp2 gpt3-fc2-tp2; do
     v=""; [ $p = gpt3-fc2-tp2 ] && v="--no-verify"
     t3 run --preset $p --dtype $d --devices "$devs" --chunks 2 --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" --trace "$out/$p-$d.trace.json" > "$out/$p-$d.txt" 2>&1
+  done; done
+  ;;
+fused)
+  # Issue 13: fused mode's variants against sequential, host and encoded on the four presets at TP 8,
+  # 150 GB/s, f32 and f16, 1 chunk per rank. Encoded and host with --reduce forward (their best, run 6)
+  # and with update (fused's semantics); fused's variants (T3_FUSED_PIECES / T3_FUSED_SPARES /
+  # T3_FUSED_PUT, see src/lower/fused.rs and src/gemm.rs): the default = native f32 atomic adds, the
+  # link's 16 pieces per transfer claimed by any workgroup, spare workgroups past the GEMM's; chunk =
+  # one workgroup per transfer (the first fused mode's grain), split = no spares, spares1k = 1024
+  # spares, cas = CAS adds (the first fused mode's put); and the default at 4 chunks per rank.
+  t3 calibrate > /dev/null
+  t3 run --preset tnlg-op-tp8 --dtype f16 --collective reduce-scatter --chunks 1 --mode sequential,encoded,fused --reps 20 --warmup 5 --no-verify > "$out/cache-fill.txt" 2>&1
+  # FUSED_PRESETS splits the part over device calls (each under the 10-minute limit), e.g. the TNLG
+  # presets in one and the GPT-3 ones in another.
+  for p in ${FUSED_PRESETS:-tnlg-op-tp8 tnlg-fc2-tp8 gpt3-op-tp8 gpt3-fc2-tp8}; do for d in f32 f16; do
+    v=""; [ $p = gpt3-fc2-tp8 ] && v="--no-verify"
+    base="--preset $p --dtype $d --collective reduce-scatter --link-gbps 150 --reps 5 --warmup 1 --warmup-s 2 $v"
+    t3 run $base --chunks 1 --reduce forward --mode sequential,host,encoded --json "$out/$p-$d-forward.json" > "$out/$p-$d-forward.txt" 2>&1
+    t3 run $base --chunks 1 --reduce update --mode sequential,host,encoded,fused --json "$out/$p-$d-update.json" > "$out/$p-$d-update.txt" 2>&1
+    for var in "chunk 1 0 auto" "split link 0 auto" "spares1k link 1024 auto" "cas link auto cas"; do set -- $var
+      T3_FUSED_PIECES=$2 T3_FUSED_SPARES=$3 T3_FUSED_PUT=$4 t3 run $base --chunks 1 --mode sequential,fused --json "$out/$p-$d-fused-$1.json" > "$out/$p-$d-fused-$1.txt" 2>&1
+    done
+    t3 run $base --chunks 4 --mode sequential,encoded,fused --json "$out/$p-$d-c4.json" > "$out/$p-$d-c4.txt" 2>&1
   done; done
   ;;
 esac

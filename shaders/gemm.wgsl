@@ -28,6 +28,7 @@ fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, job: Job) {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let w = wid.x + wid.y * p.dispatch_x;
     if (w >= p.total_wg) {
+        spare_wg(t);
         return;
     }
     let tile = tile_of(w, t);

@@ -17,8 +17,12 @@ pub struct Kernel {
 /// Every put: how a kernel writes its destination.
 pub const PUTS: &[&str] = &["store", "add", "atomic", "cas"];
 
-/// The fused epilogue's output is `array<atomic<u32>>`: only the CAS put writes that.
-const GEMM_VARIANTS: &[(&str, &[&str])] = &[("track", PUTS), ("fused", &["cas"])];
+/// The fused epilogue's output is atomic, in two windows (the packed output of every rank may exceed
+/// one binding): only the windowed puts write that (CAS, or native f32 atomic adds).
+const GEMM_VARIANTS: &[(&str, &[&str])] = &[
+    ("track", PUTS),
+    ("fused", &["cas_windows", "atomic_windows"]),
+];
 
 pub const KERNELS: &[Kernel] = &[
     Kernel {

@@ -8,7 +8,7 @@ use web_time::Instant;
 use crate::error::Result;
 use crate::gemm::{Engine, GemmKernel};
 use crate::gpu::Gpu;
-use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, Lowered, Resource, Target};
+use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, Lowered, Resource, Span, Target};
 use crate::ranks::Ranks;
 use crate::readback::PendingRead;
 use crate::shapes::Dtype;
@@ -154,7 +154,11 @@ impl<'a> Executor<'a> {
                 let usage = wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
                     | wgpu::BufferUsages::COPY_SRC;
-                let buffer = self.gpu.buffer(b.label, b.bytes, usage)?;
+                let buffer = if b.windowed {
+                    self.gpu.windowed_buffer(b.label, b.bytes, usage)?
+                } else {
+                    self.gpu.buffer(b.label, b.bytes, usage)?
+                };
                 self.allocated += buffer.size();
                 buffer
             }
@@ -169,7 +173,12 @@ impl<'a> Executor<'a> {
         }
         let binding = &lowered.bindings[i];
         for r in &binding.resources {
-            if let Resource::Buffer(Buffer::Pool(p)) = *r {
+            if let Resource::Buffer(Buffer::Pool(p))
+            | Resource::Window(Span {
+                buffer: Buffer::Pool(p),
+                ..
+            }) = *r
+            {
                 self.make_pooled(lowered, p)?;
             }
         }
@@ -185,6 +194,11 @@ impl<'a> Executor<'a> {
                     size: wgpu::BufferSize::new(self.align),
                 }),
                 Resource::Buffer(b) => resolve(ranks, &self.pool, b).as_entire_binding(),
+                Resource::Window(s) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: resolve(ranks, &self.pool, s.buffer),
+                    offset: s.offset,
+                    size: wgpu::BufferSize::new(s.bytes),
+                }),
             })
             .collect();
         let layout = match binding.group {

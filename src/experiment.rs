@@ -49,6 +49,8 @@ pub struct Options {
 #[derive(Clone, Debug, Serialize)]
 pub struct ModeResult {
     pub mode: String,
+    /// Whether its triggers are tracked at run time or planned ahead.
+    pub trigger: crate::modes::Trigger,
     pub median_ms: Option<f64>,
     pub spread_ms: Option<Spread>,
     pub speedup: Option<f64>,
@@ -311,6 +313,7 @@ pub fn measure_with(
         let (err, trackers_ok) = checks[i];
         let mut result = ModeResult {
             mode: m.name().into(),
+            trigger: crate::modes::Trigger::of(m.name()),
             median_ms: None,
             spread_ms: None,
             speedup: None,

@@ -238,8 +238,30 @@ pub struct GemmKernel {
     update_put: Put,
     /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
     pub fused_layout: wgpu::BindGroupLayout,
-    /// The GEMM whose epilogue is the device-side trigger (CAS adds into a packed output).
+    /// The GEMM whose epilogue is the device-side trigger (atomic adds into a packed output).
     pub fused: wgpu::ComputePipeline,
+    /// Its put: native f32 atomic adds where the adapter has them, else CAS ([`fused_put`]).
+    pub fused_put: Put,
+}
+
+/// Fused mode's put: `T3_FUSED_PUT` = cas | atomic | auto (unset: auto = atomic where the adapter
+/// has SHADER_FLOAT32_ATOMIC, else cas); a variant one device run can time beside the other.
+pub fn fused_put(gpu: &Gpu) -> Result<Put> {
+    let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
+    match std::env::var("T3_FUSED_PUT").as_deref() {
+        Err(_) | Ok("") | Ok("auto") if atomic => Ok(Put::AtomicWindows),
+        Err(_) | Ok("") | Ok("auto") | Ok("cas") => Ok(Put::CasWindows),
+        Ok("atomic") if atomic => Ok(Put::AtomicWindows),
+        Ok(v) => Err(Error::invalid(
+            "T3_FUSED_PUT",
+            v,
+            if atomic {
+                "cas, atomic or auto"
+            } else {
+                "cas or auto (this adapter has no SHADER_FLOAT32_ATOMIC)"
+            },
+        )),
+    }
 }
 
 impl GemmKernel {
@@ -252,7 +274,8 @@ impl GemmKernel {
     ///
     /// For shader-level experiments, `T3_SIMT_WGSL=FILE` / `T3_COOP_WGSL=FILE` replace that
     /// engine's kernel source with FILE (composed with the same snippets, so it must keep the
-    /// kernel's bindings and call `tile_done`); every GEMM test and benchmark then runs the experiment.
+    /// kernel's bindings and call `tile_done`, and `spare_wg` from workgroups past `total_wg`: fused
+    /// mode's spare transfer workgroups); every GEMM test and benchmark then runs the experiment.
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
@@ -290,7 +313,8 @@ impl GemmKernel {
                 &[("TRACK", f64::from(u8::from(track)))],
             )
         };
-        let fv = variant(Put::Cas, Epilogue::Fused);
+        let fused_put = fused_put(gpu)?;
+        let fv = variant(fused_put, Epilogue::Fused);
         let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
         let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), false)?;
         // The fused module keeps naga's bounds checks: its epilogue indexes the forward table and the
@@ -301,6 +325,7 @@ impl GemmKernel {
             engine,
             fused_layout,
             fused,
+            fused_put,
             store: make(Put::Store, true)?,
             update: make(update_put, true)?,
             untracked: make(Put::Store, false)?,

@@ -359,6 +359,22 @@ impl Gpu {
         usage: wgpu::BufferUsages,
     ) -> Result<wgpu::Buffer> {
         self.check_binding(label, size)?;
+        self.storage(label, size, usage)
+    }
+
+    /// A buffer bound only in windows of at most max_storage_buffer_binding_size (fused mode's packed
+    /// output): refused only over max_buffer_size.
+    pub fn windowed_buffer(
+        &self,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+    ) -> Result<wgpu::Buffer> {
+        Error::check_size(label, size, self.max_buffer, self.max_buffer)?;
+        self.storage(label, size, usage)
+    }
+
+    fn storage(&self, label: &str, size: u64, usage: wgpu::BufferUsages) -> Result<wgpu::Buffer> {
         let size = crate::shapes::buffer_bytes(size);
         self.scoped(&format!("allocating {label} ({size} bytes)"), || {
             self.device.create_buffer(&wgpu::BufferDescriptor {

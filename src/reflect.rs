@@ -103,7 +103,11 @@ mod tests {
             "StepParams",
             [len4, src_off4, dst_off4, n_wg, dispatch_x, counter, done_slot, bump, has_acc]
         );
-        same_layout!(Forward, "Forward", [off, len, at0, to0, op0, at1, to1, op1]);
+        same_layout!(
+            Forward,
+            "Forward",
+            [off, len, at0, to0, op0, pc0, at1, to1, op1, pc1]
+        );
     }
 
     /// The host's tile math (thresholds, padding) agrees with every GEMM kernel's tile.
@@ -135,7 +139,8 @@ mod tests {
             assert_eq!(interface(k, "track").unwrap().bindings, gemm);
             assert_eq!(
                 interface(k, "fused").unwrap().bindings,
-                [&gemm[..], &[Read]].concat()
+                // The forward table, then the packed output's second window.
+                [&gemm[..], &[Read, ReadWrite]].concat()
             );
         }
         let step = interface("step.wgsl", "").unwrap();

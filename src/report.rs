@@ -93,15 +93,16 @@ pub fn text(r: &Report) -> String {
         r.verify
     );
     s += &format!("warm-up    {}\n", warmup_text(r));
-    s += "\nmode        median ms  spread ms             speedup  overlap eff  bytes moved   max rel err  trackers  trigger µs (med/p99)  checks\n";
+    s += "\nmode       trigger   median ms  spread ms             speedup  overlap eff  bytes moved   max rel err  trackers  trigger µs (med/p99)  checks\n";
     for m in &r.results {
         if let Some(why) = &m.skipped {
-            s += &format!("{:<10}  skipped: {why}\n", m.mode);
+            s += &format!("{:<10} {:<8}  skipped: {why}\n", m.mode, m.trigger.name());
             continue;
         }
         s += &format!(
-            "{:<10} {:>10}  {:<20} {:>8} {:>12} {:>12} {:>13} {:>9} {:>20}  {}\n",
+            "{:<10} {:<8} {:>10}  {:<20} {:>8} {:>12} {:>12} {:>13} {:>9} {:>20}  {}\n",
             m.mode,
+            m.trigger.name(),
             ms(m.median_ms),
             spread(m.spread_ms),
             m.speedup
@@ -222,6 +223,8 @@ pub struct Row {
     pub dtype: String,
     pub gemm_kernel: String,
     pub mode: String,
+    /// "tracked" (triggers at run time: host, fused), "planned" (encoded) or "none" (sequential).
+    pub trigger: String,
     #[serde(deserialize_with = "csv::invalid_option")]
     pub median_ms: Option<f64>,
     #[serde(deserialize_with = "csv::invalid_option")]
@@ -312,6 +315,7 @@ impl Row {
                 adapter: r.adapter.clone(),
                 gemm_kernel: r.gemm_kernel.name().into(),
                 mode: m.mode.clone(),
+                trigger: m.trigger.name().into(),
                 median_ms: m.median_ms,
                 speedup: m.speedup,
                 overlap_efficiency: m.overlap_efficiency,

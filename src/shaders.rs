@@ -21,9 +21,23 @@ pub enum Put {
     Atomic,
     /// Compare-exchange f32 add: update semantics without SHADER_FLOAT32_ATOMIC.
     Cas,
+    /// [`Put::Cas`] into an output bound as two windows of one buffer (fused mode's packed output).
+    CasWindows,
+    /// [`Put::Atomic`] into two windows, likewise.
+    AtomicWindows,
 }
 
 impl Put {
+    /// Every put, in declaration order.
+    pub const ALL: [Put; 6] = [
+        Put::Store,
+        Put::Add,
+        Put::Atomic,
+        Put::Cas,
+        Put::CasWindows,
+        Put::AtomicWindows,
+    ];
+
     /// Its snippet's name (shaders/put/NAME.wgsl).
     pub fn name(self) -> &'static str {
         match self {
@@ -31,6 +45,8 @@ impl Put {
             Put::Add => "add",
             Put::Atomic => "atomic",
             Put::Cas => "cas",
+            Put::CasWindows => "cas_windows",
+            Put::AtomicWindows => "atomic_windows",
         }
     }
 
@@ -49,7 +65,7 @@ impl Put {
 pub enum Epilogue {
     /// Bump the chunk's tracker counter.
     Track,
-    /// Bump it and perform the transfers the increment triggers (fused mode; needs [`Put::Cas`]).
+    /// Bump it and perform the transfers the increment triggers (fused mode; needs [`Put::CasWindows`]).
     Fused,
 }
 
@@ -284,8 +300,29 @@ mod tests {
     /// Every variant the kernels make is declared (so validated at build time); others are refused.
     #[test]
     fn variants_are_declared_compositions() {
-        let puts = [Put::Store, Put::Add, Put::Atomic, Put::Cas];
-        for put in puts {
+        let windows = Variant {
+            kernel: "step.wgsl",
+            gemm: None,
+            put: Put::CasWindows,
+            epilogue: None,
+        };
+        assert!(
+            windows.source(None).is_err(),
+            "only fused mode's GEMM takes {windows:?}"
+        );
+        for put in Put::ALL {
+            if matches!(put, Put::CasWindows | Put::AtomicWindows) {
+                for (kernel, gemm) in [("gemm.wgsl", Dtype::F32), ("gemm_coop.wgsl", Dtype::F16)] {
+                    let v = Variant {
+                        kernel,
+                        gemm: Some(gemm),
+                        put,
+                        epilogue: Some(Epilogue::Fused),
+                    };
+                    assert!(v.source(None).is_ok(), "{v:?}");
+                }
+                continue;
+            }
             let step = Variant {
                 kernel: "step.wgsl",
                 gemm: None,
@@ -309,7 +346,7 @@ mod tests {
                         epilogue: Some(Epilogue::Fused),
                         ..v
                     };
-                    assert_eq!(fused.source(None).is_ok(), put == Put::Cas, "{fused:?}");
+                    assert!(fused.source(None).is_err(), "{fused:?}");
                 }
             }
         }

@@ -88,7 +88,7 @@ impl StepKernel {
         match put {
             Put::Store => &self.copy,
             Put::Add => &self.add,
-            Put::Atomic | Put::Cas => &self.update,
+            Put::Atomic | Put::Cas | Put::CasWindows | Put::AtomicWindows => &self.update,
         }
     }
 

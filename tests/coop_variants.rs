@@ -35,7 +35,7 @@ fn kernels() -> Vec<PathBuf> {
 /// Every composition src/compositions.rs declares for the cooperative-matrix kernel, as the
 /// [`Variant`]s the library builds from (so a composition declared later is lowered here too).
 fn coop_compositions() -> Vec<Variant> {
-    let puts = [Put::Store, Put::Add, Put::Atomic, Put::Cas];
+    let puts = Put::ALL;
     let epilogues = [Epilogue::Track, Epilogue::Fused];
     let v: Vec<Variant> = compositions::all()
         .into_iter()

@@ -1,44 +1,120 @@
 // Epilogue = the device-side trigger (fused mode, T3's transparency). Whichever workgroup's counter
-// increment reaches a chunk's trigger value, whether a GEMM tile's or an incoming transfer's, performs
-// that chunk's outgoing transfer itself and then bumps the destination's counter, which may in turn
-// complete that chunk: a chain of transfers run by one workgroup. Nothing ever waits on another
-// workgroup, so no forward-progress guarantee is needed.
+// increment reaches a chunk's trigger value, whether a GEMM tile's or an incoming transfer's last
+// piece's, publishes that chunk's outgoing transfer on a device-side queue (the live list). A transfer
+// is split into `pc` pieces (the link's workgroups: a piece strides over the whole chunk, like a step
+// workgroup), claimed by atomicAdd: the publisher, every GEMM workgroup that finishes its tile while
+// pieces are left, and the spare workgroups dispatched after the GEMM's (`spare_wg`) claim them. The
+// workgroup that finishes a transfer's last piece bumps the destination's counter, which may publish
+// the next transfer of the chain.
+//
+// Why it cannot deadlock: nothing waits for another workgroup to do anything. A claimed piece is done
+// by the running workgroup that claimed it, without waiting; the publisher claims pieces until none
+// is left unclaimed, so every piece of every published transfer is claimed by a workgroup that is
+// running; the last piece's finisher carries the chain on. The only loop that waits is the spare
+// workgroups' poll for newly published work, and it is bounded (POLLS, from the host) and nothing
+// depends on it: a spare that gives up leaves the work to the workgroups that publish it. So no
+// forward-progress guarantee between workgroups is needed, and spares that run before the GEMM's
+// workgroups (dispatch order is not guaranteed) only cost their bounded poll.
 //
 // Memory model. Deliberately no `@coherent` (MEMORY_DECORATION_COHERENT): every access to the shared
-// output is an atomic (put = cas.wgsl: dst is array<atomic<u32>>; tiles and reduces are CAS adds,
-// copies atomicStore, the transfer reads atomicLoad), and atomics are performed at the device's
-// point of coherence (L2 on NVIDIA and AMD), never served from a non-coherent L1. Visibility in the
-// right order comes from the barriers: the storageBarrier before each counter increment completes
-// the workgroup's earlier output atomics first, and the one after observing completion orders the
-// transfer's loads after the observation. naga lowers storageBarrier to OpControlBarrier with
-// AcquireRelease | UniformMemory semantics on Vulkan (workgroup execution scope; on the devices we
-// ran, Mesa lavapipe and NVIDIA, atomics are device-coherent, so this suffices), and to
-// threadgroup_barrier(mem_flags::mem_device) on Metal. So the mode needs no optional feature.
+// output is an atomic (put = cas_windows.wgsl or atomic_windows.wgsl: tiles and reduces are atomic
+// adds, copies exchanges, the transfer reads atomicLoad), and atomics are performed at the device's
+// point of coherence (L2 on NVIDIA and AMD), never served from a non-coherent L1. Ordering: before
+// each counter increment (a chunk's, or a transfer's done count) every invocation stores the fold of
+// its atomics' results to workgroup memory and passes a storageBarrier (`settle`), so all of the
+// workgroup's output atomics have been performed before the one increment is issued; after observing
+// a completion or claiming a piece, a barrier orders the transfer's loads after the observation.
+// WGSL atomics are relaxed and its barriers workgroup-scoped (naga: OpControlBarrier, Workgroup
+// scope, AcquireRelease | UniformMemory on Vulkan; threadgroup_barrier(mem_device) on Metal), so
+// waiting for each atomic's result is what stands in for a device-scope release fence. The mode needs
+// no optional feature (the atomic put takes SHADER_FLOAT32_ATOMIC where present).
 
-// Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter (rank * chunks + chunk).
+// Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
+// (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
+// spares' poll budget, at1 = elements of the output's first window (shaders/put/cas_windows.wgsl).
 struct Forward {
     off: u32,
     len: u32,
-    // Counter value that triggers action 0 / 1, its destination counter (NONE: no action), and its
-    // op (1 = add, 2 = store).
+    // Counter value that triggers action 0 / 1, its destination counter (NONE: no action), its op
+    // (1 = add, 2 = store) and its pieces.
     at0: u32,
     to0: u32,
     op0: u32,
+    pc0: u32,
     at1: u32,
     to1: u32,
     op1: u32,
+    pc1: u32,
 }
 
 @group(0) @binding(6) var<storage, read> fwd: array<Forward>;
 
 const NONE: u32 = 0xffffffffu;
+const WG: u32 = 256u;
 var<workgroup> wg_act: u32;
+var<workgroup> wg_piece: u32;
+// The fold of this invocation's output atomics' results (the windowed puts fold into it), stored to
+// wg_sink before a counter increment: the store needs every result, so the atomics have been
+// performed before the barrier (see shaders/put/atomic_windows.wgsl).
+var<private> seen: u32;
+var<workgroup> wg_sink: u32;
 
-// Increments counter c (once per workgroup); returns, uniformly, the action it triggers (2c + which)
-// or NONE.
-fn bump(c: u32, t: u32) -> u32 {
+// Settles this invocation's output atomics, then the barrier before a counter increment.
+fn settle() {
+    wg_sink = seen;
     storageBarrier();
-    if (t == 0u) {
+}
+
+// Elements of the output's first window (the windowed puts' binding 0; the rest at binding 7).
+fn window() -> u32 {
+    return fwd[n_chunks()].at1;
+}
+
+// The GEMM's aligned row stores (shaders/gemm/jobs.wgsl) through the windowed `put`.
+fn put4(i4: u32, v: vec4<f32>) {
+    put(i4 * 4u, v.x);
+    put(i4 * 4u + 1u, v.y);
+    put(i4 * 4u + 2u, v.z);
+    put(i4 * 4u + 3u, v.w);
+}
+
+// Reads the sink where it cannot matter (c is never NONE), so its stores are not dead.
+fn sink_read(c: u32) -> bool {
+    return c == NONE && wg_sink == 0x7fc00001u;
+}
+
+// Layout of `counters` past the chunk counters (nc of them; na = 2 nc actions, action 2c + which):
+// claims[na], done[na], then tail, head and total pieces done, then the live list (action + 1; 0 =
+// published but not visible yet).
+fn n_chunks() -> u32 {
+    return arrayLength(&fwd) - 1u;
+}
+fn claim_at(a: u32) -> u32 {
+    return n_chunks() + a;
+}
+fn done_at(a: u32) -> u32 {
+    return 3u * n_chunks() + a;
+}
+fn tail_at() -> u32 {
+    return 5u * n_chunks();
+}
+fn live_at(j: u32) -> u32 {
+    return 5u * n_chunks() + 3u + j;
+}
+
+// Action a's destination counter, op and pieces.
+fn action(a: u32) -> vec3<u32> {
+    let f = fwd[a / 2u];
+    if ((a & 1u) == 1u) {
+        return vec3<u32>(f.to1, f.op1, f.pc1);
+    }
+    return vec3<u32>(f.to0, f.op0, f.pc0);
+}
+
+// Increments counter c (once per workgroup); returns, uniformly, the action it triggers or NONE.
+fn bump(c: u32, t: u32) -> u32 {
+    settle();
+    if (t == 0u && !sink_read(c)) {
         let v = atomicAdd(&counters[c], 1u) + 1u;
         let f = fwd[c];
         var act = NONE;
@@ -47,34 +123,102 @@ fn bump(c: u32, t: u32) -> u32 {
         } else if (v == f.at1 && f.to1 != NONE) {
             act = 2u * c + 1u;
         }
+        if (act != NONE) {
+            let j = atomicAdd(&counters[tail_at()], 1u);
+            atomicStore(&counters[live_at(j)], act + 1u);
+        }
         wg_act = act;
     }
     return workgroupUniformLoad(&wg_act);
 }
 
-fn tile_done(counter: u32, t: u32) {
-    var act = bump(counter, t);
-    loop {
-        if (act == NONE) {
-            break;
-        }
-        let f = fwd[act / 2u];
-        var to = f.to0;
-        var op = f.op0;
-        if ((act & 1u) == 1u) {
-            to = f.to1;
-            op = f.op1;
-        }
-        let d = fwd[to].off;
-        storageBarrier();
-        for (var i = t; i < f.len; i += 256u) {
-            let v = atomicLoad(&dst[f.off + i]);
-            if (op == 1u) {
-                put(d + i, bitcast<f32>(v));
-            } else {
-                atomicStore(&dst[d + i], v);
+// Claims one unclaimed piece of any published transfer; returns, uniformly, its action (the piece in
+// wg_piece) or NONE. Scans the live list from its head, moving the head past
+// transfers whose pieces are all claimed.
+fn claim(t: u32) -> u32 {
+    if (t == 0u) {
+        wg_act = NONE;
+        let tail = atomicLoad(&counters[tail_at()]);
+        var j = atomicLoad(&counters[tail_at() + 1u]);
+        var front = true;
+        for (; j < tail; j++) {
+            let a1 = atomicLoad(&counters[live_at(j)]);
+            if (a1 == 0u) {
+                front = false;
+                continue;
+            }
+            let a = a1 - 1u;
+            let pc = action(a).z;
+            if (atomicLoad(&counters[claim_at(a)]) < pc) {
+                let k = atomicAdd(&counters[claim_at(a)], 1u);
+                if (k < pc) {
+                    wg_act = a;
+                    wg_piece = k;
+                    break;
+                }
+            }
+            if (front) {
+                atomicMax(&counters[tail_at() + 1u], j + 1u);
             }
         }
-        act = bump(to, t);
+    }
+    let a = workgroupUniformLoad(&wg_act);
+    return a;
+}
+
+// Moves piece k of action a's chunk (elements k*WG + t, striding by pc*WG), then counts it; the
+// last piece bumps the destination counter (which may publish the next transfer).
+fn do_piece(a: u32, k: u32, t: u32) {
+    let f = fwd[a / 2u];
+    let act = action(a);
+    let d = fwd[act.x].off;
+    storageBarrier();
+    for (var i = k * WG + t; i < f.len; i += act.z * WG) {
+        let v = load_bits(f.off + i);
+        if (act.y == 1u) {
+            put(d + i, bitcast<f32>(v));
+        } else {
+            store_bits(d + i, v);
+        }
+    }
+    settle();
+    if (t == 0u && !sink_read(a)) {
+        let n = atomicAdd(&counters[done_at(a)], 1u) + 1u;
+        atomicAdd(&counters[tail_at() + 2u], 1u);
+        wg_act = select(NONE, a, n == act.z);
+    }
+    if (workgroupUniformLoad(&wg_act) != NONE) {
+        bump(act.x, t);
+    }
+}
+
+// Does pieces while any is unclaimed.
+fn help(t: u32) {
+    loop {
+        let a = claim(t);
+        if (a == NONE) {
+            break;
+        }
+        do_piece(a, workgroupUniformLoad(&wg_piece), t);
+    }
+}
+
+fn tile_done(counter: u32, t: u32) {
+    bump(counter, t);
+    help(t);
+}
+
+// A workgroup dispatched past the GEMM's: helps, polling for newly published transfers until every
+// piece is done or its poll budget is spent (bounded: see the top of this file).
+fn spare_wg(t: u32) {
+    let h = fwd[n_chunks()];
+    for (var polls = 0u; polls < h.len; polls++) {
+        help(t);
+        if (t == 0u) {
+            wg_act = atomicLoad(&counters[tail_at() + 2u]);
+        }
+        if (workgroupUniformLoad(&wg_act) >= h.off) {
+            break;
+        }
     }
 }

@@ -11,10 +11,12 @@ use crate::error::Error;
 use crate::gemm::{GemmParams, Job};
 use crate::plan::{Buf, Plan, ReduceVia};
 use crate::schedule::{Op, Schedule};
-use crate::shapes::{buffer_bytes, tiles, Chunking};
+use crate::shapes::{buffer_bytes, fold, tiles, Chunking};
+use crate::steps::{Link, STEP_WG};
 
 /// `Forward` in shaders/epilogue/fused.wgsl: per (rank, chunk) counter, where its chunk sits in the
-/// packed output and the counter values at which its (up to two) outgoing steps fire.
+/// packed output and the counter values at which its (up to two) outgoing steps fire, and the pieces
+/// each is split into. The table ends with a header entry (see [`forward_table`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Forward {
@@ -23,21 +25,98 @@ pub struct Forward {
     pub at0: u32,
     pub to0: u32,
     pub op0: u32,
+    pub pc0: u32,
     pub at1: u32,
     pub to1: u32,
     pub op1: u32,
+    pub pc1: u32,
 }
 
 /// No action in a [`Forward`] slot.
 const NONE: u32 = u32::MAX;
 
+/// Elements one invocation of a piece moves where the link does not bound the pieces.
+const PIECE_PER_INVOCATION: usize = 16;
+
+/// How fused mode's transfers are split and drained: the variants its benchmark compares, chosen by
+/// environment knobs so that one device run can time them all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FusedTuning {
+    /// Pieces per transfer: None = the link's workgroups (as a step of the other modes gets);
+    /// Some(1) = one workgroup moves the whole chunk (the first fused mode).
+    pub pieces: Option<u32>,
+    /// Spare workgroups dispatched past the GEMM's to drain the transfers; None = ranks x pieces.
+    pub spares: Option<u32>,
+    /// Each spare's poll budget: how often it looks for new work once none is left to claim.
+    pub polls: u32,
+    /// Bytes of the output's first window at most (None: the largest binding).
+    pub window: Option<u32>,
+}
+
+impl FusedTuning {
+    /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
+    /// `T3_FUSED_WINDOW` (bytes >= 256): unset means the defaults (link, auto, 16384, the largest
+    /// binding).
+    pub fn from_env() -> std::result::Result<Self, String> {
+        let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
+            match std::env::var(name) {
+                Err(_) => Ok(None),
+                Ok(v) if v.is_empty() || v == auto => Ok(None),
+                Ok(v) => v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| n >= min && (n <= 1 << 20 || name == "T3_FUSED_WINDOW"))
+                    .map(Some)
+                    .ok_or_else(|| {
+                        format!("{name}={v:?}: expected {auto} or a whole number {min}..=1048576")
+                    }),
+            }
+        };
+        Ok(FusedTuning {
+            pieces: knob("T3_FUSED_PIECES", "link", 1)?,
+            spares: knob("T3_FUSED_SPARES", "auto", 0)?,
+            polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(1 << 14),
+            window: knob("T3_FUSED_WINDOW", "default", 256)?,
+        })
+    }
+
+    /// Pieces of a transfer of `len` elements over `link`.
+    fn pieces(self, link: Link, len: usize) -> u32 {
+        let need = len.div_ceil(STEP_WG as usize * PIECE_PER_INVOCATION).max(1) as u32;
+        match (self.pieces, link) {
+            (Some(p), _) => p.min(need.max(1)),
+            (None, Link::Workgroups(w)) => need.min(w.max(1)),
+            (None, Link::Unthrottled) => need,
+        }
+    }
+}
+
+/// Bytes of the first window of fused mode's packed output (its second starts there): the largest
+/// binding, or `T3_FUSED_WINDOW` bytes where smaller (tests split small outputs with it), aligned
+/// for a binding offset (256 bytes covers every adapter's min_storage_buffer_offset_alignment).
+fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
+    let w = knob.map_or(max_binding, |k| max_binding.min(u64::from(k)));
+    (w / 256 * 256).max(256)
+}
+
+/// u32 words of fused mode's counters buffer for `nc` (rank, chunk) counters: the counters, each
+/// action's claims and done pieces, tail, head and pieces done, and the live list (the layout in
+/// shaders/epilogue/fused.wgsl).
+fn counter_words(nc: usize) -> usize {
+    7 * nc + 3
+}
+
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
-/// fire (local tiles plus the incoming steps that precede the step in the schedule).
+/// fire (local tiles plus the incoming steps that precede the step in the schedule) and their pieces;
+/// then the header: off = pieces of all transfers, len = the spares' poll budget, at1 = elements of
+/// the output's first `window` bytes.
 fn forward_table(
     config: &Config,
     chunking: &Chunking,
     schedule: &Schedule,
     tile_n: usize,
+    tuning: FusedTuning,
+    window: u64,
 ) -> std::result::Result<Vec<Forward>, String> {
     let (m, n) = (config.shape.m, config.shape.n);
     let nch = chunking.count();
@@ -68,10 +147,11 @@ fn forward_table(
         };
         let to = idx(st.dst, st.chunk) as u32;
         let f = &mut fwd[idx(st.src, st.chunk)];
+        let pc = tuning.pieces(config.link, f.len as usize);
         if f.to0 == NONE {
-            (f.at0, f.to0, f.op0) = (at, to, op);
+            (f.at0, f.to0, f.op0, f.pc0) = (at, to, op, pc);
         } else if f.to1 == NONE {
-            (f.at1, f.to1, f.op1) = (at, to, op);
+            (f.at1, f.to1, f.op1, f.pc1) = (at, to, op, pc);
         } else {
             return Err(format!(
                 "chunk {} of rank {} leaves more than twice",
@@ -80,6 +160,20 @@ fn forward_table(
         }
         received[idx(st.dst, st.chunk)] += 1;
     }
+    let pieces: u32 = fwd
+        .iter()
+        .flat_map(|f| [(f.to0, f.pc0), (f.to1, f.pc1)])
+        .filter(|&(to, _)| to != NONE)
+        .map(|(_, pc)| pc)
+        .sum();
+    fwd.push(Forward {
+        off: pieces,
+        len: tuning.polls,
+        at1: (window / 4) as u32,
+        to0: NONE,
+        to1: NONE,
+        ..Default::default()
+    });
     Ok(fwd)
 }
 
@@ -121,15 +215,20 @@ pub(super) fn lower_fused(
     let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
     let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
     let out_bytes = (r * m * n * 4) as u64;
-    for (what, bytes) in [
-        ("packed A", a_bytes),
-        ("packed B", b_bytes),
-        ("packed outputs", out_bytes),
+    // The output is bound as two windows of one buffer; A and B (read as typed operands) in one.
+    let tuning = FusedTuning::from_env()?;
+    let window = fused_window(t.max_binding, tuning.window);
+    for (what, bytes, max_binding) in [
+        ("packed A", a_bytes, t.max_binding),
+        ("packed B", b_bytes, t.max_binding),
+        ("packed outputs", out_bytes, window + t.max_binding),
     ] {
-        Error::check_size(what, bytes, t.max_buffer, t.max_binding)
+        Error::check_size(what, bytes, t.max_buffer, max_binding)
             .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
     }
-    let fwd = forward_table(config, chunking, schedule, t.tile_n)?;
+    let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
+    let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
+    let spares = tuning.spares.unwrap_or((r as u32 * busiest).min(1024));
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
     let nch = chunking.count();
     let mut order: Vec<(usize, usize, usize)> = schedule
@@ -158,18 +257,42 @@ pub(super) fn lower_fused(
         t.tile_n,
     );
     let padding = operands(config, chunking, 0).0;
-    let params = GemmParams::new(
-        config.shape,
-        &padding,
-        t.tile_n,
-        0..jobs.len(),
-        wg,
-        t.max_workgroups_per_dim,
-    );
+    // The spares follow the GEMM's workgroups: same dispatch, ids past `total_wg`.
+    let params = GemmParams {
+        dispatch_x: fold(wg + spares, t.max_workgroups_per_dim).0,
+        ..GemmParams::new(
+            config.shape,
+            &padding,
+            t.tile_n,
+            0..jobs.len(),
+            wg,
+            t.max_workgroups_per_dim,
+        )
+    };
     let a = l.pool_buffer("fused A (all ranks)", a_bytes, None);
     let b = l.pool_buffer("fused B (all ranks)", b_bytes, None);
     let out = l.pool_buffer("fused outputs (all ranks)", out_bytes, None);
-    let counters = l.pool_buffer("fused trackers (all ranks)", (fwd.len() * 4) as u64, None);
+    if let Buffer::Pool(i) = out {
+        l.pool[i].windowed = true;
+    }
+    let span = |offset: u64, bytes: u64| {
+        Resource::Window(Span {
+            buffer: out,
+            offset,
+            bytes,
+        })
+    };
+    // Where the output fits the first window, the second is a small range the shader never reads.
+    let (lo, hi) = if out_bytes <= window {
+        (span(0, out_bytes), span(0, 16))
+    } else {
+        (span(0, window), span(window, out_bytes - window))
+    };
+    let counters = l.pool_buffer(
+        "fused trackers and transfer queue (all ranks)",
+        (counter_words(fwd.len() - 1) * 4) as u64,
+        None,
+    );
     let job_bytes = bytemuck::cast_slice(&jobs).to_vec();
     let jobs = l.pool_buffer("fused jobs", job_bytes.len() as u64, Some(job_bytes));
     let fwd_bytes = bytemuck::cast_slice(&fwd).to_vec();
@@ -182,13 +305,14 @@ pub(super) fn lower_fused(
         group: Group::Fused,
         params: Params::Gemm(params),
         resources: vec![
-            Resource::Buffer(out),
+            lo,
             Resource::Params,
             Resource::Buffer(a),
             Resource::Buffer(b),
             Resource::Buffer(counters),
             Resource::Buffer(jobs),
             Resource::Buffer(forward),
+            hi,
         ],
     });
     let binding = l.bindings.len() - 1;
@@ -218,7 +342,7 @@ pub(super) fn lower_fused(
         dispatches: vec![Dispatch {
             kernel: Kernel::Fused,
             binding,
-            workgroups: wg,
+            workgroups: wg + spares,
         }],
     }));
     // Outside the timed pass: results and counters back to the ranks' own buffers.
@@ -248,4 +372,30 @@ pub(super) fn lower_fused(
         label: "fused",
         commands,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfers_split_into_the_links_pieces_and_the_header_counts_them() {
+        let t = |pieces| FusedTuning {
+            pieces,
+            spares: None,
+            polls: 7,
+            window: None,
+        };
+        let big = STEP_WG as usize * PIECE_PER_INVOCATION * 100;
+        assert_eq!(t(None).pieces(Link::Workgroups(16), big), 16);
+        assert_eq!(t(None).pieces(Link::Unthrottled, big), 100);
+        assert_eq!(t(Some(1)).pieces(Link::Workgroups(16), big), 1);
+        // Never more pieces than a chunk has work for, never none.
+        assert_eq!(t(Some(64)).pieces(Link::Workgroups(16), 5), 1);
+        assert_eq!(t(None).pieces(Link::Unthrottled, 1), 1);
+        assert_eq!(counter_words(4), 31);
+        assert_eq!(fused_window(1 << 31, None), 1 << 31);
+        assert_eq!(fused_window(1 << 31, Some(1000)), 768);
+        assert_eq!(fused_window(100, Some(1000)), 256);
+    }
 }

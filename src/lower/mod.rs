@@ -295,6 +295,7 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan)
         label: "gemm jobs",
         bytes: (jobs.len() * std::mem::size_of::<Job>()) as u64,
         init: Some(bytemuck::cast_slice(&jobs).to_vec()),
+        windowed: false,
     });
     // The step lead: per pass holding both, the shortest run of its last GEMM ops with at least
     // the lead's workgroups goes after its steps.
@@ -379,7 +380,12 @@ impl Lowered {
     }
 
     fn pool_buffer(&mut self, label: &'static str, bytes: u64, init: Option<Vec<u8>>) -> Buffer {
-        self.pool.push(PoolBuffer { label, bytes, init });
+        self.pool.push(PoolBuffer {
+            label,
+            bytes,
+            init,
+            windowed: false,
+        });
         Buffer::Pool(self.pool.len() - 1)
     }
 }

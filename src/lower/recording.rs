@@ -30,6 +30,8 @@ pub struct PoolBuffer {
     pub bytes: u64,
     /// Contents of a table, written once; None: device working memory (counted in device memory).
     pub init: Option<Vec<u8>>,
+    /// Bound only in windows ([`Resource::Window`]): only max_buffer_size bounds its size.
+    pub windowed: bool,
 }
 
 /// Which bind group layout a binding follows.
@@ -46,6 +48,8 @@ pub enum Resource {
     /// The binding's own params (its slot of the executor's uniform buffer).
     Params,
     Buffer(Buffer),
+    /// A range of a buffer (one window of a buffer larger than one binding may be).
+    Window(Span),
 }
 
 /// A kernel's parameters.

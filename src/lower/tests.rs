@@ -43,9 +43,12 @@ fn lowered(c: &Config) -> (Plan, Lowered) {
 fn check_dispatch(l: &Lowered, d: &Dispatch) {
     let b = &l.bindings[d.binding];
     match (d.kernel, b.group, b.params) {
-        (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p))
-        | (Kernel::Fused, Group::Fused, Params::Gemm(p)) => {
-            assert_eq!(p.total_wg, d.workgroups)
+        (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p)) => assert_eq!(p.total_wg, d.workgroups),
+        // Fused mode's spare transfer workgroups follow the GEMM's in the same dispatch.
+        (Kernel::Fused, Group::Fused, Params::Gemm(p)) => {
+            assert!(p.total_wg <= d.workgroups);
+            let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
+            assert_eq!(p.dispatch_x, x);
         }
         (Kernel::Step(_), Group::Step, Params::Step(p)) => assert_eq!(p.n_wg, d.workgroups),
         other => panic!("dispatch {d:?} over {other:?}"),
@@ -253,7 +256,13 @@ fn fused_packs_every_rank_into_one_dispatch() {
         .filter(|o| o.kind == Kind::Gemm)
         .map(|o| o.bumps)
         .sum();
-    assert_eq!(passes[0].dispatches[0].workgroups, tiles);
+    let d = passes[0].dispatches[0];
+    match l.bindings[d.binding].params {
+        Params::Gemm(p) => assert_eq!(p.total_wg, tiles),
+        other => panic!("fused params {other:?}"),
+    }
+    // Spares by default: ranks x the busiest transfer's pieces (the link's 3 workgroups at most).
+    assert!(d.workgroups > tiles && d.workgroups <= tiles + 3 * c.ranks as u32);
     // A and B of every rank go in, every output chunk and counter comes back.
     let copies = rec
         .commands

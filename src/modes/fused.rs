@@ -1,8 +1,10 @@
-//! Fused mode: the device-side trigger, T3's transparency. One GEMM dispatch covers every rank's
-//! staggered production (all ranks' buffers packed into one binding per role, so the whole plan is
-//! one usage scope); the workgroup whose counter increment completes a chunk, a GEMM tile's or an
-//! incoming transfer's, performs that chunk's transfer itself with update semantics
-//! (shaders/epilogue/fused.wgsl). Nothing spin-waits. The packing is lowered in src/lower.rs.
+//! Fused mode: the device-side trigger, T3's transparency. One dispatch covers every rank's
+//! staggered production (all ranks' buffers packed, one binding per role or two windows of one for
+//! the output, so the whole plan is one usage scope); the workgroup whose counter increment completes
+//! a chunk, a GEMM tile's or an incoming transfer's, publishes that chunk's transfer on a device-side
+//! queue, split into the link's pieces, which any workgroup claims and performs with update
+//! semantics (shaders/epilogue/fused.wgsl). Nothing waits on another workgroup. The packing and the
+//! variants (T3_FUSED_*) are lowered in src/lower/fused.rs.
 
 use super::{run_recording, Mode, Run, System};
 use crate::error::{Error, Result};

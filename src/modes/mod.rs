@@ -42,6 +42,39 @@ pub fn all() -> Vec<Box<dyn Mode>> {
     ]
 }
 
+/// When a mode decides that a step may start: the report marks the modes that track chunk completion
+/// at run time (T3's trigger) apart from those whose order is fixed before anything runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trigger {
+    /// No overlap: every step after every GEMM (sequential).
+    None,
+    /// Planned ahead: the order of GEMMs and steps is encoded before the run (encoded).
+    Planned,
+    /// Tracked at run time: a chunk's counter reaching its threshold starts its steps (host, fused).
+    Tracked,
+}
+
+impl Trigger {
+    /// Of the mode named `mode` (by name, so each mode's file stays as it is).
+    pub fn of(mode: &str) -> Trigger {
+        match mode {
+            "host" | "fused" => Trigger::Tracked,
+            "encoded" => Trigger::Planned,
+            _ => Trigger::None,
+        }
+    }
+
+    /// Its word in the report's table and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Trigger::None => "none",
+            Trigger::Planned => "planned",
+            Trigger::Tracked => "tracked",
+        }
+    }
+}
+
 /// Mode names accepted on the command line.
 pub fn names() -> Vec<&'static str> {
     all().iter().map(|m| m.name()).collect()
@@ -211,4 +244,24 @@ pub fn run_recording(
             .collect();
     }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracked_modes_are_marked_apart_from_planned_ones() {
+        let marks: Vec<(&str, Trigger)> =
+            names().into_iter().map(|n| (n, Trigger::of(n))).collect();
+        assert_eq!(
+            marks,
+            [
+                ("sequential", Trigger::None),
+                ("host", Trigger::Tracked),
+                ("encoded", Trigger::Planned),
+                ("fused", Trigger::Tracked),
+            ]
+        );
+    }
 }
