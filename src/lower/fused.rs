@@ -271,7 +271,14 @@ pub(super) fn lower_fused(
     };
     let a = l.pool_buffer("fused A (all ranks)", a_bytes, None);
     let b = l.pool_buffer("fused B (all ranks)", b_bytes, None);
-    let out = l.pool_buffer("fused outputs (all ranks)", out_bytes, None);
+    // Where the output fits the first window, the second is a small range past it that the shader
+    // never reads: disjoint from the first, as WebGPU refuses two writable bindings of one buffer
+    // that overlap in a dispatch (Vulkan does not check). 256 bytes: the largest storage offset
+    // alignment wgpu allows.
+    let spare_at = out_bytes.next_multiple_of(256);
+    let fits = out_bytes <= window;
+    let out_alloc = if fits { spare_at + 256 } else { out_bytes };
+    let out = l.pool_buffer("fused outputs (all ranks)", out_alloc, None);
     if let Buffer::Pool(i) = out {
         l.pool[i].windowed = true;
     }
@@ -282,9 +289,8 @@ pub(super) fn lower_fused(
             bytes,
         })
     };
-    // Where the output fits the first window, the second is a small range the shader never reads.
-    let (lo, hi) = if out_bytes <= window {
-        (span(0, out_bytes), span(0, 16))
+    let (lo, hi) = if fits {
+        (span(0, out_bytes), span(spare_at, 16))
     } else {
         (span(0, window), span(window, out_bytes - window))
     };
