@@ -200,24 +200,42 @@ pub fn last_mode(r: &Report) -> &str {
         .map_or("sequential", |m| m.mode.as_str())
 }
 
+/// What `run` and `sweep` measure a point with: its modes, (reps, warm-up rounds, warm-up bound in
+/// seconds), seed and checks.
+pub fn options(
+    config: Config,
+    modes: &[String],
+    (reps, warmup, warmup_s): (usize, usize, f64),
+    seed: u64,
+    no_verify: bool,
+) -> Options {
+    Options {
+        config,
+        modes: mode_list(modes).modes,
+        reps,
+        warmup,
+        seed,
+        verify: if no_verify { Some(Verify::Off) } else { None },
+        stability: Stability {
+            warmup_s,
+            ..Default::default()
+        },
+    }
+}
+
 pub fn run(gpu: &Gpu, a: &RunArgs, c: Checked) -> Result<()> {
     if let Some(l) = &c.link {
         l.table.check_adapter(&a.link_table, &gpu.describe())?;
         say_link(a, l);
     }
     let kernels = a.gemm.kernels(gpu)?;
-    let opts = Options {
-        config: c.config,
-        modes: mode_list(&a.mode).modes,
-        reps: a.reps,
-        warmup: a.warmup,
-        seed: a.seed,
-        verify: if a.no_verify { Some(Verify::Off) } else { None },
-        stability: Stability {
-            warmup_s: a.warmup_s,
-            ..Default::default()
-        },
-    };
+    let opts = options(
+        c.config,
+        &a.mode,
+        (a.reps, a.warmup, a.warmup_s),
+        a.seed,
+        a.no_verify,
+    );
     let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
     let r = experiment::measure(&mut sys, &inputs, &opts)?;
     let to_stdout = [&a.json, &a.csv, &a.trace, &a.svg]

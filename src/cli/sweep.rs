@@ -6,7 +6,7 @@ use web_time::Instant;
 
 use anyhow::{Context, Result};
 
-use t3_wgpu::experiment::{self, Options, Stability, Verify};
+use t3_wgpu::experiment;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::modes::Config;
 use t3_wgpu::report::{self, Row};
@@ -17,7 +17,7 @@ use t3_wgpu::workload;
 
 use super::args::*;
 use super::output::out;
-use super::run::{validate, wrong};
+use super::run::{options, validate, wrong};
 use super::values::*;
 
 /// Most points of a sweep grid (each point runs every mode; a bigger grid is a typing slip).
@@ -172,18 +172,13 @@ pub fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<
             Some(b) => b.set_message(msg.clone()),
             None => note!("[{}/{}] {msg}", i + 1, points.len()),
         }
-        let opts = Options {
-            config: config.clone(),
-            modes: mode_list(&a.mode).modes,
-            reps: a.reps,
-            warmup: a.warmup,
-            seed: a.seed,
-            verify: if a.no_verify { Some(Verify::Off) } else { None },
-            stability: Stability {
-                warmup_s: a.warmup_s,
-                ..Default::default()
-            },
-        };
+        let opts = options(
+            config.clone(),
+            &a.mode,
+            (a.reps, a.warmup, a.warmup_s),
+            a.seed,
+            a.no_verify,
+        );
         // A failed point is recorded and the sweep goes on: hours of other points stay useful.
         let rows = match experiment::run(gpu, &kernels, &opts) {
             Ok(rep) => {
