@@ -13,7 +13,7 @@ use crate::gpu::Gpu;
 use crate::modes::{self, run_recording, Kernels, Mode, System};
 use crate::plan::{key, Buf, Loc};
 use crate::ranks::{finished, Inputs};
-use crate::reference::{rel_frobenius, Rng};
+use crate::reference::{rel_to_scale, Rng};
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
 use crate::timing::{adjusted, time_things};
@@ -119,12 +119,22 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
     let (shape, coll, ch) = (sys.config.shape, sys.config.collective, &sys.chunking);
     let done = finished(coll, ch);
     let mut worst = 0f64;
-    let mut reference: HashMap<usize, Vec<f64>> = HashMap::new();
-    let mut want_row = |row: usize| -> Vec<f64> {
-        reference
-            .entry(row)
-            .or_insert_with(|| inputs.expected_row(shape, coll, ch, row))
-            .clone()
+    // Each row's exact sum and the magnitude of what it sums (the error's scale: see rel_to_scale).
+    let mut reference: HashMap<usize, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut want_rows = |rows: std::ops::Range<usize>| -> (Vec<f64>, Vec<f64>) {
+        let mut want = Vec::new();
+        let mut scale = Vec::new();
+        for row in rows {
+            let (w, s) = reference.entry(row).or_insert_with(|| {
+                (
+                    inputs.expected_row(shape, coll, ch, row),
+                    inputs.magnitude_row(shape, coll, ch, row),
+                )
+            });
+            want.extend_from_slice(w);
+            scale.extend_from_slice(s);
+        }
+        (want, scale)
     };
     match verify {
         Verify::Off => {}
@@ -132,8 +142,8 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
             for &(p, x) in &done {
                 let rows = ch.rows(x);
                 let got = sys.ranks.read_rows(sys.gpu, p, x, 0..rows.len())?;
-                let want: Vec<f64> = rows.flat_map(&mut want_row).collect();
-                worst = worst.max(rel_frobenius(&got, &want));
+                let (want, scale) = want_rows(rows);
+                worst = worst.max(rel_to_scale(&got, &want, &scale));
             }
         }
         Verify::Sample(count) => {
@@ -143,7 +153,8 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
                 let rows = ch.rows(x);
                 let r = rng.below(rows.len());
                 let got = sys.ranks.read_rows(sys.gpu, p, x, r..r + 1)?;
-                worst = worst.max(rel_frobenius(&got, &want_row(rows.start + r)));
+                let (want, scale) = want_rows(rows.start + r..rows.start + r + 1);
+                worst = worst.max(rel_to_scale(&got, &want, &scale));
             }
         }
     }

@@ -230,6 +230,29 @@ impl Inputs {
         chunking: &Chunking,
         row: usize,
     ) -> Vec<f64> {
+        self.row_sum(shape, collective, chunking, row, false)
+    }
+
+    /// [`Inputs::expected_row`] with every product's magnitude (sum of |a||b|): the scale f32
+    /// rounding errors follow, however much the row's sums cancel.
+    pub fn magnitude_row(
+        &self,
+        shape: Shape,
+        collective: Collective,
+        chunking: &Chunking,
+        row: usize,
+    ) -> Vec<f64> {
+        self.row_sum(shape, collective, chunking, row, true)
+    }
+
+    fn row_sum(
+        &self,
+        shape: Shape,
+        collective: Collective,
+        chunking: &Chunking,
+        row: usize,
+        magnitude: bool,
+    ) -> Vec<f64> {
         let (n, k) = (shape.n, shape.k);
         let fits = |p: usize, rows: usize| {
             self.a.get(p).is_some_and(|a| a.len() == rows * k)
@@ -245,7 +268,8 @@ impl Inputs {
             for (kk, &av) in a_row.iter().enumerate() {
                 let av = av as f64;
                 for (o, &bv) in out.iter_mut().zip(&b[kk * n..(kk + 1) * n]) {
-                    *o += av * bv as f64;
+                    let prod = av * bv as f64;
+                    *o += if magnitude { prod.abs() } else { prod };
                 }
             }
         };

@@ -18,6 +18,27 @@ pub fn gemm(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
 
 /// ‖got − want‖_F / ‖want‖_F; any NaN or infinity in `got` gives infinity, so unwritten (poisoned)
 /// elements always fail.
+/// `||got - want|| / ||scale||` (Frobenius): the error relative to the magnitude of what was summed
+/// (`scale` = the sums of |products|), so that a sum that cancels to near zero does not read as a
+/// large error while a wrong or missing term still does. Infinity for a non-finite `got`.
+pub fn rel_to_scale(got: &[f32], want: &[f64], scale: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len(), "length mismatch");
+    assert_eq!(scale.len(), want.len(), "length mismatch");
+    let mut num = 0f64;
+    let mut den = 0f64;
+    for ((&g, &w), &s) in got.iter().zip(want).zip(scale) {
+        if !g.is_finite() {
+            return f64::INFINITY;
+        }
+        num += (g as f64 - w).powi(2);
+        den += s * s;
+    }
+    if den == 0.0 {
+        return if num == 0.0 { 0.0 } else { f64::INFINITY };
+    }
+    (num / den).sqrt()
+}
+
 pub fn rel_frobenius(got: &[f32], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len(), "length mismatch");
     let mut num = 0f64;
@@ -77,6 +98,19 @@ pub fn fresh_seed() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_is_scaled_by_what_was_summed() {
+        // (1.0 + 1e-6) - 1.0: the exact sum is 1e-6; f32 keeps it only to ~5% (1e-6 is a few
+        // ulps of 1.0), a tiny error against the terms (magnitude 2), a large one against the sum.
+        let got = [std::hint::black_box(1.0f32 + 1e-6f32) - 1.0f32];
+        let (want, scale) = ([1e-6f64], [2.000001f64]);
+        assert!(rel_frobenius(&got, &want) > 1e-3);
+        assert!(rel_to_scale(&got, &want, &scale) < 1e-6);
+        // A term left out is a large error either way.
+        assert!(rel_to_scale(&[1.0], &[2.0], &[2.0]) >= 0.5);
+        assert_eq!(rel_to_scale(&[f32::NAN], &[1.0], &[1.0]), f64::INFINITY);
+    }
 
     #[test]
     fn gemm_matches_hand_computed() {
