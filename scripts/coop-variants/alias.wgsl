@@ -106,6 +106,7 @@ fn grouped(tile: Tile, w: u32) -> Tile {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let w = wid.x + wid.y * p.dispatch_x;
     if (w >= p.total_wg) {
+        spare_wg(t);
         return;
     }
     let tile = grouped(tile_of(w, t), w);

@@ -52,6 +52,7 @@ fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: 
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let w = wid.x + wid.y * p.dispatch_x;
     if (w >= p.total_wg) {
+        spare_wg(t);
         return;
     }
     let tile = grouped(tile_of(w, t), w);
