@@ -2,13 +2,16 @@
 //! buffer, the pooled buffers, the bind groups) and encodes and submits any of its recordings, timing
 //! their passes with the one pass timer. The one place that touches wgpu for the modes.
 
+use std::collections::HashMap;
 use std::time::Duration;
 use web_time::Instant;
 
 use crate::error::Result;
 use crate::gemm::{Engine, GemmKernel};
 use crate::gpu::Gpu;
-use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, Lowered, Resource, Span, Target};
+use crate::lower::{
+    Buffer, Command, DeviceId, Group, Kernel, LinkBox, Lowered, Resource, Span, Target,
+};
 use crate::ranks::Ranks;
 use crate::readback::PendingRead;
 use crate::shapes::Dtype;
@@ -45,6 +48,7 @@ impl Kernels {
             uniform_align: u64::from(gpu.limits.min_uniform_buffer_offset_alignment).max(64),
             max_buffer: gpu.max_buffer,
             max_binding: gpu.max_binding,
+            host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
         }
     }
 }
@@ -65,6 +69,15 @@ pub struct Launched {
     pub index: wgpu::SubmissionIndex,
     /// Its `Command::Read`, mapping once the submission completes.
     pub read: Option<PendingRead>,
+    /// Set once the submission completed (polled: see [`Launched::is_done`]).
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Launched {
+    /// Whether the submission completed, as of the device's last poll (never blocks).
+    pub fn is_done(&self) -> bool {
+        self.done.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 /// One device's bound recordings.
@@ -76,19 +89,32 @@ pub struct Executor<'a> {
     params: wgpu::Buffer,
     align: u64,
     pool: Vec<Option<wgpu::Buffer>>,
+    /// The host links' buffers on this device.
+    links: HashMap<LinkBox, wgpu::Buffer>,
     groups: Vec<Option<wgpu::BindGroup>>,
     /// Device memory of the pooled working buffers made so far.
     allocated: u64,
     pub timer: Timestamps,
 }
 
+/// The buffers a recording's handles name, borrowed from their owners.
+struct Buffers<'b> {
+    ranks: &'b Ranks,
+    pool: &'b [Option<wgpu::Buffer>],
+    links: &'b HashMap<LinkBox, wgpu::Buffer>,
+}
+
 /// The wgpu buffer `b` names.
-fn resolve<'b>(ranks: &'b Ranks, pool: &'b [Option<wgpu::Buffer>], b: Buffer) -> &'b wgpu::Buffer {
+fn resolve<'b>(bufs: &Buffers<'b>, b: Buffer) -> &'b wgpu::Buffer {
+    let Buffers { ranks, pool, links } = *bufs;
     match b {
+        Buffer::Link(k) => links
+            .get(&k)
+            .expect("the host links' buffers are imported before use"),
         Buffer::Data(l) => &ranks.locs[&l].data,
         Buffer::Tracker(l) => &ranks.locs[&l].tracker,
-        Buffer::A(p) => &ranks.ranks[p].a,
-        Buffer::B(p) => &ranks.ranks[p].b,
+        Buffer::A(p) => &ranks.rank(p).a,
+        Buffer::B(p) => &ranks.rank(p).b,
         Buffer::Pool(i) => pool[i]
             .as_ref()
             .expect("pooled buffers are made before use"),
@@ -96,14 +122,15 @@ fn resolve<'b>(ranks: &'b Ranks, pool: &'b [Option<wgpu::Buffer>], b: Buffer) ->
 }
 
 impl<'a> Executor<'a> {
-    /// Binds every plan op of `lowered` over `ranks`' buffers (host mode picks among them at run
-    /// time); what only fused mode uses is made on its first run. `passes`: most passes one
-    /// series of submissions times.
+    /// Binds every plan op of `lowered` over `ranks`' buffers and `links` (the host links' buffers
+    /// on this device; host mode picks among the ops at run time); what only fused mode uses is made
+    /// on its first run. `passes`: most passes one series of submissions times.
     pub fn new(
         gpu: &'a Gpu,
         kernels: &'a Kernels,
         ranks: &Ranks,
         lowered: &Lowered,
+        links: HashMap<LinkBox, wgpu::Buffer>,
         passes: u32,
     ) -> Result<Self> {
         let align = lowered.target.uniform_align;
@@ -120,6 +147,7 @@ impl<'a> Executor<'a> {
             params,
             align,
             pool: vec![None; lowered.pool.len()],
+            links,
             groups: vec![None; lowered.bindings.len()],
             allocated: 0,
             timer: Timestamps::new(gpu, passes),
@@ -127,6 +155,7 @@ impl<'a> Executor<'a> {
         let ops: Vec<usize> = lowered
             .ops
             .iter()
+            .flatten()
             .flat_map(|o| std::iter::once(o.dispatch).chain(o.arbitrated))
             .map(|d| d.binding)
             .collect();
@@ -182,6 +211,11 @@ impl<'a> Executor<'a> {
                 self.make_pooled(lowered, p)?;
             }
         }
+        let bufs = Buffers {
+            ranks,
+            pool: &self.pool,
+            links: &self.links,
+        };
         let entries: Vec<_> = binding
             .resources
             .iter()
@@ -193,9 +227,9 @@ impl<'a> Executor<'a> {
                     offset: i as u64 * self.align,
                     size: wgpu::BufferSize::new(self.align),
                 }),
-                Resource::Buffer(b) => resolve(ranks, &self.pool, b).as_entire_binding(),
+                Resource::Buffer(b) => resolve(&bufs, b).as_entire_binding(),
                 Resource::Window(s) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                    buffer: resolve(ranks, &self.pool, s.buffer),
+                    buffer: resolve(&bufs, s.buffer),
                     offset: s.offset,
                     size: wgpu::BufferSize::new(s.bytes),
                 }),
@@ -279,8 +313,13 @@ impl<'a> Executor<'a> {
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
         let mut read = None;
+        let bufs = Buffers {
+            ranks,
+            pool: &self.pool,
+            links: &self.links,
+        };
         for c in commands {
-            let buf = |b| resolve(ranks, &self.pool, b);
+            let buf = |b| resolve(&bufs, b);
             match c {
                 Command::Clear(b) => enc.clear_buffer(buf(*b), 0, None),
                 Command::Copy {
@@ -324,11 +363,17 @@ impl<'a> Executor<'a> {
         let started = Instant::now();
         let index = gpu.submit(label, vec![cmds])?;
         let submitted = Instant::now();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        // Registered right after the submit: it fires when this submission (and all before it) is done.
+        gpu.queue
+            .on_submitted_work_done(move || flag.store(true, std::sync::atomic::Ordering::Release));
         Ok(Launched {
             started,
             submitted,
             index,
             read: read.map(|(staging, total)| gpu.map_later(label, staging, total)),
+            done,
         })
     }
 }

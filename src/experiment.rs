@@ -10,8 +10,9 @@ use crate::consistency::{failed_for, Check};
 use crate::error::{Error, Result};
 use crate::gemm::Engine;
 use crate::gpu::Gpu;
-use crate::modes::{self, run_recording, Kernels, Mode, System};
-use crate::plan::{key, Buf, Loc};
+use crate::hostlink::Path;
+use crate::modes::{self, run_everywhere, Kernels, Mode, System};
+use crate::plan::key;
 use crate::ranks::{finished, Inputs};
 use crate::reference::{rel_to_scale, Rng};
 use crate::stats::{median, percentile, Series, Spread, Warmup};
@@ -70,6 +71,9 @@ pub struct ModeResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub adapter: String,
+    /// With the ranks on several devices: one line per device (its ranks) and per host link.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
     pub config: Config,
     /// The kernel that computed the GEMMs.
     pub gemm_kernel: Engine,
@@ -112,7 +116,7 @@ pub struct Report {
 /// Checks every finished output against the reference (all rows or a sample) and every tracker
 /// against its threshold. Returns (max relative error, trackers ok).
 pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool)> {
-    let counters = sys.ranks.read_counters(sys.gpu)?;
+    let counters = sys.read_counters()?;
     let trackers_ok = counters
         .iter()
         .all(|(l, v)| sys.plan.thresholds.get(&key(*l)) == Some(v));
@@ -141,7 +145,7 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
         Verify::Full => {
             for &(p, x) in &done {
                 let rows = ch.rows(x);
-                let got = sys.ranks.read_rows(sys.gpu, p, x, 0..rows.len())?;
+                let got = sys.read_rows(p, x, 0..rows.len())?;
                 let (want, scale) = want_rows(rows);
                 worst = worst.max(rel_to_scale(&got, &want, &scale));
             }
@@ -152,7 +156,7 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
                 let (p, x) = done[rng.below(done.len())];
                 let rows = ch.rows(x);
                 let r = rng.below(rows.len());
-                let got = sys.ranks.read_rows(sys.gpu, p, x, r..r + 1)?;
+                let got = sys.read_rows(p, x, r..r + 1)?;
                 let (want, scale) = want_rows(rows.start + r..rows.start + r + 1);
                 worst = worst.max(rel_to_scale(&got, &want, &scale));
             }
@@ -170,13 +174,8 @@ pub fn outputs(sys: &System) -> Result<Vec<Vec<f32>>> {
             let mut out = Vec::with_capacity(s.m * s.n);
             for x in 0..ch.count() {
                 let rows = ch.rows(x);
-                let loc = Loc {
-                    rank: p,
-                    chunk: x,
-                    buf: Buf::Out,
-                };
-                if sys.ranks.locs.contains_key(&loc) {
-                    out.extend(sys.ranks.read_rows(sys.gpu, p, x, 0..rows.len())?);
+                if sys.writes(p, x) {
+                    out.extend(sys.read_rows(p, x, 0..rows.len())?);
                 } else {
                     out.extend(std::iter::repeat_n(f32::NAN, rows.len() * s.n));
                 }
@@ -191,11 +190,27 @@ fn reference_work(c: &Config) -> f64 {
     c.total_flops() / 2.0
 }
 
-/// Validates `opts`, builds the system and uploads fresh inputs.
+/// Validates `opts`, builds the system on one device and uploads fresh inputs.
 pub fn prepare<'a>(
     gpu: &'a Gpu,
     kernels: &'a Kernels,
     opts: &Options,
+) -> Result<(System<'a>, Inputs)> {
+    prepare_on(
+        std::slice::from_ref(gpu),
+        std::slice::from_ref(kernels),
+        opts,
+        Path::Mapped,
+    )
+}
+
+/// [`prepare`] with the ranks over `gpus` (each with its `kernels`), links taking path `want`
+/// where the devices allow.
+pub fn prepare_on<'a>(
+    gpus: &'a [Gpu],
+    kernels: &'a [Kernels],
+    opts: &Options,
+    want: Path,
 ) -> Result<(System<'a>, Inputs)> {
     for m in &opts.modes {
         if !modes::names().contains(&m.as_str()) {
@@ -209,11 +224,12 @@ pub fn prepare<'a>(
     if opts.reps == 0 {
         return Err(Error::invalid("repetition count", 0, "at least 1"));
     }
-    opts.config.check_memory(
-        gpu.info.device_type == wgpu::DeviceType::Cpu,
-        crate::validate::available_host_memory(),
-    )?;
-    let sys = System::new(gpu, kernels, opts.config.clone())?;
+    let cpu = gpus
+        .iter()
+        .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
+    opts.config
+        .check_memory(cpu, crate::validate::available_host_memory())?;
+    let sys = System::on_devices(gpus, kernels, opts.config.clone(), want)?;
     let inputs = Inputs::random(
         opts.config.shape,
         opts.config.dtype,
@@ -221,7 +237,7 @@ pub fn prepare<'a>(
         &sys.chunking,
         opts.seed,
     );
-    sys.ranks.upload(gpu, &inputs);
+    sys.upload(&inputs);
     Ok((sys, inputs))
 }
 
@@ -244,7 +260,6 @@ pub fn measure_with(
     opts: &Options,
     adjust: &dyn Fn(&str, &mut Rep),
 ) -> Result<Report> {
-    let gpu = sys.gpu;
     let all = modes::all();
     let verify = opts
         .verify
@@ -269,7 +284,7 @@ pub fn measure_with(
     if verify != Verify::Off {
         for (i, m) in order.iter().enumerate() {
             if skipped[i].is_none() {
-                sys.ranks.poison(gpu);
+                sys.poison();
                 m.run(sys)?;
                 let (e, ok) = check(sys, inputs, verify)?;
                 checks[i] = (Some(e), Some(ok));
@@ -278,14 +293,13 @@ pub fn measure_with(
     }
     let gemm_alone = |tracked: bool| {
         move |sys: &mut System| -> Result<Rep> {
-            let t = run_recording(sys, |l| {
+            let us = run_everywhere(sys, |l| {
                 if tracked {
                     &l.gemm_tracked
                 } else {
                     &l.gemm_untracked
                 }
             })?;
-            let us = t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0);
             Ok(Rep {
                 us,
                 ..Default::default()
@@ -373,8 +387,16 @@ pub fn measure_with(
     }
     let consistent = measured.consistent();
     Ok(Report {
-        adapter: gpu.describe(),
-        gemm_kernel: sys.kernels.gemm.engine,
+        adapter: match sys.parts.len() {
+            1 => sys.parts[0].gpu.describe(),
+            n => format!(
+                "{n} devices, ranks in contiguous blocks, steps between devices through the host \
+                 (device 0: {})",
+                sys.parts[0].gpu.describe()
+            ),
+        },
+        devices: sys.describe_devices(),
+        gemm_kernel: sys.parts[0].kernels.gemm.engine,
         config: opts.config.clone(),
         chunk_bounds: sys.chunking.bounds.clone(),
         reps: opts.reps,

@@ -21,7 +21,6 @@ use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::devices::Devices;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
@@ -142,14 +141,14 @@ impl HostLink {
     /// Buffers for `slots` chunks in flight of at most `capacity` bytes from device `from` to device `to`.
     /// `want` is the path asked for: [`Path::Mapped`] falls back to staged at an end without the feature.
     pub fn new(
-        devices: &Devices,
+        gpus: &[Gpu],
         from: usize,
         to: usize,
         capacity: u64,
         slots: usize,
         want: Path,
     ) -> Result<Self> {
-        let (s, r) = (devices.get(from)?, devices.get(to)?);
+        let (s, r) = (device(gpus, from)?, device(gpus, to)?);
         if from == to {
             return Err(Error::invalid(
                 "host link",
@@ -222,6 +221,13 @@ impl HostLink {
     /// The buffer the receiver's kernels read the chunk of `slot` from (bind it as a step's src).
     pub fn inbox(&self, slot: usize) -> Result<&wgpu::Buffer> {
         Ok(&self.slot(slot)?.inbox)
+    }
+
+    /// Slot `slot`'s buffers: (outbox, what the host maps to read it, inbox, what the host maps to
+    /// write it); on a mapped end both are the same buffer.
+    pub fn buffers(&self, slot: usize) -> Result<[&wgpu::Buffer; 4]> {
+        let s = self.slot(slot)?;
+        Ok([&s.outbox, &s.read.buffer, &s.inbox, &s.write.buffer])
     }
 
     fn check_bytes(&self, bytes: u64) -> Result<()> {
@@ -309,9 +315,9 @@ impl HostLink {
 
     /// Polls both devices once, without blocking; true when both maps of `slot` are in place. A lost
     /// device or a failed map is an error (and leaves the slot unmapped, ready to start again).
-    pub fn ready(&self, devices: &Devices, slot: usize) -> Result<bool> {
+    pub fn ready(&self, gpus: &[Gpu], slot: usize) -> Result<bool> {
         let s = self.slot(slot)?;
-        let (sg, rg) = (devices.get(self.from)?, devices.get(self.to)?);
+        let (sg, rg) = (device(gpus, self.from)?, device(gpus, self.to)?);
         // Polled in a loop: the message is only formatted on an error.
         let during = || format!("host link {}->{} slot {slot}", self.from, self.to);
         for g in [sg, rg] {
@@ -396,7 +402,7 @@ impl HostLink {
     /// then both maps), copy on `pool`'s threads, unmap. Errors leave the slot reusable.
     pub fn transfer(
         &mut self,
-        devices: &Devices,
+        gpus: &[Gpu],
         slot: usize,
         bytes: u64,
         sent: Option<wgpu::SubmissionIndex>,
@@ -404,7 +410,7 @@ impl HostLink {
     ) -> Result<TransferTimes> {
         let t0 = Instant::now();
         self.start(slot, bytes)?;
-        let sg = devices.get(self.from)?;
+        let sg = device(gpus, self.from)?;
         let bound = sg.timeout_for(0.0, 2.0 * bytes as f64);
         let pending = format!(
             "the host link {}->{} transfer of {bytes} bytes",
@@ -416,7 +422,7 @@ impl HostLink {
                 return Err(e);
             }
         }
-        while !self.ready(devices, slot)? {
+        while !self.ready(gpus, slot)? {
             if t0.elapsed() > bound {
                 self.abandon(self.slot(slot)?);
                 return Err(Error::Timeout {
@@ -430,6 +436,17 @@ impl HostLink {
         let copy = self.finish(slot, pool)?;
         Ok(TransferTimes { wait, copy })
     }
+}
+
+/// Device `index` of `gpus`, or an error naming the index and how many there are.
+pub fn device(gpus: &[Gpu], index: usize) -> Result<&Gpu> {
+    gpus.get(index).ok_or_else(|| {
+        Error::invalid(
+            "device",
+            index,
+            format!("below the device count ({})", gpus.len()),
+        )
+    })
 }
 
 /// One end's buffers: the box the kernels bind (`what`) and what the host maps (`map`): the box itself on

@@ -10,7 +10,6 @@ pub mod compose;
 pub mod compositions;
 pub mod config;
 pub mod consistency;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod devices;
 pub mod error;
 pub mod executor;
@@ -19,11 +18,11 @@ pub mod files;
 pub mod gantt;
 pub mod gemm;
 pub mod gpu;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod hostlink;
 pub mod link;
 pub mod lower;
 pub mod modes;
+pub mod placement;
 pub mod plan;
 pub mod plot;
 pub mod ranks;

@@ -28,12 +28,15 @@ pub struct RankBuffers {
     pub padding: Padding,
 }
 
-/// All ranks' buffers for one shape, collective and plan.
+/// The buffers of the ranks on one device (all of them on one device) for one shape, collective and
+/// plan.
 pub struct Ranks {
     pub shape: Shape,
     /// Element type of A and B.
     pub dtype: Dtype,
     pub chunking: Chunking,
+    /// The ranks held here: `ranks[i]` is rank `held.start + i`.
+    pub held: std::ops::Range<usize>,
     pub ranks: Vec<RankBuffers>,
     pub locs: HashMap<Loc, LocBuffers>,
     /// Order in which trackers are read back (checks).
@@ -43,6 +46,7 @@ pub struct Ranks {
 }
 
 impl Ranks {
+    /// Every rank's buffers on `gpu`.
     pub fn new(
         gpu: &Gpu,
         shape: Shape,
@@ -50,6 +54,27 @@ impl Ranks {
         collective: Collective,
         chunking: &Chunking,
         plan: &Plan,
+    ) -> Result<Self> {
+        Self::held(
+            gpu,
+            shape,
+            dtype,
+            collective,
+            chunking,
+            plan,
+            0..chunking.shards,
+        )
+    }
+
+    /// The buffers of ranks `held` on `gpu`.
+    pub fn held(
+        gpu: &Gpu,
+        shape: Shape,
+        dtype: Dtype,
+        collective: Collective,
+        chunking: &Chunking,
+        plan: &Plan,
+        held: std::ops::Range<usize>,
     ) -> Result<Self> {
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
@@ -61,7 +86,7 @@ impl Ranks {
             Ok(b)
         };
         let mut ranks = Vec::new();
-        for p in 0..chunking.shards {
+        for p in held.clone() {
             let rows = a_rows(collective, chunking, p);
             let padding = Padding::new(rows.len(), shape.k, shape.n);
             let (a_bytes, b_bytes) = padding.bytes(dtype);
@@ -78,7 +103,11 @@ impl Ranks {
             });
         }
         let mut locs = HashMap::new();
-        let loc_order = plan.locs();
+        let loc_order: Vec<Loc> = plan
+            .locs()
+            .into_iter()
+            .filter(|l| held.contains(&l.rank))
+            .collect();
         for &l in &loc_order {
             let elems = chunking.rows(l.chunk).len() * shape.n;
             let name = format!("rank {} chunk {} {:?}", l.rank, l.chunk, l.buf);
@@ -96,6 +125,7 @@ impl Ranks {
             shape,
             dtype,
             chunking: chunking.clone(),
+            held,
             ranks,
             locs,
             loc_order,
@@ -103,9 +133,15 @@ impl Ranks {
         })
     }
 
+    /// Rank p's operands (a rank held here).
+    pub fn rank(&self, p: usize) -> &RankBuffers {
+        &self.ranks[p - self.held.start]
+    }
+
+    /// Writes the held ranks' operands from `inputs`.
     pub fn upload(&self, gpu: &Gpu, inputs: &Inputs) {
         let (k, n) = (self.shape.k, self.shape.n);
-        for (p, r) in self.ranks.iter().enumerate() {
+        for (p, r) in self.held.clone().zip(&self.ranks) {
             let l = r.padding;
             gpu.queue
                 .write_buffer(&r.a, 0, &l.pack_a(self.dtype, &inputs.a[p], k));
@@ -162,7 +198,7 @@ impl Ranks {
             crate::Error::invalid(
                 "rank/chunk",
                 format!("rank {p} chunk {x}"),
-                "an output the plan writes",
+                format!("an output the plan writes on ranks {:?}", self.held),
             )
         })?;
         let len = self.chunking.rows(x).len();

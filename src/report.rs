@@ -20,6 +20,9 @@ pub fn text(r: &Report) -> String {
     let c = &r.config;
     let mut s = String::new();
     s += &format!("adapter    {}\n", r.adapter);
+    for d in &r.devices {
+        s += &format!("           {d}\n");
+    }
     s += &format!(
         "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}{}, step lead {}\n",
         c.shape,

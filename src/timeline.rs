@@ -17,6 +17,8 @@ pub enum Lane {
     /// The host trigger loop waiting for a submission to complete and its counters to map (host
     /// mode only; host clock aligned to the GPU clock at the first submission).
     HostWait,
+    /// The host link from device `from` to device `to`: waiting for both ends' maps, then the copy.
+    HostLink { from: usize, to: usize },
 }
 
 /// What an interval is.
@@ -58,6 +60,9 @@ pub struct Timeline {
     /// What one GPU interval covers ("pass": timestamps at compute-pass boundaries; "submission"; "none").
     pub grain: String,
     pub ranks: usize,
+    /// The device of each rank, where they run on several (empty on one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub device_of: Vec<usize>,
     pub events: Vec<Event>,
 }
 

@@ -39,7 +39,7 @@ pub fn chrome_trace(timelines: &[Timeline]) -> Value {
                 pid,
                 Some(tid),
                 "thread_name",
-                json!({ "name": lane_name(lane) }),
+                json!({ "name": lane_name(lane, timeline) }),
             ));
             // Without an explicit sort index viewers order threads by name, which puts
             // "rank 10" before "rank 2" and separates a rank's GEMM from its steps.
@@ -66,6 +66,15 @@ fn lanes(timeline: &Timeline, ranks: usize) -> Vec<Lane> {
             lanes.push(host);
         }
     }
+    let mut links: Vec<Lane> = timeline
+        .events
+        .iter()
+        .map(|e| e.lane)
+        .filter(|l| matches!(l, Lane::HostLink { .. }))
+        .collect();
+    links.sort();
+    links.dedup();
+    lanes.extend(links);
     lanes
 }
 
@@ -77,7 +86,7 @@ fn rank_count(timeline: &Timeline) -> usize {
         .iter()
         .filter_map(|e| match e.lane {
             Lane::Gemm { rank } | Lane::Step { rank } => Some(rank + 1),
-            Lane::Host | Lane::HostWait => None,
+            Lane::Host | Lane::HostWait | Lane::HostLink { .. } => None,
         })
         .max()
         .unwrap_or(0);
@@ -92,15 +101,22 @@ fn tid(lane: Lane, ranks: usize) -> usize {
         Lane::Step { rank } => 2 * rank + 2,
         Lane::Host => 2 * ranks + 1,
         Lane::HostWait => 2 * ranks + 2,
+        Lane::HostLink { from, to } => 2 * ranks + 3 + from * crate::placement::MAX_DEVICES + to,
     }
 }
 
-fn lane_name(lane: Lane) -> String {
+fn lane_name(lane: Lane, timeline: &Timeline) -> String {
+    // On several devices each rank's threads name its device.
+    let dev = |rank: usize| match timeline.device_of.get(rank) {
+        Some(d) => format!("device {d} "),
+        None => String::new(),
+    };
     match lane {
-        Lane::Gemm { rank } => format!("rank {rank} gemm"),
-        Lane::Step { rank } => format!("rank {rank} steps"),
+        Lane::Gemm { rank } => format!("{}rank {rank} gemm", dev(rank)),
+        Lane::Step { rank } => format!("{}rank {rank} steps", dev(rank)),
         Lane::Host => "host triggers".to_owned(),
         Lane::HostWait => "host waits (submission done, counters mapped)".to_owned(),
+        Lane::HostLink { from, to } => format!("host link d{from}->d{to} (maps, copies)"),
     }
 }
 
@@ -170,7 +186,7 @@ mod tests {
     fn event(lane: Lane, kind: EventKind, name: &str, start_us: f64, end_us: f64) -> Event {
         let rank = match lane {
             Lane::Gemm { rank } | Lane::Step { rank } => rank,
-            Lane::Host | Lane::HostWait => 0,
+            Lane::Host | Lane::HostWait | Lane::HostLink { .. } => 0,
         };
         Event {
             lane,
@@ -217,6 +233,7 @@ mod tests {
             mode: mode.to_owned(),
             grain: "pass".to_owned(),
             ranks: 2,
+            device_of: Vec::new(),
             events,
         }
     }
@@ -394,6 +411,7 @@ mod tests {
             mode: "fused".into(),
             grain: "none".into(),
             ranks: 0,
+            device_of: Vec::new(),
             events: vec![],
         };
         let trace = chrome_trace(&[empty]);

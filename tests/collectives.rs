@@ -78,13 +78,13 @@ fn run_modes(config: Config, modes: Vec<Box<dyn Mode>>) {
         dtype.name()
     ));
     let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
-    sys.ranks.upload(gpu, &inputs);
+    sys.upload(&inputs);
     for mode in &modes {
         if let Some(reason) = mode.skip_reason(&sys) {
             eprintln!("{} skipped: {reason}", mode.name());
             continue;
         }
-        sys.ranks.poison(gpu);
+        sys.poison();
         mode.run(&mut sys).unwrap();
         let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
         let what = format!(
@@ -275,7 +275,7 @@ fn timelines_are_ordered_and_complete() {
             &sys.chunking,
             common::seed("timeline"),
         );
-        sys.ranks.upload(gpu, &inputs);
+        sys.upload(&inputs);
         for mode in modes::all() {
             if mode.skip_reason(&sys).is_some() {
                 continue;

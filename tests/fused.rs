@@ -92,8 +92,8 @@ fn every_fused_variant_matches_reference() {
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
                 let inputs =
                     Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
-                sys.ranks.upload(gpu, &inputs);
-                sys.ranks.poison(gpu);
+                sys.upload(&inputs);
+                sys.poison();
                 Fused.run(&mut sys).unwrap();
                 let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
                 // f16 operands: the f32 sums of ranks' partials can cancel (100x1x134 on 7 ranks

@@ -91,7 +91,7 @@ fn send(
     se.step(s, &mut enc, link.outbox(slot).unwrap(), &se.src, data.len());
     link.encode_drain(slot, &mut enc, bytes).unwrap();
     let sent = s.submit("test send", vec![enc.finish()]).unwrap();
-    link.transfer(devices, slot, bytes, Some(sent), pool)
+    link.transfer(&devices.gpus, slot, bytes, Some(sent), pool)
         .unwrap();
     let poison = vec![f32::NAN; data.len() + 1];
     r.queue
@@ -150,7 +150,7 @@ fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
                     if n == 4 && (to + 4 - from) % 4 == 2 {
                         continue;
                     }
-                    let mut link = HostLink::new(&devices, from, to, cap, 1, path).unwrap();
+                    let mut link = HostLink::new(&devices.gpus, from, to, cap, 1, path).unwrap();
                     if path == Path::Staged {
                         assert_eq!((link.send, link.recv), (Path::Staged, Path::Staged));
                     }
@@ -178,7 +178,7 @@ fn many_transfers_reuse_the_slots() {
     let cap = 40_000 * 4;
     let ends: Vec<End> = devices.gpus.iter().map(|g| End::new(g, cap + 16)).collect();
     let mut rng = Rng::new(common::seed("host link reuse"));
-    let mut link = HostLink::new(&devices, 1, 0, cap, 2, Path::Mapped).unwrap();
+    let mut link = HostLink::new(&devices.gpus, 1, 0, cap, 2, Path::Mapped).unwrap();
     assert_eq!(link.slots(), 2);
     let mut pools = [1, 2, 3, 4].map(|t| CopyPool::new(t).unwrap());
     for i in 0..24 {
@@ -201,7 +201,7 @@ fn two_slots_in_flight_at_once() {
         .iter()
         .map(|g| End::new(g, 2 * cap + 16))
         .collect();
-    let mut link = HostLink::new(&devices, 0, 1, cap, 2, Path::Mapped).unwrap();
+    let mut link = HostLink::new(&devices.gpus, 0, 1, cap, 2, Path::Mapped).unwrap();
     let mut rng = Rng::new(common::seed("host link slots"));
     let data = rng.fill(2000);
     s.queue
@@ -219,7 +219,7 @@ fn two_slots_in_flight_at_once() {
     s.wait(Some(sent), "test send", s.timeout).unwrap();
     for slot in [1, 0] {
         let t0 = std::time::Instant::now();
-        while !link.ready(&devices, slot).unwrap() {
+        while !link.ready(&devices.gpus, slot).unwrap() {
             assert!(t0.elapsed() < s.timeout, "slot {slot} never mapped");
             std::thread::yield_now();
         }
@@ -241,28 +241,28 @@ fn two_slots_in_flight_at_once() {
 fn bad_input_is_refused_naming_the_value() {
     let Some(devices) = open(2) else { return };
     let msg = |e: Error| e.to_string();
-    let e = msg(HostLink::new(&devices, 1, 1, 64, 1, Path::Mapped)
+    let e = msg(HostLink::new(&devices.gpus, 1, 1, 64, 1, Path::Mapped)
         .err()
         .unwrap());
     assert!(e.contains("device 1 to itself"), "{e}");
-    let e = msg(HostLink::new(&devices, 0, 2, 64, 1, Path::Mapped)
+    let e = msg(HostLink::new(&devices.gpus, 0, 2, 64, 1, Path::Mapped)
         .err()
         .unwrap());
     assert!(
         e.contains("device: 2") && e.contains("device count (2)"),
         "{e}"
     );
-    let e = msg(HostLink::new(&devices, 0, 1, 6, 1, Path::Mapped)
+    let e = msg(HostLink::new(&devices.gpus, 0, 1, 6, 1, Path::Mapped)
         .err()
         .unwrap());
     assert!(e.contains("capacity: 6"), "{e}");
-    assert!(HostLink::new(&devices, 0, 1, 64, 0, Path::Mapped).is_err());
+    assert!(HostLink::new(&devices.gpus, 0, 1, 64, 0, Path::Mapped).is_err());
     let too_big = devices.gpus[0].max_binding + 4;
-    let e = msg(HostLink::new(&devices, 0, 1, too_big, 1, Path::Mapped)
+    let e = msg(HostLink::new(&devices.gpus, 0, 1, too_big, 1, Path::Mapped)
         .err()
         .unwrap());
     assert!(e.contains(&too_big.to_string()), "{e}");
-    let mut link = HostLink::new(&devices, 0, 1, 64, 1, Path::Mapped).unwrap();
+    let mut link = HostLink::new(&devices.gpus, 0, 1, 64, 1, Path::Mapped).unwrap();
     let e = msg(link.start(0, 68).unwrap_err());
     assert!(
         e.contains("68 bytes") && e.contains("capacity of 64"),
@@ -280,24 +280,26 @@ fn bad_input_is_refused_naming_the_value() {
     assert!(e.contains("started twice"), "{e}");
     // Still usable: the started transfer completes (nothing was submitted, so both maps resolve).
     let t0 = std::time::Instant::now();
-    while !link.ready(&devices, 0).unwrap() {
+    while !link.ready(&devices.gpus, 0).unwrap() {
         assert!(t0.elapsed().as_secs() < 60);
         std::thread::yield_now();
     }
     link.finish(0, &mut pool).unwrap();
-    link.transfer(&devices, 0, 64, None, &mut pool).unwrap();
+    link.transfer(&devices.gpus, 0, 64, None, &mut pool)
+        .unwrap();
 }
 
 #[test]
 fn a_lost_device_is_a_clear_error() {
     let Some(devices) = open(2) else { return };
-    let mut link = HostLink::new(&devices, 0, 1, 4096, 1, Path::Mapped).unwrap();
+    let mut link = HostLink::new(&devices.gpus, 0, 1, 4096, 1, Path::Mapped).unwrap();
     let mut pool = CopyPool::new(2).unwrap();
-    link.transfer(&devices, 0, 4096, None, &mut pool).unwrap();
+    link.transfer(&devices.gpus, 0, 4096, None, &mut pool)
+        .unwrap();
     devices.gpus[1].device.destroy();
     let t0 = std::time::Instant::now();
     let e = link
-        .transfer(&devices, 0, 4096, None, &mut pool)
+        .transfer(&devices.gpus, 0, 4096, None, &mut pool)
         .unwrap_err();
     assert!(t0.elapsed().as_secs() < 60, "took {:?}", t0.elapsed());
     eprintln!("{e}");

@@ -84,7 +84,7 @@ fn random_configurations_match_reference() {
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 let inputs =
                     Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
-                sys.ranks.upload(gpu, &inputs);
+                sys.upload(&inputs);
                 let all = modes::all();
                 // The host loop at a random depth (2 to 6 submissions in flight).
                 let host = Host {
@@ -97,7 +97,7 @@ fn random_configurations_match_reference() {
                 if mode.skip_reason(&sys).is_some() {
                     return Ok(());
                 }
-                sys.ranks.poison(gpu);
+                sys.poison();
                 mode.run(&mut sys).unwrap();
                 let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
                 prop_assert!(err <= 1e-5, "{} {what}: rel error {err}", mode.name());

@@ -130,6 +130,17 @@ impl GemmArgs {
     }
 }
 
+/// Where the ranks run.
+#[derive(Args, Clone, Default)]
+pub struct DevicesArg {
+    /// Put the ranks on several devices, in contiguous blocks; steps between devices go through the
+    /// host (the host-staged link): all (every discrete adapter), a count N (N devices on the chosen
+    /// adapter) or adapter indices as `t3 info` numbers them (`0,1`; one alone: `1,`). Sequential and
+    /// host mode span devices; encoded and fused run on one. Default: every rank on one device.
+    #[arg(long, value_parser = devices)]
+    pub devices: Option<DeviceSpec>,
+}
+
 #[derive(Args, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -137,6 +148,8 @@ pub struct RunArgs {
     /// Emulated ranks (default: the preset's TP degree, else 4).
     #[arg(long, value_parser = ranks)]
     pub ranks: Option<usize>,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     /// reduce-scatter, direct-reduce-scatter, all-gather or all-reduce (default: the preset's, else
     /// reduce-scatter).
     #[arg(long, ignore_case = true)]
@@ -212,6 +225,8 @@ pub struct SweepArgs {
     /// Presets to sweep (comma list); or --shape.
     #[arg(long, value_delimiter = ',', value_parser = parse_preset)]
     pub presets: Vec<String>,
+    #[command(flatten)]
+    pub devices: DevicesArg,
     #[arg(long, value_parser = parse_shape)]
     pub shape: Option<Shape>,
     #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]

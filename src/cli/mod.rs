@@ -14,7 +14,7 @@ use t3_wgpu::workload;
 
 use args::{Cli, Cmd};
 use output::out;
-use run::{check_run, demo, open_gpu, run};
+use run::{check_run, demo, open_devices, open_gpu, run};
 use sweep::{sweep, sweep_points};
 use tools::{calibrate, calibrate_hostlink, info, plot};
 
@@ -36,7 +36,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
         }
         Some(Cmd::Run(a)) => {
             let checked = check_run(a)?;
-            run(&open_gpu(&cli.gpu)?, a, checked)
+            run(&open_devices(&cli.gpu, &a.devices)?, a, checked)
         }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => {
@@ -44,7 +44,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
                 files::check_outputs(&[("--csv", &a.csv, false)])?;
             }
             let points = sweep_points(a)?;
-            sweep(&open_gpu(&cli.gpu)?, a, points)
+            sweep(&open_devices(&cli.gpu, &a.devices)?, a, points)
         }
         Some(Cmd::Calibrate {
             mib,

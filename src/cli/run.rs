@@ -2,11 +2,13 @@
 
 use anyhow::{Context, Result};
 
+use t3_wgpu::devices::{Devices, Placement};
 use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::files;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::hostlink::Path;
 use t3_wgpu::link::{self, LinkTable};
-use t3_wgpu::modes::{Config, StepLead};
+use t3_wgpu::modes::{Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
@@ -20,6 +22,22 @@ use super::values::*;
 
 pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
     Ok(Gpu::new(&gpu_options(g))?)
+}
+
+/// The devices the ranks run on: those `--devices` names, else the one device the options pick.
+pub fn open_devices(g: &GpuArgs, d: &DevicesArg) -> Result<Vec<Gpu>> {
+    Ok(match &d.devices {
+        Some(spec) => Devices::open(spec, &gpu_options(g))?.gpus,
+        None => vec![open_gpu(g)?],
+    })
+}
+
+/// Refuses, before any device is opened, a device count the ranks cannot fill.
+pub fn check_devices(d: &DevicesArg, ranks: usize) -> t3_wgpu::Result<()> {
+    match d.devices.as_ref().and_then(|s| s.count()) {
+        Some(n) => Placement::new(ranks, n).map(|_| ()),
+        None => Ok(()),
+    }
 }
 
 /// The options every device is opened with.
@@ -147,6 +165,7 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         step_lead: a.step_lead,
     };
     validate(&config, &mode_list(&a.mode))?;
+    check_devices(&a.devices, config.ranks)?;
     Ok(Checked {
         label,
         config,
@@ -223,12 +242,22 @@ pub fn options(
     }
 }
 
-pub fn run(gpu: &Gpu, a: &RunArgs, c: Checked) -> Result<()> {
+/// Each device's kernels for `gemm`'s operands.
+pub fn kernels_on(gpus: &[Gpu], gemm: GemmArgs) -> Result<Vec<Kernels>> {
+    Ok(gpus
+        .iter()
+        .map(|g| gemm.kernels(g))
+        .collect::<t3_wgpu::Result<_>>()?)
+}
+
+pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     if let Some(l) = &c.link {
-        l.table.check_adapter(&a.link_table, &gpu.describe())?;
+        for g in gpus {
+            l.table.check_adapter(&a.link_table, &g.describe())?;
+        }
         say_link(a, l);
     }
-    let kernels = a.gemm.kernels(gpu)?;
+    let kernels = kernels_on(gpus, a.gemm)?;
     let opts = options(
         c.config,
         &a.mode,
@@ -236,7 +265,7 @@ pub fn run(gpu: &Gpu, a: &RunArgs, c: Checked) -> Result<()> {
         a.seed,
         a.no_verify,
     );
-    let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts)?;
+    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, Path::Mapped)?;
     let r = experiment::measure(&mut sys, &inputs, &opts)?;
     let to_stdout = [&a.json, &a.csv, &a.trace, &a.svg]
         .iter()
@@ -292,6 +321,7 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
             scale,
         },
         ranks: None,
+        devices: DevicesArg::default(),
         collective: None,
         mode: vec!["all".into()],
         chunks: 2,
@@ -318,7 +348,7 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
         dump: None,
     };
     let checked = check_run(&a)?;
-    run(gpu, &a, checked)?;
+    run(std::slice::from_ref(gpu), &a, checked)?;
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())
         .unwrap_or_default();

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 
 use t3_wgpu::experiment;
 use t3_wgpu::gpu::Gpu;
+use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::Config;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
@@ -17,7 +18,7 @@ use t3_wgpu::workload;
 
 use super::args::*;
 use super::output::out;
-use super::run::{options, validate, wrong};
+use super::run::{check_devices, kernels_on, options, validate, wrong};
 use super::values::*;
 
 /// Most points of a sweep grid (each point runs every mode; a bigger grid is a typing slip).
@@ -107,9 +108,11 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
                                 arbitrate: (arb > 0).then_some(arb),
                                 step_lead,
                             };
-                            validate(&config, &mode_list(&a.mode)).with_context(|| {
-                                format!("sweep point {label} ranks {r} chunks {c}")
-                            })?;
+                            validate(&config, &mode_list(&a.mode))
+                                .and_then(|()| check_devices(&a.devices, config.ranks))
+                                .with_context(|| {
+                                    format!("sweep point {label} ranks {r} chunks {c}")
+                                })?;
                             points.push((label.clone(), config));
                         }
                     }
@@ -134,8 +137,8 @@ pub fn describe_point(label: &str, config: &Config) -> String {
     )
 }
 
-pub fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> {
-    let kernels = a.gemm.kernels(gpu)?;
+pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> {
+    let kernels = kernels_on(gpus, a.gemm)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(points.len() as u64);
         b.set_style(
@@ -180,7 +183,9 @@ pub fn sweep(gpu: &Gpu, a: &SweepArgs, points: Vec<(String, Config)>) -> Result<
             a.no_verify,
         );
         // A failed point is recorded and the sweep goes on: hours of other points stay useful.
-        let rows = match experiment::run(gpu, &kernels, &opts) {
+        let rows = match experiment::prepare_on(gpus, &kernels, &opts, Path::Mapped)
+            .and_then(|(mut sys, inputs)| experiment::measure(&mut sys, &inputs, &opts))
+        {
             Ok(rep) => {
                 if wrong(&rep) {
                     failures += 1;

@@ -136,7 +136,7 @@ fn lanes(timeline: &Timeline) -> Vec<Lane> {
         .iter()
         .filter_map(|e| match e.lane {
             Lane::Gemm { rank } | Lane::Step { rank } => Some(rank + 1),
-            Lane::Host | Lane::HostWait => None,
+            Lane::Host | Lane::HostWait | Lane::HostLink { .. } => None,
         })
         .max()
         .unwrap_or(0);
@@ -154,15 +154,30 @@ fn lanes(timeline: &Timeline) -> Vec<Lane> {
     if timeline.events.iter().any(|e| e.lane == Lane::HostWait) {
         lanes.push(Lane::HostWait);
     }
+    let mut links: Vec<Lane> = timeline
+        .events
+        .iter()
+        .map(|e| e.lane)
+        .filter(|l| matches!(l, Lane::HostLink { .. }))
+        .collect();
+    links.sort();
+    links.dedup();
+    lanes.extend(links);
     lanes
 }
 
-fn lane_label(lane: Lane) -> String {
+fn lane_label(lane: Lane, timeline: &Timeline) -> String {
+    // On several devices each rank's rows name its device.
+    let dev = |rank: usize| match timeline.device_of.get(rank) {
+        Some(d) => format!("d{d} "),
+        None => String::new(),
+    };
     match lane {
-        Lane::Gemm { rank } => format!("r{rank} gemm"),
-        Lane::Step { rank } => format!("r{rank} steps"),
+        Lane::Gemm { rank } => format!("{}r{rank} gemm", dev(rank)),
+        Lane::Step { rank } => format!("{}r{rank} steps", dev(rank)),
         Lane::Host => "host".to_owned(),
         Lane::HostWait => "host waits".to_owned(),
+        Lane::HostLink { from, to } => format!("link d{from}->d{to}"),
     }
 }
 
@@ -208,7 +223,7 @@ fn write_panel(
         let shade = match lane {
             Lane::Gemm { rank } | Lane::Step { rank } if rank % 2 == 0 => "#eef1f5",
             Lane::Gemm { .. } | Lane::Step { .. } => "#f8f9fb",
-            Lane::Host | Lane::HostWait => "#f3eef5",
+            Lane::Host | Lane::HostWait | Lane::HostLink { .. } => "#f3eef5",
         };
         writeln!(
             out,
@@ -220,7 +235,7 @@ fn write_panel(
             r#"<text x="{}" y="{:.2}" text-anchor="end">{}</text>"#,
             MARGIN_LEFT - 6.0,
             y + LANE_HEIGHT / 2.0 + 4.0,
-            escape(&lane_label(*lane))
+            escape(&lane_label(*lane, timeline))
         )?;
     }
 
@@ -338,7 +353,7 @@ mod tests {
     fn event(lane: Lane, kind: EventKind, name: &str, start_us: f64, end_us: f64) -> Event {
         let rank = match lane {
             Lane::Gemm { rank } | Lane::Step { rank } => rank,
-            Lane::Host | Lane::HostWait => 0,
+            Lane::Host | Lane::HostWait | Lane::HostLink { .. } => 0,
         };
         Event {
             lane,
@@ -357,6 +372,7 @@ mod tests {
             mode: mode.to_owned(),
             grain: "pass".to_owned(),
             ranks,
+            device_of: Vec::new(),
             events,
         }
     }

@@ -146,7 +146,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         sender.queue.write_buffer(&src, 0, payload);
         let counters = sender.buffer("calibration counters", 16, U::STORAGE)?;
         for to in (0..devices.len()).filter(|&t| t != from) {
-            let mut link = HostLink::new(devices, from, to, cap, 1, opts.want)?;
+            let mut link = HostLink::new(&devices.gpus, from, to, cap, 1, opts.want)?;
             table.directions.push(Direction {
                 from,
                 to,
@@ -182,7 +182,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                             sender.timeout_for(0.0, 2.0 * bytes as f64),
                         )?;
                         let t1 = Instant::now();
-                        let times = link.transfer(devices, 0, bytes, None, &mut pool)?;
+                        let times = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
                         if rep > 0 {
                             write.push((t1 - t0).as_secs_f64());
                             map.push(times.wait.as_secs_f64());

@@ -4,13 +4,16 @@
 //! caps, the step lead and fused mode's packing. The executor (src/executor.rs) only binds and encodes.
 
 mod fused;
+mod links;
 mod recording;
 
 pub use fused::Forward;
+pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use recording::*;
 
 use crate::config::Config;
 use crate::gemm::{GemmParams, Job, Padding, StoreMode};
+use crate::placement::Placement;
 use crate::plan::{Kind, Loc, Plan};
 use crate::schedule::{a_rows, Schedule};
 use crate::shaders::Put;
@@ -28,6 +31,27 @@ pub struct Target {
     pub uniform_align: u64,
     pub max_buffer: u64,
     pub max_binding: u64,
+    /// Whether the host maps this device's host-link buffers in place (MAPPABLE_PRIMARY_BUFFERS);
+    /// else the link's halves copy through staging buffers (see [`Lowered::drain`]).
+    pub host_mapped: bool,
+}
+
+/// Which ops a device runs when the ranks are placed on several: its ranks' GEMMs and steps, and its
+/// half of every step that crosses to or from it.
+#[derive(Clone, Copy, Debug)]
+pub struct Share<'p> {
+    pub placement: &'p Placement,
+    pub links: &'p HostLinks,
+}
+
+/// A device's half of a step that crosses devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    /// On the sender: the step's source (plus its accumulator) copied into the link's outbox.
+    Send,
+    /// On the receiver: the link's inbox put (stored or added) into the step's destination, bumping
+    /// its tracker as the whole step would.
+    Receive,
 }
 
 /// How a plan op is dispatched.
@@ -39,6 +63,8 @@ pub struct OpDispatch {
     /// A GEMM op the step lead puts after the steps of its pass.
     pub after_steps: bool,
     pub gemm: bool,
+    /// The half this device runs of a step that crosses devices (None: the whole op).
+    pub half: Option<(Half, Crossing)>,
 }
 
 /// A plan lowered for one target: bindings, pooled buffers, each op's dispatch, and every fixed
@@ -48,8 +74,9 @@ pub struct Lowered {
     pub target: Target,
     pub bindings: Vec<Binding>,
     pub pool: Vec<PoolBuffer>,
-    pub ops: Vec<OpDispatch>,
-    /// Every buffer with a tracker, in the order trackers are cleared and read.
+    /// Each plan op's dispatch on this device (None: it runs on another).
+    pub ops: Vec<Option<OpDispatch>>,
+    /// Every buffer with a tracker on this device, in the order trackers are cleared and read.
     pub locs: Vec<Loc>,
     /// GEMM stages (the first passes of `sequential`).
     pub stages: usize,
@@ -80,7 +107,7 @@ pub fn job_table(specs: impl IntoIterator<Item = Job>, n: usize, tile_n: usize) 
     (jobs, wg)
 }
 
-/// Lowers `plan` (of `schedule` on `chunking`) under `config` for `target`.
+/// Lowers `plan` (of `schedule` on `chunking`) under `config` for `target`, every rank on it.
 pub fn lower(
     config: &Config,
     chunking: &Chunking,
@@ -88,12 +115,32 @@ pub fn lower(
     plan: &Plan,
     target: Target,
 ) -> Lowered {
+    let placement = Placement::new(config.ranks, 1).expect("ranks were validated");
+    let links = HostLinks::new(plan, &placement);
+    let share = Share {
+        placement: &placement,
+        links: &links,
+    };
+    lower_on(config, chunking, schedule, plan, target, share)
+}
+
+/// Lowers `plan` for device `target.device` of `share`'s placement: the recordings hold only its ops
+/// and halves. Fused mode runs on one device only.
+pub fn lower_on(
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    plan: &Plan,
+    target: Target,
+    share: Share,
+) -> Lowered {
+    let here = |rank: usize| share.placement.device(rank) == target.device;
     let mut l = Lowered {
         target,
         bindings: Vec::new(),
         pool: Vec::new(),
         ops: Vec::new(),
-        locs: plan.locs(),
+        locs: plan.locs().into_iter().filter(|l| here(l.rank)).collect(),
         stages: schedule.gemm_stages(),
         sequential: empty(target, "sequential"),
         encoded: empty(target, "encoded"),
@@ -101,10 +148,11 @@ pub fn lower(
         gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
     };
-    lower_ops(&mut l, config, chunking, plan);
+    lower_ops(&mut l, config, chunking, plan, share);
     let n_ops = plan.ops.len();
-    let step_ops = || (0..n_ops).filter(|&i| !l.ops[i].gemm);
-    let gemm_ops = || (0..n_ops).filter(|&i| l.ops[i].gemm);
+    let is = |i: usize, gemm: bool| l.ops[i].as_ref().is_some_and(|o| o.gemm == gemm);
+    let step_ops = || (0..n_ops).filter(|&i| is(i, false));
+    let gemm_ops = || (0..n_ops).filter(|&i| is(i, true));
     // Sequential: one pass per GEMM stage, then one per step level (the finest grain that keeps the
     // order: a step level only after every GEMM).
     let mut seq: Vec<Vec<usize>> = vec![Vec::new(); l.stages];
@@ -142,7 +190,15 @@ pub fn lower(
         &gemm_passes,
         StoreMode::Untracked,
     );
-    l.fused = fused::lower_fused(&mut l, config, chunking, schedule, plan);
+    l.fused = if share.placement.devices() > 1 {
+        Err(format!(
+            "fused mode runs on one device (its GEMM epilogue writes the peers' buffers); these ranks \
+             are on {}",
+            share.placement.devices()
+        ))
+    } else {
+        fused::lower_fused(&mut l, config, chunking, schedule, plan)
+    };
     l
 }
 
@@ -164,17 +220,46 @@ pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Paddi
 }
 
 /// Each op's binding and dispatch, arbitration's capped variants and the step lead.
-fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan) {
+fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan, share: Share) {
     let t = l.target;
     let n = config.shape.n;
     let stages = l.stages;
+    let device = |rank: usize| share.placement.device(rank);
+    // The half (or whole) of each op this device runs.
+    let runs: Vec<Option<Option<(Half, Crossing)>>> = plan
+        .ops
+        .iter()
+        .zip(&share.links.of_op)
+        .map(|(op, crossing)| match crossing {
+            Some(c) if c.from == t.device => Some(Some((Half::Send, *c))),
+            Some(c) if c.to == t.device => Some(Some((Half::Receive, *c))),
+            Some(_) => None,
+            None => (device(op.dst.rank) == t.device).then_some(None),
+        })
+        .collect();
     let mut steps_at_level = vec![0u32; plan.levels.max(1)];
-    for op in plan.ops.iter().filter(|o| o.kind != Kind::Gemm) {
+    for (op, _) in plan
+        .ops
+        .iter()
+        .zip(&runs)
+        .filter(|(o, r)| o.kind != Kind::Gemm && r.is_some())
+    {
         steps_at_level[op.level] += 1;
     }
+    // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
+    // half bumps the destination's.
+    let unbumped = runs
+        .iter()
+        .any(|r| matches!(r, Some(Some((Half::Send, _)))))
+        .then(|| l.pool_buffer("send halves' tracker (never bumped)", 4, None));
     let mut jobs = Vec::new();
+    // The job table goes into the pool once every op's jobs are known.
     let jobs_buffer = Buffer::Pool(l.pool.len());
-    for op in &plan.ops {
+    for (op, run) in plan.ops.iter().zip(&runs) {
+        let Some(half) = *run else {
+            l.ops.push(None);
+            continue;
+        };
         let (binding, kernel, workgroups) = match op.kind {
             Kind::Gemm => {
                 let rows = chunking.rows(op.dst.chunk);
@@ -216,7 +301,9 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan)
             }
             Kind::Copy { src } | Kind::Reduce { src } => {
                 let len4 = (op.elems as u32).div_ceil(4);
-                let link = if op.crosses_link() {
+                // The link's budget throttles what crosses between ranks; on several devices the
+                // sender's half writes host memory under it, the receiver's reads its own memory.
+                let link = if op.crosses_link() && !matches!(half, Some((Half::Receive, _))) {
                     config.link
                 } else {
                     Link::Unthrottled
@@ -232,21 +319,49 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan)
                     has_acc: u32::from(op.acc.is_some()),
                     ..Default::default()
                 };
-                let binding = Binding {
-                    group: Group::Step,
-                    params: Params::Step(p),
-                    resources: vec![
-                        Resource::Buffer(Buffer::Data(op.dst)),
-                        Resource::Params,
-                        Resource::Buffer(Buffer::Data(src)),
-                        Resource::Buffer(Buffer::Tracker(op.dst)),
-                        Resource::Buffer(Buffer::Data(op.acc.unwrap_or(src))),
-                    ],
-                };
                 let put = if matches!(op.kind, Kind::Copy { .. }) {
                     Put::Store
                 } else {
                     Put::Add
+                };
+                let buf = |end| Buffer::Link(LinkBox::of(half.expect("a crossing").1, end));
+                // (dst, src, tracker, acc) and the put, whole or halved.
+                let (dst, src, tracker, acc, p, put) = match half {
+                    None => (
+                        Buffer::Data(op.dst),
+                        Buffer::Data(src),
+                        Buffer::Tracker(op.dst),
+                        Buffer::Data(op.acc.unwrap_or(src)),
+                        p,
+                        put,
+                    ),
+                    Some((Half::Send, _)) => (
+                        buf(End::Outbox),
+                        Buffer::Data(src),
+                        unbumped.expect("made for send halves"),
+                        Buffer::Data(op.acc.unwrap_or(src)),
+                        StepParams { bump: 0, ..p },
+                        Put::Store,
+                    ),
+                    Some((Half::Receive, _)) => (
+                        Buffer::Data(op.dst),
+                        buf(End::Inbox),
+                        Buffer::Tracker(op.dst),
+                        buf(End::Inbox),
+                        StepParams { has_acc: 0, ..p },
+                        put,
+                    ),
+                };
+                let binding = Binding {
+                    group: Group::Step,
+                    params: Params::Step(p),
+                    resources: vec![
+                        Resource::Buffer(dst),
+                        Resource::Params,
+                        Resource::Buffer(src),
+                        Resource::Buffer(tracker),
+                        Resource::Buffer(acc),
+                    ],
                 };
                 (binding, Kernel::Step(put), wg)
             }
@@ -281,12 +396,13 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan)
             }
             _ => None,
         };
-        l.ops.push(OpDispatch {
+        l.ops.push(Some(OpDispatch {
             dispatch,
             arbitrated,
             after_steps: false,
             gemm: op.kind == Kind::Gemm,
-        });
+            half,
+        }));
     }
     if jobs.is_empty() {
         jobs.push(Job::default());
@@ -302,10 +418,13 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan)
     for level in 0..plan.levels {
         let ops = &l.ops;
         let at = |gemm: bool| {
-            (0..plan.ops.len()).filter(move |&i| plan.ops[i].level == level && ops[i].gemm == gemm)
+            (0..plan.ops.len()).filter(move |&i| {
+                plan.ops[i].level == level && ops[i].as_ref().is_some_and(|o| o.gemm == gemm)
+            })
         };
+        let op = |i: usize| ops[i].as_ref().expect("filtered to this device's ops");
         let step_wg: u32 = at(false)
-            .map(|i| ops[i].arbitrated.unwrap_or(ops[i].dispatch).workgroups)
+            .map(|i| op(i).arbitrated.unwrap_or(op(i).dispatch).workgroups)
             .sum();
         if step_wg == 0 {
             continue;
@@ -318,8 +437,9 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan)
             if left == 0 {
                 break;
             }
-            l.ops[i].after_steps = true;
-            left = left.saturating_sub(l.ops[i].dispatch.workgroups);
+            let o = l.ops[i].as_mut().expect("filtered to this device's ops");
+            o.after_steps = true;
+            left = left.saturating_sub(o.dispatch.workgroups);
         }
     }
 }
@@ -355,11 +475,16 @@ impl Lowered {
     /// where the pass holds both GEMM and step ops, its steps take arbitration's caps and the GEMM
     /// ops the step lead names go after them.
     pub fn pass(&self, ops: &[usize], store: StoreMode) -> Pass {
-        let gemm = |i: usize| self.ops[i].gemm;
+        let op = |i: usize| {
+            self.ops[i].as_ref().unwrap_or_else(|| {
+                panic!("op {i} runs on another device than {}", self.target.device)
+            })
+        };
+        let gemm = |i: usize| op(i).gemm;
         let shared = ops.iter().any(|&i| gemm(i)) && ops.iter().any(|&i| !gemm(i));
-        let late = |i: usize| shared && gemm(i) && self.ops[i].after_steps;
+        let late = |i: usize| shared && gemm(i) && op(i).after_steps;
         let dispatch = |i: usize| {
-            let o = &self.ops[i];
+            let o = op(i);
             match (o.dispatch.kernel, o.arbitrated) {
                 (Kernel::Gemm(_), _) => Dispatch {
                     kernel: Kernel::Gemm(store),
@@ -377,6 +502,46 @@ impl Lowered {
             ops: ops.to_vec(),
             dispatches: order.map(|&i| dispatch(i)).collect(),
         }
+    }
+
+    /// Where this device's link ends are staged (not mapped in place): the copies that move the
+    /// chunks of `ops`' send halves from their outboxes to the buffers the host maps. Encode after the
+    /// pass that runs them, in the same submission.
+    pub fn drain(&self, ops: &[usize]) -> Vec<Command> {
+        self.staging(ops, Half::Send)
+    }
+
+    /// The copies that move the chunks the host wrote for `ops`' receive halves into their inboxes
+    /// (staged ends only). Encode before the pass that runs them.
+    pub fn land(&self, ops: &[usize]) -> Vec<Command> {
+        self.staging(ops, Half::Receive)
+    }
+
+    fn staging(&self, ops: &[usize], which: Half) -> Vec<Command> {
+        if self.target.host_mapped {
+            return Vec::new();
+        }
+        ops.iter()
+            .filter_map(|&i| match self.ops[i].as_ref()?.half {
+                Some((h, c)) if h == which => Some(c),
+                _ => None,
+            })
+            .map(|c| {
+                let (from, to) = match which {
+                    Half::Send => (End::Outbox, End::OutboxMap),
+                    Half::Receive => (End::InboxMap, End::Inbox),
+                };
+                Command::Copy {
+                    src: Span {
+                        buffer: Buffer::Link(LinkBox::of(c, from)),
+                        offset: 0,
+                        bytes: c.bytes,
+                    },
+                    dst: Buffer::Link(LinkBox::of(c, to)),
+                    dst_offset: 0,
+                }
+            })
+            .collect()
     }
 
     fn pool_buffer(&mut self, label: &'static str, bytes: u64, init: Option<Vec<u8>>) -> Buffer {

@@ -21,6 +21,40 @@ pub enum Buffer {
     B(usize),
     /// One of [`Lowered::pool`]: buffers the executor makes (job tables, fused mode's packing).
     Pool(usize),
+    /// One of a host link's buffers (made by the link, imported into the executor).
+    Link(LinkBox),
+}
+
+/// A buffer of one slot of a host link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LinkBox {
+    pub link: usize,
+    pub slot: usize,
+    pub end: End,
+}
+
+impl LinkBox {
+    pub fn of(c: super::Crossing, end: End) -> Self {
+        LinkBox {
+            link: c.link,
+            slot: c.slot,
+            end,
+        }
+    }
+}
+
+/// Which buffer of a link slot: the boxes the kernels bind and what the host maps (the same buffer
+/// where the device maps its kernels' buffers in place, else a staging copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum End {
+    /// On the sender: the send half writes it.
+    Outbox,
+    /// On the sender: what the host maps to read.
+    OutboxMap,
+    /// On the receiver: the receive half reads it.
+    Inbox,
+    /// On the receiver: what the host maps to write.
+    InboxMap,
 }
 
 /// A buffer the executor makes for the recordings.

@@ -14,6 +14,7 @@ const TARGET: Target = Target {
     uniform_align: 256,
     max_buffer: 1 << 30,
     max_binding: 1 << 30,
+    host_mapped: true,
 };
 
 fn config(collective: Collective, via: ReduceVia) -> Config {
@@ -87,7 +88,7 @@ fn recordings_run_every_op_once_in_dependency_order() {
             let kinds: Vec<bool> = l
                 .sequential
                 .passes()
-                .map(|p| p.ops.iter().all(|&i| l.ops[i].gemm))
+                .map(|p| p.ops.iter().all(|&i| l.ops[i].as_ref().unwrap().gemm))
                 .collect();
             assert!(
                 kinds.windows(2).all(|w| w[0] >= w[1]),
@@ -199,7 +200,7 @@ fn arbitration_caps_steps_only_beside_gemm_work() {
             .iter()
             .filter(|d| matches!(d.kernel, Kernel::Step(_)))
             .count() as u32;
-        if a.ops.iter().any(|&i| capped.ops[i].gemm) && steps > 0 {
+        if a.ops.iter().any(|&i| capped.ops[i].as_ref().unwrap().gemm) && steps > 0 {
             shared += 1;
             // Each step gets max(1, W / steps) workgroups at most.
             assert!(

@@ -18,13 +18,22 @@ impl Mode for Encoded {
         "encoded"
     }
 
-    fn skip_reason(&self, _sys: &System) -> Option<String> {
-        None
+    fn skip_reason(&self, sys: &System) -> Option<String> {
+        (sys.parts.len() > 1).then(|| {
+            "encoded mode runs on one device: its submission cannot hold the host's copies between \
+             devices"
+                .to_string()
+        })
     }
 
     fn run(&self, sys: &mut System) -> Result<Run> {
         let t = run_recording(sys, |l| &l.encoded)?;
-        let passes: Vec<&[usize]> = sys.lowered.encoded.passes().map(|p| &p.ops[..]).collect();
+        let passes: Vec<&[usize]> = sys.parts[0]
+            .lowered
+            .encoded
+            .passes()
+            .map(|p| &p.ops[..])
+            .collect();
         Ok(Run::from_passes(sys, self.name(), sys.grain(), &passes, &t))
     }
 }

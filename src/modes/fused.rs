@@ -18,11 +18,11 @@ impl Mode for Fused {
     }
 
     fn skip_reason(&self, sys: &System) -> Option<String> {
-        sys.lowered.fused.as_ref().err().cloned()
+        sys.parts[0].lowered.fused.as_ref().err().cloned()
     }
 
     fn run(&self, sys: &mut System) -> Result<Run> {
-        if let Err(reason) = &sys.lowered.fused {
+        if let Err(reason) = &sys.parts[0].lowered.fused {
             return Err(Error::invalid(
                 "mode",
                 "fused",
@@ -31,7 +31,7 @@ impl Mode for Fused {
         }
         let t = run_recording(sys, |l| l.fused.as_ref().expect("checked above"))?;
         let (start, end) = t.first().copied().unwrap_or_default();
-        let grain = if sys.exec.timer.covered() {
+        let grain = if sys.parts[0].exec.timer.covered() {
             "dispatch (one fused dispatch holds every tile, trigger and transfer; WGSL has no clock to split it)"
         } else {
             "submission (host clock)"
@@ -45,6 +45,7 @@ impl Mode for Fused {
                 mode: self.name().into(),
                 grain: grain.into(),
                 ranks: sys.config.ranks,
+                device_of: Vec::new(),
                 events: pass_events(&sys.plan, &all, start, end, Some(0)),
             },
             trigger_latency_us: vec![],

@@ -1,5 +1,6 @@
-//! Host mode: the pipelined host-side trigger loop. GEMM work goes out stage by stage with up to
-//! [`IN_FLIGHT`] submissions queued (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision:
+//! Host mode: the pipelined host-side trigger loop (src/modes/trigger_loop.rs, on one device or
+//! several). GEMM work goes out stage by stage with up to [`IN_FLIGHT`] submissions queued per device
+//! (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision:
 //! each submission ends with a copy of the tracker counters that can still make a step ready
 //! ([`wanted`]) into a pooled readback buffer that maps when it completes; while the next submission
 //! runs the host decides which steps' inputs reached their marks ([`ready`]: T3's threshold, checked
@@ -7,17 +8,13 @@
 //! it, so the host sees counters at submission grain; the loop records each trigger's latency and
 //! its own waits, on the GPU clock by the offset the submissions bound ([`align`]).
 
-use std::collections::{HashMap, VecDeque};
-use web_time::Instant;
+use std::collections::HashMap;
 
+use super::trigger_loop::{self, Gate};
 use super::{Mode, Run, System};
-use crate::error::{Error, Result};
-use crate::executor::Launched;
-use crate::gemm::StoreMode;
-use crate::lower::{Command, Lowered};
+use crate::error::Result;
 use crate::plan::{Kind, Loc, Plan};
 use crate::settings;
-use crate::timeline::{Event, EventKind, Lane};
 
 /// Submissions the loop keeps queued on a device (T3_HOST_IN_FLIGHT overrides): one running while
 /// the host decides the next from the counters of the one before. Two is the least that hides a
@@ -95,172 +92,7 @@ impl Mode for Host {
             Some(n) => n.max(1),
             None => settings::host_in_flight(IN_FLIGHT)?,
         };
-        sys.exec.timer.reset();
-        let deadline = Instant::now() + sys.timeout();
-        let plan = &sys.plan;
-        // GEMM ops by stage, stages without GEMM work left out.
-        let mut gemm_stages: VecDeque<Vec<usize>> = (0..=sys.lowered.stages)
-            .map(|s| {
-                (0..plan.ops.len())
-                    .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == s)
-                    .collect::<Vec<usize>>()
-            })
-            .filter(|ops| !ops.is_empty())
-            .collect();
-        let mut counters: HashMap<Loc, u32> = HashMap::new();
-        let mut submitted = vec![false; plan.ops.len()];
-        let mut left = plan.ops.len();
-        let mut pass_of = vec![usize::MAX; plan.ops.len()];
-        let mut passes: Vec<Vec<usize>> = Vec::new();
-        // (op, host µs at submission) for every triggered step.
-        let mut triggers: Vec<(usize, f64)> = Vec::new();
-        let mut host_ends: Vec<f64> = Vec::new();
-        // Host µs just before each submission was handed to the queue.
-        let mut subs: Vec<f64> = Vec::new();
-        // Host µs the loop spent waiting for each submission and its counters.
-        let mut waits: Vec<(f64, f64)> = Vec::new();
-        let mut t0: Option<Instant> = None;
-        // Each queued submission with the trackers its readback holds.
-        let mut in_flight: VecDeque<(Launched, Vec<Loc>)> = VecDeque::new();
-        loop {
-            // Decide and submit while fewer than `depth` submissions are queued: the next GEMM
-            // stage with every step the latest counters allow.
-            while in_flight.len() < depth {
-                let steps = ready(plan, &counters, &submitted);
-                // Steps ready while GEMM work is left go with the next stage: the pass shares the
-                // device between them by the link budget.
-                let mut ops = gemm_stages.pop_front().unwrap_or_default();
-                if ops.is_empty() && steps.is_empty() {
-                    break;
-                }
-                let now_us = t0.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e6);
-                triggers.extend(steps.iter().map(|&i| (i, now_us)));
-                ops.extend(steps);
-                let mut commands = if passes.is_empty() {
-                    sys.lowered.reset()
-                } else {
-                    Vec::new()
-                };
-                commands.push(Command::Pass(sys.lowered.pass(&ops, StoreMode::Store)));
-                for &i in &ops {
-                    submitted[i] = true;
-                }
-                let read = wanted(plan, &counters, &submitted);
-                if !read.is_empty() {
-                    commands.push(Lowered::counters_of(&read));
-                }
-                let l = sys.exec.launch(
-                    &sys.ranks,
-                    &sys.lowered,
-                    "host trigger submission",
-                    &commands,
-                )?;
-                let start = *t0.get_or_insert(l.submitted);
-                // Just before the queue took it: a queue may start the work before submit returns.
-                let (after, before) = (
-                    l.started.saturating_duration_since(start),
-                    start.saturating_duration_since(l.started),
-                );
-                subs.push((after.as_secs_f64() - before.as_secs_f64()) * 1e6);
-                in_flight.push_back((l, read));
-                for &i in &ops {
-                    pass_of[i] = passes.len();
-                }
-                left -= ops.len();
-                passes.push(ops);
-            }
-            // Collect the oldest submission (the device runs the next one meanwhile); its counters
-            // decide the next. One device: a bounded wait on that submission is a wait on nothing
-            // else.
-            let Some((l, read_locs)) = in_flight.pop_front() else {
-                break;
-            };
-            let start = t0.expect("set at the first submission");
-            let waited_from = start.elapsed().as_secs_f64() * 1e6;
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            sys.gpu
-                .wait(Some(l.index), "host trigger submission", remaining)?;
-            let read = match l.read {
-                Some(p) => sys.gpu.await_read(p, deadline)?,
-                None => Vec::new(),
-            };
-            host_ends.push(start.elapsed().as_secs_f64() * 1e6);
-            waits.push((waited_from, *host_ends.last().unwrap()));
-            let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&read);
-            counters.extend(read_locs.into_iter().zip(vals));
-        }
-        if left > 0 {
-            return Err(Error::Gpu {
-                during: "host trigger loop".into(),
-                message: format!(
-                    "no step became ready but {left} ops remain; trackers {:?}",
-                    counters
-                ),
-            });
-        }
-        let mut t = sys.exec.timer.spans_us(sys.gpu)?;
-        let gpu_clock = t.len() == passes.len();
-        if !gpu_clock {
-            // No timestamps: a pass spans from the previous completion to its own, on the host clock.
-            t = host_ends
-                .iter()
-                .enumerate()
-                .map(|(k, &e)| (if k == 0 { 0.0 } else { host_ends[k - 1] }, e))
-                .collect();
-        }
-        // Host events move onto the GPU clock by the offset the submissions bound (see `align`).
-        let (offset, grain) = if gpu_clock {
-            let (offset, width) = align(&subs, &host_ends, &t);
-            let how = if width >= 0.0 {
-                format!("host clock aligned within ±{:.0} µs", width / 2.0)
-            } else {
-                format!("host clock NOT aligned: bounds cross by {:.0} µs", -width)
-            };
-            (offset, format!("{}; {how}", sys.grain()))
-        } else {
-            (0.0, "submission (host clock)".into())
-        };
-        let mut run = Run::from_passes(sys, self.name(), grain, &passes, &t);
-        // A latency is good to the alignment's half-width either way; values below zero are clamped.
-        let mut lat = Vec::new();
-        for &(i, at) in &triggers {
-            let at = at - offset;
-            let ready_at = sys.plan.ops[i]
-                .deps
-                .iter()
-                .map(|&d| t[pass_of[d]].1)
-                .fold(0.0, f64::max);
-            lat.push((at - ready_at).max(0.0));
-            let op = &sys.plan.ops[i];
-            let src = match op.kind {
-                Kind::Copy { src } | Kind::Reduce { src } => src.rank,
-                Kind::Gemm => op.dst.rank,
-            };
-            run.timeline.events.push(Event {
-                lane: Lane::Host,
-                kind: EventKind::Trigger,
-                name: format!("trigger r{src}->r{} c{}", op.dst.rank, op.dst.chunk),
-                rank: op.dst.rank,
-                chunk: Some(op.dst.chunk),
-                stage: Some(op.stage),
-                start_us: ready_at,
-                end_us: at.max(ready_at),
-            });
-        }
-        for (k, &(from, to)) in waits.iter().enumerate() {
-            run.timeline.events.push(Event {
-                lane: Lane::HostWait,
-                kind: EventKind::Wait,
-                name: format!("wait submission {k}"),
-                rank: 0,
-                chunk: None,
-                stage: None,
-                start_us: from - offset,
-                end_us: to - offset,
-            });
-        }
-        run.trigger_latency_us = lat;
-        Ok(run)
+        trigger_loop::run(sys, depth, Gate::Tracked, self.name())
     }
 }
 

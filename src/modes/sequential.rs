@@ -1,7 +1,9 @@
 //! Sequential mode, the paper's baseline: every rank's GEMM, then the collective (one pass per GEMM
-//! stage, then one per step level: [`crate::lower::Lowered::sequential`]).
+//! stage, then one per step level: [`crate::lower::Lowered::sequential`]; on several devices the
+//! trigger loop with steps gated on every GEMM, over the same host links as host mode).
 
-use super::{run_recording, Mode, Run, System};
+use super::trigger_loop::{self, Gate};
+use super::{host, run_recording, Mode, Run, System};
 use crate::error::Result;
 
 pub struct Sequential;
@@ -16,13 +18,18 @@ impl Mode for Sequential {
     }
 
     fn run(&self, sys: &mut System) -> Result<Run> {
+        if sys.parts.len() > 1 {
+            // Steps between devices need the host between their halves: the trigger loop, with
+            // every step held until every GEMM completed.
+            return trigger_loop::run(sys, host::IN_FLIGHT, Gate::AfterGemms, self.name());
+        }
         let t = run_recording(sys, |l| &l.sequential)?;
-        let stages = sys.lowered.stages;
+        let stages = sys.parts[0].lowered.stages;
         let span = |r: &[(f64, f64)]| match (r.first(), r.last()) {
             (Some(a), Some(b)) => b.1 - a.0,
             _ => 0.0,
         };
-        let passes: Vec<&[usize]> = sys
+        let passes: Vec<&[usize]> = sys.parts[0]
             .lowered
             .sequential
             .passes()

@@ -1,0 +1,102 @@
+//! Host links as data: for a placement of the ranks, the ordered device pairs that steps cross, each
+//! link's slots (outbox/inbox pairs reused in turn) and capacity, and the slot every crossing step uses.
+
+use crate::placement::Placement;
+use crate::plan::{Kind, Plan};
+
+/// Slots a link keeps at most: chunks in flight on it at once. A crossing step whose slot is still
+/// held by an earlier one waits for it, so more slots than chunks a trigger loop can overlap only
+/// hold host memory.
+pub const MAX_SLOTS: usize = 8;
+
+/// One direction between two devices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    pub from: usize,
+    pub to: usize,
+    pub slots: usize,
+    /// Bytes of the largest chunk a step sends over it: every slot's size.
+    pub capacity: u64,
+}
+
+/// Where a step that crosses devices goes: its link and slot, and the step that used the slot before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Crossing {
+    pub link: usize,
+    pub slot: usize,
+    /// Sending and receiving device.
+    pub from: usize,
+    pub to: usize,
+    /// Bytes it moves (the chunk as f32).
+    pub bytes: u64,
+    /// The plan op that held this slot before: this one's send half waits until that one's receive
+    /// half is submitted (the inbox is then free once that submission completes, which mapping it
+    /// for writing waits for).
+    pub after: Option<usize>,
+}
+
+/// Every link of a placement, and each plan op's crossing (None: a GEMM, or a step within a device).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostLinks {
+    pub links: Vec<LinkSpec>,
+    pub of_op: Vec<Option<Crossing>>,
+}
+
+impl HostLinks {
+    /// The links `plan`'s steps need when its ranks are placed by `placement`: slots are given out in
+    /// plan order, round robin over at most [`MAX_SLOTS`] per link.
+    pub fn new(plan: &Plan, placement: &Placement) -> Self {
+        let mut links: Vec<LinkSpec> = Vec::new();
+        let mut users: Vec<Vec<usize>> = Vec::new();
+        let mut of_op = vec![None; plan.ops.len()];
+        for (i, op) in plan.ops.iter().enumerate() {
+            let src = match op.kind {
+                Kind::Gemm => continue,
+                Kind::Copy { src } | Kind::Reduce { src } => src,
+            };
+            let (from, to) = (placement.device(src.rank), placement.device(op.dst.rank));
+            if from == to {
+                continue;
+            }
+            let link = match links.iter().position(|l| (l.from, l.to) == (from, to)) {
+                Some(k) => k,
+                None => {
+                    links.push(LinkSpec {
+                        from,
+                        to,
+                        slots: 0,
+                        capacity: 0,
+                    });
+                    users.push(Vec::new());
+                    links.len() - 1
+                }
+            };
+            let bytes = op.elems * 4;
+            links[link].capacity = links[link].capacity.max(bytes);
+            users[link].push(i);
+            of_op[i] = Some(Crossing {
+                link,
+                slot: 0,
+                from,
+                to,
+                bytes,
+                after: None,
+            });
+        }
+        for (link, ops) in users.iter().enumerate() {
+            let slots = ops.len().min(MAX_SLOTS);
+            links[link].slots = slots;
+            for (k, &i) in ops.iter().enumerate() {
+                let c = of_op[i].as_mut().expect("a user of the link");
+                c.slot = k % slots;
+                c.after = k.checked_sub(slots).map(|j| ops[j]);
+            }
+        }
+        HostLinks { links, of_op }
+    }
+
+    /// Whether any step crosses devices.
+    pub fn any(&self) -> bool {
+        !self.links.is_empty()
+    }
+}

@@ -1,0 +1,450 @@
+//! The host trigger loop, on one device or several: per device up to `depth` submissions queued
+//! (the next GEMM stage with every step the latest counters allow), counters read back with each,
+//! decisions taken while the devices run; steps between devices go as a send half (the sender's
+//! step kernel writes the chunk into the link's outbox), a host copy (outbox to the receiver's inbox
+//! on the copy threads, once the sender's submission completed) and a receive half (the receiver's
+//! next submission puts the inbox into the destination and bumps its tracker). Nothing blocks on one
+//! device while another could take work: the loop polls; only on one device with no transfer in
+//! flight does it block, bounded, on its oldest submission.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+use web_time::Instant;
+
+use super::host::{align, ready, wanted};
+use super::{Run, System};
+use crate::error::{Error, Result};
+use crate::executor::Launched;
+use crate::gemm::StoreMode;
+use crate::lower::{Command, Lowered};
+use crate::plan::{Kind, Loc};
+use crate::timeline::{Event, EventKind, Lane};
+
+/// When steps may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// As soon as their inputs' counters reach their marks (host mode: T3's trigger).
+    Tracked,
+    /// Only once every GEMM on every device completed (sequential mode on several devices).
+    AfterGemms,
+}
+
+/// One submission in flight on a device.
+struct Flight {
+    launched: Launched,
+    /// The trackers its readback holds, in order.
+    reads: Vec<Loc>,
+    /// The crossing steps whose send halves it runs: their transfers start once it completes.
+    sends: Vec<usize>,
+    gemm: bool,
+}
+
+/// One pass of the run: its device and plan ops, and the host µs around it.
+struct Sub {
+    device: usize,
+    ops: Vec<usize>,
+    /// Host µs just before the queue took it, and when the loop saw it complete.
+    handed: f64,
+    seen_done: f64,
+}
+
+/// A host copy between devices, started when the sender's submission completed.
+struct Transfer {
+    op: usize,
+    started: f64,
+}
+
+/// Runs the plan once through the loop with `depth` submissions queued per device; `mode` names the
+/// timeline.
+pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run> {
+    let devices = sys.parts.len();
+    let deadline = Instant::now() + sys.timeout();
+    for p in &mut sys.parts {
+        p.exec.timer.reset();
+    }
+    let plan = &sys.plan;
+    let n = plan.ops.len();
+    let device_of = |rank: usize| sys.placement.device(rank);
+    let crossing = |i: usize| sys.host_links.of_op[i];
+    let stages = sys.parts[0].lowered.stages;
+    // GEMM ops by device and stage.
+    let mut gemm_stages: Vec<VecDeque<Vec<usize>>> = (0..devices)
+        .map(|d| {
+            (0..=stages)
+                .map(|s| {
+                    (0..n)
+                        .filter(|&i| {
+                            let o = &plan.ops[i];
+                            o.kind == Kind::Gemm && o.stage == s && device_of(o.dst.rank) == d
+                        })
+                        .collect::<Vec<usize>>()
+                })
+                .filter(|ops| !ops.is_empty())
+                .collect()
+        })
+        .collect();
+    let mut gemm_flights_left: usize = gemm_stages.iter().map(|s| s.len()).sum();
+    let mut counters: HashMap<Loc, u32> = HashMap::new();
+    // Steps (or their send halves) submitted; crossing steps landed and received.
+    let mut sent = vec![false; n];
+    let mut landed = vec![false; n];
+    let mut received = vec![false; n];
+    let mut left = n;
+    let mut subs: Vec<Sub> = Vec::new();
+    let mut pass_of = vec![usize::MAX; n];
+    let mut triggers: Vec<(usize, f64)> = Vec::new();
+    let mut waits: Vec<(usize, f64, f64)> = Vec::new();
+    let mut copies: Vec<(usize, f64, f64, f64)> = Vec::new();
+    let mut transfers: Vec<Transfer> = Vec::new();
+    let mut in_flight: Vec<VecDeque<(Flight, usize)>> =
+        (0..devices).map(|_| VecDeque::new()).collect();
+    let mut started = vec![false; devices];
+    let t0 = Instant::now();
+    let now_us = || t0.elapsed().as_secs_f64() * 1e6;
+    loop {
+        // Fill: on each device, the next GEMM stage with every step its counters allow.
+        for d in 0..devices {
+            while in_flight[d].len() < depth {
+                let steps_open = gate == Gate::Tracked || gemm_flights_left == 0;
+                let mut steps: Vec<usize> = Vec::new();
+                if steps_open {
+                    steps = ready(plan, &counters, &sent)
+                        .into_iter()
+                        .filter(|&i| match crossing(i) {
+                            Some(c) => c.from == d && c.after.is_none_or(|a| received[a]),
+                            None => device_of(plan.ops[i].dst.rank) == d,
+                        })
+                        .collect();
+                }
+                let receives: Vec<usize> = (0..n)
+                    .filter(|&i| landed[i] && !received[i])
+                    .filter(|&i| crossing(i).is_some_and(|c| c.to == d))
+                    .collect();
+                let gemm = gemm_stages[d].pop_front();
+                let is_gemm = gemm.is_some();
+                let mut ops = gemm.unwrap_or_default();
+                if ops.is_empty() && steps.is_empty() && receives.is_empty() {
+                    break;
+                }
+                let at = now_us();
+                triggers.extend(steps.iter().map(|&i| (i, at)));
+                let sends: Vec<usize> = steps
+                    .iter()
+                    .copied()
+                    .filter(|&i| crossing(i).is_some())
+                    .collect();
+                for &i in &steps {
+                    sent[i] = true;
+                    if crossing(i).is_none() {
+                        left -= 1;
+                    }
+                }
+                for &i in &receives {
+                    received[i] = true;
+                    left -= 1;
+                }
+                left -= ops.len();
+                ops.extend(steps);
+                ops.extend(receives.iter().copied());
+                let part = &mut sys.parts[d];
+                let l = &part.lowered;
+                let mut commands = if started[d] { Vec::new() } else { l.reset() };
+                started[d] = true;
+                commands.extend(l.land(&receives));
+                commands.push(Command::Pass(l.pass(&ops, StoreMode::Store)));
+                commands.extend(l.drain(&sends));
+                let reads: Vec<Loc> = wanted(plan, &counters, &sent)
+                    .into_iter()
+                    .filter(|loc| device_of(loc.rank) == d)
+                    .collect();
+                if !reads.is_empty() {
+                    commands.push(Lowered::counters_of(&reads));
+                }
+                let launched = part.exec.launch(
+                    &part.ranks,
+                    &part.lowered,
+                    "host trigger submission",
+                    &commands,
+                )?;
+                let handed = launched.started.saturating_duration_since(t0).as_secs_f64() * 1e6;
+                for &i in &ops {
+                    pass_of[i] = subs.len();
+                }
+                in_flight[d].push_back((
+                    Flight {
+                        launched,
+                        reads,
+                        sends,
+                        gemm: is_gemm,
+                    },
+                    subs.len(),
+                ));
+                subs.push(Sub {
+                    device: d,
+                    ops,
+                    handed,
+                    seen_done: f64::NAN,
+                });
+            }
+        }
+        let busy = in_flight.iter().any(|q| !q.is_empty()) || !transfers.is_empty();
+        if !busy {
+            break;
+        }
+        if Instant::now() > deadline {
+            return Err(Error::Timeout {
+                pending: format!(
+                    "the host trigger loop ({} submissions and {} host copies in flight)",
+                    in_flight.iter().map(|q| q.len()).sum::<usize>(),
+                    transfers.len()
+                ),
+                after: t0.elapsed(),
+            });
+        }
+        // One device and no copy in flight: its oldest submission is all there is to wait for.
+        let waited = devices == 1 && transfers.is_empty();
+        if waited {
+            let (f, _) = in_flight[0].front().expect("busy");
+            let part = &sys.parts[0];
+            let from = now_us();
+            part.gpu.wait(
+                Some(f.launched.index.clone()),
+                "host trigger submission",
+                deadline.saturating_duration_since(Instant::now()),
+            )?;
+            waits.push((0, from, f64::NAN));
+        } else {
+            for p in &sys.parts {
+                poll(p.gpu)?;
+            }
+        }
+        let mut progressed = false;
+        // Collect completed submissions (oldest first per device) and their counters.
+        for (d, queue) in in_flight.iter_mut().enumerate() {
+            while let Some((f, _)) = queue.front() {
+                if !(waited || f.launched.is_done()) {
+                    break;
+                }
+                let (mut f, k) = queue.pop_front().expect("front exists");
+                let gpu = sys.parts[d].gpu;
+                if let Some(p) = f.launched.read.take() {
+                    let bytes = gpu.await_read(p, deadline)?;
+                    let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+                    counters.extend(std::mem::take(&mut f.reads).into_iter().zip(vals));
+                }
+                let done = now_us();
+                subs[k].seen_done = done;
+                if let Some(w) = waits.last_mut().filter(|w| w.0 == d && w.2.is_nan()) {
+                    w.2 = done;
+                }
+                if f.gemm {
+                    gemm_flights_left -= 1;
+                }
+                for &i in &f.sends {
+                    let c = crossing(i).expect("a send half crosses");
+                    sys.links[c.link].start(c.slot, c.bytes)?;
+                    transfers.push(Transfer {
+                        op: i,
+                        started: done,
+                    });
+                }
+                progressed = true;
+                if waited {
+                    break;
+                }
+            }
+        }
+        // Finish the host copies whose both maps are in place.
+        let mut k = 0;
+        while k < transfers.len() {
+            let i = transfers[k].op;
+            let c = crossing(i).expect("a transfer crosses");
+            if sys.links[c.link].ready(sys.gpus, c.slot)? {
+                let copy_from = now_us();
+                let pool = sys.copier.as_mut().expect("made where links are");
+                sys.links[c.link].finish(c.slot, pool)?;
+                copies.push((i, transfers[k].started, copy_from, now_us()));
+                landed[i] = true;
+                transfers.swap_remove(k);
+                progressed = true;
+            } else {
+                k += 1;
+            }
+        }
+        if !progressed {
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+    if left > 0 {
+        return Err(Error::Gpu {
+            during: "host trigger loop".into(),
+            message: format!(
+                "no step became ready but {left} ops remain; trackers {:?}",
+                counters
+            ),
+        });
+    }
+    if gate == Gate::AfterGemms {
+        // Steps held for every GEMM are scheduled, not triggered: no latency to report.
+        triggers.clear();
+    }
+    let mut run = timeline(sys, mode, &subs, &pass_of, &triggers, &waits, &copies)?;
+    if gate == Gate::Tracked {
+        // GEMM and collective overlap here: no separate times (sequential's define T_comm).
+        run.gemm_us = None;
+        run.comm_us = None;
+    }
+    Ok(run)
+}
+
+/// Polls a device once without blocking; a lost device is an error naming it.
+fn poll(gpu: &crate::gpu::Gpu) -> Result<()> {
+    if let Err(e) = gpu.device.poll(wgpu::PollType::Poll) {
+        gpu.check("the host trigger loop")?;
+        return Err(Error::Gpu {
+            during: "the host trigger loop".into(),
+            message: e.to_string(),
+        });
+    }
+    gpu.check("the host trigger loop")
+}
+
+/// The run's timeline on one axis (device 0's GPU clock where there are timestamps, else the host's):
+/// each device's passes moved by the offset its submissions bound against the host clock ([`align`]),
+/// host triggers, waits and copies with them.
+fn timeline(
+    sys: &System,
+    mode: &str,
+    subs: &[Sub],
+    pass_of: &[usize],
+    triggers: &[(usize, f64)],
+    waits: &[(usize, f64, f64)],
+    copies: &[(usize, f64, f64, f64)],
+) -> Result<Run> {
+    let devices = sys.parts.len();
+    // Each pass's span on the axis, and each device's host offset and alignment window.
+    let mut t = vec![(0.0, 0.0); subs.len()];
+    let mut offsets = Vec::with_capacity(devices);
+    let mut notes = Vec::new();
+    let mut gpu_clock = true;
+    for (d, part) in sys.parts.iter().enumerate() {
+        let mine: Vec<usize> = (0..subs.len()).filter(|&k| subs[k].device == d).collect();
+        let spans = part.exec.timer.spans_us(part.gpu)?;
+        if spans.len() == mine.len() && part.exec.timer.covered() {
+            let handed: Vec<f64> = mine.iter().map(|&k| subs[k].handed).collect();
+            let seen: Vec<f64> = mine.iter().map(|&k| subs[k].seen_done).collect();
+            let (offset, width) = align(&handed, &seen, &spans);
+            notes.push(if width >= 0.0 {
+                format!(
+                    "device {d} host clock aligned within ±{:.0} µs",
+                    width / 2.0
+                )
+            } else {
+                format!(
+                    "device {d} host clock NOT aligned: bounds cross by {:.0} µs",
+                    -width
+                )
+            });
+            offsets.push(offset);
+            for (&k, s) in mine.iter().zip(&spans) {
+                t[k] = (s.0 + offset, s.1 + offset);
+            }
+        } else {
+            // No timestamps: a pass spans from the device's previous completion to its own.
+            gpu_clock = false;
+            offsets.push(0.0);
+            let mut prev = 0.0;
+            for &k in &mine {
+                t[k] = (prev, subs[k].seen_done);
+                prev = subs[k].seen_done;
+            }
+        }
+    }
+    // The axis: device 0's GPU clock (host = axis + base), else the host clock.
+    let base = if gpu_clock { offsets[0] } else { 0.0 };
+    for s in &mut t {
+        *s = (s.0 - base, s.1 - base);
+    }
+    let grain = if gpu_clock {
+        format!("{}; {}", sys.grain(), notes.join(", "))
+    } else {
+        "submission (host clock)".to_string()
+    };
+    let passes: Vec<&[usize]> = subs.iter().map(|s| &s.ops[..]).collect();
+    let mut run = Run::from_passes(sys, mode, grain, &passes, &t);
+    let first = t.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+    let last = t.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+    run.total_us = if t.is_empty() { 0.0 } else { last - first };
+    let gemm_end = subs
+        .iter()
+        .zip(&t)
+        .filter(|(s, _)| s.ops.iter().any(|&i| sys.plan.ops[i].kind == Kind::Gemm))
+        .map(|(_, s)| s.1)
+        .fold(first, f64::max);
+    run.gemm_us = Some(gemm_end - first);
+    run.comm_us = Some(last - gemm_end);
+    // A latency is good to the alignment's half-width either way; values below zero are clamped.
+    for &(i, at) in triggers {
+        let at = at - base;
+        let op = &sys.plan.ops[i];
+        let ready_at = op.deps.iter().map(|&d| t[pass_of[d]].1).fold(0.0, f64::max);
+        run.trigger_latency_us.push((at - ready_at).max(0.0));
+        let src = match op.kind {
+            Kind::Copy { src } | Kind::Reduce { src } => src.rank,
+            Kind::Gemm => op.dst.rank,
+        };
+        run.timeline.events.push(Event {
+            lane: Lane::Host,
+            kind: EventKind::Trigger,
+            name: format!("trigger r{src}->r{} c{}", op.dst.rank, op.dst.chunk),
+            rank: op.dst.rank,
+            chunk: Some(op.dst.chunk),
+            stage: Some(op.stage),
+            start_us: ready_at,
+            end_us: at.max(ready_at),
+        });
+    }
+    for (k, &(d, from, to)) in waits.iter().enumerate() {
+        run.timeline.events.push(Event {
+            lane: Lane::HostWait,
+            kind: EventKind::Wait,
+            name: format!("wait device {d} submission {k}"),
+            rank: 0,
+            chunk: None,
+            stage: None,
+            start_us: from - base,
+            end_us: to - base,
+        });
+    }
+    for &(i, started, copy_from, done) in copies {
+        let op = &sys.plan.ops[i];
+        let c = sys.host_links.of_op[i].expect("copies cross");
+        let src = match op.kind {
+            Kind::Copy { src } | Kind::Reduce { src } => src.rank,
+            Kind::Gemm => op.dst.rank,
+        };
+        let name = format!(
+            "d{}->d{} r{src}->r{} c{}",
+            c.from, c.to, op.dst.rank, op.dst.chunk
+        );
+        for (kind, from, to, what) in [
+            (EventKind::Wait, started, copy_from, "map"),
+            (EventKind::Copy, copy_from, done, "copy"),
+        ] {
+            run.timeline.events.push(Event {
+                lane: Lane::HostLink {
+                    from: c.from,
+                    to: c.to,
+                },
+                kind,
+                name: format!("{what} {name}"),
+                rank: op.dst.rank,
+                chunk: Some(op.dst.chunk),
+                stage: Some(op.stage),
+                start_us: from - base,
+                end_us: to - base,
+            });
+        }
+    }
+    Ok(run)
+}

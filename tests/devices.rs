@@ -1,0 +1,220 @@
+//! Ranks on several devices (N devices opened on the test adapter: "GPUs" that share nothing, so every
+//! step between them goes through the host-staged link): every collective under sequential and host
+//! mode on 1 to 4 devices equals the f64 reference with every tracker at its threshold, at odd shapes
+//! and rank counts, update, land and forward reduces, mapped and staged links, the trigger loop one and
+//! several submissions deep; modes that cannot span devices say why; bad placements are errors.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use t3_wgpu::devices::{DeviceSpec, Devices};
+use t3_wgpu::experiment::{check, Verify};
+use t3_wgpu::gpu::GpuOptions;
+use t3_wgpu::hostlink::Path;
+use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::ranks::Inputs;
+use t3_wgpu::schedule::Collective;
+use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::steps::Link;
+
+/// Most devices the tests open.
+const DEVICES: usize = 4;
+
+/// Four devices on the test adapter with their f32 kernels, opened once per test binary; None
+/// (tests skipped, said on stderr) where there is no adapter.
+fn devices() -> Option<&'static (Devices, Vec<Kernels>)> {
+    static SET: OnceLock<Option<(Devices, Vec<Kernels>)>> = OnceLock::new();
+    SET.get_or_init(
+        || match Devices::open(&DeviceSpec::Count(DEVICES), &GpuOptions::default()) {
+            Ok(d) => {
+                eprintln!("{}", d.describe().join("; "));
+                let k = d.gpus.iter().map(|g| Kernels::new(g).unwrap()).collect();
+                Some((d, k))
+            }
+            Err(e) => {
+                if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                    panic!("T3_REQUIRE_GPU=1 but no devices: {e}");
+                }
+                eprintln!("SKIPPED: no GPU adapter ({e})");
+                None
+            }
+        },
+    )
+    .as_ref()
+}
+
+fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: ReduceVia) -> Config {
+    Config {
+        shape: Shape::new(m, 23, 13).unwrap(),
+        ranks,
+        chunks,
+        collective,
+        via,
+        link: Link::Workgroups(3),
+        dtype: Dtype::F32,
+        arbitrate: chunks.is_multiple_of(2).then_some(2),
+        step_lead: StepLead::Auto,
+    }
+}
+
+/// Runs `config` on the first `n` devices under `modes` over links taking `path`; checks every result
+/// against the reference and every tracker against its threshold, from poisoned outputs.
+fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) {
+    let Some((devs, kernels)) = devices() else {
+        return;
+    };
+    let what = format!(
+        "{} ranks {} chunks {} m {} {:?} on {n} devices ({path:?} link)",
+        config.collective, config.ranks, config.chunks, config.shape.m, config.via
+    );
+    let mut sys = System::on_devices(&devs.gpus[..n], &kernels[..n], config, path)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let seed = common::seed(&what);
+    let c = sys.config.clone();
+    let inputs = Inputs::random(c.shape, c.dtype, c.collective, &sys.chunking, seed);
+    sys.upload(&inputs);
+    for mode in modes {
+        if let Some(reason) = mode.skip_reason(&sys) {
+            assert!(
+                n > 1,
+                "{what}: {} skipped on one device: {reason}",
+                mode.name()
+            );
+            continue;
+        }
+        sys.poison();
+        let run = mode
+            .run(&mut sys)
+            .unwrap_or_else(|e| panic!("{what} {}: {e}", mode.name()));
+        let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+        assert!(err <= 1e-5, "{what} {}: rel error {err}", mode.name());
+        assert!(
+            trackers_ok,
+            "{what} {}: a tracker missed its threshold",
+            mode.name()
+        );
+        assert!(run.total_us > 0.0, "{what} {}: no time", mode.name());
+        if n > 1 && sys.links_used() > 0 {
+            assert!(
+                run.timeline
+                    .events
+                    .iter()
+                    .any(|e| matches!(e.lane, t3_wgpu::timeline::Lane::HostLink { .. })),
+                "{what} {}: no host link event on the timeline",
+                mode.name()
+            );
+        }
+    }
+}
+
+fn two_modes() -> Vec<Box<dyn Mode>> {
+    vec![Box::new(modes::Sequential), Box::new(Host::default())]
+}
+
+#[test]
+fn every_collective_on_one_to_four_devices() {
+    // (devices, ranks, chunks, rows): rank counts that do and do not divide by the device count.
+    let cases = [
+        (1, 3, 2, 31),
+        (2, 2, 1, 17),
+        (2, 3, 2, 31),
+        (2, 5, 1, 29),
+        (3, 3, 3, 40),
+        (3, 7, 1, 33),
+        (4, 4, 2, 35),
+        (4, 6, 1, 27),
+    ];
+    let vias = [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward];
+    for (k, &(n, ranks, chunks, m)) in cases.iter().enumerate() {
+        for (j, collective) in Collective::ALL.into_iter().enumerate() {
+            let via = vias[(k + j) % vias.len()];
+            run_on(
+                n,
+                config(m, ranks, chunks, collective, via),
+                Path::Mapped,
+                &two_modes(),
+            );
+        }
+    }
+}
+
+#[test]
+fn every_reduce_on_two_devices() {
+    for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
+        for collective in [Collective::ReduceScatter, Collective::AllReduce] {
+            run_on(
+                2,
+                config(45, 4, 3, collective, via),
+                Path::Mapped,
+                &two_modes(),
+            );
+        }
+    }
+}
+
+#[test]
+fn staged_links_and_loop_depths() {
+    // The staged path (copies through staging buffers at both ends), and the loop one submission
+    // deep (every decision waits for the device) and many (steps wait for free link slots: more
+    // crossing steps than a link has slots).
+    for collective in Collective::ALL {
+        run_on(
+            3,
+            config(50, 5, 2, collective, ReduceVia::Update),
+            Path::Staged,
+            &two_modes(),
+        );
+    }
+    let deep: Vec<Box<dyn Mode>> = vec![
+        Box::new(Host { in_flight: Some(1) }),
+        Box::new(Host { in_flight: Some(6) }),
+    ];
+    run_on(
+        2,
+        config(96, 2, 12, Collective::AllReduce, ReduceVia::Forward),
+        Path::Mapped,
+        &deep,
+    );
+}
+
+#[test]
+fn one_device_modes_say_why_they_skip() {
+    let Some((devs, kernels)) = devices() else {
+        return;
+    };
+    let sys = System::on_devices(
+        &devs.gpus[..2],
+        &kernels[..2],
+        config(20, 2, 1, Collective::ReduceScatter, ReduceVia::Update),
+        Path::Mapped,
+    )
+    .unwrap();
+    for m in [&modes::Encoded as &dyn Mode, &modes::Fused] {
+        let reason = m.skip_reason(&sys).expect("skips on two devices");
+        assert!(reason.contains("one device"), "{}: {reason}", m.name());
+    }
+    assert_eq!(
+        sys.describe_devices().len(),
+        2 + 2,
+        "two devices, a link each way"
+    );
+}
+
+#[test]
+fn more_devices_than_ranks_is_refused() {
+    let Some((devs, kernels)) = devices() else {
+        return;
+    };
+    let e = System::on_devices(
+        &devs.gpus[..3],
+        &kernels[..3],
+        config(20, 2, 1, Collective::ReduceScatter, ReduceVia::Update),
+        Path::Mapped,
+    )
+    .err()
+    .expect("3 devices for 2 ranks")
+    .to_string();
+    assert!(e.contains("3 devices for 2 ranks"), "{e}");
+}
