@@ -3,7 +3,7 @@
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
 #   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar,
-#    hostloop, hostdepth, twogpu, fused)
+#    hostloop, hostloop2, hostdepth, twogpu, fused)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -174,6 +174,19 @@ hostloop)
     echo "$p-$d-150 rc=$?" >> "$out/rc.txt"
   done; done
   ;;
+hostloop2)
+  # The trigger loop after the redesign (issue 12: step chains follow the queue, one loop for one device
+  # and many) on one device, run 8's configuration (TP 8, 150 GB/s, forwarded ring, 1 chunk): host
+  # against sequential and encoded, f32 and f16.
+  t3 info > "$out/info.txt" 2>&1
+  t3 calibrate > "$out/calibrate.txt" 2>&1
+  for d in ${DTYPES:-f32 f16}; do for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do
+    v=""; [ $p = gpt3-fc2-tp8 ] && v="--no-verify"
+    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,host,encoded --reps 5 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" > "$out/$p-$d.txt" 2>&1
+    echo "$p-$d rc=$?" >> "$out/rc.txt"
+  done; done
+  cat "$out/rc.txt"
+  ;;
 hostdepth)
   # The host loop's depth (T3_HOST_IN_FLIGHT: submissions queued per device, default 2) against step
   # delay, f16 (the shortest GEMM stages), 1 and 4 chunks.
@@ -182,15 +195,17 @@ hostdepth)
   done; done; done
   ;;
 twogpu)
-  # Issue 12: ranks on devices (needs --devices on run; kind nvidia-h200-x2, or --devices 2 on one H200:
-  # DEVS=2). TP-2 presets, f32 and f16, sequential and host over the host-staged link, then the link.
+  # Issue 12: ranks on devices (kind nvidia-h200-x2, or two devices on one H200: DEVS=2). TP-2 presets
+  # (PRESETS picks), f32 and f16 (DTYPES), sequential and host over the host-staged link.
   devs=${DEVS:-all}
   t3 info > "$out/info.txt" 2>&1
   t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
-  for d in f32 f16; do for p in tnlg-op-tp2 tnlg-fc2-tp2 gpt3-op-tp2 gpt3-fc2-tp2; do
+  for d in ${DTYPES:-f32 f16}; do for p in ${PRESETS:-tnlg-op-tp2 tnlg-fc2-tp2 gpt3-op-tp2 gpt3-fc2-tp2}; do
     v=""; [ $p = gpt3-fc2-tp2 ] && v="--no-verify"
     t3 run --preset $p --dtype $d --devices "$devs" --chunks 2 --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" --trace "$out/$p-$d.trace.json" > "$out/$p-$d.txt" 2>&1
+    echo "$p-$d rc=$?" >> "$out/rc.txt"
   done; done
+  cat "$out/rc.txt"
   ;;
 fused)
   # Issue 13: fused mode's variants against sequential, host and encoded on the four presets at TP 8,

@@ -6,44 +6,14 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
-use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::experiment::{check, Verify};
-use t3_wgpu::gpu::GpuOptions;
 use t3_wgpu::hostlink::Path;
-use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
+use t3_wgpu::modes::{self, Config, Host, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
-
-/// Most devices the tests open.
-const DEVICES: usize = 4;
-
-/// Four devices on the test adapter with their f32 kernels, opened once per test binary; None
-/// (tests skipped, said on stderr) where there is no adapter.
-fn devices() -> Option<&'static (Devices, Vec<Kernels>)> {
-    static SET: OnceLock<Option<(Devices, Vec<Kernels>)>> = OnceLock::new();
-    SET.get_or_init(
-        || match Devices::open(&DeviceSpec::Count(DEVICES), &GpuOptions::default()) {
-            Ok(d) => {
-                eprintln!("{}", d.describe().join("; "));
-                let k = d.gpus.iter().map(|g| Kernels::new(g).unwrap()).collect();
-                Some((d, k))
-            }
-            Err(e) => {
-                if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                    panic!("T3_REQUIRE_GPU=1 but no devices: {e}");
-                }
-                eprintln!("SKIPPED: no GPU adapter ({e})");
-                None
-            }
-        },
-    )
-    .as_ref()
-}
 
 fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: ReduceVia) -> Config {
     Config {
@@ -62,7 +32,7 @@ fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: Re
 /// Runs `config` on the first `n` devices under `modes` over links taking `path`; checks every result
 /// against the reference and every tracker against its threshold, from poisoned outputs.
 fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) {
-    let Some((devs, kernels)) = devices() else {
+    let Some((devs, kernels)) = common::devices() else {
         return;
     };
     let what = format!(
@@ -181,7 +151,7 @@ fn staged_links_and_loop_depths() {
 
 #[test]
 fn one_device_modes_say_why_they_skip() {
-    let Some((devs, kernels)) = devices() else {
+    let Some((devs, kernels)) = common::devices() else {
         return;
     };
     let sys = System::on_devices(
@@ -204,7 +174,7 @@ fn one_device_modes_say_why_they_skip() {
 
 #[test]
 fn more_devices_than_ranks_is_refused() {
-    let Some((devs, kernels)) = devices() else {
+    let Some((devs, kernels)) = common::devices() else {
         return;
     };
     let e = System::on_devices(

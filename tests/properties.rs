@@ -113,6 +113,80 @@ fn random_configurations_match_reference() {
 }
 
 #[test]
+fn random_placements_on_several_devices_match_reference() {
+    // Ranks over 1 to 4 devices (steps between them through the host link): random shapes, rank and
+    // chunk counts, collectives, reduces, links and loop depths, sequential and host mode.
+    let Some((devs, kernels)) = common::devices() else {
+        return;
+    };
+    let mut runner = TestRunner::new(PtConfig {
+        cases: cases(24),
+        failure_persistence: None,
+        ..PtConfig::default()
+    });
+    let strategy = (
+        (1usize..120, 1usize..90, 1usize..90),
+        1usize..9,
+        1usize..4,
+        1usize..=common::DEVICES,
+        (0usize..4, 0usize..3, prop_oneof![Just(0u32), 1u32..32]),
+        any::<u64>(),
+    );
+    runner
+        .run(
+            &strategy,
+            |((m, n, k), ranks, chunks, devices, (coll, via, link), seed)| {
+                prop_assume!(ranks * chunks <= m && devices <= ranks);
+                let collective = Collective::ALL[coll];
+                let config = Config {
+                    shape: Shape::new(m, n, k).unwrap(),
+                    ranks,
+                    chunks,
+                    collective,
+                    via: [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward][via],
+                    link: if link == 0 {
+                        Link::Unthrottled
+                    } else {
+                        Link::Workgroups(link)
+                    },
+                    dtype: Dtype::F32,
+                    arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
+                    step_lead: StepLead::Auto,
+                };
+                let what = format!("{config:?} on {devices} devices, seed {seed}");
+                let path = if seed.is_multiple_of(5) {
+                    t3_wgpu::hostlink::Path::Staged
+                } else {
+                    t3_wgpu::hostlink::Path::Mapped
+                };
+                let mut sys =
+                    System::on_devices(&devs.gpus[..devices], &kernels[..devices], config, path)
+                        .unwrap();
+                let inputs = Inputs::random(
+                    sys.config.shape,
+                    Dtype::F32,
+                    collective,
+                    &sys.chunking,
+                    seed,
+                );
+                sys.upload(&inputs);
+                let host = Host {
+                    in_flight: Some(1 + (seed % 4) as usize),
+                };
+                for mode in [&modes::Sequential as &dyn Mode, &host] {
+                    sys.poison();
+                    mode.run(&mut sys).unwrap();
+                    let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+                    prop_assert!(err <= 1e-5, "{} {what}: rel error {err}", mode.name());
+                    prop_assert!(trackers_ok, "{} {what}: tracker missed", mode.name());
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
+#[test]
 fn preset_table_never_panics() {
     let mut runner = TestRunner::new(PtConfig {
         cases: cases(256),

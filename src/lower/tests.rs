@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::config::{Config, StepLead};
+use crate::placement::Placement;
 use crate::plan::{Buf, Kind, Plan, ReduceVia};
 use crate::schedule::{Collective, Schedule};
 use crate::shapes::{Chunking, Dtype, Shape};
@@ -280,4 +281,94 @@ fn fused_packs_every_rank_into_one_dispatch() {
     let s = Schedule::new(c.collective, &ch);
     let e = lower(&c, &ch, &s, &plan, small).fused.unwrap_err();
     assert!(e.contains("max_storage_buffer_binding_size"), "{e}");
+}
+
+#[test]
+fn ops_on_several_devices_split_at_device_boundaries() {
+    for c in Collective::ALL {
+        for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
+            let cfg = Config {
+                ranks: 5,
+                chunks: 3,
+                ..config(c, via)
+            };
+            let ch = Chunking::new(cfg.shape.m, cfg.ranks, cfg.chunks).unwrap();
+            let s = Schedule::new(cfg.collective, &ch);
+            let plan = Plan::new(&s, &ch, cfg.shape.n, TARGET.tile_n, cfg.via);
+            let placement = Placement::new(cfg.ranks, 3).unwrap();
+            let links = HostLinks::new(&plan, &placement);
+            let share = Share {
+                placement: &placement,
+                links: &links,
+            };
+            let lowered: Vec<Lowered> = (0..3)
+                .map(|d| {
+                    let t = Target {
+                        device: d,
+                        host_mapped: d != 1,
+                        ..TARGET
+                    };
+                    lower_on(&cfg, &ch, &s, &plan, t, share)
+                })
+                .collect();
+            for (i, op) in plan.ops.iter().enumerate() {
+                let on: Vec<(usize, Option<Half>)> = lowered
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(d, l)| l.ops[i].as_ref().map(|o| (d, o.half.map(|h| h.0))))
+                    .collect();
+                let src = match op.kind {
+                    Kind::Gemm => op.dst,
+                    Kind::Copy { src } | Kind::Reduce { src } => src,
+                };
+                let (from, to) = (placement.device(src.rank), placement.device(op.dst.rank));
+                if from == to {
+                    assert_eq!(on, [(to, None)], "{c} {via:?} op {i}: on its device, whole");
+                    assert!(links.of_op[i].is_none());
+                    continue;
+                }
+                assert_eq!(
+                    on,
+                    if from < to {
+                        vec![(from, Some(Half::Send)), (to, Some(Half::Receive))]
+                    } else {
+                        vec![(to, Some(Half::Receive)), (from, Some(Half::Send))]
+                    },
+                    "{c} {via:?} op {i}"
+                );
+                let cr = links.of_op[i].unwrap();
+                let spec = &links.links[cr.link];
+                assert_eq!((spec.from, spec.to), (from, to));
+                assert!(cr.slot < spec.slots && spec.slots <= MAX_SLOTS);
+                assert!(cr.bytes <= spec.capacity && cr.bytes == op.elems * 4);
+                // The send half bumps nothing and writes the outbox; the receive half reads the
+                // inbox and bumps the destination's tracker.
+                let send = &lowered[from].bindings[lowered[from].ops[i].unwrap().dispatch.binding];
+                let recv = &lowered[to].bindings[lowered[to].ops[i].unwrap().dispatch.binding];
+                let lb = |end| Resource::Buffer(Buffer::Link(LinkBox::of(cr, end)));
+                assert!(matches!(send.params, Params::Step(p) if p.bump == 0));
+                assert_eq!(send.resources[0], lb(End::Outbox));
+                assert!(matches!(recv.params, Params::Step(p) if p.bump == 1 && p.has_acc == 0));
+                assert_eq!(recv.resources[2], lb(End::Inbox));
+                assert_eq!(recv.resources[3], Resource::Buffer(Buffer::Tracker(op.dst)));
+                // Staged ends copy through the mapped buffers; mapped ones copy nothing.
+                assert_eq!(lowered[from].drain(&[i]).len(), usize::from(from == 1));
+                assert_eq!(lowered[to].land(&[i]).len(), usize::from(to == 1));
+            }
+            // A slot is handed on only to a later step of the same link, in plan order.
+            for (i, cr) in links.of_op.iter().enumerate() {
+                if let Some(cr) = cr {
+                    if let Some(a) = cr.after {
+                        let prev = links.of_op[a].unwrap();
+                        assert!(a < i && (prev.link, prev.slot) == (cr.link, cr.slot));
+                    }
+                }
+            }
+            // Every device's trackers are its ranks' own.
+            for (d, l) in lowered.iter().enumerate() {
+                assert!(l.locs.iter().all(|loc| placement.device(loc.rank) == d));
+                assert!(l.fused.is_err());
+            }
+        }
+    }
 }

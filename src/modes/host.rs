@@ -1,6 +1,8 @@
 //! Host mode: the pipelined host-side trigger loop (src/modes/trigger_loop.rs, on one device or
 //! several). GEMM work goes out stage by stage with up to [`IN_FLIGHT`] submissions queued per device
-//! (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision:
+//! (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision. What a GEMM produces is tracked; a
+//! step that waits only for steps already queued on its device follows them in queue order (in a
+//! later pass of the same submission), so a collective's chain costs no host round trip per step:
 //! each submission ends with a copy of the tracker counters that can still make a step ready
 //! ([`wanted`]) into a pooled readback buffer that maps when it completes; while the next submission
 //! runs the host decides which steps' inputs reached their marks ([`ready`]: T3's threshold, checked
@@ -29,30 +31,48 @@ pub struct Host {
     pub in_flight: Option<usize>,
 }
 
-/// The step ops a trigger loop submits next: those not submitted yet whose every dependency's
-/// buffer counter (as last read back) has reached the mark that proves that dependency complete.
-pub fn ready(plan: &Plan, counters: &HashMap<Loc, u32>, submitted: &[bool]) -> Vec<usize> {
+/// The step ops a trigger loop submits next: those not submitted yet whose every dependency is
+/// met, either by its buffer counter (as last read back) at the mark that proves it complete, or,
+/// for a step already queued where the op runs, by the queue's order (`queued(op, dep)`): a chain
+/// of steps on one device follows its queue, while whatever a GEMM produces is tracked (T3's trigger).
+pub fn ready(
+    plan: &Plan,
+    counters: &HashMap<Loc, u32>,
+    submitted: &[bool],
+    queued: impl Fn(usize, usize) -> bool,
+) -> Vec<usize> {
     (0..plan.ops.len())
         .filter(|&i| plan.ops[i].kind != Kind::Gemm && !submitted[i])
         .filter(|&i| {
-            plan.ops[i].deps.iter().all(|&d| {
-                let dep = &plan.ops[d];
-                counters.get(&dep.dst).copied().unwrap_or(0) >= dep.mark
-            })
+            plan.ops[i]
+                .deps
+                .iter()
+                .all(|&d| met(plan, counters, d) || queued(i, d))
         })
         .collect()
 }
 
+fn met(plan: &Plan, counters: &HashMap<Loc, u32>, d: usize) -> bool {
+    let dep = &plan.ops[d];
+    counters.get(&dep.dst).copied().unwrap_or(0) >= dep.mark
+}
+
 /// The trackers whose counters can still make a step ready: those a step not submitted yet depends
-/// on, below the mark it waits for. Counters only grow, so the set only shrinks as the run goes on;
-/// each submission reads these alone (none once every step is out).
-pub fn wanted(plan: &Plan, counters: &HashMap<Loc, u32>, submitted: &[bool]) -> Vec<Loc> {
+/// on, below the mark it waits for, where the queue's order does not meet the dependency. Counters
+/// only grow, so the set only shrinks as the run goes on; each submission reads these alone (none
+/// once every step is out).
+pub fn wanted(
+    plan: &Plan,
+    counters: &HashMap<Loc, u32>,
+    submitted: &[bool],
+    queued: impl Fn(usize, usize) -> bool,
+) -> Vec<Loc> {
     let mut seen = std::collections::HashSet::new();
     (0..plan.ops.len())
         .filter(|&i| plan.ops[i].kind != Kind::Gemm && !submitted[i])
-        .flat_map(|i| plan.ops[i].deps.iter().map(|&d| &plan.ops[d]))
-        .filter(|dep| counters.get(&dep.dst).copied().unwrap_or(0) < dep.mark)
-        .map(|dep| dep.dst)
+        .flat_map(|i| plan.ops[i].deps.iter().map(move |&d| (i, d)))
+        .filter(|&(i, d)| !met(plan, counters, d) && !queued(i, d))
+        .map(|(_, d)| plan.ops[d].dst)
         .filter(|&l| seen.insert(l))
         .collect()
 }
@@ -103,6 +123,10 @@ mod tests {
     use crate::schedule::{Collective, Schedule};
     use crate::shapes::Chunking;
 
+    fn never(_: usize, _: usize) -> bool {
+        false
+    }
+
     /// Marks every op's counters as the plan says they end once `done` ops completed.
     fn counters_after(plan: &Plan, done: &[usize]) -> HashMap<Loc, u32> {
         let mut c = HashMap::new();
@@ -126,28 +150,59 @@ mod tests {
         let plan = ring_plan(4, 1);
         let none = vec![false; plan.ops.len()];
         assert!(
-            ready(&plan, &HashMap::new(), &none).is_empty(),
+            ready(&plan, &HashMap::new(), &none, never).is_empty(),
             "nothing before any GEMM"
         );
         // After GEMM stages 0 and 1, exactly the ring's first steps (stage 0) are ready.
         let gemms: Vec<usize> = (0..plan.ops.len())
             .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage < 2)
             .collect();
-        let r = ready(&plan, &counters_after(&plan, &gemms), &none);
+        let r = ready(&plan, &counters_after(&plan, &gemms), &none, never);
         assert_eq!(r.len(), 4);
         assert!(r.iter().all(|&i| plan.ops[i].stage == 0));
         // Submitted steps are not offered again; a counter one short of its mark holds a step back.
         let mut submitted = none.clone();
         submitted[r[0]] = true;
         assert_eq!(
-            ready(&plan, &counters_after(&plan, &gemms), &submitted).len(),
+            ready(&plan, &counters_after(&plan, &gemms), &submitted, never).len(),
             3
         );
         let mut short = counters_after(&plan, &gemms);
         let dep = plan.ops[r[1]].deps[0];
         *short.get_mut(&plan.ops[dep].dst).unwrap() -= 1;
-        assert!(!ready(&plan, &short, &none).contains(&r[1]));
+        assert!(!ready(&plan, &short, &none, never).contains(&r[1]));
         assert!(plan.ops[r[1]].dst.buf == Buf::Out);
+    }
+
+    #[test]
+    fn a_step_chain_follows_its_queue_while_gemm_output_is_tracked() {
+        let plan = ring_plan(4, 1);
+        let none = vec![false; plan.ops.len()];
+        // Every GEMM complete, no step yet: the ring's first steps are ready; the later ones wait
+        // for the steps before them.
+        let gemms: Vec<usize> = (0..plan.ops.len())
+            .filter(|&i| plan.ops[i].kind == Kind::Gemm)
+            .collect();
+        let c = counters_after(&plan, &gemms);
+        let first = ready(&plan, &c, &none, never);
+        assert!(first.iter().all(|&i| plan.ops[i].stage == 0));
+        // With the first steps queued (and queue order meeting step dependencies), the next stage's
+        // steps go too, though no counter shows the first ones complete.
+        let mut submitted = none.clone();
+        for &i in &first {
+            submitted[i] = true;
+        }
+        let queued = |_: usize, d: usize| plan.ops[d].kind != Kind::Gemm && submitted[d];
+        let next = ready(&plan, &c, &submitted, queued);
+        assert!(!next.is_empty() && next.iter().all(|&i| plan.ops[i].stage == 1));
+        // Only what the queue does not order is read back: fewer trackers than without it.
+        assert!(
+            wanted(&plan, &c, &submitted, queued).len() < wanted(&plan, &c, &submitted, never).len()
+        );
+        // A GEMM's output is never taken on queue order: without its counters nothing is ready.
+        let all_queued = |_: usize, _: usize| true;
+        let gemm_dep = |_: usize, d: usize| plan.ops[d].kind != Kind::Gemm && all_queued(0, d);
+        assert!(ready(&plan, &HashMap::new(), &none, gemm_dep).is_empty());
     }
 
     #[test]
@@ -166,7 +221,7 @@ mod tests {
     fn only_counters_that_can_still_make_a_step_ready_are_read() {
         let plan = ring_plan(3, 2);
         let none = vec![false; plan.ops.len()];
-        let all = wanted(&plan, &HashMap::new(), &none);
+        let all = wanted(&plan, &HashMap::new(), &none, never);
         let unique: std::collections::HashSet<_> = all.iter().collect();
         assert_eq!(unique.len(), all.len(), "each tracker read once");
         // Every dependency of every step is wanted before anything ran.
@@ -185,9 +240,9 @@ mod tests {
         let dep = plan.ops[first].deps[0];
         let mut some = HashMap::new();
         some.insert(plan.ops[dep].dst, full[&plan.ops[dep].dst]);
-        let fewer = wanted(&plan, &some, &none);
+        let fewer = wanted(&plan, &some, &none, never);
         assert!(!fewer.contains(&plan.ops[dep].dst));
         assert_eq!(fewer.len() + 1, all.len());
-        assert!(wanted(&plan, &HashMap::new(), &vec![true; plan.ops.len()]).is_empty());
+        assert!(wanted(&plan, &HashMap::new(), &vec![true; plan.ops.len()], never).is_empty());
     }
 }

@@ -66,6 +66,21 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
     let n = plan.ops.len();
     let device_of = |rank: usize| sys.placement.device(rank);
     let crossing = |i: usize| sys.host_links.of_op[i];
+    // Where an op starts (its device, or a crossing step's sender) and where its result lands (its
+    // device, or the receiver).
+    let starts_on = |i: usize| crossing(i).map_or(device_of(plan.ops[i].dst.rank), |c| c.from);
+    let lands_on = |i: usize| crossing(i).map_or(device_of(plan.ops[i].dst.rank), |c| c.to);
+    // A dependency of op i met by queue order: a step (never a GEMM: what GEMMs produce is
+    // tracked) whose last part is already queued where op i starts.
+    let queued = |i: usize, dep: usize, sent: &[bool], received: &[bool]| {
+        plan.ops[dep].kind != Kind::Gemm
+            && lands_on(dep) == starts_on(i)
+            && if crossing(dep).is_some() {
+                received[dep]
+            } else {
+                sent[dep]
+            }
+    };
     let stages = sys.parts[0].lowered.stages;
     // GEMM ops by device and stage.
     let mut gemm_stages: Vec<VecDeque<Vec<usize>>> = (0..devices)
@@ -96,67 +111,85 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
     let mut waits: Vec<(usize, f64, f64)> = Vec::new();
     let mut copies: Vec<(usize, f64, f64, f64)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
-    let mut in_flight: Vec<VecDeque<(Flight, usize)>> =
+    let mut in_flight: Vec<VecDeque<(Flight, std::ops::Range<usize>)>> =
         (0..devices).map(|_| VecDeque::new()).collect();
     let mut started = vec![false; devices];
     let t0 = Instant::now();
     let now_us = || t0.elapsed().as_secs_f64() * 1e6;
     loop {
-        // Fill: on each device, the next GEMM stage with every step its counters allow.
+        // Fill: on each device, the next GEMM stage with every step its counters allow, then, in
+        // later passes of the same submission, the steps that only wait for steps queued before them.
         for d in 0..devices {
             while in_flight[d].len() < depth {
                 let steps_open = gate == Gate::Tracked || gemm_flights_left == 0;
-                let mut steps: Vec<usize> = Vec::new();
-                if steps_open {
-                    steps = ready(plan, &counters, &sent)
-                        .into_iter()
-                        .filter(|&i| match crossing(i) {
-                            Some(c) => c.from == d && c.after.is_none_or(|a| received[a]),
-                            None => device_of(plan.ops[i].dst.rank) == d,
-                        })
-                        .collect();
-                }
+                let pick = |sent: &[bool], received: &[bool]| -> Vec<usize> {
+                    if !steps_open {
+                        return Vec::new();
+                    }
+                    ready(plan, &counters, sent, |i, dep| {
+                        queued(i, dep, sent, received)
+                    })
+                    .into_iter()
+                    .filter(|&i| starts_on(i) == d)
+                    // A crossing step's slot is free once the step before it on that slot
+                    // was received.
+                    .filter(|&i| crossing(i).is_none_or(|c| c.after.is_none_or(|a| received[a])))
+                    .collect()
+                };
                 let receives: Vec<usize> = (0..n)
                     .filter(|&i| landed[i] && !received[i])
                     .filter(|&i| crossing(i).is_some_and(|c| c.to == d))
                     .collect();
                 let gemm = gemm_stages[d].pop_front();
                 let is_gemm = gemm.is_some();
-                let mut ops = gemm.unwrap_or_default();
-                if ops.is_empty() && steps.is_empty() && receives.is_empty() {
-                    break;
-                }
-                let at = now_us();
-                triggers.extend(steps.iter().map(|&i| (i, at)));
-                let sends: Vec<usize> = steps
-                    .iter()
-                    .copied()
-                    .filter(|&i| crossing(i).is_some())
-                    .collect();
-                for &i in &steps {
-                    sent[i] = true;
-                    if crossing(i).is_none() {
-                        left -= 1;
-                    }
-                }
+                let mut wave = gemm.unwrap_or_default();
+                left -= wave.len();
+                let mut steps = pick(&sent, &received);
                 for &i in &receives {
                     received[i] = true;
                     left -= 1;
                 }
-                left -= ops.len();
-                ops.extend(steps);
-                ops.extend(receives.iter().copied());
+                wave.extend(receives.iter().copied());
+                if wave.is_empty() && steps.is_empty() {
+                    break;
+                }
+                let at = now_us();
+                let mut waves: Vec<Vec<usize>> = Vec::new();
+                let mut sends: Vec<usize> = Vec::new();
+                loop {
+                    triggers.extend(steps.iter().map(|&i| (i, at)));
+                    for &i in &steps {
+                        sent[i] = true;
+                        match crossing(i) {
+                            Some(_) => sends.push(i),
+                            None => left -= 1,
+                        }
+                    }
+                    wave.extend(steps);
+                    waves.push(wave);
+                    steps = pick(&sent, &received);
+                    if steps.is_empty() {
+                        break;
+                    }
+                    wave = Vec::new();
+                }
                 let part = &mut sys.parts[d];
                 let l = &part.lowered;
                 let mut commands = if started[d] { Vec::new() } else { l.reset() };
                 started[d] = true;
                 commands.extend(l.land(&receives));
-                commands.push(Command::Pass(l.pass(&ops, StoreMode::Store)));
+                commands.extend(
+                    waves
+                        .iter()
+                        .map(|ops| Command::Pass(l.pass(ops, StoreMode::Store))),
+                );
                 commands.extend(l.drain(&sends));
-                let reads: Vec<Loc> = wanted(plan, &counters, &sent)
-                    .into_iter()
-                    .filter(|loc| device_of(loc.rank) == d)
-                    .collect();
+                let reads: Vec<Loc> = wanted(plan, &counters, &sent, |i, dep| {
+                    queued(i, dep, &sent, &received)
+                })
+                .into_iter()
+                .filter(|loc| device_of(loc.rank) == d)
+                .collect();
                 if !reads.is_empty() {
                     commands.push(Lowered::counters_of(&reads));
                 }
@@ -167,8 +200,17 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
                     &commands,
                 )?;
                 let handed = launched.started.saturating_duration_since(t0).as_secs_f64() * 1e6;
-                for &i in &ops {
-                    pass_of[i] = subs.len();
+                let first = subs.len();
+                for ops in waves {
+                    for &i in &ops {
+                        pass_of[i] = subs.len();
+                    }
+                    subs.push(Sub {
+                        device: d,
+                        ops,
+                        handed,
+                        seen_done: f64::NAN,
+                    });
                 }
                 in_flight[d].push_back((
                     Flight {
@@ -177,14 +219,8 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
                         sends,
                         gemm: is_gemm,
                     },
-                    subs.len(),
+                    first..subs.len(),
                 ));
-                subs.push(Sub {
-                    device: d,
-                    ops,
-                    handed,
-                    seen_done: f64::NAN,
-                });
             }
         }
         let busy = in_flight.iter().any(|q| !q.is_empty()) || !transfers.is_empty();
@@ -233,7 +269,9 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
                     counters.extend(std::mem::take(&mut f.reads).into_iter().zip(vals));
                 }
                 let done = now_us();
-                subs[k].seen_done = done;
+                for sub in &mut subs[k] {
+                    sub.seen_done = done;
+                }
                 if let Some(w) = waits.last_mut().filter(|w| w.0 == d && w.2.is_nan()) {
                     w.2 = done;
                 }

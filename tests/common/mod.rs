@@ -48,3 +48,36 @@ pub fn kernels(gpu: &Gpu, dtype: t3_wgpu::shapes::Dtype) -> Option<t3_wgpu::mode
         Err(e) => panic!("{e}"),
     }
 }
+
+/// Most devices [`devices`] opens.
+pub const DEVICES: usize = 4;
+
+/// Four devices on the test adapter (N devices of one adapter share nothing: every step between them
+/// goes through the host link) with their f32 kernels, opened once per test binary; None (tests
+/// skipped, said on stderr) where there is no adapter.
+pub fn devices() -> Option<&'static (t3_wgpu::devices::Devices, Vec<t3_wgpu::modes::Kernels>)> {
+    use t3_wgpu::devices::{DeviceSpec, Devices};
+    type Set = (Devices, Vec<t3_wgpu::modes::Kernels>);
+    static SET: OnceLock<Option<Set>> = OnceLock::new();
+    SET.get_or_init(
+        || match Devices::open(&DeviceSpec::Count(DEVICES), &GpuOptions::default()) {
+            Ok(d) => {
+                eprintln!("{}", d.describe().join("; "));
+                let k = d
+                    .gpus
+                    .iter()
+                    .map(|g| t3_wgpu::modes::Kernels::new(g).unwrap())
+                    .collect();
+                Some((d, k))
+            }
+            Err(e) => {
+                if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                    panic!("T3_REQUIRE_GPU=1 but no devices: {e}");
+                }
+                eprintln!("SKIPPED: no GPU adapter ({e})");
+                None
+            }
+        },
+    )
+    .as_ref()
+}
