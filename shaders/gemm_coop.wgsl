@@ -45,7 +45,7 @@ fn fetch_a(row: u32, k: u32, job: Job) -> vec4<f16> {
 
 // Four B elements (k, col..col+3), unguarded likewise.
 fn fetch_b(k: u32, col: u32, job: Job) -> vec4<f16> {
-    return b[(job.b_off + k * p.ldb + col) >> 2u];
+    return b_word((job.b_off + k * p.ldb + col) >> 2u);
 }
 
 // A slice 128x32: vec4 i -> row i / 8, k 4 (i % 8). B slice 32x256: vec4 i -> k i / 64, col 4 (i % 64).

@@ -57,10 +57,17 @@ pub struct Composition {
 impl Composition {
     /// Its files under shaders/, in composition order.
     pub fn parts(&self) -> Vec<String> {
+        // B's source: fused mode's packed B is bound in two windows, every other GEMM's in one.
+        let b = if self.epilogue == "fused" { "b2" } else { "b" };
         let mut v: Vec<String> = self
             .operands
             .iter()
-            .map(|o| format!("operands/{o}.wgsl"))
+            .flat_map(|o| {
+                [
+                    format!("operands/{o}.wgsl"),
+                    format!("operands/{o}_{b}.wgsl"),
+                ]
+            })
             .collect();
         v.push(format!("put/{}.wgsl", self.put));
         if !self.epilogue.is_empty() {

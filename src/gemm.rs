@@ -34,7 +34,10 @@ pub struct GemmParams {
     pub n_jobs: u32,
     pub total_wg: u32,
     pub dispatch_x: u32,
-    pub _pad: [u32; 3],
+    /// Fused mode's packed B past one binding: elements from this index on are read from its second
+    /// window (`b_hi`, shaders/operands/*_b2.wgsl); other kernels never read it.
+    pub b_split: u32,
+    pub _pad: [u32; 2],
 }
 
 impl GemmParams {

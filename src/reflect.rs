@@ -91,7 +91,7 @@ mod tests {
         same_layout!(
             GemmParams,
             "GemmParams",
-            [m, n, k, lda, ldb, ldc, tiles_n, job_base, n_jobs, total_wg, dispatch_x]
+            [m, n, k, lda, ldb, ldc, tiles_n, job_base, n_jobs, total_wg, dispatch_x, b_split]
         );
         same_layout!(
             Job,
@@ -139,8 +139,8 @@ mod tests {
             assert_eq!(interface(k, "track").unwrap().bindings, gemm);
             assert_eq!(
                 interface(k, "fused").unwrap().bindings,
-                // The forward table, then the packed output's second window.
-                [&gemm[..], &[Read, ReadWrite]].concat()
+                // The forward table, then the second windows of the packed output and B.
+                [&gemm[..], &[Read, ReadWrite, Read]].concat()
             );
         }
         let step = interface("step.wgsl", "").unwrap();

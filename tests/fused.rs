@@ -49,7 +49,8 @@ fn every_fused_variant_matches_reference() {
         // Spares: auto (None), none, or 1..64; poll budget 0..200 or the default.
         prop_oneof![Just(None), Just(Some(0u32)), (1u32..64).prop_map(Some)],
         prop_oneof![Just(None), (0u32..200).prop_map(Some)],
-        // The output's first window: the largest binding, or small enough to split most outputs.
+        // The first window of the output and of B: the largest binding, or small enough to split
+        // most outputs and packed Bs.
         prop_oneof![Just(None), (256u32..65536).prop_map(Some)],
         any::<u64>(),
     );

@@ -22,7 +22,8 @@ struct GemmParams {
     n_jobs: u32,
     total_wg: u32,
     dispatch_x: u32,
-    _pad0: u32,
+    // First element of B's second window (fused mode's packed B, shaders/operands/*_b2.wgsl).
+    b_split: u32,
     _pad1: u32,
     _pad2: u32,
 }

@@ -2,13 +2,13 @@
 // four at once: every row of A and B starts at a multiple of 64 elements (src/gemm.rs, `Layout`).
 enable f16;
 
+// B's vec4s come from `b_word` (f16_b.wgsl: one binding; f16_b2.wgsl: two windows).
 @group(0) @binding(2) var<storage, read> a: array<vec4<f16>>;
-@group(0) @binding(3) var<storage, read> b: array<vec4<f16>>;
 
 fn a_elem(i: u32) -> f32 {
     return f32(a[i >> 2u][i & 3u]);
 }
 
 fn b_elem(i: u32) -> f32 {
-    return f32(b[i >> 2u][i & 3u]);
+    return f32(b_word(i >> 2u)[i & 3u]);
 }

@@ -91,6 +91,38 @@ impl FusedTuning {
     }
 }
 
+/// A pool buffer of `bytes` bound as two windows: the first at most `window` bytes, the second the
+/// rest. Where it fits the first, the second is a small range past it that the shader never reads:
+/// disjoint from the first, as WebGPU refuses two writable bindings of one buffer that overlap in a
+/// dispatch (Vulkan does not check). 256 bytes: the largest storage offset alignment wgpu allows.
+/// Returns the buffer and its two windows.
+fn windows(
+    l: &mut Lowered,
+    label: &'static str,
+    bytes: u64,
+    window: u64,
+) -> (Buffer, Resource, Resource) {
+    let spare_at = bytes.next_multiple_of(256);
+    let fits = bytes <= window;
+    let alloc = if fits { spare_at + 256 } else { bytes };
+    let buffer = l.pool_buffer(label, alloc, None);
+    if let Buffer::Pool(i) = buffer {
+        l.pool[i].windowed = true;
+    }
+    let span = |offset: u64, bytes: u64| {
+        Resource::Window(Span {
+            buffer,
+            offset,
+            bytes,
+        })
+    };
+    if fits {
+        (buffer, span(0, bytes), span(spare_at, 16))
+    } else {
+        (buffer, span(0, window), span(window, bytes - window))
+    }
+}
+
 /// Bytes of the first window of fused mode's packed output (its second starts there): the largest
 /// binding, or `T3_FUSED_WINDOW` bytes where smaller (tests split small outputs with it), aligned
 /// for a binding offset (256 bytes covers every adapter's min_storage_buffer_offset_alignment).
@@ -215,12 +247,13 @@ pub(super) fn lower_fused(
     let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
     let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
     let out_bytes = (r * m * n * 4) as u64;
-    // The output is bound as two windows of one buffer; A and B (read as typed operands) in one.
+    // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
+    // would pass WebGPU's default limit of eight per stage).
     let tuning = FusedTuning::from_env()?;
     let window = fused_window(t.max_binding, tuning.window);
     for (what, bytes, max_binding) in [
         ("packed A", a_bytes, t.max_binding),
-        ("packed B", b_bytes, t.max_binding),
+        ("packed B", b_bytes, window + t.max_binding),
         ("packed outputs", out_bytes, window + t.max_binding),
     ] {
         Error::check_size(what, bytes, t.max_buffer, max_binding)
@@ -257,9 +290,16 @@ pub(super) fn lower_fused(
         t.tile_n,
     );
     let padding = operands(config, chunking, 0).0;
+    // Elements of B from the second window's start on are read from it (never, where B fits one).
+    let b_split = if b_bytes <= window {
+        u32::MAX
+    } else {
+        (window / e) as u32
+    };
     // The spares follow the GEMM's workgroups: same dispatch, ids past `total_wg`.
     let params = GemmParams {
         dispatch_x: fold(wg + spares, t.max_workgroups_per_dim).0,
+        b_split,
         ..GemmParams::new(
             config.shape,
             &padding,
@@ -270,30 +310,8 @@ pub(super) fn lower_fused(
         )
     };
     let a = l.pool_buffer("fused A (all ranks)", a_bytes, None);
-    let b = l.pool_buffer("fused B (all ranks)", b_bytes, None);
-    // Where the output fits the first window, the second is a small range past it that the shader
-    // never reads: disjoint from the first, as WebGPU refuses two writable bindings of one buffer
-    // that overlap in a dispatch (Vulkan does not check). 256 bytes: the largest storage offset
-    // alignment wgpu allows.
-    let spare_at = out_bytes.next_multiple_of(256);
-    let fits = out_bytes <= window;
-    let out_alloc = if fits { spare_at + 256 } else { out_bytes };
-    let out = l.pool_buffer("fused outputs (all ranks)", out_alloc, None);
-    if let Buffer::Pool(i) = out {
-        l.pool[i].windowed = true;
-    }
-    let span = |offset: u64, bytes: u64| {
-        Resource::Window(Span {
-            buffer: out,
-            offset,
-            bytes,
-        })
-    };
-    let (lo, hi) = if fits {
-        (span(0, out_bytes), span(spare_at, 16))
-    } else {
-        (span(0, window), span(window, out_bytes - window))
-    };
+    let (b, b_lo, b_hi) = windows(l, "fused B (all ranks)", b_bytes, window);
+    let (out, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
     let counters = l.pool_buffer(
         "fused trackers and transfer queue (all ranks)",
         (counter_words(fwd.len() - 1) * 4) as u64,
@@ -314,11 +332,12 @@ pub(super) fn lower_fused(
             lo,
             Resource::Params,
             Resource::Buffer(a),
-            Resource::Buffer(b),
+            b_lo,
             Resource::Buffer(counters),
             Resource::Buffer(jobs),
             Resource::Buffer(forward),
             hi,
+            b_hi,
         ],
     });
     let binding = l.bindings.len() - 1;

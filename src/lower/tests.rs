@@ -284,6 +284,43 @@ fn fused_packs_every_rank_into_one_dispatch() {
 }
 
 #[test]
+fn fused_binds_b_and_the_output_in_two_windows_past_one_binding() {
+    // 4 ranks of 40x3000x19: packed A 71 KiB, packed B 1.5 MiB, outputs 1.8 MiB, against 1 MiB
+    // bindings: A in one, B and the output in two windows each.
+    let c = Config {
+        shape: Shape::new(40, 3000, 19).unwrap(),
+        chunks: 1,
+        ..config(Collective::ReduceScatter, ReduceVia::Update)
+    };
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let mut t = TARGET;
+    t.max_binding = 1 << 20;
+    let l = lower(&c, &ch, &s, &plan, t);
+    let rec = l.fused.as_ref().unwrap();
+    let d = rec.passes().next().unwrap().dispatches[0];
+    let b = &l.bindings[d.binding];
+    let Params::Gemm(p) = b.params else {
+        panic!("fused params {:?}", b.params)
+    };
+    assert_eq!(p.b_split, (1 << 20) / 4, "elements of B's first window");
+    let window = |r: &Resource| match r {
+        Resource::Window(s) => (s.offset, s.bytes),
+        other => panic!("not a window: {other:?}"),
+    };
+    // Bindings 3 and 8: B's windows, the second starting where the first ends.
+    let (lo, hi) = (window(&b.resources[3]), window(&b.resources[8]));
+    assert_eq!(lo, (0, 1 << 20));
+    assert_eq!(hi.0, 1 << 20);
+    assert!(hi.1 > 0 && hi.1 <= 1 << 20);
+    // Twice the binding is the most either may be.
+    t.max_binding = 1 << 19;
+    let e = lower(&c, &ch, &s, &plan, t).fused.unwrap_err();
+    assert!(e.contains("packed"), "{e}");
+}
+
+#[test]
 fn ops_on_several_devices_split_at_device_boundaries() {
     for c in Collective::ALL {
         for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {

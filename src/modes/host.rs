@@ -197,7 +197,8 @@ mod tests {
         assert!(!next.is_empty() && next.iter().all(|&i| plan.ops[i].stage == 1));
         // Only what the queue does not order is read back: fewer trackers than without it.
         assert!(
-            wanted(&plan, &c, &submitted, queued).len() < wanted(&plan, &c, &submitted, never).len()
+            wanted(&plan, &c, &submitted, queued).len()
+                < wanted(&plan, &c, &submitted, never).len()
         );
         // A GEMM's output is never taken on queue order: without its counters nothing is ready.
         let all_queued = |_: usize, _: usize| true;
