@@ -281,6 +281,8 @@ impl Gpu {
         let e1 = crate::suspend::block_on(val.pop());
         let e2 = crate::suspend::block_on(oom.pop());
         if let Some(e) = e1.or(e2) {
+            // A lost device fails every call on it: say that, not the call's symptom.
+            self.check(during)?;
             return Err(Error::Gpu {
                 during: during.to_string(),
                 message: describe_error(&e),

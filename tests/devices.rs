@@ -188,3 +188,51 @@ fn more_devices_than_ranks_is_refused() {
     .to_string();
     assert!(e.contains("3 devices for 2 ranks"), "{e}");
 }
+
+#[test]
+fn a_device_lost_mid_run_is_a_clear_error() {
+    // Devices of their own: the shared ones must outlive this test.
+    let Ok(devs) = t3_wgpu::devices::Devices::open(
+        &t3_wgpu::devices::DeviceSpec::Count(2),
+        &t3_wgpu::gpu::GpuOptions::default(),
+    ) else {
+        eprintln!("SKIPPED: no GPU adapter");
+        return;
+    };
+    let kernels: Vec<_> = devs
+        .gpus
+        .iter()
+        .map(|g| t3_wgpu::modes::Kernels::new(g).unwrap())
+        .collect();
+    let mut sys = System::on_devices(
+        &devs.gpus,
+        &kernels,
+        config(40, 4, 2, Collective::ReduceScatter, ReduceVia::Update),
+        Path::Mapped,
+    )
+    .unwrap();
+    let c = sys.config.clone();
+    let inputs = Inputs::random(c.shape, c.dtype, c.collective, &sys.chunking, 7);
+    sys.upload(&inputs);
+    devs.gpus[1].device.destroy();
+    for mode in two_modes() {
+        let t0 = std::time::Instant::now();
+        let e = mode
+            .run(&mut sys)
+            .err()
+            .unwrap_or_else(|| panic!("{} ran on a destroyed device", mode.name()))
+            .to_string();
+        eprintln!("{}: {e}", mode.name());
+        assert!(
+            e.contains("lost") || e.contains("destroyed") || e.contains("invalid"),
+            "{}: {e}",
+            mode.name()
+        );
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "{} took {:?}",
+            mode.name(),
+            t0.elapsed()
+        );
+    }
+}

@@ -52,7 +52,8 @@ pub fn ready(
         .collect()
 }
 
-fn met(plan: &Plan, counters: &HashMap<Loc, u32>, d: usize) -> bool {
+/// Whether op `d`'s buffer counter (as last read back) shows it complete.
+pub(super) fn met(plan: &Plan, counters: &HashMap<Loc, u32>, d: usize) -> bool {
     let dep = &plan.ops[d];
     counters.get(&dep.dst).copied().unwrap_or(0) >= dep.mark
 }

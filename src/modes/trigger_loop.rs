@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 use web_time::Instant;
 
-use super::host::{align, ready, wanted};
+use super::host::{align, met, ready, wanted};
 use super::{Run, System};
 use crate::error::{Error, Result};
 use crate::executor::Launched;
@@ -107,7 +107,8 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
     let mut left = n;
     let mut subs: Vec<Sub> = Vec::new();
     let mut pass_of = vec![usize::MAX; n];
-    let mut triggers: Vec<(usize, f64)> = Vec::new();
+    // Each step the counters triggered: when, and the dependencies its counters proved complete.
+    let mut triggers: Vec<(usize, f64, Vec<usize>)> = Vec::new();
     let mut waits: Vec<(usize, f64, f64)> = Vec::new();
     let mut copies: Vec<(usize, f64, f64, f64)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
@@ -157,7 +158,19 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
                 let mut waves: Vec<Vec<usize>> = Vec::new();
                 let mut sends: Vec<usize> = Vec::new();
                 loop {
-                    triggers.extend(steps.iter().map(|&i| (i, at)));
+                    // A step whose every dependency was met by queue order was not triggered: it
+                    // has no latency to report.
+                    for &i in &steps {
+                        let tracked: Vec<usize> = plan.ops[i]
+                            .deps
+                            .iter()
+                            .copied()
+                            .filter(|&dep| met(plan, &counters, dep))
+                            .collect();
+                        if !tracked.is_empty() {
+                            triggers.push((i, at, tracked));
+                        }
+                    }
                     for &i in &steps {
                         sent[i] = true;
                         match crossing(i) {
@@ -196,7 +209,7 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
                 let launched = part.exec.launch(
                     &part.ranks,
                     &part.lowered,
-                    "host trigger submission",
+                    &format!("host trigger submission on device {d}"),
                     &commands,
                 )?;
                 let handed = launched.started.saturating_duration_since(t0).as_secs_f64() * 1e6;
@@ -245,13 +258,13 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
             let from = now_us();
             part.gpu.wait(
                 Some(f.launched.index.clone()),
-                "host trigger submission",
+                "host trigger submission on device 0",
                 deadline.saturating_duration_since(Instant::now()),
             )?;
             waits.push((0, from, f64::NAN));
         } else {
             for p in &sys.parts {
-                poll(p.gpu)?;
+                poll(p.gpu, p.device)?;
             }
         }
         let mut progressed = false;
@@ -335,16 +348,17 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
     Ok(run)
 }
 
-/// Polls a device once without blocking; a lost device is an error naming it.
-fn poll(gpu: &crate::gpu::Gpu) -> Result<()> {
+/// Polls device `d` once without blocking; a lost device is an error naming it.
+fn poll(gpu: &crate::gpu::Gpu, d: usize) -> Result<()> {
+    let during = || format!("the host trigger loop polling device {d}");
     if let Err(e) = gpu.device.poll(wgpu::PollType::Poll) {
-        gpu.check("the host trigger loop")?;
+        gpu.check(&during())?;
         return Err(Error::Gpu {
-            during: "the host trigger loop".into(),
+            during: during(),
             message: e.to_string(),
         });
     }
-    gpu.check("the host trigger loop")
+    gpu.check(&during())
 }
 
 /// The run's timeline on one axis (device 0's GPU clock where there are timestamps, else the host's):
@@ -355,7 +369,7 @@ fn timeline(
     mode: &str,
     subs: &[Sub],
     pass_of: &[usize],
-    triggers: &[(usize, f64)],
+    triggers: &[(usize, f64, Vec<usize>)],
     waits: &[(usize, f64, f64)],
     copies: &[(usize, f64, f64, f64)],
 ) -> Result<Run> {
@@ -422,10 +436,11 @@ fn timeline(
     run.gemm_us = Some(gemm_end - first);
     run.comm_us = Some(last - gemm_end);
     // A latency is good to the alignment's half-width either way; values below zero are clamped.
-    for &(i, at) in triggers {
-        let at = at - base;
+    for (i, at, tracked) in triggers {
+        let (i, at) = (*i, at - base);
         let op = &sys.plan.ops[i];
-        let ready_at = op.deps.iter().map(|&d| t[pass_of[d]].1).fold(0.0, f64::max);
+        // From the end of the last pass whose counters the trigger waited for.
+        let ready_at = tracked.iter().map(|&d| t[pass_of[d]].1).fold(0.0, f64::max);
         run.trigger_latency_us.push((at - ready_at).max(0.0));
         let src = match op.kind {
             Kind::Copy { src } | Kind::Reduce { src } => src.rank,
