@@ -16,7 +16,7 @@ mod compose;
 mod compositions;
 
 /// Structs the host mirrors (src/reflect.rs tests each against its Rust twin).
-const SHARED_STRUCTS: [&str; 4] = ["GemmParams", "Job", "StepParams", "Forward"];
+const SHARED_STRUCTS: [&str; 5] = ["GemmParams", "Job", "StepParams", "Forward", "GatherParams"];
 
 fn validate(name: &str, src: &str) -> Result<naga::Module, String> {
     let module =

@@ -3,7 +3,7 @@
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
 #   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar,
-#    hostloop, hostloop2, hostdepth, twogpu, fused)
+#    hostloop, hostloop2, hostdepth, twogpu, fused, fused1)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -183,6 +183,18 @@ hostloop2)
   for d in ${DTYPES:-f32 f16}; do for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do
     v=""; [ $p = gpt3-fc2-tp8 ] && v="--no-verify"
     t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,host,encoded --reps 5 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" > "$out/$p-$d.txt" 2>&1
+    echo "$p-$d rc=$?" >> "$out/rc.txt"
+  done; done
+  cat "$out/rc.txt"
+  ;;
+fused1)
+  # Issue 13, one run per preset and dtype (TP 8, 150 GB/s, update reduces, 1 chunk): fused beside
+  # sequential, host and encoded, every preset (the packed B in two windows lets gpt3-fc2 f32 run).
+  t3 info > "$out/info.txt" 2>&1
+  t3 calibrate > "$out/calibrate.txt" 2>&1
+  for d in ${DTYPES:-f32 f16}; do for p in ${FUSED_PRESETS:-tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8}; do
+    v=""; [ $p = gpt3-fc2-tp8 ] && v="--no-verify"
+    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce update --chunks 1 --link-gbps 150 --mode sequential,host,encoded,fused --reps 5 --warmup-s 3 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" > "$out/$p-$d.txt" 2>&1
     echo "$p-$d rc=$?" >> "$out/rc.txt"
   done; done
   cat "$out/rc.txt"

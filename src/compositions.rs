@@ -40,6 +40,11 @@ pub const KERNELS: &[Kernel] = &[
         operands: &[],
         variants: &[("", PUTS)],
     },
+    Kernel {
+        file: "gather.wgsl",
+        operands: &[],
+        variants: &[("", &["store"])],
+    },
 ];
 
 /// What every GEMM kernel shares (params, job table, tile lookup), composed after the epilogue.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use web_time::Instant;
 
 use crate::error::Result;
+use crate::gather::GatherKernel;
 use crate::gemm::{Engine, GemmKernel};
 use crate::gpu::Gpu;
 use crate::lower::{
@@ -22,6 +23,7 @@ use crate::timestamps::Timestamps;
 pub struct Kernels {
     pub gemm: GemmKernel,
     pub step: StepKernel,
+    pub gather: GatherKernel,
 }
 
 impl Kernels {
@@ -36,6 +38,7 @@ impl Kernels {
         Ok(Kernels {
             gemm: GemmKernel::with(gpu, dtype, engine)?,
             step: StepKernel::new(gpu)?,
+            gather: GatherKernel::new(gpu)?,
         })
     }
 
@@ -239,6 +242,7 @@ impl<'a> Executor<'a> {
             Group::Gemm => &self.kernels.gemm.layout,
             Group::Step => &self.kernels.step.layout,
             Group::Fused => &self.kernels.gemm.fused_layout,
+            Group::Gather => &self.kernels.gather.layout,
         };
         let group = crate::shaders::bind(self.gpu, "plan binding", layout, &entries);
         self.groups[i] = Some(group);
@@ -350,6 +354,7 @@ impl<'a> Executor<'a> {
                             Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
                             Kernel::Step(put) => self.kernels.step.pipeline(put),
                             Kernel::Fused => &self.kernels.gemm.fused,
+                            Kernel::Gather => &self.kernels.gather.pipeline,
                         };
                         let (x, y) = gpu.fold(d.workgroups);
                         pass.set_pipeline(pipeline);

@@ -16,6 +16,7 @@ pub mod executor;
 pub mod experiment;
 pub mod files;
 pub mod gantt;
+pub mod gather;
 pub mod gemm;
 pub mod gpu;
 pub mod hostlink;

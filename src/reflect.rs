@@ -108,6 +108,7 @@ mod tests {
             "Forward",
             [off, len, at0, to0, op0, pc0, at1, to1, op1, pc1]
         );
+        same_layout!(crate::gather::GatherParams, "GatherParams", [count, at]);
     }
 
     /// The host's tile math (thresholds, padding) agrees with every GEMM kernel's tile.
@@ -145,6 +146,12 @@ mod tests {
         }
         let step = interface("step.wgsl", "").unwrap();
         assert_eq!(step.bindings, [ReadWrite, Uniform, Read, ReadWrite, Read]);
+        // The gathered counters, then seven trackers: eight storage buffers, WebGPU's default.
+        let gather = interface("gather.wgsl", "").unwrap();
+        assert_eq!(
+            gather.bindings,
+            [&[ReadWrite, Uniform][..], &[Read; 7]].concat()
+        );
         // The cooperative-matrix GEMM's A, B and output scratch plus the job index: 43 KiB.
         let coop = interface("gemm_coop.wgsl", "track").unwrap();
         assert_eq!(coop.workgroup_bytes, 5120 * 2 + 8448 * 2 + 4096 * 4 + 4);

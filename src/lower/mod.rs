@@ -12,6 +12,7 @@ pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use recording::*;
 
 use crate::config::Config;
+use crate::gather::{GatherParams, PER_DISPATCH};
 use crate::gemm::{GemmParams, Job, Padding, StoreMode};
 use crate::placement::Placement;
 use crate::plan::{Kind, Loc, Plan};
@@ -89,6 +90,10 @@ pub struct Lowered {
     pub gemm_untracked: Recording,
     /// Fused mode's one dispatch (or why it cannot run here).
     pub fused: std::result::Result<Recording, String>,
+    /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `locs` in order, and the
+    /// buffer they gather into (element i: the counter of `locs[i]`).
+    pub gather: Vec<usize>,
+    pub gathered: Buffer,
 }
 
 /// The job table of `specs` (each one chunk's rows, counter and offsets; `wg_start` is filled in):
@@ -147,8 +152,11 @@ pub fn lower_on(
         gemm_tracked: empty(target, "gemm alone (tracked)"),
         gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
+        gather: Vec::new(),
+        gathered: Buffer::Pool(0),
     };
     lower_ops(&mut l, config, chunking, plan, share);
+    lower_gather(&mut l);
     let n_ops = plan.ops.len();
     let is = |i: usize, gemm: bool| l.ops[i].as_ref().is_some_and(|o| o.gemm == gemm);
     let step_ops = || (0..n_ops).filter(|&i| is(i, false));
@@ -217,6 +225,36 @@ pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Paddi
         Padding::new(rows.len(), config.shape.k, config.shape.n),
         rows.start,
     )
+}
+
+/// The gather bindings: [`PER_DISPATCH`] trackers of `l.locs` each (the last group's spare slots
+/// repeat its first tracker; `count` keeps them unread), and the buffer they gather into.
+fn lower_gather(l: &mut Lowered) {
+    let groups = l.locs.len().div_ceil(PER_DISPATCH).max(1);
+    let gathered = l.pool_buffer(
+        "gathered tracker counters",
+        (4 * PER_DISPATCH * groups).next_multiple_of(16) as u64,
+        None,
+    );
+    l.gathered = gathered;
+    for g in 0..l.locs.len().div_ceil(PER_DISPATCH) {
+        let group = &l.locs[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(l.locs.len())];
+        let trackers = (0..PER_DISPATCH)
+            .map(|k| Resource::Buffer(Buffer::Tracker(*group.get(k).unwrap_or(&group[0]))));
+        l.bindings.push(Binding {
+            group: Group::Gather,
+            params: Params::Gather(GatherParams {
+                count: group.len() as u32,
+                at: (g * PER_DISPATCH) as u32,
+                ..Default::default()
+            }),
+            resources: [Resource::Buffer(gathered), Resource::Params]
+                .into_iter()
+                .chain(trackers)
+                .collect(),
+        });
+        l.gather.push(l.bindings.len() - 1);
+    }
 }
 
 /// Each op's binding and dispatch, arbitration's capped variants and the step lead.
@@ -453,22 +491,44 @@ impl Lowered {
             .collect()
     }
 
-    /// Every tracker's counter, in [`Lowered::locs`] order.
-    pub fn counters(&self) -> Command {
-        Self::counters_of(&self.locs)
+    /// The dispatches that gather the counters of `locs` (trackers of this device) into
+    /// [`Lowered::gathered`], to go at the end of a pass that follows their writers, and the read of
+    /// the gathered counters: one copy however many trackers ([`Lowered::counter_values`] decodes it).
+    pub fn counters_of(&self, locs: &[Loc]) -> (Vec<Dispatch>, Command) {
+        let mut groups: Vec<usize> = locs
+            .iter()
+            .map(|l| self.tracker_index(l) / PER_DISPATCH)
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let dispatches = groups
+            .iter()
+            .map(|&g| Dispatch {
+                kernel: Kernel::Gather,
+                binding: self.gather[g],
+                workgroups: 1,
+            })
+            .collect();
+        let last = groups.last().map_or(0, |&g| g + 1);
+        let read = Command::Read(vec![Span {
+            buffer: self.gathered,
+            offset: 0,
+            bytes: (4 * PER_DISPATCH * last) as u64,
+        }]);
+        (dispatches, read)
     }
 
-    /// The counters of `locs`' trackers, in that order.
-    pub fn counters_of(locs: &[Loc]) -> Command {
-        Command::Read(
-            locs.iter()
-                .map(|&l| Span {
-                    buffer: Buffer::Tracker(l),
-                    offset: 0,
-                    bytes: 4,
-                })
-                .collect(),
-        )
+    /// The counters of `locs` from the bytes the read of [`Lowered::counters_of`] returned.
+    pub fn counter_values(&self, locs: &[Loc], bytes: &[u8]) -> Vec<u32> {
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
+        locs.iter().map(|l| words[self.tracker_index(l)]).collect()
+    }
+
+    fn tracker_index(&self, l: &Loc) -> usize {
+        self.locs
+            .iter()
+            .position(|x| x == l)
+            .unwrap_or_else(|| panic!("{l:?} has no tracker on device {}", self.target.device))
     }
 
     /// The pass running plan ops `ops` (GEMMs through `store`'s pipeline): in order, except that

@@ -1,6 +1,7 @@
 //! Recordings: GPU work as data, over handles the executor resolves (the ranks' buffers and its
 //! pooled ones), with no wgpu type in them: what lowering produces and the executor encodes.
 
+use crate::gather::GatherParams;
 use crate::gemm::{GemmParams, StoreMode};
 use crate::plan::Loc;
 use crate::shaders::Put;
@@ -74,6 +75,7 @@ pub enum Group {
     Gemm,
     Step,
     Fused,
+    Gather,
 }
 
 /// One entry of a bind group, in binding order.
@@ -91,6 +93,7 @@ pub enum Resource {
 pub enum Params {
     Gemm(GemmParams),
     Step(StepParams),
+    Gather(GatherParams),
 }
 
 impl Params {
@@ -98,6 +101,7 @@ impl Params {
         match self {
             Params::Gemm(p) => bytemuck::bytes_of(p),
             Params::Step(p) => bytemuck::bytes_of(p),
+            Params::Gather(p) => bytemuck::bytes_of(p),
         }
     }
 }
@@ -117,6 +121,8 @@ pub enum Kernel {
     Step(Put),
     /// The GEMM whose epilogue is the device-side trigger.
     Fused,
+    /// Tracker counters into one buffer (src/gather.rs).
+    Gather,
 }
 
 /// One dispatch: a pipeline over one of [`Lowered::bindings`].

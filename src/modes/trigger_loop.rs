@@ -16,7 +16,7 @@ use super::{Run, System};
 use crate::error::{Error, Result};
 use crate::executor::Launched;
 use crate::gemm::StoreMode;
-use crate::lower::{Command, Lowered};
+use crate::lower::Command;
 use crate::plan::{Kind, Loc};
 use crate::timeline::{Event, EventKind, Lane};
 
@@ -204,7 +204,17 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
                 .filter(|loc| device_of(loc.rank) == d)
                 .collect();
                 if !reads.is_empty() {
-                    commands.push(Lowered::counters_of(&reads));
+                    // Gathered at the end of the last pass (after a barrier wgpu puts before
+                    // them), read back with one copy.
+                    let (gather, read) = l.counters_of(&reads);
+                    if let Some(Command::Pass(p)) = commands
+                        .iter_mut()
+                        .rev()
+                        .find(|c| matches!(c, Command::Pass(_)))
+                    {
+                        p.dispatches.extend(gather);
+                    }
+                    commands.push(read);
                 }
                 let launched = part.exec.launch(
                     &part.ranks,
@@ -278,7 +288,7 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
                 let gpu = sys.parts[d].gpu;
                 if let Some(p) = f.launched.read.take() {
                     let bytes = gpu.await_read(p, deadline)?;
-                    let vals: Vec<u32> = bytemuck::pod_collect_to_vec(&bytes);
+                    let vals = sys.parts[d].lowered.counter_values(&f.reads, &bytes);
                     counters.extend(std::mem::take(&mut f.reads).into_iter().zip(vals));
                 }
                 let done = now_us();
