@@ -1,5 +1,7 @@
 //! What reading back costs: the staging pool keeps what its cap allows and no more; a sampled check
-//! reads all its rows of a device in one submission, with the same rows and error as a read per row.
+//! reads all its rows of a device in one submission, with the same rows and error as a read per row;
+//! the pass timer's values come back with the timed submission (reading them submits nothing), over
+//! series of several submissions whose resolves do not start on a 256-byte boundary.
 //!
 //! Each test opens its own device: the submissions counted are then its own, whatever runs beside it.
 
@@ -9,7 +11,7 @@ use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::experiment::{check, sample, Verify};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::hostlink::Path;
-use t3_wgpu::modes::{Config, Kernels, Mode, Sequential, StepLead, System};
+use t3_wgpu::modes::{Config, Host, Kernels, Mode, Sequential, StepLead, System};
 use t3_wgpu::plan::{Buf, Loc, ReduceVia};
 use t3_wgpu::ranks::{finished, Inputs};
 use t3_wgpu::readback::{STAGING_BUDGET, STAGING_PER_SIZE};
@@ -17,6 +19,7 @@ use t3_wgpu::reference::rel_to_scale;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
+use t3_wgpu::timestamps::Timestamps;
 
 /// A device of its own, or None (skipped as the shared one would be) without an adapter.
 fn own_gpu() -> Option<Gpu> {
@@ -209,4 +212,71 @@ fn a_sampled_check_reads_once_per_device() {
     }
     let devs = Devices::open(&DeviceSpec::Count(2), &GpuOptions::default()).unwrap();
     sampled_check(&devs.gpus, config(4, 2, Collective::AllGather));
+}
+
+#[test]
+fn timed_passes_are_read_without_a_submission_of_their_own() {
+    let Some(gpu) = own_gpu() else { return };
+    if !gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
+        eprintln!("SKIPPED: the adapter has no timestamp queries");
+        return;
+    }
+    // A series of submissions whose passes straddle the 256-byte boundaries (16 pairs) resolves.
+    let mut timer = Timestamps::new(&gpu, 64);
+    timer.reset();
+    let mut last = None;
+    for passes in [5, 13, 20, 1] {
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        for _ in 0..passes {
+            enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("timed"),
+                timestamp_writes: timer.pass(),
+            });
+        }
+        timer.encode_resolve(&mut enc);
+        last = Some(gpu.submit("timed passes", vec![enc.finish()]).unwrap());
+    }
+    gpu.wait(last, "timed passes", gpu.timeout).unwrap();
+    let before = gpu.submissions();
+    let ticks = timer.ticks(&gpu).unwrap();
+    assert_eq!(
+        gpu.submissions(),
+        before,
+        "reading the timestamps submitted"
+    );
+    assert_eq!(ticks.len(), 39);
+    assert!(timer.covered());
+    // Unresolved values read as zero (the readback buffer starts zeroed); a pass ends after it
+    // begins.
+    assert!(ticks.iter().all(|&(a, b)| a > 0 && a <= b), "{ticks:?}");
+
+    // The modes' timer: one submission per recording, the passes' spans from the GPU clock.
+    let kernels = Kernels::new(&gpu).unwrap();
+    let mut sys = System::new(&gpu, &kernels, config(4, 2, Collective::ReduceScatter)).unwrap();
+    let c = sys.config.clone();
+    let inputs = Inputs::random(c.shape, c.dtype, c.collective, &sys.chunking, 3);
+    sys.upload(&inputs);
+    let before = gpu.submissions();
+    let run = Sequential.run(&mut sys).unwrap();
+    assert_eq!(
+        gpu.submissions() - before,
+        1,
+        "sequential: {}",
+        run.timeline.grain
+    );
+    assert!(
+        run.timeline.grain.contains("GPU timestamps"),
+        "{}",
+        run.timeline.grain
+    );
+    assert!(run.total_us > 0.0);
+    // Host mode reads its spans once after every submission: each resolved its own passes.
+    let run = Host::default().run(&mut sys).unwrap();
+    let grain = &run.timeline.grain;
+    assert!(
+        grain.contains("GPU timestamps") && grain.contains("aligned"),
+        "{grain}"
+    );
+    let (err, ok) = check(&sys, &inputs, Verify::Full).unwrap();
+    assert!(ok && err <= 1e-5, "host: {err}");
 }
