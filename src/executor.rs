@@ -364,6 +364,8 @@ impl<'a> Executor<'a> {
                 }
             }
         }
+        // The passes' timestamps travel with them: reading them later maps, it does not submit.
+        self.timer.encode_resolve(&mut enc);
         let cmds = enc.finish();
         let started = Instant::now();
         let index = gpu.submit(label, vec![cmds])?;

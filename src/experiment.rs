@@ -151,18 +151,40 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
             }
         }
         Verify::Sample(count) => {
-            let mut rng = Rng::new(inputs.seed ^ 0x5A5A);
-            for _ in 0..count {
-                let (p, x) = done[rng.below(done.len())];
-                let rows = ch.rows(x);
-                let r = rng.below(rows.len());
-                let got = sys.read_rows(p, x, r..r + 1)?;
-                let (want, scale) = want_rows(rows.start + r..rows.start + r + 1);
+            let sampled = sample(&done, ch, inputs.seed, count);
+            // Every sampled row of a device in one readback: a round trip per row would cost more
+            // than the check.
+            let got = sys.read_rows_of(&sampled)?;
+            for ((_, x, r), got) in sampled.into_iter().zip(got) {
+                let start = ch.rows(x).start;
+                let (want, scale) = want_rows(start + r.start..start + r.end);
                 worst = worst.max(rel_to_scale(&got, &want, &scale));
             }
         }
     }
     Ok((worst, trackers_ok))
+}
+
+/// The rows `Verify::Sample(count)` checks: `count` (rank, chunk, one row relative to the chunk)
+/// drawn from the finished outputs `done` by a generator seeded from the inputs' seed, so that a run
+/// checks the same rows whichever way they are read.
+pub fn sample(
+    done: &[(usize, usize)],
+    ch: &crate::shapes::Chunking,
+    seed: u64,
+    count: usize,
+) -> Vec<(usize, usize, std::ops::Range<usize>)> {
+    if done.is_empty() {
+        return Vec::new();
+    }
+    let mut rng = Rng::new(seed ^ 0x5A5A);
+    (0..count)
+        .map(|_| {
+            let (p, x) = done[rng.below(done.len())];
+            let r = rng.below(ch.rows(x).len());
+            (p, x, r..r + 1)
+        })
+        .collect()
 }
 
 /// Every rank's whole output as the last run left it (`--dump`): NaN rows in chunks the plan never

@@ -108,8 +108,11 @@ pub struct Gpu {
     pub instance: wgpu::Instance,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
-    /// MAP_READ buffers of finished readbacks, reused by the next (several threads may share a Gpu).
-    pub(crate) staging: Mutex<Vec<wgpu::Buffer>>,
+    /// MAP_READ buffers of finished readbacks, reused by the next (several threads may share a Gpu);
+    /// capped (see [`crate::readback::StagingPool`]).
+    pub(crate) staging: Mutex<crate::readback::StagingPool<wgpu::Buffer>>,
+    /// Submissions made through [`Gpu::submit`] (tests count round trips with it).
+    submissions: std::sync::atomic::AtomicU64,
 }
 
 impl Gpu {
@@ -208,6 +211,7 @@ impl Gpu {
             lost,
             uncaptured,
             staging: Mutex::default(),
+            submissions: Default::default(),
         })
     }
 
@@ -307,7 +311,14 @@ impl Gpu {
         during: &str,
         cmds: Vec<wgpu::CommandBuffer>,
     ) -> Result<wgpu::SubmissionIndex> {
+        self.submissions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.scoped(during, || self.queue.submit(cmds))
+    }
+
+    /// Submissions made through [`Gpu::submit`] since the device was opened.
+    pub fn submissions(&self) -> u64 {
+        self.submissions.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Blocks until `idx` has completed, or fails with [`Error::Timeout`] naming `pending`.

@@ -35,7 +35,8 @@ pub struct LinkTable {
 }
 
 /// Times one copy step of `bytes` at `link`, `reps` times after one warm-up; median seconds.
-/// Buffers and pipeline are the caller's `kernel`'s; timestamps resolve once after all reps.
+/// Buffers and pipeline are the caller's `kernel`'s; timestamps resolve once, in the submission of
+/// all reps.
 pub fn time_step(
     gpu: &Gpu,
     kernel: &StepKernel,
@@ -86,6 +87,7 @@ pub fn time_step(
                 host.push(t0.elapsed().as_secs_f64());
             }
         }
+        timer.encode_resolve(&mut enc);
         let idx = gpu.submit("calibration steps", vec![enc.finish()])?;
         gpu.wait(Some(idx), "calibration steps", bound)?;
         let secs: Vec<f64> = if timer.gpu_clock() {

@@ -189,6 +189,79 @@ impl Ranks {
         x: usize,
         rows: std::ops::Range<usize>,
     ) -> Result<Vec<f32>> {
+        let mut got = self.read_rows_of(gpu, &[(p, x, rows)])?;
+        Ok(got.pop().expect("one span asked, one read"))
+    }
+
+    /// Rows of several (rank p, chunk x, rows relative to the chunk) outputs held here, in the order
+    /// asked: copied into one staging buffer per submission, so a sample of rows costs one round
+    /// trip, not one per row (more only where the rows exceed the staging pool's budget).
+    pub fn read_rows_of(
+        &self,
+        gpu: &Gpu,
+        want: &[(usize, usize, std::ops::Range<usize>)],
+    ) -> Result<Vec<Vec<f32>>> {
+        let n = self.shape.n;
+        // (buffer, byte offset, bytes) of each ask, checked before anything is read.
+        let mut spans = Vec::with_capacity(want.len());
+        for (p, x, rows) in want {
+            let buffer = self.out_buffer(*p, *x, rows)?;
+            spans.push((
+                buffer,
+                (rows.start * n * 4) as u64,
+                (rows.len() * n * 4) as u64,
+            ));
+        }
+        // Batches that fit the pool's budget, so that their staging buffer is kept for the next
+        // check.
+        let mut batches: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut bytes = 0;
+        for (i, s) in spans.iter().enumerate() {
+            match batches.last_mut() {
+                Some(b) if bytes + s.2 <= crate::readback::STAGING_BUDGET => b.end = i + 1,
+                _ => {
+                    batches.push(i..i + 1);
+                    bytes = 0;
+                }
+            }
+            bytes += s.2;
+        }
+        let mut out = Vec::with_capacity(want.len());
+        for b in batches {
+            let what = match &want[b.clone()] {
+                [(p, x, _)] => format!("rank {p} chunk {x}"),
+                many => format!("{} output row spans", many.len()),
+            };
+            // A span of no rows has nothing to copy.
+            let copies: Vec<_> = spans[b.clone()]
+                .iter()
+                .filter(|s| s.2 > 0)
+                .copied()
+                .collect();
+            let got = if copies.is_empty() {
+                Vec::new()
+            } else {
+                let enc = gpu.device.create_command_encoder(&Default::default());
+                gpu.read_spans(&what, enc, &copies)?
+            };
+            let all: Vec<f32> = bytemuck::pod_collect_to_vec(&got);
+            let mut vals = &all[..];
+            for s in &spans[b] {
+                let (rows, rest) = vals.split_at(s.2 as usize / 4);
+                out.push(rows.to_vec());
+                vals = rest;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The output buffer of rank p's chunk x, checked to hold `rows` (relative to the chunk).
+    fn out_buffer(
+        &self,
+        p: usize,
+        x: usize,
+        rows: &std::ops::Range<usize>,
+    ) -> Result<&wgpu::Buffer> {
         let loc = Loc {
             rank: p,
             chunk: x,
@@ -209,13 +282,7 @@ impl Ranks {
                 format!("within the chunk's {len} rows"),
             ));
         }
-        let n = self.shape.n;
-        gpu.read_f32(
-            &format!("rank {p} chunk {x}"),
-            &l.data,
-            (rows.start * n * 4) as u64,
-            rows.len() * n,
-        )
+        Ok(&l.data)
     }
 
     /// Bytes of device memory per role, for reports.

@@ -1,16 +1,36 @@
 //! GPU timestamps at compute-pass boundaries: the one timer of the modes, link calibration and the
 //! benches. Absent where the adapter has no TIMESTAMP_QUERY; callers then fall back to the host clock.
+//! The timed submission resolves its own queries, so reading them costs a map, not a round trip.
+
+use web_time::Instant;
 
 use crate::error::Result;
 use crate::gpu::Gpu;
 
-/// A query set of begin/end pairs, one pair per timed pass, resolved and read back in one go.
+/// The query set and the two buffers its values pass through, made once per timer.
+struct GpuSide {
+    set: wgpu::QuerySet,
+    /// Where the queries resolve (QUERY_RESOLVE cannot be mapped).
+    resolve: wgpu::Buffer,
+    /// The resolved values' copy the host maps.
+    readback: wgpu::Buffer,
+}
+
+/// Queries per 256 bytes: a resolve must start at a 256-byte offset of its buffer.
+const QUERIES_PER_ALIGN: u32 =
+    (wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT / wgpu::QUERY_SIZE as u64) as u32;
+
+/// A query set of begin/end pairs, one pair per timed pass. The caller encodes the resolve
+/// ([`Timestamps::encode_resolve`]) into the submission that ran the passes, so reading them
+/// ([`Timestamps::ticks`]) maps a buffer that submission filled: no submission of its own.
 pub struct Timestamps {
-    gpu_side: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+    gpu_side: Option<GpuSide>,
     /// Pairs the query set holds.
     cap: u32,
     /// Pairs handed out since the last [`Timestamps::reset`].
     next: u32,
+    /// Pairs an encoded resolve has copied to the readback buffer since the reset.
+    resolved: u32,
     /// Whether every pass asked for since the reset got its pair.
     covered: bool,
     period_ns: f64,
@@ -24,6 +44,7 @@ impl Timestamps {
                 gpu_side: None,
                 cap: 0,
                 next: 0,
+                resolved: 0,
                 covered: false,
                 period_ns: 0.0,
             };
@@ -34,16 +55,32 @@ impl Timestamps {
             ty: wgpu::QueryType::Timestamp,
             count: 2 * cap,
         });
-        let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("timestamp resolve"),
-            size: (u64::from(cap) * 2 * wgpu::QUERY_SIZE as u64).next_multiple_of(256),
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
+        let bytes = (u64::from(cap) * 2 * wgpu::QUERY_SIZE as u64).next_multiple_of(256);
+        let buffer = |label, usage| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let resolve = buffer(
+            "timestamp resolve",
+            wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let readback = buffer(
+            "timestamp readback",
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
         Timestamps {
-            gpu_side: Some((set, resolve)),
+            gpu_side: Some(GpuSide {
+                set,
+                resolve,
+                readback,
+            }),
             cap,
             next: 0,
+            resolved: 0,
             covered: true,
             period_ns: f64::from(gpu.queue.get_timestamp_period()),
         }
@@ -57,6 +94,7 @@ impl Timestamps {
     /// Starts a new series: pass numbering restarts.
     pub fn reset(&mut self) {
         self.next = 0;
+        self.resolved = 0;
         self.covered = self.gpu_side.is_some();
     }
 
@@ -68,7 +106,7 @@ impl Timestamps {
     /// Timestamp writes for the next pass; None (and the series no longer covered) once the query
     /// set is full, or always without timestamps.
     pub fn pass(&mut self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        let (set, _) = self.gpu_side.as_ref()?;
+        let set = &self.gpu_side.as_ref()?.set;
         if self.next == self.cap {
             self.covered = false;
             return None;
@@ -82,19 +120,50 @@ impl Timestamps {
         })
     }
 
-    /// Every timed pass's (begin, end) in ticks since the reset, resolved after the caller's work
-    /// (submit it first; the readback waits for it, bounded).
+    /// Encodes, after the passes `enc` holds, the resolve of the pairs handed out since the last
+    /// resolve and their copy to the buffer [`Timestamps::ticks`] maps. Nothing where every pair is
+    /// resolved already or there are no timestamps. A series of several submissions encodes it in
+    /// each (the executor does: it cannot tell which submission of a series is the last): each
+    /// resolves only its own passes (from the 256-byte boundary before them), so the buffer holds
+    /// every pass since the reset once the last completes, at a cost that does not grow with the
+    /// series.
+    pub fn encode_resolve(&mut self, enc: &mut wgpu::CommandEncoder) {
+        let Some(side) = &self.gpu_side else {
+            return;
+        };
+        if self.resolved == self.next {
+            return;
+        }
+        let from = (2 * self.resolved) / QUERIES_PER_ALIGN * QUERIES_PER_ALIGN;
+        let to = 2 * self.next;
+        let offset = u64::from(from) * wgpu::QUERY_SIZE as u64;
+        let bytes = u64::from(to - from) * wgpu::QUERY_SIZE as u64;
+        enc.resolve_query_set(&side.set, from..to, &side.resolve, offset);
+        enc.copy_buffer_to_buffer(&side.resolve, offset, &side.readback, offset, bytes);
+        self.resolved = self.next;
+    }
+
+    /// Every timed pass's (begin, end) in ticks since the reset, from the buffer the submissions'
+    /// resolves filled: one map, bounded by the device's timeout (it waits for them to complete if
+    /// the caller has not). Passes timed after the last [`Timestamps::encode_resolve`] cost a
+    /// submission that resolves them all first, on every call (readers hold the timer shared):
+    /// callers encode the resolve instead.
     pub fn ticks(&self, gpu: &Gpu) -> Result<Vec<(u64, u64)>> {
-        let Some((set, resolve)) = &self.gpu_side else {
+        let Some(side) = &self.gpu_side else {
             return Ok(vec![]);
         };
         if self.next == 0 {
             return Ok(vec![]);
         }
-        let n = 2 * self.next;
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        enc.resolve_query_set(set, 0..n, resolve, 0);
-        let bytes = gpu.read_spans("timestamps", enc, &[(resolve, 0, u64::from(n) * 8)])?;
+        let bytes = u64::from(2 * self.next) * wgpu::QUERY_SIZE as u64;
+        if self.resolved < self.next {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            enc.resolve_query_set(&side.set, 0..2 * self.next, &side.resolve, 0);
+            enc.copy_buffer_to_buffer(&side.resolve, 0, &side.readback, 0, bytes);
+            gpu.submit("resolving timestamps", vec![enc.finish()])?;
+        }
+        let pending = gpu.map_owned("timestamps", &side.readback, bytes);
+        let bytes = gpu.await_read(pending, Instant::now() + gpu.timeout)?;
         let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
         Ok(ticks.chunks_exact(2).map(|p| (p[0], p[1])).collect())
     }

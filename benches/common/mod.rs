@@ -39,7 +39,8 @@ impl Clock {
     /// T3_BENCH_SETTLE_S seconds more (default 10). NVIDIA's driver swaps a background-optimised
     /// build of a new pipeline in after a while (2-7x faster for the cooperative-matrix GEMM,
     /// BENCHMARKS.md), so a short warm-up times the first build. Each warm-up run is timed alone
-    /// (GPU timestamps read back per run where the adapter has them, else the host clock).
+    /// (GPU timestamps, resolved in the run's own submission, read back per run where the adapter has
+    /// them, else the host clock).
     fn warm_up(
         &mut self,
         gpu: &Gpu,
@@ -70,6 +71,7 @@ impl Clock {
             if let Some(t) = &mut self.ts {
                 t.reset();
                 record(&mut enc, t.pass());
+                t.encode_resolve(&mut enc);
             } else {
                 record(&mut enc, None);
             }
@@ -118,7 +120,7 @@ impl Clock {
 
     /// Ms of each of `reps` runs of the pass `record` encodes, in order, after the warm-up runs
     /// ([`Clock::warm_up`]; [`Clock::last_warmup`] says how it went). With timestamps every rep is
-    /// submitted without waiting and all are resolved in one readback after.
+    /// submitted without waiting and the last one resolves them all for one readback after.
     pub fn times_ms(
         &mut self,
         gpu: &Gpu,
@@ -142,9 +144,13 @@ impl Clock {
         };
         t.reset();
         let mut last = None;
-        for _ in 0..reps {
+        for rep in 0..reps {
             let mut enc = gpu.device.create_command_encoder(&Default::default());
             record(&mut enc, t.pass());
+            // The last rep resolves them all: no copy runs between the timed reps.
+            if rep + 1 == reps {
+                t.encode_resolve(&mut enc);
+            }
             last = Some(gpu.submit(what, vec![enc.finish()])?);
         }
         gpu.wait(last, what, bound * reps)?;

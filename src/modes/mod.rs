@@ -430,6 +430,39 @@ impl<'a> System<'a> {
         }));
         v
     }
+
+    /// Rows of several (rank p, chunk x, rows relative to the chunk) outputs, in the order asked:
+    /// each device's in one readback ([`Ranks::read_rows_of`]), not one round trip per span.
+    pub fn read_rows_of(
+        &self,
+        want: &[(usize, usize, std::ops::Range<usize>)],
+    ) -> Result<Vec<Vec<f32>>> {
+        let ranks = self.config.ranks;
+        if let Some((p, _, _)) = want.iter().find(|w| w.0 >= ranks) {
+            return Err(Error::invalid(
+                "rank",
+                p,
+                format!("below the rank count ({ranks})"),
+            ));
+        }
+        let mut out = vec![Vec::new(); want.len()];
+        for (d, part) in self.parts.iter().enumerate() {
+            let mine: Vec<usize> = (0..want.len())
+                .filter(|&i| self.placement.device(want[i].0) == d)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let asked: Vec<_> = mine.iter().map(|&i| want[i].clone()).collect();
+            for (i, rows) in mine
+                .into_iter()
+                .zip(part.ranks.read_rows_of(part.gpu, &asked)?)
+            {
+                out[i] = rows;
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// The host links' buffers that live on device `d`, keyed as recordings name them.
