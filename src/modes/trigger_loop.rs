@@ -57,11 +57,27 @@ struct Transfer {
 /// Runs the plan once through the loop with `depth` submissions queued per device; `mode` names the
 /// timeline.
 pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run> {
-    let devices = sys.parts.len();
     let deadline = Instant::now() + sys.timeout();
     for p in &mut sys.parts {
         p.exec.timer.reset();
+        p.exec.defer_resolve = true;
     }
+    let run = submit_all(sys, depth, gate, mode, deadline);
+    for p in &mut sys.parts {
+        p.exec.defer_resolve = false;
+    }
+    run
+}
+
+/// The loop itself ([`run`] sets the executors up around it).
+fn submit_all(
+    sys: &mut System,
+    depth: usize,
+    gate: Gate,
+    mode: &str,
+    deadline: Instant,
+) -> Result<Run> {
+    let devices = sys.parts.len();
     let plan = &sys.plan;
     let n = plan.ops.len();
     let device_of = |rank: usize| sys.placement.device(rank);
