@@ -1,6 +1,8 @@
 //! Host links as data: for a placement of the ranks, the ordered device pairs that steps cross, each
-//! link's slots (outbox/inbox pairs reused in turn) and capacity, and the slot every crossing step uses.
+//! link's slots (outbox/inbox pairs reused in turn) and capacity, the slot every crossing step uses,
+//! and the copies through staging buffers where an end is not mapped in place.
 
+use super::{Buffer, Command, End, Half, LinkBox, Lowered, Span};
 use crate::placement::Placement;
 use crate::plan::{Kind, Plan};
 
@@ -98,5 +100,47 @@ impl HostLinks {
     /// Whether any step crosses devices.
     pub fn any(&self) -> bool {
         !self.links.is_empty()
+    }
+}
+
+impl Lowered {
+    /// Where this device's link ends are staged (not mapped in place): the copies that move the
+    /// chunks of `ops`' send halves from their outboxes to the buffers the host maps. Encode after the
+    /// pass that runs them, in the same submission.
+    pub fn drain(&self, ops: &[usize]) -> Vec<Command> {
+        self.staging(ops, Half::Send)
+    }
+
+    /// The copies that move the chunks the host wrote for `ops`' receive halves into their inboxes
+    /// (staged ends only). Encode before the pass that runs them.
+    pub fn land(&self, ops: &[usize]) -> Vec<Command> {
+        self.staging(ops, Half::Receive)
+    }
+
+    fn staging(&self, ops: &[usize], which: Half) -> Vec<Command> {
+        if self.target.host_mapped {
+            return Vec::new();
+        }
+        ops.iter()
+            .filter_map(|&i| match self.ops[i].as_ref()?.half {
+                Some((h, c)) if h == which => Some(c),
+                _ => None,
+            })
+            .map(|c| {
+                let (from, to) = match which {
+                    Half::Send => (End::Outbox, End::OutboxMap),
+                    Half::Receive => (End::InboxMap, End::Inbox),
+                };
+                Command::Copy {
+                    src: Span {
+                        buffer: Buffer::Link(LinkBox::of(c, from)),
+                        offset: 0,
+                        bytes: c.bytes,
+                    },
+                    dst: Buffer::Link(LinkBox::of(c, to)),
+                    dst_offset: 0,
+                }
+            })
+            .collect()
     }
 }

@@ -4,6 +4,7 @@
 //! caps, the step lead and fused mode's packing. The executor (src/executor.rs) only binds and encodes.
 
 mod fused;
+mod gather;
 mod links;
 mod recording;
 
@@ -12,7 +13,6 @@ pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use recording::*;
 
 use crate::config::Config;
-use crate::gather::{GatherParams, PER_DISPATCH};
 use crate::gemm::{GemmParams, Job, Padding, StoreMode};
 use crate::placement::Placement;
 use crate::plan::{Kind, Loc, Plan};
@@ -156,7 +156,7 @@ pub fn lower_on(
         gathered: Buffer::Pool(0),
     };
     lower_ops(&mut l, config, chunking, plan, share);
-    lower_gather(&mut l);
+    gather::lower_gather(&mut l);
     let n_ops = plan.ops.len();
     let is = |i: usize, gemm: bool| l.ops[i].as_ref().is_some_and(|o| o.gemm == gemm);
     let step_ops = || (0..n_ops).filter(|&i| is(i, false));
@@ -225,36 +225,6 @@ pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Paddi
         Padding::new(rows.len(), config.shape.k, config.shape.n),
         rows.start,
     )
-}
-
-/// The gather bindings: [`PER_DISPATCH`] trackers of `l.locs` each (the last group's spare slots
-/// repeat its first tracker; `count` keeps them unread), and the buffer they gather into.
-fn lower_gather(l: &mut Lowered) {
-    let groups = l.locs.len().div_ceil(PER_DISPATCH).max(1);
-    let gathered = l.pool_buffer(
-        "gathered tracker counters",
-        (4 * PER_DISPATCH * groups).next_multiple_of(16) as u64,
-        None,
-    );
-    l.gathered = gathered;
-    for g in 0..l.locs.len().div_ceil(PER_DISPATCH) {
-        let group = &l.locs[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(l.locs.len())];
-        let trackers = (0..PER_DISPATCH)
-            .map(|k| Resource::Buffer(Buffer::Tracker(*group.get(k).unwrap_or(&group[0]))));
-        l.bindings.push(Binding {
-            group: Group::Gather,
-            params: Params::Gather(GatherParams {
-                count: group.len() as u32,
-                at: (g * PER_DISPATCH) as u32,
-                ..Default::default()
-            }),
-            resources: [Resource::Buffer(gathered), Resource::Params]
-                .into_iter()
-                .chain(trackers)
-                .collect(),
-        });
-        l.gather.push(l.bindings.len() - 1);
-    }
 }
 
 /// Each op's binding and dispatch, arbitration's capped variants and the step lead.
@@ -491,46 +461,6 @@ impl Lowered {
             .collect()
     }
 
-    /// The dispatches that gather the counters of `locs` (trackers of this device) into
-    /// [`Lowered::gathered`], to go at the end of a pass that follows their writers, and the read of
-    /// the gathered counters: one copy however many trackers ([`Lowered::counter_values`] decodes it).
-    pub fn counters_of(&self, locs: &[Loc]) -> (Vec<Dispatch>, Command) {
-        let mut groups: Vec<usize> = locs
-            .iter()
-            .map(|l| self.tracker_index(l) / PER_DISPATCH)
-            .collect();
-        groups.sort_unstable();
-        groups.dedup();
-        let dispatches = groups
-            .iter()
-            .map(|&g| Dispatch {
-                kernel: Kernel::Gather,
-                binding: self.gather[g],
-                workgroups: 1,
-            })
-            .collect();
-        let last = groups.last().map_or(0, |&g| g + 1);
-        let read = Command::Read(vec![Span {
-            buffer: self.gathered,
-            offset: 0,
-            bytes: (4 * PER_DISPATCH * last) as u64,
-        }]);
-        (dispatches, read)
-    }
-
-    /// The counters of `locs` from the bytes the read of [`Lowered::counters_of`] returned.
-    pub fn counter_values(&self, locs: &[Loc], bytes: &[u8]) -> Vec<u32> {
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
-        locs.iter().map(|l| words[self.tracker_index(l)]).collect()
-    }
-
-    fn tracker_index(&self, l: &Loc) -> usize {
-        self.locs
-            .iter()
-            .position(|x| x == l)
-            .unwrap_or_else(|| panic!("{l:?} has no tracker on device {}", self.target.device))
-    }
-
     /// The pass running plan ops `ops` (GEMMs through `store`'s pipeline): in order, except that
     /// where the pass holds both GEMM and step ops, its steps take arbitration's caps and the GEMM
     /// ops the step lead names go after them.
@@ -564,47 +494,12 @@ impl Lowered {
         }
     }
 
-    /// Where this device's link ends are staged (not mapped in place): the copies that move the
-    /// chunks of `ops`' send halves from their outboxes to the buffers the host maps. Encode after the
-    /// pass that runs them, in the same submission.
-    pub fn drain(&self, ops: &[usize]) -> Vec<Command> {
-        self.staging(ops, Half::Send)
-    }
-
-    /// The copies that move the chunks the host wrote for `ops`' receive halves into their inboxes
-    /// (staged ends only). Encode before the pass that runs them.
-    pub fn land(&self, ops: &[usize]) -> Vec<Command> {
-        self.staging(ops, Half::Receive)
-    }
-
-    fn staging(&self, ops: &[usize], which: Half) -> Vec<Command> {
-        if self.target.host_mapped {
-            return Vec::new();
-        }
-        ops.iter()
-            .filter_map(|&i| match self.ops[i].as_ref()?.half {
-                Some((h, c)) if h == which => Some(c),
-                _ => None,
-            })
-            .map(|c| {
-                let (from, to) = match which {
-                    Half::Send => (End::Outbox, End::OutboxMap),
-                    Half::Receive => (End::InboxMap, End::Inbox),
-                };
-                Command::Copy {
-                    src: Span {
-                        buffer: Buffer::Link(LinkBox::of(c, from)),
-                        offset: 0,
-                        bytes: c.bytes,
-                    },
-                    dst: Buffer::Link(LinkBox::of(c, to)),
-                    dst_offset: 0,
-                }
-            })
-            .collect()
-    }
-
-    fn pool_buffer(&mut self, label: &'static str, bytes: u64, init: Option<Vec<u8>>) -> Buffer {
+    pub(super) fn pool_buffer(
+        &mut self,
+        label: &'static str,
+        bytes: u64,
+        init: Option<Vec<u8>>,
+    ) -> Buffer {
         self.pool.push(PoolBuffer {
             label,
             bytes,

@@ -1,0 +1,78 @@
+//! The gather of tracker counters as data: a binding per [`PER_DISPATCH`] trackers of a device, the
+//! dispatches a trigger loop appends to a submission's last pass, and the decoding of the one read.
+
+use super::{Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Resource, Span};
+use crate::gather::{GatherParams, PER_DISPATCH};
+use crate::plan::Loc;
+
+/// The gather bindings: [`PER_DISPATCH`] trackers of `l.locs` each (the last group's spare slots
+/// repeat its first tracker; `count` keeps them unread), and the buffer they gather into.
+pub(super) fn lower_gather(l: &mut Lowered) {
+    let groups = l.locs.len().div_ceil(PER_DISPATCH).max(1);
+    let gathered = l.pool_buffer(
+        "gathered tracker counters",
+        (4 * PER_DISPATCH * groups).next_multiple_of(16) as u64,
+        None,
+    );
+    l.gathered = gathered;
+    for g in 0..l.locs.len().div_ceil(PER_DISPATCH) {
+        let group = &l.locs[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(l.locs.len())];
+        let trackers = (0..PER_DISPATCH)
+            .map(|k| Resource::Buffer(Buffer::Tracker(*group.get(k).unwrap_or(&group[0]))));
+        l.bindings.push(Binding {
+            group: Group::Gather,
+            params: Params::Gather(GatherParams {
+                count: group.len() as u32,
+                at: (g * PER_DISPATCH) as u32,
+                ..Default::default()
+            }),
+            resources: [Resource::Buffer(gathered), Resource::Params]
+                .into_iter()
+                .chain(trackers)
+                .collect(),
+        });
+        l.gather.push(l.bindings.len() - 1);
+    }
+}
+
+impl Lowered {
+    /// The dispatches that gather the counters of `locs` (trackers of this device) into
+    /// [`Lowered::gathered`], to go at the end of a pass that follows their writers, and the read of
+    /// the gathered counters: one copy however many trackers ([`Lowered::counter_values`] decodes it).
+    pub fn counters_of(&self, locs: &[Loc]) -> (Vec<Dispatch>, Command) {
+        let mut groups: Vec<usize> = locs
+            .iter()
+            .map(|l| self.tracker_index(l) / PER_DISPATCH)
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let dispatches = groups
+            .iter()
+            .map(|&g| Dispatch {
+                kernel: Kernel::Gather,
+                binding: self.gather[g],
+                workgroups: 1,
+            })
+            .collect();
+        let last = groups.last().map_or(0, |&g| g + 1);
+        let read = Command::Read(vec![Span {
+            buffer: self.gathered,
+            offset: 0,
+            bytes: (4 * PER_DISPATCH * last) as u64,
+        }]);
+        (dispatches, read)
+    }
+
+    /// The counters of `locs` from the bytes the read of [`Lowered::counters_of`] returned.
+    pub fn counter_values(&self, locs: &[Loc], bytes: &[u8]) -> Vec<u32> {
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(bytes);
+        locs.iter().map(|l| words[self.tracker_index(l)]).collect()
+    }
+
+    fn tracker_index(&self, l: &Loc) -> usize {
+        self.locs
+            .iter()
+            .position(|x| x == l)
+            .unwrap_or_else(|| panic!("{l:?} has no tracker on device {}", self.target.device))
+    }
+}

@@ -1,0 +1,415 @@
+//! The system: a plan lowered and bound on one device or several (a part per device: its ranks'
+//! buffers, its lowering, its executor) with the host links between them, and the helpers that run a
+//! recording on it.
+
+use std::collections::HashMap;
+use web_time::Instant;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::executor::{Executed, Executor, Kernels};
+use crate::gpu::Gpu;
+use crate::hostlink::{CopyPool, HostLink, Path};
+use crate::lower::{lower_on, End, HostLinks, LinkBox, Lowered, Recording, Share, Target};
+use crate::placement::Placement;
+use crate::plan::Plan;
+use crate::ranks::Ranks;
+use crate::schedule::Schedule;
+use crate::shapes::Chunking;
+
+/// One device's share of a system: its ranks' buffers, the plan lowered for it, its executor.
+pub struct Part<'a> {
+    pub device: usize,
+    pub gpu: &'a Gpu,
+    pub kernels: &'a Kernels,
+    pub lowered: Lowered,
+    pub ranks: Ranks,
+    pub(crate) exec: Executor<'a>,
+}
+
+/// A plan lowered and bound to the ranks' buffers on one device or several: recordings made once,
+/// run many times. Ranks sit on the devices in contiguous blocks ([`Placement`]); steps between
+/// devices go through the host links.
+pub struct System<'a> {
+    pub config: Config,
+    pub chunking: Chunking,
+    pub plan: Plan,
+    pub placement: Placement,
+    /// The links the placement needs, as data (slots and which step uses which).
+    pub host_links: HostLinks,
+    /// One per device, in device order.
+    pub parts: Vec<Part<'a>>,
+    pub(crate) gpus: &'a [Gpu],
+    /// The links' buffers (one per entry of `host_links.links`).
+    pub(crate) links: Vec<HostLink>,
+    /// The host's copy threads for link transfers (none on one device).
+    pub(crate) copier: Option<CopyPool>,
+}
+
+impl<'a> System<'a> {
+    /// Every rank on one device.
+    pub fn new(gpu: &'a Gpu, kernels: &'a Kernels, config: Config) -> Result<Self> {
+        Self::on_devices(
+            std::slice::from_ref(gpu),
+            std::slice::from_ref(kernels),
+            config,
+            Path::Mapped,
+        )
+    }
+
+    /// The ranks over `gpus` (each with its `kernels`), links between them taking path `want` where
+    /// the devices allow it (mapped, else staged).
+    pub fn on_devices(
+        gpus: &'a [Gpu],
+        kernels: &'a [Kernels],
+        config: Config,
+        want: Path,
+    ) -> Result<Self> {
+        if kernels.len() != gpus.len() {
+            return Err(Error::invalid(
+                "kernels",
+                format!("{} kernel sets", kernels.len()),
+                format!("one per device ({})", gpus.len()),
+            ));
+        }
+        if let Some(k) = kernels.iter().find(|k| k.gemm.dtype != config.dtype) {
+            return Err(Error::invalid(
+                "kernels",
+                format!("GEMM kernels for {} operands", k.gemm.dtype.name()),
+                format!("those of the run's {} operands", config.dtype.name()),
+            ));
+        }
+        let chunking = Chunking::new(config.shape.m, config.ranks, config.chunks)?;
+        let placement = Placement::new(config.ranks, gpus.len())?;
+        let schedule = Schedule::new(config.collective, &chunking);
+        let targets: Vec<Target> = gpus
+            .iter()
+            .zip(kernels)
+            .enumerate()
+            .map(|(d, (g, k))| {
+                let t = k.target(g, d);
+                Target {
+                    host_mapped: t.host_mapped && want == Path::Mapped,
+                    ..t
+                }
+            })
+            .collect();
+        if let Some(t) = targets.iter().find(|t| t.tile_n != targets[0].tile_n) {
+            return Err(Error::invalid(
+                "devices",
+                format!("device {} with {}-column GEMM tiles", t.device, t.tile_n),
+                format!(
+                    "one tile width on every device (device 0: {}): trackers count the same tiles",
+                    targets[0].tile_n
+                ),
+            ));
+        }
+        let plan = Plan::new(
+            &schedule,
+            &chunking,
+            config.shape.n,
+            targets[0].tile_n,
+            config.via,
+        );
+        let host_links = HostLinks::new(&plan, &placement);
+        let share = Share {
+            placement: &placement,
+            links: &host_links,
+        };
+        let mut links = Vec::new();
+        for l in &host_links.links {
+            let path = if targets[l.from].host_mapped && targets[l.to].host_mapped {
+                Path::Mapped
+            } else {
+                Path::Staged
+            };
+            links.push(HostLink::new(
+                gpus, l.from, l.to, l.capacity, l.slots, path,
+            )?);
+        }
+        let passes = (plan.ops.len() + plan.levels + 8) as u32;
+        let mut parts = Vec::new();
+        for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
+            let lowered = lower_on(&config, &chunking, &schedule, &plan, target, share);
+            let ranks = Ranks::held(
+                gpu,
+                config.shape,
+                config.dtype,
+                config.collective,
+                &chunking,
+                &plan,
+                placement.ranks_on(d),
+            )?;
+            let imported = link_buffers(&host_links, &links, d)?;
+            let exec = Executor::new(gpu, kernels, &ranks, &lowered, imported, passes)?;
+            parts.push(Part {
+                device: d,
+                gpu,
+                kernels,
+                lowered,
+                ranks,
+                exec,
+            });
+        }
+        let copier = if links.is_empty() {
+            None
+        } else {
+            Some(CopyPool::new(crate::settings::copy_threads()?)?)
+        };
+        Ok(System {
+            config,
+            chunking,
+            plan,
+            placement,
+            host_links,
+            parts,
+            gpus,
+            links,
+            copier,
+        })
+    }
+
+    /// Host links between the devices (none on one device).
+    pub fn links_used(&self) -> usize {
+        self.links.len()
+    }
+
+    /// The one device's part, for modes that run on one device only.
+    pub fn only(&mut self) -> &mut Part<'a> {
+        assert_eq!(self.parts.len(), 1, "a one-device mode asked on several");
+        &mut self.parts[0]
+    }
+
+    /// The part that holds rank `p`.
+    pub fn part_of(&self, p: usize) -> &Part<'a> {
+        &self.parts[self.placement.device(p)]
+    }
+
+    /// Device memory held on every device: the ranks' buffers, plus the executors' pooled ones
+    /// (fused mode's packed copies once it ran).
+    pub fn device_bytes(&self) -> u64 {
+        self.parts
+            .iter()
+            .map(|p| p.ranks.allocated + p.exec.allocated())
+            .sum()
+    }
+
+    /// The bound on waiting for the whole plan (the slowest device's, plus the links' bytes).
+    pub fn timeout(&self) -> std::time::Duration {
+        self.parts
+            .iter()
+            .map(|p| {
+                p.gpu
+                    .timeout_for(self.config.total_flops(), self.plan.step_bytes() as f64)
+            })
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// The grain string for timelines of pass-structured modes.
+    pub fn grain(&self) -> String {
+        let t = &self.parts[0].exec.timer;
+        if t.gpu_clock() && t.covered() {
+            "pass (GPU timestamps at compute-pass boundaries)".into()
+        } else if t.gpu_clock() {
+            "submission (host clock: more passes than the timestamp query set holds)".into()
+        } else {
+            "submission (host clock; adapter has no timestamp queries)".into()
+        }
+    }
+
+    /// Writes every rank's operands from `inputs` on its device.
+    pub fn upload(&self, inputs: &crate::ranks::Inputs) {
+        for p in &self.parts {
+            p.ranks.upload(p.gpu, inputs);
+        }
+    }
+
+    /// Fills every output and receive buffer on every device with NaN.
+    pub fn poison(&self) {
+        for p in &self.parts {
+            p.ranks.poison(p.gpu);
+        }
+    }
+
+    /// Every tracker's counter on every device, read back now.
+    pub fn read_counters(&self) -> Result<HashMap<crate::plan::Loc, u32>> {
+        let mut all = HashMap::new();
+        for p in &self.parts {
+            all.extend(p.ranks.read_counters(p.gpu)?);
+        }
+        Ok(all)
+    }
+
+    /// Rows `rows` (relative to the chunk) of rank p's output chunk x, from its device.
+    pub fn read_rows(&self, p: usize, x: usize, rows: std::ops::Range<usize>) -> Result<Vec<f32>> {
+        if p >= self.config.ranks {
+            return Err(Error::invalid(
+                "rank",
+                p,
+                format!("below the rank count ({})", self.config.ranks),
+            ));
+        }
+        let part = self.part_of(p);
+        part.ranks.read_rows(part.gpu, p, x, rows)
+    }
+
+    /// Whether the plan writes rank p's output chunk x.
+    pub fn writes(&self, p: usize, x: usize) -> bool {
+        p < self.config.ranks
+            && self.part_of(p).ranks.locs.contains_key(&crate::plan::Loc {
+                rank: p,
+                chunk: x,
+                buf: crate::plan::Buf::Out,
+            })
+    }
+
+    /// One line per device and one per link, for reports.
+    pub fn describe_devices(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .parts
+            .iter()
+            .map(|p| {
+                let r = p.ranks.held.clone();
+                format!(
+                    "device {}: {} (ranks {}..{})",
+                    p.device,
+                    p.gpu.describe(),
+                    r.start,
+                    r.end - 1
+                )
+            })
+            .collect();
+        v.extend(self.links.iter().map(|l| {
+            format!(
+                "link {}->{}: {}, {} slots of {} bytes",
+                l.from,
+                l.to,
+                l.describe(),
+                l.slots(),
+                l.capacity
+            )
+        }));
+        v
+    }
+
+    /// Rows of several (rank p, chunk x, rows relative to the chunk) outputs, in the order asked:
+    /// each device's in one readback ([`Ranks::read_rows_of`]), not one round trip per span.
+    pub fn read_rows_of(
+        &self,
+        want: &[(usize, usize, std::ops::Range<usize>)],
+    ) -> Result<Vec<Vec<f32>>> {
+        let ranks = self.config.ranks;
+        if let Some((p, _, _)) = want.iter().find(|w| w.0 >= ranks) {
+            return Err(Error::invalid(
+                "rank",
+                p,
+                format!("below the rank count ({ranks})"),
+            ));
+        }
+        let mut out = vec![Vec::new(); want.len()];
+        for (d, part) in self.parts.iter().enumerate() {
+            let mine: Vec<usize> = (0..want.len())
+                .filter(|&i| self.placement.device(want[i].0) == d)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let asked: Vec<_> = mine.iter().map(|&i| want[i].clone()).collect();
+            for (i, rows) in mine
+                .into_iter()
+                .zip(part.ranks.read_rows_of(part.gpu, &asked)?)
+            {
+                out[i] = rows;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The host links' buffers that live on device `d`, keyed as recordings name them.
+fn link_buffers(
+    spec: &HostLinks,
+    links: &[HostLink],
+    d: usize,
+) -> Result<HashMap<LinkBox, wgpu::Buffer>> {
+    let mut m = HashMap::new();
+    for (k, (s, l)) in spec.links.iter().zip(links).enumerate() {
+        for slot in 0..s.slots {
+            let [outbox, out_map, inbox, in_map] = l.buffers(slot)?;
+            let ends: &[(End, &wgpu::Buffer)] = if s.from == d {
+                &[(End::Outbox, outbox), (End::OutboxMap, out_map)]
+            } else if s.to == d {
+                &[(End::Inbox, inbox), (End::InboxMap, in_map)]
+            } else {
+                &[]
+            };
+            for &(end, b) in ends {
+                m.insert(LinkBox { link: k, slot, end }, b.clone());
+            }
+        }
+    }
+    Ok(m)
+}
+
+/// Runs the recording `pick` chooses on a one-device system as one submission with a timestamp per
+/// pass; returns the passes' intervals in µs (a host-clock estimate where there are no timestamps).
+pub fn run_recording(
+    sys: &mut System,
+    pick: impl Fn(&Lowered) -> &Recording,
+) -> Result<Vec<(f64, f64)>> {
+    let bound = sys.timeout();
+    let part = sys.only();
+    let rec = pick(&part.lowered);
+    part.exec.timer.reset();
+    let done = part
+        .exec
+        .submit(&part.ranks, &part.lowered, rec.label, &rec.commands, bound)?;
+    spans_or_spread(part, rec.passes().count(), &done)
+}
+
+/// The passes' GPU intervals of `part`'s last series, or the host time `done` took spread evenly
+/// over `passes` where there are no (or not enough) timestamps: the grain says so.
+fn spans_or_spread(part: &Part, passes: usize, done: &Executed) -> Result<Vec<(f64, f64)>> {
+    let mut t = part.exec.timer.spans_us(part.gpu)?;
+    if t.len() < passes || !part.exec.timer.covered() {
+        let host_us = (done.done - done.started).as_secs_f64() * 1e6;
+        let each = host_us / passes.max(1) as f64;
+        t = (0..passes)
+            .map(|i| (i as f64 * each, (i + 1) as f64 * each))
+            .collect();
+    }
+    Ok(t)
+}
+
+/// Runs the recording `pick` chooses on every device at once (launched one after the other, then
+/// awaited); returns the longest device's first-pass-start to last-pass-end, µs on its own clock.
+pub fn run_everywhere(sys: &mut System, pick: impl Fn(&Lowered) -> &Recording) -> Result<f64> {
+    let bound = sys.timeout();
+    let deadline = Instant::now() + bound;
+    let mut launched = Vec::new();
+    for part in &mut sys.parts {
+        let rec = pick(&part.lowered);
+        part.exec.timer.reset();
+        launched.push(
+            part.exec
+                .launch(&part.ranks, &part.lowered, rec.label, &rec.commands)?,
+        );
+    }
+    let mut longest = 0f64;
+    for (part, l) in sys.parts.iter().zip(launched) {
+        let rec = pick(&part.lowered);
+        let left = deadline.saturating_duration_since(Instant::now());
+        part.gpu.wait(Some(l.index.clone()), rec.label, left)?;
+        let done = Executed {
+            started: l.started,
+            submitted: l.submitted,
+            done: Instant::now(),
+            read: Vec::new(),
+        };
+        let t = spans_or_spread(part, rec.passes().count(), &done)?;
+        let span = t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0);
+        longest = longest.max(span);
+    }
+    Ok(longest)
+}

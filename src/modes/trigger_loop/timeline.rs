@@ -1,0 +1,150 @@
+//! The trigger loop's timeline: each device's passes on one axis by the offset its submissions bound
+//! against the host clock, with the host's triggers, waits and copies.
+
+use super::super::host::align;
+use super::super::{Run, System};
+use super::Sub;
+use crate::error::Result;
+use crate::plan::Kind;
+use crate::timeline::{Event, EventKind, Lane};
+
+/// The run's timeline on one axis (device 0's GPU clock where there are timestamps, else the host's):
+/// each device's passes moved by the offset its submissions bound against the host clock ([`align`]),
+/// host triggers, waits and copies with them.
+pub(super) fn timeline(
+    sys: &System,
+    mode: &str,
+    subs: &[Sub],
+    pass_of: &[usize],
+    triggers: &[(usize, f64, Vec<usize>)],
+    waits: &[(usize, f64, f64)],
+    copies: &[(usize, f64, f64, f64)],
+) -> Result<Run> {
+    let devices = sys.parts.len();
+    // Each pass's span on the axis, and each device's host offset and alignment window.
+    let mut t = vec![(0.0, 0.0); subs.len()];
+    let mut offsets = Vec::with_capacity(devices);
+    let mut notes = Vec::new();
+    let mut gpu_clock = true;
+    for (d, part) in sys.parts.iter().enumerate() {
+        let mine: Vec<usize> = (0..subs.len()).filter(|&k| subs[k].device == d).collect();
+        let spans = part.exec.timer.spans_us(part.gpu)?;
+        if spans.len() == mine.len() && part.exec.timer.covered() {
+            let handed: Vec<f64> = mine.iter().map(|&k| subs[k].handed).collect();
+            let seen: Vec<f64> = mine.iter().map(|&k| subs[k].seen_done).collect();
+            let (offset, width) = align(&handed, &seen, &spans);
+            notes.push(if width >= 0.0 {
+                format!(
+                    "device {d} host clock aligned within ±{:.0} µs",
+                    width / 2.0
+                )
+            } else {
+                format!(
+                    "device {d} host clock NOT aligned: bounds cross by {:.0} µs",
+                    -width
+                )
+            });
+            offsets.push(offset);
+            for (&k, s) in mine.iter().zip(&spans) {
+                t[k] = (s.0 + offset, s.1 + offset);
+            }
+        } else {
+            // No timestamps: a pass spans from the device's previous completion to its own.
+            gpu_clock = false;
+            offsets.push(0.0);
+            let mut prev = 0.0;
+            for &k in &mine {
+                t[k] = (prev, subs[k].seen_done);
+                prev = subs[k].seen_done;
+            }
+        }
+    }
+    // The axis: device 0's GPU clock (host = axis + base), else the host clock.
+    let base = if gpu_clock { offsets[0] } else { 0.0 };
+    for s in &mut t {
+        *s = (s.0 - base, s.1 - base);
+    }
+    let grain = if gpu_clock {
+        format!("{}; {}", sys.grain(), notes.join(", "))
+    } else {
+        "submission (host clock)".to_string()
+    };
+    let passes: Vec<&[usize]> = subs.iter().map(|s| &s.ops[..]).collect();
+    let mut run = Run::from_passes(sys, mode, grain, &passes, &t);
+    let first = t.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+    let last = t.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+    run.total_us = if t.is_empty() { 0.0 } else { last - first };
+    let gemm_end = subs
+        .iter()
+        .zip(&t)
+        .filter(|(s, _)| s.ops.iter().any(|&i| sys.plan.ops[i].kind == Kind::Gemm))
+        .map(|(_, s)| s.1)
+        .fold(first, f64::max);
+    run.gemm_us = Some(gemm_end - first);
+    run.comm_us = Some(last - gemm_end);
+    // A latency is good to the alignment's half-width either way; values below zero are clamped.
+    for (i, at, tracked) in triggers {
+        let (i, at) = (*i, at - base);
+        let op = &sys.plan.ops[i];
+        // From the end of the last pass whose counters the trigger waited for.
+        let ready_at = tracked.iter().map(|&d| t[pass_of[d]].1).fold(0.0, f64::max);
+        run.trigger_latency_us.push((at - ready_at).max(0.0));
+        let src = match op.kind {
+            Kind::Copy { src } | Kind::Reduce { src } => src.rank,
+            Kind::Gemm => op.dst.rank,
+        };
+        run.timeline.events.push(Event {
+            lane: Lane::Host,
+            kind: EventKind::Trigger,
+            name: format!("trigger r{src}->r{} c{}", op.dst.rank, op.dst.chunk),
+            rank: op.dst.rank,
+            chunk: Some(op.dst.chunk),
+            stage: Some(op.stage),
+            start_us: ready_at,
+            end_us: at.max(ready_at),
+        });
+    }
+    for (k, &(d, from, to)) in waits.iter().enumerate() {
+        run.timeline.events.push(Event {
+            lane: Lane::HostWait,
+            kind: EventKind::Wait,
+            name: format!("wait device {d} submission {k}"),
+            rank: 0,
+            chunk: None,
+            stage: None,
+            start_us: from - base,
+            end_us: to - base,
+        });
+    }
+    for &(i, started, copy_from, done) in copies {
+        let op = &sys.plan.ops[i];
+        let c = sys.host_links.of_op[i].expect("copies cross");
+        let src = match op.kind {
+            Kind::Copy { src } | Kind::Reduce { src } => src.rank,
+            Kind::Gemm => op.dst.rank,
+        };
+        let name = format!(
+            "d{}->d{} r{src}->r{} c{}",
+            c.from, c.to, op.dst.rank, op.dst.chunk
+        );
+        for (kind, from, to, what) in [
+            (EventKind::Wait, started, copy_from, "map"),
+            (EventKind::Copy, copy_from, done, "copy"),
+        ] {
+            run.timeline.events.push(Event {
+                lane: Lane::HostLink {
+                    from: c.from,
+                    to: c.to,
+                },
+                kind,
+                name: format!("{what} {name}"),
+                rank: op.dst.rank,
+                chunk: Some(op.dst.chunk),
+                stage: Some(op.stage),
+                start_us: from - base,
+                end_us: to - base,
+            });
+        }
+    }
+    Ok(run)
+}
