@@ -46,26 +46,6 @@ pub struct Ranks {
 }
 
 impl Ranks {
-    /// Every rank's buffers on `gpu`.
-    pub fn new(
-        gpu: &Gpu,
-        shape: Shape,
-        dtype: Dtype,
-        collective: Collective,
-        chunking: &Chunking,
-        plan: &Plan,
-    ) -> Result<Self> {
-        Self::held(
-            gpu,
-            shape,
-            dtype,
-            collective,
-            chunking,
-            plan,
-            0..chunking.shards,
-        )
-    }
-
     /// The buffers of ranks `held` on `gpu`.
     pub fn held(
         gpu: &Gpu,

@@ -71,6 +71,19 @@ impl Timeline {
     pub fn span_us(&self) -> f64 {
         self.events.iter().map(|e| e.end_us).fold(0.0, f64::max)
     }
+
+    /// The host links' lanes its events use, in order.
+    pub fn link_lanes(&self) -> Vec<Lane> {
+        let mut links: Vec<Lane> = self
+            .events
+            .iter()
+            .map(|e| e.lane)
+            .filter(|l| matches!(l, Lane::HostLink { .. }))
+            .collect();
+        links.sort();
+        links.dedup();
+        links
+    }
 }
 
 /// Timeline events for op indices that ran in one pass over [start, end] µs: one event per lane.

@@ -66,15 +66,7 @@ fn lanes(timeline: &Timeline, ranks: usize) -> Vec<Lane> {
             lanes.push(host);
         }
     }
-    let mut links: Vec<Lane> = timeline
-        .events
-        .iter()
-        .map(|e| e.lane)
-        .filter(|l| matches!(l, Lane::HostLink { .. }))
-        .collect();
-    links.sort();
-    links.dedup();
-    lanes.extend(links);
+    lanes.extend(timeline.link_lanes());
     lanes
 }
 

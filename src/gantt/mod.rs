@@ -154,15 +154,7 @@ fn lanes(timeline: &Timeline) -> Vec<Lane> {
     if timeline.events.iter().any(|e| e.lane == Lane::HostWait) {
         lanes.push(Lane::HostWait);
     }
-    let mut links: Vec<Lane> = timeline
-        .events
-        .iter()
-        .map(|e| e.lane)
-        .filter(|l| matches!(l, Lane::HostLink { .. }))
-        .collect();
-    links.sort();
-    links.dedup();
-    lanes.extend(links);
+    lanes.extend(timeline.link_lanes());
     lanes
 }
 
