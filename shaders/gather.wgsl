@@ -2,8 +2,8 @@
 // instead of one per tracker buffer: each copy from its own buffer cost the H200 ~30 µs of idle GPU
 // between host-mode submissions (BENCHMARKS.md run 9). Trackers stay one buffer per chunk, which is
 // what lets steps and GEMMs share a pass without barriers. Seven trackers per dispatch: with the
-// output, that is WebGPU's default of eight storage buffers per stage. Counter i lands at element
-// `at + i` of the output (through `put`, shaders/put/store.wgsl), its bits as an f32.
+// output, that is WebGPU's default of eight storage buffers per stage. Counter i lands at word `at + i`
+// of the output (shaders/put/word.wgsl: as a u32, never through an f32 a driver may flush).
 
 // Host twin: `GatherParams` in src/gather.rs (layouts compared through naga, src/reflect.rs).
 struct GatherParams {
@@ -37,5 +37,5 @@ fn main(@builtin(local_invocation_index) i: u32) {
         case 5u: { v = t5[0]; }
         default: { v = t6[0]; }
     }
-    put(p.at + i, bitcast<f32>(v));
+    put_word(p.at + i, v);
 }

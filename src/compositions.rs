@@ -43,7 +43,7 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         file: "gather.wgsl",
         operands: &[],
-        variants: &[("", &["store"])],
+        variants: &[("", &["word"])],
     },
 ];
 

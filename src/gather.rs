@@ -32,7 +32,7 @@ impl GatherKernel {
         let variant = Variant {
             kernel: "gather.wgsl",
             gemm: None,
-            put: Put::Store,
+            put: Put::Word,
             epilogue: None,
         };
         let layout = shaders::layout(gpu, "gather layout", variant.interface()?);

@@ -361,6 +361,13 @@ impl HostLink {
         Ok(a == MAPPED && b == MAPPED)
     }
 
+    /// Leaves every slot unmapped and free, whatever an earlier run that failed left behind.
+    pub fn release(&self) {
+        for s in &self.slots {
+            self.abandon(s);
+        }
+    }
+
     fn abandon(&self, s: &Slot) {
         s.read.reset();
         s.write.reset();

@@ -25,17 +25,20 @@ pub enum Put {
     CasWindows,
     /// [`Put::Atomic`] into two windows, likewise.
     AtomicWindows,
+    /// A u32 word as it is (the gather kernel's counters).
+    Word,
 }
 
 impl Put {
     /// Every put, in declaration order.
-    pub const ALL: [Put; 6] = [
+    pub const ALL: [Put; 7] = [
         Put::Store,
         Put::Add,
         Put::Atomic,
         Put::Cas,
         Put::CasWindows,
         Put::AtomicWindows,
+        Put::Word,
     ];
 
     /// Its snippet's name (shaders/put/NAME.wgsl).
@@ -47,6 +50,7 @@ impl Put {
             Put::Cas => "cas",
             Put::CasWindows => "cas_windows",
             Put::AtomicWindows => "atomic_windows",
+            Put::Word => "word",
         }
     }
 
@@ -311,6 +315,16 @@ mod tests {
             "only fused mode's GEMM takes {windows:?}"
         );
         for put in Put::ALL {
+            if put == Put::Word {
+                let gather = Variant {
+                    kernel: "gather.wgsl",
+                    gemm: None,
+                    put,
+                    epilogue: None,
+                };
+                assert!(gather.interface().is_ok() && gather.source(None).is_ok());
+                continue;
+            }
             if matches!(put, Put::CasWindows | Put::AtomicWindows) {
                 for (kernel, gemm) in [("gemm.wgsl", Dtype::F32), ("gemm_coop.wgsl", Dtype::F16)] {
                     let v = Variant {

@@ -89,6 +89,7 @@ impl StepKernel {
             Put::Store => &self.copy,
             Put::Add => &self.add,
             Put::Atomic | Put::Cas | Put::CasWindows | Put::AtomicWindows => &self.update,
+            Put::Word => unreachable!("no step writes words: Put::Word is the gather kernel's"),
         }
     }
 

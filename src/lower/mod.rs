@@ -255,15 +255,19 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         steps_at_level[op.level] += 1;
     }
     // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
-    // half bumps the destination's.
-    let unbumped = runs
+    // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
+    // a barrier between them, which would serialize the pass.
+    let unbumped: Vec<Option<Buffer>> = runs
         .iter()
-        .any(|r| matches!(r, Some(Some((Half::Send, _)))))
-        .then(|| l.pool_buffer("send halves' tracker (never bumped)", 4, None));
+        .map(|r| {
+            matches!(r, Some(Some((Half::Send, _))))
+                .then(|| l.pool_buffer("send half's tracker (never bumped)", 4, None))
+        })
+        .collect();
     let mut jobs = Vec::new();
     // The job table goes into the pool once every op's jobs are known.
     let jobs_buffer = Buffer::Pool(l.pool.len());
-    for (op, run) in plan.ops.iter().zip(&runs) {
+    for ((op, run), unbumped) in plan.ops.iter().zip(&runs).zip(unbumped) {
         let Some(half) = *run else {
             l.ops.push(None);
             continue;

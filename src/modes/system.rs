@@ -118,13 +118,10 @@ impl<'a> System<'a> {
         };
         let mut links = Vec::new();
         for l in &host_links.links {
-            let path = if targets[l.from].host_mapped && targets[l.to].host_mapped {
-                Path::Mapped
-            } else {
-                Path::Staged
-            };
+            // Each end takes the path its device's lowering assumed (`Target::host_mapped`: mapped
+            // where the device has the feature and `want` is mapped), so a staged end's copies exist.
             links.push(HostLink::new(
-                gpus, l.from, l.to, l.capacity, l.slots, path,
+                gpus, l.from, l.to, l.capacity, l.slots, want,
             )?);
         }
         let passes = (plan.ops.len() + plan.levels + 8) as u32;
@@ -175,9 +172,15 @@ impl<'a> System<'a> {
     }
 
     /// The one device's part, for modes that run on one device only.
-    pub fn only(&mut self) -> &mut Part<'a> {
-        assert_eq!(self.parts.len(), 1, "a one-device mode asked on several");
-        &mut self.parts[0]
+    pub fn only(&mut self) -> Result<&mut Part<'a>> {
+        match self.parts.as_mut_slice() {
+            [part] => Ok(part),
+            parts => Err(Error::invalid(
+                "recording",
+                format!("one submission over {} devices", parts.len()),
+                "one device: steps between devices need the trigger loop (sequential, host)",
+            )),
+        }
     }
 
     /// The part that holds rank `p`.
@@ -359,7 +362,7 @@ pub fn run_recording(
     pick: impl Fn(&Lowered) -> &Recording,
 ) -> Result<Vec<(f64, f64)>> {
     let bound = sys.timeout();
-    let part = sys.only();
+    let part = sys.only()?;
     let rec = pick(&part.lowered);
     part.exec.timer.reset();
     let done = part

@@ -50,6 +50,15 @@ pub(super) struct Sub {
     pub seen_done: f64,
 }
 
+/// A step the loop sent: when (host µs), the dependencies whose counters it saw complete, and the ops
+/// it otherwise waited for (queued before it, or its link slot's previous user).
+pub(super) struct Trigger {
+    pub op: usize,
+    pub at: f64,
+    pub tracked: Vec<usize>,
+    pub held: Vec<usize>,
+}
+
 /// A host copy between devices, started when the sender's submission completed.
 struct Transfer {
     op: usize,
@@ -63,6 +72,10 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
     for p in &mut sys.parts {
         p.exec.timer.reset();
         p.exec.defer_resolve = true;
+    }
+    // A run that failed may have left transfers mapped or pending.
+    for l in &sys.links {
+        l.release();
     }
     let run = submit_all(sys, depth, gate, mode, deadline);
     for p in &mut sys.parts {
@@ -126,7 +139,7 @@ fn submit_all(
     let mut subs: Vec<Sub> = Vec::new();
     let mut pass_of = vec![usize::MAX; n];
     // Each step the counters triggered: when, and the dependencies its counters proved complete.
-    let mut triggers: Vec<(usize, f64, Vec<usize>)> = Vec::new();
+    let mut triggers: Vec<Trigger> = Vec::new();
     let mut waits: Vec<(usize, f64, f64)> = Vec::new();
     let mut copies: Vec<(usize, f64, f64, f64)> = Vec::new();
     let mut transfers: Vec<Transfer> = Vec::new();
@@ -176,18 +189,23 @@ fn submit_all(
                 let mut waves: Vec<Vec<usize>> = Vec::new();
                 let mut sends: Vec<usize> = Vec::new();
                 loop {
-                    // A step whose every dependency was met by queue order was not triggered: it
-                    // has no latency to report.
+                    // What released each step: the dependencies its counters proved complete, and the
+                    // ops it waited for otherwise (queue order, its link slot's previous user).
                     for &i in &steps {
-                        let tracked: Vec<usize> = plan.ops[i]
+                        let (tracked, held): (Vec<usize>, Vec<usize>) = plan.ops[i]
                             .deps
                             .iter()
-                            .copied()
-                            .filter(|&dep| met(plan, &counters, dep))
+                            .partition(|&&dep| met(plan, &counters, dep));
+                        let held = held
+                            .into_iter()
+                            .chain(crossing(i).and_then(|c| c.after))
                             .collect();
-                        if !tracked.is_empty() {
-                            triggers.push((i, at, tracked));
-                        }
+                        triggers.push(Trigger {
+                            op: i,
+                            at,
+                            tracked,
+                            held,
+                        });
                     }
                     for &i in &steps {
                         sent[i] = true;

@@ -3,7 +3,7 @@
 
 use super::super::host::align;
 use super::super::{Run, System};
-use super::Sub;
+use super::{Sub, Trigger};
 use crate::error::Result;
 use crate::plan::Kind;
 use crate::timeline::{Event, EventKind, Lane};
@@ -16,7 +16,7 @@ pub(super) fn timeline(
     mode: &str,
     subs: &[Sub],
     pass_of: &[usize],
-    triggers: &[(usize, f64, Vec<usize>)],
+    triggers: &[Trigger],
     waits: &[(usize, f64, f64)],
     copies: &[(usize, f64, f64, f64)],
 ) -> Result<Run> {
@@ -83,11 +83,25 @@ pub(super) fn timeline(
     run.gemm_us = Some(gemm_end - first);
     run.comm_us = Some(last - gemm_end);
     // A latency is good to the alignment's half-width either way; values below zero are clamped.
-    for (i, at, tracked) in triggers {
-        let (i, at) = (*i, at - base);
+    // A trigger is a step its counters released: the last pass they proved complete ended after
+    // everything else it waited for was handed to a queue. Others followed queue order or a link
+    // slot: no trigger latency.
+    for tr in triggers {
+        let (i, at) = (tr.op, tr.at - base);
         let op = &sys.plan.ops[i];
-        // From the end of the last pass whose counters the trigger waited for.
-        let ready_at = tracked.iter().map(|&d| t[pass_of[d]].1).fold(0.0, f64::max);
+        let ready_at = tr
+            .tracked
+            .iter()
+            .map(|&d| t[pass_of[d]].1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let held_until = tr
+            .held
+            .iter()
+            .map(|&d| subs[pass_of[d]].handed - base)
+            .fold(f64::NEG_INFINITY, f64::max);
+        if tr.tracked.is_empty() || held_until > ready_at {
+            continue;
+        }
         run.trigger_latency_us.push((at - ready_at).max(0.0));
         let src = match op.kind {
             Kind::Copy { src } | Kind::Reduce { src } => src.rank,
