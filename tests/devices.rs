@@ -75,6 +75,18 @@ fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) {
                 "{what} {}: no host link event on the timeline",
                 mode.name()
             );
+            // Send halves on the sender's lanes: a rank of another device than the destination.
+            let p = &sys.placement;
+            assert!(
+                run.timeline.events.iter().any(|e| e.name.contains(" send ")
+                    && matches!(e.lane, t3_wgpu::timeline::Lane::Step { rank } if rank == e.rank)
+                    && e.name
+                        .rsplit_once(" to r")
+                        .and_then(|(_, r)| r.parse::<usize>().ok())
+                        .is_some_and(|to| p.device(to) != p.device(e.rank))),
+                "{what} {}: no send half on a sender's lane",
+                mode.name()
+            );
         }
     }
 }

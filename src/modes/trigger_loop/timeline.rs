@@ -69,8 +69,32 @@ pub(super) fn timeline(
     } else {
         "submission (host clock)".to_string()
     };
-    let passes: Vec<&[usize]> = subs.iter().map(|s| &s.ops[..]).collect();
+    // A step between devices shows twice: its send half on the sender's steps lane (drawn here), its
+    // receive half as the step itself on the destination's.
+    let sending = |s: &Sub, i: usize| sys.host_links.of_op[i].is_some_and(|c| c.from == s.device);
+    let passes: Vec<Vec<usize>> = subs
+        .iter()
+        .map(|s| s.ops.iter().copied().filter(|&i| !sending(s, i)).collect())
+        .collect();
     let mut run = Run::from_passes(sys, mode, grain, &passes, &t);
+    for (s, span) in subs.iter().zip(&t) {
+        for &i in s.ops.iter().filter(|&&i| sending(s, i)) {
+            let op = &sys.plan.ops[i];
+            let (Kind::Copy { src } | Kind::Reduce { src }) = op.kind else {
+                continue;
+            };
+            run.timeline.events.push(Event {
+                lane: Lane::Step { rank: src.rank },
+                kind: EventKind::Copy,
+                name: format!("r{} send c{} to r{}", src.rank, op.dst.chunk, op.dst.rank),
+                rank: src.rank,
+                chunk: Some(op.dst.chunk),
+                stage: Some(op.stage),
+                start_us: span.0,
+                end_us: span.1,
+            });
+        }
+    }
     let first = t.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
     let last = t.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
     run.total_us = if t.is_empty() { 0.0 } else { last - first };
