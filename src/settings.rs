@@ -79,18 +79,20 @@ pub fn env_timeout() -> Result<Option<Duration>> {
 /// Most submissions the host trigger loop may keep queued per device.
 pub const MAX_IN_FLIGHT: usize = 16;
 
-/// Submissions host mode keeps queued per device: T3_HOST_IN_FLIGHT (2 to [`MAX_IN_FLIGHT`]), else
-/// `default`. A knob for measuring the pipeline's depth against step delay, not a tuning flag.
+/// Submissions host mode keeps queued per device: T3_HOST_IN_FLIGHT (1 to [`MAX_IN_FLIGHT`]), else
+/// `default`. A knob for the pipeline's depth against step delay: 1 makes every decision wait for the
+/// device (its idle time per GEMM stage is the loop's turnaround), which pays only where stages are
+/// long; more than 2 hides slower decisions but delays steps by a stage each.
 pub fn host_in_flight(default: usize) -> Result<usize> {
     let Some(v) = env("T3_HOST_IN_FLIGHT")? else {
         return Ok(default);
     };
     match v.trim().parse::<usize>() {
-        Ok(n) if (2..=MAX_IN_FLIGHT).contains(&n) => Ok(n),
+        Ok(n) if (1..=MAX_IN_FLIGHT).contains(&n) => Ok(n),
         _ => Err(Error::invalid(
             "T3_HOST_IN_FLIGHT",
             format!("'{v}'"),
-            format!("an integer from 2 to {MAX_IN_FLIGHT}"),
+            format!("an integer from 1 to {MAX_IN_FLIGHT}"),
         )),
     }
 }

@@ -814,8 +814,8 @@ fn host_loop_depth_from_the_environment_is_validated() {
         .chain(&["--mode", "host"])
         .copied()
         .collect();
-    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "1")], &d, 120);
-    assert_usage(&o, &["T3_HOST_IN_FLIGHT", "'1'", "2 to 16"]);
+    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "0")], &d, 120);
+    assert_usage(&o, &["T3_HOST_IN_FLIGHT", "'0'", "1 to 16"]);
     let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "3")], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
