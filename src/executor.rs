@@ -3,7 +3,6 @@
 //! their passes with the one pass timer. The one place that touches wgpu for the modes.
 
 use std::collections::HashMap;
-use std::time::Duration;
 use web_time::Instant;
 
 use crate::error::Result;
@@ -54,15 +53,6 @@ impl Kernels {
             host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
         }
     }
-}
-
-/// When one submission went out and completed, and what its reads returned.
-pub struct Executed {
-    /// Just before the submission was handed to the queue, and once the queue took it.
-    pub started: Instant,
-    pub submitted: Instant,
-    pub done: Instant,
-    pub read: Vec<u8>,
 }
 
 /// A submission handed to the queue and not waited for.
@@ -279,33 +269,10 @@ impl<'a> Executor<'a> {
         })?
     }
 
-    /// Encodes `commands` (of a recording of `lowered` on this executor's device), submits them and
-    /// waits, at most `bound`; passes take timestamps from [`Executor::timer`] (the caller resets it
-    /// where a series starts).
-    pub fn submit(
-        &mut self,
-        ranks: &Ranks,
-        lowered: &Lowered,
-        label: &str,
-        commands: &[Command],
-        bound: Duration,
-    ) -> Result<Executed> {
-        let l = self.launch(ranks, lowered, label, commands)?;
-        self.gpu.wait(Some(l.index), label, bound)?;
-        let read = match l.read {
-            Some(p) => self.gpu.await_read(p, Instant::now() + bound)?,
-            None => Vec::new(),
-        };
-        Ok(Executed {
-            started: l.started,
-            submitted: l.submitted,
-            done: Instant::now(),
-            read,
-        })
-    }
-
-    /// Encodes and submits `commands` like [`Executor::submit`] but returns at once: the caller
-    /// polls the device and collects the reads (already asked to map) when the submission is done.
+    /// Encodes `commands` (of a recording of `lowered` on this executor's device) and submits them,
+    /// returning at once: the caller waits (bounded) or polls the device, and collects the reads
+    /// (already asked to map) when the submission is done. Passes take timestamps from
+    /// [`Executor::timer`] (the caller resets it where a series starts).
     pub fn launch(
         &mut self,
         ranks: &Ranks,

@@ -84,35 +84,32 @@ pub const MAX_IN_FLIGHT: usize = 16;
 /// device (its idle time per GEMM stage is the loop's turnaround), which pays only where stages are
 /// long; more than 2 hides slower decisions but delays steps by a stage each.
 pub fn host_in_flight(default: usize) -> Result<usize> {
-    let Some(v) = env("T3_HOST_IN_FLIGHT")? else {
-        return Ok(default);
+    Ok(env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?.unwrap_or(default))
+}
+
+/// A count from the environment variable `name`, 1 to `max`; None where it is unset.
+fn env_count(name: &'static str, max: usize) -> Result<Option<usize>> {
+    let Some(v) = env(name)? else {
+        return Ok(None);
     };
     match v.trim().parse::<usize>() {
-        Ok(n) if (1..=MAX_IN_FLIGHT).contains(&n) => Ok(n),
+        Ok(n) if (1..=max).contains(&n) => Ok(Some(n)),
         _ => Err(Error::invalid(
-            "T3_HOST_IN_FLIGHT",
+            name,
             format!("'{v}'"),
-            format!("an integer from 1 to {MAX_IN_FLIGHT}"),
+            format!("an integer from 1 to {max}"),
         )),
     }
 }
 
 /// Threads the host link's copies run on: T3_COPY_THREADS (1 to the pool's maximum), else 8 or the
-/// host's cores if fewer (the host-staged link measured 31 GB/s from 4 to 16 threads, 9 on one).
+/// host's cores if fewer (BENCHMARKS.md run 9: the host copy 28.5-33 GB/s from 4 threads on, 10 on one).
 pub fn copy_threads() -> Result<usize> {
-    let max = crate::hostlink::MAX_COPY_THREADS;
-    let Some(v) = env("T3_COPY_THREADS")? else {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        return Ok(cores.clamp(1, 8));
-    };
-    match v.trim().parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(Error::invalid(
-            "T3_COPY_THREADS",
-            format!("'{v}'"),
-            format!("an integer from 1 to {max}"),
-        )),
-    }
+    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
+    Ok(
+        env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?
+            .unwrap_or_else(|| cores().clamp(1, 8)),
+    )
 }
 
 pub fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {

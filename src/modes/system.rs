@@ -7,7 +7,7 @@ use web_time::Instant;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::executor::{Executed, Executor, Kernels};
+use crate::executor::{Executor, Kernels, Launched};
 use crate::gpu::Gpu;
 use crate::hostlink::{CopyPool, HostLink, Path};
 use crate::lower::{lower_on, End, HostLinks, LinkBox, Lowered, Recording, Share, Target};
@@ -361,22 +361,36 @@ pub fn run_recording(
     sys: &mut System,
     pick: impl Fn(&Lowered) -> &Recording,
 ) -> Result<Vec<(f64, f64)>> {
-    let bound = sys.timeout();
+    let deadline = Instant::now() + sys.timeout();
     let part = sys.only()?;
-    let rec = pick(&part.lowered);
-    part.exec.timer.reset();
-    let done = part
-        .exec
-        .submit(&part.ranks, &part.lowered, rec.label, &rec.commands, bound)?;
-    spans_or_spread(part, rec.passes().count(), &done)
+    let l = launch(part, &pick)?;
+    spans(part, &pick, l, deadline)
 }
 
-/// The passes' GPU intervals of `part`'s last series, or the host time `done` took spread evenly
-/// over `passes` where there are no (or not enough) timestamps: the grain says so.
-fn spans_or_spread(part: &Part, passes: usize, done: &Executed) -> Result<Vec<(f64, f64)>> {
+/// Launches the recording `pick` chooses on `part` as a new timed series.
+fn launch(part: &mut Part, pick: &impl Fn(&Lowered) -> &Recording) -> Result<Launched> {
+    let rec = pick(&part.lowered);
+    part.exec.timer.reset();
+    part.exec
+        .launch(&part.ranks, &part.lowered, rec.label, &rec.commands)
+}
+
+/// Waits (until `deadline`) for what [`launch`] started and returns its passes' GPU intervals, or the
+/// host time it took spread evenly over the passes where there are no (or not enough) timestamps:
+/// the grain says so.
+fn spans(
+    part: &Part,
+    pick: &impl Fn(&Lowered) -> &Recording,
+    l: Launched,
+    deadline: Instant,
+) -> Result<Vec<(f64, f64)>> {
+    let rec = pick(&part.lowered);
+    let left = deadline.saturating_duration_since(Instant::now());
+    part.gpu.wait(Some(l.index), rec.label, left)?;
+    let passes = rec.passes().count();
     let mut t = part.exec.timer.spans_us(part.gpu)?;
     if t.len() < passes || !part.exec.timer.covered() {
-        let host_us = (done.done - done.started).as_secs_f64() * 1e6;
+        let host_us = l.started.elapsed().as_secs_f64() * 1e6;
         let each = host_us / passes.max(1) as f64;
         t = (0..passes)
             .map(|i| (i as f64 * each, (i + 1) as f64 * each))
@@ -388,29 +402,15 @@ fn spans_or_spread(part: &Part, passes: usize, done: &Executed) -> Result<Vec<(f
 /// Runs the recording `pick` chooses on every device at once (launched one after the other, then
 /// awaited); returns the longest device's first-pass-start to last-pass-end, µs on its own clock.
 pub fn run_everywhere(sys: &mut System, pick: impl Fn(&Lowered) -> &Recording) -> Result<f64> {
-    let bound = sys.timeout();
-    let deadline = Instant::now() + bound;
-    let mut launched = Vec::new();
-    for part in &mut sys.parts {
-        let rec = pick(&part.lowered);
-        part.exec.timer.reset();
-        launched.push(
-            part.exec
-                .launch(&part.ranks, &part.lowered, rec.label, &rec.commands)?,
-        );
-    }
+    let deadline = Instant::now() + sys.timeout();
+    let launched: Vec<Launched> = sys
+        .parts
+        .iter_mut()
+        .map(|part| launch(part, &pick))
+        .collect::<Result<_>>()?;
     let mut longest = 0f64;
     for (part, l) in sys.parts.iter().zip(launched) {
-        let rec = pick(&part.lowered);
-        let left = deadline.saturating_duration_since(Instant::now());
-        part.gpu.wait(Some(l.index.clone()), rec.label, left)?;
-        let done = Executed {
-            started: l.started,
-            submitted: l.submitted,
-            done: Instant::now(),
-            read: Vec::new(),
-        };
-        let t = spans_or_spread(part, rec.passes().count(), &done)?;
+        let t = spans(part, &pick, l, deadline)?;
         let span = t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0);
         longest = longest.max(span);
     }
