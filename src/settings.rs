@@ -87,6 +87,36 @@ pub fn host_in_flight(default: usize) -> Result<usize> {
     Ok(env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?.unwrap_or(default))
 }
 
+/// How the host trigger loop waits for its devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostWait {
+    /// Non-blocking polls back to back (one host core busy): sees a completion within microseconds.
+    Spin,
+    /// Blocked in the driver on one device (polls 20 µs apart on several): on the H200 the blocked
+    /// wait returned 50-460 µs after the GPU finished (BENCHMARKS.md run 14's timeline), and every
+    /// such delay is a step triggered that much later.
+    Block,
+}
+
+/// T3_HOST_WAIT (`spin` or `block`), else spin on GPUs and block on CPU adapters, whose cores the
+/// spinning thread would take from the device itself.
+pub fn host_wait(cpu_adapter: bool) -> Result<HostWait> {
+    match env("T3_HOST_WAIT")?.as_deref().map(str::trim) {
+        None => Ok(if cpu_adapter {
+            HostWait::Block
+        } else {
+            HostWait::Spin
+        }),
+        Some("spin") => Ok(HostWait::Spin),
+        Some("block") => Ok(HostWait::Block),
+        Some(v) => Err(Error::invalid(
+            "T3_HOST_WAIT",
+            format!("'{v}'"),
+            "spin or block",
+        )),
+    }
+}
+
 /// A count from the environment variable `name`, 1 to `max`; None where it is unset.
 fn env_count(name: &'static str, max: usize) -> Result<Option<usize>> {
     let Some(v) = env(name)? else {

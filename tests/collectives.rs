@@ -156,6 +156,42 @@ fn sequential_every_rank_count() {
 }
 
 #[test]
+fn steps_over_whole_and_partial_blocks() {
+    // A step workgroup moves blocks of STEP_WG x UNROLL vec4s, then the chunk's last, partial block:
+    // chunks of several blocks plus a ragged end, over one, two and all the workgroups they need,
+    // with plain, forwarded (accumulating) and atomic puts.
+    let block = (t3_wgpu::steps::STEP_WG * t3_wgpu::steps::UNROLL) as usize * 4;
+    let n = 61;
+    let rows = (2 * block + 3 * block / 5).div_ceil(n);
+    for (link, via) in [
+        (Link::Workgroups(1), ReduceVia::Forward),
+        (Link::Workgroups(2), ReduceVia::Update),
+        (Link::Unthrottled, ReduceVia::Land),
+    ] {
+        for collective in Collective::ALL {
+            let via = match (collective, via) {
+                // Forwarding is a ring's; an all-gather has no reduce to realise.
+                (Collective::DirectReduceScatter, ReduceVia::Forward)
+                | (Collective::AllGather, _) => ReduceVia::Update,
+                _ => via,
+            };
+            let config = Config {
+                shape: Shape::new(2 * rows + 1, n, 5).unwrap(),
+                ranks: 2,
+                chunks: 1,
+                collective,
+                via,
+                link,
+                dtype: Dtype::F32,
+                arbitrate: None,
+                step_lead: StepLead::Auto,
+            };
+            run_config(config, &["sequential", "host", "encoded"]);
+        }
+    }
+}
+
+#[test]
 fn many_ranks_and_chunks() {
     // Thousands of ops: per-op uniform slots, query sets and 2-D folding at scale.
     run_all(

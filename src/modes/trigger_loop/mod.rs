@@ -18,6 +18,7 @@ use crate::executor::Launched;
 use crate::gemm::StoreMode;
 use crate::lower::Command;
 use crate::plan::{Kind, Loc};
+use crate::settings::HostWait;
 
 mod timeline;
 use timeline::timeline;
@@ -77,7 +78,12 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
     for l in &sys.links {
         l.release();
     }
-    let run = submit_all(sys, depth, gate, mode, deadline);
+    let cpu = sys
+        .gpus
+        .iter()
+        .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
+    let wait = crate::settings::host_wait(cpu)?;
+    let run = submit_all(sys, depth, gate, wait, mode, deadline);
     for p in &mut sys.parts {
         p.exec.defer_resolve = false;
     }
@@ -89,6 +95,7 @@ fn submit_all(
     sys: &mut System,
     depth: usize,
     gate: Gate,
+    wait: HostWait,
     mode: &str,
     deadline: Instant,
 ) -> Result<Run> {
@@ -296,12 +303,13 @@ fn submit_all(
                 after: t0.elapsed(),
             });
         }
-        // One device and no copy in flight: its oldest submission is all there is to wait for.
-        let waited = devices == 1 && transfers.is_empty();
+        // One device and no copy in flight: its oldest submission is all there is to wait for (blocked
+        // in the driver, or polled back to back below).
+        let waited = wait == HostWait::Block && devices == 1 && transfers.is_empty();
+        let from = now_us();
         if waited {
             let (f, _) = in_flight[0].front().expect("busy");
             let part = &sys.parts[0];
-            let from = now_us();
             part.gpu.wait(
                 Some(f.launched.index.clone()),
                 "host trigger submission on device 0",
@@ -311,6 +319,9 @@ fn submit_all(
         } else {
             for p in &sys.parts {
                 poll(p.gpu, p.device)?;
+            }
+            if devices == 1 && transfers.is_empty() && waits.last().is_none_or(|w| !w.2.is_nan()) {
+                waits.push((0, from, f64::NAN));
             }
         }
         let mut progressed = false;
@@ -369,7 +380,10 @@ fn submit_all(
             }
         }
         if !progressed {
-            std::thread::sleep(Duration::from_micros(20));
+            match wait {
+                HostWait::Spin => std::thread::yield_now(),
+                HostWait::Block => std::thread::sleep(Duration::from_micros(20)),
+            }
         }
     }
     if left > 0 {
