@@ -3,17 +3,7 @@
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
 #   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar,
-#    hostloop, hostloop2, hostdepth, twogpu, fused, hostwait)
-  # The trigger loop's wait (T3_HOST_WAIT): blocked in the driver against polled back to back, on the
-  # f16 points with the shortest GEMM stages (TP 8, 150 GB/s, forwarded ring, 1 chunk).
-  t3 calibrate > "$out/calibrate.txt" 2>&1
-  for w in block spin; do for p in tnlg-op-tp8 gpt3-op-tp8; do
-    T3_HOST_WAIT=$w t3 run --preset $p --dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,host --reps 5 --json "$out/$p-$w.json" --svg "$out/$p-$w.svg" > "$out/$p-$w.txt" 2>&1
-    echo "$p-$w rc=$?" >> "$out/rc.txt"
-  done; done
-  cat "$out/rc.txt"
-  ;;
-fused1)
+#    hostloop, hostloop2, hostwait, hostdepth, twogpu, fused, fused1)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -194,6 +184,16 @@ hostloop2)
     v=""; [ $p = gpt3-fc2-tp8 ] && v="--no-verify"
     t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,host,encoded --reps 5 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" > "$out/$p-$d.txt" 2>&1
     echo "$p-$d rc=$?" >> "$out/rc.txt"
+  done; done
+  cat "$out/rc.txt"
+  ;;
+hostwait)
+  # The trigger loop's wait (T3_HOST_WAIT): blocked in the driver against polled back to back, on the
+  # f16 points with the shortest GEMM stages (TP 8, 150 GB/s, forwarded ring, 1 chunk).
+  t3 calibrate > "$out/calibrate.txt" 2>&1
+  for w in block spin; do for p in tnlg-op-tp8 gpt3-op-tp8; do
+    T3_HOST_WAIT=$w t3 run --preset $p --dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,host --reps 5 --json "$out/$p-$w.json" --svg "$out/$p-$w.svg" > "$out/$p-$w.txt" 2>&1
+    echo "$p-$w rc=$?" >> "$out/rc.txt"
   done; done
   cat "$out/rc.txt"
   ;;
