@@ -11,8 +11,8 @@ use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::Timestamps;
 
-/// Budgets `t3 calibrate` measures (plus unthrottled), about 1.5x apart: a step workgroup moves tens
-/// of GB/s, so powers of two alone would leave the asked rate up to 40% from the nearest budget.
+/// Budgets `t3 calibrate` measures (plus unthrottled), about 1.5x apart: powers of two alone leave an
+/// asked rate up to 40% from the nearest budget.
 pub const BUDGETS: [u32; 22] = [
     1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
 ];

@@ -10,10 +10,6 @@ use crate::shaders::{self, Put, Variant};
 /// Invocations per step workgroup (workgroup_size in shaders/step.wgsl).
 pub const STEP_WG: u32 = 256;
 
-/// vec4s each invocation of a step keeps in flight (UNROLL in shaders/step.wgsl): a workgroup covers
-/// `STEP_WG * UNROLL` vec4s per turn, so no more are ever useful.
-pub const UNROLL: u32 = 8;
-
 /// `StepParams` in shaders/step.wgsl (its layout checked against naga's reflection: src/reflect.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
@@ -42,7 +38,7 @@ pub enum Link {
 impl Link {
     /// Workgroups a step over `len4` vec4s gets.
     pub fn workgroups(self, len4: u32) -> u32 {
-        let need = len4.div_ceil(STEP_WG * UNROLL).max(1);
+        let need = len4.div_ceil(STEP_WG).max(1);
         match self {
             Link::Unthrottled => need,
             Link::Workgroups(w) => need.min(w.max(1)),

@@ -156,11 +156,11 @@ fn sequential_every_rank_count() {
 }
 
 #[test]
-fn steps_over_whole_and_partial_blocks() {
-    // A step workgroup moves blocks of STEP_WG x UNROLL vec4s, then the chunk's last, partial block:
-    // chunks of several blocks plus a ragged end, over one, two and all the workgroups they need,
-    // with plain, forwarded (accumulating) and atomic puts.
-    let block = (t3_wgpu::steps::STEP_WG * t3_wgpu::steps::UNROLL) as usize * 4;
+fn steps_over_chunks_of_many_strides() {
+    // A step's workgroups walk its chunk in strides of STEP_WG vec4s each: chunks of dozens of
+    // strides plus a ragged end, over one, two and all the workgroups they need, with plain,
+    // forwarded (accumulating) and atomic puts.
+    let block = 8 * t3_wgpu::steps::STEP_WG as usize * 4;
     let n = 61;
     let rows = (2 * block + 3 * block / 5).div_ceil(n);
     for (link, via) in [

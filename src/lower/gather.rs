@@ -3,11 +3,29 @@
 
 use super::{Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Resource, Span};
 use crate::gather::{GatherParams, PER_DISPATCH};
-use crate::plan::Loc;
+use crate::plan::{Kind, Loc, Plan};
 
-/// The gather bindings: [`PER_DISPATCH`] trackers of `l.locs` each (the last group's spare slots
-/// repeat its first tracker; `count` keeps them unread), and the buffer they gather into.
-pub(super) fn lower_gather(l: &mut Lowered) {
+/// The gather bindings: [`PER_DISPATCH`] trackers each (the last group's spare slots repeat its first
+/// tracker; `count` keeps them unread), and the buffer they gather into. Trackers go in the order of
+/// the level of the first op that bumps them (a GEMM's before a step's), then rank: a trigger loop reads back the trackers its
+/// submission bumped, and those of one GEMM stage (one per rank) then sit in neighbouring slots,
+/// gathered by one or two dispatches instead of one per rank (each dispatch waits at a barrier).
+pub(super) fn lower_gather(l: &mut Lowered, plan: &Plan) {
+    // (level, not a GEMM's) of the first op bumping each tracker: within a level, the GEMM stage's.
+    let mut first: std::collections::HashMap<Loc, (usize, bool)> = Default::default();
+    for o in &plan.ops {
+        let key = (o.level, o.kind != Kind::Gemm);
+        let f = first.entry(o.dst).or_insert(key);
+        *f = (*f).min(key);
+    }
+    let mut order = l.locs.clone();
+    order.sort_by_key(|loc| {
+        (
+            first.get(loc).copied().unwrap_or((usize::MAX, true)),
+            loc.rank,
+        )
+    });
+    l.gather_order = order;
     let groups = l.locs.len().div_ceil(PER_DISPATCH).max(1);
     let gathered = l.pool_buffer(
         "gathered tracker counters",
@@ -16,7 +34,8 @@ pub(super) fn lower_gather(l: &mut Lowered) {
     );
     l.gathered = gathered;
     for g in 0..l.locs.len().div_ceil(PER_DISPATCH) {
-        let group = &l.locs[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(l.locs.len())];
+        let n = l.gather_order.len();
+        let group = &l.gather_order[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(n)];
         let trackers = (0..PER_DISPATCH)
             .map(|k| Resource::Buffer(Buffer::Tracker(*group.get(k).unwrap_or(&group[0]))));
         l.bindings.push(Binding {
@@ -70,7 +89,7 @@ impl Lowered {
     }
 
     fn tracker_index(&self, l: &Loc) -> usize {
-        self.locs
+        self.gather_order
             .iter()
             .position(|x| x == l)
             .unwrap_or_else(|| panic!("{l:?} has no tracker on device {}", self.target.device))

@@ -90,9 +90,10 @@ pub struct Lowered {
     pub gemm_untracked: Recording,
     /// Fused mode's one dispatch (or why it cannot run here).
     pub fused: std::result::Result<Recording, String>,
-    /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `locs` in order, and the
-    /// buffer they gather into (element i: the counter of `locs[i]`).
+    /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `gather_order` in order,
+    /// and the buffer they gather into (element i: the counter of `gather_order[i]`).
     pub gather: Vec<usize>,
+    pub gather_order: Vec<Loc>,
     pub gathered: Buffer,
 }
 
@@ -153,10 +154,11 @@ pub fn lower_on(
         gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
         gather: Vec::new(),
+        gather_order: Vec::new(),
         gathered: Buffer::Pool(0),
     };
     lower_ops(&mut l, config, chunking, plan, share);
-    gather::lower_gather(&mut l);
+    gather::lower_gather(&mut l, plan);
     let n_ops = plan.ops.len();
     let is = |i: usize, gemm: bool| l.ops[i].as_ref().is_some_and(|o| o.gemm == gemm);
     let step_ops = || (0..n_ops).filter(|&i| is(i, false));

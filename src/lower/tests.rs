@@ -409,3 +409,36 @@ fn ops_on_several_devices_split_at_device_boundaries() {
         }
     }
 }
+
+#[test]
+fn a_gemm_stages_trackers_gather_in_neighbouring_slots() {
+    // Eight ranks, one chunk each: a GEMM stage bumps one tracker per rank, which the trigger loop
+    // reads back together; in rank-major slots they would take eight gather dispatches.
+    let mut c = config(Collective::ReduceScatter, ReduceVia::Forward);
+    c.ranks = 8;
+    c.chunks = 1;
+    let (plan, l) = lowered(&c);
+    let mut order = l.gather_order.clone();
+    order.sort_by_key(|loc| (loc.rank, loc.chunk, loc.buf as usize));
+    let mut locs = l.locs.clone();
+    locs.sort_by_key(|loc| (loc.rank, loc.chunk, loc.buf as usize));
+    assert_eq!(order, locs, "every tracker gathered once");
+    for stage in 0..l.stages {
+        let bumped: Vec<Loc> = plan
+            .ops
+            .iter()
+            .filter(|o| o.kind == Kind::Gemm && o.stage == stage)
+            .map(|o| o.dst)
+            .collect();
+        assert_eq!(bumped.len(), 8);
+        let (dispatches, _) = l.counters_of(&bumped);
+        assert!(dispatches.len() <= 2, "stage {stage}: {}", dispatches.len());
+        let words: Vec<u32> =
+            (0..(4 * l.gather.len() * crate::gather::PER_DISPATCH) as u32).collect();
+        let values = l.counter_values(&bumped, bytemuck::cast_slice(&words));
+        let mut slots = values.clone();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), 8, "stage {stage}: distinct slots");
+    }
+}

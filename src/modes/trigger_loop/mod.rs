@@ -240,11 +240,21 @@ fn submit_all(
                         .map(|ops| Command::Pass(l.pass(ops, StoreMode::Store))),
                 );
                 commands.extend(l.drain(&sends));
+                // Only the trackers this submission's own ops bump: a counter changes only with the
+                // ops that bump it, and the first readback after them sees it (queue order), so a
+                // tracker left out here has nothing new to show. A tracker per op, not every tracker
+                // still wanted: fewer gather dispatches, each behind a barrier.
+                let bumped: std::collections::HashSet<Loc> = waves
+                    .iter()
+                    .flatten()
+                    .filter(|&&i| crossing(i).is_none_or(|c| c.to == d))
+                    .map(|&i| plan.ops[i].dst)
+                    .collect();
                 let reads: Vec<Loc> = wanted(plan, &counters, &sent, |i, dep| {
                     queued(i, dep, &sent, &received)
                 })
                 .into_iter()
-                .filter(|loc| device_of(loc.rank) == d)
+                .filter(|loc| device_of(loc.rank) == d && bumped.contains(loc))
                 .collect();
                 if !reads.is_empty() {
                     // Gathered at the end of the last pass (after a barrier wgpu puts before
