@@ -179,12 +179,7 @@ impl<'a> Executor<'a> {
                 let usage = wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
                     | wgpu::BufferUsages::COPY_SRC;
-                let buffer = if b.mapped {
-                    // Host memory: not counted as device memory.
-                    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::MAP_READ;
-                    self.pool[i] = Some(self.gpu.buffer(b.label, b.bytes, usage)?);
-                    return Ok(());
-                } else if b.windowed {
+                let buffer = if b.windowed {
                     self.gpu.windowed_buffer(b.label, b.bytes, usage)?
                 } else {
                     self.gpu.buffer(b.label, b.bytes, usage)?
@@ -257,7 +252,6 @@ impl<'a> Executor<'a> {
                 Command::Clear(b) => buffers.push(*b),
                 Command::Copy { src, dst, .. } => buffers.extend([src.buffer, *dst]),
                 Command::Read(spans) => buffers.extend(spans.iter().map(|s| s.buffer)),
-                Command::Map(span) => buffers.push(span.buffer),
             }
         }
         for b in buffers {
@@ -293,7 +287,6 @@ impl<'a> Executor<'a> {
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
         let mut read = None;
-        let mut mapped = None;
         let bufs = Buffers {
             ranks,
             pool: &self.pool,
@@ -321,9 +314,6 @@ impl<'a> Executor<'a> {
                         .collect();
                     read = Some(gpu.encode_read(&mut enc, &spans));
                 }
-                // Asked for once the submission is queued (a buffer with a map pending cannot
-                // be submitted).
-                Command::Map(span) => mapped = Some(*span),
                 Command::Pass(p) => {
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some(label),
@@ -364,14 +354,7 @@ impl<'a> Executor<'a> {
             started,
             submitted,
             index,
-            read: match (read, mapped) {
-                (Some((staging, total)), _) => Some(gpu.map_later(label, staging, total)),
-                (None, Some(span)) => {
-                    let buffer = resolve(&bufs, span.buffer);
-                    Some(gpu.map_owned(label, buffer, span.offset + span.bytes))
-                }
-                (None, None) => None,
-            },
+            read: read.map(|(staging, total)| gpu.map_later(label, staging, total)),
             done,
         })
     }

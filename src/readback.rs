@@ -109,17 +109,6 @@ pub struct PendingRead {
     pooled: bool,
     /// Where the map callback sends its result.
     rx: futures::channel::oneshot::Receiver<MapResult>,
-    collected: bool,
-}
-
-impl Drop for PendingRead {
-    /// A read of a buffer its owner keeps, dropped uncollected (a run that failed): its map is
-    /// cancelled, so that the owner can submit work with the buffer again.
-    fn drop(&mut self) {
-        if !self.collected && !self.pooled {
-            self.staging.unmap();
-        }
-    }
 }
 
 impl Gpu {
@@ -219,7 +208,6 @@ impl Gpu {
             size,
             pooled,
             rx,
-            collected: false,
         }
     }
 
@@ -234,7 +222,7 @@ impl Gpu {
             Ok(None) => return Ok(Err(p)),
             Err(_) => {
                 return Err(Error::Readback {
-                    what: p.what.clone(),
+                    what: p.what,
                     message: "the map callback was dropped unrun".to_string(),
                 })
             }
@@ -289,12 +277,10 @@ impl Gpu {
 
     /// The mapped bytes of `p` after its callback gave `result`; the staging buffer goes back to the
     /// pool.
-    fn collect(&self, mut p: PendingRead, result: MapResult) -> Result<Vec<u8>> {
+    fn collect(&self, p: PendingRead, result: MapResult) -> Result<Vec<u8>> {
         if let Err(e) = result {
-            // The map failed: nothing to unmap.
-            p.collected = true;
             return Err(Error::Readback {
-                what: p.what.clone(),
+                what: p.what,
                 message: e.to_string(),
             });
         }
@@ -308,9 +294,8 @@ impl Gpu {
             .to_vec();
         bytes.truncate(p.size as usize);
         p.staging.unmap();
-        p.collected = true;
         if p.pooled {
-            self.staging.lock().unwrap().keep(p.staging.clone());
+            self.staging.lock().unwrap().keep(p.staging);
         }
         Ok(bytes)
     }

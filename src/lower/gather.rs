@@ -6,9 +6,9 @@ use crate::gather::{GatherParams, PER_DISPATCH};
 use crate::plan::{Kind, Loc, Plan};
 
 /// The gather bindings: [`PER_DISPATCH`] trackers each (the last group's spare slots repeat its first
-/// tracker; `count` keeps them unread) per slot, and the slots' buffers. Trackers go in the order of
-/// the level of the first op that bumps them (a GEMM's before a step's), then rank: a trigger loop
-/// reads back the trackers its submission bumped, and those of one GEMM stage (one per rank) then sit in neighbouring slots,
+/// tracker; `count` keeps them unread), and the buffer they gather into. Trackers go in the order of
+/// the level of the first op that bumps them (a GEMM's before a step's), then rank: a trigger loop reads back the trackers its
+/// submission bumped, and those of one GEMM stage (one per rank) then sit in neighbouring slots,
 /// gathered by one or two dispatches instead of one per rank (each dispatch waits at a barrier).
 pub(super) fn lower_gather(l: &mut Lowered, plan: &Plan) {
     // (level, not a GEMM's) of the first op bumping each tracker: within a level, the GEMM stage's.
@@ -27,57 +27,38 @@ pub(super) fn lower_gather(l: &mut Lowered, plan: &Plan) {
     });
     l.gather_order = order;
     let groups = l.locs.len().div_ceil(PER_DISPATCH).max(1);
-    let bytes = (4 * PER_DISPATCH * groups).next_multiple_of(16) as u64;
-    let slots = if l.target.host_mapped {
-        crate::settings::MAX_IN_FLIGHT
-    } else {
-        1
-    };
-    for _ in 0..slots {
-        let gathered = l.pool_buffer("gathered tracker counters", bytes, None);
-        if let Buffer::Pool(i) = gathered {
-            l.pool[i].mapped = l.target.host_mapped;
-        }
-        let mut bindings = Vec::new();
-        for g in 0..l.locs.len().div_ceil(PER_DISPATCH) {
-            let n = l.gather_order.len();
-            let group = &l.gather_order[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(n)];
-            let trackers = (0..PER_DISPATCH)
-                .map(|k| Resource::Buffer(Buffer::Tracker(*group.get(k).unwrap_or(&group[0]))));
-            l.bindings.push(Binding {
-                group: Group::Gather,
-                params: Params::Gather(GatherParams {
-                    count: group.len() as u32,
-                    at: (g * PER_DISPATCH) as u32,
-                    ..Default::default()
-                }),
-                resources: [Resource::Buffer(gathered), Resource::Params]
-                    .into_iter()
-                    .chain(trackers)
-                    .collect(),
-            });
-            bindings.push(l.bindings.len() - 1);
-        }
-        l.gathered.push(gathered);
-        l.gather.push(bindings);
+    let gathered = l.pool_buffer(
+        "gathered tracker counters",
+        (4 * PER_DISPATCH * groups).next_multiple_of(16) as u64,
+        None,
+    );
+    l.gathered = gathered;
+    for g in 0..l.locs.len().div_ceil(PER_DISPATCH) {
+        let n = l.gather_order.len();
+        let group = &l.gather_order[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(n)];
+        let trackers = (0..PER_DISPATCH)
+            .map(|k| Resource::Buffer(Buffer::Tracker(*group.get(k).unwrap_or(&group[0]))));
+        l.bindings.push(Binding {
+            group: Group::Gather,
+            params: Params::Gather(GatherParams {
+                count: group.len() as u32,
+                at: (g * PER_DISPATCH) as u32,
+                ..Default::default()
+            }),
+            resources: [Resource::Buffer(gathered), Resource::Params]
+                .into_iter()
+                .chain(trackers)
+                .collect(),
+        });
+        l.gather.push(l.bindings.len() - 1);
     }
 }
 
 impl Lowered {
-    /// Slots [`Lowered::counters_of`] rotates through: a trigger loop queuing up to this many
-    /// submissions per device gives each its own.
-    pub fn gather_slots(&self) -> usize {
-        self.gathered.len()
-    }
-
-    /// The dispatches that gather the counters of `locs` (trackers of this device) into slot `slot`'s
-    /// buffer, to go at the end of a pass that follows their writers, and the read of the gathered
-    /// counters ([`Lowered::counter_values`] decodes it): the slot's buffer mapped in place where the
-    /// host can map device-written buffers (a copy after a submission's last pass idled the H200
-    /// ~30 µs before the next, BENCHMARKS.md run 9), else one copy however many trackers. A mapped
-    /// slot is free again once its read was collected.
-    pub fn counters_of(&self, locs: &[Loc], slot: usize) -> (Vec<Dispatch>, Command) {
-        let slot = slot % self.gather_slots();
+    /// The dispatches that gather the counters of `locs` (trackers of this device) into
+    /// [`Lowered::gathered`], to go at the end of a pass that follows their writers, and the read of
+    /// the gathered counters: one copy however many trackers ([`Lowered::counter_values`] decodes it).
+    pub fn counters_of(&self, locs: &[Loc]) -> (Vec<Dispatch>, Command) {
         let mut groups: Vec<usize> = locs
             .iter()
             .map(|l| self.tracker_index(l) / PER_DISPATCH)
@@ -88,21 +69,16 @@ impl Lowered {
             .iter()
             .map(|&g| Dispatch {
                 kernel: Kernel::Gather,
-                binding: self.gather[slot][g],
+                binding: self.gather[g],
                 workgroups: 1,
             })
             .collect();
         let last = groups.last().map_or(0, |&g| g + 1);
-        let span = Span {
-            buffer: self.gathered[slot],
+        let read = Command::Read(vec![Span {
+            buffer: self.gathered,
             offset: 0,
             bytes: (4 * PER_DISPATCH * last) as u64,
-        };
-        let read = if self.target.host_mapped {
-            Command::Map(span)
-        } else {
-            Command::Read(vec![span])
-        };
+        }]);
         (dispatches, read)
     }
 

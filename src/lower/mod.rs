@@ -90,14 +90,11 @@ pub struct Lowered {
     pub gemm_untracked: Recording,
     /// Fused mode's one dispatch (or why it cannot run here).
     pub fused: std::result::Result<Recording, String>,
-    /// Per gather slot, the gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of
-    /// `gather_order` in order, and the buffer they gather into (element i: the counter of
-    /// `gather_order[i]`). One slot per submission a trigger loop may queue where the host maps the
-    /// gathered counters in place (each submission's own buffer, mapped while the next ones run);
-    /// else one device buffer, copied out by every submission that reads it.
-    pub gather: Vec<Vec<usize>>,
+    /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `gather_order` in order,
+    /// and the buffer they gather into (element i: the counter of `gather_order[i]`).
+    pub gather: Vec<usize>,
     pub gather_order: Vec<Loc>,
-    pub gathered: Vec<Buffer>,
+    pub gathered: Buffer,
 }
 
 /// The job table of `specs` (each one chunk's rows, counter and offsets; `wg_start` is filled in):
@@ -158,7 +155,7 @@ pub fn lower_on(
         fused: Err(String::new()),
         gather: Vec::new(),
         gather_order: Vec::new(),
-        gathered: Vec::new(),
+        gathered: Buffer::Pool(0),
     };
     lower_ops(&mut l, config, chunking, plan, share);
     gather::lower_gather(&mut l, plan);
@@ -429,7 +426,6 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         bytes: (jobs.len() * std::mem::size_of::<Job>()) as u64,
         init: Some(bytemuck::cast_slice(&jobs).to_vec()),
         windowed: false,
-        mapped: false,
     });
     // The step lead: per pass holding both, the shortest run of its last GEMM ops with at least
     // the lead's workgroups goes after its steps.
@@ -515,7 +511,6 @@ impl Lowered {
             bytes,
             init,
             windowed: false,
-            mapped: false,
         });
         Buffer::Pool(self.pool.len() - 1)
     }

@@ -67,8 +67,6 @@ pub struct PoolBuffer {
     pub init: Option<Vec<u8>>,
     /// Bound only in windows ([`Resource::Window`]): only max_buffer_size bounds its size.
     pub windowed: bool,
-    /// Host memory a kernel writes and the host maps (STORAGE | MAP_READ, MAPPABLE_PRIMARY_BUFFERS).
-    pub mapped: bool,
 }
 
 /// Which bind group layout a binding follows.
@@ -164,9 +162,6 @@ pub enum Command {
     Pass(Pass),
     /// Copy these spans to the host once the submission completes.
     Read(Vec<Span>),
-    /// Map this span of a [`PoolBuffer::mapped`] buffer once the submission completes: the host
-    /// reads what the submission's kernels wrote there, with no copy on the GPU.
-    Map(Span),
 }
 
 /// GPU work as data: one submission's commands on one device.

@@ -69,15 +69,12 @@ struct Transfer {
 /// Runs the plan once through the loop with `depth` submissions queued per device; `mode` names the
 /// timeline.
 pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run> {
-    // No more queued than there are gather slots (each queued submission maps its own).
-    let depth = depth.clamp(1, crate::settings::MAX_IN_FLIGHT);
     let deadline = Instant::now() + sys.timeout();
     for p in &mut sys.parts {
         p.exec.timer.reset();
         p.exec.defer_resolve = true;
     }
-    // A run that failed may have left transfers mapped or pending (its gathered counters' maps
-    // were cancelled as its reads dropped: `PendingRead`).
+    // A run that failed may have left transfers mapped or pending.
     for l in &sys.links {
         l.release();
     }
@@ -156,7 +153,6 @@ fn submit_all(
     let mut in_flight: Vec<VecDeque<(Flight, std::ops::Range<usize>)>> =
         (0..devices).map(|_| VecDeque::new()).collect();
     let mut started = vec![false; devices];
-    let mut launches = vec![0usize; devices];
     let t0 = Instant::now();
     let now_us = || t0.elapsed().as_secs_f64() * 1e6;
     loop {
@@ -263,8 +259,7 @@ fn submit_all(
                 if !reads.is_empty() {
                     // Gathered at the end of the last pass (after a barrier wgpu puts before
                     // them), read back with one copy.
-                    // Each queued submission gathers into its own slot (depth <= slots).
-                    let (gather, read) = l.counters_of(&reads, launches[d]);
+                    let (gather, read) = l.counters_of(&reads);
                     if let Some(Command::Pass(p)) = commands
                         .iter_mut()
                         .rev()
@@ -280,7 +275,6 @@ fn submit_all(
                     &format!("host trigger submission on device {d}"),
                     &commands,
                 )?;
-                launches[d] += 1;
                 let handed = launched.started.saturating_duration_since(t0).as_secs_f64() * 1e6;
                 let first = subs.len();
                 for ops in waves {
