@@ -3,8 +3,8 @@
 //! (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision. What a GEMM produces is tracked; a
 //! step that waits only for steps already queued on its device follows them in queue order (in a
 //! later pass of the same submission), so a collective's chain costs no host round trip per step:
-//! each submission ends with a copy of the tracker counters that can still make a step ready
-//! ([`wanted`]) into a pooled readback buffer that maps when it completes; while the next submission
+//! each submission ends with a copy of the tracker counters that its own ops bumped and that can
+//! still make a step ready ([`wanted`]) into a pooled readback buffer that maps when it completes; while the next submission
 //! runs the host decides which steps' inputs reached their marks ([`ready`]: T3's threshold, checked
 //! by the CPU) and sends them with the next GEMM stage. wgpu cannot map a buffer while GPU work uses
 //! it, so the host sees counters at submission grain; the loop records each trigger's latency and
