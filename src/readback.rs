@@ -252,8 +252,10 @@ impl Gpu {
                     return Err(timeout(&p.what));
                 }
                 let _ = self.device.poll(wgpu::PollType::Poll);
-                // A map whose submission is known complete runs its callback at the next poll or
-                // so: yield for the first millisecond (a sleep costs ~60 µs here), then sleep.
+                // Yield for the first millisecond (a sleep costs ~60 µs here), then sleep: the
+                // trigger loop awaits reads of submissions it saw complete, whose callbacks run at
+                // the next poll or so; a read awaited right after its submission (timestamps.rs)
+                // spends that millisecond yielding, then waits for the GPU in the sleeps.
                 if t0.elapsed() < std::time::Duration::from_millis(1) {
                     std::thread::yield_now();
                 } else {

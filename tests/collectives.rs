@@ -9,6 +9,7 @@ use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings::HostWait;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 
@@ -157,17 +158,20 @@ fn sequential_every_rank_count() {
 
 #[test]
 fn steps_over_chunks_of_many_strides() {
-    // A step's workgroups walk its chunk in strides of STEP_WG vec4s each: chunks of dozens of
-    // strides plus a ragged end, over one, two and all the workgroups they need, with plain,
-    // forwarded (accumulating) and atomic puts.
-    let block = 8 * t3_wgpu::steps::STEP_WG as usize * 4;
+    // A step's workgroups walk its chunk in strides of STEP_WG vec4s each: chunks of about twenty
+    // strides plus a ragged end, over one, two and all the workgroups they need, with puts that
+    // store, add, and forward (three ranks: the middle one adds its inbox to its own partial).
+    let stride = t3_wgpu::steps::STEP_WG as usize * 4;
     let n = 61;
-    let rows = (2 * block + 3 * block / 5).div_ceil(n);
+    // Rows of n floats per rank's chunk: 20.8 strides.
+    let rows = (20 * stride + 4 * stride / 5).div_ceil(n);
     for (link, via) in [
         (Link::Workgroups(1), ReduceVia::Forward),
         (Link::Workgroups(2), ReduceVia::Update),
         (Link::Unthrottled, ReduceVia::Land),
     ] {
+        // Two ranks forward nothing: the only step lands a partial that its owner adds.
+        let ranks = if via == ReduceVia::Forward { 3 } else { 2 };
         for collective in Collective::ALL {
             let via = match (collective, via) {
                 // Forwarding is a ring's; an all-gather has no reduce to realise.
@@ -176,8 +180,8 @@ fn steps_over_chunks_of_many_strides() {
                 _ => via,
             };
             let config = Config {
-                shape: Shape::new(2 * rows + 1, n, 5).unwrap(),
-                ranks: 2,
+                shape: Shape::new(ranks * rows + 1, n, 5).unwrap(),
+                ranks,
                 chunks: 1,
                 collective,
                 via,
@@ -389,8 +393,11 @@ fn timelines_are_ordered_and_complete() {
 /// queued before any counter is read), odd rank counts and chunks that do not divide the rows.
 #[test]
 fn host_loop_at_every_pipeline_depth() {
-    for in_flight in [2, 3, 5, 40] {
-        eprintln!("host loop, {in_flight} submissions in flight");
+    // Each depth with the default wait (block on CPU adapters), and two submissions deep spinning
+    // on polls instead (the default on GPUs).
+    let depths = [2, 3, 5, 40].map(|d| (d, None));
+    for (in_flight, wait) in depths.into_iter().chain([(2, Some(HostWait::Spin))]) {
+        eprintln!("host loop, {in_flight} submissions in flight, wait {wait:?}");
         for (ranks, chunks, via) in [(3, 2, ReduceVia::Update), (5, 1, ReduceVia::Land)] {
             for collective in Collective::ALL {
                 let config = Config {
@@ -406,6 +413,7 @@ fn host_loop_at_every_pipeline_depth() {
                 };
                 let host = Host {
                     in_flight: Some(in_flight),
+                    wait,
                 };
                 run_modes(config, vec![Box::new(host)]);
             }

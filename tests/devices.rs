@@ -150,8 +150,14 @@ fn staged_links_and_loop_depths() {
         );
     }
     let deep: Vec<Box<dyn Mode>> = vec![
-        Box::new(Host { in_flight: Some(1) }),
-        Box::new(Host { in_flight: Some(6) }),
+        Box::new(Host {
+            in_flight: Some(1),
+            wait: None,
+        }),
+        Box::new(Host {
+            in_flight: Some(6),
+            wait: None,
+        }),
     ];
     run_on(
         2,

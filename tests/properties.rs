@@ -89,6 +89,7 @@ fn random_configurations_match_reference() {
                 // The host loop at a random depth (2 to 6 submissions in flight).
                 let host = Host {
                     in_flight: Some(2 + (seed % 5) as usize),
+                    wait: None,
                 };
                 let mode: &dyn Mode = match all[mode].name() {
                     "host" => &host,
@@ -172,6 +173,7 @@ fn random_placements_on_several_devices_match_reference() {
                 sys.upload(&inputs);
                 let host = Host {
                     in_flight: Some(1 + (seed % 4) as usize),
+                    wait: None,
                 };
                 for mode in [&modes::Sequential as &dyn Mode, &host] {
                     sys.poison();

@@ -7,9 +7,10 @@ use crate::plan::{Kind, Loc, Plan};
 
 /// The gather bindings: [`PER_DISPATCH`] trackers each (the last group's spare slots repeat its first
 /// tracker; `count` keeps them unread), and the buffer they gather into. Trackers go in the order of
-/// the level of the first op that bumps them (a GEMM's before a step's), then rank: a trigger loop reads back the trackers its
-/// submission bumped, and those of one GEMM stage (one per rank) then sit in neighbouring slots,
-/// gathered by one or two dispatches instead of one per rank (each dispatch waits at a barrier).
+/// the level of the first op that bumps them (a GEMM's before a step's), then rank: a trigger loop
+/// reads back the trackers its submission bumped, and those of one GEMM stage (one per rank) then
+/// sit in neighbouring slots, gathered by one or two dispatches instead of one per rank (each
+/// dispatch waits at a barrier).
 pub(super) fn lower_gather(l: &mut Lowered, plan: &Plan) {
     // (level, not a GEMM's) of the first op bumping each tracker: within a level, the GEMM stage's.
     let mut first: std::collections::HashMap<Loc, (usize, bool)> = Default::default();

@@ -93,6 +93,9 @@ pub struct Lowered {
     /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `gather_order` in order,
     /// and the buffer they gather into (element i: the counter of `gather_order[i]`).
     pub gather: Vec<usize>,
+    /// `locs` in the order they are gathered: by the level of the first op that bumps each (at one
+    /// level, a GEMM's before a step's), then rank, so one GEMM stage's trackers take neighbouring
+    /// slots (src/lower/gather.rs).
     pub gather_order: Vec<Loc>,
     pub gathered: Buffer,
 }

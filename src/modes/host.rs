@@ -1,14 +1,15 @@
-//! Host mode: the pipelined host-side trigger loop (src/modes/trigger_loop.rs, on one device or
-//! several). GEMM work goes out stage by stage with up to [`IN_FLIGHT`] submissions queued per device
-//! (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision. What a GEMM produces is tracked; a
-//! step that waits only for steps already queued on its device follows them in queue order (in a
-//! later pass of the same submission), so a collective's chain costs no host round trip per step:
-//! each submission ends with a copy of the tracker counters that its own ops bumped and that can
-//! still make a step ready ([`wanted`]) into a pooled readback buffer that maps when it completes; while the next submission
-//! runs the host decides which steps' inputs reached their marks ([`ready`]: T3's threshold, checked
-//! by the CPU) and sends them with the next GEMM stage. wgpu cannot map a buffer while GPU work uses
-//! it, so the host sees counters at submission grain; the loop records each trigger's latency and
-//! its own waits, on the GPU clock by the offset the submissions bound ([`align`]).
+//! Host mode: the pipelined host-side trigger loop (src/modes/trigger_loop/, on one device or
+//! several). GEMM work goes out stage by stage with up to [`IN_FLIGHT`] submissions queued per
+//! device (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision. What a GEMM produces is
+//! tracked; a step that waits only for steps already queued on its device follows them in queue
+//! order (in a later pass of the same submission), so a collective's chain costs no host round trip
+//! per step: each submission ends with a copy of the tracker counters that its own ops bumped and
+//! that can still make a step ready ([`wanted`]) into a pooled readback buffer that maps when it
+//! completes; while the next submission runs the host decides which steps' inputs reached their
+//! marks ([`ready`]: T3's threshold, checked by the CPU) and sends them with the next GEMM stage.
+//! wgpu cannot map a buffer while GPU work uses it, so the host sees counters at submission grain;
+//! the loop records each trigger's latency and its own waits, on the GPU clock by the offset the
+//! submissions bound ([`align`]).
 
 use std::collections::HashMap;
 
@@ -16,7 +17,7 @@ use super::trigger_loop::{self, Gate};
 use super::{Mode, Run, System};
 use crate::error::Result;
 use crate::plan::{Kind, Loc, Plan};
-use crate::settings;
+use crate::settings::{self, HostWait};
 
 /// Submissions the loop keeps queued on a device (T3_HOST_IN_FLIGHT overrides): one running while
 /// the host decides the next from the counters of the one before. Two is the least that hides a
@@ -25,10 +26,12 @@ use crate::settings;
 pub const IN_FLIGHT: usize = 2;
 
 /// The host trigger loop; `in_flight`: submissions kept queued per device (None: T3_HOST_IN_FLIGHT,
-/// else `IN_FLIGHT`, 2).
+/// else `IN_FLIGHT`, 2); `wait`: how it waits on the devices (None: T3_HOST_WAIT, else spin on GPUs
+/// and block on CPU adapters).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Host {
     pub in_flight: Option<usize>,
+    pub wait: Option<HostWait>,
 }
 
 /// The step ops a trigger loop submits next: those not submitted yet whose every dependency is
@@ -109,11 +112,16 @@ impl Mode for Host {
     }
 
     fn run(&self, sys: &mut System) -> Result<Run> {
+        // Both settings read (and an invalid one refused) before the loop changes anything.
         let depth = match self.in_flight {
             Some(n) => n.max(1),
             None => settings::host_in_flight(IN_FLIGHT)?,
         };
-        trigger_loop::run(sys, depth, Gate::Tracked, self.name())
+        let wait = match self.wait {
+            Some(w) => w,
+            None => trigger_loop::default_wait(sys)?,
+        };
+        trigger_loop::run(sys, depth, Gate::Tracked, wait, self.name())
     }
 }
 

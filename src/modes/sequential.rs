@@ -21,7 +21,8 @@ impl Mode for Sequential {
         if sys.parts.len() > 1 {
             // Steps between devices need the host between their halves: the trigger loop, with
             // every step held until every GEMM completed.
-            return trigger_loop::run(sys, host::IN_FLIGHT, Gate::AfterGemms, self.name());
+            let wait = trigger_loop::default_wait(sys)?;
+            return trigger_loop::run(sys, host::IN_FLIGHT, Gate::AfterGemms, wait, self.name());
         }
         let t = run_recording(sys, |l| &l.sequential)?;
         let stages = sys.parts[0].lowered.stages;

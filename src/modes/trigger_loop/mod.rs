@@ -4,8 +4,9 @@
 //! step kernel writes the chunk into the link's outbox), a host copy (outbox to the receiver's inbox
 //! on the copy threads, once the sender's submission completed) and a receive half (the receiver's
 //! next submission puts the inbox into the destination and bumps its tracker). Nothing blocks on one
-//! device while another could take work: the loop polls; only on one device with no transfer in
-//! flight does it block, bounded, on its oldest submission.
+//! device while another could take work: the loop polls; only when waiting blocks
+//! ([`HostWait::Block`]: T3_HOST_WAIT=block, the default on CPU adapters), on one device with no
+//! transfer in flight, does it block, bounded, on its oldest submission.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -66,9 +67,19 @@ struct Transfer {
     started: f64,
 }
 
-/// Runs the plan once through the loop with `depth` submissions queued per device; `mode` names the
-/// timeline.
-pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run> {
+/// How the loop waits on `sys` by default: T3_HOST_WAIT, else spin on GPUs and block where any
+/// device is a CPU adapter ([`crate::settings::host_wait`]; an invalid value is an error).
+pub fn default_wait(sys: &System) -> Result<HostWait> {
+    let cpu = sys
+        .gpus
+        .iter()
+        .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
+    crate::settings::host_wait(cpu)
+}
+
+/// Runs the plan once through the loop with `depth` submissions queued per device, waiting on the
+/// devices as `wait` says; `mode` names the timeline.
+pub fn run(sys: &mut System, depth: usize, gate: Gate, wait: HostWait, mode: &str) -> Result<Run> {
     let deadline = Instant::now() + sys.timeout();
     for p in &mut sys.parts {
         p.exec.timer.reset();
@@ -78,11 +89,6 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, mode: &str) -> Result<Run
     for l in &sys.links {
         l.release();
     }
-    let cpu = sys
-        .gpus
-        .iter()
-        .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
-    let wait = crate::settings::host_wait(cpu)?;
     let run = submit_all(sys, depth, gate, wait, mode, deadline);
     for p in &mut sys.parts {
         p.exec.defer_resolve = false;
@@ -240,10 +246,15 @@ fn submit_all(
                         .map(|ops| Command::Pass(l.pass(ops, StoreMode::Store))),
                 );
                 commands.extend(l.drain(&sends));
-                // Only the trackers this submission's own ops bump: a counter changes only with the
-                // ops that bump it, and the first readback after them sees it (queue order), so a
-                // tracker left out here has nothing new to show. A tracker per op, not every tracker
-                // still wanted: fewer gather dispatches, each behind a barrier.
+                // Only the trackers this submission's own ops bump. Safe because every writer of a
+                // tracker (a GEMM, a step, a crossing step's receive half) runs on the tracker's own
+                // device, in queue order, and the submission holding op X (or X's receive half)
+                // reads X's counter while every step tracking X is still unsent (none can go before
+                // that counter is seen, so it is still `wanted` here if any step will ever want it:
+                // that set only shrinks). So a counter changes only with the ops that bump it, the
+                // first readback after them sees it, and a tracker left out here has nothing new to
+                // show. A tracker per op, not every tracker still wanted: fewer gather dispatches,
+                // each behind a barrier.
                 let bumped: std::collections::HashSet<Loc> = waves
                     .iter()
                     .flatten()
