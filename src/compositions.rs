@@ -18,10 +18,11 @@ pub struct Kernel {
 pub const PUTS: &[&str] = &["store", "add", "atomic", "cas"];
 
 /// The fused epilogue's output is atomic, in two windows (the packed output of every rank may exceed
-/// one binding): only the windowed puts write that (CAS, or native f32 atomic adds).
+/// one binding): only the windowed puts write that (relaxed atomic stores, CAS, or native f32 atomic
+/// adds).
 const GEMM_VARIANTS: &[(&str, &[&str])] = &[
     ("track", PUTS),
-    ("fused", &["cas_windows", "atomic_windows"]),
+    ("fused", &["store_windows", "cas_windows", "atomic_windows"]),
 ];
 
 pub const KERNELS: &[Kernel] = &[

@@ -241,27 +241,29 @@ pub struct GemmKernel {
     update_put: Put,
     /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
     pub fused_layout: wgpu::BindGroupLayout,
-    /// The GEMM whose epilogue is the device-side trigger (atomic adds into a packed output).
+    /// The GEMM whose epilogue is the device-side trigger (into a packed output).
     pub fused: wgpu::ComputePipeline,
-    /// Its put: native f32 atomic adds where the adapter has them, else CAS ([`fused_put`]).
+    /// Its put ([`fused_put`]).
     pub fused_put: Put,
 }
 
-/// Fused mode's put: `T3_FUSED_PUT` = cas | atomic | auto (unset: auto = atomic where the adapter
-/// has SHADER_FLOAT32_ATOMIC, else cas); a variant one device run can time beside the other.
+/// Fused mode's put: `T3_FUSED_PUT` = store | atomic | cas | auto (unset: auto = store: tiles stored
+/// plainly, the gates making every write of a chunk exclusive; atomic = native f32 atomic adds,
+/// where the adapter has SHADER_FLOAT32_ATOMIC; cas = compare-exchange adds); variants one device
+/// run can time beside each other.
 pub fn fused_put(gpu: &Gpu) -> Result<Put> {
     let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
     match std::env::var("T3_FUSED_PUT").as_deref() {
-        Err(_) | Ok("") | Ok("auto") if atomic => Ok(Put::AtomicWindows),
-        Err(_) | Ok("") | Ok("auto") | Ok("cas") => Ok(Put::CasWindows),
+        Err(_) | Ok("") | Ok("auto") | Ok("store") => Ok(Put::StoreWindows),
+        Ok("cas") => Ok(Put::CasWindows),
         Ok("atomic") if atomic => Ok(Put::AtomicWindows),
         Ok(v) => Err(Error::invalid(
             "T3_FUSED_PUT",
             v,
             if atomic {
-                "cas, atomic or auto"
+                "store, atomic, cas or auto"
             } else {
-                "cas or auto (this adapter has no SHADER_FLOAT32_ATOMIC)"
+                "store, cas or auto (this adapter has no SHADER_FLOAT32_ATOMIC)"
             },
         )),
     }

@@ -25,19 +25,23 @@ pub enum Put {
     CasWindows,
     /// [`Put::Atomic`] into two windows, likewise.
     AtomicWindows,
+    /// Plain stores (relaxed atomic stores) into two windows; fused mode's gates make every write of
+    /// a chunk exclusive, so its reduces are a load, an add and a store.
+    StoreWindows,
     /// A u32 word as it is (the gather kernel's counters).
     Word,
 }
 
 impl Put {
     /// Every put, in declaration order.
-    pub const ALL: [Put; 7] = [
+    pub const ALL: [Put; 8] = [
         Put::Store,
         Put::Add,
         Put::Atomic,
         Put::Cas,
         Put::CasWindows,
         Put::AtomicWindows,
+        Put::StoreWindows,
         Put::Word,
     ];
 
@@ -50,6 +54,7 @@ impl Put {
             Put::Cas => "cas",
             Put::CasWindows => "cas_windows",
             Put::AtomicWindows => "atomic_windows",
+            Put::StoreWindows => "store_windows",
             Put::Word => "word",
         }
     }
@@ -69,7 +74,7 @@ impl Put {
 pub enum Epilogue {
     /// Bump the chunk's tracker counter.
     Track,
-    /// Bump it and perform the transfers the increment triggers (fused mode; needs [`Put::CasWindows`]).
+    /// Bump it and perform the transfers the increment triggers (fused mode; needs a windowed put).
     Fused,
 }
 
@@ -325,7 +330,10 @@ mod tests {
                 assert!(gather.interface().is_ok() && gather.source(None).is_ok());
                 continue;
             }
-            if matches!(put, Put::CasWindows | Put::AtomicWindows) {
+            if matches!(
+                put,
+                Put::CasWindows | Put::AtomicWindows | Put::StoreWindows
+            ) {
                 for (kernel, gemm) in [("gemm.wgsl", Dtype::F32), ("gemm_coop.wgsl", Dtype::F16)] {
                     let v = Variant {
                         kernel,

@@ -1,6 +1,7 @@
 //! Fused mode's variants (src/lower/fused.rs: pieces per transfer, spare workgroups, their poll
-//! budget, the output split over two binding windows; CAS or native atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32 and
-//! f16 operands, equal to the f64 reference with every tracker at its threshold. Its own test binary:
+//! budget, the output split over two binding windows; plain stores behind the gates, CAS or native
+//! atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32
+//! and f16 operands, equal to the f64 reference with every tracker at its threshold. Its own test binary:
 //! the variants are environment knobs, set here per case with no other test reading them.
 //! T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
 
@@ -22,10 +23,16 @@ fn every_fused_variant_matches_reference() {
     let Some(gpu) = common::gpu() else { return };
     let f32_kernels = Kernels::new(gpu).unwrap();
     let f16_kernels = common::kernels(gpu, Dtype::F16);
-    // The fused put is chosen when the kernels are made: CAS beside the adapter's default.
-    std::env::set_var("T3_FUSED_PUT", "cas");
-    let cas_kernels = Kernels::new(gpu).unwrap();
-    std::env::remove_var("T3_FUSED_PUT");
+    // The fused put is chosen when the kernels are made: CAS and native atomic adds (where the
+    // adapter has them) beside the default, plain stores behind the gates.
+    let put_kernels = |put: &str| {
+        std::env::set_var("T3_FUSED_PUT", put);
+        let k = Kernels::new(gpu).ok();
+        std::env::remove_var("T3_FUSED_PUT");
+        k
+    };
+    let cas_kernels = put_kernels("cas").unwrap();
+    let atomic_kernels = put_kernels("atomic");
     bad_knob_is_named(gpu, &f32_kernels);
     let soak = std::env::var("T3_SOAK").is_ok_and(|v| v == "1");
     let cases = std::env::var("T3_SOAK_CASES")
@@ -60,9 +67,10 @@ fn every_fused_variant_matches_reference() {
             |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, seed)| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
-                let (dtype, kernels) = match (&f16_kernels, seed % 3) {
-                    (Some(k), 0) => (Dtype::F16, k),
-                    (_, 1) => (Dtype::F32, &cas_kernels),
+                let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 4) {
+                    (Some(k), _, 0) => (Dtype::F16, k),
+                    (_, _, 1) => (Dtype::F32, &cas_kernels),
+                    (_, Some(k), 2) => (Dtype::F32, k),
                     _ => (Dtype::F32, &f32_kernels),
                 };
                 let knob = |v: Option<u32>, auto: &str| v.map_or(auto.into(), |x| x.to_string());

@@ -1,37 +1,50 @@
-// Epilogue = the device-side trigger (fused mode, T3's transparency). Whichever workgroup's counter
-// increment reaches a chunk's trigger value, whether a GEMM tile's or an incoming transfer's last
-// piece's, publishes that chunk's outgoing transfer on a device-side queue (the live list). A transfer
-// is split into `pc` pieces (the link's workgroups: a piece strides over the whole chunk, like a step
-// workgroup), claimed by atomicAdd: the publisher, every GEMM workgroup that finishes its tile while
-// pieces are left, and the spare workgroups dispatched after the GEMM's (`spare_wg`) claim them. The
-// workgroup that finishes a transfer's last piece bumps the destination's counter, which may publish
-// the next transfer of the chain.
+// Epilogue = the device-side trigger (fused mode, T3's transparency). A transfer (a step of the
+// schedule) has two conditions: its source chunk is complete (the source counter reaches the
+// transfer's trigger value: the chunk's tiles plus the transfers into it that precede it) and its
+// destination chunk is ready for it (the destination counter reaches the transfer's gate: the
+// destination's own tiles plus the transfers into it that precede this one; no gate where that is
+// zero). The counter increment, a GEMM tile's or an incoming transfer's last piece's, that meets
+// the last of the two publishes the transfer on a device-side queue (the live list). Gating makes
+// every write of a chunk exclusive: its tiles, then each transfer into it in the schedule's order,
+// so tiles may be plain stores and a reduce a load, add and store (put = store_windows.wgsl); the
+// atomic-add puts do not need the gate but keep the one protocol. A transfer is split into `pc`
+// pieces (the link's workgroups: a piece strides over the whole chunk, like a step workgroup),
+// claimed by atomicAdd: the publisher, every GEMM workgroup that finishes its tile while pieces are
+// left, and the spare workgroups dispatched after the GEMM's (`spare_wg`) claim them. The workgroup
+// that finishes a transfer's last piece bumps the destination's counter, which may publish the next
+// transfer of the chain or open the gate of the next transfer into it.
 //
 // Why it cannot deadlock: nothing waits for another workgroup to do anything. A claimed piece is done
 // by the running workgroup that claimed it, without waiting; the publisher claims pieces until none
 // is left unclaimed, so every piece of every published transfer is claimed by a workgroup that is
-// running; the last piece's finisher carries the chain on. The only loop that waits is the spare
-// workgroups' poll for newly published work, and it is bounded (POLLS, from the host) and nothing
-// depends on it: a spare that gives up leaves the work to the workgroups that publish it. So no
-// forward-progress guarantee between workgroups is needed, and spares that run before the GEMM's
-// workgroups (dispatch order is not guaranteed) only cost their bounded poll.
+// running; the last piece's finisher carries the chain on. Every transfer is published: both its
+// conditions count only tiles (which every GEMM workgroup stores without waiting) and transfers
+// earlier in the schedule's order, so by induction over that order each is met. The only loop that
+// waits is the spare workgroups' poll for newly published work, and it is bounded (POLLS, from the
+// host) and nothing depends on it: a spare that gives up leaves the work to the workgroups that
+// publish it. So no forward-progress guarantee between workgroups is needed, and spares that run
+// before the GEMM's workgroups (dispatch order is not guaranteed) only cost their bounded poll.
 //
-// Memory model. Deliberately no `@coherent` (MEMORY_DECORATION_COHERENT): every access to the shared
-// output is an atomic (put = cas_windows.wgsl or atomic_windows.wgsl: tiles and reduces are atomic
-// adds, copies exchanges, the transfer reads atomicLoad), and atomics are performed at the device's
-// point of coherence (L2 on NVIDIA and AMD), never served from a non-coherent L1. Ordering: before
-// each counter increment (a chunk's, or a transfer's done count) every invocation stores the fold of
-// its atomics' results to workgroup memory and passes a storageBarrier (`settle`), so all of the
-// workgroup's output atomics have been performed before the one increment is issued; after observing
-// a completion or claiming a piece, a barrier orders the transfer's loads after the observation.
-// WGSL atomics are relaxed and its barriers workgroup-scoped (naga: OpControlBarrier, Workgroup
-// scope, AcquireRelease | UniformMemory on Vulkan; threadgroup_barrier(mem_device) on Metal), so
-// waiting for each atomic's result is what stands in for a device-scope release fence. The mode needs
-// no optional feature (the atomic put takes SHADER_FLOAT32_ATOMIC where present).
+// Memory model. Deliberately no `@coherent` (MEMORY_DECORATION_COHERENT, a native-only feature):
+// every access to the shared output is an atomic (put = store_windows.wgsl: relaxed atomic loads and
+// stores; cas_windows.wgsl or atomic_windows.wgsl: tiles and reduces atomic adds, copies exchanges,
+// the transfer reads atomicLoad), and atomics are performed at the device's point of coherence (L2
+// on NVIDIA and AMD), never served from a non-coherent L1. Ordering: before each counter increment
+// (a chunk's, or a transfer's done count) every invocation passes a storageBarrier (`settle`); after
+// observing a completion or claiming a piece, a storageBarrier orders the transfer's loads after the
+// observation. WGSL's barrier is workgroup-scoped by the spec, but naga emits it with device memory
+// scope (SPIR-V: OpControlBarrier, Workgroup execution, Device memory, AcquireRelease |
+// UniformMemory, naga 30 back/spv/writer.rs `write_control_barrier`; Metal:
+// threadgroup_barrier(mem_device)): a device-scope release before the increment and an acquire after
+// the observation. The atomic-add puts also fold each atomic's result into `seen`, stored to
+// workgroup memory before the barrier, which orders them where a barrier is only workgroup-scoped
+// (an add whose result is unused is a fire-and-forget RED on NVIDIA). The mode needs no optional
+// feature (the atomic put takes SHADER_FLOAT32_ATOMIC where present).
 
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
 // (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
-// spares' poll budget, at1 = elements of the output's first window (shaders/put/cas_windows.wgsl).
+// spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
+// (shaders/put/cas_windows.wgsl).
 struct Forward {
     off: u32,
     len: u32,
@@ -45,6 +58,10 @@ struct Forward {
     to1: u32,
     op1: u32,
     pc1: u32,
+    // Action 0 / 1's gate: the destination counter's value from which the transfer may write the
+    // destination chunk (0: no gate).
+    g0: u32,
+    g1: u32,
 }
 
 @group(0) @binding(6) var<storage, read> fwd: array<Forward>;
@@ -84,8 +101,9 @@ fn sink_read(c: u32) -> bool {
 }
 
 // Layout of `counters` past the chunk counters (nc of them; na = 2 nc actions, action 2c + which):
-// claims[na], done[na], then tail, head and total pieces done, then the live list (action + 1; 0 =
-// published but not visible yet).
+// claims[na], done[na], armed[na] (conditions met), then tail, head and total pieces done, then the
+// live list (action + 1; 0 = published but not visible yet). Host twin: `counter_words` in
+// src/lower/fused.rs.
 fn n_chunks() -> u32 {
     return arrayLength(&fwd) - 1u;
 }
@@ -95,11 +113,17 @@ fn claim_at(a: u32) -> u32 {
 fn done_at(a: u32) -> u32 {
     return 3u * n_chunks() + a;
 }
+fn armed_at(a: u32) -> u32 {
+    return 5u * n_chunks() + a;
+}
 fn tail_at() -> u32 {
-    return 5u * n_chunks();
+    return 7u * n_chunks();
 }
 fn live_at(j: u32) -> u32 {
-    return 5u * n_chunks() + 3u + j;
+    return 7u * n_chunks() + 3u + j;
+}
+fn chunks_per_rank() -> u32 {
+    return fwd[n_chunks()].at0;
 }
 
 // Action a's destination counter, op and pieces.
@@ -111,25 +135,44 @@ fn action(a: u32) -> vec3<u32> {
     return vec3<u32>(f.to0, f.op0, f.pc0);
 }
 
-// Increments counter c (once per workgroup); returns, uniformly, the action it triggers or NONE.
-fn bump(c: u32, t: u32) -> u32 {
+// Conditions action a needs met before it is published: its source's, and its gate's where it has one.
+fn needs(gate: u32) -> u32 {
+    return select(1u, 2u, gate != 0u);
+}
+
+// One of action a's conditions is met; the last of them publishes it on the live list.
+fn arm(a: u32, need: u32) {
+    if (atomicAdd(&counters[armed_at(a)], 1u) + 1u == need) {
+        let j = atomicAdd(&counters[tail_at()], 1u);
+        atomicStore(&counters[live_at(j)], a + 1u);
+    }
+}
+
+// Increments counter c (once per workgroup), then arms the actions the new value meets: c's own
+// transfers whose trigger value it is, and the transfer into c's chunk whose gate it is. Only the
+// same chunk of another rank moves into c's chunk, so the gates are looked for there.
+fn bump(c: u32, t: u32) {
     settle();
     if (t == 0u && !sink_read(c)) {
         let v = atomicAdd(&counters[c], 1u) + 1u;
         let f = fwd[c];
-        var act = NONE;
         if (v == f.at0 && f.to0 != NONE) {
-            act = 2u * c;
-        } else if (v == f.at1 && f.to1 != NONE) {
-            act = 2u * c + 1u;
+            arm(2u * c, needs(f.g0));
         }
-        if (act != NONE) {
-            let j = atomicAdd(&counters[tail_at()], 1u);
-            atomicStore(&counters[live_at(j)], act + 1u);
+        if (v == f.at1 && f.to1 != NONE) {
+            arm(2u * c + 1u, needs(f.g1));
         }
-        wg_act = act;
+        let nch = chunks_per_rank();
+        for (var q = c % nch; q < n_chunks(); q += nch) {
+            let g = fwd[q];
+            if (g.to0 == c && g.g0 == v) {
+                arm(2u * q, 2u);
+            }
+            if (g.to1 == c && g.g1 == v) {
+                arm(2u * q + 1u, 2u);
+            }
+        }
     }
-    return workgroupUniformLoad(&wg_act);
 }
 
 // Claims one unclaimed piece of any published transfer; returns, uniformly, its action (the piece in
@@ -176,7 +219,7 @@ fn do_piece(a: u32, k: u32, t: u32) {
     for (var i = k * WG + t; i < f.len; i += act.z * WG) {
         let v = load_bits(f.off + i);
         if (act.y == 1u) {
-            put(d + i, bitcast<f32>(v));
+            reduce_into(d + i, bitcast<f32>(v));
         } else {
             store_bits(d + i, v);
         }

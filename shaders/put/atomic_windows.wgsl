@@ -19,6 +19,11 @@ fn put(i: u32, v: f32) {
     }
 }
 
+// A transfer's reduce into element i: an add like a tile's.
+fn reduce_into(i: u32, v: f32) {
+    put(i, v);
+}
+
 fn load_bits(i: u32) -> u32 {
     let w = window();
     if (i < w) {

@@ -15,8 +15,9 @@ use crate::shapes::{buffer_bytes, fold, tiles, Chunking};
 use crate::steps::{Link, STEP_WG};
 
 /// `Forward` in shaders/epilogue/fused.wgsl: per (rank, chunk) counter, where its chunk sits in the
-/// packed output and the counter values at which its (up to two) outgoing steps fire, and the pieces
-/// each is split into. The table ends with a header entry (see [`forward_table`]).
+/// packed output, the counter values at which its (up to two) outgoing steps fire, the pieces each
+/// is split into and each one's gate (the destination counter's value from which it may write the
+/// destination chunk). The table ends with a header entry (see [`forward_table`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Forward {
@@ -30,6 +31,8 @@ pub struct Forward {
     pub to1: u32,
     pub op1: u32,
     pub pc1: u32,
+    pub g0: u32,
+    pub g1: u32,
 }
 
 /// No action in a [`Forward`] slot.
@@ -132,16 +135,18 @@ fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
 }
 
 /// u32 words of fused mode's counters buffer for `nc` (rank, chunk) counters: the counters, each
-/// action's claims and done pieces, tail, head and pieces done, and the live list (the layout in
-/// shaders/epilogue/fused.wgsl).
+/// action's claims, done pieces and conditions met, tail, head and pieces done, and the live list
+/// (the layout in shaders/epilogue/fused.wgsl).
 fn counter_words(nc: usize) -> usize {
-    7 * nc + 3
+    9 * nc + 3
 }
 
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
-/// fire (local tiles plus the incoming steps that precede the step in the schedule) and their pieces;
-/// then the header: off = pieces of all transfers, len = the spares' poll budget, at1 = elements of
-/// the output's first `window` bytes.
+/// fire (local tiles plus the incoming steps that precede the step in the schedule), their pieces and
+/// their gates (the destination's tiles plus the steps into it that precede this one: every write of
+/// a chunk is exclusive, in the schedule's order); then the header: off = pieces of all transfers,
+/// len = the spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first
+/// `window` bytes.
 fn forward_table(
     config: &Config,
     chunking: &Chunking,
@@ -166,13 +171,16 @@ fn forward_table(
         })
         .collect();
     let mut received = vec![0u32; fwd.len()];
-    for st in &schedule.steps {
-        let base = if schedule.produces(st.src, st.chunk) {
-            tiles(chunking.rows(st.chunk).len(), n, tile_n) as u32
+    let own_tiles = |p: usize, x: usize| {
+        if schedule.produces(p, x) {
+            tiles(chunking.rows(x).len(), n, tile_n) as u32
         } else {
             0
-        };
-        let at = base + received[idx(st.src, st.chunk)];
+        }
+    };
+    for st in &schedule.steps {
+        let at = own_tiles(st.src, st.chunk) + received[idx(st.src, st.chunk)];
+        let gate = own_tiles(st.dst, st.chunk) + received[idx(st.dst, st.chunk)];
         let op = match st.op {
             Op::Reduce => 1,
             Op::Copy => 2,
@@ -181,9 +189,9 @@ fn forward_table(
         let f = &mut fwd[idx(st.src, st.chunk)];
         let pc = tuning.pieces(config.link, f.len as usize);
         if f.to0 == NONE {
-            (f.at0, f.to0, f.op0, f.pc0) = (at, to, op, pc);
+            (f.at0, f.to0, f.op0, f.pc0, f.g0) = (at, to, op, pc, gate);
         } else if f.to1 == NONE {
-            (f.at1, f.to1, f.op1, f.pc1) = (at, to, op, pc);
+            (f.at1, f.to1, f.op1, f.pc1, f.g1) = (at, to, op, pc, gate);
         } else {
             return Err(format!(
                 "chunk {} of rank {} leaves more than twice",
@@ -201,6 +209,7 @@ fn forward_table(
     fwd.push(Forward {
         off: pieces,
         len: tuning.polls,
+        at0: nch as u32,
         at1: (window / 4) as u32,
         to0: NONE,
         to1: NONE,
@@ -418,7 +427,7 @@ mod tests {
         // Never more pieces than a chunk has work for, never none.
         assert_eq!(t(Some(64)).pieces(Link::Workgroups(16), 5), 1);
         assert_eq!(t(None).pieces(Link::Unthrottled, 1), 1);
-        assert_eq!(counter_words(4), 31);
+        assert_eq!(counter_words(4), 39);
         assert_eq!(fused_window(1 << 31, None), 1 << 31);
         assert_eq!(fused_window(1 << 31, Some(1000)), 768);
         assert_eq!(fused_window(100, Some(1000)), 256);
