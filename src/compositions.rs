@@ -17,12 +17,20 @@ pub struct Kernel {
 /// Every put: how a kernel writes its destination.
 pub const PUTS: &[&str] = &["store", "add", "atomic", "cas"];
 
-/// The fused epilogue's output is atomic, in two windows (the packed output of every rank may exceed
-/// one binding): only the windowed puts write that (relaxed atomic stores, CAS, or native f32 atomic
-/// adds).
+/// The fused epilogue's output is in two windows (the packed output of every rank may exceed one
+/// binding), coherent: only the windowed puts write that (`@coherent` plain stores, relaxed atomic
+/// stores, CAS, or native f32 atomic adds).
 const GEMM_VARIANTS: &[(&str, &[&str])] = &[
     ("track", PUTS),
-    ("fused", &["store_windows", "cas_windows", "atomic_windows"]),
+    (
+        "fused",
+        &[
+            "coherent_windows",
+            "store_windows",
+            "cas_windows",
+            "atomic_windows",
+        ],
+    ),
 ];
 
 pub const KERNELS: &[Kernel] = &[
@@ -76,6 +84,10 @@ impl Composition {
             })
             .collect();
         v.push(format!("put/{}.wgsl", self.put));
+        // A windowed put of 4-byte atomics takes its 16-byte forms element by element.
+        if self.put.ends_with("_windows") && self.put != "coherent_windows" {
+            v.push("put/by_element4.wgsl".into());
+        }
         if !self.epilogue.is_empty() {
             v.push(format!("epilogue/{}.wgsl", self.epilogue));
         }

@@ -247,23 +247,30 @@ pub struct GemmKernel {
     pub fused_put: Put,
 }
 
-/// Fused mode's put: `T3_FUSED_PUT` = store | atomic | cas | auto (unset: auto = store: tiles stored
-/// plainly, the gates making every write of a chunk exclusive; atomic = native f32 atomic adds,
-/// where the adapter has SHADER_FLOAT32_ATOMIC; cas = compare-exchange adds); variants one device
-/// run can time beside each other.
+/// Fused mode's put: `T3_FUSED_PUT` = coherent | store | atomic | cas | auto. Unset or auto: tiles
+/// stored plainly behind the gates, into a `@coherent` output where the adapter has
+/// MEMORY_DECORATION_COHERENT (coherent: 16-byte stores and loads), else as relaxed atomic stores
+/// (store). atomic = native f32 atomic adds (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds:
+/// variants one device run can time beside each other.
 pub fn fused_put(gpu: &Gpu) -> Result<Put> {
     let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
+    let coherent = gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT);
     match std::env::var("T3_FUSED_PUT").as_deref() {
+        Err(_) | Ok("") | Ok("auto") if coherent => Ok(Put::CoherentWindows),
+        Ok("coherent") if coherent => Ok(Put::CoherentWindows),
         Err(_) | Ok("") | Ok("auto") | Ok("store") => Ok(Put::StoreWindows),
         Ok("cas") => Ok(Put::CasWindows),
         Ok("atomic") if atomic => Ok(Put::AtomicWindows),
         Ok(v) => Err(Error::invalid(
             "T3_FUSED_PUT",
             v,
-            if atomic {
-                "store, atomic, cas or auto"
-            } else {
-                "store, cas or auto (this adapter has no SHADER_FLOAT32_ATOMIC)"
+            match (coherent, atomic) {
+                (true, true) => "coherent, store, atomic, cas or auto",
+                (true, false) => "coherent, store, cas or auto (no SHADER_FLOAT32_ATOMIC here)",
+                (false, true) => {
+                    "store, atomic, cas or auto (no MEMORY_DECORATION_COHERENT here)"
+                }
+                (false, false) => "store, cas or auto (no SHADER_FLOAT32_ATOMIC or MEMORY_DECORATION_COHERENT here)",
             },
         )),
     }

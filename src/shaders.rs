@@ -28,13 +28,15 @@ pub enum Put {
     /// Plain stores (relaxed atomic stores) into two windows; fused mode's gates make every write of
     /// a chunk exclusive, so its reduces are a load, an add and a store.
     StoreWindows,
+    /// Plain 16-byte stores into two `@coherent` windows (MEMORY_DECORATION_COHERENT), likewise.
+    CoherentWindows,
     /// A u32 word as it is (the gather kernel's counters).
     Word,
 }
 
 impl Put {
     /// Every put, in declaration order.
-    pub const ALL: [Put; 8] = [
+    pub const ALL: [Put; 9] = [
         Put::Store,
         Put::Add,
         Put::Atomic,
@@ -42,6 +44,7 @@ impl Put {
         Put::CasWindows,
         Put::AtomicWindows,
         Put::StoreWindows,
+        Put::CoherentWindows,
         Put::Word,
     ];
 
@@ -55,6 +58,7 @@ impl Put {
             Put::CasWindows => "cas_windows",
             Put::AtomicWindows => "atomic_windows",
             Put::StoreWindows => "store_windows",
+            Put::CoherentWindows => "coherent_windows",
             Put::Word => "word",
         }
     }
@@ -332,7 +336,7 @@ mod tests {
             }
             if matches!(
                 put,
-                Put::CasWindows | Put::AtomicWindows | Put::StoreWindows
+                Put::CasWindows | Put::AtomicWindows | Put::StoreWindows | Put::CoherentWindows
             ) {
                 for (kernel, gemm) in [("gemm.wgsl", Dtype::F32), ("gemm_coop.wgsl", Dtype::F16)] {
                     let v = Variant {

@@ -88,9 +88,12 @@ impl StepKernel {
         match put {
             Put::Store => &self.copy,
             Put::Add => &self.add,
-            Put::Atomic | Put::Cas | Put::CasWindows | Put::AtomicWindows | Put::StoreWindows => {
-                &self.update
-            }
+            Put::Atomic
+            | Put::Cas
+            | Put::CasWindows
+            | Put::AtomicWindows
+            | Put::StoreWindows
+            | Put::CoherentWindows => &self.update,
             Put::Word => unreachable!("no step writes words: Put::Word is the gather kernel's"),
         }
     }

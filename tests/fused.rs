@@ -1,6 +1,6 @@
 //! Fused mode's variants (src/lower/fused.rs: pieces per transfer, spare workgroups, their poll
-//! budget, the output split over two binding windows; plain stores behind the gates, CAS or native
-//! atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32
+//! budget, the output split over two binding windows; plain stores behind the gates, `@coherent`
+//! or relaxed atomic, CAS or native atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32
 //! and f16 operands, equal to the f64 reference with every tracker at its threshold. Its own test binary:
 //! the variants are environment knobs, set here per case with no other test reading them.
 //! T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
@@ -15,6 +15,7 @@ use t3_wgpu::modes::{Config, Fused, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::shaders::Put;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 
@@ -23,14 +24,21 @@ fn every_fused_variant_matches_reference() {
     let Some(gpu) = common::gpu() else { return };
     let f32_kernels = Kernels::new(gpu).unwrap();
     let f16_kernels = common::kernels(gpu, Dtype::F16);
-    // The fused put is chosen when the kernels are made: CAS and native atomic adds (where the
-    // adapter has them) beside the default, plain stores behind the gates.
+    // The fused put is chosen when the kernels are made: relaxed atomic stores, CAS and native
+    // atomic adds (where the adapter has them) beside the default, `@coherent` plain stores.
     let put_kernels = |put: &str| {
         std::env::set_var("T3_FUSED_PUT", put);
         let k = Kernels::new(gpu).ok();
         std::env::remove_var("T3_FUSED_PUT");
         k
     };
+    let store_kernels = put_kernels("store").unwrap();
+    // Every Vulkan adapter (lavapipe too) has MEMORY_DECORATION_COHERENT: the default is the
+    // coherent put there, so this test covers it.
+    if gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT) {
+        assert_eq!(f32_kernels.gemm.fused_put, Put::CoherentWindows);
+    }
+    assert_eq!(store_kernels.gemm.fused_put, Put::StoreWindows);
     let cas_kernels = put_kernels("cas").unwrap();
     let atomic_kernels = put_kernels("atomic");
     bad_knob_is_named(gpu, &f32_kernels);
@@ -39,7 +47,7 @@ fn every_fused_variant_matches_reference() {
         .ok()
         .and_then(|s| s.parse().ok())
         .filter(|_| soak)
-        .unwrap_or(if soak { 500 } else { 24 });
+        .unwrap_or(if soak { 500 } else { 30 });
     let mut runner = TestRunner::new(PtConfig {
         cases,
         failure_persistence: None,
@@ -67,10 +75,11 @@ fn every_fused_variant_matches_reference() {
             |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, seed)| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
-                let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 4) {
+                let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 5) {
                     (Some(k), _, 0) => (Dtype::F16, k),
                     (_, _, 1) => (Dtype::F32, &cas_kernels),
                     (_, Some(k), 2) => (Dtype::F32, k),
+                    (_, _, 3) => (Dtype::F32, &store_kernels),
                     _ => (Dtype::F32, &f32_kernels),
                 };
                 let knob = |v: Option<u32>, auto: &str| v.map_or(auto.into(), |x| x.to_string());

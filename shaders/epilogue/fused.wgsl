@@ -6,7 +6,8 @@
 // zero). The counter increment, a GEMM tile's or an incoming transfer's last piece's, that meets
 // the last of the two publishes the transfer on a device-side queue (the live list). Gating makes
 // every write of a chunk exclusive: its tiles, then each transfer into it in the schedule's order,
-// so tiles may be plain stores and a reduce a load, add and store (put = store_windows.wgsl); the
+// so tiles may be plain stores and a reduce a load, add and store (put = coherent_windows.wgsl or
+// store_windows.wgsl); the
 // atomic-add puts do not need the gate but keep the one protocol. A transfer is split into `pc`
 // pieces (the link's workgroups: a piece strides over the whole chunk, like a step workgroup),
 // claimed by atomicAdd: the publisher, every GEMM workgroup that finishes its tile while pieces are
@@ -25,11 +26,12 @@
 // publish it. So no forward-progress guarantee between workgroups is needed, and spares that run
 // before the GEMM's workgroups (dispatch order is not guaranteed) only cost their bounded poll.
 //
-// Memory model. Deliberately no `@coherent` (MEMORY_DECORATION_COHERENT, a native-only feature):
-// every access to the shared output is an atomic (put = store_windows.wgsl: relaxed atomic loads and
-// stores; cas_windows.wgsl or atomic_windows.wgsl: tiles and reduces atomic adds, copies exchanges,
-// the transfer reads atomicLoad), and atomics are performed at the device's point of coherence (L2
-// on NVIDIA and AMD), never served from a non-coherent L1. Ordering: before each counter increment
+// Memory model. Every access to the shared output is served at the device's point of coherence (L2
+// on NVIDIA and AMD), never from a non-coherent L1: put = coherent_windows.wgsl declares the output
+// `@coherent` (MEMORY_DECORATION_COHERENT, native only; plain 16-byte stores and loads); where the
+// adapter lacks it every access is an atomic (store_windows.wgsl: relaxed atomic loads and stores;
+// cas_windows.wgsl or atomic_windows.wgsl: tiles and reduces atomic adds, copies exchanges, the
+// transfer reads atomicLoad). Ordering: before each counter increment
 // (a chunk's, or a transfer's done count) every invocation passes a storageBarrier (`settle`); after
 // observing a completion or claiming a piece, a storageBarrier orders the transfer's loads after the
 // observation. WGSL's barrier is workgroup-scoped by the spec, but naga emits it with device memory
@@ -85,14 +87,6 @@ fn settle() {
 // Elements of the output's first window (the windowed puts' binding 0; the rest at binding 7).
 fn window() -> u32 {
     return fwd[n_chunks()].at1;
-}
-
-// The GEMM's aligned row stores (shaders/gemm/jobs.wgsl) through the windowed `put`.
-fn put4(i4: u32, v: vec4<f32>) {
-    put(i4 * 4u, v.x);
-    put(i4 * 4u + 1u, v.y);
-    put(i4 * 4u + 2u, v.z);
-    put(i4 * 4u + 3u, v.w);
 }
 
 // Reads the sink where it cannot matter (c is never NONE), so its stores are not dead.
@@ -209,19 +203,40 @@ fn claim(t: u32) -> u32 {
     return a;
 }
 
-// Moves piece k of action a's chunk (elements k*WG + t, striding by pc*WG), then counts it; the
-// last piece bumps the destination counter (which may publish the next transfer).
+// Element j of a transfer's destination takes the source's bits v (op 1 = reduce, 2 = copy).
+fn move_one(op: u32, j: u32, v: u32) {
+    if (op == 1u) {
+        reduce_into(j, bitcast<f32>(v));
+    } else {
+        store_bits(j, v);
+    }
+}
+
+// Moves piece k of action a's chunk (16-byte elements k*WG + t, striding by pc*WG, as a step
+// workgroup does, where source, destination and length are whole vec4s: every preset; else 4-byte
+// elements), then counts it; the last piece bumps the destination counter (which may publish the
+// next transfer).
 fn do_piece(a: u32, k: u32, t: u32) {
     let f = fwd[a / 2u];
     let act = action(a);
     let d = fwd[act.x].off;
+    let stride = act.z * WG;
     storageBarrier();
-    for (var i = k * WG + t; i < f.len; i += act.z * WG) {
-        let v = load_bits(f.off + i);
-        if (act.y == 1u) {
-            reduce_into(d + i, bitcast<f32>(v));
-        } else {
-            store_bits(d + i, v);
+    if (((f.off | d | f.len) & 3u) == 0u) {
+        let s4 = f.off >> 2u;
+        let d4 = d >> 2u;
+        let n4 = f.len >> 2u;
+        for (var i = k * WG + t; i < n4; i += stride) {
+            let v = load4(s4 + i);
+            if (act.y == 1u) {
+                reduce4(d4 + i, v);
+            } else {
+                store4(d4 + i, v);
+            }
+        }
+    } else {
+        for (var i = k * WG + t; i < f.len; i += stride) {
+            move_one(act.y, d + i, load_bits(f.off + i));
         }
     }
     settle();

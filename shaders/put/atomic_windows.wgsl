@@ -19,6 +19,9 @@ fn put(i: u32, v: f32) {
     }
 }
 
+// A reduce is one atomic add (`reduce_into`).
+const PLAIN_REDUCE: bool = false;
+
 // A transfer's reduce into element i: an add like a tile's.
 fn reduce_into(i: u32, v: f32) {
     put(i, v);

@@ -34,6 +34,9 @@ fn put(i: u32, v: f32) {
     }
 }
 
+// A reduce is a compare-exchange loop (`reduce_into`).
+const PLAIN_REDUCE: bool = false;
+
 // A transfer's reduce into element i: an add like a tile's.
 fn reduce_into(i: u32, v: f32) {
     put(i, v);

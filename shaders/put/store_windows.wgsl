@@ -13,6 +13,10 @@ fn put(i: u32, v: f32) {
     store_bits(i, bitcast<u32>(v));
 }
 
+// A reduce is a load, an add and a store (the gate makes it exclusive): the fused epilogue
+// issues a vec4's loads before its stores (put/by_element4.wgsl).
+const PLAIN_REDUCE: bool = true;
+
 // A transfer's reduce into element i, which nothing else writes meanwhile (the gate).
 fn reduce_into(i: u32, v: f32) {
     store_bits(i, bitcast<u32>(bitcast<f32>(load_bits(i)) + v));

@@ -255,7 +255,8 @@ pub(super) fn lower_fused(
     };
     let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
     let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
-    let out_bytes = (r * m * n * 4) as u64;
+    // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
+    let out_bytes = ((r * m * n * 4) as u64).next_multiple_of(16);
     // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
     // would pass WebGPU's default limit of eight per stage).
     let tuning = FusedTuning::from_env()?;
