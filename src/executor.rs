@@ -323,7 +323,7 @@ impl<'a> Executor<'a> {
                         let pipeline = match d.kernel {
                             Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
                             Kernel::Step(put) => self.kernels.step.pipeline(put),
-                            Kernel::Fused => &self.kernels.gemm.fused,
+                            Kernel::Fused { split_b } => self.kernels.gemm.fused(split_b),
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };
                         let (x, y) = gpu.fold(d.workgroups);

@@ -241,8 +241,9 @@ pub struct GemmKernel {
     update_put: Put,
     /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
     pub fused_layout: wgpu::BindGroupLayout,
-    /// The GEMM whose epilogue is the device-side trigger (into a packed output).
-    pub fused: wgpu::ComputePipeline,
+    /// The GEMM whose epilogue is the device-side trigger (into a packed output): packed B in one
+    /// window, and in two ([`GemmKernel::fused`]).
+    fused: [wgpu::ComputePipeline; 2],
     /// Its put ([`fused_put`]).
     pub fused_put: Put,
 }
@@ -277,6 +278,11 @@ pub fn fused_put(gpu: &Gpu) -> Result<Put> {
 }
 
 impl GemmKernel {
+    /// The fused GEMM for a packed B in two windows (`split_b`) or in one.
+    pub fn fused(&self, split_b: bool) -> &wgpu::ComputePipeline {
+        &self.fused[usize::from(split_b)]
+    }
+
     /// The f32 kernel.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         Self::with(gpu, Dtype::F32, None)
@@ -328,10 +334,24 @@ impl GemmKernel {
         let fused_put = fused_put(gpu)?;
         let fv = variant(fused_put, Epilogue::Fused);
         let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
-        let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), false)?;
-        // The fused module keeps naga's bounds checks: its epilogue indexes the forward table and the
-        // packed output from data, not from guarded loop bounds.
-        let fused = shaders::pipeline(gpu, "fused gemm", &fused_layout, &fm, &[])?;
+        // Trusted, as every GEMM (naga's bounds checks cost the fused GEMM 15-33%, run 20): the
+        // epilogue's indices from data come from tables lowering checked (`check_table` in
+        // src/lower/fused.rs) or from its own atomics, clamped where they index.
+        let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), true)?;
+        let fused_pipeline = |split_b: bool| {
+            let label = format!(
+                "fused gemm (B in {} window)",
+                if split_b { "two" } else { "one" }
+            );
+            shaders::pipeline(
+                gpu,
+                &label,
+                &fused_layout,
+                &fm,
+                &[("B_WINDOWS", f64::from(u8::from(split_b)))],
+            )
+        };
+        let fused = [fused_pipeline(false)?, fused_pipeline(true)?];
         Ok(GemmKernel {
             dtype,
             engine,

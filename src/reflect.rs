@@ -106,7 +106,7 @@ mod tests {
         same_layout!(
             Forward,
             "Forward",
-            [off, len, at0, to0, op0, pc0, at1, to1, op1, pc1]
+            [off, len, at0, to0, op0, pc0, at1, to1, op1, pc1, g0, g1]
         );
         same_layout!(crate::gather::GatherParams, "GatherParams", [count, at]);
     }

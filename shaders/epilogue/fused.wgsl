@@ -137,8 +137,12 @@ fn needs(gate: u32) -> u32 {
 // One of action a's conditions is met; the last of them publishes it on the live list.
 fn arm(a: u32, need: u32) {
     if (atomicAdd(&counters[armed_at(a)], 1u) + 1u == need) {
+        // Each action is published once, so j < 2 nc; the guard keeps a trusted module's index in
+        // bounds whatever happens.
         let j = atomicAdd(&counters[tail_at()], 1u);
-        atomicStore(&counters[live_at(j)], a + 1u);
+        if (j < 2u * n_chunks()) {
+            atomicStore(&counters[live_at(j)], a + 1u);
+        }
     }
 }
 
@@ -175,7 +179,7 @@ fn bump(c: u32, t: u32) {
 fn claim(t: u32) -> u32 {
     if (t == 0u) {
         wg_act = NONE;
-        let tail = atomicLoad(&counters[tail_at()]);
+        let tail = min(atomicLoad(&counters[tail_at()]), 2u * n_chunks());
         var j = atomicLoad(&counters[tail_at() + 1u]);
         var front = true;
         for (; j < tail; j++) {
@@ -184,7 +188,7 @@ fn claim(t: u32) -> u32 {
                 front = false;
                 continue;
             }
-            let a = a1 - 1u;
+            let a = min(a1 - 1u, 2u * n_chunks() - 1u);
             let pc = action(a).z;
             if (atomicLoad(&counters[claim_at(a)]) < pc) {
                 let k = atomicAdd(&counters[claim_at(a)], 1u);

@@ -1,13 +1,17 @@
 // B as two windows of one buffer, u32 words (fused mode: every rank's B packed may exceed one
 // binding). Words from element `p.b_split` on (a multiple of 64 elements: src/lower/fused.rs) are in
-// the second window. Every load of a workgroup is of one rank's B, so the branch is uniform and costs
-// a compare per load.
+// the second window. Every load of a workgroup is of one rank's B, so the branch is uniform; it
+// still cost the f16 fused GEMM 16% on an H200 (BENCHMARKS.md run 20), hence B_WINDOWS.
+// Pipeline-overridable: false where B fits the first window (the fused pipeline without the branch;
+// binding 8 is then bound to a small range never read, as the output's second window may be).
+override B_WINDOWS: bool = true;
+
 @group(0) @binding(3) var<storage, read> b: array<u32>;
 @group(0) @binding(8) var<storage, read> b_hi: array<u32>;
 
 fn b_word(i: u32) -> u32 {
     let split = p.b_split / 2u;
-    if (i >= split) {
+    if (B_WINDOWS && i >= split) {
         return b_hi[i - split];
     }
     return b[i];

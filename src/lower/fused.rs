@@ -206,6 +206,7 @@ fn forward_table(
         .filter(|&(to, _)| to != NONE)
         .map(|(_, pc)| pc)
         .sum();
+    check_table(&fwd, config.ranks * m * n)?;
     fwd.push(Forward {
         off: pieces,
         len: tuning.polls,
@@ -216,6 +217,29 @@ fn forward_table(
         ..Default::default()
     });
     Ok(fwd)
+}
+
+/// Every index the (trusted, unchecked) fused kernel takes from the forward table is in bounds: each
+/// chunk inside the packed output of `out_elems` elements, each action's destination a counter, its
+/// op a reduce or a copy, and at least one piece.
+fn check_table(fwd: &[Forward], out_elems: usize) -> std::result::Result<(), String> {
+    let nc = fwd.len() as u32;
+    for (c, f) in fwd.iter().enumerate() {
+        if u64::from(f.off) + u64::from(f.len) > out_elems as u64 {
+            return Err(format!(
+                "forward table: counter {c}'s chunk [{}, +{}) past the packed output's {out_elems} elements",
+                f.off, f.len
+            ));
+        }
+        for (to, op, pc) in [(f.to0, f.op0, f.pc0), (f.to1, f.op1, f.pc1)] {
+            if to != NONE && (to >= nc || !(1..=2).contains(&op) || pc == 0) {
+                return Err(format!(
+                    "forward table: counter {c}'s action to {to} (op {op}, {pc} pieces) out of range (counters {nc}, ops 1..=2, pieces >= 1)"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Fused mode: every rank's operands packed into one buffer per role, one GEMM dispatch over all
@@ -375,7 +399,9 @@ pub(super) fn lower_fused(
     commands.push(Command::Pass(Pass {
         ops: (0..plan.ops.len()).collect(),
         dispatches: vec![Dispatch {
-            kernel: Kernel::Fused,
+            kernel: Kernel::Fused {
+                split_b: b_split != u32::MAX,
+            },
             binding,
             workgroups: wg + spares,
         }],
@@ -432,5 +458,28 @@ mod tests {
         assert_eq!(fused_window(1 << 31, None), 1 << 31);
         assert_eq!(fused_window(1 << 31, Some(1000)), 768);
         assert_eq!(fused_window(100, Some(1000)), 256);
+    }
+
+    #[test]
+    fn a_table_index_out_of_bounds_is_refused() {
+        let chunk = |off, len, to0| Forward {
+            off,
+            len,
+            at0: 1,
+            to0,
+            op0: 1,
+            pc0: 1,
+            to1: NONE,
+            ..Default::default()
+        };
+        let good = [chunk(0, 8, 1), chunk(8, 8, NONE)];
+        assert!(check_table(&good, 16).is_ok());
+        let e = check_table(&good, 15).unwrap_err();
+        assert!(e.contains("counter 1") && e.contains("15 elements"), "{e}");
+        let e = check_table(&[chunk(0, 8, 2), chunk(8, 8, NONE)], 16).unwrap_err();
+        assert!(e.contains("to 2"), "{e}");
+        let mut no_pieces = good;
+        no_pieces[0].pc0 = 0;
+        assert!(check_table(&no_pieces, 16).is_err());
     }
 }

@@ -119,8 +119,11 @@ pub struct Binding {
 pub enum Kernel {
     Gemm(StoreMode),
     Step(Put),
-    /// The GEMM whose epilogue is the device-side trigger.
-    Fused,
+    /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
+    /// windows (else the pipeline without the per-load branch between them).
+    Fused {
+        split_b: bool,
+    },
     /// Tracker counters into one buffer (src/gather.rs).
     Gather,
 }

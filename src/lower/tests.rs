@@ -47,7 +47,8 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
     match (d.kernel, b.group, b.params) {
         (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p)) => assert_eq!(p.total_wg, d.workgroups),
         // Fused mode's spare transfer workgroups follow the GEMM's in the same dispatch.
-        (Kernel::Fused, Group::Fused, Params::Gemm(p)) => {
+        (Kernel::Fused { split_b }, Group::Fused, Params::Gemm(p)) => {
+            assert_eq!(split_b, p.b_split != u32::MAX);
             assert!(p.total_wg <= d.workgroups);
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
