@@ -18,6 +18,10 @@ use crate::shapes::Dtype;
 use crate::steps::StepKernel;
 use crate::timestamps::Timestamps;
 
+/// llvmpipe ends every loop of an invocation once all its loops together have iterated this often
+/// (Mesa's gallivm, LP_MAX_TGSI_LOOP_ITERATIONS), whatever the shader says.
+const LLVMPIPE_LOOP_LIMIT: u32 = 65535;
+
 /// The device's kernels, made once and shared by every system on it.
 pub struct Kernels {
     pub gemm: GemmKernel,
@@ -51,6 +55,9 @@ impl Kernels {
             max_buffer: gpu.max_buffer,
             max_binding: gpu.max_binding,
             host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
+            loop_limit: (gpu.info.device_type == wgpu::DeviceType::Cpu
+                && gpu.info.driver == "llvmpipe")
+                .then_some(LLVMPIPE_LOOP_LIMIT),
         }
     }
 }

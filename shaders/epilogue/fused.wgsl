@@ -25,6 +25,10 @@
 // host) and nothing depends on it: a spare that gives up leaves the work to the workgroups that
 // publish it. So no forward-progress guarantee between workgroups is needed, and spares that run
 // before the GEMM's workgroups (dispatch order is not guaranteed) only cost their bounded poll.
+// Every broadcast through workgroup memory needs the whole workgroup to pass the same barriers, so a
+// driver that ends loops after a fixed count of iterations (llvmpipe: 65535 per invocation, all loops
+// together) would split the workgroup: on such a driver the host keeps the poll budget well inside
+// the count (`polls_within` in src/lower/fused.rs).
 //
 // Memory model. Every access to the shared output is served at the device's point of coherence (L2
 // on NVIDIA and AMD), never from a non-coherent L1: put = coherent_windows.wgsl declares the output

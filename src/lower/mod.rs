@@ -35,6 +35,11 @@ pub struct Target {
     /// Whether the host maps this device's host-link buffers in place (MAPPABLE_PRIMARY_BUFFERS);
     /// else the link's halves copy through staging buffers (see [`Lowered::drain`]).
     pub host_mapped: bool,
+    /// Loop iterations one invocation may take in all, every loop of the shader counted together,
+    /// before the driver ends its loops; None where no driver cap is known. llvmpipe (lavapipe) has
+    /// one: 65535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS). Fused mode keeps its spares' polling
+    /// inside it (`lower_fused`).
+    pub loop_limit: Option<u32>,
 }
 
 /// Which ops a device runs when the ranks are placed on several: its ranks' GEMMs and steps, and its

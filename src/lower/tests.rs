@@ -16,6 +16,7 @@ const TARGET: Target = Target {
     max_buffer: 1 << 30,
     max_binding: 1 << 30,
     host_mapped: true,
+    loop_limit: None,
 };
 
 fn config(collective: Collective, via: ReduceVia) -> Config {
@@ -344,6 +345,7 @@ fn ops_on_several_devices_split_at_device_boundaries() {
                     let t = Target {
                         device: d,
                         host_mapped: d != 1,
+                        loop_limit: None,
                         ..TARGET
                     };
                     lower_on(&cfg, &ch, &s, &plan, t, share)
