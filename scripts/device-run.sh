@@ -234,9 +234,9 @@ fused)
   # 150 GB/s, f32 and f16, 1 chunk per rank. Encoded and host with --reduce forward (their best, run 6)
   # and with update (fused's semantics); fused's variants (T3_FUSED_PIECES / T3_FUSED_SPARES /
   # T3_FUSED_PUT, see src/lower/fused.rs and src/gemm.rs): the default = tiles stored plainly behind
-  # the gates into a @coherent output, the link's 16 pieces per transfer claimed by any workgroup,
-  # spare workgroups past the GEMM's; FUSED_VARIANTS picks among store = relaxed atomic stores
-  # instead of @coherent ones, atomic = native f32 atomic adds (run 13's default), cas = CAS
+  # the gates as relaxed atomic stores, the link's 16 pieces per transfer claimed by any workgroup,
+  # spare workgroups past the GEMM's; FUSED_VARIANTS picks among coherent = a @coherent output
+  # with 16-byte plain stores (run 20: slower on 7 of 8 points), atomic = native f32 atomic adds (run 13's default), cas = CAS
   # adds (the first fused mode's put), chunk = one workgroup per transfer (the first fused mode's
   # grain), split = no spares, spares1k = 1024 spares; and the default at 4 chunks per rank.
   t3 calibrate > /dev/null
@@ -248,8 +248,8 @@ fused)
     base="--preset $p --dtype $d --collective reduce-scatter --link-gbps 150 --reps 5 --warmup 1 --warmup-s 2 $v"
     t3 run $base --chunks 1 --reduce forward --mode sequential,host,encoded --json "$out/$p-$d-forward.json" > "$out/$p-$d-forward.txt" 2>&1
     t3 run $base --chunks 1 --reduce update --mode sequential,host,encoded,fused --json "$out/$p-$d-update.json" > "$out/$p-$d-update.txt" 2>&1
-    for name in ${FUSED_VARIANTS:-atomic cas chunk split spares1k}; do
-      case $name in store) var="store link auto store";; atomic) var="atomic link auto atomic";; cas) var="cas link auto cas";; chunk) var="chunk 1 0 auto";;
+    for name in ${FUSED_VARIANTS:-coherent atomic cas chunk split spares1k}; do
+      case $name in coherent) var="coherent link auto coherent";; store) var="store link auto store";; atomic) var="atomic link auto atomic";; cas) var="cas link auto cas";; chunk) var="chunk 1 0 auto";;
         split) var="split link 0 auto";; spares1k) var="spares1k link 1024 auto";; *) echo "unknown variant $name"; exit 2;; esac
       set -- $var
       T3_FUSED_PIECES=$2 T3_FUSED_SPARES=$3 T3_FUSED_PUT=$4 t3 run $base --chunks 1 --mode sequential,fused --json "$out/$p-$d-fused-$1.json" > "$out/$p-$d-fused-$1.txt" 2>&1

@@ -248,16 +248,16 @@ pub struct GemmKernel {
     pub fused_put: Put,
 }
 
-/// Fused mode's put: `T3_FUSED_PUT` = coherent | store | atomic | cas | auto. Unset or auto: tiles
-/// stored plainly behind the gates, into a `@coherent` output where the adapter has
-/// MEMORY_DECORATION_COHERENT (coherent: 16-byte stores and loads), else as relaxed atomic stores
-/// (store). atomic = native f32 atomic adds (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds:
-/// variants one device run can time beside each other.
+/// Fused mode's put: `T3_FUSED_PUT` = store | coherent | atomic | cas | auto. Unset, auto or store:
+/// tiles stored plainly behind the gates as relaxed atomic stores (faster than coherent on 7 of the
+/// 8 TP-8 points on an H200, BENCHMARKS.md run 20). coherent = a `@coherent` output where the
+/// adapter has MEMORY_DECORATION_COHERENT (16-byte stores and loads), atomic = native f32 atomic
+/// adds (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds: variants one device run can time
+/// beside each other.
 pub fn fused_put(gpu: &Gpu) -> Result<Put> {
     let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
     let coherent = gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT);
     match std::env::var("T3_FUSED_PUT").as_deref() {
-        Err(_) | Ok("") | Ok("auto") if coherent => Ok(Put::CoherentWindows),
         Ok("coherent") if coherent => Ok(Put::CoherentWindows),
         Err(_) | Ok("") | Ok("auto") | Ok("store") => Ok(Put::StoreWindows),
         Ok("cas") => Ok(Put::CasWindows),

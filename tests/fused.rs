@@ -25,20 +25,23 @@ fn every_fused_variant_matches_reference() {
     let f32_kernels = Kernels::new(gpu).unwrap();
     let f16_kernels = common::kernels(gpu, Dtype::F16);
     // The fused put is chosen when the kernels are made: relaxed atomic stores, CAS and native
-    // atomic adds (where the adapter has them) beside the default, `@coherent` plain stores.
+    // atomic adds (where the adapter has them), `@coherent` plain stores beside the default, relaxed
+    // atomic stores.
     let put_kernels = |put: &str| {
         std::env::set_var("T3_FUSED_PUT", put);
         let k = Kernels::new(gpu).ok();
         std::env::remove_var("T3_FUSED_PUT");
         k
     };
-    let store_kernels = put_kernels("store").unwrap();
-    // Every Vulkan adapter (lavapipe too) has MEMORY_DECORATION_COHERENT: the default is the
-    // coherent put there, so this test covers it.
+    assert_eq!(f32_kernels.gemm.fused_put, Put::StoreWindows);
+    // Every Vulkan adapter (lavapipe too) has MEMORY_DECORATION_COHERENT.
+    let coherent_kernels = put_kernels("coherent");
     if gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT) {
-        assert_eq!(f32_kernels.gemm.fused_put, Put::CoherentWindows);
+        assert_eq!(
+            coherent_kernels.as_ref().map(|k| k.gemm.fused_put),
+            Some(Put::CoherentWindows)
+        );
     }
-    assert_eq!(store_kernels.gemm.fused_put, Put::StoreWindows);
     let cas_kernels = put_kernels("cas").unwrap();
     let atomic_kernels = put_kernels("atomic");
     bad_knob_is_named(gpu, &f32_kernels);
@@ -79,7 +82,7 @@ fn every_fused_variant_matches_reference() {
                     (Some(k), _, 0) => (Dtype::F16, k),
                     (_, _, 1) => (Dtype::F32, &cas_kernels),
                     (_, Some(k), 2) => (Dtype::F32, k),
-                    (_, _, 3) => (Dtype::F32, &store_kernels),
+                    (_, _, 3) => (Dtype::F32, coherent_kernels.as_ref().unwrap_or(&f32_kernels)),
                     _ => (Dtype::F32, &f32_kernels),
                 };
                 let knob = |v: Option<u32>, auto: &str| v.map_or(auto.into(), |x| x.to_string());
