@@ -218,15 +218,18 @@ hostdepth)
   ;;
 twogpu)
   # Issue 12: ranks on devices (kind nvidia-h200-x2, or two devices on one H200: DEVS=2). TP-2 presets
-  # (PRESETS picks), f32 and f16 (DTYPES), sequential and host over the host-staged link.
+  # (PRESETS picks), f32 and f16 (DTYPES), sequential and host over the host-staged link; chunks per
+  # rank (CHUNKS, default 2) and collectives (COLLECTIVES, default all-reduce) name the files when set.
   devs=${DEVS:-all}
   t3 info > "$out/info.txt" 2>&1
-  t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
+  [ -n "$NO_CALIBRATE" ] || t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
   for d in ${DTYPES:-f32 f16}; do for p in ${PRESETS:-tnlg-op-tp2 tnlg-fc2-tp2 gpt3-op-tp2 gpt3-fc2-tp2}; do
+  for c in ${CHUNKS:-2}; do for coll in ${COLLECTIVES:-all-reduce}; do
     v=""; [ $p = gpt3-fc2-tp2 ] && v="--no-verify"
-    t3 run --preset $p --dtype $d --devices "$devs" --chunks 2 --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$p-$d.json" --svg "$out/$p-$d.svg" --trace "$out/$p-$d.trace.json" > "$out/$p-$d.txt" 2>&1
-    echo "$p-$d rc=$?" >> "$out/rc.txt"
-  done; done
+    name=$p-$d; [ -n "$CHUNKS" ] && name=$name-c$c; [ -n "$COLLECTIVES" ] && name=$name-$coll
+    t3 run --preset $p --dtype $d --devices "$devs" --collective $coll --chunks $c --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$name.json" --svg "$out/$name.svg" --trace "$out/$name.trace.json" > "$out/$name.txt" 2>&1
+    echo "$name rc=$?" >> "$out/rc.txt"
+  done; done; done; done
   cat "$out/rc.txt"
   ;;
 fused)

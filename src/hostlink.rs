@@ -27,7 +27,7 @@ use crate::gpu::Gpu;
 pub mod calibration;
 mod copy;
 
-pub use copy::{CopyPool, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
+pub use copy::{CopyLane, CopyPool, LaneDone, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
 
 /// How one end of a link reaches host memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -376,17 +376,7 @@ impl HostLink {
     /// Copies the mapped chunk of `slot` on `pool`'s threads and unmaps both ends; call once
     /// [`HostLink::ready`] said true. Returns the time it took.
     pub fn finish(&self, slot: usize, pool: &mut CopyPool) -> Result<Duration> {
-        let s = self.slot(slot)?;
-        if s.read.state() != MAPPED || s.write.state() != MAPPED {
-            return Err(Error::invalid(
-                "host link transfer",
-                format!(
-                    "slot {slot} of link {}->{} finished before both maps",
-                    self.from, self.to
-                ),
-                "ready (both ends mapped) first",
-            ));
-        }
+        let s = self.mapped(slot)?;
         let t0 = Instant::now();
         let copied = (|| -> std::result::Result<(), wgpu::MapRangeError> {
             let src = s.read.buffer.get_mapped_range(..s.bytes)?;
@@ -403,6 +393,43 @@ impl HostLink {
             message: e.to_string(),
         })?;
         Ok(t0.elapsed())
+    }
+
+    /// Slot `slot`, both of whose ends are mapped, or an error.
+    fn mapped(&self, slot: usize) -> Result<&Slot> {
+        let s = self.slot(slot)?;
+        if s.read.state() != MAPPED || s.write.state() != MAPPED {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!(
+                    "slot {slot} of link {}->{} copied before both maps",
+                    self.from, self.to
+                ),
+                "ready (both ends mapped) first",
+            ));
+        }
+        Ok(s)
+    }
+
+    /// [`HostLink::finish`] off the caller's thread: hands the mapped chunk of `slot` to `lane` as
+    /// copy `ticket` (call once [`HostLink::ready`] said true); when the lane returns the ticket,
+    /// [`HostLink::copied`] unmaps both ends. The slot must not be touched meanwhile.
+    pub fn hand_over(&self, slot: usize, lane: &mut CopyLane, ticket: usize) -> Result<()> {
+        let s = self.mapped(slot)?;
+        lane.start(ticket, &s.read.buffer, &s.write.buffer, s.bytes);
+        Ok(())
+    }
+
+    /// Unmaps both ends of `slot` after its lane copy returned `result` (an error names the link).
+    pub fn copied(&self, slot: usize, result: std::result::Result<(), String>) -> Result<()> {
+        self.abandon(self.slot(slot)?);
+        result.map_err(|message| Error::Gpu {
+            during: format!(
+                "host link {}->{} slot {slot}: the mapped ranges",
+                self.from, self.to
+            ),
+            message,
+        })
     }
 
     /// One whole transfer of `bytes` on `slot`: start, wait (bounded: the sender's submission `sent`,

@@ -87,6 +87,31 @@ pub fn host_in_flight(default: usize) -> Result<usize> {
     Ok(env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?.unwrap_or(default))
 }
 
+/// How much GEMM work the host trigger loop puts in one submission (its counters come back only when
+/// the submission completes, so this is the trigger's grain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostGrain {
+    /// One chunk per rank: a stage of several chunks per rank goes in several submissions, so the
+    /// first chunks' steps go while the rest of the stage computes (T3's chunk-granular trigger).
+    Chunk,
+    /// A whole stage (every chunk its ranks produce for one step of the schedule) per submission:
+    /// fewer, fuller submissions; a chunk's steps wait for its whole stage.
+    Stage,
+}
+
+/// T3_HOST_GRAIN = chunk | stage, else chunk (an invalid value is an error naming it).
+pub fn host_grain() -> Result<HostGrain> {
+    match env("T3_HOST_GRAIN")?.as_deref().map(str::trim) {
+        None | Some("chunk") => Ok(HostGrain::Chunk),
+        Some("stage") => Ok(HostGrain::Stage),
+        Some(v) => Err(Error::invalid(
+            "T3_HOST_GRAIN",
+            format!("'{v}'"),
+            "chunk or stage",
+        )),
+    }
+}
+
 /// How the host trigger loop waits for its devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostWait {

@@ -818,4 +818,8 @@ fn host_loop_depth_from_the_environment_is_validated() {
     assert_usage(&o, &["T3_HOST_IN_FLIGHT", "'0'", "1 to 16"]);
     let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "3")], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = t3_within(&args, &[("T3_HOST_GRAIN", "tile")], &d, 120);
+    assert_usage(&o, &["T3_HOST_GRAIN", "'tile'", "chunk or stage"]);
+    let o = t3_within(&args, &[("T3_HOST_GRAIN", "stage")], &d, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }

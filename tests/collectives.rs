@@ -414,6 +414,7 @@ fn host_loop_at_every_pipeline_depth() {
                 let host = Host {
                     in_flight: Some(in_flight),
                     wait,
+                    grain: None,
                 };
                 run_modes(config, vec![Box::new(host)]);
             }

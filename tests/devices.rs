@@ -12,6 +12,7 @@ use t3_wgpu::modes::{self, Config, Host, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings::HostGrain;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 
@@ -153,10 +154,12 @@ fn staged_links_and_loop_depths() {
         Box::new(Host {
             in_flight: Some(1),
             wait: None,
+            grain: Some(HostGrain::Stage),
         }),
         Box::new(Host {
             in_flight: Some(6),
             wait: None,
+            grain: Some(HostGrain::Chunk),
         }),
     ];
     run_on(

@@ -5,7 +5,7 @@
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::hostlink::calibration::{calibrate, Options};
-use t3_wgpu::hostlink::{CopyPool, HostLink, Path};
+use t3_wgpu::hostlink::{CopyLane, CopyPool, HostLink, Path};
 use t3_wgpu::reference::Rng;
 use t3_wgpu::shaders::Put;
 use t3_wgpu::steps::{Link, StepKernel};
@@ -192,7 +192,8 @@ fn many_transfers_reuse_the_slots() {
 
 #[test]
 fn two_slots_in_flight_at_once() {
-    // The split API: both slots started before either is finished, as a trigger loop will do.
+    // The split API: both slots started before either is finished, as a trigger loop does; slot 1
+    // copied on the caller's threads, slot 0 on a copy lane (off the calling thread).
     let Some(devices) = open(2) else { return };
     let (s, r) = (&devices.gpus[0], &devices.gpus[1]);
     let cap = 1000 * 4;
@@ -223,7 +224,19 @@ fn two_slots_in_flight_at_once() {
             assert!(t0.elapsed() < s.timeout, "slot {slot} never mapped");
             std::thread::yield_now();
         }
-        link.finish(slot, &mut CopyPool::new(2).unwrap()).unwrap();
+        if slot == 1 {
+            link.finish(slot, &mut CopyPool::new(2).unwrap()).unwrap();
+        } else {
+            let mut lane = CopyLane::new(3).unwrap();
+            link.hand_over(slot, &mut lane, 7).unwrap();
+            assert_eq!(lane.pending(), 1);
+            let done = lane.drain();
+            assert_eq!(done.len(), 1);
+            assert_eq!(done[0].0, 7, "the lane returns the ticket it was given");
+            link.copied(slot, done[0].1.clone()).unwrap();
+            assert_eq!(lane.pending(), 0);
+            assert!(lane.done().is_empty());
+        }
         let got = r
             .read_f32("inbox", link.inbox(slot).unwrap(), 0, 1000)
             .unwrap();
@@ -274,7 +287,11 @@ fn bad_input_is_refused_naming_the_value() {
     assert!(e.contains("slot: 1"), "{e}");
     let mut pool = CopyPool::new(1).unwrap();
     let e = msg(link.finish(0, &mut pool).unwrap_err());
-    assert!(e.contains("finished before both maps"), "{e}");
+    assert!(e.contains("copied before both maps"), "{e}");
+    let mut lane = CopyLane::new(1).unwrap();
+    let e = msg(link.hand_over(0, &mut lane, 0).unwrap_err());
+    assert!(e.contains("copied before both maps"), "{e}");
+    assert_eq!(lane.pending(), 0, "nothing handed over");
     link.start(0, 64).unwrap();
     let e = msg(link.start(0, 64).unwrap_err());
     assert!(e.contains("started twice"), "{e}");

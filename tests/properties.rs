@@ -12,6 +12,7 @@ use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings::HostGrain;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::workload;
@@ -24,6 +25,15 @@ fn cases(ci: u32) -> u32 {
             .unwrap_or(500)
     } else {
         ci
+    }
+}
+
+/// The host loop's grain for a case: both, by the seed's low bit.
+fn grain_of(seed: u64) -> HostGrain {
+    if seed & 1 == 0 {
+        HostGrain::Chunk
+    } else {
+        HostGrain::Stage
     }
 }
 
@@ -90,6 +100,7 @@ fn random_configurations_match_reference() {
                 let host = Host {
                     in_flight: Some(2 + (seed % 5) as usize),
                     wait: None,
+                    grain: Some(grain_of(seed)),
                 };
                 let mode: &dyn Mode = match all[mode].name() {
                     "host" => &host,
@@ -174,6 +185,7 @@ fn random_placements_on_several_devices_match_reference() {
                 let host = Host {
                     in_flight: Some(1 + (seed % 4) as usize),
                     wait: None,
+                    grain: Some(grain_of(seed >> 3)),
                 };
                 for mode in [&modes::Sequential as &dyn Mode, &host] {
                     sys.poison();

@@ -141,6 +141,157 @@ impl CopyPool {
     }
 }
 
+/// A copy off the calling thread: a worker with its own [`CopyPool`] takes one mapped transfer at a
+/// time, so a trigger loop keeps submitting and polling while chunks cross, and each link's copies
+/// run beside the other links' (one lane per link). On wasm, which has no threads, the copy runs
+/// in [`CopyLane::start`].
+pub struct CopyLane {
+    #[cfg(not(target_arch = "wasm32"))]
+    jobs: Option<mpsc::Sender<LaneJob>>,
+    #[cfg(not(target_arch = "wasm32"))]
+    worker: Option<JoinHandle<()>>,
+    #[cfg(target_arch = "wasm32")]
+    pool: CopyPool,
+    done: mpsc::Receiver<LaneDone>,
+    /// Where a copy done off the worker (wasm, or a worker that is gone) reports.
+    done_tx: mpsc::Sender<LaneDone>,
+    /// Copies handed over and not yet returned by [`CopyLane::done`].
+    pending: usize,
+}
+
+/// A copy a lane finished: its ticket, and the mapped ranges' error if they were refused.
+pub type LaneDone = (usize, std::result::Result<(), String>);
+
+/// One transfer for a lane: the mapped buffers (kept mapped by the caller until its ticket returns).
+struct LaneJob {
+    ticket: usize,
+    read: wgpu::Buffer,
+    write: wgpu::Buffer,
+    bytes: u64,
+}
+
+fn copy_mapped(pool: &mut CopyPool, job: &LaneJob) -> LaneDone {
+    let copied = (|| -> std::result::Result<(), wgpu::MapRangeError> {
+        let src = job.read.get_mapped_range(..job.bytes)?;
+        let mut dst = job.write.get_mapped_range_mut(..job.bytes)?;
+        pool.copy(dst.slice(..), &src);
+        Ok(())
+    })();
+    (job.ticket, copied.map_err(|e| e.to_string()))
+}
+
+impl CopyLane {
+    /// A lane whose copies run on `threads` threads (its worker's and `threads - 1` more).
+    pub fn new(threads: usize) -> Result<Self> {
+        let (done_tx, done) = mpsc::channel();
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let mut pool = CopyPool::new(threads)?;
+            let (jobs, rx) = mpsc::channel::<LaneJob>();
+            let tx = done_tx.clone();
+            let worker = std::thread::Builder::new()
+                .name("t3 copy lane".into())
+                .spawn(move || {
+                    while let Ok(job) = rx.recv() {
+                        if tx.send(copy_mapped(&mut pool, &job)).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .map_err(|e| Error::invalid("copy threads", threads, format!("startable ({e})")))?;
+            Ok(CopyLane {
+                jobs: Some(jobs),
+                worker: Some(worker),
+                done,
+                done_tx,
+                pending: 0,
+            })
+        }
+        #[cfg(target_arch = "wasm32")]
+        Ok(CopyLane {
+            pool: CopyPool::new(threads.min(1))?,
+            done,
+            done_tx,
+            pending: 0,
+        })
+    }
+
+    /// Hands over the copy of `bytes` from `read`'s mapped range into `write`'s. Both must stay mapped,
+    /// and neither be touched, until [`CopyLane::done`] returns `ticket`.
+    pub fn start(&mut self, ticket: usize, read: &wgpu::Buffer, write: &wgpu::Buffer, bytes: u64) {
+        let job = LaneJob {
+            ticket,
+            read: read.clone(),
+            write: write.clone(),
+            bytes,
+        };
+        self.pending += 1;
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let sent = self.jobs.as_ref().map(|tx| tx.send(job));
+            if let Some(Err(mpsc::SendError(job))) = sent {
+                // The worker is gone (it only stops when the lane drops): copy here instead.
+                let mut pool = CopyPool {
+                    threads: 1,
+                    workers: Vec::new(),
+                    done: Arc::default(),
+                };
+                let _ = self.done_tx.send(copy_mapped(&mut pool, &job));
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            let r = copy_mapped(&mut self.pool, &job);
+            let _ = self.done_tx.send(r);
+        }
+    }
+
+    /// Copies handed over and not yet returned.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// The copies finished since the last call, without blocking.
+    pub fn done(&mut self) -> Vec<LaneDone> {
+        let out: Vec<LaneDone> = self.done.try_iter().collect();
+        self.pending -= out.len();
+        out
+    }
+
+    /// Waits until every copy handed over is done and returns them. A memcpy on a live thread ends;
+    /// the bound (a minute) only turns an impossible stall into an abort, since returning while the
+    /// worker may still write into a mapping the caller will unmap would be unsound.
+    pub fn drain(&mut self) -> Vec<LaneDone> {
+        let mut out = self.done();
+        let t0 = Instant::now();
+        while self.pending > 0 {
+            match self.done.recv_timeout(Duration::from_millis(100)) {
+                Ok(d) => {
+                    self.pending -= 1;
+                    out.push(d);
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > Duration::from_secs(60) => {
+                    eprintln!("t3: a host link copy lane stalled for a minute; aborting");
+                    std::process::abort();
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        }
+        out
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Drop for CopyLane {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
 impl Drop for CopyPool {
     fn drop(&mut self) {
         for (tx, handle) in self.workers.drain(..) {

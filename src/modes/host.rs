@@ -17,7 +17,7 @@ use super::trigger_loop::{self, Gate};
 use super::{Mode, Run, System};
 use crate::error::Result;
 use crate::plan::{Kind, Loc, Plan};
-use crate::settings::{self, HostWait};
+use crate::settings::{self, HostGrain, HostWait};
 
 /// Submissions the loop keeps queued on a device (T3_HOST_IN_FLIGHT overrides): one running while
 /// the host decides the next from the counters of the one before. Two is the least that hides a
@@ -27,21 +27,26 @@ pub const IN_FLIGHT: usize = 2;
 
 /// The host trigger loop; `in_flight`: submissions kept queued per device (None: T3_HOST_IN_FLIGHT,
 /// else `IN_FLIGHT`, 2); `wait`: how it waits on the devices (None: T3_HOST_WAIT, else spin on GPUs
-/// and block on CPU adapters).
+/// and block on CPU adapters); `grain`: GEMM work per submission (None: T3_HOST_GRAIN, else a
+/// chunk per rank).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Host {
     pub in_flight: Option<usize>,
     pub wait: Option<HostWait>,
+    pub grain: Option<HostGrain>,
 }
 
-/// The step ops a trigger loop submits next: those not submitted yet whose every dependency is
-/// met, either by its buffer counter (as last read back) at the mark that proves it complete, or,
-/// for a step already queued where the op runs, by the queue's order (`queued(op, dep)`): a chain
-/// of steps on one device follows its queue, while whatever a GEMM produces is tracked (T3's trigger).
+/// The step ops a trigger loop submits next: those not submitted yet whose every dependency that
+/// `needs(op, dep)` names is met, either by its buffer counter (as last read back) at the mark that
+/// proves it complete, or, for a step already queued where the op runs, by the queue's order
+/// (`queued(op, dep)`): a chain of steps on one device follows its queue, while whatever a GEMM
+/// produces is tracked (T3's trigger). A step between devices is submitted as its send half, which
+/// needs only what wrote its source ([`feeds`]); its receive half waits for the rest.
 pub fn ready(
     plan: &Plan,
     counters: &HashMap<Loc, u32>,
     submitted: &[bool],
+    needs: impl Fn(usize, usize) -> bool,
     queued: impl Fn(usize, usize) -> bool,
 ) -> Vec<usize> {
     (0..plan.ops.len())
@@ -50,9 +55,22 @@ pub fn ready(
             plan.ops[i]
                 .deps
                 .iter()
-                .all(|&d| met(plan, counters, d) || queued(i, d))
+                .all(|&d| !needs(i, d) || met(plan, counters, d) || queued(i, d))
         })
         .collect()
+}
+
+/// Whether dependency `d` of step `i` wrote what the step reads (its source, or a forwarded
+/// reduce's second input), as opposed to the destination's earlier writers and readers. A step's
+/// send half between devices reads only those, so it may go before the destination's own chunk is
+/// done (which T3's stagger makes the receiver's last): the transfer then hides under both GEMMs.
+pub fn feeds(plan: &Plan, i: usize, d: usize) -> bool {
+    let o = &plan.ops[i];
+    let wrote = plan.ops[d].dst;
+    match o.kind {
+        Kind::Copy { src } | Kind::Reduce { src } => wrote == src || o.acc == Some(wrote),
+        Kind::Gemm => true,
+    }
 }
 
 /// Whether op `d`'s buffer counter (as last read back) shows it complete.
@@ -61,19 +79,19 @@ pub(super) fn met(plan: &Plan, counters: &HashMap<Loc, u32>, d: usize) -> bool {
     counters.get(&dep.dst).copied().unwrap_or(0) >= dep.mark
 }
 
-/// The trackers whose counters can still make a step ready: those a step not submitted yet depends
-/// on, below the mark it waits for, where the queue's order does not meet the dependency. Counters
-/// only grow, so the set only shrinks as the run goes on; each submission reads these alone (none
-/// once every step is out).
+/// The trackers whose counters can still make a step ready: those a step still `open` (not
+/// submitted, or a step between devices not yet received) depends on, below the mark it waits for,
+/// where the queue's order does not meet the dependency. Counters only grow, so the set only
+/// shrinks as the run goes on; each submission reads these alone (none once every step is out).
 pub fn wanted(
     plan: &Plan,
     counters: &HashMap<Loc, u32>,
-    submitted: &[bool],
+    open: impl Fn(usize) -> bool,
     queued: impl Fn(usize, usize) -> bool,
 ) -> Vec<Loc> {
     let mut seen = std::collections::HashSet::new();
     (0..plan.ops.len())
-        .filter(|&i| plan.ops[i].kind != Kind::Gemm && !submitted[i])
+        .filter(|&i| plan.ops[i].kind != Kind::Gemm && open(i))
         .flat_map(|i| plan.ops[i].deps.iter().map(move |&d| (i, d)))
         .filter(|&(i, d)| !met(plan, counters, d) && !queued(i, d))
         .map(|(_, d)| plan.ops[d].dst)
@@ -112,7 +130,7 @@ impl Mode for Host {
     }
 
     fn run(&self, sys: &mut System) -> Result<Run> {
-        // Both settings read (and an invalid one refused) before the loop changes anything.
+        // Every setting read (and an invalid one refused) before the loop changes anything.
         let depth = match self.in_flight {
             Some(n) => n.max(1),
             None => settings::host_in_flight(IN_FLIGHT)?,
@@ -121,7 +139,11 @@ impl Mode for Host {
             Some(w) => w,
             None => trigger_loop::default_wait(sys)?,
         };
-        trigger_loop::run(sys, depth, Gate::Tracked, wait, self.name())
+        let grain = match self.grain {
+            Some(g) => g,
+            None => settings::host_grain()?,
+        };
+        trigger_loop::run(sys, depth, Gate::Tracked(grain), wait, self.name())
     }
 }
 
@@ -134,6 +156,10 @@ mod tests {
 
     fn never(_: usize, _: usize) -> bool {
         false
+    }
+
+    fn all(_: usize, _: usize) -> bool {
+        true
     }
 
     /// Marks every op's counters as the plan says they end once `done` ops completed.
@@ -159,28 +185,60 @@ mod tests {
         let plan = ring_plan(4, 1);
         let none = vec![false; plan.ops.len()];
         assert!(
-            ready(&plan, &HashMap::new(), &none, never).is_empty(),
+            ready(&plan, &HashMap::new(), &none, all, never).is_empty(),
             "nothing before any GEMM"
         );
         // After GEMM stages 0 and 1, exactly the ring's first steps (stage 0) are ready.
         let gemms: Vec<usize> = (0..plan.ops.len())
             .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage < 2)
             .collect();
-        let r = ready(&plan, &counters_after(&plan, &gemms), &none, never);
+        let r = ready(&plan, &counters_after(&plan, &gemms), &none, all, never);
         assert_eq!(r.len(), 4);
         assert!(r.iter().all(|&i| plan.ops[i].stage == 0));
         // Submitted steps are not offered again; a counter one short of its mark holds a step back.
         let mut submitted = none.clone();
         submitted[r[0]] = true;
         assert_eq!(
-            ready(&plan, &counters_after(&plan, &gemms), &submitted, never).len(),
+            ready(
+                &plan,
+                &counters_after(&plan, &gemms),
+                &submitted,
+                all,
+                never
+            )
+            .len(),
             3
         );
         let mut short = counters_after(&plan, &gemms);
         let dep = plan.ops[r[1]].deps[0];
         *short.get_mut(&plan.ops[dep].dst).unwrap() -= 1;
-        assert!(!ready(&plan, &short, &none, never).contains(&r[1]));
+        assert!(!ready(&plan, &short, &none, all, never).contains(&r[1]));
         assert!(plan.ops[r[1]].dst.buf == Buf::Out);
+    }
+
+    #[test]
+    fn a_send_half_needs_only_what_feeds_it() {
+        // Two ranks, update: each step adds the sender's partial into the receiver's own chunk, which
+        // the receiver's GEMM computes last (T3's stagger).
+        let plan = ring_plan(2, 1);
+        let none = vec![false; plan.ops.len()];
+        let step = (0..plan.ops.len())
+            .find(|&i| plan.ops[i].kind != Kind::Gemm)
+            .unwrap();
+        let Kind::Reduce { src } = plan.ops[step].kind else {
+            panic!("update reduces")
+        };
+        let (fed, rest): (Vec<usize>, Vec<usize>) = plan.ops[step]
+            .deps
+            .iter()
+            .partition(|&&d| feeds(&plan, step, d));
+        assert!(fed.iter().all(|&d| plan.ops[d].dst == src) && !fed.is_empty());
+        assert!(rest.iter().any(|&d| plan.ops[d].dst == plan.ops[step].dst));
+        // Only the source's GEMM done: the send half may go, the whole step may not.
+        let c = counters_after(&plan, &fed);
+        let needs_fed = |i: usize, d: usize| feeds(&plan, i, d);
+        assert!(ready(&plan, &c, &none, needs_fed, never).contains(&step));
+        assert!(!ready(&plan, &c, &none, all, never).contains(&step));
     }
 
     #[test]
@@ -193,7 +251,7 @@ mod tests {
             .filter(|&i| plan.ops[i].kind == Kind::Gemm)
             .collect();
         let c = counters_after(&plan, &gemms);
-        let first = ready(&plan, &c, &none, never);
+        let first = ready(&plan, &c, &none, all, never);
         assert!(first.iter().all(|&i| plan.ops[i].stage == 0));
         // With the first steps queued (and queue order meeting step dependencies), the next stage's
         // steps go too, though no counter shows the first ones complete.
@@ -202,17 +260,17 @@ mod tests {
             submitted[i] = true;
         }
         let queued = |_: usize, d: usize| plan.ops[d].kind != Kind::Gemm && submitted[d];
-        let next = ready(&plan, &c, &submitted, queued);
+        let next = ready(&plan, &c, &submitted, all, queued);
         assert!(!next.is_empty() && next.iter().all(|&i| plan.ops[i].stage == 1));
         // Only what the queue does not order is read back: fewer trackers than without it.
         assert!(
-            wanted(&plan, &c, &submitted, queued).len()
-                < wanted(&plan, &c, &submitted, never).len()
+            wanted(&plan, &c, |i| !submitted[i], queued).len()
+                < wanted(&plan, &c, |i| !submitted[i], never).len()
         );
         // A GEMM's output is never taken on queue order: without its counters nothing is ready.
         let all_queued = |_: usize, _: usize| true;
         let gemm_dep = |_: usize, d: usize| plan.ops[d].kind != Kind::Gemm && all_queued(0, d);
-        assert!(ready(&plan, &HashMap::new(), &none, gemm_dep).is_empty());
+        assert!(ready(&plan, &HashMap::new(), &none, all, gemm_dep).is_empty());
     }
 
     #[test]
@@ -230,13 +288,12 @@ mod tests {
     #[test]
     fn only_counters_that_can_still_make_a_step_ready_are_read() {
         let plan = ring_plan(3, 2);
-        let none = vec![false; plan.ops.len()];
-        let all = wanted(&plan, &HashMap::new(), &none, never);
-        let unique: std::collections::HashSet<_> = all.iter().collect();
-        assert_eq!(unique.len(), all.len(), "each tracker read once");
+        let every = wanted(&plan, &HashMap::new(), |_| true, never);
+        let unique: std::collections::HashSet<_> = every.iter().collect();
+        assert_eq!(unique.len(), every.len(), "each tracker read once");
         // Every dependency of every step is wanted before anything ran.
         for o in plan.ops.iter().filter(|o| o.kind != Kind::Gemm) {
-            assert!(o.deps.iter().all(|&d| all.contains(&plan.ops[d].dst)));
+            assert!(o.deps.iter().all(|&d| every.contains(&plan.ops[d].dst)));
         }
         // A tracker at its mark for every step left is no longer read; with every step out, none is.
         let (first, _) = plan
@@ -250,9 +307,9 @@ mod tests {
         let dep = plan.ops[first].deps[0];
         let mut some = HashMap::new();
         some.insert(plan.ops[dep].dst, full[&plan.ops[dep].dst]);
-        let fewer = wanted(&plan, &some, &none, never);
+        let fewer = wanted(&plan, &some, |_| true, never);
         assert!(!fewer.contains(&plan.ops[dep].dst));
-        assert_eq!(fewer.len() + 1, all.len());
-        assert!(wanted(&plan, &HashMap::new(), &vec![true; plan.ops.len()], never).is_empty());
+        assert_eq!(fewer.len() + 1, every.len());
+        assert!(wanted(&plan, &HashMap::new(), |_| false, never).is_empty());
     }
 }

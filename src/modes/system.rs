@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Kernels, Launched};
 use crate::gpu::Gpu;
-use crate::hostlink::{CopyPool, HostLink, Path};
+use crate::hostlink::{CopyLane, HostLink, Path};
 use crate::lower::{lower_on, End, HostLinks, LinkBox, Lowered, Recording, Share, Target};
 use crate::placement::Placement;
 use crate::plan::Plan;
@@ -42,8 +42,8 @@ pub struct System<'a> {
     pub(crate) gpus: &'a [Gpu],
     /// The links' buffers (one per entry of `host_links.links`).
     pub(crate) links: Vec<HostLink>,
-    /// The host's copy threads for link transfers (none on one device).
-    pub(crate) copier: Option<CopyPool>,
+    /// The host's copy lanes, one per link (`links[k]`'s copies run on `lanes[k]`).
+    pub(crate) lanes: Vec<CopyLane>,
 }
 
 impl<'a> System<'a> {
@@ -148,11 +148,15 @@ impl<'a> System<'a> {
                 exec,
             });
         }
-        let copier = if links.is_empty() {
-            None
+        let threads = if links.is_empty() {
+            1
         } else {
-            Some(CopyPool::new(crate::settings::copy_threads()?)?)
+            crate::settings::copy_threads()?
         };
+        let lanes = links
+            .iter()
+            .map(|_| CopyLane::new(threads))
+            .collect::<Result<Vec<_>>>()?;
         Ok(System {
             config,
             chunking,
@@ -162,7 +166,7 @@ impl<'a> System<'a> {
             parts,
             gpus,
             links,
-            copier,
+            lanes,
         })
     }
 

@@ -12,14 +12,14 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 use web_time::Instant;
 
-use super::host::{met, ready, wanted};
+use super::host::{feeds, met, ready, wanted};
 use super::{Run, System};
 use crate::error::{Error, Result};
 use crate::executor::Launched;
 use crate::gemm::StoreMode;
 use crate::lower::Command;
 use crate::plan::{Kind, Loc};
-use crate::settings::HostWait;
+use crate::settings::{HostGrain, HostWait};
 
 mod timeline;
 use timeline::timeline;
@@ -27,8 +27,9 @@ use timeline::timeline;
 /// When steps may go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gate {
-    /// As soon as their inputs' counters reach their marks (host mode: T3's trigger).
-    Tracked,
+    /// As soon as their inputs' counters reach their marks (host mode: T3's trigger), GEMM work
+    /// going out at the grain given.
+    Tracked(HostGrain),
     /// Only once every GEMM on every device completed (sequential mode on several devices).
     AfterGemms,
 }
@@ -61,10 +62,12 @@ pub(super) struct Trigger {
     pub held: Vec<usize>,
 }
 
-/// A host copy between devices, started when the sender's submission completed.
+/// A host copy between devices, started when the sender's submission completed; `copying`: when
+/// its link's lane took it (both ends mapped).
 struct Transfer {
     op: usize,
     started: f64,
+    copying: Option<f64>,
 }
 
 /// How the loop waits on `sys` by default: T3_HOST_WAIT, else spin on GPUs and block where any
@@ -93,6 +96,13 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, wait: HostWait, mode: &st
     for p in &mut sys.parts {
         p.exec.defer_resolve = false;
     }
+    if run.is_err() {
+        // A copy still running writes into a mapping: let it end before anything unmaps it.
+        for (lane, link) in sys.lanes.iter_mut().zip(&sys.links) {
+            lane.drain();
+            link.release();
+        }
+    }
     run
 }
 
@@ -114,11 +124,17 @@ fn submit_all(
     // device, or the receiver).
     let starts_on = |i: usize| crossing(i).map_or(device_of(plan.ops[i].dst.rank), |c| c.from);
     let lands_on = |i: usize| crossing(i).map_or(device_of(plan.ops[i].dst.rank), |c| c.to);
+    // Where op i waits for dependency `dep`: a step between devices waits for what feeds it on the
+    // sender (its send half) and for the rest on the receiver (its receive half).
+    let waits_on = |i: usize, dep: usize| match crossing(i) {
+        Some(c) if !feeds(plan, i, dep) => c.to,
+        _ => starts_on(i),
+    };
     // A dependency of op i met by queue order: a step (never a GEMM: what GEMMs produce is
-    // tracked) whose last part is already queued where op i starts.
+    // tracked) whose last part is already queued where op i waits for it.
     let queued = |i: usize, dep: usize, sent: &[bool], received: &[bool]| {
         plan.ops[dep].kind != Kind::Gemm
-            && lands_on(dep) == starts_on(i)
+            && lands_on(dep) == waits_on(i, dep)
             && if crossing(dep).is_some() {
                 received[dep]
             } else {
@@ -126,17 +142,21 @@ fn submit_all(
             }
     };
     let stages = sys.parts[0].lowered.stages;
-    // GEMM ops by device and stage.
+    // GEMM ops by device and stage; tracked at chunk grain, a stage goes a chunk per rank at a time.
     let mut gemm_stages: Vec<VecDeque<Vec<usize>>> = (0..devices)
         .map(|d| {
             (0..=stages)
-                .map(|s| {
-                    (0..n)
+                .flat_map(|s| {
+                    let ops: Vec<usize> = (0..n)
                         .filter(|&i| {
                             let o = &plan.ops[i];
                             o.kind == Kind::Gemm && o.stage == s && device_of(o.dst.rank) == d
                         })
-                        .collect::<Vec<usize>>()
+                        .collect();
+                    match gate {
+                        Gate::Tracked(HostGrain::Chunk) => chunk_waves(plan, ops),
+                        _ => vec![ops],
+                    }
                 })
                 .filter(|ops| !ops.is_empty())
                 .collect()
@@ -166,14 +186,18 @@ fn submit_all(
         // later passes of the same submission, the steps that only wait for steps queued before them.
         for d in 0..devices {
             while in_flight[d].len() < depth {
-                let steps_open = gate == Gate::Tracked || gemm_flights_left == 0;
+                let steps_open = matches!(gate, Gate::Tracked(_)) || gemm_flights_left == 0;
                 let pick = |sent: &[bool], received: &[bool]| -> Vec<usize> {
                     if !steps_open {
                         return Vec::new();
                     }
-                    ready(plan, &counters, sent, |i, dep| {
-                        queued(i, dep, sent, received)
-                    })
+                    ready(
+                        plan,
+                        &counters,
+                        sent,
+                        |i, dep| crossing(i).is_none() || feeds(plan, i, dep),
+                        |i, dep| queued(i, dep, sent, received),
+                    )
                     .into_iter()
                     .filter(|&i| starts_on(i) == d)
                     // A crossing step's slot is free once the step before it on that slot
@@ -181,9 +205,18 @@ fn submit_all(
                     .filter(|&i| crossing(i).is_none_or(|c| c.after.is_none_or(|a| received[a])))
                     .collect()
                 };
+                // Receive halves whose chunk landed and whose destination is ready for it: its
+                // own GEMM tiles (tracked) and the steps before it there.
                 let receives: Vec<usize> = (0..n)
                     .filter(|&i| landed[i] && !received[i])
                     .filter(|&i| crossing(i).is_some_and(|c| c.to == d))
+                    .filter(|&i| {
+                        plan.ops[i].deps.iter().all(|&dep| {
+                            feeds(plan, i, dep)
+                                || met(plan, &counters, dep)
+                                || queued(i, dep, &sent, &received)
+                        })
+                    })
                     .collect();
                 let gemm = gemm_stages[d].pop_front();
                 let is_gemm = gemm.is_some();
@@ -208,6 +241,7 @@ fn submit_all(
                         let (tracked, held): (Vec<usize>, Vec<usize>) = plan.ops[i]
                             .deps
                             .iter()
+                            .filter(|&&dep| crossing(i).is_none() || feeds(plan, i, dep))
                             .partition(|&&dep| met(plan, &counters, dep));
                         let held = held
                             .into_iter()
@@ -249,9 +283,9 @@ fn submit_all(
                 // Only the trackers this submission's own ops bump. Safe because every writer of a
                 // tracker (a GEMM, a step, a crossing step's receive half) runs on the tracker's own
                 // device, in queue order, and the submission holding op X (or X's receive half)
-                // reads X's counter while every step tracking X is still unsent (none can go before
-                // that counter is seen, so it is still `wanted` here if any step will ever want it:
-                // that set only shrinks). So a counter changes only with the ops that bump it, the
+                // reads X's counter while every step tracking X is still open (unsent, or its
+                // receive half not out: neither half can go on X before that counter is seen, so it
+                // is still `wanted` here if any step will ever want it: that set only shrinks). So a counter changes only with the ops that bump it, the
                 // first readback after them sees it, and a tracker left out here has nothing new to
                 // show. A tracker per op, not every tracker still wanted: fewer gather dispatches,
                 // each behind a barrier.
@@ -261,7 +295,9 @@ fn submit_all(
                     .filter(|&&i| crossing(i).is_none_or(|c| c.to == d))
                     .map(|&i| plan.ops[i].dst)
                     .collect();
-                let reads: Vec<Loc> = wanted(plan, &counters, &sent, |i, dep| {
+                // A step between devices stays open until its receive half is out.
+                let open = |i: usize| !sent[i] || (crossing(i).is_some() && !received[i]);
+                let reads: Vec<Loc> = wanted(plan, &counters, open, |i, dep| {
                     queued(i, dep, &sent, &received)
                 })
                 .into_iter()
@@ -375,6 +411,7 @@ fn submit_all(
                     transfers.push(Transfer {
                         op: i,
                         started: done,
+                        copying: None,
                     });
                 }
                 progressed = true;
@@ -383,21 +420,28 @@ fn submit_all(
                 }
             }
         }
-        // Finish the host copies whose both maps are in place.
-        let mut k = 0;
-        while k < transfers.len() {
-            let i = transfers[k].op;
-            let c = crossing(i).expect("a transfer crosses");
+        // Hand the transfers whose both maps are in place to their link's copy lane (one per
+        // link: the directions copy side by side while the loop goes on), and land those copied.
+        for t in transfers.iter_mut().filter(|t| t.copying.is_none()) {
+            let c = crossing(t.op).expect("a transfer crosses");
             if sys.links[c.link].ready(sys.gpus, c.slot)? {
-                let copy_from = now_us();
-                let pool = sys.copier.as_mut().expect("made where links are");
-                sys.links[c.link].finish(c.slot, pool)?;
-                copies.push((i, transfers[k].started, copy_from, now_us()));
-                landed[i] = true;
-                transfers.swap_remove(k);
+                sys.links[c.link].hand_over(c.slot, &mut sys.lanes[c.link], t.op)?;
+                t.copying = Some(now_us());
                 progressed = true;
-            } else {
-                k += 1;
+            }
+        }
+        for lane in sys.lanes.iter_mut() {
+            for (i, result) in lane.done() {
+                let c = crossing(i).expect("a transfer crosses");
+                sys.links[c.link].copied(c.slot, result)?;
+                let k = transfers
+                    .iter()
+                    .position(|t| t.op == i)
+                    .expect("a lane returns what it was handed");
+                let t = transfers.swap_remove(k);
+                copies.push((i, t.started, t.copying.unwrap_or(t.started), now_us()));
+                landed[i] = true;
+                progressed = true;
             }
         }
         if !progressed {
@@ -421,12 +465,32 @@ fn submit_all(
         triggers.clear();
     }
     let mut run = timeline(sys, mode, &subs, &pass_of, &triggers, &waits, &copies)?;
-    if gate == Gate::Tracked {
+    if matches!(gate, Gate::Tracked(_)) {
         // GEMM and collective overlap here: no separate times (sequential's define T_comm).
         run.gemm_us = None;
         run.comm_us = None;
     }
     Ok(run)
+}
+
+/// A stage's GEMM ops (in plan order) as submissions of at most one chunk per rank: the k-th chunk
+/// of every rank together. The host sees counters only when a submission completes, so a stage of
+/// several chunks per rank in one submission would hold every chunk's trigger until its last chunk
+/// is done, and with a second submission queued behind it the steps would follow the next stage
+/// (BENCHMARKS.md run 22: on two devices at 8 chunks per rank, no send before both stages ended).
+/// At one chunk per rank (the TP-8 presets on one device) a stage stays one submission.
+fn chunk_waves(plan: &crate::plan::Plan, ops: Vec<usize>) -> Vec<Vec<usize>> {
+    let mut waves: Vec<Vec<usize>> = Vec::new();
+    let mut seen: HashMap<usize, usize> = HashMap::new();
+    for i in ops {
+        let k = seen.entry(plan.ops[i].dst.rank).or_insert(0);
+        if waves.len() <= *k {
+            waves.push(Vec::new());
+        }
+        waves[*k].push(i);
+        *k += 1;
+    }
+    waves
 }
 
 /// Polls device `d` once without blocking; a lost device is an error naming it.
@@ -440,4 +504,46 @@ fn poll(gpu: &crate::gpu::Gpu, d: usize) -> Result<()> {
         });
     }
     gpu.check(&during())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Plan, ReduceVia};
+    use crate::schedule::{Collective, Schedule};
+    use crate::shapes::Chunking;
+
+    #[test]
+    fn a_stage_goes_one_chunk_per_rank_at_a_time() {
+        let ch = Chunking::new(96, 2, 4).unwrap();
+        let schedule = Schedule::new(Collective::AllReduce, &ch);
+        let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
+        let stage0: Vec<usize> = (0..plan.ops.len())
+            .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == 0)
+            .collect();
+        assert_eq!(stage0.len(), 2 * 4, "each rank's four chunks for the other");
+        let waves = chunk_waves(&plan, stage0.clone());
+        assert_eq!(waves.len(), 4);
+        for w in &waves {
+            let ranks: std::collections::HashSet<usize> =
+                w.iter().map(|&i| plan.ops[i].dst.rank).collect();
+            assert_eq!((w.len(), ranks.len()), (2, 2), "one chunk of each rank");
+        }
+        let mut all: Vec<usize> = waves.concat();
+        all.sort();
+        assert_eq!(all, stage0, "every op once");
+        // One chunk per rank: the stage is one wave.
+        let one = Chunking::new(96, 8, 1).unwrap();
+        let plan = Plan::new(
+            &Schedule::new(Collective::ReduceScatter, &one),
+            &one,
+            8,
+            128,
+            ReduceVia::Update,
+        );
+        let stage: Vec<usize> = (0..plan.ops.len())
+            .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == 1)
+            .collect();
+        assert_eq!(chunk_waves(&plan, stage).len(), 1);
+    }
 }
