@@ -391,9 +391,19 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         reps: 1,
         step_link: Link::Workgroups(4),
         want: Path::Mapped,
+        stream_bytes: 3 << 20,
     };
     let t = calibrate(&devices, &opts).unwrap();
     eprint!("{}", t.text());
+    // Streamed: each of the six directions alone, then all six at once, 3 chunks of 1 MiB each.
+    assert_eq!(t.streams.len(), 7);
+    assert_eq!(t.streams[6].directions.len(), 6);
+    for st in &t.streams {
+        assert_eq!((st.bytes, st.chunks), (1 << 20, 3));
+        assert_eq!(st.gbps.len(), st.directions.len());
+        assert!(st.gbps.iter().all(|g| g.is_finite() && *g > 0.0), "{st:?}");
+    }
+    assert!(t.text().contains("all directions at once: 0->1 "));
     assert_eq!(t.devices.len(), 3);
     assert_eq!(t.directions.len(), 6);
     assert_eq!(t.rows.len(), 6 * 3 * 2);

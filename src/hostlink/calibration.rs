@@ -5,6 +5,9 @@
 //! writing the chunk into its outbox (submit to completion, at the step's workgroup budget), the maps of
 //! both ends once that submission is done, and the threaded copy with both unmaps. The kernel part hides
 //! behind GEMM work in the pass it shares; the copy is what the host trigger loop pays per chunk.
+//! Then the links streamed as the trigger loop drives them (two slots per direction, the next chunk
+//! written while a copy lane copies the last): each direction alone and all at once, the rate a
+//! collective sees.
 
 use std::fmt::Write as _;
 use web_time::Instant;
@@ -34,6 +37,9 @@ pub struct Options {
     pub step_link: Link,
     /// The path asked for (mapped falls back to staged at an end without MAPPABLE_PRIMARY_BUFFERS).
     pub want: Path,
+    /// About how many bytes each direction streams (chunks of the largest size, at most 64 MiB; 2 to
+    /// 64 of them) in the streamed measurement; 0 leaves it out.
+    pub stream_bytes: u64,
 }
 
 impl Default for Options {
@@ -46,6 +52,7 @@ impl Default for Options {
             reps: 5,
             step_link: Link::Workgroups(16),
             want: Path::Mapped,
+            stream_bytes: 1 << 30,
         }
     }
 }
@@ -92,6 +99,21 @@ pub struct HostLinkTable {
     pub timer: String,
     pub reps: usize,
     pub rows: Vec<HostLinkRow>,
+    /// The links streamed as the trigger loop drives them (tables saved before 2026-11-25 have none).
+    #[serde(default)]
+    pub streams: Vec<StreamRow>,
+}
+
+/// The links streamed: `chunks` chunks of `bytes` per direction through two slots (the sender's
+/// kernel writing the next chunk while a copy lane of `threads` copies the last), every direction
+/// of `directions` at once; GB/s per direction in that order, first submission to last copy.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StreamRow {
+    pub directions: Vec<(usize, usize)>,
+    pub bytes: u64,
+    pub chunks: usize,
+    pub threads: usize,
+    pub gbps: Vec<f64>,
 }
 
 /// Measures every ordered pair of `devices` (each direction its own link) per `opts`. Every size's
@@ -139,12 +161,19 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         timer: "host clock".into(),
         reps: opts.reps,
         rows: Vec::new(),
+        streams: Vec::new(),
     };
-    for (from, (sender, kernel)) in devices.gpus.iter().zip(&kernels).enumerate() {
+    // Per sender: the payload its step kernel reads, and the counters it binds (never bumped).
+    let mut srcs = Vec::new();
+    for sender in &devices.gpus {
         use wgpu::BufferUsages as U;
         let src = sender.buffer("calibration payload", cap, U::STORAGE | U::COPY_DST)?;
         sender.queue.write_buffer(&src, 0, payload);
         let counters = sender.buffer("calibration counters", 16, U::STORAGE)?;
+        srcs.push((src, counters));
+    }
+    for (from, (sender, kernel)) in devices.gpus.iter().zip(&kernels).enumerate() {
+        let (src, counters) = &srcs[from];
         for to in (0..devices.len()).filter(|&t| t != from) {
             let mut link = HostLink::new(&devices.gpus, from, to, cap, 1, opts.want)?;
             table.directions.push(Direction {
@@ -158,8 +187,8 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                 let (bg, n_wg) = kernel.bind_standalone(
                     sender,
                     link.outbox(0)?,
-                    &src,
-                    &counters,
+                    src,
+                    counters,
                     len4,
                     opts.step_link,
                 );
@@ -207,26 +236,202 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                         total_gbps: gbps(t),
                     });
                 }
-                check_arrived(devices, &mut link, to, bytes, &payload[..bytes as usize])?;
+                check_arrived(devices, &mut link, 0, bytes, &payload[..bytes as usize])?;
             }
         }
     }
+    // Streamed as the trigger loop drives the links: each direction alone, then all at once.
+    let stream_bytes = cap.min(STREAM_CHUNK);
+    let chunks = opts.stream_bytes.div_ceil(stream_bytes).clamp(2, 64) as usize;
+    let threads = crate::settings::copy_threads()?;
+    let dirs: Vec<(usize, usize)> = table.directions.iter().map(|d| (d.from, d.to)).collect();
+    let mut cases: Vec<Vec<(usize, usize)>> = dirs.iter().map(|&d| vec![d]).collect();
+    if dirs.len() > 1 {
+        cases.push(dirs);
+    }
+    if opts.stream_bytes == 0 {
+        cases.clear();
+    }
+    let stream_opts = StreamOptions {
+        bytes: stream_bytes,
+        chunks,
+        threads,
+        step_link: opts.step_link,
+        want: opts.want,
+    };
+    for dirs in cases {
+        let gbps = stream(devices, &kernels, &srcs, &dirs, &stream_opts, payload)?;
+        table.streams.push(StreamRow {
+            directions: dirs,
+            bytes: stream_bytes,
+            chunks,
+            threads,
+            gbps,
+        });
+    }
     Ok(table)
+}
+
+/// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
+const STREAM_CHUNK: u64 = 64 << 20;
+
+/// How [`stream`] drives the links.
+struct StreamOptions {
+    bytes: u64,
+    chunks: usize,
+    threads: usize,
+    step_link: Link,
+    want: Path,
+}
+
+/// One direction's state while streaming.
+struct Streamed {
+    link: HostLink,
+    lane: super::CopyLane,
+    /// The step kernel's binding per slot (writing that slot's outbox).
+    binds: Vec<wgpu::BindGroup>,
+    n_wg: u32,
+    sent: usize,
+    copied: usize,
+    /// Slots written and not yet copied, oldest first; whether each slot is in use.
+    waiting: std::collections::VecDeque<usize>,
+    busy: [bool; 2],
+    done_at: Option<Instant>,
+}
+
+/// Streams `opts.chunks` chunks over every direction of `dirs` at once, two slots per direction: the
+/// sender's step kernel writes the next chunk while the direction's copy lane copies the last, as
+/// the trigger loop runs them. GB/s per direction, from the first submission to its last copy;
+/// the payload is checked in every receiver's inbox after.
+fn stream(
+    devices: &Devices,
+    kernels: &[StepKernel],
+    srcs: &[(wgpu::Buffer, wgpu::Buffer)],
+    dirs: &[(usize, usize)],
+    opts: &StreamOptions,
+    payload: &[u8],
+) -> Result<Vec<f64>> {
+    let bytes = opts.bytes;
+    let mut state = Vec::new();
+    for &(from, to) in dirs {
+        let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
+        let (src, counters) = &srcs[from];
+        let mut binds = Vec::new();
+        let mut n_wg = 0;
+        for slot in 0..2 {
+            let (bg, n) = kernels[from].bind_standalone(
+                &devices.gpus[from],
+                link.outbox(slot)?,
+                src,
+                counters,
+                (bytes / 16) as u32,
+                opts.step_link,
+            );
+            binds.push(bg);
+            n_wg = n;
+        }
+        state.push(Streamed {
+            link,
+            lane: super::CopyLane::new(opts.threads)?,
+            binds,
+            n_wg,
+            sent: 0,
+            copied: 0,
+            waiting: Default::default(),
+            busy: [false; 2],
+            done_at: None,
+        });
+    }
+    let all = (opts.chunks * dirs.len()) as f64 * bytes as f64;
+    let bound = devices.gpus[0].timeout_for(0.0, 4.0 * all);
+    let t0 = Instant::now();
+    let result = (|| -> Result<()> {
+        while state.iter().any(|s| s.copied < opts.chunks) {
+            if t0.elapsed() > bound {
+                return Err(Error::Timeout {
+                    pending: "the host link's streamed calibration".into(),
+                    after: t0.elapsed(),
+                });
+            }
+            for (s, &(from, _)) in state.iter_mut().zip(dirs) {
+                let sender = &devices.gpus[from];
+                while s.sent < opts.chunks && !s.busy[s.sent % 2] {
+                    let slot = s.sent % 2;
+                    let mut enc = sender.device.create_command_encoder(&Default::default());
+                    {
+                        let mut pass = enc.begin_compute_pass(&Default::default());
+                        kernels[from].dispatch(
+                            sender,
+                            &mut pass,
+                            Put::Store,
+                            &s.binds[slot],
+                            s.n_wg,
+                        );
+                    }
+                    s.link.encode_drain(slot, &mut enc, bytes)?;
+                    sender.submit("host link streamed calibration", vec![enc.finish()])?;
+                    s.link.start(slot, bytes)?;
+                    s.busy[slot] = true;
+                    s.waiting.push_back(slot);
+                    s.sent += 1;
+                }
+                if let Some(&slot) = s.waiting.front() {
+                    if s.link.ready(&devices.gpus, slot)? {
+                        s.link.hand_over(slot, &mut s.lane, slot)?;
+                        s.waiting.pop_front();
+                    }
+                }
+                for (slot, r) in s.lane.done() {
+                    s.link.copied(slot, r)?;
+                    s.busy[slot] = false;
+                    s.copied += 1;
+                    if s.copied == opts.chunks {
+                        s.done_at = Some(Instant::now());
+                    }
+                }
+            }
+            std::thread::yield_now();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        // A copy still running writes into a mapping: let it end before the links drop.
+        for s in &mut state {
+            s.lane.drain();
+            s.link.release();
+        }
+    }
+    result?;
+    let mut gbps = Vec::new();
+    for s in &mut state {
+        let secs = s.done_at.map_or(f64::NAN, |t| (t - t0).as_secs_f64());
+        gbps.push(opts.chunks as f64 * bytes as f64 / secs.max(1e-9) / 1e9);
+        let last = (opts.chunks - 1) % 2;
+        check_arrived(
+            devices,
+            &mut s.link,
+            last,
+            bytes,
+            &payload[..bytes as usize],
+        )?;
+    }
+    Ok(gbps)
 }
 
 /// Fails where the receiver's inbox does not hold `want` (on the staged path, after landing it).
 fn check_arrived(
     devices: &Devices,
     link: &mut HostLink,
-    to: usize,
+    slot: usize,
     bytes: u64,
     want: &[u8],
 ) -> Result<()> {
+    let to = link.to;
     let r = &devices.gpus[to];
     let mut enc = r.device.create_command_encoder(&Default::default());
-    link.encode_land(0, &mut enc, bytes)?;
+    link.encode_land(slot, &mut enc, bytes)?;
     r.submit("landing the calibration chunk", vec![enc.finish()])?;
-    let got = r.read("the calibration inbox", link.inbox(0)?, 0, bytes)?;
+    let got = r.read("the calibration inbox", link.inbox(slot)?, 0, bytes)?;
     if let Some(i) = got.iter().zip(want).position(|(g, w)| g != w) {
         return Err(Error::Gpu {
             during: format!(
@@ -314,6 +519,27 @@ impl HostLinkTable {
                 );
             }
         }
+        for st in &self.streams {
+            let each: Vec<String> = st
+                .directions
+                .iter()
+                .zip(&st.gbps)
+                .map(|((f, t), g)| format!("{f}->{t} {g:.2} GB/s"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "streamed {} x {} through 2 slots, copies on {} threads, {}: {}",
+                st.chunks,
+                size(st.bytes),
+                st.threads,
+                if st.directions.len() == 1 {
+                    "alone"
+                } else {
+                    "all directions at once"
+                },
+                each.join(", ")
+            );
+        }
         out
     }
 
@@ -361,6 +587,13 @@ mod tests {
             step_link: "16 workgroups".into(),
             timer: "host clock".into(),
             reps: 3,
+            streams: vec![StreamRow {
+                directions: vec![(0, 1), (1, 0)],
+                bytes: 64 << 20,
+                chunks: 16,
+                threads: 8,
+                gbps: vec![30.0, 29.5],
+            }],
             rows: vec![
                 row(0, 1, 1 << 20, 1, 90.0),
                 row(0, 1, 4 << 20, 1, 10.0),
@@ -384,8 +617,12 @@ mod tests {
         );
         // Three rows and the summary line.
         assert_eq!(text.lines().filter(|l| l.starts_with("0->1 ")).count(), 4);
+        assert!(
+            text.contains("streamed 16 x 64 MiB through 2 slots, copies on 8 threads, all directions at once: 0->1 30.00 GB/s, 1->0 29.50 GB/s"),
+            "{text}"
+        );
         let back: HostLinkTable =
             serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
-        assert_eq!(back.rows.len(), 4);
+        assert_eq!((back.rows.len(), back.streams.len()), (4, 1));
     }
 }
