@@ -117,7 +117,7 @@ pub fn calibrate_hostlink(
         bytes: sizes.chain([top]).map(|m| m << 20).collect(),
         reps,
         // Streamed: 1 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
-        stream_bytes: if cpu { 4 * top << 20 } else { 1 << 30 },
+        stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
         ..Default::default()
     };
     let t = calibration::calibrate(&devices, &opts)?;
