@@ -7,7 +7,8 @@
 //! device's storage binding limit are skipped, said on stderr), T3_BENCH_THREADS (default
 //! "1,2,4,8,16"), T3_BENCH_REPS (default 5), T3_BENCH_LINK_WG (the step kernel's workgroups, default 16;
 //! 0 = unthrottled), T3_BENCH_PATH (`mapped` or `staged`, default mapped), T3_BENCH_JSON (file to append
-//! one JSON line per row to), T3_BENCH_TABLE (file to write the whole table to as JSON).
+//! one JSON line per row and per streamed row to), T3_BENCH_TABLE (file to write the whole table to as
+//! JSON). Streams 1 GiB per direction on a GPU (two of the largest chunks on a CPU adapter).
 
 #[allow(dead_code)]
 mod common;
@@ -60,6 +61,8 @@ fn run() -> anyhow::Result<()> {
     if bytes.is_empty() {
         bail!("no chunk size to measure (T3_BENCH_MIB)");
     }
+    let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
+    let max_bytes = bytes.iter().copied().max().unwrap_or(16);
     let opts = Options {
         bytes,
         threads,
@@ -70,6 +73,8 @@ fn run() -> anyhow::Result<()> {
             Link::Workgroups(wg)
         },
         want,
+        // The streamed rows on the CPU too: two of the largest chunks per direction there.
+        stream_bytes: if cpu { 2 * max_bytes } else { 1 << 30 },
     };
     let table = calibrate(&devices, &opts)?;
     print!("{}", table.text());
@@ -78,6 +83,12 @@ fn run() -> anyhow::Result<()> {
         v["bench"] = "hostlink".into();
         v["devices"] = serde_json::to_value(&table.devices)?;
         v["step_link"] = table.step_link.clone().into();
+        json_line(&v)?;
+    }
+    for st in &table.streams {
+        let mut v = serde_json::to_value(st)?;
+        v["bench"] = "hostlink stream".into();
+        v["devices"] = serde_json::to_value(&table.devices)?;
         json_line(&v)?;
     }
     if let Ok(path) = std::env::var("T3_BENCH_TABLE") {
