@@ -819,7 +819,7 @@ fn host_loop_depth_from_the_environment_is_validated() {
     let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "3")], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let o = t3_within(&args, &[("T3_HOST_GRAIN", "tile")], &d, 120);
-    assert_usage(&o, &["T3_HOST_GRAIN", "'tile'", "chunk or stage"]);
-    let o = t3_within(&args, &[("T3_HOST_GRAIN", "stage")], &d, 120);
+    assert_usage(&o, &["T3_HOST_GRAIN", "'tile'", "chunk, stage or auto"]);
+    let o = t3_within(&args, &[("T3_HOST_GRAIN", "chunk")], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }

@@ -28,7 +28,7 @@ pub const IN_FLIGHT: usize = 2;
 /// The host trigger loop; `in_flight`: submissions kept queued per device (None: T3_HOST_IN_FLIGHT,
 /// else `IN_FLIGHT`, 2); `wait`: how it waits on the devices (None: T3_HOST_WAIT, else spin on GPUs
 /// and block on CPU adapters); `grain`: GEMM work per submission (None: T3_HOST_GRAIN, else a
-/// chunk per rank).
+/// chunk per rank on several devices, a stage on one).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Host {
     pub in_flight: Option<usize>,
@@ -141,7 +141,7 @@ impl Mode for Host {
         };
         let grain = match self.grain {
             Some(g) => g,
-            None => settings::host_grain()?,
+            None => settings::host_grain(sys.parts.len() > 1)?,
         };
         trigger_loop::run(sys, depth, Gate::Tracked(grain), wait, self.name())
     }

@@ -478,7 +478,8 @@ fn submit_all(
 /// several chunks per rank in one submission would hold every chunk's trigger until its last chunk
 /// is done, and with a second submission queued behind it the steps would follow the next stage
 /// (BENCHMARKS.md run 22: on two devices at 8 chunks per rank, no send before both stages ended).
-/// At one chunk per rank (the TP-8 presets on one device) a stage stays one submission.
+/// At one chunk per rank a stage stays one submission. The cost: each chunk's GEMM fills the GPU
+/// alone, and there are more submissions ([`HostGrain`] says where each grain is the default).
 fn chunk_waves(plan: &crate::plan::Plan, ops: Vec<usize>) -> Vec<Vec<usize>> {
     let mut waves: Vec<Vec<usize>> = Vec::new();
     let mut seen: HashMap<usize, usize> = HashMap::new();
