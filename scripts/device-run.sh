@@ -219,7 +219,9 @@ hostdepth)
 twogpu)
   # Issue 12: ranks on devices (kind nvidia-h200-x2, or two devices on one H200: DEVS=2). TP-2 presets
   # (PRESETS picks), f32 and f16 (DTYPES), sequential and host over the host-staged link; chunks per
-  # rank (CHUNKS, default 2) and collectives (COLLECTIVES, default all-reduce) name the files when set.
+  # rank (CHUNKS, default 2) and collectives (COLLECTIVES, default all-reduce) name the files when set;
+  # LINKARG adds link flags (e.g. "--link-workgroups 16": the send halves' kernels on 16 workgroups,
+  # which write host memory at ~49 GB/s, run 23, instead of on as many as the chunk has).
   devs=${DEVS:-all}
   t3 info > "$out/info.txt" 2>&1
   [ -n "$NO_CALIBRATE" ] || t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
@@ -227,7 +229,7 @@ twogpu)
   for c in ${CHUNKS:-2}; do for coll in ${COLLECTIVES:-all-reduce}; do
     v=""; [ $p = gpt3-fc2-tp2 ] && v="--no-verify"
     name=$p-$d; [ -n "$CHUNKS" ] && name=$name-c$c; [ -n "$COLLECTIVES" ] && name=$name-$coll
-    t3 run --preset $p --dtype $d --devices "$devs" --collective $coll --chunks $c --mode sequential,host --reps 5 --warmup 2 $v --json "$out/$name.json" --svg "$out/$name.svg" --trace "$out/$name.trace.json" > "$out/$name.txt" 2>&1
+    t3 run --preset $p --dtype $d --devices "$devs" --collective $coll --chunks $c --mode sequential,host --reps 5 --warmup 2 $LINKARG $v --json "$out/$name.json" --svg "$out/$name.svg" --trace "$out/$name.trace.json" > "$out/$name.txt" 2>&1
     echo "$name rc=$?" >> "$out/rc.txt"
   done; done; done; done
   cat "$out/rc.txt"
