@@ -180,7 +180,14 @@ fn command_line(picks: &[(u8, usize)]) -> (Vec<String>, Vec<(&'static str, &'sta
     // Keep runs tiny and short unless the case picked its own counts or modes.
     let mut extra = Vec::new();
     if cmd == "run" || cmd == "sweep" {
-        for (flag, v) in [("--reps", "1"), ("--warmup", "0"), ("--mode", "sequential")] {
+        // No warm-up by stability either: lavapipe's times never settle, so each run would spend
+        // the whole bound (10 s) warming up.
+        for (flag, v) in [
+            ("--reps", "1"),
+            ("--warmup", "0"),
+            ("--warmup-s", "0"),
+            ("--mode", "sequential"),
+        ] {
             if !has(flag) {
                 extra.extend([flag, v]);
             }
