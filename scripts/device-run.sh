@@ -220,8 +220,8 @@ twogpu)
   # Issue 12: ranks on devices (kind nvidia-h200-x2, or two devices on one H200: DEVS=2). TP-2 presets
   # (PRESETS picks), f32 and f16 (DTYPES), sequential and host over the host-staged link; chunks per
   # rank (CHUNKS, default 2) and collectives (COLLECTIVES, default all-reduce) name the files when set;
-  # LINKARG adds link flags (e.g. "--link-workgroups 16": the send halves' kernels on 16 workgroups,
-  # which write host memory at ~49 GB/s, run 23, instead of on as many as the chunk has).
+  # LINKARG adds link flags (e.g. "--link-workgroups 64": the send halves' kernels on 64 workgroups
+  # instead of the 16 an unthrottled link gives them, src/lower/mod.rs HOST_SEND_WORKGROUPS).
   devs=${DEVS:-all}
   t3 info > "$out/info.txt" 2>&1
   [ -n "$NO_CALIBRATE" ] || t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"

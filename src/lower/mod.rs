@@ -237,6 +237,12 @@ pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Paddi
     )
 }
 
+/// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
+/// memory, which 16 workgroups already saturate (44-49 GB/s on an H200, BENCHMARKS.md run 23; a
+/// whole 35 MB chunk on every workgroup it needs moved 52 GB/s, run 21), so more would only take
+/// SMs from the GEMM work sharing its pass.
+pub const HOST_SEND_WORKGROUPS: u32 = 16;
+
 /// Each op's binding and dispatch, arbitration's capped variants and the step lead.
 fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan, share: Share) {
     let t = l.target;
@@ -324,11 +330,15 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
             Kind::Copy { src } | Kind::Reduce { src } => {
                 let len4 = (op.elems as u32).div_ceil(4);
                 // The link's budget throttles what crosses between ranks; on several devices the
-                // sender's half writes host memory under it, the receiver's reads its own memory.
-                let link = if op.crosses_link() && !matches!(half, Some((Half::Receive, _))) {
-                    config.link
-                } else {
-                    Link::Unthrottled
+                // sender's half writes host memory under it (an unthrottled link: on
+                // HOST_SEND_WORKGROUPS), the receiver's reads its own memory.
+                let link = match half {
+                    Some((Half::Send, _)) if config.link == Link::Unthrottled => {
+                        Link::Workgroups(HOST_SEND_WORKGROUPS)
+                    }
+                    Some((Half::Receive, _)) => Link::Unthrottled,
+                    _ if op.crosses_link() => config.link,
+                    _ => Link::Unthrottled,
                 };
                 let wg = link.workgroups(len4);
                 let p = StepParams {

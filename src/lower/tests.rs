@@ -386,7 +386,7 @@ fn ops_on_several_devices_split_at_device_boundaries() {
                 let send = &lowered[from].bindings[lowered[from].ops[i].unwrap().dispatch.binding];
                 let recv = &lowered[to].bindings[lowered[to].ops[i].unwrap().dispatch.binding];
                 let lb = |end| Resource::Buffer(Buffer::Link(LinkBox::of(cr, end)));
-                assert!(matches!(send.params, Params::Step(p) if p.bump == 0));
+                assert!(matches!(send.params, Params::Step(p) if p.bump == 0 && p.n_wg == 3));
                 assert_eq!(send.resources[0], lb(End::Outbox));
                 assert!(matches!(recv.params, Params::Step(p) if p.bump == 1 && p.has_acc == 0));
                 assert_eq!(recv.resources[2], lb(End::Inbox));
@@ -411,6 +411,58 @@ fn ops_on_several_devices_split_at_device_boundaries() {
             }
         }
     }
+}
+
+#[test]
+fn an_unthrottled_link_sends_on_the_host_send_budget() {
+    // Send halves write host memory, which HOST_SEND_WORKGROUPS saturate: an unthrottled link gives
+    // them that many, the receive halves (reading their own memory) as many as the chunk needs.
+    let cfg = Config {
+        link: Link::Unthrottled,
+        ..config(Collective::AllReduce, ReduceVia::Update)
+    };
+    let ch = Chunking::new(cfg.shape.m, cfg.ranks, cfg.chunks).unwrap();
+    let s = Schedule::new(cfg.collective, &ch);
+    let plan = Plan::new(&s, &ch, cfg.shape.n, TARGET.tile_n, cfg.via);
+    let placement = Placement::new(cfg.ranks, 2).unwrap();
+    let links = HostLinks::new(&plan, &placement);
+    let share = Share {
+        placement: &placement,
+        links: &links,
+    };
+    let lowered: Vec<Lowered> = (0..2)
+        .map(|d| {
+            lower_on(
+                &cfg,
+                &ch,
+                &s,
+                &plan,
+                Target {
+                    device: d,
+                    ..TARGET
+                },
+                share,
+            )
+        })
+        .collect();
+    let workgroups =
+        |l: &Lowered, i: usize| match l.bindings[l.ops[i].unwrap().dispatch.binding].params {
+            Params::Step(p) => p.n_wg,
+            _ => panic!("a step"),
+        };
+    let mut crossing = 0;
+    for (i, cr) in links.of_op.iter().enumerate() {
+        let Some(cr) = cr else { continue };
+        crossing += 1;
+        let need = Link::Unthrottled.workgroups((plan.ops[i].elems as u32).div_ceil(4));
+        assert!(
+            need > HOST_SEND_WORKGROUPS,
+            "the chunk needs more than the budget"
+        );
+        assert_eq!(workgroups(&lowered[cr.from], i), HOST_SEND_WORKGROUPS);
+        assert_eq!(workgroups(&lowered[cr.to], i), need);
+    }
+    assert!(crossing > 0);
 }
 
 #[test]

@@ -16,6 +16,7 @@ use crate::plan::Plan;
 use crate::ranks::Ranks;
 use crate::schedule::Schedule;
 use crate::shapes::Chunking;
+use crate::steps::Link;
 
 /// One device's share of a system: its ranks' buffers, the plan lowered for it, its executor.
 pub struct Part<'a> {
@@ -287,14 +288,20 @@ impl<'a> System<'a> {
                 )
             })
             .collect();
+        // What writes each outbox: the link's budget, or HOST_SEND_WORKGROUPS where it is unthrottled.
+        let send = match self.config.link {
+            Link::Unthrottled => Link::Workgroups(crate::lower::HOST_SEND_WORKGROUPS),
+            l => l,
+        };
         v.extend(self.links.iter().map(|l| {
             format!(
-                "link {}->{}: {}, {} slots of {} bytes",
+                "link {}->{}: {}, {} slots of {} bytes, send kernels on {}",
                 l.from,
                 l.to,
                 l.describe(),
                 l.slots(),
-                l.capacity
+                l.capacity,
+                send.describe()
             )
         }));
         v
