@@ -164,14 +164,14 @@ fn env_count(name: &'static str, max: usize) -> Result<Option<usize>> {
     }
 }
 
-/// Threads the host link's copies run on: T3_COPY_THREADS (1 to the pool's maximum), else 8 or the
-/// host's cores if fewer (BENCHMARKS.md run 9: the host copy 28.5-33 GB/s from 4 threads on, 10 on one).
-pub fn copy_threads() -> Result<usize> {
-    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
-    Ok(
-        env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?
-            .unwrap_or_else(|| cores().clamp(1, 8)),
-    )
+/// Threads each link's copies run on (its copy lane): T3_COPY_THREADS (1 to the pool's maximum), else 8
+/// or the host's cores if fewer (BENCHMARKS.md run 9: the host copy 28.5-33 GB/s from 4 threads on, 10
+/// on one); unset, with `links` lanes copying at once, the host's cores are shared out among them (at
+/// least one each), so many links do not start threads by the hundred.
+pub fn copy_threads(links: usize) -> Result<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let share = (cores / links.max(1)).max(1);
+    Ok(env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?.unwrap_or(8.min(share)))
 }
 
 pub fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {

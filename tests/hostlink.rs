@@ -292,6 +292,21 @@ fn bad_input_is_refused_naming_the_value() {
     let e = msg(link.hand_over(0, &mut lane, 0).unwrap_err());
     assert!(e.contains("copied before both maps"), "{e}");
     assert_eq!(lane.pending(), 0, "nothing handed over");
+    // A lane handed buffers that are not mapped returns the ticket with an error (whether wgpu
+    // refuses the ranges or panics on them), never a hang.
+    let g = &devices.gpus[0];
+    use wgpu::BufferUsages as U;
+    let (read, write) = (
+        g.buffer("unmapped read", 64, U::MAP_READ | U::COPY_DST)
+            .unwrap(),
+        g.buffer("unmapped write", 64, U::MAP_WRITE | U::COPY_SRC)
+            .unwrap(),
+    );
+    lane.start(5, &read, &write, 64);
+    let done = lane.drain();
+    assert_eq!(done.len(), 1);
+    assert_eq!(done[0].0, 5);
+    assert!(done[0].1.is_err(), "{:?}", done[0].1);
     link.start(0, 64).unwrap();
     let e = msg(link.start(0, 64).unwrap_err());
     assert!(e.contains("started twice"), "{e}");

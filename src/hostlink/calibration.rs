@@ -5,9 +5,9 @@
 //! writing the chunk into its outbox (submit to completion, at the step's workgroup budget), the maps of
 //! both ends once that submission is done, and the threaded copy with both unmaps. The kernel part hides
 //! behind GEMM work in the pass it shares; the copy is what the host trigger loop pays per chunk.
-//! Then the links streamed as the trigger loop drives them (two slots per direction, the next chunk
-//! written while a copy lane copies the last): each direction alone and all at once, the rate a
-//! collective sees.
+//! Then the links streamed much as the trigger loop drives them (a copy lane per direction, two slots:
+//! the next chunk written while the lane copies the last; the loop may hold up to eight): each
+//! direction alone and all at once, the rate a collective sees.
 
 use std::fmt::Write as _;
 use web_time::Instant;
@@ -243,8 +243,9 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
     // Streamed as the trigger loop drives the links: each direction alone, then all at once.
     let stream_bytes = cap.min(STREAM_CHUNK);
     let chunks = opts.stream_bytes.div_ceil(stream_bytes).clamp(2, 64) as usize;
-    let threads = crate::settings::copy_threads()?;
     let dirs: Vec<(usize, usize)> = table.directions.iter().map(|d| (d.from, d.to)).collect();
+    // The threads the trigger loop gives each lane when every link is in use.
+    let threads = crate::settings::copy_threads(dirs.len())?;
     let mut cases: Vec<Vec<(usize, usize)>> = dirs.iter().map(|&d| vec![d]).collect();
     if dirs.len() > 1 {
         cases.push(dirs);

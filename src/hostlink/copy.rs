@@ -144,7 +144,9 @@ impl CopyPool {
 /// A copy off the calling thread: a worker with its own [`CopyPool`] takes one mapped transfer at a
 /// time, so a trigger loop keeps submitting and polling while chunks cross, and each link's copies
 /// run beside the other links' (one lane per link). On wasm, which has no threads, the copy runs
-/// in [`CopyLane::start`].
+/// in [`CopyLane::start`]. Each job holds its own clones of the two buffers, and wgpu never unmaps a
+/// buffer while a view of it is alive (it panics instead), so even a caller that unwinds without
+/// [`CopyLane::drain`] cannot have a lane write into unmapped memory.
 pub struct CopyLane {
     #[cfg(not(target_arch = "wasm32"))]
     jobs: Option<mpsc::Sender<LaneJob>>,
@@ -155,8 +157,9 @@ pub struct CopyLane {
     done: mpsc::Receiver<LaneDone>,
     /// Where a copy done off the worker (wasm, or a worker that is gone) reports.
     done_tx: mpsc::Sender<LaneDone>,
-    /// Copies handed over and not yet returned by [`CopyLane::done`].
+    /// Copies handed over and not yet returned by [`CopyLane::done`], and their bytes (by ticket).
     pending: usize,
+    pending_bytes: std::collections::HashMap<usize, u64>,
 }
 
 /// A copy a lane finished: its ticket, and the mapped ranges' error if they were refused.
@@ -170,14 +173,24 @@ struct LaneJob {
     bytes: u64,
 }
 
+/// Copies one job; a panic inside (wgpu refusing the ranges in a way it panics on) comes back as the
+/// ticket's error, so that a ticket always returns and nobody waits for it until the abort.
 fn copy_mapped(pool: &mut CopyPool, job: &LaneJob) -> LaneDone {
-    let copied = (|| -> std::result::Result<(), wgpu::MapRangeError> {
+    let copied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let src = job.read.get_mapped_range(..job.bytes)?;
         let mut dst = job.write.get_mapped_range_mut(..job.bytes)?;
         pool.copy(dst.slice(..), &src);
-        Ok(())
-    })();
-    (job.ticket, copied.map_err(|e| e.to_string()))
+        Ok::<(), wgpu::MapRangeError>(())
+    }));
+    let result = match copied {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(p) => Err(p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the copy panicked".into())),
+    };
+    (job.ticket, result)
 }
 
 impl CopyLane {
@@ -205,15 +218,21 @@ impl CopyLane {
                 done,
                 done_tx,
                 pending: 0,
+                pending_bytes: Default::default(),
             })
         }
         #[cfg(target_arch = "wasm32")]
-        Ok(CopyLane {
-            pool: CopyPool::new(threads.min(1))?,
-            done,
-            done_tx,
-            pending: 0,
-        })
+        {
+            // No threads on wasm: the pool is the calling thread alone, whatever was asked.
+            let _ = threads;
+            Ok(CopyLane {
+                pool: CopyPool::new(1)?,
+                done,
+                done_tx,
+                pending: 0,
+                pending_bytes: Default::default(),
+            })
+        }
     }
 
     /// Hands over the copy of `bytes` from `read`'s mapped range into `write`'s. Both must stay mapped,
@@ -226,6 +245,7 @@ impl CopyLane {
             bytes,
         };
         self.pending += 1;
+        self.pending_bytes.insert(ticket, bytes);
         #[cfg(not(target_arch = "wasm32"))]
         {
             let sent = self.jobs.as_ref().map(|tx| tx.send(job));
@@ -254,25 +274,36 @@ impl CopyLane {
     /// The copies finished since the last call, without blocking.
     pub fn done(&mut self) -> Vec<LaneDone> {
         let out: Vec<LaneDone> = self.done.try_iter().collect();
-        self.pending -= out.len();
+        for (ticket, _) in &out {
+            self.returned(*ticket);
+        }
         out
     }
 
+    fn returned(&mut self, ticket: usize) {
+        self.pending -= 1;
+        self.pending_bytes.remove(&ticket);
+    }
+
     /// Waits until every copy handed over is done and returns them. A memcpy on a live thread ends;
-    /// the bound (a minute) only turns an impossible stall into an abort, since returning while the
-    /// worker may still write into a mapping the caller will unmap would be unsound.
+    /// the bound (a minute plus 100 MB/s of what is pending, as [`CopyPool`]'s own wait) only turns
+    /// an impossible stall into an abort, since returning while the worker may still write into a
+    /// mapping the caller will unmap would be unsound.
     pub fn drain(&mut self) -> Vec<LaneDone> {
         let mut out = self.done();
+        let bytes: u64 = self.pending_bytes.values().sum();
+        let bound = Duration::from_secs(60) + Duration::from_secs_f64(bytes as f64 / 1e8);
         let t0 = Instant::now();
         while self.pending > 0 {
             match self.done.recv_timeout(Duration::from_millis(100)) {
                 Ok(d) => {
-                    self.pending -= 1;
+                    self.returned(d.0);
                     out.push(d);
                 }
+                // Cannot happen while the lane holds a sender; kept so a change there cannot hang.
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > Duration::from_secs(60) => {
-                    eprintln!("t3: a host link copy lane stalled for a minute; aborting");
+                Err(mpsc::RecvTimeoutError::Timeout) if t0.elapsed() > bound => {
+                    eprintln!("t3: a host link copy lane stalled for {bound:?}; aborting");
                     std::process::abort();
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}

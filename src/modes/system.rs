@@ -152,7 +152,7 @@ impl<'a> System<'a> {
         let threads = if links.is_empty() {
             1
         } else {
-            crate::settings::copy_threads()?
+            crate::settings::copy_threads(links.len())?
         };
         let lanes = links
             .iter()

@@ -284,10 +284,10 @@ fn submit_all(
                 // tracker (a GEMM, a step, a crossing step's receive half) runs on the tracker's own
                 // device, in queue order, and the submission holding op X (or X's receive half)
                 // reads X's counter while every step tracking X is still open (unsent, or its
-                // receive half not out: neither half can go on X before that counter is seen, so it
-                // is still `wanted` here if any step will ever want it: that set only shrinks). So a counter changes only with the ops that bump it, the
-                // first readback after them sees it, and a tracker left out here has nothing new to
-                // show. A tracker per op, not every tracker still wanted: fewer gather dispatches,
+                // receive half not out): the half that waits for X cannot go before that counter is
+                // seen, so it is still `wanted` here if any step will ever want it (that set only
+                // shrinks). So a counter changes only with the ops that bump it, the first readback
+                // after them sees it, and a tracker left out here has nothing new to show. A tracker per op, not every tracker still wanted: fewer gather dispatches,
                 // each behind a barrier.
                 let bumped: std::collections::HashSet<Loc> = waves
                     .iter()
