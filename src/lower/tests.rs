@@ -33,6 +33,16 @@ fn config(collective: Collective, via: ReduceVia) -> Config {
     }
 }
 
+/// `c`'s chunking, schedule and plan, its ranks placed on `devices` devices, and the links they need.
+fn placed(c: &Config, devices: usize) -> (Chunking, Schedule, Plan, Placement, HostLinks) {
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let placement = Placement::new(c.ranks, devices).unwrap();
+    let links = HostLinks::new(&plan, &placement);
+    (ch, s, plan, placement, links)
+}
+
 fn lowered(c: &Config) -> (Plan, Lowered) {
     let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
     let s = Schedule::new(c.collective, &ch);
@@ -331,11 +341,7 @@ fn ops_on_several_devices_split_at_device_boundaries() {
                 chunks: 3,
                 ..config(c, via)
             };
-            let ch = Chunking::new(cfg.shape.m, cfg.ranks, cfg.chunks).unwrap();
-            let s = Schedule::new(cfg.collective, &ch);
-            let plan = Plan::new(&s, &ch, cfg.shape.n, TARGET.tile_n, cfg.via);
-            let placement = Placement::new(cfg.ranks, 3).unwrap();
-            let links = HostLinks::new(&plan, &placement);
+            let (ch, s, plan, placement, links) = placed(&cfg, 3);
             let share = Share {
                 placement: &placement,
                 links: &links,
@@ -421,11 +427,7 @@ fn an_unthrottled_link_sends_on_the_host_send_budget() {
         link: Link::Unthrottled,
         ..config(Collective::AllReduce, ReduceVia::Update)
     };
-    let ch = Chunking::new(cfg.shape.m, cfg.ranks, cfg.chunks).unwrap();
-    let s = Schedule::new(cfg.collective, &ch);
-    let plan = Plan::new(&s, &ch, cfg.shape.n, TARGET.tile_n, cfg.via);
-    let placement = Placement::new(cfg.ranks, 2).unwrap();
-    let links = HostLinks::new(&plan, &placement);
+    let (ch, s, plan, placement, links) = placed(&cfg, 2);
     let share = Share {
         placement: &placement,
         links: &links,
