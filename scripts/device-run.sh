@@ -224,12 +224,12 @@ twogpu)
   # instead of the 16 an unthrottled link gives them, src/lower/mod.rs HOST_SEND_WORKGROUPS).
   devs=${DEVS:-all}
   t3 info > "$out/info.txt" 2>&1
-  [ -n "$NO_CALIBRATE" ] || t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
+  [ -n "${NO_CALIBRATE:-}" ] || t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
   for d in ${DTYPES:-f32 f16}; do for p in ${PRESETS:-tnlg-op-tp2 tnlg-fc2-tp2 gpt3-op-tp2 gpt3-fc2-tp2}; do
   for c in ${CHUNKS:-2}; do for coll in ${COLLECTIVES:-all-reduce}; do
     v=""; [ $p = gpt3-fc2-tp2 ] && v="--no-verify"
-    name=$p-$d; [ -n "$CHUNKS" ] && name=$name-c$c; [ -n "$COLLECTIVES" ] && name=$name-$coll
-    t3 run --preset $p --dtype $d --devices "$devs" --collective $coll --chunks $c --mode sequential,host --reps 5 --warmup 2 $LINKARG $v --json "$out/$name.json" --svg "$out/$name.svg" --trace "$out/$name.trace.json" > "$out/$name.txt" 2>&1
+    name=$p-$d; [ -n "${CHUNKS:-}" ] && name=$name-c$c; [ -n "${COLLECTIVES:-}" ] && name=$name-$coll
+    t3 run --preset $p --dtype $d --devices "$devs" --collective $coll --chunks $c --mode sequential,host --reps 5 --warmup 2 ${LINKARG:-} $v --json "$out/$name.json" --svg "$out/$name.svg" --trace "$out/$name.trace.json" > "$out/$name.txt" 2>&1
     echo "$name rc=$?" >> "$out/rc.txt"
   done; done; done; done
   cat "$out/rc.txt"
