@@ -88,6 +88,30 @@ fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) {
                 "{what} {}: no send half on a sender's lane",
                 mode.name()
             );
+            if mode.name() == "sequential" {
+                // After the GEMMs a submission carries one send half per link, so each chunk's
+                // host copy starts when its own send is written: no pass holds two of one link.
+                let mut seen = std::collections::HashSet::new();
+                for e in run
+                    .timeline
+                    .events
+                    .iter()
+                    .filter(|e| e.name.contains(" send "))
+                {
+                    let to: usize = e.name.rsplit_once(" to r").unwrap().1.parse().unwrap();
+                    let key = (
+                        p.device(e.rank),
+                        p.device(to),
+                        e.start_us.to_bits(),
+                        e.end_us.to_bits(),
+                    );
+                    assert!(
+                        seen.insert(key),
+                        "{what}: two send halves of one link in one pass: {}",
+                        e.name
+                    );
+                }
+            }
         }
     }
 }

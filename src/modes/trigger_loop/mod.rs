@@ -222,7 +222,20 @@ fn submit_all(
                 let is_gemm = gemm.is_some();
                 let mut wave = gemm.unwrap_or_default();
                 left -= wave.len();
-                let mut steps = pick(&sent, &received);
+                // Without GEMM work to ride with, a submission carries at most one send half per
+                // link: each chunk's host copy then starts once its own send is written, not once
+                // every ready send is (sequential's collective, host mode's last steps).
+                let mut links_used = std::collections::HashSet::new();
+                let mut one_per_link = |steps: Vec<usize>| -> Vec<usize> {
+                    if is_gemm {
+                        return steps;
+                    }
+                    steps
+                        .into_iter()
+                        .filter(|&i| crossing(i).is_none_or(|c| links_used.insert(c.link)))
+                        .collect()
+                };
+                let mut steps = one_per_link(pick(&sent, &received));
                 for &i in &receives {
                     received[i] = true;
                     left -= 1;
@@ -263,7 +276,7 @@ fn submit_all(
                     }
                     wave.extend(steps);
                     waves.push(wave);
-                    steps = pick(&sent, &received);
+                    steps = one_per_link(pick(&sent, &received));
                     if steps.is_empty() {
                         break;
                     }
