@@ -378,20 +378,8 @@ impl HostLink {
     pub fn finish(&self, slot: usize, pool: &mut CopyPool) -> Result<Duration> {
         let s = self.mapped(slot)?;
         let t0 = Instant::now();
-        let copied = (|| -> std::result::Result<(), wgpu::MapRangeError> {
-            let src = s.read.buffer.get_mapped_range(..s.bytes)?;
-            let mut dst = s.write.buffer.get_mapped_range_mut(..s.bytes)?;
-            pool.copy(dst.slice(..), &src);
-            Ok(())
-        })();
-        self.abandon(s);
-        copied.map_err(|e| Error::Gpu {
-            during: format!(
-                "host link {}->{} slot {slot}: the mapped ranges",
-                self.from, self.to
-            ),
-            message: e.to_string(),
-        })?;
+        let copied = copy::copy_buffers(pool, &s.read.buffer, &s.write.buffer, s.bytes);
+        self.copied(slot, copied)?;
         Ok(t0.elapsed())
     }
 

@@ -155,11 +155,10 @@ pub struct CopyLane {
     #[cfg(target_arch = "wasm32")]
     pool: CopyPool,
     done: mpsc::Receiver<LaneDone>,
-    /// Where a copy done off the worker (wasm, or a worker that is gone) reports.
+    /// Where a ticket returns that the worker did not take (wasm, or a worker that is gone).
     done_tx: mpsc::Sender<LaneDone>,
-    /// Copies handed over and not yet returned by [`CopyLane::done`], and their bytes (by ticket).
-    pending: usize,
-    pending_bytes: std::collections::HashMap<usize, u64>,
+    /// The bytes of each copy handed over and not yet returned, by ticket (tickets in flight differ).
+    pending: std::collections::HashMap<usize, u64>,
 }
 
 /// A copy a lane finished: its ticket, and the mapped ranges' error if they were refused.
@@ -173,24 +172,36 @@ struct LaneJob {
     bytes: u64,
 }
 
-/// Copies one job; a panic inside (wgpu refusing the ranges in a way it panics on) comes back as the
-/// ticket's error, so that a ticket always returns and nobody waits for it until the abort.
-fn copy_mapped(pool: &mut CopyPool, job: &LaneJob) -> LaneDone {
+/// Copies `bytes` from `read`'s mapped range into `write`'s on `pool`: what [`super::HostLink::finish`]
+/// does on the caller's threads and a lane on its own. A panic inside (wgpu refusing the ranges in a
+/// way it panics on) comes back as the error, so that a lane's ticket always returns.
+pub(super) fn copy_buffers(
+    pool: &mut CopyPool,
+    read: &wgpu::Buffer,
+    write: &wgpu::Buffer,
+    bytes: u64,
+) -> std::result::Result<(), String> {
     let copied = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let src = job.read.get_mapped_range(..job.bytes)?;
-        let mut dst = job.write.get_mapped_range_mut(..job.bytes)?;
+        let src = read.get_mapped_range(..bytes)?;
+        let mut dst = write.get_mapped_range_mut(..bytes)?;
         pool.copy(dst.slice(..), &src);
         Ok::<(), wgpu::MapRangeError>(())
     }));
-    let result = match copied {
+    match copied {
         Ok(r) => r.map_err(|e| e.to_string()),
         Err(p) => Err(p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "the copy panicked".into())),
-    };
-    (job.ticket, result)
+    }
+}
+
+fn copy_mapped(pool: &mut CopyPool, job: &LaneJob) -> LaneDone {
+    (
+        job.ticket,
+        copy_buffers(pool, &job.read, &job.write, job.bytes),
+    )
 }
 
 impl CopyLane {
@@ -217,8 +228,7 @@ impl CopyLane {
                 worker: Some(worker),
                 done,
                 done_tx,
-                pending: 0,
-                pending_bytes: Default::default(),
+                pending: Default::default(),
             })
         }
         #[cfg(target_arch = "wasm32")]
@@ -229,8 +239,7 @@ impl CopyLane {
                 pool: CopyPool::new(1)?,
                 done,
                 done_tx,
-                pending: 0,
-                pending_bytes: Default::default(),
+                pending: Default::default(),
             })
         }
     }
@@ -244,19 +253,15 @@ impl CopyLane {
             write: write.clone(),
             bytes,
         };
-        self.pending += 1;
-        self.pending_bytes.insert(ticket, bytes);
+        self.pending.insert(ticket, bytes);
         #[cfg(not(target_arch = "wasm32"))]
         {
-            let sent = self.jobs.as_ref().map(|tx| tx.send(job));
-            if let Some(Err(mpsc::SendError(job))) = sent {
-                // The worker is gone (it only stops when the lane drops): copy here instead.
-                let mut pool = CopyPool {
-                    threads: 1,
-                    workers: Vec::new(),
-                    done: Arc::default(),
-                };
-                let _ = self.done_tx.send(copy_mapped(&mut pool, &job));
+            if self.jobs.as_ref().is_none_or(|tx| tx.send(job).is_err()) {
+                // The worker stops only when the lane drops: should it be gone, the ticket still
+                // returns, as an error.
+                let _ = self
+                    .done_tx
+                    .send((ticket, Err("the copy lane's worker is gone".into())));
             }
         }
         #[cfg(target_arch = "wasm32")]
@@ -268,21 +273,16 @@ impl CopyLane {
 
     /// Copies handed over and not yet returned.
     pub fn pending(&self) -> usize {
-        self.pending
+        self.pending.len()
     }
 
     /// The copies finished since the last call, without blocking.
     pub fn done(&mut self) -> Vec<LaneDone> {
         let out: Vec<LaneDone> = self.done.try_iter().collect();
         for (ticket, _) in &out {
-            self.returned(*ticket);
+            self.pending.remove(ticket);
         }
         out
-    }
-
-    fn returned(&mut self, ticket: usize) {
-        self.pending -= 1;
-        self.pending_bytes.remove(&ticket);
     }
 
     /// Waits until every copy handed over is done and returns them. A memcpy on a live thread ends;
@@ -291,13 +291,13 @@ impl CopyLane {
     /// mapping the caller will unmap would be unsound.
     pub fn drain(&mut self) -> Vec<LaneDone> {
         let mut out = self.done();
-        let bytes: u64 = self.pending_bytes.values().sum();
+        let bytes: u64 = self.pending.values().sum();
         let bound = Duration::from_secs(60) + Duration::from_secs_f64(bytes as f64 / 1e8);
         let t0 = Instant::now();
-        while self.pending > 0 {
+        while !self.pending.is_empty() {
             match self.done.recv_timeout(Duration::from_millis(100)) {
                 Ok(d) => {
-                    self.returned(d.0);
+                    self.pending.remove(&d.0);
                     out.push(d);
                 }
                 // Cannot happen while the lane holds a sender; kept so a change there cannot hang.

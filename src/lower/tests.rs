@@ -33,14 +33,33 @@ fn config(collective: Collective, via: ReduceVia) -> Config {
     }
 }
 
-/// `c`'s chunking, schedule and plan, its ranks placed on `devices` devices, and the links they need.
-fn placed(c: &Config, devices: usize) -> (Chunking, Schedule, Plan, Placement, HostLinks) {
+/// `c`'s plan with its ranks placed on `devices` devices, the links they need, and each device's
+/// lowering (`mapped(d)`: whether device d maps its link ends in place).
+fn placed(
+    c: &Config,
+    devices: usize,
+    mapped: impl Fn(usize) -> bool,
+) -> (Plan, Placement, HostLinks, Vec<Lowered>) {
     let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
     let s = Schedule::new(c.collective, &ch);
     let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
     let placement = Placement::new(c.ranks, devices).unwrap();
     let links = HostLinks::new(&plan, &placement);
-    (ch, s, plan, placement, links)
+    let share = Share {
+        placement: &placement,
+        links: &links,
+    };
+    let lowered = (0..devices)
+        .map(|d| {
+            let t = Target {
+                device: d,
+                host_mapped: mapped(d),
+                ..TARGET
+            };
+            lower_on(c, &ch, &s, &plan, t, share)
+        })
+        .collect();
+    (plan, placement, links, lowered)
 }
 
 fn lowered(c: &Config) -> (Plan, Lowered) {
@@ -341,22 +360,7 @@ fn ops_on_several_devices_split_at_device_boundaries() {
                 chunks: 3,
                 ..config(c, via)
             };
-            let (ch, s, plan, placement, links) = placed(&cfg, 3);
-            let share = Share {
-                placement: &placement,
-                links: &links,
-            };
-            let lowered: Vec<Lowered> = (0..3)
-                .map(|d| {
-                    let t = Target {
-                        device: d,
-                        host_mapped: d != 1,
-                        loop_limit: None,
-                        ..TARGET
-                    };
-                    lower_on(&cfg, &ch, &s, &plan, t, share)
-                })
-                .collect();
+            let (plan, placement, links, lowered) = placed(&cfg, 3, |d| d != 1);
             for (i, op) in plan.ops.iter().enumerate() {
                 let on: Vec<(usize, Option<Half>)> = lowered
                     .iter()
@@ -427,26 +431,7 @@ fn an_unthrottled_link_sends_on_the_host_send_budget() {
         link: Link::Unthrottled,
         ..config(Collective::AllReduce, ReduceVia::Update)
     };
-    let (ch, s, plan, placement, links) = placed(&cfg, 2);
-    let share = Share {
-        placement: &placement,
-        links: &links,
-    };
-    let lowered: Vec<Lowered> = (0..2)
-        .map(|d| {
-            lower_on(
-                &cfg,
-                &ch,
-                &s,
-                &plan,
-                Target {
-                    device: d,
-                    ..TARGET
-                },
-                share,
-            )
-        })
-        .collect();
+    let (plan, _, links, lowered) = placed(&cfg, 2, |_| TARGET.host_mapped);
     let workgroups =
         |l: &Lowered, i: usize| match l.bindings[l.ops[i].unwrap().dispatch.binding].params {
             Params::Step(p) => p.n_wg,
