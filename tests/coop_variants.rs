@@ -116,7 +116,17 @@ fn coop_kernels_lower_to_spirv() {
             .and_then(|(v, _)| v.parse().ok())
             .unwrap_or_else(|| panic!("{name}: `const BK: u32`"));
         assert_eq!(K_SLICE % bk, 0, "{name}: K padding covers whole BK slices");
-        for variant in &variants {
+        // A variant that writes C itself (not through `put`) names the puts it is right for.
+        let puts = src
+            .lines()
+            .find_map(|l| l.strip_prefix("// puts: "))
+            .map(|l| l.split(',').map(str::trim).collect::<Vec<_>>());
+        let takes = |v: &Variant| puts.as_ref().is_none_or(|p| p.contains(&v.put.name()));
+        assert!(
+            takes(&store_track()),
+            "{name}: every variant runs the store put"
+        );
+        for variant in variants.iter().filter(|v| takes(v)) {
             let what = format!(
                 "{name} {:?} {:?} {:?}",
                 variant.gemm, variant.put, variant.epilogue
@@ -177,6 +187,13 @@ fn emulate(src: &str, first: usize) -> String {
             out.replace_range(close..close + 1, "");
             out.replace_range(i..i + from.len(), to);
         }
+    }
+    // Fragments stored straight into the store put's `dst` (vec4s, stride in vec4s).
+    let direct = out.contains("&dst[");
+    while let Some(i) = out.find("&dst[") {
+        let j = out[..i].rfind("store_frag(").unwrap();
+        out.replace_range(i..i + 5, "");
+        out.replace_range(j..j + 11, "store_frag_dst(");
     }
     out = out
         .replace("store_frag(c, &Cs[", "store_frag(c, ")
@@ -245,7 +262,12 @@ fn store_frag(c: Frag, at: u32, stride: u32) {{
         Cs[at + r * stride + c0 + j] = c.v[j];
     }}
 }}
-"#,
+{store_dst}"#,
+        store_dst = if direct {
+            "fn store_frag_dst(c: Frag, at4: u32, stride4: u32) {\n    let r = emu_lane / 2u;\n    let c0 = (emu_lane % 2u) * 8u;\n    for (var j = 0u; j < 8u; j += 1u) {\n        dst[at4 + r * stride4 + (c0 + j) / 4u][(c0 + j) % 4u] = c.v[j];\n    }\n}\n"
+        } else {
+            ""
+        },
         second = first + 1,
         ta = decls[0].1,
         tb = decls[1].1,

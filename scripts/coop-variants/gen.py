@@ -701,8 +701,95 @@ var<workgroup> Cs: array<f32, 2048>;
     return out + "    }\n    tile_done(job.counter, t);\n}\n"
 
 
+EPILOGUE = """    let r0 = row0 + (sg / 4u) * 64u;
+    let cl = col0 + bc;
+"""
+
+
+def committed_epilogue(name, doc, body, views=""):
+    """shaders/gemm_coop.wgsl as committed with its epilogue (the 16 `emit`s after the K loop)
+    replaced by `body`; `views` goes before the constants."""
+    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    i = src.index(EPILOGUE)
+    j = src.index("    tile_done(job.counter, t);")
+    src = src[:i] + EPILOGUE + body + src[j:]
+    k = src.index("const BM")
+    src = src[:k] + views + src[k:]
+    return "".join(f"// {l}".rstrip() + "\n" for l in doc.strip().split("\n")) + src
+
+
+def noepi():
+    """The epilogue behind a condition that never holds: the tile's fixed cost without its stores."""
+    body = "    if (p._pad1 == 0xfffffffeu) {\n" + emits("        ", "sg", "r0", "cl") + "    }\n"
+    return committed_epilogue("noepi", """Variant noepi: shaders/gemm_coop.wgsl with its epilogue behind a condition that never holds
+(`p._pad1` is 0), so C is left unwritten (time it with T3_BENCH_VERIFY=0). Measures what the 16
+fragments' scratch, barriers and stores cost a tile, against the K sweep of the committed kernel.""", body)
+
+
+def direct():
+    """Whole interior tiles store their fragments straight to C (coopStoreT into the output)."""
+    body = """    // Workgroup-uniform (the scratch path's barriers need it): the whole tile lies inside its chunk
+    // and the matrix, and every fragment row starts on a 16-byte boundary.
+    let inside = row0 + BM <= job.row1 && col0 + BN <= p.n && (p.ldc & 3u) == 0u && (job.c_off & 3u) == 0u;
+    if (inside) {
+        let base = job.c_off + (r0 - job.c_row_base) * p.ldc + cl;
+        let s4 = p.ldc / 4u;
+"""
+    for i in range(4):
+        for j in range(4):
+            # The index as a `let`: naga 30's SPIR-V writer panics ("not cached") on an index
+            # expression written inside the cooperative store's pointer.
+            body += f"        let i{i}{j} = (base + {16 * i}u * p.ldc + {16 * j}u) >> 2u;\n"
+            body += f"        coopStoreT(c{i}{j}, &dst[i{i}{j}], s4);\n"
+    body += "    } else {\n" + emits("        ", "sg", "r0", "cl") + "    }\n"
+    return committed_epilogue("direct", """Variant direct: shaders/gemm_coop.wgsl with tiles that lie wholly inside their chunk and the
+matrix storing each accumulator fragment straight into C (`coopStoreT` into the store put's `dst`,
+array<vec4<f32>>, stride ldc / 4) instead of through the workgroup scratch (one barrier and two
+16-byte rows per lane per fragment); edge tiles keep the scratch path.
+puts: store""", body)
+
+
+def nobarrier():
+    """The scratch epilogue without its barriers: what the 16 barriers cost (results wrong)."""
+    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    a = "    coopStoreT(c, &Cs[s], 16u);\n    workgroupBarrier();\n"
+    assert a in src
+    src = src.replace(a, "    coopStoreT(c, &Cs[s], 16u);\n")
+    return ("// Variant nobarrier: shaders/gemm_coop.wgsl with the epilogue's barrier between a fragment's\n"
+            "// scratch store and its reads removed, so lanes read scratch other lanes may not have written:\n"
+            "// C is wrong (time it with T3_BENCH_VERIFY=0). Measures what the 16 barriers cost a tile.\n" + src)
+
+
+def noglobal():
+    """The scratch epilogue without its global stores: what writing C costs (C unwritten)."""
+    body = ""
+    for n, (i, j) in enumerate((i, j) for i in range(4) for j in range(4)):
+        body += f"    scratch_only(c{i}{j}, sg, {n % 2}u, lane);\n"
+    src = committed_epilogue("noglobal", """Variant noglobal: shaders/gemm_coop.wgsl with each fragment stored to the scratch, a barrier,
+and read back as in `emit`, but its rows written to C only under a condition that never holds
+(`p._pad1` is 0): C is left unwritten (time it with T3_BENCH_VERIFY=0). Measures what writing C
+costs a tile, against noepi and the committed kernel.""", body)
+    fn = """// `emit` without the global stores (they happen only if `p._pad1` is 0xfffffffe, never).
+fn scratch_only(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32) {
+    let s = (2u * sg + half) * 256u;
+    coopStoreT(c, &Cs[s], 16u);
+    workgroupBarrier();
+    let o = s + (lane / 2u) * 16u + (lane % 2u) * 8u;
+    let v = vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]) + vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]);
+    if (p._pad1 == 0xfffffffeu) {
+        put4(lane, v);
+    }
+}
+
+"""
+    k = src.index("// Grouped tile order")
+    return src[:k] + fn + src[k:]
+
+
 def main():
     files = {
+        "noepi": noepi(),
+        "direct": direct(),
         "h4": h4(),
         "alias": alias(),
         "half16-h4": half16x("half16-h4", "h4", """Variant half16-h4: half16 (128 invocations, the tile as two 128x128 halves, 16-deep slices
