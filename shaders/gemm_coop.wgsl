@@ -222,21 +222,45 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let r0 = row0 + (sg / 4u) * 64u;
     let cl = col0 + bc;
-    emit(c00, sg, 0u, lane, r0 + 0u, cl + 0u, job);
-    emit(c01, sg, 1u, lane, r0 + 0u, cl + 16u, job);
-    emit(c02, sg, 0u, lane, r0 + 0u, cl + 32u, job);
-    emit(c03, sg, 1u, lane, r0 + 0u, cl + 48u, job);
-    emit(c10, sg, 0u, lane, r0 + 16u, cl + 0u, job);
-    emit(c11, sg, 1u, lane, r0 + 16u, cl + 16u, job);
-    emit(c12, sg, 0u, lane, r0 + 16u, cl + 32u, job);
-    emit(c13, sg, 1u, lane, r0 + 16u, cl + 48u, job);
-    emit(c20, sg, 0u, lane, r0 + 32u, cl + 0u, job);
-    emit(c21, sg, 1u, lane, r0 + 32u, cl + 16u, job);
-    emit(c22, sg, 0u, lane, r0 + 32u, cl + 32u, job);
-    emit(c23, sg, 1u, lane, r0 + 32u, cl + 48u, job);
-    emit(c30, sg, 0u, lane, r0 + 48u, cl + 0u, job);
-    emit(c31, sg, 1u, lane, r0 + 48u, cl + 16u, job);
-    emit(c32, sg, 0u, lane, r0 + 48u, cl + 32u, job);
-    emit(c33, sg, 1u, lane, r0 + 48u, cl + 48u, job);
+    // Workgroup-uniform, as the scratch path's barriers need: the whole tile lies inside its chunk
+    // and the matrix, and every fragment row starts on a 16-byte boundary (cl is a multiple of 16).
+    let whole = row0 + BM <= job.row1 && col0 + BN <= p.n && (p.ldc & 3u) == 0u && (job.c_off & 3u) == 0u;
+    if (FRAGMENT_PUT && whole) {
+        let base = job.c_off + (r0 - job.c_row_base) * p.ldc + cl;
+        let s4 = p.ldc / 4u;
+        put_fragment(c00, (base + 0u * p.ldc + 0u) >> 2u, s4);
+        put_fragment(c01, (base + 0u * p.ldc + 16u) >> 2u, s4);
+        put_fragment(c02, (base + 0u * p.ldc + 32u) >> 2u, s4);
+        put_fragment(c03, (base + 0u * p.ldc + 48u) >> 2u, s4);
+        put_fragment(c10, (base + 16u * p.ldc + 0u) >> 2u, s4);
+        put_fragment(c11, (base + 16u * p.ldc + 16u) >> 2u, s4);
+        put_fragment(c12, (base + 16u * p.ldc + 32u) >> 2u, s4);
+        put_fragment(c13, (base + 16u * p.ldc + 48u) >> 2u, s4);
+        put_fragment(c20, (base + 32u * p.ldc + 0u) >> 2u, s4);
+        put_fragment(c21, (base + 32u * p.ldc + 16u) >> 2u, s4);
+        put_fragment(c22, (base + 32u * p.ldc + 32u) >> 2u, s4);
+        put_fragment(c23, (base + 32u * p.ldc + 48u) >> 2u, s4);
+        put_fragment(c30, (base + 48u * p.ldc + 0u) >> 2u, s4);
+        put_fragment(c31, (base + 48u * p.ldc + 16u) >> 2u, s4);
+        put_fragment(c32, (base + 48u * p.ldc + 32u) >> 2u, s4);
+        put_fragment(c33, (base + 48u * p.ldc + 48u) >> 2u, s4);
+    } else {
+        emit(c00, sg, 0u, lane, r0 + 0u, cl + 0u, job);
+        emit(c01, sg, 1u, lane, r0 + 0u, cl + 16u, job);
+        emit(c02, sg, 0u, lane, r0 + 0u, cl + 32u, job);
+        emit(c03, sg, 1u, lane, r0 + 0u, cl + 48u, job);
+        emit(c10, sg, 0u, lane, r0 + 16u, cl + 0u, job);
+        emit(c11, sg, 1u, lane, r0 + 16u, cl + 16u, job);
+        emit(c12, sg, 0u, lane, r0 + 16u, cl + 32u, job);
+        emit(c13, sg, 1u, lane, r0 + 16u, cl + 48u, job);
+        emit(c20, sg, 0u, lane, r0 + 32u, cl + 0u, job);
+        emit(c21, sg, 1u, lane, r0 + 32u, cl + 16u, job);
+        emit(c22, sg, 0u, lane, r0 + 32u, cl + 32u, job);
+        emit(c23, sg, 1u, lane, r0 + 32u, cl + 48u, job);
+        emit(c30, sg, 0u, lane, r0 + 48u, cl + 0u, job);
+        emit(c31, sg, 1u, lane, r0 + 48u, cl + 16u, job);
+        emit(c32, sg, 0u, lane, r0 + 48u, cl + 32u, job);
+        emit(c33, sg, 1u, lane, r0 + 48u, cl + 48u, job);
+    }
     tile_done(job.counter, t);
 }

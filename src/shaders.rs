@@ -162,7 +162,17 @@ pub fn module(
     kernel_src: Option<&str>,
     trusted: bool,
 ) -> Result<wgpu::ShaderModule> {
-    let full = variant.source(kernel_src)?;
+    module_from_source(gpu, label, variant.source(kernel_src)?, trusted)
+}
+
+/// Creates a shader module from a whole composed source (tests that rewrite a composition, e.g.
+/// to emulate cooperative matrices); `trusted` as in [`module`].
+pub fn module_from_source(
+    gpu: &Gpu,
+    label: &str,
+    full: String,
+    trusted: bool,
+) -> Result<wgpu::ShaderModule> {
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(label),
         source: wgpu::ShaderSource::Wgsl(full.into()),
