@@ -132,7 +132,8 @@ run7)
   python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
   T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-gemm.txt" 2>&1
   t3 calibrate > "$out/calibrate.txt" 2>&1
-  for pass in 1 2; do for d in f32 f16; do for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do
+  # PASSES and DTYPES split the part over calls of at most 10 minutes (e.g. DTYPES=f16).
+  for pass in ${PASSES:-1 2}; do for d in ${DTYPES:-f32 f16}; do for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do
     v=""; [ "$p" = gpt3-fc2-tp8 ] && v=--no-verify
     t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode ${MODES:-sequential,host,encoded} --reps 5 $v --json "$out/ov$pass-$p-$d.json" > "$out/ov$pass-$p-$d.txt" 2>&1
     echo "ov$pass-$p-$d rc=$?" >> "$out/rc.txt"

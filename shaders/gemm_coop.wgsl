@@ -14,11 +14,14 @@
 // tiles with 64x32 or 32x64 blocks, 64-deep slices, double buffering, 128 invocations, no prefetch,
 // guarded loads.
 //
-// Epilogue: each fragment goes through one of two per-subgroup 16x16 f32 scratches in workgroup
-// memory so that the output is written in rows of four through `put_row4_vec`, with the same bounds
-// guards as the SIMT kernel (cooperative stores cannot be clipped at the matrix edge), then the tile
-// bumps its chunk's tracker counter (`tile_done`). The epilogue was a fifth of a 4096³ GEMM's time
-// with scalar stores and two barriers per fragment (BENCHMARKS.md run 6).
+// Epilogue: fragments go two at a time (a 16x32 strip) through the subgroup's scratch in workgroup
+// memory so that C is written in whole 128-byte rows (`emit_pair`, through `put_row4_vec`, with the
+// same bounds guards as the SIMT kernel: cooperative stores cannot be clipped at the matrix edge),
+// then the tile bumps its chunk's tracker counter (`tile_done`). How C is written is most of a
+// tile's fixed cost: with half a 32-byte sector per lane and store the epilogue was a third of an
+// output projection's GEMM (8192x4256x532), with whole rows it is 18% faster there and 3-4% at
+// 4096³-8192³; fragments stored straight from the accumulators (8 bytes per lane and row) were
+// slower still (BENCHMARKS.md run 27).
 //
 // Tiles run in grouped order (`grouped`): 0.6% faster at 8192³ than row-major, the same at 4096³
 // (BENCHMARKS.md run 7, which also lists the variants that did not build or pay).
@@ -38,7 +41,7 @@ const SB: u32 = 264u;
 
 var<workgroup> As: array<vec4<f16>, 1280>;
 var<workgroup> Bs: array<vec4<f16>, 2112>;
-var<workgroup> Cs: array<f32, 4096>;
+var<workgroup> Cs: array<f32, 4608>;
 
 // Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Layout`) pads K to
 // whole slices and N to whole tiles with zeros and gives A a tile of spare rows, so every read of a
@@ -66,15 +69,22 @@ fn put_b(i: u32, v: vec4<f16>) {
 // alternate between two, so one barrier per fragment suffices: the next fragment stores into the
 // other half, and the one after that only after a barrier that follows these reads): lane l puts row
 // l / 2, columns 8 (l % 2) .. + 8.
-fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: u32, job: Job) {
-    let s = (2u * sg + half) * 256u;
-    coopStoreT(c, &Cs[s], 16u);
+// Fragments a (columns col..) and b (col + 16..) through the subgroup's 16x32 scratch (rows padded
+// to 36 floats against bank conflicts): lane l puts row l / 8 (+ 4, 8, 12), columns 4 (l % 8).., so
+// each store instruction writes four whole 128-byte rows. The second barrier keeps the next pair's
+// stores off this pair's reads.
+fn emit_pair(a: coop_mat16x16<f32, C>, b: coop_mat16x16<f32, C>, sg: u32, lane: u32, row: u32, col: u32, job: Job) {
+    let s = sg * 576u;
+    coopStoreT(a, &Cs[s], 36u);
+    coopStoreT(b, &Cs[s + 16u], 36u);
     workgroupBarrier();
-    let o = s + (lane / 2u) * 16u + (lane % 2u) * 8u;
-    let r = row + lane / 2u;
-    let cc = col + (lane % 2u) * 8u;
-    put_row4_vec(r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
-    put_row4_vec(r, cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
+    let cc = col + (lane % 8u) * 4u;
+    for (var q = 0u; q < 4u; q += 1u) {
+        let r = lane / 8u + 4u * q;
+        let o = s + r * 36u + (lane % 8u) * 4u;
+        put_row4_vec(row + r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    }
+    workgroupBarrier();
 }
 
 // Grouped tile order: consecutive workgroups walk down GROUP tile rows of their job before moving one
@@ -222,45 +232,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     let r0 = row0 + (sg / 4u) * 64u;
     let cl = col0 + bc;
-    // Workgroup-uniform, as the scratch path's barriers need: the whole tile lies inside its chunk
-    // and the matrix, and every fragment row starts on a 16-byte boundary (cl is a multiple of 16).
-    let whole = row0 + BM <= job.row1 && col0 + BN <= p.n && (p.ldc & 3u) == 0u && (job.c_off & 3u) == 0u;
-    if (FRAGMENT_PUT && whole) {
-        let base = job.c_off + (r0 - job.c_row_base) * p.ldc + cl;
-        let s4 = p.ldc / 4u;
-        put_fragment(c00, (base + 0u * p.ldc + 0u) >> 2u, s4);
-        put_fragment(c01, (base + 0u * p.ldc + 16u) >> 2u, s4);
-        put_fragment(c02, (base + 0u * p.ldc + 32u) >> 2u, s4);
-        put_fragment(c03, (base + 0u * p.ldc + 48u) >> 2u, s4);
-        put_fragment(c10, (base + 16u * p.ldc + 0u) >> 2u, s4);
-        put_fragment(c11, (base + 16u * p.ldc + 16u) >> 2u, s4);
-        put_fragment(c12, (base + 16u * p.ldc + 32u) >> 2u, s4);
-        put_fragment(c13, (base + 16u * p.ldc + 48u) >> 2u, s4);
-        put_fragment(c20, (base + 32u * p.ldc + 0u) >> 2u, s4);
-        put_fragment(c21, (base + 32u * p.ldc + 16u) >> 2u, s4);
-        put_fragment(c22, (base + 32u * p.ldc + 32u) >> 2u, s4);
-        put_fragment(c23, (base + 32u * p.ldc + 48u) >> 2u, s4);
-        put_fragment(c30, (base + 48u * p.ldc + 0u) >> 2u, s4);
-        put_fragment(c31, (base + 48u * p.ldc + 16u) >> 2u, s4);
-        put_fragment(c32, (base + 48u * p.ldc + 32u) >> 2u, s4);
-        put_fragment(c33, (base + 48u * p.ldc + 48u) >> 2u, s4);
-    } else {
-        emit(c00, sg, 0u, lane, r0 + 0u, cl + 0u, job);
-        emit(c01, sg, 1u, lane, r0 + 0u, cl + 16u, job);
-        emit(c02, sg, 0u, lane, r0 + 0u, cl + 32u, job);
-        emit(c03, sg, 1u, lane, r0 + 0u, cl + 48u, job);
-        emit(c10, sg, 0u, lane, r0 + 16u, cl + 0u, job);
-        emit(c11, sg, 1u, lane, r0 + 16u, cl + 16u, job);
-        emit(c12, sg, 0u, lane, r0 + 16u, cl + 32u, job);
-        emit(c13, sg, 1u, lane, r0 + 16u, cl + 48u, job);
-        emit(c20, sg, 0u, lane, r0 + 32u, cl + 0u, job);
-        emit(c21, sg, 1u, lane, r0 + 32u, cl + 16u, job);
-        emit(c22, sg, 0u, lane, r0 + 32u, cl + 32u, job);
-        emit(c23, sg, 1u, lane, r0 + 32u, cl + 48u, job);
-        emit(c30, sg, 0u, lane, r0 + 48u, cl + 0u, job);
-        emit(c31, sg, 1u, lane, r0 + 48u, cl + 16u, job);
-        emit(c32, sg, 0u, lane, r0 + 48u, cl + 32u, job);
-        emit(c33, sg, 1u, lane, r0 + 48u, cl + 48u, job);
-    }
+    emit_pair(c00, c01, sg, lane, r0 + 0u, cl + 0u, job);
+    emit_pair(c02, c03, sg, lane, r0 + 0u, cl + 32u, job);
+    emit_pair(c10, c11, sg, lane, r0 + 16u, cl + 0u, job);
+    emit_pair(c12, c13, sg, lane, r0 + 16u, cl + 32u, job);
+    emit_pair(c20, c21, sg, lane, r0 + 32u, cl + 0u, job);
+    emit_pair(c22, c23, sg, lane, r0 + 32u, cl + 32u, job);
+    emit_pair(c30, c31, sg, lane, r0 + 48u, cl + 0u, job);
+    emit_pair(c32, c33, sg, lane, r0 + 48u, cl + 32u, job);
     tile_done(job.counter, t);
 }

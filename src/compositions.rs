@@ -88,11 +88,6 @@ impl Composition {
         if self.put.ends_with("_windows") && self.put != "coherent_windows" {
             v.push("put/by_element4.wgsl".into());
         }
-        // The cooperative-matrix kernel stores whole fragments where the put is a plain store.
-        if self.kernel == "gemm_coop.wgsl" {
-            let whole = if self.put == "store" { "store" } else { "none" };
-            v.push(format!("put/fragment/{whole}.wgsl"));
-        }
         if !self.epilogue.is_empty() {
             v.push(format!("epilogue/{}.wgsl", self.epilogue));
         }

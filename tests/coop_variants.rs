@@ -116,17 +116,7 @@ fn coop_kernels_lower_to_spirv() {
             .and_then(|(v, _)| v.parse().ok())
             .unwrap_or_else(|| panic!("{name}: `const BK: u32`"));
         assert_eq!(K_SLICE % bk, 0, "{name}: K padding covers whole BK slices");
-        // A variant that writes C itself (not through `put`) names the puts it is right for.
-        let puts = src
-            .lines()
-            .find_map(|l| l.strip_prefix("// puts: "))
-            .map(|l| l.split(',').map(str::trim).collect::<Vec<_>>());
-        let takes = |v: &Variant| puts.as_ref().is_none_or(|p| p.contains(&v.put.name()));
-        assert!(
-            takes(&store_track()),
-            "{name}: every variant runs the store put"
-        );
-        for variant in variants.iter().filter(|v| takes(v)) {
+        for variant in &variants {
             let what = format!(
                 "{name} {:?} {:?} {:?}",
                 variant.gemm, variant.put, variant.epilogue
@@ -188,15 +178,9 @@ fn emulate(src: &str, first: usize) -> String {
             out.replace_range(i..i + from.len(), to);
         }
     }
-    // Fragments stored straight into the store put's `dst` (vec4s, stride in vec4s).
-    let direct = out.contains("&dst[");
-    while let Some(i) = out.find("&dst[") {
-        let j = out[..i].rfind("store_frag(").unwrap();
-        out.replace_range(i..i + 5, "");
-        out.replace_range(j..j + 11, "store_frag_dst(");
-    }
     out = out
-        .replace("store_frag(c, &Cs[", "store_frag(c, ")
+        // A fragment store names its scratch place: `&Cs[` is only ever written there.
+        .replace("&Cs[", "")
         .replace("coop_mat16x16<f32, C>()", "Frag()")
         .replace("coop_mat16x16<f32, C>", "Frag")
         .replace("coopMultiplyAdd(", "mma(")
@@ -262,12 +246,7 @@ fn store_frag(c: Frag, at: u32, stride: u32) {{
         Cs[at + r * stride + c0 + j] = c.v[j];
     }}
 }}
-{store_dst}"#,
-        store_dst = if direct {
-            "fn store_frag_dst(c: Frag, at4: u32, stride4: u32) {\n    let r = emu_lane / 2u;\n    let c0 = (emu_lane % 2u) * 8u;\n    for (var j = 0u; j < 8u; j += 1u) {\n        dst[at4 + r * stride4 + (c0 + j) / 4u][(c0 + j) % 4u] = c.v[j];\n    }\n}\n"
-        } else {
-            ""
-        },
+"#,
         second = first + 1,
         ta = decls[0].1,
         tb = decls[1].1,
@@ -429,8 +408,8 @@ fn coop_kernels_emulated_match_reference() {
         (64, 300, 130, 1),
         (200, 64, 40, 7),
         (1100, 300, 16, 3),
-        // Whole tiles (stored fragment by fragment where the put is a plain store) beside edge ones;
-        // then a row length that is not a multiple of four, where every tile takes the scratch.
+        // Whole tiles beside edge ones; then a row length that is not a multiple of four (every row
+        // of C takes `put_row4`, not the 16-byte store).
         (300, 520, 40, 2),
         (260, 514, 33, 1),
     ];

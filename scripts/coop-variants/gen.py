@@ -17,6 +17,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # a second variable on the same binding is legal in naga and Vulkan, and only these are used, so wgpu
 # checks only these against the layout. Rows start at multiples of 32 halves (src/gemm.rs, `Layout`),
 # so every 8-half group a kernel reads is 16-byte aligned.
+def base():
+    """The kernel a variant is written from: $GEN_BASE, else shaders/gemm_coop.wgsl as it stands."""
+    path = os.environ.get("GEN_BASE") or os.path.join(HERE, "../../shaders/gemm_coop.wgsl")
+    with open(path) as f:
+        return f.read()
+
+
 VIEWS = """\
 @group(0) @binding(2) var<storage, read> a8: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> b8: array<vec4<u32>>;
@@ -576,7 +583,7 @@ var<workgroup> Cs: array<f32, 4096>;
 def h4():
     """The committed kernel with workgroup memory typed vec4<f16>: 8-byte stores, fragments loaded
     through vec4<f16> pointers."""
-    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    src = base()
     doc = ("// Variant h4: shaders/gemm_coop.wgsl as committed with workgroup memory typed vec4<f16>:\n"
            "// each prefetched vec4 goes out as one 8-byte store instead of four 2-byte ones, and fragments\n"
            "// are loaded through vec4<f16> pointers with strides in vec4s (one change, to bisect the NVVM failure).\n")
@@ -608,7 +615,7 @@ def h4():
 def alias():
     """The committed kernel reading A and B through second variables of the same type on the same
     bindings: whether aliasing alone trips NVVM."""
-    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    src = base()
     doc = ("// Variant alias: shaders/gemm_coop.wgsl as committed reading A and B through second\n"
            "// variables on bindings 2 and 3, of the same type (one change, to bisect the NVVM failure).\n")
     views = ("@group(0) @binding(2) var<storage, read> a_view: array<vec4<f16>>;\n"
@@ -701,6 +708,9 @@ var<workgroup> Cs: array<f32, 2048>;
     return out + "    }\n    tile_done(job.counter, t);\n}\n"
 
 
+# noepi, nobarrier, noglobal, rows4 (and pair, now the committed epilogue) were written from the
+# kernel of 0289099, before the pair epilogue: regenerate them from
+# `git show 0289099:shaders/gemm_coop.wgsl` (their text matches that kernel's `emit`).
 EPILOGUE = """    let r0 = row0 + (sg / 4u) * 64u;
     let cl = col0 + bc;
 """
@@ -709,7 +719,7 @@ EPILOGUE = """    let r0 = row0 + (sg / 4u) * 64u;
 def committed_epilogue(name, doc, body, views=""):
     """shaders/gemm_coop.wgsl as committed with its epilogue (the 16 `emit`s after the K loop)
     replaced by `body`; `views` goes before the constants."""
-    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    src = base()
     i = src.index(EPILOGUE)
     j = src.index("    tile_done(job.counter, t);")
     src = src[:i] + EPILOGUE + body + src[j:]
@@ -726,32 +736,9 @@ def noepi():
 fragments' scratch, barriers and stores cost a tile, against the K sweep of the committed kernel.""", body)
 
 
-def direct():
-    """Whole interior tiles store their fragments straight to C (coopStoreT into the output)."""
-    body = """    // Workgroup-uniform (the scratch path's barriers need it): the whole tile lies inside its chunk
-    // and the matrix, and every fragment row starts on a 16-byte boundary.
-    let inside = row0 + BM <= job.row1 && col0 + BN <= p.n && (p.ldc & 3u) == 0u && (job.c_off & 3u) == 0u;
-    if (inside) {
-        let base = job.c_off + (r0 - job.c_row_base) * p.ldc + cl;
-        let s4 = p.ldc / 4u;
-"""
-    for i in range(4):
-        for j in range(4):
-            # The index as a `let`: naga 30's SPIR-V writer panics ("not cached") on an index
-            # expression written inside the cooperative store's pointer.
-            body += f"        let i{i}{j} = (base + {16 * i}u * p.ldc + {16 * j}u) >> 2u;\n"
-            body += f"        coopStoreT(c{i}{j}, &dst[i{i}{j}], s4);\n"
-    body += "    } else {\n" + emits("        ", "sg", "r0", "cl") + "    }\n"
-    return committed_epilogue("direct", """Variant direct: shaders/gemm_coop.wgsl with tiles that lie wholly inside their chunk and the
-matrix storing each accumulator fragment straight into C (`coopStoreT` into the store put's `dst`,
-array<vec4<f32>>, stride ldc / 4) instead of through the workgroup scratch (one barrier and two
-16-byte rows per lane per fragment); edge tiles keep the scratch path.
-puts: store""", body)
-
-
 def nobarrier():
     """The scratch epilogue without its barriers: what the 16 barriers cost (results wrong)."""
-    src = open(os.path.join(HERE, "../../shaders/gemm_coop.wgsl")).read()
+    src = base()
     a = "    coopStoreT(c, &Cs[s], 16u);\n    workgroupBarrier();\n"
     assert a in src
     src = src.replace(a, "    coopStoreT(c, &Cs[s], 16u);\n")
@@ -786,21 +773,102 @@ fn scratch_only(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32) {
     return src[:k] + fn + src[k:]
 
 
+COMMITTED_EMIT = """fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: u32, job: Job) {
+    let s = (2u * sg + half) * 256u;
+    coopStoreT(c, &Cs[s], 16u);
+    workgroupBarrier();
+    let o = s + (lane / 2u) * 16u + (lane % 2u) * 8u;
+    let r = row + lane / 2u;
+    let cc = col + (lane % 2u) * 8u;
+    put_row4_vec(r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    put_row4_vec(r, cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
+}"""
+
+
+def rows4():
+    """The scratch epilogue writing whole 32-byte sectors per store instruction."""
+    src = base()
+    assert COMMITTED_EMIT in src
+    src = src.replace(COMMITTED_EMIT, """fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: u32, job: Job) {
+    let s = (2u * sg + half) * 320u;
+    coopStoreT(c, &Cs[s], 20u);
+    workgroupBarrier();
+    let cc = col + (lane % 4u) * 4u;
+    for (var q = 0u; q < 2u; q += 1u) {
+        let r = lane / 4u + 8u * q;
+        let o = s + r * 20u + (lane % 4u) * 4u;
+        put_row4_vec(row + r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    }
+}""")
+    a = "var<workgroup> Cs: array<f32, 4096>;"
+    assert a in src
+    src = src.replace(a, "var<workgroup> Cs: array<f32, 5120>;")
+    return ("// Variant rows4: shaders/gemm_coop.wgsl with each store instruction of the epilogue writing whole\n"
+            "// 32-byte sectors: lane l puts row l / 4 (+ 8), columns 4 (l % 4).. (a row's 64 bytes from four\n"
+            "// adjacent lanes), where the committed kernel's lane puts half a sector per instruction (row l / 2,\n"
+            "// columns 8 (l % 2).. then + 4). Scratch rows padded to 20 floats against bank conflicts.\n" + src)
+
+
+def pair():
+    """The scratch epilogue two fragments at a time, writing whole 128-byte lines."""
+    src = base()
+    assert COMMITTED_EMIT in src
+    src = src.replace(COMMITTED_EMIT, """// Fragments a (columns col..) and b (col + 16..) through the subgroup's 16x32 scratch (rows padded
+// to 36 floats against bank conflicts): lane l puts row l / 8 (+ 4, 8, 12), columns 4 (l % 8).., so
+// each store instruction writes four whole 128-byte rows. The second barrier keeps the next pair's
+// stores off this pair's reads.
+fn emit_pair(a: coop_mat16x16<f32, C>, b: coop_mat16x16<f32, C>, sg: u32, lane: u32, row: u32, col: u32, job: Job) {
+    let s = sg * 576u;
+    coopStoreT(a, &Cs[s], 36u);
+    coopStoreT(b, &Cs[s + 16u], 36u);
+    workgroupBarrier();
+    let cc = col + (lane % 8u) * 4u;
+    for (var q = 0u; q < 4u; q += 1u) {
+        let r = lane / 8u + 4u * q;
+        let o = s + r * 36u + (lane % 8u) * 4u;
+        put_row4_vec(row + r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    }
+    workgroupBarrier();
+}""")
+    a = "var<workgroup> Cs: array<f32, 4096>;"
+    assert a in src
+    src = src.replace(a, "var<workgroup> Cs: array<f32, 4608>;")
+    i = src.index("    emit(c00,")
+    j = src.index("    tile_done(job.counter, t);")
+    body = ""
+    for r in range(4):
+        for h in range(2):
+            body += f"    emit_pair(c{r}{2 * h}, c{r}{2 * h + 1}, sg, lane, r0 + {16 * r}u, cl + {32 * h}u, job);\n"
+    src = src[:i] + body + src[j:]
+    return ("// Variant pair: shaders/gemm_coop.wgsl with the epilogue two fragments at a time through a 16x32\n"
+            "// scratch per subgroup, each store instruction writing four whole 128-byte rows of C (the\n"
+            "// committed kernel's writes half a 32-byte sector per lane and row).\n" + src)
+
+
 def main():
-    files = {
-        "noepi": noepi(),
-        "direct": direct(),
-        "h4": h4(),
-        "alias": alias(),
-        "half16-h4": half16x("half16-h4", "h4", """Variant half16-h4: half16 (128 invocations, the tile as two 128x128 halves, 16-deep slices
+    """`gen.py NAME...` writes those variants (all of the list below without names; `--all` adds the
+    ones NVIDIA's compiler rejected in run 7). Each generator asserts the text it rewrites, so a
+    variant written from a kernel other than its base fails loudly: set GEN_BASE to that kernel
+    (`git show REV:shaders/gemm_coop.wgsl > base.wgsl`). Bases: h4 and alias 8cee94e~1; db2-h4 and
+    half16-h4 stand alone; noepi, nobarrier, noglobal and rows4 0289099 (before the pair epilogue)."""
+    gens = {
+        "noepi": noepi,
+        "nobarrier": nobarrier,
+        "noglobal": noglobal,
+        "rows4": rows4,
+        "h4": h4,
+        "alias": alias,
+        "half16-h4": lambda: half16x("half16-h4", "h4", """Variant half16-h4: half16 (128 invocations, the tile as two 128x128 halves, 16-deep slices
 double-buffered, loads two slices ahead; two workgroups per SM) with workgroup memory typed
 vec4<f16>: 8-byte loads and stores, no vec4<u32>, no second variables on the operand bindings.
 Grouped tile order, as committed."""),
-        "db2-h4": db2x("db2-h4", "h4", True, """Variant db2-h4: db2's schedule (16-deep slices double-buffered, one barrier per slice, loads two
+        "db2-h4": lambda: db2x("db2-h4", "h4", True, """Variant db2-h4: db2's schedule (16-deep slices double-buffered, one barrier per slice, loads two
 slices ahead) with workgroup memory typed vec4<f16>: 8-byte loads and stores, fragments loaded
 through vec4<f16> pointers. No second variables on the operand bindings, no vec4<u32>. Grouped
 tile order, as committed."""),
     }
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or list(gens)
+    files = {n: gens[n]() for n in names}
     if "--all" in sys.argv[1:]:
         files.update({"vec": vec_single(False), "half": half(), "half16": half16()})
         for d in (1, 2):

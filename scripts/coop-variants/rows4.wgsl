@@ -1,5 +1,7 @@
-// Variant scratch: shaders/gemm_coop.wgsl before whole fragments were stored straight into C: every
-// tile writes C through the workgroup scratch (`emit`), as run 12 timed it.
+// Variant rows4: shaders/gemm_coop.wgsl with each store instruction of the epilogue writing whole
+// 32-byte sectors: lane l puts row l / 4 (+ 8), columns 4 (l % 4).. (a row's 64 bytes from four
+// adjacent lanes), where the committed kernel's lane puts half a sector per instruction (row l / 2,
+// columns 8 (l % 2).. then + 4). Scratch rows padded to 20 floats against bank conflicts.
 // Tracked GEMM on cooperative matrices (tensor cores): C = A·B, f16 operands, f32 accumulation,
 // row-major, any M, N, K >= 1, operands in the padded layout of src/gemm.rs (`Layout`); `--dtype f16`
 // where the adapter offers f16 x f16 -> f32 at 16x16x16 with subgroups of 32 and the workgroup memory
@@ -40,7 +42,7 @@ const SB: u32 = 264u;
 
 var<workgroup> As: array<vec4<f16>, 1280>;
 var<workgroup> Bs: array<vec4<f16>, 2112>;
-var<workgroup> Cs: array<f32, 4096>;
+var<workgroup> Cs: array<f32, 5120>;
 
 // Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Layout`) pads K to
 // whole slices and N to whole tiles with zeros and gives A a tile of spare rows, so every read of a
@@ -69,14 +71,15 @@ fn put_b(i: u32, v: vec4<f16>) {
 // other half, and the one after that only after a barrier that follows these reads): lane l puts row
 // l / 2, columns 8 (l % 2) .. + 8.
 fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: u32, job: Job) {
-    let s = (2u * sg + half) * 256u;
-    coopStoreT(c, &Cs[s], 16u);
+    let s = (2u * sg + half) * 320u;
+    coopStoreT(c, &Cs[s], 20u);
     workgroupBarrier();
-    let o = s + (lane / 2u) * 16u + (lane % 2u) * 8u;
-    let r = row + lane / 2u;
-    let cc = col + (lane % 2u) * 8u;
-    put_row4_vec(r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
-    put_row4_vec(r, cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
+    let cc = col + (lane % 4u) * 4u;
+    for (var q = 0u; q < 2u; q += 1u) {
+        let r = lane / 4u + 8u * q;
+        let o = s + r * 20u + (lane % 4u) * 4u;
+        put_row4_vec(row + r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    }
 }
 
 // Grouped tile order: consecutive workgroups walk down GROUP tile rows of their job before moving one
