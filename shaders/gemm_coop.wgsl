@@ -78,11 +78,19 @@ fn emit_pair(a: coop_mat16x16<f32, C>, b: coop_mat16x16<f32, C>, sg: u32, lane: 
     coopStoreT(a, &Cs[s], 36u);
     coopStoreT(b, &Cs[s + 16u], 36u);
     workgroupBarrier();
-    let cc = col + (lane % 8u) * 4u;
-    for (var q = 0u; q < 4u; q += 1u) {
-        let r = lane / 8u + 4u * q;
-        let o = s + r * 36u + (lane % 8u) * 4u;
-        put_row4_vec(row + r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+    if (PUT4_WHOLE) {
+        let cc = col + (lane % 8u) * 4u;
+        for (var q = 0u; q < 4u; q += 1u) {
+            let r = lane / 8u + 4u * q;
+            let o = s + r * 36u + (lane % 8u) * 4u;
+            put_row4_vec(row + r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
+        }
+    } else {
+        // A put made of element operations (fused mode's atomic stores, the atomic adds): lane l
+        // puts column l of each row, so each instruction still covers one whole 128-byte row.
+        for (var r = 0u; r < 16u; r += 1u) {
+            put_one(row + r, col + lane, Cs[s + r * 36u + lane], job);
+        }
     }
     workgroupBarrier();
 }

@@ -284,8 +284,8 @@ fn run_emulated(
     pipeline: &wgpu::ComputePipeline,
     layout: &wgpu::BindGroupLayout,
     src: &str,
-    shape: Shape,
-    chunks: usize,
+    (shape, chunks): (Shape, usize),
+    c0: f32,
     rng: &mut Rng,
 ) -> (f64, bool) {
     let Shape { m, n, k } = shape;
@@ -323,7 +323,7 @@ fn run_emulated(
     let bbuf = init("B", &l.pack_b(d, &b, n), usage);
     let c = init(
         "C",
-        bytemuck::cast_slice(&vec![f32::NAN; (m * n).next_multiple_of(4)]),
+        bytemuck::cast_slice(&vec![c0; (m * n).next_multiple_of(4)]),
         usage,
     );
     let counters = init("tracker", &vec![0u8; chunks * 4], usage);
@@ -427,23 +427,33 @@ fn coop_kernels_emulated_match_reference() {
             eprintln!("{name}: leaves C wrong on purpose (a timing experiment), not run");
             continue;
         }
-        // The whole composition is emulated: the put's fragment store is cooperative too.
-        let emu = emulate(&variant.source(Some(&src)).unwrap(), own.bindings.len());
-        let module = shaders::module_from_source(gpu, &name, emu.clone(), false)
-            .unwrap_or_else(|e| panic!("{name}: {e}\n{emu}"));
-        let pipeline = shaders::pipeline(gpu, &name, &layout, &module, &[]).unwrap();
-        let mut rng = Rng::new(common::seed(&format!("emulated {name}")));
-        for &(m, n, k, chunks) in shapes {
-            let shape = Shape::new(m, n, k).unwrap();
-            let (err, tracked) =
-                run_emulated(gpu, &pipeline, &layout, &src, shape, chunks, &mut rng);
-            assert!(
-                err <= 1e-3,
-                "{name} {shape} chunks {chunks}: rel error {err}"
-            );
-            assert!(tracked, "{name} {shape} chunks {chunks}: tracker counts");
+        // Plain stores into a poisoned C (an element never written shows), then CAS adds into a
+        // zeroed one: a put made of element operations, which the kernel writes a lane per column
+        // (an element written twice, or never, shows against the nonzero reference).
+        for put in [Put::Store, Put::Cas] {
+            let variant = Variant { put, ..variant };
+            // The whole composition is emulated (the put's snippets are composed in).
+            let emu = emulate(&variant.source(Some(&src)).unwrap(), own.bindings.len());
+            let module = shaders::module_from_source(gpu, &name, emu.clone(), false)
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{emu}"));
+            let pipeline = shaders::pipeline(gpu, &name, &layout, &module, &[]).unwrap();
+            let mut rng = Rng::new(common::seed(&format!("emulated {name} {put:?}")));
+            let c0 = if put == Put::Store { f32::NAN } else { 0.0 };
+            for &(m, n, k, chunks) in shapes {
+                let shape = Shape::new(m, n, k).unwrap();
+                let (err, tracked) =
+                    run_emulated(gpu, &pipeline, &layout, &src, (shape, chunks), c0, &mut rng);
+                assert!(
+                    err <= 1e-3,
+                    "{name} {put:?} {shape} chunks {chunks}: rel error {err}"
+                );
+                assert!(
+                    tracked,
+                    "{name} {put:?} {shape} chunks {chunks}: tracker counts"
+                );
+            }
         }
-        eprintln!("{name}: emulated, all shapes match");
+        eprintln!("{name}: emulated with both puts, all shapes match");
         ran += 1;
     }
     assert!(ran > 0, "T3_COOP_VARIANT={only}: no such kernel");

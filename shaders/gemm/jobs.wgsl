@@ -101,6 +101,13 @@ fn put_row4_vec(row: u32, col: u32, v: vec4<f32>, job: Job) {
     }
 }
 
+// One output element through `put`, if it is inside the matrix.
+fn put_one(row: u32, col: u32, v: f32, job: Job) {
+    if (row < job.row1 && col < p.n) {
+        put(job.c_off + (row - job.c_row_base) * p.ldc + col, v);
+    }
+}
+
 // The job holding linear workgroup `w`: the last job whose wg_start <= w (binary search).
 fn find_job(w: u32) -> u32 {
     var lo = p.job_base;

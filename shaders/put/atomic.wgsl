@@ -2,6 +2,10 @@
 // DMA-update into near-memory adders, in software. Commutes with every other `put` of this kind.
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<f32>>;
 
+// `put4` is four element operations (the cooperative GEMM writes C element by element, a row of
+// adjacent lanes per instruction, where it is; gemm_coop.wgsl).
+const PUT4_WHOLE: bool = false;
+
 fn put(i: u32, v: f32) {
     atomicAdd(&dst[i], v);
 }

@@ -2,6 +2,9 @@
 // cas_windows.wgsl, atomic_windows.wgsl; composed after it, src/compositions.rs): four element
 // operations, their loads issued before any is used, so a transfer keeps 16 bytes in flight per
 // invocation as a step workgroup's vec4 does (shaders/step.wgsl).
+// `put4` is four element operations (the cooperative GEMM writes C element by element, a row of
+// adjacent lanes per instruction, where it is; gemm_coop.wgsl).
+const PUT4_WHOLE: bool = false;
 
 fn put4(i4: u32, v: vec4<f32>) {
     put(i4 * 4u, v.x);

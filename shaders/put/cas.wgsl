@@ -3,6 +3,10 @@
 // system as a whole always makes progress.
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<u32>>;
 
+// `put4` is four element operations (the cooperative GEMM writes C element by element, a row of
+// adjacent lanes per instruction, where it is; gemm_coop.wgsl).
+const PUT4_WHOLE: bool = false;
+
 fn put(i: u32, v: f32) {
     var old = atomicLoad(&dst[i]);
     loop {

@@ -8,6 +8,9 @@
 @group(0) @binding(0) @coherent var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(7) @coherent var<storage, read_write> dst_hi: array<vec4<f32>>;
 
+// `put4` is one 16-byte access (the cooperative GEMM writes C in vec4s where it is; gemm_coop.wgsl).
+const PUT4_WHOLE: bool = true;
+
 // A reduce is a load, an add and a store (the gate makes it exclusive).
 const PLAIN_REDUCE: bool = true;
 
