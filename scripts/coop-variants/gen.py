@@ -773,16 +773,8 @@ fn scratch_only(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32) {
     return src[:k] + fn + src[k:]
 
 
-COMMITTED_EMIT = """fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: u32, job: Job) {
-    let s = (2u * sg + half) * 256u;
-    coopStoreT(c, &Cs[s], 16u);
-    workgroupBarrier();
-    let o = s + (lane / 2u) * 16u + (lane % 2u) * 8u;
-    let r = row + lane / 2u;
-    let cc = col + (lane % 2u) * 8u;
-    put_row4_vec(r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
-    put_row4_vec(r, cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
-}"""
+# `emit` as 0289099 had it (EMIT without its comment): the text rows4 and pair replace.
+COMMITTED_EMIT = EMIT[EMIT.index("fn emit"):].rstrip("\n")
 
 
 def rows4():
