@@ -70,9 +70,10 @@ fn put_b(i: u32, v: vec4<f16>) {
 // other half, and the one after that only after a barrier that follows these reads): lane l puts row
 // l / 2, columns 8 (l % 2) .. + 8.
 // Fragments a (columns col..) and b (col + 16..) through the subgroup's 16x32 scratch (rows padded
-// to 36 floats against bank conflicts): lane l puts row l / 8 (+ 4, 8, 12), columns 4 (l % 8).., so
-// each store instruction writes four whole 128-byte rows. The second barrier keeps the next pair's
-// stores off this pair's reads.
+// to 36 floats against bank conflicts), so that every store instruction writes whole 128-byte rows
+// of C: where `put4` is one 16-byte store, lane l puts row l / 8 (+ 4, 8, 12), columns 4 (l % 8)..;
+// where it is four element operations, lane l puts column l of each row. The second barrier keeps
+// the next pair's stores off this pair's reads.
 fn emit_pair(a: coop_mat16x16<f32, C>, b: coop_mat16x16<f32, C>, sg: u32, lane: u32, row: u32, col: u32, job: Job) {
     let s = sg * 576u;
     coopStoreT(a, &Cs[s], 36u);
