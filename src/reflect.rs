@@ -155,7 +155,10 @@ mod tests {
         // The cooperative-matrix GEMM's A, B and output scratch (eight 16x36 f32 strips) plus the
         // job index: 44.5 KiB, under the 48 KiB the H200 offers.
         let coop = interface("gemm_coop.wgsl", "track").unwrap();
-        assert_eq!(coop.workgroup_bytes, 5120 * 2 + 8448 * 2 + 8 * 16 * 36 * 4 + 4);
+        assert_eq!(
+            coop.workgroup_bytes,
+            5120 * 2 + 8448 * 2 + 8 * 16 * 36 * 4 + 4
+        );
         assert_eq!(interface("gemm.wgsl", "track").unwrap().tile, [128, 128, 8]);
         assert_eq!(coop.tile, [128, 256, 32]);
         assert!(source("put/cas.wgsl")
