@@ -91,8 +91,13 @@ def emits(ind, sg, r0, cl):
     return s
 
 
+def comment(doc):
+    """`doc` as WGSL line comments."""
+    return "".join(f"// {l}".rstrip() + "\n" for l in doc.strip().split("\n"))
+
+
 def head(doc, consts, smem, grouped):
-    out = "".join(f"// {l}".rstrip() + "\n" for l in doc.strip().split("\n"))
+    out = comment(doc)
     out += "enable f16;\nenable wgpu_cooperative_matrix;\n\n" + consts + "\n" + VIEWS + "\n" + smem + "\n"
     if grouped:
         out += GROUPED + "\n"
@@ -708,30 +713,26 @@ var<workgroup> Cs: array<f32, 2048>;
     return out + "    }\n    tile_done(job.counter, t);\n}\n"
 
 
-# noepi, nobarrier, noglobal, rows4 (and pair, now the committed epilogue) were written from the
-# kernel of 0289099, before the pair epilogue: regenerate them from
-# `git show 0289099:shaders/gemm_coop.wgsl` (their text matches that kernel's `emit`).
+# noepi, nobarrier, noglobal and rows4 are written from the kernel of 0289099, before the pair
+# epilogue (shaders/gemm_coop.wgsl's since 229ccd1, first written here as a variant):
+# `git show 0289099:shaders/gemm_coop.wgsl > base.wgsl; GEN_BASE=base.wgsl python3 gen.py NAME`.
 EPILOGUE = """    let r0 = row0 + (sg / 4u) * 64u;
     let cl = col0 + bc;
 """
 
 
-def committed_epilogue(name, doc, body, views=""):
-    """shaders/gemm_coop.wgsl as committed with its epilogue (the 16 `emit`s after the K loop)
-    replaced by `body`; `views` goes before the constants."""
+def committed_epilogue(doc, body):
+    """The base kernel with its epilogue (the 16 `emit`s after the K loop) replaced by `body`."""
     src = base()
     i = src.index(EPILOGUE)
     j = src.index("    tile_done(job.counter, t);")
-    src = src[:i] + EPILOGUE + body + src[j:]
-    k = src.index("const BM")
-    src = src[:k] + views + src[k:]
-    return "".join(f"// {l}".rstrip() + "\n" for l in doc.strip().split("\n")) + src
+    return comment(doc) + src[:i] + EPILOGUE + body + src[j:]
 
 
 def noepi():
     """The epilogue behind a condition that never holds: the tile's fixed cost without its stores."""
     body = "    if (p._pad1 == 0xfffffffeu) {\n" + emits("        ", "sg", "r0", "cl") + "    }\n"
-    return committed_epilogue("noepi", """Variant noepi: shaders/gemm_coop.wgsl with its epilogue behind a condition that never holds
+    return committed_epilogue("""Variant noepi: shaders/gemm_coop.wgsl with its epilogue behind a condition that never holds
 (`p._pad1` is 0), so C is left unwritten (time it with T3_BENCH_VERIFY=0). Measures what the 16
 fragments' scratch, barriers and stores cost a tile, against the K sweep of the committed kernel.""", body)
 
@@ -752,7 +753,7 @@ def noglobal():
     body = ""
     for n, (i, j) in enumerate((i, j) for i in range(4) for j in range(4)):
         body += f"    scratch_only(c{i}{j}, sg, {n % 2}u, lane);\n"
-    src = committed_epilogue("noglobal", """Variant noglobal: shaders/gemm_coop.wgsl with each fragment stored to the scratch, a barrier,
+    src = committed_epilogue("""Variant noglobal: shaders/gemm_coop.wgsl with each fragment stored to the scratch, a barrier,
 and read back as in `emit`, but its rows written to C only under a condition that never holds
 (`p._pad1` is 0): C is left unwritten (time it with T3_BENCH_VERIFY=0). Measures what writing C
 costs a tile, against noepi and the committed kernel.""", body)
@@ -773,7 +774,7 @@ fn scratch_only(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32) {
     return src[:k] + fn + src[k:]
 
 
-# `emit` as 0289099 had it (EMIT without its comment): the text rows4 and pair replace.
+# `emit` as 0289099 had it (EMIT without its comment): the text rows4 replaces.
 COMMITTED_EMIT = EMIT[EMIT.index("fn emit"):].rstrip("\n")
 
 
@@ -799,42 +800,6 @@ def rows4():
             "// 32-byte sectors: lane l puts row l / 4 (+ 8), columns 4 (l % 4).. (a row's 64 bytes from four\n"
             "// adjacent lanes), where the committed kernel's lane puts half a sector per instruction (row l / 2,\n"
             "// columns 8 (l % 2).. then + 4). Scratch rows padded to 20 floats against bank conflicts.\n" + src)
-
-
-def pair():
-    """The scratch epilogue two fragments at a time, writing whole 128-byte lines."""
-    src = base()
-    assert COMMITTED_EMIT in src
-    src = src.replace(COMMITTED_EMIT, """// Fragments a (columns col..) and b (col + 16..) through the subgroup's 16x32 scratch (rows padded
-// to 36 floats against bank conflicts): lane l puts row l / 8 (+ 4, 8, 12), columns 4 (l % 8).., so
-// each store instruction writes four whole 128-byte rows. The second barrier keeps the next pair's
-// stores off this pair's reads.
-fn emit_pair(a: coop_mat16x16<f32, C>, b: coop_mat16x16<f32, C>, sg: u32, lane: u32, row: u32, col: u32, job: Job) {
-    let s = sg * 576u;
-    coopStoreT(a, &Cs[s], 36u);
-    coopStoreT(b, &Cs[s + 16u], 36u);
-    workgroupBarrier();
-    let cc = col + (lane % 8u) * 4u;
-    for (var q = 0u; q < 4u; q += 1u) {
-        let r = lane / 8u + 4u * q;
-        let o = s + r * 36u + (lane % 8u) * 4u;
-        put_row4_vec(row + r, cc, vec4<f32>(Cs[o], Cs[o + 1u], Cs[o + 2u], Cs[o + 3u]), job);
-    }
-    workgroupBarrier();
-}""")
-    a = "var<workgroup> Cs: array<f32, 4096>;"
-    assert a in src
-    src = src.replace(a, "var<workgroup> Cs: array<f32, 4608>;")
-    i = src.index("    emit(c00,")
-    j = src.index("    tile_done(job.counter, t);")
-    body = ""
-    for r in range(4):
-        for h in range(2):
-            body += f"    emit_pair(c{r}{2 * h}, c{r}{2 * h + 1}, sg, lane, r0 + {16 * r}u, cl + {32 * h}u, job);\n"
-    src = src[:i] + body + src[j:]
-    return ("// Variant pair: shaders/gemm_coop.wgsl with the epilogue two fragments at a time through a 16x32\n"
-            "// scratch per subgroup, each store instruction writing four whole 128-byte rows of C (the\n"
-            "// committed kernel's writes half a 32-byte sector per lane and row).\n" + src)
 
 
 def main():
