@@ -2,7 +2,7 @@
 # Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
-#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, coopvar,
+#   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, grid, coopvar,
 #    hostloop, hostloop2, hostwait, hostdepth, twogpu, fused, fused1)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
@@ -137,6 +137,26 @@ run7)
     v=""; [ "$p" = gpt3-fc2-tp8 ] && v=--no-verify
     t3 run --preset $p --dtype $d --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode ${MODES:-sequential,host,encoded} --reps 5 $v --json "$out/ov$pass-$p-$d.json" > "$out/ov$pass-$p-$d.txt" 2>&1
     echo "ov$pass-$p-$d rc=$?" >> "$out/rc.txt"
+  done; done; done
+  ;;
+grid)
+  # Issue 14's f16 overlap against the persistent GEMM grid (`--gemm-grid G`: in passes with steps the
+  # GEMM stays on G workgroups, the steps get the SMs it leaves). First the GEMM alone (one workgroup per
+  # tile, the kernels' persistent loop in place) on the cubes and the TP-8 shapes, with cuBLAS fp16 beside
+  # it; the f16 collectives tests on the device (GEMM grids among their configs); then per preset the
+  # default run (G = 0: no grid, step lead auto) and every G of GRIDS, sequential, host and encoded.
+  t3 info > "$out/info.txt" 2>&1
+  if [ -x .gpu/bin/test-collectives ]; then T3_REQUIRE_GPU=1 .gpu/bin/test-collectives f16 > "$out/test-collectives.txt" 2>&1; echo "test-collectives rc=$?" >> "$out/rc.txt"; fi
+  if [ -z "${NO_GEMM:-}" ]; then
+    python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
+    T3_BENCH_KERNEL=coop T3_BENCH_SIZES=4096,8192,8192x4256x532,8192x12288x1536,8192x4256x2128 T3_BENCH_DTYPES=f16 T3_BENCH_REPS=9 T3_BENCH_WARMUP_S=3 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-gemm.txt" 2>&1
+  fi
+  t3 calibrate > "$out/calibrate.txt" 2>&1
+  for d in ${DTYPES:-f16}; do for p in ${PRESETS:-tnlg-op-tp8 gpt3-op-tp8}; do for g in ${GRIDS:-0 128 120 112 104}; do
+    v=""; [ "$p" = gpt3-fc2-tp8 ] && v=--no-verify
+    gf=""; [ "$g" != 0 ] && gf="--gemm-grid $g"
+    t3 run --preset $p --dtype $d --collective reduce-scatter --reduce ${REDUCE:-forward} --chunks ${CHUNKS:-1} --link-gbps 150 --mode ${MODES:-sequential,host,encoded} --reps 5 $gf $v --json "$out/g$g-$p-$d.json" > "$out/g$g-$p-$d.txt" 2>&1
+    echo "g$g-$p-$d rc=$?" >> "$out/rc.txt"
   done; done; done
   ;;
 coopvar)

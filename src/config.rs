@@ -22,6 +22,12 @@ pub struct Config {
     /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
     /// compute; passes without GEMM work, and sequential mode, keep the link budget.
     pub arbitrate: Option<u32>,
+    /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
+    /// workgroups in all (split over its GEMM ops), each looping over tiles, so the GEMM stays on that
+    /// many SMs and the steps, dispatched after it, get the rest. For GEMM workgroups that fill an SM
+    /// by themselves (the cooperative-matrix kernel), the steps otherwise run only where GEMM work is
+    /// not. The step lead is then moot (the grid is resident from the start): none.
+    pub gemm_grid: Option<u32>,
     /// Where a pass's steps go among the GEMM workgroups sharing it (encoded and host modes).
     pub step_lead: StepLead,
 }

@@ -159,7 +159,7 @@ impl<'a> Executor<'a> {
             .ops
             .iter()
             .flatten()
-            .flat_map(|o| std::iter::once(o.dispatch).chain(o.arbitrated))
+            .flat_map(|o| std::iter::once(o.dispatch).chain(o.shared))
             .map(|d| d.binding)
             .collect();
         gpu.scoped("binding the plan's ops", || {

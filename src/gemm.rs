@@ -37,7 +37,10 @@ pub struct GemmParams {
     /// Fused mode's packed B past one binding: elements from this index on are read from its second
     /// window (`b_hi`, shaders/operands/*_b2.wgsl); other kernels never read it.
     pub b_split: u32,
-    pub _pad: [u32; 2],
+    /// A persistent grid: this many workgroups compute, each looping over tiles (0: one per tile;
+    /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`).
+    pub grid_wg: u32,
+    pub _pad: u32,
 }
 
 impl GemmParams {

@@ -31,7 +31,8 @@ pub fn text(r: &Report) -> String {
         c.collective,
         c.via.name(),
         c.link.describe(),
-        c.arbitrate.map(|w| format!(", arbitration {w} workgroups")).unwrap_or_default(),
+        c.arbitrate.map(|w| format!(", arbitration {w} workgroups")).unwrap_or_default()
+            + &c.gemm_grid.map(|w| format!(", GEMM grid {w} workgroups")).unwrap_or_default(),
         c.step_lead.describe()
     );
     s += &format!(
@@ -222,6 +223,7 @@ pub struct Row {
     pub reduce_via: String,
     pub link: String,
     pub arbitrate: Option<u32>,
+    pub gemm_grid: Option<u32>,
     pub step_lead: String,
     pub dtype: String,
     pub gemm_kernel: String,
@@ -304,6 +306,7 @@ impl Row {
             reduce_via: c.via.name().into(),
             link: c.link.describe(),
             arbitrate: c.arbitrate,
+            gemm_grid: c.gemm_grid,
             step_lead: c.step_lead.describe(),
             dtype: c.dtype.name().into(),
             ..Row::default()
@@ -484,6 +487,7 @@ mod tests {
             workload: "w, quoted \"name\"".into(),
             m: 7,
             arbitrate: Some(3),
+            gemm_grid: None,
             mode: "host".into(),
             speedup: Some(1.25),
             trackers_ok: Some(true),

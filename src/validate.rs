@@ -136,6 +136,7 @@ mod tests {
             link: Link::Unthrottled,
             dtype: Dtype::F32,
             arbitrate: None,
+            gemm_grid: None,
             step_lead: crate::config::StepLead::Auto,
         }
     }

@@ -35,9 +35,10 @@ fn run_typed(
             via,
             link,
             dtype,
-            // Arbitration and the step lead only change workgroup counts and dispatch order:
-            // results must not change.
+            // Arbitration, the GEMM grid and the step lead only change workgroup counts and
+            // dispatch order: results must not change.
             arbitrate: chunks.is_multiple_of(2).then_some(2),
+            gemm_grid: (chunks % 3 == 1).then_some(2),
             step_lead: if chunks.is_multiple_of(2) {
                 StepLead::Auto
             } else {
@@ -122,6 +123,7 @@ fn step_lead_reorders_gemm_ops() {
                         link: Link::Workgroups(3),
                         dtype: Dtype::F32,
                         arbitrate: None,
+                        gemm_grid: None,
                         step_lead: lead,
                     },
                     &["encoded", "host"],
@@ -188,6 +190,7 @@ fn steps_over_chunks_of_many_strides() {
                 link,
                 dtype: Dtype::F32,
                 arbitrate: None,
+                gemm_grid: None,
                 step_lead: StepLead::Auto,
             };
             run_config(config, &["sequential", "host", "encoded"]);
@@ -305,6 +308,7 @@ fn timelines_are_ordered_and_complete() {
             link: Link::Unthrottled,
             dtype: Dtype::F32,
             arbitrate: None,
+            gemm_grid: None,
             step_lead: StepLead::Auto,
         };
         let mut sys = System::new(gpu, &kernels, config).unwrap();
@@ -409,6 +413,7 @@ fn host_loop_at_every_pipeline_depth() {
                     link: Link::Workgroups(2),
                     dtype: Dtype::F32,
                     arbitrate: None,
+                    gemm_grid: None,
                     step_lead: StepLead::Auto,
                 };
                 let host = Host {

@@ -277,14 +277,17 @@ fn region_bytes(src: &str, name: &str) -> u64 {
     }
 }
 
-/// Runs kernel `src` (emulated) on `shape` in `chunks` chunks, produced last chunk first; returns the
-/// relative error against f64 and whether every tracker counter reached its threshold.
+/// Runs kernel `src` (emulated) on `shape` in `chunks` chunks, produced last chunk first, on a
+/// workgroup per tile or (`grid` = Some(g)) a persistent grid of min(g, tiles - 1) workgroups; returns
+/// the relative error against f64 and whether every tracker counter reached its threshold.
+#[allow(clippy::too_many_arguments)]
 fn run_emulated(
     gpu: &Gpu,
     pipeline: &wgpu::ComputePipeline,
     layout: &wgpu::BindGroupLayout,
     src: &str,
     (shape, chunks): (Shape, usize),
+    grid: Option<u32>,
     c0: f32,
     rng: &mut Rng,
 ) -> (f64, bool) {
@@ -308,7 +311,7 @@ fn run_emulated(
         tile_n,
     );
     let l = Padding::new(m, k, n);
-    let params = GemmParams::new(
+    let mut params = GemmParams::new(
         shape,
         &l,
         tile_n,
@@ -316,6 +319,14 @@ fn run_emulated(
         total_wg,
         gpu.max_workgroups_per_dim,
     );
+    let launched = match grid {
+        Some(g) if total_wg > 1 => {
+            params.grid_wg = g.min(total_wg - 1);
+            params.dispatch_x = gpu.fold(params.grid_wg).0;
+            params.grid_wg
+        }
+        _ => total_wg,
+    };
     let usage =
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
     let init = |label, bytes: &[u8], u| gpu.init_buffer(label, bytes, u);
@@ -355,7 +366,7 @@ fn run_emulated(
     let mut enc = gpu.device.create_command_encoder(&Default::default());
     {
         let mut pass = enc.begin_compute_pass(&Default::default());
-        let (x, y) = gpu.fold(total_wg);
+        let (x, y) = gpu.fold(launched);
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &bg, &[]);
         pass.dispatch_workgroups(x, y, 1);
@@ -439,18 +450,34 @@ fn coop_kernels_emulated_match_reference() {
             let pipeline = shaders::pipeline(gpu, &name, &layout, &module, &[]).unwrap();
             let mut rng = Rng::new(common::seed(&format!("emulated {name} {put:?}")));
             let c0 = if put == Put::Store { f32::NAN } else { 0.0 };
+            // A persistent grid (`--gemm-grid`) of 2 workgroups, each looping over tiles, on
+            // the store put: a tile skipped or done twice shows in C or in the counters.
+            let grids: &[Option<u32>] = match put {
+                Put::Store => &[None, Some(2)],
+                _ => &[None],
+            };
             for &(m, n, k, chunks) in shapes {
                 let shape = Shape::new(m, n, k).unwrap();
-                let (err, tracked) =
-                    run_emulated(gpu, &pipeline, &layout, &src, (shape, chunks), c0, &mut rng);
-                assert!(
-                    err <= 1e-3,
-                    "{name} {put:?} {shape} chunks {chunks}: rel error {err}"
-                );
-                assert!(
-                    tracked,
-                    "{name} {put:?} {shape} chunks {chunks}: tracker counts"
-                );
+                for &grid in grids {
+                    let (err, tracked) = run_emulated(
+                        gpu,
+                        &pipeline,
+                        &layout,
+                        &src,
+                        (shape, chunks),
+                        grid,
+                        c0,
+                        &mut rng,
+                    );
+                    assert!(
+                        err <= 1e-3,
+                        "{name} {put:?} {shape} chunks {chunks} grid {grid:?}: rel error {err}"
+                    );
+                    assert!(
+                        tracked,
+                        "{name} {put:?} {shape} chunks {chunks} grid {grid:?}: tracker counts"
+                    );
+                }
             }
         }
         eprintln!("{name}: emulated with both puts, all shapes match");

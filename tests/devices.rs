@@ -26,6 +26,7 @@ fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: Re
         link: Link::Workgroups(3),
         dtype: Dtype::F32,
         arbitrate: chunks.is_multiple_of(2).then_some(2),
+        gemm_grid: None,
         step_lead: StepLead::Auto,
     }
 }

@@ -104,6 +104,7 @@ fn every_fused_variant_matches_reference() {
                     },
                     dtype,
                     arbitrate: None,
+                    gemm_grid: None,
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(
@@ -140,6 +141,7 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         link: Link::Unthrottled,
         dtype: Dtype::F32,
         arbitrate: None,
+        gemm_grid: None,
         step_lead: StepLead::Auto,
     };
     std::env::set_var("T3_FUSED_PIECES", "0");

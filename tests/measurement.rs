@@ -23,6 +23,7 @@ fn options(reps: usize) -> Options {
             link: Link::Unthrottled,
             dtype: Dtype::F32,
             arbitrate: None,
+            gemm_grid: None,
             step_lead: StepLead::Auto,
         },
         modes: vec!["sequential".into(), "encoded".into(), "host".into()],

@@ -37,6 +37,7 @@ fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
         link: Link::Workgroups(3),
         dtype: Dtype::F32,
         arbitrate: None,
+        gemm_grid: None,
         step_lead: StepLead::Auto,
     }
 }

@@ -24,8 +24,11 @@ struct GemmParams {
     dispatch_x: u32,
     // First element of B's second window (fused mode's packed B, shaders/operands/*_b2.wgsl).
     b_split: u32,
+    // A persistent grid (src/lower, `--gemm-grid`): this many workgroups compute, each taking tiles
+    // w, w + grid_wg, ... so the GEMM stays resident on that many SMs and leaves the others to the
+    // steps of its pass; 0: one workgroup per tile.
+    grid_wg: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 // Host twin: `Job` in src/gemm.rs (layouts compared through naga).
@@ -106,6 +109,16 @@ fn put_one(row: u32, col: u32, v: f32, job: Job) {
     if (row < job.row1 && col < p.n) {
         put(job.c_off + (row - job.c_row_base) * p.ldc + col, v);
     }
+}
+
+// The tiles workgroup `w` computes, as a loop bound: `for (var i = w; i < tiles_end(w); i += tile_stride())`.
+// One workgroup per tile unless the dispatch is a persistent grid; past the grid, none.
+fn tile_stride() -> u32 {
+    return select(p.total_wg, p.grid_wg, p.grid_wg != 0u);
+}
+
+fn tiles_end(w: u32) -> u32 {
+    return select(0u, p.total_wg, w < tile_stride());
 }
 
 // The job holding linear workgroup `w`: the last job whose wg_start <= w (binary search).

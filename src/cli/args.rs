@@ -173,6 +173,11 @@ pub struct RunArgs {
     /// (communication yields to compute, as T3's memory-controller arbitration). Default off.
     #[arg(long, value_parser = positive_u32)]
     pub arbitrate: Option<u32>,
+    /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
+    /// workgroups in all, each looping over tiles, so the steps after it get the SMs it leaves
+    /// (set it below the GPU's SM count). The step lead is then none. Default off.
+    #[arg(long, value_parser = positive_u32)]
+    pub gemm_grid: Option<u32>,
     /// GEMM workgroups of a pass dispatched after the steps sharing it (whole GEMM ops), so the steps
     /// start before the GEMM's last wave: a count (0: steps after all GEMM work), or auto: as many
     /// as the steps have where the pass holds at most one step per rank (1 chunk), else 0.

@@ -162,6 +162,7 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         },
         dtype: a.gemm.dtype.0,
         arbitrate: a.arbitrate,
+        gemm_grid: a.gemm_grid,
         step_lead: a.step_lead,
     };
     validate(&config, &mode_list(&a.mode))?;
@@ -332,6 +333,7 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
         reduce: ReduceArg(ReduceVia::Update),
         link_workgroups: None,
         arbitrate: None,
+        gemm_grid: None,
         step_lead: StepLead::Auto,
         link_gbps: None,
         link_table: link::DEFAULT_TABLE.into(),

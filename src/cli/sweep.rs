@@ -106,6 +106,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
                                 },
                                 dtype: a.gemm.dtype.0,
                                 arbitrate: (arb > 0).then_some(arb),
+                                gemm_grid: None,
                                 step_lead,
                             };
                             validate(&config, &mode_list(&a.mode))

@@ -64,8 +64,9 @@ pub enum Half {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpDispatch {
     pub dispatch: Dispatch,
-    /// Its workgroups capped by arbitration, for passes that share GEMM work (None: not lowered).
-    pub arbitrated: Option<Dispatch>,
+    /// Its dispatch in a pass that GEMM and step ops share, where that differs (None: as alone): a
+    /// step's capped by arbitration, a GEMM's as a persistent grid (`Config::gemm_grid`).
+    pub shared: Option<Dispatch>,
     /// A GEMM op the step lead puts after the steps of its pass.
     pub after_steps: bool,
     pub gemm: bool,
@@ -262,13 +263,12 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         })
         .collect();
     let mut steps_at_level = vec![0u32; plan.levels.max(1)];
-    for (op, _) in plan
-        .ops
-        .iter()
-        .zip(&runs)
-        .filter(|(o, r)| o.kind != Kind::Gemm && r.is_some())
-    {
-        steps_at_level[op.level] += 1;
+    let mut gemms_at_level = vec![0u32; plan.levels.max(1)];
+    for (op, _) in plan.ops.iter().zip(&runs).filter(|(_, r)| r.is_some()) {
+        match op.kind {
+            Kind::Gemm => gemms_at_level[op.level] += 1,
+            _ => steps_at_level[op.level] += 1,
+        }
     }
     // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
     // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
@@ -404,33 +404,46 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
             workgroups,
         };
         l.bindings.push(binding);
-        // Passes 0..stages hold GEMM work in the modes that share passes.
-        let arbitrated = match (config.arbitrate, l.bindings[dispatch.binding].params) {
-            (Some(w), Params::Step(p)) if op.level < stages => {
-                let cap = workgroups.min((w / steps_at_level[op.level]).max(1));
-                (cap < workgroups).then(|| {
-                    let params = Params::Step(StepParams {
-                        n_wg: cap,
-                        dispatch_x: fold(cap, t.max_workgroups_per_dim).0,
-                        ..p
-                    });
-                    let capped = Binding {
-                        params,
-                        ..l.bindings[dispatch.binding].clone()
-                    };
-                    l.bindings.push(capped);
-                    Dispatch {
-                        binding: l.bindings.len() - 1,
-                        workgroups: cap,
-                        ..dispatch
-                    }
-                })
-            }
+        // Passes 0..stages hold GEMM work in the modes that share passes: there steps take
+        // arbitration's cap, and GEMM ops beside steps the grid's share.
+        let cap = match l.bindings[dispatch.binding].params {
+            Params::Step(_) if op.level < stages => config
+                .arbitrate
+                .map(|w| (w / steps_at_level[op.level]).max(1)),
+            Params::Gemm(_) if steps_at_level[op.level] > 0 => config
+                .gemm_grid
+                .map(|w| (w / gemms_at_level[op.level]).max(1)),
             _ => None,
         };
+        let shared = cap.filter(|&c| c < workgroups).map(|cap| {
+            let dispatch_x = fold(cap, t.max_workgroups_per_dim).0;
+            let params = match l.bindings[dispatch.binding].params {
+                Params::Step(p) => Params::Step(StepParams {
+                    n_wg: cap,
+                    dispatch_x,
+                    ..p
+                }),
+                Params::Gemm(p) => Params::Gemm(GemmParams {
+                    grid_wg: cap,
+                    dispatch_x,
+                    ..p
+                }),
+                other => other,
+            };
+            let capped = Binding {
+                params,
+                ..l.bindings[dispatch.binding].clone()
+            };
+            l.bindings.push(capped);
+            Dispatch {
+                binding: l.bindings.len() - 1,
+                workgroups: cap,
+                ..dispatch
+            }
+        });
         l.ops.push(Some(OpDispatch {
             dispatch,
-            arbitrated,
+            shared,
             after_steps: false,
             gemm: op.kind == Kind::Gemm,
             half,
@@ -456,9 +469,11 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         };
         let op = |i: usize| ops[i].as_ref().expect("filtered to this device's ops");
         let step_wg: u32 = at(false)
-            .map(|i| op(i).arbitrated.unwrap_or(op(i).dispatch).workgroups)
+            .map(|i| op(i).shared.unwrap_or(op(i).dispatch).workgroups)
             .sum();
-        if step_wg == 0 {
+        // A persistent grid is resident from the start: GEMM work after the steps would only take
+        // the SMs it leaves them.
+        if step_wg == 0 || config.gemm_grid.is_some() {
             continue;
         }
         let mut left = config
@@ -486,8 +501,8 @@ impl Lowered {
     }
 
     /// The pass running plan ops `ops` (GEMMs through `store`'s pipeline): in order, except that
-    /// where the pass holds both GEMM and step ops, its steps take arbitration's caps and the GEMM
-    /// ops the step lead names go after them.
+    /// where the pass holds both GEMM and step ops, they take their shared dispatches (arbitration's
+    /// caps, the GEMM grid) and the GEMM ops the step lead names go after the steps.
     pub fn pass(&self, ops: &[usize], store: StoreMode) -> Pass {
         let op = |i: usize| {
             self.ops[i].as_ref().unwrap_or_else(|| {
@@ -499,13 +514,13 @@ impl Lowered {
         let late = |i: usize| shared && gemm(i) && op(i).after_steps;
         let dispatch = |i: usize| {
             let o = op(i);
-            match (o.dispatch.kernel, o.arbitrated) {
-                (Kernel::Gemm(_), _) => Dispatch {
+            let d = o.shared.filter(|_| shared).unwrap_or(o.dispatch);
+            match d.kernel {
+                Kernel::Gemm(_) => Dispatch {
                     kernel: Kernel::Gemm(store),
-                    ..o.dispatch
+                    ..d
                 },
-                (_, Some(a)) if shared => a,
-                _ => o.dispatch,
+                _ => d,
             }
         };
         let order = ops

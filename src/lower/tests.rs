@@ -29,6 +29,7 @@ fn config(collective: Collective, via: ReduceVia) -> Config {
         link: Link::Workgroups(3),
         dtype: Dtype::F32,
         arbitrate: None,
+        gemm_grid: None,
         step_lead: StepLead::Workgroups(0),
     }
 }
@@ -75,6 +76,13 @@ fn lowered(c: &Config) -> (Plan, Lowered) {
 fn check_dispatch(l: &Lowered, d: &Dispatch) {
     let b = &l.bindings[d.binding];
     match (d.kernel, b.group, b.params) {
+        // A persistent grid dispatches grid_wg workgroups over total_wg tiles.
+        (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p)) if p.grid_wg != 0 => {
+            assert_eq!(p.grid_wg, d.workgroups);
+            assert!(p.grid_wg < p.total_wg);
+            let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
+            assert_eq!(p.dispatch_x, x);
+        }
         (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p)) => assert_eq!(p.total_wg, d.workgroups),
         // Fused mode's spare transfer workgroups follow the GEMM's in the same dispatch.
         (Kernel::Fused { split_b }, Group::Fused, Params::Gemm(p)) => {
@@ -207,6 +215,72 @@ fn step_lead_moves_whole_gemm_ops_after_the_steps() {
             after >= steps.min(all) && after < steps + last,
             "{after} after {steps}"
         );
+    }
+}
+
+#[test]
+fn gemm_grid_caps_gemm_work_only_beside_steps() {
+    let mut c = config(Collective::ReduceScatter, ReduceVia::Forward);
+    c.shape = Shape::new(4096, 1000, 19).unwrap();
+    c.step_lead = StepLead::Auto;
+    c.gemm_grid = Some(6);
+    let (_, grid) = lowered(&c);
+    c.gemm_grid = None;
+    let (_, free) = lowered(&c);
+    let gemm = |l: &Lowered, d: &Dispatch| {
+        matches!(d.kernel, Kernel::Gemm(_)) && l.bindings[d.binding].group == Group::Gemm
+    };
+    let mut shared = 0;
+    for (a, b) in grid.encoded.passes().zip(free.encoded.passes()) {
+        let gemms: Vec<&Dispatch> = a.dispatches.iter().filter(|d| gemm(&grid, d)).collect();
+        let steps = a.dispatches.len() - gemms.len();
+        for d in &a.dispatches {
+            check_dispatch(&grid, d);
+        }
+        if gemms.is_empty() {
+            continue;
+        }
+        let wg: u32 = gemms.iter().map(|d| d.workgroups).sum();
+        let tiles = |l: &Lowered, d: &Dispatch| match l.bindings[d.binding].params {
+            Params::Gemm(p) => p.total_wg,
+            _ => unreachable!(),
+        };
+        let all: u32 = gemms.iter().map(|d| tiles(&grid, d)).sum();
+        if steps > 0 {
+            shared += 1;
+            // max(1, 6 / GEMM ops) each, every tile still covered, and every GEMM before the steps
+            // (no step lead beside a resident grid).
+            assert!(wg <= 6.max(gemms.len() as u32), "{wg} GEMM workgroups");
+            assert!(wg < all);
+            assert!(a.dispatches[..gemms.len()].iter().all(|d| gemm(&grid, d)));
+        } else {
+            assert_eq!(
+                wg, all,
+                "a pass without steps dispatches a workgroup per tile"
+            );
+        }
+        let free_tiles: u32 = b
+            .dispatches
+            .iter()
+            .filter(|d| gemm(&free, d))
+            .map(|d| tiles(&free, d))
+            .sum();
+        assert_eq!(all, free_tiles);
+    }
+    assert!(shared > 0);
+    // Sequential mode and the GEMM alone keep a workgroup per tile.
+    for rec in [&grid.sequential, &grid.gemm_tracked] {
+        for p in rec.passes() {
+            for d in p.dispatches.iter().filter(|d| gemm(&grid, d)) {
+                assert_eq!(
+                    Some(d.workgroups),
+                    match grid.bindings[d.binding].params {
+                        Params::Gemm(p) => Some(p.total_wg),
+                        _ => None,
+                    }
+                );
+            }
+        }
     }
 }
 
