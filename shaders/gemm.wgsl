@@ -27,13 +27,13 @@ fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, job: Job) {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let w0 = wid.x + wid.y * p.dispatch_x;
-    if (w0 >= p.total_wg) {
+    if (w0 >= tile_stride()) {
         spare_wg(t);
         return;
     }
     // One tile per workgroup, or a persistent grid's share (`tile_stride`). A tile's last reads of
     // workgroup memory are behind a barrier, so the next tile's stores cannot overtake them.
-    for (var w = w0; w < tiles_end(w0); w += tile_stride()) {
+    for (var w = w0; w < p.total_wg; w += tile_stride()) {
         let tile = tile_of(w, t);
         let job = tile.job;
         let row0 = tile.row0;

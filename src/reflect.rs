@@ -91,7 +91,10 @@ mod tests {
         same_layout!(
             GemmParams,
             "GemmParams",
-            [m, n, k, lda, ldb, ldc, tiles_n, job_base, n_jobs, total_wg, dispatch_x, b_split]
+            [
+                m, n, k, lda, ldb, ldc, tiles_n, job_base, n_jobs, total_wg, dispatch_x, b_split,
+                grid_wg
+            ]
         );
         same_layout!(
             Job,

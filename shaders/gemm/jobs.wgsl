@@ -111,14 +111,10 @@ fn put_one(row: u32, col: u32, v: f32, job: Job) {
     }
 }
 
-// The tiles workgroup `w` computes, as a loop bound: `for (var i = w; i < tiles_end(w); i += tile_stride())`.
-// One workgroup per tile unless the dispatch is a persistent grid; past the grid, none.
+// Workgroups that compute tiles: one per tile, or a persistent grid's, each taking tiles w, w + stride,
+// ... below total_wg. Workgroups past them are spares (fused mode's transfer workgroups).
 fn tile_stride() -> u32 {
     return select(p.total_wg, p.grid_wg, p.grid_wg != 0u);
-}
-
-fn tiles_end(w: u32) -> u32 {
-    return select(0u, p.total_wg, w < tile_stride());
 }
 
 // The job holding linear workgroup `w`: the last job whose wg_start <= w (binary search).

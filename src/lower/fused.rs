@@ -352,9 +352,14 @@ pub(super) fn lower_fused(
     } else {
         (window / e) as u32
     };
-    // The spares follow the GEMM's workgroups: same dispatch, ids past `total_wg`.
+    // A persistent grid (`Config::gemm_grid`): the GEMM on that many workgroups, each looping over
+    // tiles, so the spares start beside it instead of after its last tile's workgroup.
+    let grid = config.gemm_grid.filter(|&g| g < wg);
+    let gemm_wg = grid.unwrap_or(wg);
+    // The spares follow the GEMM's workgroups: same dispatch, ids past them.
     let params = GemmParams {
-        dispatch_x: fold(wg + spares, t.max_workgroups_per_dim).0,
+        dispatch_x: fold(gemm_wg + spares, t.max_workgroups_per_dim).0,
+        grid_wg: grid.unwrap_or(0),
         b_split,
         ..GemmParams::new(
             config.shape,
@@ -425,7 +430,7 @@ pub(super) fn lower_fused(
                 split_b: b_split != u32::MAX,
             },
             binding,
-            workgroups: wg + spares,
+            workgroups: gemm_wg + spares,
         }],
     }));
     // Outside the timed pass: results and counters back to the ranks' own buffers.

@@ -87,7 +87,13 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
         // Fused mode's spare transfer workgroups follow the GEMM's in the same dispatch.
         (Kernel::Fused { split_b }, Group::Fused, Params::Gemm(p)) => {
             assert_eq!(split_b, p.b_split != u32::MAX);
-            assert!(p.total_wg <= d.workgroups);
+            assert!(p.grid_wg < p.total_wg);
+            let gemm_wg = if p.grid_wg != 0 {
+                p.grid_wg
+            } else {
+                p.total_wg
+            };
+            assert!(gemm_wg <= d.workgroups);
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
         }
