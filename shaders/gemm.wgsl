@@ -31,8 +31,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         spare_wg(t);
         return;
     }
-    // One tile per workgroup, or a persistent grid's share (`tile_stride`). A tile's last reads of
-    // workgroup memory are behind a barrier, so the next tile's stores cannot overtake them.
+    // One tile per workgroup, or (the GRID pipeline) a persistent grid's share (`tile_stride`). A
+    // tile's last reads of workgroup memory are behind a barrier, so the next tile's stores cannot
+    // overtake them.
     for (var w = w0; w < p.total_wg; w += tile_stride()) {
         let tile = tile_of(w, t);
         let job = tile.job;
@@ -128,5 +129,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // The epilogue (shaders/epilogue/): bump the chunk's tracker counter, and in fused mode perform
         // the transfer the increment triggers.
         tile_done(job.counter, t);
+        if (!GRID) {
+            break;
+        }
     }
 }

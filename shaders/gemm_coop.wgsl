@@ -120,8 +120,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         spare_wg(t);
         return;
     }
-    // One tile per workgroup, or a persistent grid's share (`tile_stride`). A tile's last reads of
-    // workgroup memory are behind a barrier, so the next tile's stores cannot overtake them.
+    // One tile per workgroup, or (the GRID pipeline) a persistent grid's share (`tile_stride`). A
+    // tile's last reads of workgroup memory are behind a barrier, so the next tile's stores cannot
+    // overtake them.
     for (var w = w0; w < p.total_wg; w += tile_stride()) {
         let tile = grouped(tile_of(w, t), w);
         let job = tile.job;
@@ -253,5 +254,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         emit_pair(c30, c31, sg, lane, r0 + 48u, cl + 0u, job);
         emit_pair(c32, c33, sg, lane, r0 + 48u, cl + 32u, job);
         tile_done(job.counter, t);
+        if (!GRID) {
+            break;
+        }
     }
 }

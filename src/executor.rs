@@ -329,6 +329,7 @@ impl<'a> Executor<'a> {
                     for d in &p.dispatches {
                         let pipeline = match d.kernel {
                             Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
+                            Kernel::GemmGrid => self.kernels.gemm.grid_pipeline(),
                             Kernel::Step(put) => self.kernels.step.pipeline(put),
                             Kernel::Fused { split_b } => self.kernels.gemm.fused(split_b),
                             Kernel::Gather => &self.kernels.gather.pipeline,

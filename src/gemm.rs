@@ -38,7 +38,7 @@ pub struct GemmParams {
     /// window (`b_hi`, shaders/operands/*_b2.wgsl); other kernels never read it.
     pub b_split: u32,
     /// A persistent grid: this many workgroups compute, each looping over tiles (0: one per tile;
-    /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`).
+    /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`). Read by the GRID pipeline only.
     pub grid_wg: u32,
     pub _pad: u32,
 }
@@ -241,6 +241,8 @@ pub struct GemmKernel {
     store: wgpu::ComputePipeline,
     update: wgpu::ComputePipeline,
     untracked: wgpu::ComputePipeline,
+    /// Plain stores, tracked, on a persistent grid (`GRID`: workgroups loop over tiles).
+    grid: wgpu::ComputePipeline,
     update_put: Put,
     /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
     pub fused_layout: wgpu::BindGroupLayout,
@@ -295,8 +297,8 @@ impl GemmKernel {
     ///
     /// For shader-level experiments, `T3_SIMT_WGSL=FILE` / `T3_COOP_WGSL=FILE` replace that
     /// engine's kernel source with FILE (composed with the same snippets, so it must keep the
-    /// kernel's bindings and call `tile_done`, and `spare_wg` from workgroups past `total_wg`: fused
-    /// mode's spare transfer workgroups); every GEMM test and benchmark then runs the experiment.
+    /// kernel's bindings and call `tile_done`, and `spare_wg` from workgroups past `tile_stride()`:
+    /// fused mode's spare transfer workgroups); every GEMM test and benchmark then runs the experiment.
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
@@ -317,12 +319,13 @@ impl GemmKernel {
         let tracked = variant(Put::Store, Epilogue::Track);
         let layout = shaders::layout(gpu, "gemm layout", tracked.interface()?);
         let update_put = Put::update(gpu);
-        let make = |put: Put, track: bool| -> Result<wgpu::ComputePipeline> {
+        let make = |put: Put, track: bool, grid: bool| -> Result<wgpu::ComputePipeline> {
             let label = format!(
-                "gemm ({} {}, {put:?}{})",
+                "gemm ({} {}, {put:?}{}{})",
                 engine.name(),
                 dtype.name(),
-                if track { "" } else { ", untracked" }
+                if track { "" } else { ", untracked" },
+                if grid { ", persistent grid" } else { "" }
             );
             let v = variant(put, Epilogue::Track);
             let m = shaders::module(gpu, &label, &v, src.as_deref(), true)?;
@@ -331,7 +334,10 @@ impl GemmKernel {
                 &label,
                 &layout,
                 &m,
-                &[("TRACK", f64::from(u8::from(track)))],
+                &[
+                    ("TRACK", f64::from(u8::from(track))),
+                    ("GRID", f64::from(u8::from(grid))),
+                ],
             )
         };
         let fused_put = fused_put(gpu)?;
@@ -361,9 +367,10 @@ impl GemmKernel {
             fused_layout,
             fused,
             fused_put,
-            store: make(Put::Store, true)?,
-            update: make(update_put, true)?,
-            untracked: make(Put::Store, false)?,
+            store: make(Put::Store, true, false)?,
+            update: make(update_put, true, false)?,
+            untracked: make(Put::Store, false, false)?,
+            grid: make(Put::Store, true, true)?,
             update_put,
             layout,
         })
@@ -375,6 +382,11 @@ impl GemmKernel {
             StoreMode::Update => &self.update,
             StoreMode::Untracked => &self.untracked,
         }
+    }
+
+    /// The tracked GEMM with plain stores on a persistent grid (`GemmParams::grid_wg` workgroups).
+    pub fn grid_pipeline(&self) -> &wgpu::ComputePipeline {
+        &self.grid
     }
 
     /// Which `put` realises [`StoreMode::Update`] on this adapter.

@@ -447,13 +447,18 @@ fn coop_kernels_emulated_match_reference() {
             let emu = emulate(&variant.source(Some(&src)).unwrap(), own.bindings.len());
             let module = shaders::module_from_source(gpu, &name, emu.clone(), false)
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{emu}"));
-            let pipeline = shaders::pipeline(gpu, &name, &layout, &module, &[]).unwrap();
+            // One tile per workgroup, and the persistent grid's pipeline (GRID: tiles in a loop).
+            let pipelines = [false, true].map(|grid| {
+                let c = [("GRID", f64::from(u8::from(grid)))];
+                shaders::pipeline(gpu, &name, &layout, &module, &c).unwrap()
+            });
             let mut rng = Rng::new(common::seed(&format!("emulated {name} {put:?}")));
             let c0 = if put == Put::Store { f32::NAN } else { 0.0 };
             // A persistent grid (`--gemm-grid`) of 2 workgroups, each looping over tiles, on
             // the store put: a tile skipped or done twice shows in C or in the counters.
+            // (Variants written before the grid have no tile loop: a workgroup per tile only.)
             let grids: &[Option<u32>] = match put {
-                Put::Store => &[None, Some(2)],
+                Put::Store if src.contains("tile_stride()") => &[None, Some(2)],
                 _ => &[None],
             };
             for &(m, n, k, chunks) in shapes {
@@ -461,7 +466,7 @@ fn coop_kernels_emulated_match_reference() {
                 for &grid in grids {
                     let (err, tracked) = run_emulated(
                         gpu,
-                        &pipeline,
+                        &pipelines[usize::from(grid.is_some())],
                         &layout,
                         &src,
                         (shape, chunks),

@@ -104,10 +104,7 @@ fn every_fused_variant_matches_reference() {
                     },
                     dtype,
                     arbitrate: None,
-                    // A persistent GEMM grid in a third of the cases: the spares start beside it.
-                    gemm_grid: seed
-                        .is_multiple_of(3)
-                        .then_some(1 + ((seed >> 8) % 20) as u32),
+                    gemm_grid: None,
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(

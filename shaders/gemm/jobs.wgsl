@@ -111,6 +111,11 @@ fn put_one(row: u32, col: u32, v: f32, job: Job) {
     }
 }
 
+// Pipeline-overridable: true builds the persistent grid's GEMM (`--gemm-grid`), whose workgroups loop
+// over tiles; false ends every kernel's tile loop after one tile, so the driver builds the kernel
+// without a loop (with one, the cooperative kernel ran 2-3% slower at 4096³ and 8192³, run 29).
+override GRID: bool = false;
+
 // Workgroups that compute tiles: one per tile, or a persistent grid's, each taking tiles w, w + stride,
 // ... below total_wg. Workgroups past them are spares (fused mode's transfer workgroups).
 fn tile_stride() -> u32 {

@@ -352,14 +352,9 @@ pub(super) fn lower_fused(
     } else {
         (window / e) as u32
     };
-    // A persistent grid (`Config::gemm_grid`): the GEMM on that many workgroups, each looping over
-    // tiles, so the spares start beside it instead of after its last tile's workgroup.
-    let grid = config.gemm_grid.filter(|&g| g < wg);
-    let gemm_wg = grid.unwrap_or(wg);
-    // The spares follow the GEMM's workgroups: same dispatch, ids past them.
+    // The spares follow the GEMM's workgroups: same dispatch, ids past `total_wg`.
     let params = GemmParams {
-        dispatch_x: fold(gemm_wg + spares, t.max_workgroups_per_dim).0,
-        grid_wg: grid.unwrap_or(0),
+        dispatch_x: fold(wg + spares, t.max_workgroups_per_dim).0,
         b_split,
         ..GemmParams::new(
             config.shape,
@@ -430,7 +425,7 @@ pub(super) fn lower_fused(
                 split_b: b_split != u32::MAX,
             },
             binding,
-            workgroups: gemm_wg + spares,
+            workgroups: wg + spares,
         }],
     }));
     // Outside the timed pass: results and counters back to the ranks' own buffers.

@@ -436,9 +436,12 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
             };
             l.bindings.push(capped);
             Dispatch {
+                kernel: match dispatch.kernel {
+                    Kernel::Gemm(_) => Kernel::GemmGrid,
+                    k => k,
+                },
                 binding: l.bindings.len() - 1,
                 workgroups: cap,
-                ..dispatch
             }
         });
         l.ops.push(Some(OpDispatch {
@@ -514,13 +517,16 @@ impl Lowered {
         let late = |i: usize| shared && gemm(i) && op(i).after_steps;
         let dispatch = |i: usize| {
             let o = op(i);
-            let d = o.shared.filter(|_| shared).unwrap_or(o.dispatch);
-            match d.kernel {
-                Kernel::Gemm(_) => Dispatch {
+            match (o.dispatch.kernel, o.shared) {
+                // The grid's pipeline stores plainly and tracks: the passes that share (encoded,
+                // host) run StoreMode::Store.
+                (Kernel::Gemm(_), Some(grid)) if shared && store == StoreMode::Store => grid,
+                (Kernel::Gemm(_), _) => Dispatch {
                     kernel: Kernel::Gemm(store),
-                    ..d
+                    ..o.dispatch
                 },
-                _ => d,
+                (_, Some(capped)) if shared => capped,
+                _ => o.dispatch,
             }
         };
         let order = ops

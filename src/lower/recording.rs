@@ -118,6 +118,8 @@ pub struct Binding {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
     Gemm(StoreMode),
+    /// The tracked GEMM with plain stores on a persistent grid (`Config::gemm_grid`).
+    GemmGrid,
     Step(Put),
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
     /// windows (else the pipeline without the per-load branch between them).

@@ -77,7 +77,7 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
     let b = &l.bindings[d.binding];
     match (d.kernel, b.group, b.params) {
         // A persistent grid dispatches grid_wg workgroups over total_wg tiles.
-        (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p)) if p.grid_wg != 0 => {
+        (Kernel::GemmGrid, Group::Gemm, Params::Gemm(p)) => {
             assert_eq!(p.grid_wg, d.workgroups);
             assert!(p.grid_wg < p.total_wg);
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
@@ -234,7 +234,8 @@ fn gemm_grid_caps_gemm_work_only_beside_steps() {
     c.gemm_grid = None;
     let (_, free) = lowered(&c);
     let gemm = |l: &Lowered, d: &Dispatch| {
-        matches!(d.kernel, Kernel::Gemm(_)) && l.bindings[d.binding].group == Group::Gemm
+        matches!(d.kernel, Kernel::Gemm(_) | Kernel::GemmGrid)
+            && l.bindings[d.binding].group == Group::Gemm
     };
     let mut shared = 0;
     for (a, b) in grid.encoded.passes().zip(free.encoded.passes()) {
