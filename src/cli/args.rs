@@ -175,7 +175,8 @@ pub struct RunArgs {
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
     /// workgroups in all, each looping over tiles, so the steps after it get the SMs it leaves
-    /// (set it below the GPU's SM count). The step lead is then none. Default off.
+    /// (set it to the GPU's SM count or just below). The step lead is then none; fused mode ignores
+    /// it. Pays with the cooperative f16 kernel and forward reduces (README). Default off.
     #[arg(long, value_parser = positive_u32)]
     pub gemm_grid: Option<u32>,
     /// GEMM workgroups of a pass dispatched after the steps sharing it (whole GEMM ops), so the steps
@@ -248,6 +249,9 @@ pub struct SweepArgs {
     /// Arbitration caps to sweep (see `t3 run --arbitrate`); 0 = off.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     pub arbitrate: Vec<u32>,
+    /// Persistent GEMM grids to sweep (see `t3 run --gemm-grid`); 0 = off.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub gemm_grid: Vec<u32>,
     /// Step leads to sweep (see `t3 run --step-lead`).
     #[arg(long, value_delimiter = ',', default_value = "auto", value_parser = parse_step_lead)]
     pub step_lead: Vec<StepLead>,

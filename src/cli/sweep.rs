@@ -60,6 +60,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
         a.chunks.len(),
         a.link_workgroups.len(),
         a.arbitrate.len(),
+        a.gemm_grid.len(),
         a.step_lead.len(),
     ]
     .iter()
@@ -69,12 +70,13 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
         return Err(t3_wgpu::Error::invalid(
             "sweep grid",
             format!(
-                "{count} points ({} workloads x {} rank counts x {} chunk counts x {} link budgets x {} arbitration caps x {} step leads)",
+                "{count} points ({} workloads x {} rank counts x {} chunk counts x {} link budgets x {} arbitration caps x {} GEMM grids x {} step leads)",
                 workloads.len(),
                 a.ranks.len().max(1),
                 a.chunks.len(),
                 a.link_workgroups.len(),
                 a.arbitrate.len(),
+                a.gemm_grid.len(),
                 a.step_lead.len()
             ),
             format!("at most {MAX_POINTS} points"),
@@ -91,7 +93,11 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
         for &r in &rs {
             for &c in &a.chunks {
                 for &w in &a.link_workgroups {
-                    for &arb in &a.arbitrate {
+                    let caps = a
+                        .arbitrate
+                        .iter()
+                        .flat_map(|&arb| a.gemm_grid.iter().map(move |&g| (arb, g)));
+                    for (arb, grid) in caps {
                         for &step_lead in &a.step_lead {
                             let config = Config {
                                 shape: *shape,
@@ -106,7 +112,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
                                 },
                                 dtype: a.gemm.dtype.0,
                                 arbitrate: (arb > 0).then_some(arb),
-                                gemm_grid: None,
+                                gemm_grid: (grid > 0).then_some(grid),
                                 step_lead,
                             };
                             validate(&config, &mode_list(&a.mode))
@@ -126,13 +132,17 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
 
 pub fn describe_point(label: &str, config: &Config) -> String {
     format!(
-        "{label} ranks {} chunks {} link {}{} step lead {}",
+        "{label} ranks {} chunks {} link {}{}{} step lead {}",
         config.ranks,
         config.chunks,
         config.link.describe(),
         config
             .arbitrate
             .map(|w| format!(" arbitrate {w}"))
+            .unwrap_or_default(),
+        config
+            .gemm_grid
+            .map(|w| format!(" gemm grid {w}"))
             .unwrap_or_default(),
         config.step_lead.describe()
     )

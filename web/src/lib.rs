@@ -91,6 +91,7 @@ impl Session {
             link: Link::Unthrottled,
             dtype: Dtype::F32,
             arbitrate: None,
+            gemm_grid: None,
             step_lead: StepLead::Auto,
         };
         config.validate()?;
