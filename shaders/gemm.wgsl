@@ -13,6 +13,8 @@
 
 const BM: u32 = 128u;
 const BN: u32 = 128u;
+// Invocations per workgroup (the entry point, `main`, is shaders/gemm/jobs.wgsl's).
+const INVOCATIONS: u32 = 256u;
 const BK: u32 = 8u;
 
 // Transposed A slice (k-major) and B slice, 8 x 128 each, read as vec4 along the 128.
@@ -121,24 +123,4 @@ fn compute_tile(w: u32, t: u32) {
     // The epilogue (shaders/epilogue/): bump the chunk's tracker counter, and in fused mode perform
     // the transfer the increment triggers.
     tile_done(job.counter, t);
-}
-
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let w0 = wid.x + wid.y * p.dispatch_x;
-    if (w0 >= tile_stride()) {
-        spare_wg(t);
-        return;
-    }
-    // One tile per workgroup, or on the GRID pipeline a persistent grid's share (`tile_stride`): the
-    // tile loop is only in the pipeline that needs it (a loop in every pipeline, even one that ends
-    // after a tile, cost the cooperative kernel 2-3% at 4096³ and 8192³, run 29). A tile's last
-    // reads of workgroup memory are behind a barrier, so the next tile's stores cannot overtake them.
-    if (GRID) {
-        for (var w = w0; w < p.total_wg; w += tile_stride()) {
-            compute_tile(w, t);
-        }
-    } else {
-        compute_tile(w0, t);
-    }
 }

@@ -297,8 +297,9 @@ impl GemmKernel {
     ///
     /// For shader-level experiments, `T3_SIMT_WGSL=FILE` / `T3_COOP_WGSL=FILE` replace that
     /// engine's kernel source with FILE (composed with the same snippets, so it must keep the
-    /// kernel's bindings and call `tile_done`, and `spare_wg` from workgroups past `tile_stride()`:
-    /// fused mode's spare transfer workgroups); every GEMM test and benchmark then runs the experiment.
+    /// kernel's bindings, define `INVOCATIONS` and `compute_tile(w, t)` and call `tile_done`: the
+    /// entry point, with fused mode's spares and the persistent grid, is shaders/gemm/jobs.wgsl's);
+    /// every GEMM test and benchmark then runs the experiment.
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());

@@ -456,9 +456,8 @@ fn coop_kernels_emulated_match_reference() {
             let c0 = if put == Put::Store { f32::NAN } else { 0.0 };
             // A persistent grid (`--gemm-grid`) of 2 workgroups, each looping over tiles, on
             // the store put: a tile skipped or done twice shows in C or in the counters.
-            // (Variants written before the grid have no tile loop: a workgroup per tile only.)
             let grids: &[Option<u32>] = match put {
-                Put::Store if src.contains("tile_stride()") => &[None, Some(2)],
+                Put::Store => &[None, Some(2)],
                 _ => &[None],
             };
             for &(m, n, k, chunks) in shapes {

@@ -102,13 +102,9 @@ fn grouped(tile: Tile, w: u32) -> Tile {
     return Tile(job, job.row0 + (first + i % h) * BM, (i / h) * BN);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let w = wid.x + wid.y * p.dispatch_x;
-    if (w >= p.total_wg) {
-        spare_wg(t);
-        return;
-    }
+const INVOCATIONS: u32 = 256u;
+
+fn compute_tile(w: u32, t: u32) {
     let tile = grouped(tile_of(w, t), w);
     let job = tile.job;
     let row0 = tile.row0;

@@ -48,13 +48,9 @@ fn emit(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32, row: u32, col: 
     put_row4_vec(r, cc + 4u, vec4<f32>(Cs[o + 4u], Cs[o + 5u], Cs[o + 6u], Cs[o + 7u]), job);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let w = wid.x + wid.y * p.dispatch_x;
-    if (w >= p.total_wg) {
-        spare_wg(t);
-        return;
-    }
+const INVOCATIONS: u32 = 256u;
+
+fn compute_tile(w: u32, t: u32) {
     let tile = grouped(tile_of(w, t), w);
     let job = tile.job;
     let row0 = tile.row0;

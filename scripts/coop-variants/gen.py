@@ -9,6 +9,7 @@ part `coopvar` of scripts/device-run.sh times and checks each. What each variant
 header (and in README.md here).
 """
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -802,6 +803,21 @@ def rows4():
             "// columns 8 (l % 2).. then + 4). Scratch rows padded to 20 floats against bank conflicts.\n" + src)
 
 
+ENTRY = re.compile(
+    r"@compute @workgroup_size\((\d+)\)\n"
+    r"fn main\(@builtin\(workgroup_id\) wid: vec3<u32>, @builtin\(local_invocation_index\) t: u32\) \{\n"
+    r"    let w = wid\.x \+ wid\.y \* p\.dispatch_x;\n"
+    r"    if \(w >= p\.total_wg\) \{\n        spare_wg\(t\);\n        return;\n    \}\n"
+)
+
+
+def tile_entry(src):
+    """Kernels written before the persistent grid (run 29) have their own entry point; since then
+    shaders/gemm/jobs.wgsl has it and a kernel defines INVOCATIONS and `compute_tile(w, t)`. Rewrites
+    the former into the latter (a no-op on a kernel that already is)."""
+    return ENTRY.sub(lambda m: f"const INVOCATIONS: u32 = {m.group(1)}u;\n\nfn compute_tile(w: u32, t: u32) {{\n", src)
+
+
 def main():
     """`gen.py NAME...` writes those variants (all of the list below without names; `--all` adds the
     ones NVIDIA's compiler rejected in run 7). Each generator asserts the text it rewrites, so a
@@ -835,7 +851,7 @@ tile order, as committed."""),
         files[name] = s
     for name, s in files.items():
         with open(os.path.join(HERE, f"{name}.wgsl"), "w") as f:
-            f.write(s)
+            f.write(tile_entry(s))
     print(" ".join(sorted(files)))
 
 

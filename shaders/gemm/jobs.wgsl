@@ -1,5 +1,5 @@
-// What every GEMM kernel (gemm.wgsl, gemm_coop.wgsl) shares: params, the job table, tile lookup,
-// guarded operand loads and guarded output rows. Composed before every GEMM kernel that
+// What every GEMM kernel (gemm.wgsl, gemm_coop.wgsl) shares: params, the job table, tile lookup, the
+// entry point, guarded operand loads and guarded output rows. Composed before every GEMM kernel that
 // src/compositions.rs declares (at run time by src/shaders.rs, at build time by build.rs).
 //
 // Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
@@ -151,4 +151,26 @@ fn tile_of(w: u32, t: u32) -> Tile {
     let job = jobs[workgroupUniformLoad(&wg_job)];
     let local = w - job.wg_start;
     return Tile(job, job.row0 + (local / p.tiles_n) * BM, (local % p.tiles_n) * BN);
+}
+
+// Every GEMM kernel's entry point. The kernel defines INVOCATIONS (per workgroup) and `compute_tile(w, t)`:
+// tile w, stored and counted. One tile per workgroup, or on the GRID pipeline a persistent grid's
+// share (`tile_stride`): the tile loop is only in the pipeline that needs it (a loop in every
+// pipeline, even one that ends after a tile, cost the cooperative kernel 2-3% at 4096³ and 8192³,
+// BENCHMARKS.md run 29). A tile's last reads of workgroup memory are behind a barrier, so the next
+// tile's stores cannot overtake them.
+@compute @workgroup_size(INVOCATIONS)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let w0 = wid.x + wid.y * p.dispatch_x;
+    if (w0 >= tile_stride()) {
+        spare_wg(t);
+        return;
+    }
+    if (GRID) {
+        for (var w = w0; w < p.total_wg; w += tile_stride()) {
+            compute_tile(w, t);
+        }
+    } else {
+        compute_tile(w0, t);
+    }
 }
