@@ -26,8 +26,9 @@ pub struct Config {
     /// workgroups in all (split over its GEMM ops), each looping over tiles, so the GEMM stays on that
     /// many SMs and the steps, dispatched after it, get the rest. For GEMM workgroups that fill an SM
     /// by themselves (the cooperative-matrix kernel), the steps otherwise run only where GEMM work is
-    /// not. The step lead is then moot (the grid is resident from the start): none. Fused mode keeps a
-    /// workgroup per tile (its spares polled beside a grid and slowed it, BENCHMARKS.md run 29).
+    /// not. The step lead's `auto` is then none (the grid is resident from the start). Fused mode
+    /// keeps a workgroup per tile (its spares polled beside a grid and slowed it, BENCHMARKS.md run
+    /// 29).
     pub gemm_grid: Option<u32>,
     /// Where a pass's steps go among the GEMM workgroups sharing it (encoded and host modes).
     pub step_lead: StepLead,

@@ -175,7 +175,7 @@ pub struct RunArgs {
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
     /// workgroups in all, each looping over tiles, so the steps after it get the SMs it leaves
-    /// (set it to the GPU's SM count or just below). The step lead is then none; fused mode ignores
+    /// (set it to the GPU's SM count or just below). `--step-lead auto` is then none; fused mode ignores
     /// it. Pays with the cooperative f16 kernel and forward reduces (README). Default off.
     #[arg(long, value_parser = positive_u32)]
     pub gemm_grid: Option<u32>,

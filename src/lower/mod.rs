@@ -12,7 +12,7 @@ pub use fused::Forward;
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use recording::*;
 
-use crate::config::Config;
+use crate::config::{Config, StepLead};
 use crate::gemm::{GemmParams, Job, Padding, StoreMode};
 use crate::placement::Placement;
 use crate::plan::{Kind, Loc, Plan};
@@ -474,9 +474,9 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         let step_wg: u32 = at(false)
             .map(|i| op(i).shared.unwrap_or(op(i).dispatch).workgroups)
             .sum();
-        // A persistent grid is resident from the start: GEMM work after the steps would only take
-        // the SMs it leaves them.
-        if step_wg == 0 || config.gemm_grid.is_some() {
+        // A persistent grid is resident from the start, so `auto` puts no GEMM work after the steps
+        // beside one; a count still does (the steps issued first, then the grid).
+        if step_wg == 0 || (config.gemm_grid.is_some() && config.step_lead == StepLead::Auto) {
             continue;
         }
         let mut left = config
