@@ -275,6 +275,14 @@ fn gemm_grid_caps_gemm_work_only_beside_steps() {
         assert_eq!(all, free_tiles);
     }
     assert!(shared > 0);
+    // An explicit step lead still puts GEMM work after the steps beside a grid.
+    c.gemm_grid = Some(6);
+    c.step_lead = StepLead::Workgroups(u32::MAX);
+    let (_, led) = lowered(&c);
+    assert!(led.encoded.passes().any(|p| {
+        let first_step = p.dispatches.iter().position(|d| !gemm(&led, d));
+        first_step.is_some_and(|i| i == 0 && p.dispatches.iter().any(|d| gemm(&led, d)))
+    }));
     // Sequential mode and the GEMM alone keep a workgroup per tile.
     for rec in [&grid.sequential, &grid.gemm_tracked] {
         for p in rec.passes() {
