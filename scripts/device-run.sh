@@ -142,7 +142,7 @@ run7)
 grid)
   # Issue 14's f16 overlap against the persistent GEMM grid (`--gemm-grid G`: in passes with steps the
   # GEMM stays on G workgroups, the steps get the SMs it leaves). First the GEMM alone (one workgroup per
-  # tile, the kernels' persistent loop in place) on the cubes and the TP-8 shapes, with cuBLAS fp16 beside
+  # tile) on the cubes and the TP-8 shapes, with cuBLAS fp16 beside
   # it; the f16 collectives tests on the device (GEMM grids among their configs); then per preset the
   # default run (G = 0: no grid, step lead auto) and every G of GRIDS, sequential, host and encoded.
   t3 info > "$out/info.txt" 2>&1

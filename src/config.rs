@@ -23,7 +23,8 @@ pub struct Config {
     /// compute; passes without GEMM work, and sequential mode, keep the link budget.
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
-    /// workgroups in all (split over its GEMM ops), each looping over tiles, so the GEMM stays on that
+    /// workgroups in all (split over its GEMM ops, at least one each; where the driver caps loop
+    /// iterations, enough to stay inside the cap), each looping over tiles, so the GEMM stays on that
     /// many SMs and the steps, dispatched after it, get the rest. For GEMM workgroups that fill an SM
     /// by themselves (the cooperative-matrix kernel), the steps otherwise run only where GEMM work is
     /// not. The step lead's `auto` is then none (the grid is resident from the start). Fused mode

@@ -38,7 +38,8 @@ pub struct GemmParams {
     /// window (`b_hi`, shaders/operands/*_b2.wgsl); other kernels never read it.
     pub b_split: u32,
     /// A persistent grid: this many workgroups compute, each looping over tiles (0: one per tile;
-    /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`). Read by the GRID pipeline only.
+    /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`). Only with the GRID pipeline: the
+    /// others would skip the tiles past it.
     pub grid_wg: u32,
     pub _pad: u32,
 }

@@ -18,7 +18,7 @@ pub struct Point {
 
 /// The configuration columns of a sweep's CSV: those that vary besides x split a mode into lines
 /// (a ranks x chunks sweep plotted against ranks gives one line per chunk count, not a zig-zag).
-const CONFIG_COLUMNS: [&str; 13] = [
+const CONFIG_COLUMNS: [&str; 14] = [
     "workload",
     "m",
     "n",
@@ -29,6 +29,7 @@ const CONFIG_COLUMNS: [&str; 13] = [
     "reduce_via",
     "link",
     "arbitrate",
+    "gemm_grid",
     "step_lead",
     "dtype",
     "gemm_kernel",

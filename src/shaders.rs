@@ -301,22 +301,26 @@ mod tests {
             )
             .validate(&module)
             .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
-            // Overrides take their defaults, as a pipeline without constants would.
-            let (module, info) = naga::back::pipeline_constants::process_overrides(
-                &module,
-                &info,
-                None,
-                &Default::default(),
-            )
-            .unwrap_or_else(|e| panic!("{what}: overrides: {e}"));
-            let words = naga::back::spv::write_vec(
-                &module,
-                &info,
-                &naga::back::spv::Options::default(),
-                None,
-            )
-            .unwrap_or_else(|e| panic!("{what}: SPIR-V: {e}"));
-            assert_eq!(words[0], 0x0723_0203, "{what}: SPIR-V magic");
+            // Overrides take their defaults, as a pipeline without constants would; a GEMM also
+            // as the persistent grid's pipeline (GRID = 1).
+            let mut constants = vec![naga::back::PipelineConstants::default()];
+            if src.contains("override GRID") {
+                constants.push([("GRID".to_string(), 1.0)].into_iter().collect());
+            }
+            for constants in &constants {
+                let (module, info) = naga::back::pipeline_constants::process_overrides(
+                    &module, &info, None, constants,
+                )
+                .unwrap_or_else(|e| panic!("{what}: overrides {constants:?}: {e}"));
+                let words = naga::back::spv::write_vec(
+                    &module,
+                    &info,
+                    &naga::back::spv::Options::default(),
+                    None,
+                )
+                .unwrap_or_else(|e| panic!("{what}: SPIR-V: {e}"));
+                assert_eq!(words[0], 0x0723_0203, "{what}: SPIR-V magic");
+            }
         }
     }
 

@@ -815,7 +815,9 @@ def tile_entry(src):
     """Kernels written before the persistent grid (run 29) have their own entry point; since then
     shaders/gemm/jobs.wgsl has it and a kernel defines INVOCATIONS and `compute_tile(w, t)`. Rewrites
     the former into the latter (a no-op on a kernel that already is)."""
-    return ENTRY.sub(lambda m: f"const INVOCATIONS: u32 = {m.group(1)}u;\n\nfn compute_tile(w: u32, t: u32) {{\n", src)
+    out = ENTRY.sub(lambda m: f"const INVOCATIONS: u32 = {m.group(1)}u;\n\nfn compute_tile(w: u32, t: u32) {{\n", src)
+    assert "fn compute_tile(w: u32, t: u32)" in out and "fn main(" not in out, "an entry point tile_entry cannot rewrite"
+    return out
 
 
 def main():

@@ -112,7 +112,7 @@ fn put_one(row: u32, col: u32, v: f32, job: Job) {
 }
 
 // Pipeline-overridable: true builds the persistent grid's GEMM (`--gemm-grid`), whose workgroups loop
-// over tiles; false, a workgroup per tile (no loop in the build: see the kernels' `main`).
+// over tiles; false, a workgroup per tile (no loop in the build: see `main` below).
 override GRID: bool = false;
 
 // Workgroups that compute tiles: one per tile, or a persistent grid's, each taking tiles w, w + stride,

@@ -174,9 +174,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = positive_u32)]
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
-    /// workgroups in all, each looping over tiles, so the steps after it get the SMs it leaves
-    /// (set it to the GPU's SM count or just below). `--step-lead auto` is then none; fused mode ignores
-    /// it. Pays with the cooperative f16 kernel and forward reduces (README). Default off.
+    /// workgroups in all (at least one per GEMM op), each looping over tiles, so the steps after it
+    /// get the SMs it leaves (set it to the GPU's SM count or just below). `--step-lead auto` is
+    /// then none; fused mode ignores it. Pays with the cooperative f16 kernel and forward reduces
+    /// (README). Default off.
     #[arg(long, value_parser = positive_u32)]
     pub gemm_grid: Option<u32>,
     /// GEMM workgroups of a pass dispatched after the steps sharing it (whole GEMM ops), so the steps

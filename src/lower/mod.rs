@@ -1,7 +1,7 @@
 //! Lowering: a plan and its config become recordings, the GPU work as data (passes of dispatches with
 //! their kernel, workgroups, parameters and buffer references; clears; copies; reads) for one device.
 //! Every decision about what a pass holds is taken here, on the CPU: the job tables, the arbitration
-//! caps, the step lead and fused mode's packing. The executor (src/executor.rs) only binds and encodes.
+//! caps, the GEMM grid, the step lead and fused mode's packing. The executor (src/executor.rs) only binds and encodes.
 
 mod fused;
 mod gather;
@@ -238,13 +238,26 @@ pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Paddi
     )
 }
 
+/// The fewest workgroups a persistent grid may give an op of `tiles` tiles where the driver caps an
+/// invocation's loop iterations in all (`limit`; llvmpipe ends its loops there and would leave tiles
+/// unwritten): a tile takes at most 9 per 8-deep slice of K (the SIMT kernel's slice loop and its
+/// inner loop; the cooperative kernel's 32-deep slices take fewer) plus 256 for its epilogue and
+/// tile lookup, and half the cap is kept in reserve.
+fn grid_floor(tiles: u32, k: usize, limit: Option<u32>) -> u32 {
+    let Some(limit) = limit else { return 1 };
+    let per_tile = (k.div_ceil(8) * 9 + 256) as u64;
+    let tiles_per_wg = (u64::from(limit / 2) / per_tile).max(1);
+    u64::from(tiles).div_ceil(tiles_per_wg) as u32
+}
+
 /// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
 /// memory, which 16 workgroups already saturate (44-49 GB/s on an H200, BENCHMARKS.md run 23; a
 /// whole 35 MB chunk on every workgroup it needs moved 52 GB/s, run 21), so more would only take
 /// SMs from the GEMM work sharing its pass.
 pub const HOST_SEND_WORKGROUPS: u32 = 16;
 
-/// Each op's binding and dispatch, arbitration's capped variants and the step lead.
+/// Each op's binding and dispatch, its shared variant (arbitration's cap, the GEMM grid) and the step
+/// lead.
 fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan, share: Share) {
     let t = l.target;
     let n = config.shape.n;
@@ -410,9 +423,13 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
             Params::Step(_) if op.level < stages => config
                 .arbitrate
                 .map(|w| (w / steps_at_level[op.level]).max(1)),
-            Params::Gemm(_) if steps_at_level[op.level] > 0 => config
-                .gemm_grid
-                .map(|w| (w / gemms_at_level[op.level]).max(1)),
+            Params::Gemm(_) if steps_at_level[op.level] > 0 => config.gemm_grid.map(|w| {
+                (w / gemms_at_level[op.level]).max(1).max(grid_floor(
+                    workgroups,
+                    config.shape.k,
+                    t.loop_limit,
+                ))
+            }),
             _ => None,
         };
         let shared = cap.filter(|&c| c < workgroups).map(|cap| {
@@ -476,7 +493,8 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
             .sum();
         // A persistent grid is resident from the start, so `auto` puts no GEMM work after the steps
         // beside one; a count still does (the steps issued first, then the grid).
-        if step_wg == 0 || (config.gemm_grid.is_some() && config.step_lead == StepLead::Auto) {
+        let grid = at(true).any(|i| op(i).shared.is_some());
+        if step_wg == 0 || (grid && config.step_lead == StepLead::Auto) {
             continue;
         }
         let mut left = config
@@ -489,7 +507,7 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
             }
             let o = l.ops[i].as_mut().expect("filtered to this device's ops");
             o.after_steps = true;
-            left = left.saturating_sub(o.dispatch.workgroups);
+            left = left.saturating_sub(o.shared.unwrap_or(o.dispatch).workgroups);
         }
     }
 }
@@ -520,7 +538,14 @@ impl Lowered {
             match (o.dispatch.kernel, o.shared) {
                 // The grid's pipeline stores plainly and tracks: the passes that share (encoded,
                 // host) run StoreMode::Store.
-                (Kernel::Gemm(_), Some(grid)) if shared && store == StoreMode::Store => grid,
+                (Kernel::Gemm(_), Some(grid)) if shared => {
+                    debug_assert_eq!(
+                        store,
+                        StoreMode::Store,
+                        "the grid's pipeline stores plainly"
+                    );
+                    grid
+                }
                 (Kernel::Gemm(_), _) => Dispatch {
                     kernel: Kernel::Gemm(store),
                     ..o.dispatch

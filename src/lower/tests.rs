@@ -83,17 +83,15 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
         }
-        (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p)) => assert_eq!(p.total_wg, d.workgroups),
+        (Kernel::Gemm(_), Group::Gemm, Params::Gemm(p)) => {
+            assert_eq!(p.grid_wg, 0, "a grid only on the GRID pipeline");
+            assert_eq!(p.total_wg, d.workgroups);
+        }
         // Fused mode's spare transfer workgroups follow the GEMM's in the same dispatch.
         (Kernel::Fused { split_b }, Group::Fused, Params::Gemm(p)) => {
             assert_eq!(split_b, p.b_split != u32::MAX);
-            assert!(p.grid_wg < p.total_wg);
-            let gemm_wg = if p.grid_wg != 0 {
-                p.grid_wg
-            } else {
-                p.total_wg
-            };
-            assert!(gemm_wg <= d.workgroups);
+            assert_eq!(p.grid_wg, 0, "fused mode keeps a workgroup per tile");
+            assert!(p.total_wg <= d.workgroups);
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
         }
@@ -297,6 +295,40 @@ fn gemm_grid_caps_gemm_work_only_beside_steps() {
             }
         }
     }
+}
+
+#[test]
+fn gemm_grid_keeps_each_workgroups_loops_inside_a_drivers_cap() {
+    // K = 4096 on a driver that ends loops after 65535 iterations: a tile takes up to 4864 of them,
+    // so a workgroup may take 6 tiles (half the cap), whatever the grid asks.
+    let mut c = config(Collective::ReduceScatter, ReduceVia::Forward);
+    c.shape = Shape::new(4096, 2000, 4096).unwrap();
+    c.gemm_grid = Some(1);
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let t = Target {
+        loop_limit: Some(65535),
+        ..TARGET
+    };
+    let l = lower(&c, &ch, &s, &plan, t);
+    let mut grids = 0;
+    for p in l.encoded.passes() {
+        for d in p.dispatches.iter().filter(|d| d.kernel == Kernel::GemmGrid) {
+            let Params::Gemm(g) = l.bindings[d.binding].params else {
+                panic!("a GEMM dispatch over other params")
+            };
+            grids += 1;
+            assert!(
+                g.total_wg.div_ceil(g.grid_wg) <= 6,
+                "{} tiles on {}",
+                g.total_wg,
+                g.grid_wg
+            );
+        }
+    }
+    assert!(grids > 0);
+    assert_eq!(super::grid_floor(100, 4096, None), 1);
 }
 
 #[test]
