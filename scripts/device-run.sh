@@ -143,10 +143,13 @@ grid)
   # Issue 14's f16 overlap against the persistent GEMM grid (`--gemm-grid G`: in passes with steps the
   # GEMM stays on G workgroups, the steps get the SMs it leaves). First the GEMM alone (one workgroup per
   # tile) on the cubes and the TP-8 shapes, with cuBLAS fp16 beside
-  # it; the f16 collectives tests on the device (GEMM grids among their configs); then per preset the
+  # it; the f16 collectives tests and the grid's (its GEMM ops span several tiles) on the device; then per preset the
   # default run (G = 0: no grid, step lead auto) and every G of GRIDS, sequential, host and encoded.
   t3 info > "$out/info.txt" 2>&1
-  if [ -x .gpu/bin/test-collectives ]; then T3_REQUIRE_GPU=1 .gpu/bin/test-collectives f16 > "$out/test-collectives.txt" 2>&1; echo "test-collectives rc=$?" >> "$out/rc.txt"; fi
+  if [ -x .gpu/bin/test-collectives ]; then
+    T3_REQUIRE_GPU=1 .gpu/bin/test-collectives f16 > "$out/test-collectives.txt" 2>&1; echo "test-collectives rc=$?" >> "$out/rc.txt"
+    T3_REQUIRE_GPU=1 .gpu/bin/test-collectives gemm_grid >> "$out/test-collectives.txt" 2>&1; echo "test-collectives gemm_grid rc=$?" >> "$out/rc.txt"
+  fi
   if [ -z "${NO_GEMM:-}" ]; then
     python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
     T3_BENCH_KERNEL=coop T3_BENCH_SIZES=4096,8192,8192x4256x532,8192x12288x1536,8192x4256x2128 T3_BENCH_DTYPES=f16 T3_BENCH_REPS=9 T3_BENCH_WARMUP_S=3 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-gemm.txt" 2>&1
