@@ -447,11 +447,6 @@ fn coop_kernels_emulated_match_reference() {
             let emu = emulate(&variant.source(Some(&src)).unwrap(), own.bindings.len());
             let module = shaders::module_from_source(gpu, &name, emu.clone(), false)
                 .unwrap_or_else(|e| panic!("{name}: {e}\n{emu}"));
-            // One tile per workgroup, and the persistent grid's pipeline (GRID: tiles in a loop).
-            let pipelines = [false, true].map(|grid| {
-                let c = [("GRID", f64::from(u8::from(grid)))];
-                shaders::pipeline(gpu, &name, &layout, &module, &c).unwrap()
-            });
             let mut rng = Rng::new(common::seed(&format!("emulated {name} {put:?}")));
             let c0 = if put == Put::Store { f32::NAN } else { 0.0 };
             // A persistent grid (`--gemm-grid`) of 2 workgroups, each looping over tiles, on
@@ -460,12 +455,20 @@ fn coop_kernels_emulated_match_reference() {
                 Put::Store => &[None, Some(2)],
                 _ => &[None],
             };
+            // Each grid's pipeline, made once: one tile per workgroup, or GRID (tiles in a loop).
+            let pipelines: Vec<_> = grids
+                .iter()
+                .map(|g| {
+                    let c = [("GRID", f64::from(u8::from(g.is_some())))];
+                    shaders::pipeline(gpu, &name, &layout, &module, &c).unwrap()
+                })
+                .collect();
             for &(m, n, k, chunks) in shapes {
                 let shape = Shape::new(m, n, k).unwrap();
-                for &grid in grids {
+                for (&grid, pipeline) in grids.iter().zip(&pipelines) {
                     let (err, tracked) = run_emulated(
                         gpu,
-                        &pipelines[usize::from(grid.is_some())],
+                        pipeline,
                         &layout,
                         &src,
                         (shape, chunks),
