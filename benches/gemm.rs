@@ -7,7 +7,10 @@
 //! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
 //! default 1), T3_BENCH_SETTLE_S (then at most this many seconds more until the times settle,
 //! default 10), T3_BENCH_SEED, T3_BENCH_DEBUG=1 (every rep's GPU span), T3_BENCH_JSON (file to
-//! append JSON lines to), T3_BENCH_VERIFY=0 (time without checking the result: for experimental
+//! append JSON lines to), T3_BENCH_GRID=G (the tracked GEMM on a persistent
+//! grid of G workgroups looping over tiles, as `--gemm-grid` runs a pass's GEMM, checked like the
+//! rest: its cost against the untracked GEMM on a workgroup per tile), T3_BENCH_VERIFY=0 (time
+//! without checking the result: for experimental
 //! kernels that leave C unwritten on purpose, e.g. to time a GEMM without its epilogue; the line
 //! says "unchecked").
 
@@ -48,6 +51,7 @@ fn run() -> anyhow::Result<()> {
     let chunks: usize = env_one("T3_BENCH_CHUNKS", 8)?;
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
     let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_6e6d)?;
+    let grid: u32 = env_one("T3_BENCH_GRID", 0)?;
     let gpu = Gpu::new(&GpuOptions::default())
         .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let mut clock = Clock::new(&gpu, reps)?;
@@ -60,10 +64,25 @@ fn run() -> anyhow::Result<()> {
         let dtype = Dtype::parse(d)?;
         let kernel = GemmKernel::with(&gpu, dtype, engine)?;
         for &shape in &shapes {
-            bench_one(&gpu, &kernel, &mut clock, shape, chunks, reps, seed)?;
+            let run = Run {
+                chunks,
+                reps,
+                seed,
+                grid,
+            };
+            bench_one(&gpu, &kernel, &mut clock, shape, &run)?;
         }
     }
     Ok(())
+}
+
+/// The knobs every size is benched with.
+struct Run {
+    chunks: usize,
+    reps: u32,
+    seed: u64,
+    /// Workgroups of the tracked GEMM's persistent grid (0: a workgroup per tile).
+    grid: u32,
 }
 
 /// Checks, then times, the tracked and untracked GEMM of one size.
@@ -72,14 +91,22 @@ fn bench_one(
     kernel: &GemmKernel,
     clock: &mut Clock,
     shape: Shape,
-    chunks: usize,
-    reps: u32,
-    seed: u64,
+    run: &Run,
 ) -> anyhow::Result<()> {
+    let &Run {
+        chunks,
+        reps,
+        seed,
+        grid,
+    } = run;
     let dtype = kernel.dtype;
     let Shape { m, n, k } = shape;
-    let g = TrackedGemm::new(gpu, kernel, shape, chunks, None)
-        .with_context(|| format!("setting up the {shape} GEMM"))?;
+    let g = if grid == 0 {
+        TrackedGemm::new(gpu, kernel, shape, chunks, None)
+    } else {
+        TrackedGemm::on_grid(gpu, kernel, shape, chunks, grid)
+    }
+    .with_context(|| format!("setting up the {shape} GEMM"))?;
     let mut rng = Rng::new(seed ^ (m * 31 + n * 7 + k) as u64);
     // Operands as the kernel holds them: the reference multiplies exactly what the device does.
     let mut fill =
@@ -123,8 +150,12 @@ fn bench_one(
     let (tracked, untracked) = (median(&tracked_all), median(&untracked_all));
     let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
     let overhead = tracked / untracked - 1.0;
+    // On a grid, "overhead" is the grid's cost (and the tracker's) against a workgroup per tile.
+    let on_grid = g
+        .grid_wg()
+        .map_or(String::new(), |w| format!(" on a grid of {w} workgroups"));
     println!(
-        "gemm {} {} ({}) {shape}: tracked {tracked:.3} ms ({:.3} TFLOP/s; reps {}; {}), untracked {untracked:.3} ms ({:.3} TFLOP/s; reps {}; {}), tracker overhead {:+.2}%; {}",
+        "gemm {} {} ({}) {shape}: tracked{on_grid} {tracked:.3} ms ({:.3} TFLOP/s; reps {}; {}), untracked {untracked:.3} ms ({:.3} TFLOP/s; reps {}; {}), tracker overhead {:+.2}%; {}",
         gpu.info.name,
         dtype.name(),
         kernel.engine.name(),
@@ -149,6 +180,7 @@ fn bench_one(
         "dtype": dtype.name(),
         "kernel": kernel.engine.name(),
         "chunks": chunks,
+        "grid_wg": g.grid_wg(),
         "tracked_ms": tracked,
         "tracked_reps_ms": tracked_all,
         "untracked_reps_ms": untracked_all,

@@ -22,6 +22,12 @@ use crate::timestamps::Timestamps;
 /// (Mesa's gallivm, LP_MAX_TGSI_LOOP_ITERATIONS), whatever the shader says.
 const LLVMPIPE_LOOP_LIMIT: u32 = 65535;
 
+/// The loop cap of `gpu`'s driver, where it has one (llvmpipe).
+pub(crate) fn loop_limit(gpu: &Gpu) -> Option<u32> {
+    (gpu.info.device_type == wgpu::DeviceType::Cpu && gpu.info.driver == "llvmpipe")
+        .then_some(LLVMPIPE_LOOP_LIMIT)
+}
+
 /// The device's kernels, made once and shared by every system on it.
 pub struct Kernels {
     pub gemm: GemmKernel,
@@ -55,9 +61,7 @@ impl Kernels {
             max_buffer: gpu.max_buffer,
             max_binding: gpu.max_binding,
             host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
-            loop_limit: (gpu.info.device_type == wgpu::DeviceType::Cpu
-                && gpu.info.driver == "llvmpipe")
-                .then_some(LLVMPIPE_LOOP_LIMIT),
+            loop_limit: loop_limit(gpu),
         }
     }
 }

@@ -23,6 +23,9 @@ pub struct TrackedGemm {
     pub thresholds: Vec<u32>,
     pub total_wg: u32,
     bind_group: wgpu::BindGroup,
+    /// The tracked store on a persistent grid ([`TrackedGemm::on_grid`]): its workgroups and bind
+    /// group (params with `grid_wg` set), for [`StoreMode::Store`] only.
+    grid: Option<(u32, wgpu::BindGroup)>,
 }
 
 impl TrackedGemm {
@@ -33,6 +36,34 @@ impl TrackedGemm {
         shape: Shape,
         chunks: usize,
         order: Option<Vec<usize>>,
+    ) -> Result<Self> {
+        Self::build(gpu, kernel, shape, chunks, order, None)
+    }
+
+    /// As [`TrackedGemm::new`], its tracked store ([`StoreMode::Store`]) on a persistent grid of
+    /// `grid` workgroups looping over the tiles (as `--gemm-grid` runs an op; at most one per tile,
+    /// and no fewer than keep a workgroup's loops inside the driver's cap): the grid's cost against
+    /// a workgroup per tile, with no steps beside it. The other modes keep a workgroup per tile.
+    pub fn on_grid(
+        gpu: &Gpu,
+        kernel: &GemmKernel,
+        shape: Shape,
+        chunks: usize,
+        grid: u32,
+    ) -> Result<Self> {
+        if grid == 0 {
+            return Err(Error::invalid("GEMM grid", grid, "at least 1 workgroup"));
+        }
+        Self::build(gpu, kernel, shape, chunks, None, Some(grid))
+    }
+
+    fn build(
+        gpu: &Gpu,
+        kernel: &GemmKernel,
+        shape: Shape,
+        chunks: usize,
+        order: Option<Vec<usize>>,
+        grid: Option<u32>,
     ) -> Result<Self> {
         if chunks == 0 || chunks > shape.m {
             return Err(Error::invalid(
@@ -109,19 +140,38 @@ impl TrackedGemm {
             bytemuck::cast_slice(&jobs),
             wgpu::BufferUsages::STORAGE,
         );
-        let bind_group = shaders::bind(
-            gpu,
-            "gemm bind group",
-            &kernel.layout,
-            &[
-                c.as_entire_binding(),
-                pbuf.as_entire_binding(),
-                a.as_entire_binding(),
-                b.as_entire_binding(),
-                counters.as_entire_binding(),
-                jbuf.as_entire_binding(),
-            ],
-        );
+        let bind = |label: &str, pbuf: &wgpu::Buffer| {
+            shaders::bind(
+                gpu,
+                label,
+                &kernel.layout,
+                &[
+                    c.as_entire_binding(),
+                    pbuf.as_entire_binding(),
+                    a.as_entire_binding(),
+                    b.as_entire_binding(),
+                    counters.as_entire_binding(),
+                    jbuf.as_entire_binding(),
+                ],
+            )
+        };
+        let bind_group = bind("gemm bind group", &pbuf);
+        let grid = grid.map(|g| {
+            let floor =
+                crate::lower::grid_floor(total_wg, shape.k, crate::executor::loop_limit(gpu));
+            let grid_wg = g.max(floor).min(total_wg);
+            let params = GemmParams {
+                grid_wg,
+                dispatch_x: crate::shapes::fold(grid_wg, gpu.max_workgroups_per_dim).0,
+                ..params
+            };
+            let pbuf = gpu.init_buffer(
+                "gemm params (grid)",
+                bytemuck::bytes_of(&params),
+                wgpu::BufferUsages::UNIFORM,
+            );
+            (grid_wg, bind("gemm bind group (grid)", &pbuf))
+        });
         gpu.check("creating the tracked GEMM")?;
         Ok(TrackedGemm {
             dtype: kernel.dtype,
@@ -135,7 +185,13 @@ impl TrackedGemm {
             thresholds,
             total_wg,
             bind_group,
+            grid,
         })
+    }
+
+    /// Workgroups of the tracked store's persistent grid, where it has one.
+    pub fn grid_wg(&self) -> Option<u32> {
+        self.grid.as_ref().map(|g| g.0)
     }
 
     /// Uploads A and B (as the kernel's dtype: f16 operands are rounded to nearest).
@@ -162,7 +218,8 @@ impl TrackedGemm {
         gpu.queue.write_buffer(&self.c, 0, bytemuck::cast_slice(&v));
     }
 
-    /// Encodes: clear the tracker (when `reset`), then the GEMM, optionally with pass timestamps.
+    /// Encodes: clear the tracker (when `reset`), then the GEMM (the tracked store on the grid where
+    /// there is one), optionally with pass timestamps.
     pub fn encode(
         &self,
         gpu: &Gpu,
@@ -179,7 +236,15 @@ impl TrackedGemm {
             label: Some("tracked gemm"),
             timestamp_writes: timestamps,
         });
-        kernel.dispatch(gpu, &mut pass, mode, &self.bind_group, self.total_wg);
+        match (&self.grid, mode) {
+            (Some((grid_wg, bg)), StoreMode::Store) => {
+                let (x, y) = gpu.fold(*grid_wg);
+                pass.set_pipeline(kernel.grid_pipeline());
+                pass.set_bind_group(0, bg, &[]);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            _ => kernel.dispatch(gpu, &mut pass, mode, &self.bind_group, self.total_wg),
+        }
     }
 
     /// Runs once and waits (bounded).

@@ -20,10 +20,22 @@ fn check(
     chunks: usize,
     order: Option<Vec<usize>>,
 ) {
+    check_on(gpu, kernel, (m, n, k), chunks, order, None);
+}
+
+/// `check`, the tracked store on a persistent grid of `grid` workgroups where given.
+fn check_on(
+    gpu: &Gpu,
+    kernel: &GemmKernel,
+    (m, n, k): (usize, usize, usize),
+    chunks: usize,
+    order: Option<Vec<usize>>,
+    grid: Option<u32>,
+) {
     let shape = Shape::new(m, n, k).unwrap();
     let d = kernel.dtype;
     let what = format!(
-        "{m}x{n}x{k} chunks {chunks} {} ({})",
+        "{m}x{n}x{k} chunks {chunks} {} ({}) grid {grid:?}",
         d.name(),
         kernel.engine.name()
     );
@@ -33,7 +45,11 @@ fn check(
         |len: usize| -> Vec<f32> { rng.fill(len).into_iter().map(|v| d.round(v)).collect() };
     let a = fill(m * k);
     let b = fill(k * n);
-    let g = TrackedGemm::new(gpu, kernel, shape, chunks, order).unwrap();
+    let g = match grid {
+        None => TrackedGemm::new(gpu, kernel, shape, chunks, order),
+        Some(w) => TrackedGemm::on_grid(gpu, kernel, shape, chunks, w),
+    }
+    .unwrap();
     g.upload(gpu, &a, &b).unwrap();
     g.fill_c(gpu, f32::NAN);
     g.run(gpu, kernel, StoreMode::Store, true).unwrap();
@@ -229,6 +245,32 @@ fn update_mode_accumulates() {
     );
     let twice: Vec<u32> = g.thresholds.iter().map(|t| 2 * t).collect();
     assert_eq!(g.read_counters(gpu).unwrap(), twice);
+}
+
+/// The standalone GEMM on a persistent grid (the bench's `T3_BENCH_GRID`): grids of one workgroup,
+/// a few, one per tile and more than the tiles, each workgroup then looping over several tiles of
+/// a ragged shape (f32: 3 x 5 tiles; f16 where the adapter has it).
+#[test]
+fn grid_store_covers_every_tile() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernel = GemmKernel::new(gpu).unwrap();
+    for grid in [1, 4, 15, 40] {
+        check_on(gpu, &kernel, (300, 600, 37), 3, None, Some(grid));
+    }
+    if let Some(k16) = typed_kernel(gpu, Dtype::F16) {
+        check_on(gpu, &k16, (300, 600, 37), 2, None, Some(3));
+    }
+    let g = TrackedGemm::on_grid(gpu, &kernel, Shape::new(300, 600, 37).unwrap(), 3, 40).unwrap();
+    assert_eq!(
+        g.grid_wg(),
+        Some(g.total_wg),
+        "at most a workgroup per tile"
+    );
+    let e = TrackedGemm::on_grid(gpu, &kernel, Shape::new(8, 8, 8).unwrap(), 1, 0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("grid") && e.contains('0'), "{e}");
 }
 
 #[test]

@@ -244,7 +244,7 @@ pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Paddi
 /// unwritten): a tile takes at most 9 per 8-deep slice of K (the SIMT kernel's slice loop and its
 /// inner loop; the cooperative kernel's 32-deep slices take fewer) plus 256 for its epilogue and
 /// tile lookup, and half the cap is kept in reserve.
-fn grid_floor(tiles: u32, k: usize, limit: Option<u32>) -> u32 {
+pub(crate) fn grid_floor(tiles: u32, k: usize, limit: Option<u32>) -> u32 {
     let Some(limit) = limit else { return 1 };
     let per_tile = (k.div_ceil(8) * 9 + 256) as u64;
     let tiles_per_wg = (u64::from(limit / 2) / per_tile).max(1);
