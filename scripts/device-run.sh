@@ -3,7 +3,7 @@
 #   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
 #   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
 #   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, grid, coopvar,
-#    hostloop, hostloop2, hostwait, hostdepth, twogpu, fused, fused1)
+#    hostloop, hostloop2, hostwait, hostdepth, twogpu, fused, fused1, passes)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -160,6 +160,21 @@ grid)
     gf=""; [ "$g" != 0 ] && gf="--gemm-grid $g"
     t3 run --preset $p --dtype $d --collective reduce-scatter --reduce ${REDUCE:-forward} --chunks ${CHUNKS:-1} --link-gbps 150 --mode ${MODES:-sequential,host,encoded} --reps 5 $gf $v --json "$out/g$g-$p-$d.json" > "$out/g$g-$p-$d.txt" 2>&1
     echo "g$g-$p-$d rc=$?" >> "$out/rc.txt"
+  done; done; done
+  ;;
+passes)
+  # Where a shared pass's time goes with the GEMM grid (BENCHMARKS.md run 30, issue 14): the grid's GEMM
+  # alone against a workgroup per tile (T3_BENCH_GRID), then tnlg-op f16 encoded with and without the
+  # grid at several links, traced per pass: a pass bound by its steps shortens with a faster link.
+  for g in 0 128 132; do
+    T3_BENCH_GRID=$g T3_BENCH_KERNEL=coop T3_BENCH_DTYPES=f16 T3_BENCH_SIZES=${SIZES:-8192x4256x532,8192x12288x1536,8192x4256x2128} T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-g$g.txt" 2>&1
+    echo "bench g$g rc=$?" >> "$out/rc.txt"
+  done
+  t3 calibrate > "$out/calibrate.txt" 2>&1
+  for p in ${PRESETS:-tnlg-op-tp8}; do for g in 0 128; do for l in ${LINKS:-75 150 300 600}; do
+    gf=""; [ "$g" != 0 ] && gf="--gemm-grid $g"
+    t3 run --preset $p --dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps $l --mode sequential,encoded --reps 5 $gf --trace "$out/trace-$p-g$g-l$l.json" > "$out/$p-g$g-l$l.txt" 2>&1
+    echo "$p g$g l$l rc=$?" >> "$out/rc.txt"
   done; done; done
   ;;
 coopvar)
