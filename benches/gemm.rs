@@ -101,6 +101,13 @@ fn bench_one(
     } = run;
     let dtype = kernel.dtype;
     let Shape { m, n, k } = shape;
+    // A chunk is at least a row: fewer rows than T3_BENCH_CHUNKS bench with a chunk per row, said so.
+    let chunks = if chunks > m {
+        println!("{shape}: {m} row(s), so {m} chunk(s) instead of T3_BENCH_CHUNKS={chunks}");
+        m
+    } else {
+        chunks
+    };
     let g = if grid == 0 {
         TrackedGemm::new(gpu, kernel, shape, chunks, None)
     } else {
