@@ -338,10 +338,12 @@ impl<'a> Executor<'a> {
                             Kernel::Fused { split_b } => self.kernels.gemm.fused(split_b),
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };
-                        let (x, y) = gpu.fold(d.workgroups);
-                        pass.set_pipeline(pipeline);
-                        pass.set_bind_group(0, self.groups[d.binding].as_ref(), &[]);
-                        pass.dispatch_workgroups(x, y, 1);
+                        gpu.dispatch(
+                            &mut pass,
+                            pipeline,
+                            self.groups[d.binding].as_ref(),
+                            d.workgroups,
+                        );
                     }
                 }
             }

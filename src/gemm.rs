@@ -405,10 +405,7 @@ impl GemmKernel {
         bg: &wgpu::BindGroup,
         total_wg: u32,
     ) {
-        let (x, y) = gpu.fold(total_wg);
-        pass.set_pipeline(self.pipeline(mode));
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        gpu.dispatch(pass, self.pipeline(mode), bg, total_wg);
     }
 }
 

@@ -425,4 +425,18 @@ impl Gpu {
     pub fn fold(&self, groups: u32) -> (u32, u32) {
         crate::shapes::fold(groups, self.max_workgroups_per_dim)
     }
+
+    /// Records `pipeline` over `bg` on `workgroups` workgroups, folded into 2-D where needed.
+    pub fn dispatch<'a>(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        pipeline: &wgpu::ComputePipeline,
+        bg: impl Into<Option<&'a wgpu::BindGroup>>,
+        workgroups: u32,
+    ) {
+        let (x, y) = self.fold(workgroups);
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, bg.into(), &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
 }

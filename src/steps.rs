@@ -145,9 +145,6 @@ impl StepKernel {
         bg: &wgpu::BindGroup,
         n_wg: u32,
     ) {
-        let (x, y) = gpu.fold(n_wg);
-        pass.set_pipeline(self.pipeline(put));
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        gpu.dispatch(pass, self.pipeline(put), bg, n_wg);
     }
 }

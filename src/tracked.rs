@@ -157,12 +157,11 @@ impl TrackedGemm {
         };
         let bind_group = bind("gemm bind group", &pbuf);
         let grid = grid.map(|g| {
-            let floor =
-                crate::lower::grid_floor(total_wg, shape.k, crate::executor::loop_limit(gpu));
-            let grid_wg = g.max(floor).min(total_wg);
+            let limit = crate::executor::loop_limit(gpu);
+            let grid_wg = crate::lower::grid_workgroups(g, total_wg, shape.k, limit).min(total_wg);
             let params = GemmParams {
                 grid_wg,
-                dispatch_x: crate::shapes::fold(grid_wg, gpu.max_workgroups_per_dim).0,
+                dispatch_x: gpu.fold(grid_wg).0,
                 ..params
             };
             let pbuf = gpu.init_buffer(
@@ -238,10 +237,7 @@ impl TrackedGemm {
         });
         match (&self.grid, mode) {
             (Some((grid_wg, bg)), StoreMode::Store) => {
-                let (x, y) = gpu.fold(*grid_wg);
-                pass.set_pipeline(kernel.grid_pipeline());
-                pass.set_bind_group(0, bg, &[]);
-                pass.dispatch_workgroups(x, y, 1);
+                gpu.dispatch(&mut pass, kernel.grid_pipeline(), bg, *grid_wg)
             }
             _ => kernel.dispatch(gpu, &mut pass, mode, &self.bind_group, self.total_wg),
         }

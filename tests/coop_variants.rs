@@ -366,10 +366,7 @@ fn run_emulated(
     let mut enc = gpu.device.create_command_encoder(&Default::default());
     {
         let mut pass = enc.begin_compute_pass(&Default::default());
-        let (x, y) = gpu.fold(launched);
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &bg, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        gpu.dispatch(&mut pass, pipeline, &bg, launched);
     }
     let idx = gpu
         .submit("emulated coop gemm", vec![enc.finish()])

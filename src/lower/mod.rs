@@ -244,11 +244,17 @@ pub(super) fn operands(config: &Config, chunking: &Chunking, p: usize) -> (Paddi
 /// unwritten): a tile takes at most 9 per 8-deep slice of K (the SIMT kernel's slice loop and its
 /// inner loop; the cooperative kernel's 32-deep slices take fewer) plus 256 for its epilogue and
 /// tile lookup, and half the cap is kept in reserve.
-pub(crate) fn grid_floor(tiles: u32, k: usize, limit: Option<u32>) -> u32 {
+fn grid_floor(tiles: u32, k: usize, limit: Option<u32>) -> u32 {
     let Some(limit) = limit else { return 1 };
     let per_tile = (k.div_ceil(8) * 9 + 256) as u64;
     let tiles_per_wg = (u64::from(limit / 2) / per_tile).max(1);
     u64::from(tiles).div_ceil(tiles_per_wg) as u32
+}
+
+/// Workgroups of a persistent grid asked for `asked` over `tiles` tiles of depth `k`: at least one,
+/// and no fewer than keep each workgroup's loops inside the driver's cap (`grid_floor`).
+pub(crate) fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u32>) -> u32 {
+    asked.max(1).max(grid_floor(tiles, k, limit))
 }
 
 /// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
@@ -425,11 +431,12 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
                 .arbitrate
                 .map(|w| (w / steps_at_level[op.level]).max(1)),
             Params::Gemm(_) if steps_at_level[op.level] > 0 => config.gemm_grid.map(|w| {
-                (w / gemms_at_level[op.level]).max(1).max(grid_floor(
+                grid_workgroups(
+                    w / gemms_at_level[op.level],
                     workgroups,
                     config.shape.k,
                     t.loop_limit,
-                ))
+                )
             }),
             _ => None,
         };
