@@ -32,6 +32,13 @@ struct StepParams {
 @group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read> acc: array<vec4<f32>>;
 
+// Pipeline-overridable: false builds the step without the second source (`acc`), so `has_acc` must be
+// 0 with it (lowering picks the pipeline from `has_acc`). Why two pipelines: registers. A cooperative
+// GEMM workgroup takes 240 registers x 256 invocations of an SM's 65536 on NVIDIA, leaving room for a
+// 256-invocation step workgroup only at 16 registers per invocation; the add and update steps with
+// the `acc` path take 20 (so 24), and could not run beside the GEMM's workgroups (`bench-pipelines`).
+override ACC: bool = true;
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let w = wid.x + wid.y * p.dispatch_x;
@@ -39,7 +46,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         return;
     }
     let stride = p.n_wg * 256u;
-    if (p.has_acc != 0u) {
+    if (ACC && p.has_acc != 0u) {
         for (var i = w * 256u + t; i < p.len4; i += stride) {
             put4(p.dst_off4 + i, src[p.src_off4 + i] + acc[p.src_off4 + i]);
         }

@@ -334,7 +334,7 @@ impl<'a> Executor<'a> {
                         let pipeline = match d.kernel {
                             Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
                             Kernel::GemmGrid => self.kernels.gemm.grid_pipeline(),
-                            Kernel::Step(put) => self.kernels.step.pipeline(put),
+                            Kernel::Step { put, acc } => self.kernels.step.pipeline(put, acc),
                             Kernel::Fused { split_b } => self.kernels.gemm.fused(split_b),
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };

@@ -53,12 +53,13 @@ impl Link {
     }
 }
 
-/// Step pipelines, made once per device.
+/// Step pipelines, made once per device: each put without and with the second source (`acc`; see
+/// `ACC` in shaders/step.wgsl for why they are two pipelines).
 pub struct StepKernel {
     pub layout: wgpu::BindGroupLayout,
-    copy: wgpu::ComputePipeline,
-    add: wgpu::ComputePipeline,
-    update: wgpu::ComputePipeline,
+    copy: [wgpu::ComputePipeline; 2],
+    add: [wgpu::ComputePipeline; 2],
+    update: [wgpu::ComputePipeline; 2],
 }
 
 impl StepKernel {
@@ -70,10 +71,20 @@ impl StepKernel {
             epilogue: None,
         };
         let layout = shaders::layout(gpu, "step layout", variant(Put::Store).interface()?);
-        let make = |put: Put| -> Result<wgpu::ComputePipeline> {
+        let make = |put: Put| -> Result<[wgpu::ComputePipeline; 2]> {
             let label = format!("step ({put:?})");
             let m = shaders::module(gpu, &label, &variant(put), None, false)?;
-            shaders::pipeline(gpu, &label, &layout, &m, &[])
+            let with = |acc: bool| {
+                let label = format!("step ({put:?}{})", if acc { ", acc" } else { "" });
+                shaders::pipeline(
+                    gpu,
+                    &label,
+                    &layout,
+                    &m,
+                    &[("ACC", f64::from(u8::from(acc)))],
+                )
+            };
+            Ok([with(false)?, with(true)?])
         };
         Ok(StepKernel {
             copy: make(Put::Store)?,
@@ -83,9 +94,10 @@ impl StepKernel {
         })
     }
 
-    /// The pipeline for `put`: Store copies, Add reduces, Atomic/Cas reduce with update semantics.
-    pub fn pipeline(&self, put: Put) -> &wgpu::ComputePipeline {
-        match put {
+    /// The pipeline for `put` (Store copies, Add reduces, Atomic/Cas reduce with update semantics),
+    /// with the second source where `acc` (a step whose params have `has_acc` set).
+    pub fn pipeline(&self, put: Put, acc: bool) -> &wgpu::ComputePipeline {
+        let pair = match put {
             Put::Store => &self.copy,
             Put::Add => &self.add,
             Put::Atomic
@@ -95,7 +107,8 @@ impl StepKernel {
             | Put::StoreWindows
             | Put::CoherentWindows => &self.update,
             Put::Word => unreachable!("no step writes words: Put::Word is the gather kernel's"),
-        }
+        };
+        &pair[usize::from(acc)]
     }
 
     /// A bind group for one step over whole buffers `src` -> `dst` (no tracker bump, no second
@@ -145,6 +158,6 @@ impl StepKernel {
         bg: &wgpu::BindGroup,
         n_wg: u32,
     ) {
-        gpu.dispatch(pass, self.pipeline(put), bg, n_wg);
+        gpu.dispatch(pass, self.pipeline(put, false), bg, n_wg);
     }
 }

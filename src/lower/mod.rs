@@ -415,7 +415,8 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
                         Resource::Buffer(acc),
                     ],
                 };
-                (binding, Kernel::Step(put), wg)
+                let acc = p.has_acc != 0;
+                (binding, Kernel::Step { put, acc }, wg)
             }
         };
         let dispatch = Dispatch {

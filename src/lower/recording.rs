@@ -120,7 +120,12 @@ pub enum Kernel {
     Gemm(StoreMode),
     /// The tracked GEMM with plain stores on a persistent grid (`Config::gemm_grid`).
     GemmGrid,
-    Step(Put),
+    /// A step writing through `put`; `acc`: with the second source (its params' `has_acc`), a
+    /// pipeline of its own (shaders/step.wgsl `ACC`).
+    Step {
+        put: Put,
+        acc: bool,
+    },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
     /// windows (else the pipeline without the per-load branch between them).
     Fused {

@@ -95,7 +95,15 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
         }
-        (Kernel::Step(_), Group::Step, Params::Step(p)) => assert_eq!(p.n_wg, d.workgroups),
+        // The pipeline without the second source must never run a step that reads one.
+        (Kernel::Step { acc, .. }, Group::Step, Params::Step(p)) => {
+            assert_eq!(p.n_wg, d.workgroups);
+            assert_eq!(
+                acc,
+                p.has_acc != 0,
+                "the step's pipeline follows its has_acc"
+            );
+        }
         other => panic!("dispatch {d:?} over {other:?}"),
     }
 }
@@ -160,7 +168,7 @@ fn recordings_run_every_op_once_in_dependency_order() {
 fn shared_passes(rec: &Recording) -> Vec<(u32, u32, u32, Vec<u32>)> {
     let wg = |ds: &[Dispatch], step: bool| -> u32 {
         ds.iter()
-            .filter(|d| matches!(d.kernel, Kernel::Step(_)) == step)
+            .filter(|d| matches!(d.kernel, Kernel::Step { .. }) == step)
             .map(|d| d.workgroups)
             .sum()
     };
@@ -169,11 +177,11 @@ fn shared_passes(rec: &Recording) -> Vec<(u32, u32, u32, Vec<u32>)> {
             let first = p
                 .dispatches
                 .iter()
-                .position(|d| matches!(d.kernel, Kernel::Step(_)))?;
+                .position(|d| matches!(d.kernel, Kernel::Step { .. }))?;
             let sizes: Vec<u32> = p
                 .dispatches
                 .iter()
-                .filter(|d| !matches!(d.kernel, Kernel::Step(_)))
+                .filter(|d| !matches!(d.kernel, Kernel::Step { .. }))
                 .map(|d| d.workgroups)
                 .collect();
             let all = wg(&p.dispatches, false);
@@ -342,7 +350,7 @@ fn arbitration_caps_steps_only_beside_gemm_work() {
     let step_wg = |p: &Pass| -> u32 {
         p.dispatches
             .iter()
-            .filter(|d| matches!(d.kernel, Kernel::Step(_)))
+            .filter(|d| matches!(d.kernel, Kernel::Step { .. }))
             .map(|d| d.workgroups)
             .sum()
     };
@@ -351,7 +359,7 @@ fn arbitration_caps_steps_only_beside_gemm_work() {
         let steps = a
             .dispatches
             .iter()
-            .filter(|d| matches!(d.kernel, Kernel::Step(_)))
+            .filter(|d| matches!(d.kernel, Kernel::Step { .. }))
             .count() as u32;
         if a.ops.iter().any(|&i| capped.ops[i].as_ref().unwrap().gemm) && steps > 0 {
             shared += 1;
