@@ -803,6 +803,144 @@ def rows4():
             "// columns 8 (l % 2).. then + 4). Scratch rows padded to 20 floats against bank conflicts.\n" + src)
 
 
+# The K loop's ablations (run 34) are written from the committed kernel (the pair epilogue, 0fa26e8):
+# each removes one part of a slice's work, so what a slice costs splits into its parts. All leave C
+# wrong (time them with T3_BENCH_VERIFY=0).
+K_LOOP = "    for (var k0 = 0u; k0 < p.k; k0 += BK) {\n"
+K_LOOP_END = "    let r0 = row0 + (sg / 4u) * 64u;\n"
+
+
+def k_loop(src):
+    """The base kernel's K loop, as (before, loop, after)."""
+    i, j = src.index(K_LOOP), src.index(K_LOOP_END)
+    return src[:i], src[i:j], src[j:]
+
+
+def ablation(name, doc, loop_edit):
+    before, loop, after = k_loop(base())
+    edited = loop_edit(loop)
+    assert edited != loop, name
+    return comment(f"Variant {name} (an ablation: C is wrong, time it with T3_BENCH_VERIFY=0): {doc}") + before + edited + after
+
+
+def nofrag_loop(loop):
+    """The slice's second 16-deep step multiplies the first step's fragments: half the loads from
+    workgroup memory, the same multiply-adds."""
+    out, n = re.subn(r"(coopMultiplyAdd\(a3, b3, c33\);)\n        \}\n        \{\n(            let [ab][0-3] = coopLoadT[^\n]*\n){8}", "\\1\n", loop)
+    assert n == 1
+    return out
+
+
+def noglobal_loop(loop):
+    """No global loads after the first slice: every slice stores the first one's registers again."""
+    out, n = re.subn(r"        if \(kn < p\.k\) \{\n(            r[ab][0-7] = fetch_[ab]\([^\n]*\n){12}        \}\n",
+                     "        if (kn < p.k && kn == 0xffffffffu) {\n        }\n", loop)
+    assert n == 1
+    return out
+
+
+def nobar_loop(loop):
+    """No barriers in the K loop (lanes read fragments other lanes may not have stored)."""
+    assert loop.count("workgroupBarrier();") == 2
+    return loop.replace("workgroupBarrier();", "// (no barrier)")
+
+
+def nobar1_loop(loop):
+    """No barrier between a slice's stores to workgroup memory and its fragment loads."""
+    assert loop.count("workgroupBarrier();") == 2
+    return loop.replace("workgroupBarrier();", "// (no barrier)", 1)
+
+
+def nobar2_loop(loop):
+    """No barrier at the slice's end (the next slice's stores may overwrite fragments still read)."""
+    i = loop.rindex("workgroupBarrier();")
+    return loop[:i] + "// (no barrier)" + loop[i + len("workgroupBarrier();"):]
+
+
+def early_loop(loop):
+    """The next slice's global loads issued before the barrier after the stores, not after it: they
+    are in flight while the workgroup waits there too. Correct (the registers are stored first)."""
+    i = loop.index("        workgroupBarrier();\n        let kn = k0 + BK;\n")
+    j = loop.index("        {\n            let a0 = coopLoadT")
+    fetch = loop[i + len("        workgroupBarrier();\n"):j]
+    assert fetch.count("fetch_") == 12
+    return loop[:i] + fetch + "        workgroupBarrier();\n" + loop[j:]
+
+
+def halves():
+    """The committed schedule (32-deep slices through one buffer, two barriers per slice, the next
+    slice prefetched into registers, 64x64 per subgroup) on 128 invocations computing the 128x256
+    tile as two 128x128 halves one after the other: 27 KiB of workgroup memory and ~4 subgroups' registers
+    per workgroup, so two workgroups share an SM and one's barriers and load waits are the other's
+    multiply-adds (run 34's ablations: without the K loop's barriers and global-load waits the
+    committed kernel ran 44% faster)."""
+    src = base()
+    subs = [
+        ("const INVOCATIONS: u32 = 256u;", "const INVOCATIONS: u32 = 128u;"),
+        ("const SB: u32 = 264u;", "const SB: u32 = 136u;"),
+        ("var<workgroup> Bs: array<vec4<f16>, 2112>;", "var<workgroup> Bs: array<vec4<f16>, 1088>;"),
+        ("var<workgroup> Cs: array<f32, 4608>;", "var<workgroup> Cs: array<f32, 2304>;"),
+        ("    Bs[(i / 64u) * (SB / 4u) + i % 64u] = v;", "    Bs[(i / 32u) * (SB / 4u) + i % 32u] = v;"),
+    ]
+    for a, b in subs:
+        assert src.count(a) == 1, a
+        src = src.replace(a, b)
+    before, loop, after = k_loop(src)
+    i = loop.index("        {\n            let a0 = coopLoadT")
+    j = loop.rindex("        workgroupBarrier();")
+    blocks = "".join("    " + l + "\n" if l else "\n" for l in loop[i:j].rstrip("\n").split("\n"))
+    emits = after[after.index("    emit_pair("):after.index("    tile_done(")]
+    head = before[:before.index("fn compute_tile(w: u32, t: u32) {")]
+    ind = "        "
+    out = head + """fn compute_tile(w: u32, t: u32) {
+    let tile = grouped(tile_of(w, t), w);
+    let job = tile.job;
+    let row0 = tile.row0;
+    let sg = t / 32u;
+    let lane = t % 32u;
+    let ar = (sg / 2u) * 64u * SA;
+    let bc = (sg % 2u) * 64u;
+    for (var h = 0u; h < 2u; h += 1u) {
+        let col0 = tile.col0 + h * 128u;
+"""
+    for q in range(8):
+        out += f"{ind}var ra{q} = fetch_a(row0 + (t + {128 * q}u) / 8u, ((t + {128 * q}u) % 8u) * 4u, job);\n"
+    for q in range(8):
+        out += f"{ind}var rb{q} = fetch_b((t + {128 * q}u) / 32u, col0 + ((t + {128 * q}u) % 32u) * 4u, job);\n"
+    for r in range(4):
+        for c in range(4):
+            out += f"{ind}var c{r}{c} = coop_mat16x16<f32, C>();\n"
+    out += f"{ind}for (var k0 = 0u; k0 < p.k; k0 += BK) {{\n"
+    for q in range(8):
+        out += f"{ind}    put_a(t + {128 * q}u, ra{q});\n"
+    for q in range(8):
+        out += f"{ind}    put_b(t + {128 * q}u, rb{q});\n"
+    out += f"{ind}    workgroupBarrier();\n{ind}    let kn = k0 + BK;\n{ind}    if (kn < p.k) {{\n"
+    for q in range(8):
+        out += f"{ind}        ra{q} = fetch_a(row0 + (t + {128 * q}u) / 8u, kn + ((t + {128 * q}u) % 8u) * 4u, job);\n"
+    for q in range(8):
+        out += f"{ind}        rb{q} = fetch_b(kn + (t + {128 * q}u) / 32u, col0 + ((t + {128 * q}u) % 32u) * 4u, job);\n"
+    out += f"{ind}    }}\n" + blocks + f"{ind}    workgroupBarrier();\n{ind}}}\n"
+    out += f"{ind}let r0 = row0 + (sg / 2u) * 64u;\n{ind}let cl = col0 + bc;\n"
+    out += "".join("    " + l + "\n" for l in emits.rstrip("\n").split("\n"))
+    out += "    }\n    tile_done(job.counter, t);\n}\n"
+    return comment("""Variant halves: shaders/gemm_coop.wgsl's schedule (32-deep slices through one buffer, two
+barriers per slice, the next slice prefetched into registers, 64x64 per subgroup) on 128
+invocations that compute the 128x256 tile as two 128x128 halves in turn: half the workgroup memory
+and registers of a workgroup, so two share an SM and each one's barriers and load waits can be the
+other's multiply-adds.""") + out
+
+
+ABLATIONS = {
+    "abl-nofrag": ("the second 16-deep step of each slice multiplies the first step's fragments:\nhalf the fragment loads from workgroup memory, every multiply-add.", nofrag_loop),
+    "abl-noglobal": ("no global loads after the first slice: each slice stores the first\nslice's registers again (the loads' latency and bandwidth gone, every store and barrier kept).", noglobal_loop),
+    "abl-nobar": ("no barriers in the K loop.", nobar_loop),
+    "abl-nobar1": ("no barrier between a slice's stores to workgroup memory and its fragment loads.", nobar1_loop),
+    "abl-nobar2": ("no barrier at a slice's end (before the next slice's stores).", nobar2_loop),
+    "abl-inner": ("no global loads after the first slice and no barriers in the K loop:\nwhat is left is the slice's stores to and fragment loads from workgroup memory and its\nmultiply-adds.", lambda l: nobar_loop(noglobal_loop(l))),
+}
+
+
 ENTRY = re.compile(
     r"@compute @workgroup_size\((\d+)\)\n"
     r"fn main\(@builtin\(workgroup_id\) wid: vec3<u32>, @builtin\(local_invocation_index\) t: u32\) \{\n"
@@ -825,7 +963,8 @@ def main():
     ones NVIDIA's compiler rejected in run 7). Each generator asserts the text it rewrites, so a
     variant written from a kernel other than its base fails loudly: set GEN_BASE to that kernel
     (`git show REV:shaders/gemm_coop.wgsl > base.wgsl`). Bases: h4 and alias 8cee94e~1; db2-h4 and
-    half16-h4 stand alone; noepi, nobarrier, noglobal and rows4 0289099 (before the pair epilogue)."""
+    half16-h4 stand alone; noepi, nobarrier, noglobal and rows4 0289099 (before the pair epilogue);
+    the K loop's ablations (abl-*), early and halves (by name only) the committed kernel."""
     gens = {
         "noepi": noepi,
         "nobarrier": nobarrier,
@@ -842,7 +981,15 @@ slices ahead) with workgroup memory typed vec4<f16>: 8-byte loads and stores, fr
 through vec4<f16> pointers. No second variables on the operand bindings, no vec4<u32>. Grouped
 tile order, as committed."""),
     }
-    names = [a for a in sys.argv[1:] if not a.startswith("--")] or list(gens)
+    gens["halves"] = halves
+    gens["early"] = lambda: comment("""Variant early: shaders/gemm_coop.wgsl with the next slice's global loads issued right after
+the slice's stores to workgroup memory, before the barrier that follows them (the committed kernel
+issues them after it): the loads are in flight while the workgroup waits at the barrier too.""") + "".join(
+        (lambda b, l, a: (b, early_loop(l), a))(*k_loop(base())))
+    for name, (doc, edit) in ABLATIONS.items():
+        gens[name] = lambda name=name, doc=doc, edit=edit: ablation(name, doc, edit)
+    on_demand = set(ABLATIONS) | {"early", "halves"}
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or [n for n in gens if n not in on_demand]
     files = {n: gens[n]() for n in names}
     if "--all" in sys.argv[1:]:
         files.update({"vec": vec_single(False), "half": half(), "half16": half16()})
