@@ -931,6 +931,70 @@ and registers of a workgroup, so two share an SM and each one's barriers and loa
 other's multiply-adds.""") + out
 
 
+def strips(name, pw, sub_rows, doc, bk=32):
+    """The committed schedule on 128 invocations (4 subgroups of sub_rows x 64) that compute the
+    128x256 tile as 256 / pw strips of 128 x pw in turn, each with its own K loop; fewer registers
+    and less workgroup memory per workgroup than the committed kernel, so several share an SM."""
+    n_cols = pw // 64
+    assert (128 // sub_rows) * n_cols == 4
+    src = base()
+    sb, sa = pw + 8, bk + 8
+    subs = [
+        ("const BK: u32 = 32u;", f"const BK: u32 = {bk}u;"),
+        ("const SA: u32 = 40u;", f"const SA: u32 = {sa}u;"),
+        ("var<workgroup> As: array<vec4<f16>, 1280>;", f"var<workgroup> As: array<vec4<f16>, {128 * sa // 4}>;"),
+        ("    As[(i / 8u) * (SA / 4u) + i % 8u] = v;", f"    As[(i / {bk // 4}u) * (SA / 4u) + i % {bk // 4}u] = v;"),
+        ("const INVOCATIONS: u32 = 256u;", "const INVOCATIONS: u32 = 128u;"),
+        ("const SB: u32 = 264u;", f"const SB: u32 = {sb}u;"),
+        ("var<workgroup> Bs: array<vec4<f16>, 2112>;", f"var<workgroup> Bs: array<vec4<f16>, {bk * sb // 4}>;"),
+        ("var<workgroup> Cs: array<f32, 4608>;", "var<workgroup> Cs: array<f32, 2304>;"),
+        ("    Bs[(i / 64u) * (SB / 4u) + i % 64u] = v;", f"    Bs[(i / {pw // 4}u) * (SB / 4u) + i % {pw // 4}u] = v;"),
+    ]
+    for a, b in subs:
+        assert src.count(a) == 1, a
+        src = src.replace(a, b)
+    before, _, after = k_loop(src)
+    head = before[:before.index("fn compute_tile(w: u32, t: u32) {")]
+    na, nb, i2 = bk // 4, bk * pw // 512, "        "
+    fr = sub_rows // 16
+    out = head + f"""fn compute_tile(w: u32, t: u32) {{
+    let tile = grouped(tile_of(w, t), w);
+    let job = tile.job;
+    let row0 = tile.row0;
+    let sg = t / 32u;
+    let lane = t % 32u;
+    let ar = (sg / {n_cols}u) * {sub_rows}u * SA;
+    let bc = (sg % {n_cols}u) * 64u;
+    for (var h = 0u; h < {256 // pw}u; h += 1u) {{
+        let col0 = tile.col0 + h * {pw}u;
+"""
+    fa = lambda q, k: f"fetch_a(row0 + (t + {128 * q}u) / {bk // 4}u, {k}((t + {128 * q}u) % {bk // 4}u) * 4u, job)"
+    fb = lambda q, k: f"fetch_b({k}(t + {128 * q}u) / {pw // 4}u, col0 + ((t + {128 * q}u) % {pw // 4}u) * 4u, job)"
+    out += "".join(f"{i2}var ra{q} = {fa(q, '')};\n" for q in range(na))
+    out += "".join(f"{i2}var rb{q} = {fb(q, '')};\n" for q in range(nb))
+    out += "".join(f"{i2}var c{r}{c} = coop_mat16x16<f32, C>();\n" for r in range(fr) for c in range(4))
+    out += f"{i2}for (var k0 = 0u; k0 < p.k; k0 += BK) {{\n"
+    out += "".join(f"{i2}    put_a(t + {128 * q}u, ra{q});\n" for q in range(na))
+    out += "".join(f"{i2}    put_b(t + {128 * q}u, rb{q});\n" for q in range(nb))
+    out += f"{i2}    workgroupBarrier();\n{i2}    let kn = k0 + BK;\n{i2}    if (kn < p.k) {{\n"
+    out += "".join(f"{i2}        ra{q} = {fa(q, 'kn + ')};\n" for q in range(na))
+    out += "".join(f"{i2}        rb{q} = {fb(q, 'kn + ')};\n" for q in range(nb))
+    out += f"{i2}    }}\n"
+    for kk in range(0, bk, 16):
+        out += f"{i2}    {{\n"
+        out += "".join(f"{i2}        let a{r} = coopLoadT<coop_mat16x16<f16, A>>(&As[(ar + {16 * r}u * SA + {kk}u) / 4u], SA / 4u);\n" for r in range(fr))
+        out += "".join(f"{i2}        let b{c} = coopLoadT<coop_mat16x16<f16, B>>(&Bs[({kk}u * SB + bc + {16 * c}u) / 4u], SB / 4u);\n" for c in range(4))
+        out += "".join(f"{i2}        c{r}{c} = coopMultiplyAdd(a{r}, b{c}, c{r}{c});\n" for r in range(fr) for c in range(4))
+        out += f"{i2}    }}\n"
+    out += f"{i2}    workgroupBarrier();\n{i2}}}\n"
+    out += f"{i2}let r0 = row0 + (sg / {n_cols}u) * {sub_rows}u;\n{i2}let cl = col0 + bc;\n"
+    for r in range(fr):
+        for c in (0, 2):
+            out += f"{i2}emit_pair(c{r}{c}, c{r}{c + 1}, sg, lane, r0 + {16 * r}u, cl + {16 * c}u, job);\n"
+    out += "    }\n    tile_done(job.counter, t);\n}\n"
+    return comment(f"Variant {name}: {doc}") + out
+
+
 ABLATIONS = {
     "abl-nofrag": ("the second 16-deep step of each slice multiplies the first step's fragments:\nhalf the fragment loads from workgroup memory, every multiply-add.", nofrag_loop),
     "abl-noglobal": ("no global loads after the first slice: each slice stores the first\nslice's registers again (the loads' latency and bandwidth gone, every store and barrier kept).", noglobal_loop),
@@ -964,7 +1028,8 @@ def main():
     variant written from a kernel other than its base fails loudly: set GEN_BASE to that kernel
     (`git show REV:shaders/gemm_coop.wgsl > base.wgsl`). Bases: h4 and alias 8cee94e~1; db2-h4 and
     half16-h4 stand alone; noepi, nobarrier, noglobal and rows4 0289099 (before the pair epilogue);
-    the K loop's ablations (abl-*), early and halves (by name only) the committed kernel."""
+    the K loop's ablations (abl-*), early, halves, halves16 and quarters (by name only) the
+    committed kernel."""
     gens = {
         "noepi": noepi,
         "nobarrier": nobarrier,
@@ -982,13 +1047,23 @@ through vec4<f16> pointers. No second variables on the operand bindings, no vec4
 tile order, as committed."""),
     }
     gens["halves"] = halves
+    gens["halves16"] = lambda: strips("halves16", 128, 64, """shaders/gemm_coop.wgsl's schedule on 128 invocations (4 subgroups of
+64x64, as committed) computing the 128x256 tile as two 128x128 halves in turn, through 16-deep slices
+(half the prefetch registers of halves, 20 KiB of workgroup memory), so that two workgroups fit on an
+SM where halves (245 registers, 28 KiB) got one: each one's barriers and load waits the other's
+multiply-adds.""", bk=16)
+    gens["quarters"] = lambda: strips("quarters", 64, 32, """shaders/gemm_coop.wgsl's schedule on 128 invocations (4 subgroups of
+32x64) computing the 128x256 tile as four 128x64 strips in turn, each with its own K loop (A's slice
+loaded again per strip, from L2): about half the committed kernel's registers per invocation and a
+quarter of its workgroup memory's B stage, so three or four workgroups can share an SM and one's
+barriers and load waits be the others' multiply-adds.""")
     gens["early"] = lambda: comment("""Variant early: shaders/gemm_coop.wgsl with the next slice's global loads issued right after
 the slice's stores to workgroup memory, before the barrier that follows them (the committed kernel
 issues them after it): the loads are in flight while the workgroup waits at the barrier too.""") + "".join(
         (lambda b, l, a: (b, early_loop(l), a))(*k_loop(base())))
     for name, (doc, edit) in ABLATIONS.items():
         gens[name] = lambda name=name, doc=doc, edit=edit: ablation(name, doc, edit)
-    on_demand = set(ABLATIONS) | {"early", "halves"}
+    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters"}
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or [n for n in gens if n not in on_demand]
     files = {n: gens[n]() for n in names}
     if "--all" in sys.argv[1:]:
