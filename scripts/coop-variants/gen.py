@@ -867,70 +867,6 @@ def early_loop(loop):
     return loop[:i] + fetch + "        workgroupBarrier();\n" + loop[j:]
 
 
-def halves():
-    """The committed schedule (32-deep slices through one buffer, two barriers per slice, the next
-    slice prefetched into registers, 64x64 per subgroup) on 128 invocations computing the 128x256
-    tile as two 128x128 halves one after the other: 27 KiB of workgroup memory and ~4 subgroups' registers
-    per workgroup, so two workgroups share an SM and one's barriers and load waits are the other's
-    multiply-adds (run 34's ablations: without the K loop's barriers and global-load waits the
-    committed kernel ran 44% faster)."""
-    src = base()
-    subs = [
-        ("const INVOCATIONS: u32 = 256u;", "const INVOCATIONS: u32 = 128u;"),
-        ("const SB: u32 = 264u;", "const SB: u32 = 136u;"),
-        ("var<workgroup> Bs: array<vec4<f16>, 2112>;", "var<workgroup> Bs: array<vec4<f16>, 1088>;"),
-        ("var<workgroup> Cs: array<f32, 4608>;", "var<workgroup> Cs: array<f32, 2304>;"),
-        ("    Bs[(i / 64u) * (SB / 4u) + i % 64u] = v;", "    Bs[(i / 32u) * (SB / 4u) + i % 32u] = v;"),
-    ]
-    for a, b in subs:
-        assert src.count(a) == 1, a
-        src = src.replace(a, b)
-    before, loop, after = k_loop(src)
-    i = loop.index("        {\n            let a0 = coopLoadT")
-    j = loop.rindex("        workgroupBarrier();")
-    blocks = "".join("    " + l + "\n" if l else "\n" for l in loop[i:j].rstrip("\n").split("\n"))
-    emits = after[after.index("    emit_pair("):after.index("    tile_done(")]
-    head = before[:before.index("fn compute_tile(w: u32, t: u32) {")]
-    ind = "        "
-    out = head + """fn compute_tile(w: u32, t: u32) {
-    let tile = grouped(tile_of(w, t), w);
-    let job = tile.job;
-    let row0 = tile.row0;
-    let sg = t / 32u;
-    let lane = t % 32u;
-    let ar = (sg / 2u) * 64u * SA;
-    let bc = (sg % 2u) * 64u;
-    for (var h = 0u; h < 2u; h += 1u) {
-        let col0 = tile.col0 + h * 128u;
-"""
-    for q in range(8):
-        out += f"{ind}var ra{q} = fetch_a(row0 + (t + {128 * q}u) / 8u, ((t + {128 * q}u) % 8u) * 4u, job);\n"
-    for q in range(8):
-        out += f"{ind}var rb{q} = fetch_b((t + {128 * q}u) / 32u, col0 + ((t + {128 * q}u) % 32u) * 4u, job);\n"
-    for r in range(4):
-        for c in range(4):
-            out += f"{ind}var c{r}{c} = coop_mat16x16<f32, C>();\n"
-    out += f"{ind}for (var k0 = 0u; k0 < p.k; k0 += BK) {{\n"
-    for q in range(8):
-        out += f"{ind}    put_a(t + {128 * q}u, ra{q});\n"
-    for q in range(8):
-        out += f"{ind}    put_b(t + {128 * q}u, rb{q});\n"
-    out += f"{ind}    workgroupBarrier();\n{ind}    let kn = k0 + BK;\n{ind}    if (kn < p.k) {{\n"
-    for q in range(8):
-        out += f"{ind}        ra{q} = fetch_a(row0 + (t + {128 * q}u) / 8u, kn + ((t + {128 * q}u) % 8u) * 4u, job);\n"
-    for q in range(8):
-        out += f"{ind}        rb{q} = fetch_b(kn + (t + {128 * q}u) / 32u, col0 + ((t + {128 * q}u) % 32u) * 4u, job);\n"
-    out += f"{ind}    }}\n" + blocks + f"{ind}    workgroupBarrier();\n{ind}}}\n"
-    out += f"{ind}let r0 = row0 + (sg / 2u) * 64u;\n{ind}let cl = col0 + bc;\n"
-    out += "".join("    " + l + "\n" for l in emits.rstrip("\n").split("\n"))
-    out += "    }\n    tile_done(job.counter, t);\n}\n"
-    return comment("""Variant halves: shaders/gemm_coop.wgsl's schedule (32-deep slices through one buffer, two
-barriers per slice, the next slice prefetched into registers, 64x64 per subgroup) on 128
-invocations that compute the 128x256 tile as two 128x128 halves in turn: half the workgroup memory
-and registers of a workgroup, so two share an SM and each one's barriers and load waits can be the
-other's multiply-adds.""") + out
-
-
 def strips(name, pw, sub_rows, doc, bk=32):
     """The committed schedule on 128 invocations (4 subgroups of sub_rows x 64) that compute the
     128x256 tile as 256 / pw strips of 128 x pw in turn, each with its own K loop; fewer registers
@@ -1046,7 +982,11 @@ slices ahead) with workgroup memory typed vec4<f16>: 8-byte loads and stores, fr
 through vec4<f16> pointers. No second variables on the operand bindings, no vec4<u32>. Grouped
 tile order, as committed."""),
     }
-    gens["halves"] = halves
+    gens["halves"] = lambda: strips("halves", 128, 64, """shaders/gemm_coop.wgsl's schedule (32-deep slices through one buffer, two
+barriers per slice, the next slice prefetched into registers, 64x64 per subgroup) on 128
+invocations that compute the 128x256 tile as two 128x128 halves in turn: half the workgroup memory
+and registers of a workgroup, so two share an SM and each one's barriers and load waits can be the
+other's multiply-adds.""")
     gens["halves16"] = lambda: strips("halves16", 128, 64, """shaders/gemm_coop.wgsl's schedule on 128 invocations (4 subgroups of
 64x64, as committed) computing the 128x256 tile as two 128x128 halves in turn, through 16-deep slices
 (half the prefetch registers of halves, 20 KiB of workgroup memory), so that two workgroups fit on an
