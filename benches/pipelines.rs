@@ -4,10 +4,13 @@
 //! scripts/coop-variants/. A kernel's speed follows from these (a GEMM workgroup's registers decide
 //! how many fit on an SM, spills cost memory traffic in the inner loop), and wgpu does not expose them.
 //!
-//! The SPIR-V is naga's, written as wgpu-hal writes a trusted module's (no bounds checks, no loop
-//! bounding), with overrides at the values the library sets; each pipeline is created on a Vulkan
-//! device of its own (ash), so the statistics are the driver's for that SPIR-V, not for wgpu's exact
-//! words (wgpu may differ in SPIR-V version and workgroup-memory zeroing).
+//! The SPIR-V is naga's, written as wgpu-hal 30 writes it: the GEMMs as trusted modules (no bounds
+//! checks, no loop bounding), the steps and the gather as checked ones (indices restricted, buffer
+//! accesses left to VK_EXT_robustness2 where the device offers it, loops bounded), with overrides at
+//! the values the library sets; each pipeline is created on a Vulkan device of its own (ash) with
+//! the robustness wgpu enables (robustBufferAccess, robustness2's buffer and image access), so the
+//! statistics are the driver's for that SPIR-V, not for wgpu's exact words (wgpu may differ in
+//! SPIR-V version and workgroup-memory zeroing).
 //!
 //! Environment: T3_PIPELINES (comma list of substrings; a pipeline runs where its name contains one;
 //! default all), T3_PIPELINES_ADAPTER (substring of the device name; default the first discrete GPU,
@@ -39,6 +42,8 @@ struct Job {
     name: String,
     source: String,
     constants: Vec<(&'static str, f64)>,
+    /// Created as the library creates it: trusted (the GEMMs) or with wgpu's runtime checks.
+    trusted: bool,
 }
 
 fn run() -> anyhow::Result<()> {
@@ -58,7 +63,7 @@ fn run() -> anyhow::Result<()> {
     // Lowered first, so that a kernel naga refuses shows on any machine.
     let lowered: Vec<(&Job, Lowered)> = jobs
         .iter()
-        .filter_map(|j| match spirv(j) {
+        .filter_map(|j| match spirv(j, false) {
             Ok(w) => Some((j, w)),
             Err(e) => {
                 println!("{}: not lowered: {e:#}", j.name);
@@ -77,6 +82,12 @@ fn run() -> anyhow::Result<()> {
     let ir_dir = std::env::var_os("T3_PIPELINES_IR_DIR").map(std::path::PathBuf::from);
     println!("device: {}", vk.name);
     for (job, words) in lowered {
+        // A checked module's buffer accesses depend on the device's robustness2.
+        let words = if job.trusted || !vk.robust2 {
+            words
+        } else {
+            spirv(job, true)?
+        };
         match vk.statistics(&words.0, &words.1, ir_dir.as_deref(), &job.name) {
             Ok(execs) => {
                 for (exec, stats) in execs {
@@ -123,11 +134,12 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
     };
     for c in compositions::all() {
         let source = sources(&c, None)?;
-        // The GEMM's pipelines (src/gemm.rs `GemmKernel::with`): per tile, and on the persistent grid
-        // where stored plainly; fused mode's with B in one window and in two.
+        // The GEMM's pipelines (src/gemm.rs `GemmKernel::with`): per tile, and untracked and on the
+        // persistent grid where stored plainly; fused mode's with B in one window and in two.
         let sets: Vec<Vec<(&'static str, f64)>> = if c.epilogue == "track" {
             let mut s = vec![vec![("TRACK", 1.0), ("GRID", 0.0)]];
             if c.put == "store" {
+                s.push(vec![("TRACK", 0.0), ("GRID", 0.0)]);
                 s.push(vec![("TRACK", 1.0), ("GRID", 1.0)]);
             }
             s
@@ -145,6 +157,7 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
                 name: format!("{} {}", name(&c), tag.join(" ")).trim().to_string(),
                 source: source.clone(),
                 constants,
+                trusted: c.kernel.starts_with("gemm"),
             });
         }
     }
@@ -165,6 +178,7 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
             name: format!("coop-variant {stem} TRACK=1 GRID=0"),
             source: sources(&coop, Some(&text))?,
             constants: vec![("TRACK", 1.0), ("GRID", 0.0)],
+            trusted: true,
         });
     }
     Ok(v)
@@ -175,8 +189,9 @@ type Slot = (u32, u32, bool);
 /// A job's SPIR-V words and its bindings' slots.
 type Lowered = (Vec<u32>, Vec<Slot>);
 
-/// SPIR-V words of `job` as wgpu-hal writes a trusted module's, and its bindings.
-fn spirv(job: &Job) -> anyhow::Result<Lowered> {
+/// SPIR-V words of `job` as wgpu-hal writes its module (trusted, or checked on a device with or
+/// without robustness2's buffer access: `robust2`), and its bindings.
+fn spirv(job: &Job, robust2: bool) -> anyhow::Result<Lowered> {
     let src = &job.source;
     let module =
         naga::front::wgsl::parse_str(src).map_err(|e| anyhow!("{}", e.emit_to_string(src)))?;
@@ -203,16 +218,23 @@ fn spirv(job: &Job) -> anyhow::Result<Lowered> {
                 .map(|b| (b.group, b.binding, g.space == naga::AddressSpace::Uniform))
         })
         .collect();
+    // wgpu-hal's vulkan/adapter.rs (its naga options) and device.rs (what a trusted module drops).
+    use naga::proc::BoundsCheckPolicy::{Restrict, Unchecked};
+    let checked = !job.trusted;
     let options = naga::back::spv::Options {
         lang_version: (1, 3),
         flags: naga::back::spv::WriterFlags::empty(),
-        force_loop_bounding: false,
-        emit_int_div_checks: false,
+        force_loop_bounding: checked,
+        emit_int_div_checks: checked,
         bounds_check_policies: naga::proc::BoundsCheckPolicies {
-            index: naga::proc::BoundsCheckPolicy::Unchecked,
-            buffer: naga::proc::BoundsCheckPolicy::Unchecked,
-            image_load: naga::proc::BoundsCheckPolicy::Unchecked,
-            binding_array: naga::proc::BoundsCheckPolicy::Unchecked,
+            index: if checked { Restrict } else { Unchecked },
+            buffer: if checked && !robust2 {
+                Restrict
+            } else {
+                Unchecked
+            },
+            image_load: Unchecked,
+            binding_array: Unchecked,
         },
         ..Default::default()
     };
@@ -232,6 +254,8 @@ struct Vulkan {
     device: ash::Device,
     props: ash::khr::pipeline_executable_properties::Device,
     name: String,
+    /// VK_EXT_robustness2's robustBufferAccess2 is on (wgpu then leaves buffer bounds to it).
+    robust2: bool,
 }
 
 impl Vulkan {
@@ -277,26 +301,46 @@ impl Vulkan {
         let stats_ext = ash::khr::pipeline_executable_properties::NAME;
         if !has(stats_ext) {
             println!("{name}: the driver does not offer {stats_ext:?}: no statistics");
+            // SAFETY: nothing made from the instance outlives it.
+            unsafe { instance.destroy_instance(None) };
             return Ok(None);
         }
         let coop_ext = ash::khr::cooperative_matrix::NAME;
+        let robust2_ext = ash::ext::robustness2::NAME;
         let mut names = vec![stats_ext.as_ptr()];
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
         let mut fpe = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
         let mut fcm = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
-        let mut features = vk::PhysicalDeviceFeatures2::default()
-            .push_next(&mut f11)
-            .push_next(&mut f12)
-            .push_next(&mut f13)
-            .push_next(&mut fpe);
+        let mut fr2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
+        let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut fpe);
+        // Each core version's features only where the device has that version (chaining a
+        // newer one is invalid).
+        let api = p.api_version;
+        if api >= vk::API_VERSION_1_1 {
+            features = features.push_next(&mut f11);
+        }
+        if api >= vk::API_VERSION_1_2 {
+            features = features.push_next(&mut f12);
+        }
+        if api >= vk::API_VERSION_1_3 {
+            features = features.push_next(&mut f13);
+        }
         if has(coop_ext) {
             names.push(coop_ext.as_ptr());
             features = features.push_next(&mut fcm);
         }
-        // Enables what the device offers: the features structs come back filled.
+        // wgpu enables VK_EXT_robustness2 where offered (its buffer and image access), and its
+        // checked modules then leave buffer bounds to the driver.
+        if has(robust2_ext) {
+            names.push(robust2_ext.as_ptr());
+            features = features.push_next(&mut fr2);
+        }
+        // Enables what the device offers (robustBufferAccess among them, as wgpu does): the
+        // features structs come back filled.
         unsafe { instance.get_physical_device_features2(pd, &mut features) };
+
         let family = unsafe { instance.get_physical_device_queue_family_properties(pd) }
             .iter()
             .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
@@ -309,8 +353,15 @@ impl Vulkan {
             .queue_create_infos(&queues)
             .enabled_extension_names(&names)
             .push_next(&mut features);
-        let device =
-            unsafe { instance.create_device(pd, &info, None) }.context("vkCreateDevice")?;
+        let device = match unsafe { instance.create_device(pd, &info, None) } {
+            Ok(d) => d,
+            Err(e) => {
+                // SAFETY: nothing made from the instance outlives it.
+                unsafe { instance.destroy_instance(None) };
+                bail!("vkCreateDevice: {e}");
+            }
+        };
+        let robust2 = fr2.robust_buffer_access2 != 0;
         let props = ash::khr::pipeline_executable_properties::Device::new(&instance, &device);
         Ok(Some(Vulkan {
             _entry: entry,
@@ -318,6 +369,7 @@ impl Vulkan {
             device,
             props,
             name,
+            robust2,
         }))
     }
 
@@ -482,21 +534,13 @@ impl Vulkan {
         }
         unsafe { get(dev, info, &mut n, reps.as_mut_ptr()) }.result()?;
         std::fs::create_dir_all(dir)?;
-        let safe: String = label
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe = file_safe(label);
         for (i, (r, b)) in reps.iter().zip(&bufs).enumerate() {
-            let what = r
-                .name_as_c_str()
-                .map(|c| c.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let what = file_safe(
+                &r.name_as_c_str()
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
             let ext = if r.is_text != 0 { "txt" } else { "bin" };
             let data = if r.is_text != 0 {
                 &b[..b.iter().position(|&x| x == 0).unwrap_or(b.len())]
@@ -517,4 +561,17 @@ impl Drop for Vulkan {
             self.instance.destroy_instance(None);
         }
     }
+}
+
+/// `s` with every character but ASCII letters, digits and '-' made '_': a file name's part.
+fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

@@ -150,6 +150,8 @@ impl StepKernel {
         (bg, n_wg)
     }
 
+    /// Records a step bound by [`StepKernel::bind_standalone`] (its params' `has_acc` is 0, so the
+    /// pipeline without the second source).
     pub fn dispatch(
         &self,
         gpu: &Gpu,

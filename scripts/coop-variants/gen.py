@@ -853,6 +853,7 @@ def nobar1_loop(loop):
 
 def nobar2_loop(loop):
     """No barrier at the slice's end (the next slice's stores may overwrite fragments still read)."""
+    assert loop.count("workgroupBarrier();") == 2
     i = loop.rindex("workgroupBarrier();")
     return loop[:i] + "// (no barrier)" + loop[i + len("workgroupBarrier();"):]
 
@@ -931,6 +932,53 @@ def strips(name, pw, sub_rows, doc, bk=32):
     return comment(f"Variant {name}: {doc}") + out
 
 
+def ahead2():
+    """The committed kernel with each slice's global loads issued two slices before its stores
+    instead of one: two register sets (the K loop unrolled by two, the sets alternating), so a
+    load has two slices of multiply-adds to hide under (run 34: a slice's exposed global-load
+    latency is 29% of the committed kernel's time). One workgroup per SM either way, so the 24
+    extra registers cost occupancy nothing unless they spill."""
+    before, loop, after = k_loop(base())
+    i = loop.index("        if (kn < p.k) {\n")
+    j = loop.index("        }\n", i) + len("        }\n")
+    refetch = loop[i:j]
+    assert refetch.count("fetch_") == 12
+    puts = loop[len(K_LOOP):loop.index("        workgroupBarrier();\n")]
+    assert puts.count("put_") == 12
+    compute = loop[j:loop.rindex("        workgroupBarrier();")]
+    first = before[before.index("    var ra0 = fetch_a("):before.index("    var c00 = ")]
+    assert first.count("fetch_") == 12
+    second = first.replace("var r", "var s")
+    # The second set starts a slice later: k offsets `((t + i) % 8u) * 4u` -> `BK + ...`, and B rows
+    # `(t + i) / 64u` -> `BK + ...`; only where the kernel has more than one slice (K is padded to
+    # whole slices, so a load past the last one would leave B's buffer).
+    second = re.sub(r", \(\(t \+ (\d+)u\) % 8u\) \* 4u, job\)", r", BK + ((t + \1u) % 8u) * 4u, job)", second)
+    second = re.sub(r"fetch_b\(\(t \+ (\d+)u\) / 64u,", r"fetch_b(BK + (t + \1u) / 64u,", second)
+    assert second.count("BK + ") == 12
+    decl = "".join(l.replace(" = fetch", ": vec4<f16>;\n//").split("\n//")[0] + "\n" for l in second.splitlines())
+    assign = "".join(l.replace("    var ", "        ") + "\n" for l in second.splitlines())
+    pre = decl + "    if (BK < p.k) {\n" + assign + "    }\n"
+    def half(regs, ahead, zero_else):
+        body = puts.replace("ra", regs + "a").replace("rb", regs + "b")
+        body += "        workgroupBarrier();\n"
+        fetch = refetch.replace("kn", f"(k0 + {ahead}u * BK)").replace(" ra", " " + regs + "a").replace(" rb", " " + regs + "b")
+        if zero_else:
+            zeros = "".join(f"            {regs}{m}{q} = vec4<f16>();\n" for m, n in (("a", 4), ("b", 8)) for q in range(n))
+            fetch = fetch[:-len("        }\n")] + "        } else {\n" + zeros + "        }\n"
+        body += fetch + compute + "        workgroupBarrier();\n"
+        return body
+    # Cooperative operations need uniform control flow, and naga does not see the loop counter as
+    # uniform, so the second slice of a pair always runs: past the last slice its registers hold
+    # zeros (their fetch's else), which add nothing (one wasted slice where the count is odd).
+    new_loop = "    for (var k0 = 0u; k0 < p.k; k0 += 2u * BK) {\n"
+    new_loop += half("r", 2, False).replace("        let kn = k0 + BK;\n", "")
+    new_loop += half("s", 3, True).replace("        let kn = k0 + BK;\n", "") + "    }\n"
+    b = before.replace("    var c00 = ", pre + "    var c00 = ", 1)
+    return comment("""Variant ahead2: shaders/gemm_coop.wgsl with each slice's global loads issued two slices ahead
+(two register sets, the K loop unrolled by two), so each load hides under two slices of
+multiply-adds instead of one.""") + b + new_loop + after
+
+
 ABLATIONS = {
     "abl-nofrag": ("the second 16-deep step of each slice multiplies the first step's fragments:\nhalf the fragment loads from workgroup memory, every multiply-add.", nofrag_loop),
     "abl-noglobal": ("no global loads after the first slice: each slice stores the first\nslice's registers again (the loads' latency and bandwidth gone, every store and barrier kept).", noglobal_loop),
@@ -964,8 +1012,8 @@ def main():
     variant written from a kernel other than its base fails loudly: set GEN_BASE to that kernel
     (`git show REV:shaders/gemm_coop.wgsl > base.wgsl`). Bases: h4 and alias 8cee94e~1; db2-h4 and
     half16-h4 stand alone; noepi, nobarrier, noglobal and rows4 0289099 (before the pair epilogue);
-    the K loop's ablations (abl-*), early, halves, halves16 and quarters (by name only) the
-    committed kernel."""
+    the K loop's ablations (abl-*), early, halves, halves16, quarters and ahead2 (by name only)
+    the committed kernel."""
     gens = {
         "noepi": noepi,
         "nobarrier": nobarrier,
@@ -987,9 +1035,10 @@ barriers per slice, the next slice prefetched into registers, 64x64 per subgroup
 invocations that compute the 128x256 tile as two 128x128 halves in turn: half the workgroup memory
 and registers of a workgroup, so two share an SM and each one's barriers and load waits can be the
 other's multiply-adds.""")
+    gens["ahead2"] = ahead2
     gens["halves16"] = lambda: strips("halves16", 128, 64, """shaders/gemm_coop.wgsl's schedule on 128 invocations (4 subgroups of
 64x64, as committed) computing the 128x256 tile as two 128x128 halves in turn, through 16-deep slices
-(half the prefetch registers of halves, 20 KiB of workgroup memory), so that two workgroups fit on an
+(half the prefetch registers of halves, 19.3 KiB of workgroup memory), so that two workgroups fit on an
 SM where halves (245 registers, 28 KiB) got one: each one's barriers and load waits the other's
 multiply-adds.""", bk=16)
     gens["quarters"] = lambda: strips("quarters", 64, 32, """shaders/gemm_coop.wgsl's schedule on 128 invocations (4 subgroups of
@@ -1003,8 +1052,11 @@ issues them after it): the loads are in flight while the workgroup waits at the 
         (lambda b, l, a: (b, early_loop(l), a))(*k_loop(base())))
     for name, (doc, edit) in ABLATIONS.items():
         gens[name] = lambda name=name, doc=doc, edit=edit: ablation(name, doc, edit)
-    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters"}
+    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters", "ahead2"}
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or [n for n in gens if n not in on_demand]
+    unknown = [n for n in names if n not in gens]
+    if unknown:
+        sys.exit(f"unknown variant(s) {unknown}; known: {sorted(gens)}")
     files = {n: gens[n]() for n in names}
     if "--all" in sys.argv[1:]:
         files.update({"vec": vec_single(False), "half": half(), "half16": half16()})

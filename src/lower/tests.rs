@@ -522,8 +522,22 @@ fn ops_on_several_devices_split_at_device_boundaries() {
                 assert!(cr.bytes <= spec.capacity && cr.bytes == op.elems * 4);
                 // The send half bumps nothing and writes the outbox; the receive half reads the
                 // inbox and bumps the destination's tracker.
-                let send = &lowered[from].bindings[lowered[from].ops[i].unwrap().dispatch.binding];
-                let recv = &lowered[to].bindings[lowered[to].ops[i].unwrap().dispatch.binding];
+                let (send_op, recv_op) =
+                    (lowered[from].ops[i].unwrap(), lowered[to].ops[i].unwrap());
+                check_dispatch(&lowered[from], &send_op.dispatch);
+                check_dispatch(&lowered[to], &recv_op.dispatch);
+                // A send half that sums a second source (a forward reduce's step after the first)
+                // runs the pipeline with it; the receive half only adds what arrived.
+                let send_acc = op.acc.is_some();
+                assert!(
+                    matches!(send_op.dispatch.kernel, Kernel::Step { acc, .. } if acc == send_acc)
+                );
+                assert!(matches!(
+                    recv_op.dispatch.kernel,
+                    Kernel::Step { acc: false, .. }
+                ));
+                let send = &lowered[from].bindings[send_op.dispatch.binding];
+                let recv = &lowered[to].bindings[recv_op.dispatch.binding];
                 let lb = |end| Resource::Buffer(Buffer::Link(LinkBox::of(cr, end)));
                 assert!(matches!(send.params, Params::Step(p) if p.bump == 0 && p.n_wg == 3));
                 assert_eq!(send.resources[0], lb(End::Outbox));
