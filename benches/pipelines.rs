@@ -134,23 +134,8 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
     };
     for c in compositions::all() {
         let source = sources(&c, None)?;
-        // The GEMM's pipelines (src/gemm.rs `GemmKernel::with`): per tile, and untracked and on the
-        // persistent grid where stored plainly; fused mode's with B in one window and in two.
-        let sets: Vec<Vec<(&'static str, f64)>> = if c.epilogue == "track" {
-            let mut s = vec![vec![("TRACK", 1.0), ("GRID", 0.0)]];
-            if c.put == "store" {
-                s.push(vec![("TRACK", 0.0), ("GRID", 0.0)]);
-                s.push(vec![("TRACK", 1.0), ("GRID", 1.0)]);
-            }
-            s
-        } else if c.epilogue == "fused" {
-            vec![vec![("B_WINDOWS", 0.0)], vec![("B_WINDOWS", 1.0)]]
-        } else if c.kernel == "step.wgsl" {
-            // Without and with the second source (src/steps.rs).
-            vec![vec![("ACC", 0.0)], vec![("ACC", 1.0)]]
-        } else {
-            vec![vec![]]
-        };
+        // Every pipeline the library makes of it (src/compositions.rs `Composition::overrides`).
+        let sets = c.overrides();
         for constants in sets {
             let tag: Vec<String> = constants.iter().map(|(k, v)| format!("{k}={v}")).collect();
             v.push(Job {

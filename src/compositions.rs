@@ -97,6 +97,24 @@ impl Composition {
         v.push(self.kernel.into());
         v
     }
+
+    /// The pipeline-override sets the library creates this composition's pipelines with (one
+    /// pipeline each): the tracked GEMM per tile, and where it stores plainly also untracked and on
+    /// the persistent grid (src/gemm.rs); fused mode's with B in one window and in two; a step
+    /// without and with its second source (src/steps.rs); one pipeline of defaults otherwise.
+    pub fn overrides(&self) -> Vec<Vec<(&'static str, f64)>> {
+        match (self.kernel, self.epilogue) {
+            (_, "track") if self.put == "store" => vec![
+                vec![("TRACK", 1.0), ("GRID", 0.0)],
+                vec![("TRACK", 0.0), ("GRID", 0.0)],
+                vec![("TRACK", 1.0), ("GRID", 1.0)],
+            ],
+            (_, "track") => vec![vec![("TRACK", 1.0), ("GRID", 0.0)]],
+            (_, "fused") => vec![vec![("B_WINDOWS", 0.0)], vec![("B_WINDOWS", 1.0)]],
+            ("step.wgsl", _) => vec![vec![("ACC", 0.0)], vec![("ACC", 1.0)]],
+            _ => vec![vec![]],
+        }
+    }
 }
 
 /// Every declared composition.

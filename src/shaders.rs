@@ -301,13 +301,11 @@ mod tests {
             )
             .validate(&module)
             .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
-            // Overrides take their defaults, as a pipeline without constants would; a GEMM also
-            // as the persistent grid's pipeline (GRID = 1).
-            let mut constants = vec![naga::back::PipelineConstants::default()];
-            if src.contains("override GRID") {
-                constants.push([("GRID".to_string(), 1.0)].into_iter().collect());
-            }
-            for constants in &constants {
+            // Each pipeline the library makes of it, with its override values.
+            for set in c.overrides() {
+                let constants: naga::back::PipelineConstants =
+                    set.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+                let constants = &constants;
                 let (module, info) = naga::back::pipeline_constants::process_overrides(
                     &module, &info, None, constants,
                 )
