@@ -29,9 +29,8 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Context};
 use ash::vk;
 use common::exit_code;
-use t3_wgpu::compose::compose;
 use t3_wgpu::compositions::{self, Composition};
-use t3_wgpu::reflect;
+use t3_wgpu::shaders;
 
 fn main() -> ExitCode {
     exit_code(run())
@@ -109,19 +108,6 @@ fn run() -> anyhow::Result<()> {
 /// cooperative-matrix variant file in the cooperative kernel's stored, tracked composition.
 fn jobs() -> anyhow::Result<Vec<Job>> {
     let mut v = Vec::new();
-    let sources = |c: &Composition, kernel: Option<&str>| -> anyhow::Result<String> {
-        let parts = c.parts();
-        let last = parts.len() - 1;
-        let srcs = parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| match (i == last, kernel) {
-                (true, Some(k)) => Ok(k),
-                _ => reflect::source(p).ok_or_else(|| anyhow!("no shader source {p}")),
-            })
-            .collect::<anyhow::Result<Vec<&str>>>()?;
-        Ok(compose(&srcs))
-    };
     let name = |c: &Composition| {
         let mut s = c.kernel.trim_end_matches(".wgsl").to_string();
         for p in [c.operands.unwrap_or(""), c.put, c.epilogue] {
@@ -133,7 +119,7 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
         s
     };
     for c in compositions::all() {
-        let source = sources(&c, None)?;
+        let source = shaders::composed(&c, None);
         // Every pipeline the library makes of it (src/compositions.rs `Composition::overrides`).
         let sets = c.overrides();
         for constants in sets {
@@ -161,7 +147,7 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
         let stem = f.file_stem().unwrap_or_default().to_string_lossy();
         v.push(Job {
             name: format!("coop-variant {stem} TRACK=1 GRID=0"),
-            source: sources(&coop, Some(&text))?,
+            source: shaders::composed(&coop, Some(&text)),
             constants: vec![("TRACK", 1.0), ("GRID", 0.0)],
             trusted: true,
         });

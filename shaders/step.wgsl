@@ -36,7 +36,8 @@ struct StepParams {
 // 0 with it (lowering picks the pipeline from `has_acc`). Why two pipelines: registers. A cooperative
 // GEMM workgroup takes 240 registers x 256 invocations of an SM's 65536 on NVIDIA, leaving room for a
 // 256-invocation step workgroup only at 16 registers per invocation; the add and update steps with
-// the `acc` path take 20 (so 24), and could not run beside the GEMM's workgroups (`cargo bench --bench pipelines`, BENCHMARKS.md runs 31-32).
+// the `acc` path take 20 (so 24), and could not run beside the GEMM's workgroups (`cargo bench
+// --bench pipelines`, BENCHMARKS.md runs 31-32).
 override ACC: bool = true;
 
 @compute @workgroup_size(256)

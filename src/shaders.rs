@@ -137,18 +137,24 @@ impl Variant {
     /// The full source: the snippets and the kernel (`kernel_src` in place of the kernel file's,
     /// for experiments), composed as build.rs validates them.
     pub fn source(&self, kernel_src: Option<&str>) -> Result<String> {
-        let parts = self.composition()?.parts();
-        let last = parts.len() - 1;
-        let srcs: Vec<&str> = parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| match (i == last, kernel_src) {
-                (true, Some(k)) => k,
-                _ => reflect::source(p).unwrap_or_default(),
-            })
-            .collect();
-        Ok(compose(&srcs))
+        Ok(composed(&self.composition()?, kernel_src))
     }
+}
+
+/// The source of declared composition `c` (`kernel_src` in place of its kernel file's), composed
+/// as build.rs validates it.
+pub fn composed(c: &Composition, kernel_src: Option<&str>) -> String {
+    let parts = c.parts();
+    let last = parts.len() - 1;
+    let srcs: Vec<&str> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match (i == last, kernel_src) {
+            (true, Some(k)) => k,
+            _ => reflect::source(p).unwrap_or_default(),
+        })
+        .collect();
+    compose(&srcs)
 }
 
 /// Creates a shader module from `variant`'s source (`kernel_src` replacing the kernel's own).
@@ -287,12 +293,7 @@ mod tests {
     fn every_composition_lowers_to_spirv() {
         for c in compositions::all() {
             let what = c.parts().join(" + ");
-            let srcs: Vec<&str> = c
-                .parts()
-                .iter()
-                .map(|p| reflect::source(p).unwrap())
-                .collect();
-            let src = compose(&srcs);
+            let src = composed(&c, None);
             let module = naga::front::wgsl::parse_str(&src)
                 .unwrap_or_else(|e| panic!("{what}: {}", e.emit_to_string(&src)));
             let info = naga::valid::Validator::new(
@@ -305,9 +306,8 @@ mod tests {
             for set in c.overrides() {
                 let constants: naga::back::PipelineConstants =
                     set.iter().map(|&(k, v)| (k.to_string(), v)).collect();
-                let constants = &constants;
                 let (module, info) = naga::back::pipeline_constants::process_overrides(
-                    &module, &info, None, constants,
+                    &module, &info, None, &constants,
                 )
                 .unwrap_or_else(|e| panic!("{what}: overrides {constants:?}: {e}"));
                 let words = naga::back::spv::write_vec(
