@@ -159,6 +159,8 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
 type Slot = (u32, u32, bool);
 /// A job's SPIR-V words and its bindings' slots.
 type Lowered = (Vec<u32>, Vec<Slot>);
+/// Each executable of a pipeline: its name and the driver's statistics by name.
+type Executables = Vec<(String, BTreeMap<String, serde_json::Value>)>;
 
 /// SPIR-V words of `job` as wgpu-hal writes its module (trusted, or checked on a device with or
 /// without robustness2's buffer access: `robust2`), and its bindings.
@@ -346,14 +348,13 @@ impl Vulkan {
 
     /// Creates the compute pipeline of `words` (bindings `slots`) and returns each executable's
     /// name and statistics; writes its internal representations under `ir_dir` where offered.
-    #[allow(clippy::type_complexity)]
     fn statistics(
         &self,
         words: &[u32],
         slots: &[Slot],
         ir_dir: Option<&Path>,
         label: &str,
-    ) -> anyhow::Result<Vec<(String, BTreeMap<String, serde_json::Value>)>> {
+    ) -> anyhow::Result<Executables> {
         let d = &self.device;
         let mut sets: BTreeMap<u32, Vec<vk::DescriptorSetLayoutBinding>> = BTreeMap::new();
         for &(set, binding, uniform) in slots {
@@ -429,13 +430,12 @@ impl Vulkan {
         result
     }
 
-    #[allow(clippy::type_complexity)]
     fn read(
         &self,
         pipeline: vk::Pipeline,
         ir_dir: Option<&Path>,
         label: &str,
-    ) -> anyhow::Result<Vec<(String, BTreeMap<String, serde_json::Value>)>> {
+    ) -> anyhow::Result<Executables> {
         let execs = unsafe {
             self.props.get_pipeline_executable_properties(
                 &vk::PipelineInfoKHR::default().pipeline(pipeline),
