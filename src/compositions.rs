@@ -20,18 +20,14 @@ pub const PUTS: &[&str] = &["store", "add", "atomic", "cas"];
 /// The fused epilogue's output is in two windows (the packed output of every rank may exceed one
 /// binding), coherent: only the windowed puts write that (`@coherent` plain stores, relaxed atomic
 /// stores, CAS, or native f32 atomic adds).
-const GEMM_VARIANTS: &[(&str, &[&str])] = &[
-    ("track", PUTS),
-    (
-        "fused",
-        &[
-            "coherent_windows",
-            "store_windows",
-            "cas_windows",
-            "atomic_windows",
-        ],
-    ),
+const FUSED_PUTS: &[&str] = &[
+    "coherent_windows",
+    "store_windows",
+    "cas_windows",
+    "atomic_windows",
 ];
+
+const GEMM_VARIANTS: &[(&str, &[&str])] = &[("track", PUTS), ("fused", FUSED_PUTS)];
 
 pub const KERNELS: &[Kernel] = &[
     Kernel {
@@ -53,6 +49,13 @@ pub const KERNELS: &[Kernel] = &[
         file: "gather.wgsl",
         operands: &[],
         variants: &[("", &["word"])],
+    },
+    // Fused mode's spare workgroups as a pipeline of their own, beside the fused GEMM's dispatch
+    // (src/lower/fused.rs, `SpareDispatch`): its epilogue and put, no operands.
+    Kernel {
+        file: "spares.wgsl",
+        operands: &[],
+        variants: &[("fused", FUSED_PUTS)],
     },
 ];
 
@@ -100,7 +103,8 @@ impl Composition {
 
     /// The pipeline-override sets the library creates this composition's pipelines with (one
     /// pipeline each): the tracked GEMM per tile, and where it stores plainly also untracked and on
-    /// the persistent grid (src/gemm.rs); fused mode's with B in one window and in two; a step
+    /// the persistent grid (src/gemm.rs); fused mode's GEMM with B in one window and in two, per tile
+    /// and on the persistent grid, and its spare pipeline (one); a step
     /// without and with its second source (src/steps.rs); one pipeline of defaults otherwise.
     pub fn overrides(&self) -> Vec<Vec<(&'static str, f64)>> {
         match (self.kernel, self.epilogue) {
@@ -110,7 +114,11 @@ impl Composition {
                 vec![("TRACK", 1.0), ("GRID", 1.0)],
             ],
             (_, "track") => vec![vec![("TRACK", 1.0), ("GRID", 0.0)]],
-            (_, "fused") => vec![vec![("B_WINDOWS", 0.0)], vec![("B_WINDOWS", 1.0)]],
+            ("spares.wgsl", _) => vec![vec![]],
+            (_, "fused") => [0.0, 1.0]
+                .into_iter()
+                .flat_map(|grid| [0.0, 1.0].map(|split| vec![("B_WINDOWS", split), ("GRID", grid)]))
+                .collect(),
             ("step.wgsl", _) => vec![vec![("ACC", 0.0)], vec![("ACC", 1.0)]],
             _ => vec![vec![]],
         }

@@ -93,6 +93,8 @@ pub struct Executor<'a> {
     params: wgpu::Buffer,
     align: u64,
     pool: Vec<Option<wgpu::Buffer>>,
+    /// Pool buffer i's second view where it is `aliased` and the device can make one.
+    aliases: Vec<Option<wgpu::Buffer>>,
     /// The host links' buffers on this device.
     links: HashMap<LinkBox, wgpu::Buffer>,
     groups: Vec<Option<wgpu::BindGroup>>,
@@ -107,12 +109,18 @@ pub struct Executor<'a> {
 struct Buffers<'b> {
     ranks: &'b Ranks,
     pool: &'b [Option<wgpu::Buffer>],
+    aliases: &'b [Option<wgpu::Buffer>],
     links: &'b HashMap<LinkBox, wgpu::Buffer>,
 }
 
 /// The wgpu buffer `b` names.
 fn resolve<'b>(bufs: &Buffers<'b>, b: Buffer) -> &'b wgpu::Buffer {
-    let Buffers { ranks, pool, links } = *bufs;
+    let Buffers {
+        ranks,
+        pool,
+        aliases,
+        links,
+    } = *bufs;
     match b {
         Buffer::Link(k) => links
             .get(&k)
@@ -123,6 +131,11 @@ fn resolve<'b>(bufs: &Buffers<'b>, b: Buffer) -> &'b wgpu::Buffer {
         Buffer::B(p) => &ranks.rank(p).b,
         Buffer::Pool(i) => pool[i]
             .as_ref()
+            .expect("pooled buffers are made before use"),
+        // No second view: the buffer itself (wgpu then orders the dispatches that share it).
+        Buffer::Alias(i) => aliases[i]
+            .as_ref()
+            .or(pool[i].as_ref())
             .expect("pooled buffers are made before use"),
     }
 }
@@ -153,6 +166,7 @@ impl<'a> Executor<'a> {
             params,
             align,
             pool: vec![None; lowered.pool.len()],
+            aliases: vec![None; lowered.pool.len()],
             links,
             groups: vec![None; lowered.bindings.len()],
             allocated: 0,
@@ -190,10 +204,24 @@ impl<'a> Executor<'a> {
                 let usage = wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
                     | wgpu::BufferUsages::COPY_SRC;
-                let buffer = if b.windowed {
-                    self.gpu.windowed_buffer(b.label, b.bytes, usage)?
+                if b.windowed {
+                    self.gpu.check_windowed(b.label, b.bytes)?;
                 } else {
-                    self.gpu.buffer(b.label, b.bytes, usage)?
+                    self.gpu.check_binding(b.label, b.bytes)?;
+                }
+                let pair = if b.aliased && crate::alias::enabled() {
+                    let bytes = crate::shapes::buffer_bytes(b.bytes);
+                    crate::alias::pair(&self.gpu.device, b.label, bytes, usage)
+                } else {
+                    None
+                };
+                let buffer = match pair {
+                    Some([first, second]) => {
+                        self.aliases[i] = Some(second);
+                        first
+                    }
+                    None if b.windowed => self.gpu.windowed_buffer(b.label, b.bytes, usage)?,
+                    None => self.gpu.buffer(b.label, b.bytes, usage)?,
                 };
                 self.allocated += buffer.size();
                 buffer
@@ -209,9 +237,9 @@ impl<'a> Executor<'a> {
         }
         let binding = &lowered.bindings[i];
         for r in &binding.resources {
-            if let Resource::Buffer(Buffer::Pool(p))
+            if let Resource::Buffer(Buffer::Pool(p) | Buffer::Alias(p))
             | Resource::Window(Span {
-                buffer: Buffer::Pool(p),
+                buffer: Buffer::Pool(p) | Buffer::Alias(p),
                 ..
             }) = *r
             {
@@ -221,6 +249,7 @@ impl<'a> Executor<'a> {
         let bufs = Buffers {
             ranks,
             pool: &self.pool,
+            aliases: &self.aliases,
             links: &self.links,
         };
         let entries: Vec<_> = binding
@@ -266,7 +295,7 @@ impl<'a> Executor<'a> {
             }
         }
         for b in buffers {
-            if let Buffer::Pool(i) = b {
+            if let Buffer::Pool(i) | Buffer::Alias(i) = b {
                 self.make_pooled(lowered, i)?;
             }
         }
@@ -301,6 +330,7 @@ impl<'a> Executor<'a> {
         let bufs = Buffers {
             ranks,
             pool: &self.pool,
+            aliases: &self.aliases,
             links: &self.links,
         };
         for c in commands {
@@ -335,7 +365,10 @@ impl<'a> Executor<'a> {
                             Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
                             Kernel::GemmGrid => self.kernels.gemm.grid_pipeline(),
                             Kernel::Step { put, acc } => self.kernels.step.pipeline(put, acc),
-                            Kernel::Fused { split_b } => self.kernels.gemm.fused(split_b),
+                            Kernel::Fused { split_b, grid } => {
+                                self.kernels.gemm.fused(gpu, split_b, grid)?
+                            }
+                            Kernel::Spares => self.kernels.gemm.spares(gpu)?,
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };
                         gpu.dispatch(

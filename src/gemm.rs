@@ -3,6 +3,7 @@
 //! one output buffer used by tests and benchmarks.
 
 use bytemuck::{Pod, Zeroable};
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -250,8 +251,25 @@ pub struct GemmKernel {
     /// The GEMM whose epilogue is the device-side trigger (into a packed output): packed B in one
     /// window, and in two ([`GemmKernel::fused`]).
     fused: [wgpu::ComputePipeline; 2],
+    /// The same on the persistent grid, and fused mode's spare pipeline (shaders/spares.wgsl): made
+    /// on first use (only `SpareDispatch::Own` runs them).
+    fused_module: wgpu::ShaderModule,
+    fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
+    spares: OnceLock<wgpu::ComputePipeline>,
     /// Its put ([`fused_put`]).
     pub fused_put: Put,
+}
+
+/// `cell`'s pipeline, made by `make` on first use.
+fn made_once(
+    cell: &OnceLock<wgpu::ComputePipeline>,
+    make: impl FnOnce() -> Result<wgpu::ComputePipeline>,
+) -> Result<&wgpu::ComputePipeline> {
+    if let Some(p) = cell.get() {
+        return Ok(p);
+    }
+    let p = make()?;
+    Ok(cell.get_or_init(|| p))
 }
 
 /// Fused mode's put: `T3_FUSED_PUT` = store | coherent | atomic | cas | auto. Unset, auto or store:
@@ -283,10 +301,58 @@ pub fn fused_put(gpu: &Gpu) -> Result<Put> {
     }
 }
 
+/// The fused GEMM's pipeline from its module: packed B in two windows (`split_b`) or one, on the
+/// persistent grid or a workgroup per tile.
+fn fused_pipeline(
+    gpu: &Gpu,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    split_b: bool,
+    grid: bool,
+) -> Result<wgpu::ComputePipeline> {
+    let label = format!(
+        "fused gemm (B in {} window{})",
+        if split_b { "two" } else { "one" },
+        if grid { ", persistent grid" } else { "" }
+    );
+    shaders::pipeline(
+        gpu,
+        &label,
+        layout,
+        module,
+        &[
+            ("B_WINDOWS", f64::from(u8::from(split_b))),
+            ("GRID", f64::from(u8::from(grid))),
+        ],
+    )
+}
+
 impl GemmKernel {
-    /// The fused GEMM for a packed B in two windows (`split_b`) or in one.
-    pub fn fused(&self, split_b: bool) -> &wgpu::ComputePipeline {
-        &self.fused[usize::from(split_b)]
+    /// The fused GEMM for a packed B in two windows (`split_b`) or in one, per tile or on the
+    /// persistent grid (`grid`).
+    pub fn fused(&self, gpu: &Gpu, split_b: bool, grid: bool) -> Result<&wgpu::ComputePipeline> {
+        if !grid {
+            return Ok(&self.fused[usize::from(split_b)]);
+        }
+        made_once(&self.fused_grid[usize::from(split_b)], || {
+            fused_pipeline(gpu, &self.fused_layout, &self.fused_module, split_b, true)
+        })
+    }
+
+    /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl), on the fused
+    /// GEMM's layout.
+    pub fn spares(&self, gpu: &Gpu) -> Result<&wgpu::ComputePipeline> {
+        made_once(&self.spares, || {
+            let v = Variant {
+                kernel: "spares.wgsl",
+                gemm: None,
+                put: self.fused_put,
+                epilogue: Some(Epilogue::Fused),
+            };
+            // Trusted as the fused GEMM is, for the same reason (its epilogue's indices).
+            let m = shaders::module(gpu, "fused spares", &v, None, true)?;
+            shaders::pipeline(gpu, "fused spares", &self.fused_layout, &m, &[])
+        })
     }
 
     /// The f32 kernel.
@@ -349,25 +415,18 @@ impl GemmKernel {
         // epilogue's indices from data come from tables lowering checked (`check_table` in
         // src/lower/fused.rs) or from its own atomics, clamped where they index.
         let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), true)?;
-        let fused_pipeline = |split_b: bool| {
-            let label = format!(
-                "fused gemm (B in {} window)",
-                if split_b { "two" } else { "one" }
-            );
-            shaders::pipeline(
-                gpu,
-                &label,
-                &fused_layout,
-                &fm,
-                &[("B_WINDOWS", f64::from(u8::from(split_b)))],
-            )
-        };
-        let fused = [fused_pipeline(false)?, fused_pipeline(true)?];
+        let fused = [
+            fused_pipeline(gpu, &fused_layout, &fm, false, false)?,
+            fused_pipeline(gpu, &fused_layout, &fm, true, false)?,
+        ];
         Ok(GemmKernel {
             dtype,
             engine,
             fused_layout,
             fused,
+            fused_module: fm,
+            fused_grid: Default::default(),
+            spares: OnceLock::new(),
             fused_put,
             store: make(Put::Store, true, false)?,
             update: make(update_put, true, false)?,

@@ -383,8 +383,13 @@ impl Gpu {
         size: u64,
         usage: wgpu::BufferUsages,
     ) -> Result<wgpu::Buffer> {
-        Error::check_size(label, size, self.max_buffer, self.max_buffer)?;
+        self.check_windowed(label, size)?;
         self.storage(label, size, usage)
+    }
+
+    /// Whether a buffer bound only in windows fits: max_buffer_size alone bounds it.
+    pub fn check_windowed(&self, what: &str, bytes: u64) -> Result<()> {
+        Error::check_size(what, bytes, self.max_buffer, self.max_buffer)
     }
 
     fn storage(&self, label: &str, size: u64, usage: wgpu::BufferUsages) -> Result<wgpu::Buffer> {

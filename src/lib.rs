@@ -6,6 +6,7 @@
 //! ([`gemm`], [`steps`]) are the device context every GPU stage borrows.
 
 pub mod adapters;
+pub mod alias;
 pub mod compose;
 pub mod compositions;
 pub mod config;

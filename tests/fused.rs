@@ -70,12 +70,16 @@ fn every_fused_variant_matches_reference() {
         // The first window of the output and of B: the largest binding, or small enough to split
         // most outputs and packed Bs.
         prop_oneof![Just(None), (256u32..65536).prop_map(Some)],
+        // Where the spares run and how the GEMM's workgroups are laid out: in the GEMM's dispatch,
+        // their own dispatch beside it (aliased views), or after it with every piece theirs (no
+        // help from the GEMM's workgroups); one workgroup per tile or a persistent grid of 1..24.
+        (0u32..3, prop_oneof![Just(0u32), 1u32..24]),
         any::<u64>(),
     );
     runner
         .run(
             &strategy,
-            |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, seed)| {
+            |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, (at, grid), seed)| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
                 let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 5) {
@@ -88,9 +92,20 @@ fn every_fused_variant_matches_reference() {
                 let knob = |v: Option<u32>, auto: &str| v.map_or(auto.into(), |x| x.to_string());
                 let pieces = (pieces > 0).then_some(pieces);
                 std::env::set_var("T3_FUSED_PIECES", knob(pieces, "link"));
-                std::env::set_var("T3_FUSED_SPARES", knob(spares, "auto"));
                 std::env::set_var("T3_FUSED_POLLS", knob(polls, "default"));
                 std::env::set_var("T3_FUSED_WINDOW", knob(window, "default"));
+                std::env::set_var("T3_FUSED_GRID", grid.to_string());
+                let (dispatch, alias, help) = match at {
+                    0 => ("gemm", "1", "1"),
+                    1 => ("own", "1", "1"),
+                    _ => ("own", "0", "0"),
+                };
+                // No help needs a spare to do the work.
+                let spares = if help == "0" { spares.map(|s| s.max(1)) } else { spares };
+                std::env::set_var("T3_FUSED_SPARES", knob(spares, "auto"));
+                std::env::set_var("T3_FUSED_SPARE_DISPATCH", dispatch);
+                std::env::set_var("T3_ALIAS", alias);
+                std::env::set_var("T3_FUSED_HELP", help);
                 let config = Config {
                     shape: Shape::new(m, n, k).unwrap(),
                     ranks,
@@ -108,7 +123,7 @@ fn every_fused_variant_matches_reference() {
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(
-                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} seed {seed}"
+                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} spares in {dispatch} (alias {alias}, help {help}) grid {grid} seed {seed}"
                 );
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
@@ -145,8 +160,51 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         step_lead: StepLead::Auto,
     };
     std::env::set_var("T3_FUSED_PIECES", "0");
-    let sys = System::new(gpu, kernels, config);
+    let sys = System::new(gpu, kernels, config.clone());
     std::env::remove_var("T3_FUSED_PIECES");
     let why = Fused.skip_reason(&sys.unwrap()).unwrap();
     assert!(why.contains("T3_FUSED_PIECES"), "{why}");
+    // GEMM workgroups that leave every piece to spares which may run beside them (and give up).
+    std::env::set_var("T3_FUSED_HELP", "0");
+    let sys = System::new(gpu, kernels, config);
+    std::env::remove_var("T3_FUSED_HELP");
+    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    assert!(
+        why.contains("T3_FUSED_HELP") && why.contains("T3_ALIAS=0"),
+        "{why}"
+    );
+}
+
+/// The two views src/alias.rs makes share their memory: what one dispatch-free write puts through
+/// the first is read through the second and the other way round, and neither is the other's wgpu
+/// buffer. Every Vulkan adapter (lavapipe too) makes them; elsewhere there is nothing to test.
+#[test]
+fn aliased_views_share_their_memory() {
+    let Some(gpu) = common::gpu() else { return };
+    let usage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let Some([first, second]) = t3_wgpu::alias::pair(&gpu.device, "alias test", 4096, usage) else {
+        assert!(
+            gpu.adapter.get_info().backend != wgpu::Backend::Vulkan,
+            "a Vulkan device made no aliased pair"
+        );
+        return;
+    };
+    assert_ne!(first, second);
+    let seed = common::seed("alias");
+    let words: Vec<u32> = (0..1024u32)
+        .map(|i| i.wrapping_mul(2654435761) ^ seed as u32)
+        .collect();
+    gpu.queue
+        .write_buffer(&first, 0, bytemuck::cast_slice(&words));
+    assert_eq!(
+        gpu.read_u32("second view", &second, 0, 1024).unwrap(),
+        words
+    );
+    let back: Vec<u32> = words.iter().map(|w| !w).collect();
+    gpu.queue
+        .write_buffer(&second, 2048, bytemuck::cast_slice(&back[512..]));
+    let both = gpu.read_u32("first view", &first, 0, 1024).unwrap();
+    assert_eq!(&both[..512], &words[..512]);
+    assert_eq!(&both[512..], &back[512..]);
 }

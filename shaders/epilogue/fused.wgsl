@@ -50,7 +50,8 @@
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
 // (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
 // spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
-// (shaders/put/cas_windows.wgsl).
+// (shaders/put/cas_windows.wgsl), op0 = 1 where GEMM workgroups only publish and leave every piece to
+// the spares (only where the spares run after the GEMM: src/lower/fused.rs, `FusedTuning::help`).
 struct Forward {
     off: u32,
     len: u32,
@@ -220,6 +221,20 @@ fn move_one(op: u32, j: u32, v: u32) {
     }
 }
 
+// From element i of a piece to this invocation's next: a piece's rows are WG lanes wide whatever the
+// workgroup's size, so that a GEMM workgroup (WG invocations) and a spare of the spare pipeline
+// (shaders/spares.wgsl, fewer) move the same elements of it; a workgroup of INVOCATIONS < WG walks
+// each row in WG / INVOCATIONS turns. Constant-folded to `stride` where INVOCATIONS == WG.
+fn lane_step(i: u32, stride: u32) -> u32 {
+    if (INVOCATIONS == WG) {
+        return stride;
+    }
+    if (i % WG + INVOCATIONS < WG) {
+        return INVOCATIONS;
+    }
+    return stride - WG + INVOCATIONS;
+}
+
 // Moves piece k of action a's chunk (16-byte elements k*WG + t, striding by pc*WG, as a step
 // workgroup does, where source, destination and length are whole vec4s: every preset; else 4-byte
 // elements), then counts it; the last piece bumps the destination counter (which may publish the
@@ -234,7 +249,7 @@ fn do_piece(a: u32, k: u32, t: u32) {
         let s4 = f.off >> 2u;
         let d4 = d >> 2u;
         let n4 = f.len >> 2u;
-        for (var i = k * WG + t; i < n4; i += stride) {
+        for (var i = k * WG + t; i < n4; i += lane_step(i, stride)) {
             let v = load4(s4 + i);
             if (act.y == 1u) {
                 reduce4(d4 + i, v);
@@ -243,7 +258,7 @@ fn do_piece(a: u32, k: u32, t: u32) {
             }
         }
     } else {
-        for (var i = k * WG + t; i < f.len; i += stride) {
+        for (var i = k * WG + t; i < f.len; i += lane_step(i, stride)) {
             move_one(act.y, d + i, load_bits(f.off + i));
         }
     }
@@ -271,7 +286,9 @@ fn help(t: u32) {
 
 fn tile_done(counter: u32, t: u32) {
     bump(counter, t);
-    help(t);
+    if (fwd[n_chunks()].op0 == 0u) {
+        help(t);
+    }
 }
 
 // A workgroup dispatched past the GEMM's: helps, polling for newly published transfers until every

@@ -54,12 +54,35 @@ pub struct FusedTuning {
     pub polls: u32,
     /// Bytes of the output's first window at most (None: the largest binding).
     pub window: Option<u32>,
+    /// Where the spares run.
+    pub spare_dispatch: SpareDispatch,
+    /// GEMM workgroups of a persistent grid (each loops over tiles), 0: one per tile.
+    pub grid: u32,
+    /// Whether GEMM workgroups move pieces of the transfers they publish (and any left unclaimed
+    /// when they finish a tile). Off only where every spare is sure to run after the GEMM (their own
+    /// dispatch bound to the GEMM's own buffers, `T3_ALIAS=0`, so wgpu's barrier orders them): then
+    /// the spares move every piece, and the last one polling carries every chain on.
+    pub help: bool,
+}
+
+/// Where fused mode's spare workgroups run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpareDispatch {
+    /// Past the GEMM's workgroups in its dispatch (the GEMM's pipeline: a GEMM workgroup's
+    /// registers and workgroup memory each, issued once every GEMM workgroup has been).
+    Gemm,
+    /// A dispatch of their own right after the GEMM's, in the same pass, on the spare pipeline
+    /// (shaders/spares.wgsl) and second views of what the GEMM writes (src/alias.rs): beside the
+    /// GEMM where the device aliases buffers and the GEMM leaves room (a persistent grid), after it
+    /// otherwise.
+    Own,
 }
 
 impl FusedTuning {
     /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
-    /// `T3_FUSED_WINDOW` (bytes >= 256): unset means the defaults (link, auto, 16384, the largest
-    /// binding).
+    /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
+    /// (N GEMM workgroups, 0 = one per tile): unset means the defaults (link, auto, 16384 or with
+    /// their own dispatch 4194304, the largest binding, gemm, 0).
     pub fn from_env() -> std::result::Result<Self, String> {
         let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
             match std::env::var(name) {
@@ -75,11 +98,38 @@ impl FusedTuning {
                     }),
             }
         };
+        let spare_dispatch = match std::env::var("T3_FUSED_SPARE_DISPATCH").as_deref() {
+            Err(_) | Ok("") | Ok("gemm") => SpareDispatch::Gemm,
+            Ok("own") => SpareDispatch::Own,
+            Ok(v) => {
+                return Err(format!(
+                    "T3_FUSED_SPARE_DISPATCH={v:?}: expected gemm or own"
+                ))
+            }
+        };
+        // Spares of their own dispatch start with the GEMM and poll until its last transfer is
+        // done (they leave as soon as every piece is): a budget for the whole GEMM.
+        let polls = match spare_dispatch {
+            SpareDispatch::Gemm => 1 << 14,
+            SpareDispatch::Own => 1 << 22,
+        };
+        let help = match std::env::var("T3_FUSED_HELP").as_deref() {
+            Err(_) | Ok("") | Ok("1") => true,
+            Ok("0") if spare_dispatch == SpareDispatch::Own && !crate::alias::enabled() => false,
+            Ok(v) => {
+                return Err(format!(
+                    "T3_FUSED_HELP={v:?}: expected 1, or 0 with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)"
+                ))
+            }
+        };
         Ok(FusedTuning {
             pieces: knob("T3_FUSED_PIECES", "link", 1)?,
             spares: knob("T3_FUSED_SPARES", "auto", 0)?,
-            polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(1 << 14),
+            polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(polls),
             window: knob("T3_FUSED_WINDOW", "default", 256)?,
+            spare_dispatch,
+            grid: knob("T3_FUSED_GRID", "off", 0)?.unwrap_or(0),
+            help,
         })
     }
 
@@ -210,6 +260,7 @@ fn forward_table(
     fwd.push(Forward {
         off: pieces,
         len: tuning.polls,
+        op0: u32::from(!tuning.help),
         at0: nch as u32,
         at1: (window / 4) as u32,
         to0: NONE,
@@ -260,15 +311,37 @@ fn polls_within(limit: Option<u32>, polls: u32, counters: usize) -> u32 {
     }
 }
 
+/// The second view of pool buffer `b` (src/alias.rs).
+fn alias_of(b: Buffer) -> Buffer {
+    match b {
+        Buffer::Pool(i) => Buffer::Alias(i),
+        other => other,
+    }
+}
+
 /// Fused mode: every rank's operands packed into one buffer per role, one GEMM dispatch over all
-/// ranks' staggered jobs, and the results handed back to the ranks' own buffers (where checks and
-/// dumps read every mode's results).
+/// ranks' staggered jobs (and the spares' own where they have one), and the results handed back to
+/// the ranks' own buffers (where checks and dumps read every mode's results). Tuned from the
+/// environment ([`FusedTuning::from_env`]).
 pub(super) fn lower_fused(
     l: &mut Lowered,
     config: &Config,
     chunking: &Chunking,
     schedule: &Schedule,
     plan: &Plan,
+) -> std::result::Result<Recording, String> {
+    let tuning = FusedTuning::from_env()?;
+    lower_fused_with(l, config, chunking, schedule, plan, tuning)
+}
+
+/// [`lower_fused`] under `tuning`.
+pub(super) fn lower_fused_with(
+    l: &mut Lowered,
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    plan: &Plan,
+    tuning: FusedTuning,
 ) -> std::result::Result<Recording, String> {
     if config.via != ReduceVia::Update {
         return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land and forward do not apply".into());
@@ -301,7 +374,6 @@ pub(super) fn lower_fused(
     let out_bytes = ((r * m * n * 4) as u64).next_multiple_of(16);
     // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
     // would pass WebGPU's default limit of eight per stage).
-    let tuning = FusedTuning::from_env()?;
     let tuning = FusedTuning {
         polls: polls_within(t.loop_limit, tuning.polls, r * chunking.count()),
         ..tuning
@@ -318,6 +390,9 @@ pub(super) fn lower_fused(
     let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
     let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
     let spares = tuning.spares.unwrap_or((r as u32 * busiest).min(1024));
+    if !tuning.help && spares == 0 {
+        return Err("T3_FUSED_HELP=0 leaves every piece to the spares, and there are none (T3_FUSED_SPARES=0)".into());
+    }
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
     let nch = chunking.count();
     let mut order: Vec<(usize, usize, usize)> = schedule
@@ -352,10 +427,18 @@ pub(super) fn lower_fused(
     } else {
         (window / e) as u32
     };
-    // The spares follow the GEMM's workgroups: same dispatch, ids past `total_wg`.
+    // The GEMM's workgroups: a grid no larger than its tiles, or one per tile. Spares in the GEMM's
+    // dispatch follow them (ids past the grid, or past `total_wg`).
+    let grid = tuning.grid.min(wg);
+    let computing = if grid > 0 { grid } else { wg };
+    let in_gemm = match tuning.spare_dispatch {
+        SpareDispatch::Gemm => spares,
+        SpareDispatch::Own => 0,
+    };
     let params = GemmParams {
-        dispatch_x: fold(wg + spares, t.max_workgroups_per_dim).0,
+        dispatch_x: fold(computing + in_gemm, t.max_workgroups_per_dim).0,
         b_split,
+        grid_wg: grid,
         ..GemmParams::new(
             config.shape,
             &padding,
@@ -397,6 +480,45 @@ pub(super) fn lower_fused(
         ],
     });
     let binding = l.bindings.len() - 1;
+    let mut dispatches = vec![Dispatch {
+        kernel: Kernel::Fused {
+            split_b: b_split != u32::MAX,
+            grid: grid > 0,
+        },
+        binding,
+        workgroups: computing + in_gemm,
+    }];
+    if tuning.spare_dispatch == SpareDispatch::Own && spares > 0 {
+        // The same bindings, with what the GEMM writes (the packed output, the counters and the
+        // queue) through second views of the same memory.
+        for b in [out, counters] {
+            if let Buffer::Pool(i) = b {
+                l.pool[i].aliased = true;
+            }
+        }
+        let view = |r: Resource| match r {
+            Resource::Buffer(b) if b == out || b == counters => Resource::Buffer(alias_of(b)),
+            Resource::Window(s) if s.buffer == out => Resource::Window(Span {
+                buffer: alias_of(out),
+                ..s
+            }),
+            r => r,
+        };
+        let spare_binding = Binding {
+            resources: l.bindings[binding]
+                .resources
+                .iter()
+                .map(|&r| view(r))
+                .collect(),
+            ..l.bindings[binding].clone()
+        };
+        l.bindings.push(spare_binding);
+        dispatches.push(Dispatch {
+            kernel: Kernel::Spares,
+            binding: l.bindings.len() - 1,
+            workgroups: spares,
+        });
+    }
     // The ranks' inputs may change between runs: packed on every run. Whole (16-byte padded)
     // buffers, so every offset and size is a multiple of 16 bytes whatever the dtype and shape.
     let mut commands = Vec::new();
@@ -420,13 +542,7 @@ pub(super) fn lower_fused(
     commands.push(Command::Clear(counters));
     commands.push(Command::Pass(Pass {
         ops: (0..plan.ops.len()).collect(),
-        dispatches: vec![Dispatch {
-            kernel: Kernel::Fused {
-                split_b: b_split != u32::MAX,
-            },
-            binding,
-            workgroups: wg + spares,
-        }],
+        dispatches,
     }));
     // Outside the timed pass: results and counters back to the ranks' own buffers.
     for loc in l.locs.iter().filter(|loc| loc.buf == Buf::Out) {
@@ -468,6 +584,9 @@ mod tests {
             spares: None,
             polls: 7,
             window: None,
+            spare_dispatch: SpareDispatch::Gemm,
+            grid: 0,
+            help: true,
         };
         let big = STEP_WG as usize * PIECE_PER_INVOCATION * 100;
         assert_eq!(t(None).pieces(Link::Workgroups(16), big), 16);

@@ -22,6 +22,10 @@ pub enum Buffer {
     B(usize),
     /// One of [`Lowered::pool`]: buffers the executor makes (job tables, fused mode's packing).
     Pool(usize),
+    /// A second view of pool buffer i (its `aliased`): the same memory as another wgpu buffer, so
+    /// a dispatch binding it follows one that writes `Pool(i)` without a barrier (src/alias.rs); the
+    /// same buffer where the device cannot alias.
+    Alias(usize),
     /// One of a host link's buffers (made by the link, imported into the executor).
     Link(LinkBox),
 }
@@ -67,6 +71,8 @@ pub struct PoolBuffer {
     pub init: Option<Vec<u8>>,
     /// Bound only in windows ([`Resource::Window`]): only max_buffer_size bounds its size.
     pub windowed: bool,
+    /// Also bound through a second view ([`Buffer::Alias`]).
+    pub aliased: bool,
 }
 
 /// Which bind group layout a binding follows.
@@ -127,10 +133,14 @@ pub enum Kernel {
         acc: bool,
     },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
-    /// windows (else the pipeline without the per-load branch between them).
+    /// windows (else the pipeline without the per-load branch between them); `grid`: on the
+    /// persistent grid (`GemmParams::grid_wg` workgroups loop over the tiles).
     Fused {
         split_b: bool,
+        grid: bool,
     },
+    /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl).
+    Spares,
     /// Tracker counters into one buffer (src/gather.rs).
     Gather,
 }

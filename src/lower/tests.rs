@@ -87,14 +87,16 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
             assert_eq!(p.grid_wg, 0, "a grid only on the GRID pipeline");
             assert_eq!(p.total_wg, d.workgroups);
         }
-        // Fused mode's spare transfer workgroups follow the GEMM's in the same dispatch.
-        (Kernel::Fused { split_b }, Group::Fused, Params::Gemm(p)) => {
+        // Fused mode's spare transfer workgroups follow the GEMM's (a workgroup per tile, or its
+        // persistent grid) in the same dispatch, or come in their own.
+        (Kernel::Fused { split_b, grid }, Group::Fused, Params::Gemm(p)) => {
             assert_eq!(split_b, p.b_split != u32::MAX);
-            assert_eq!(p.grid_wg, 0, "fused mode keeps a workgroup per tile");
-            assert!(p.total_wg <= d.workgroups);
+            assert_eq!(grid, p.grid_wg != 0, "a grid only on the GRID pipeline");
+            assert!(if grid { p.grid_wg } else { p.total_wg } <= d.workgroups);
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
         }
+        (Kernel::Spares, Group::Fused, Params::Gemm(_)) => assert!(d.workgroups > 0),
         // The pipeline without the second source must never run a step that reads one.
         (Kernel::Step { acc, .. }, Group::Step, Params::Step(p)) => {
             assert_eq!(p.n_wg, d.workgroups);
@@ -441,6 +443,60 @@ fn fused_packs_every_rank_into_one_dispatch() {
     let s = Schedule::new(c.collective, &ch);
     let e = lower(&c, &ch, &s, &plan, small).fused.unwrap_err();
     assert!(e.contains("max_storage_buffer_binding_size"), "{e}");
+}
+
+#[test]
+fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let (plan, mut l) = lowered(&c);
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let tuning = super::fused::FusedTuning {
+        pieces: None,
+        spares: Some(5),
+        polls: 9,
+        window: None,
+        spare_dispatch: super::fused::SpareDispatch::Own,
+        grid: 2,
+        help: true,
+    };
+    let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let [gemm, spares] = pass.dispatches[..] else {
+        panic!("{:?}", pass.dispatches)
+    };
+    for d in [&gemm, &spares] {
+        check_dispatch(&l, d);
+    }
+    assert!(matches!(gemm.kernel, Kernel::Fused { grid: true, .. }));
+    assert_eq!((spares.kernel, spares.workgroups), (Kernel::Spares, 5));
+    // The GEMM's dispatch holds its grid alone; the spares bind the same resources, except that
+    // what the GEMM writes (the output's windows, the counters) is a second view of the same pool
+    // buffer, marked for the executor to alias.
+    let (g, sp) = (&l.bindings[gemm.binding], &l.bindings[spares.binding]);
+    match g.params {
+        Params::Gemm(p) => assert_eq!((p.grid_wg, gemm.workgroups), (2, 2)),
+        other => panic!("{other:?}"),
+    }
+    let mut aliased = Vec::new();
+    for (a, b) in g.resources.iter().zip(&sp.resources) {
+        let buffer = |r: &Resource| match *r {
+            Resource::Buffer(b) => Some(b),
+            Resource::Window(s) => Some(s.buffer),
+            Resource::Params => None,
+        };
+        match (buffer(a), buffer(b)) {
+            (Some(Buffer::Pool(i)), Some(Buffer::Alias(j))) => {
+                assert!(i == j && l.pool[i].aliased);
+                aliased.push(i);
+            }
+            _ => assert_eq!(a, b),
+        }
+    }
+    aliased.sort_unstable();
+    aliased.dedup();
+    // The output (both windows) and the counters; never the operands or tables.
+    assert_eq!(aliased.len(), 2, "{aliased:?}");
 }
 
 #[test]

@@ -1,0 +1,141 @@
+//! Aliased buffers: two wgpu buffers over the same device memory (Vulkan only), so that two dispatches
+//! of one pass can share memory that one of them writes without the barrier wgpu puts between them.
+//!
+//! wgpu tracks usage per buffer object and orders any dispatch after one that wrote a buffer it binds
+//! (DESIGN.md: "buffers are tracked whole"). Fused mode's spare workgroups read and write what the
+//! GEMM writes (the packed output, the counters and the transfer queue), so in one pass they could only
+//! start after the GEMM had finished; bound through a second buffer object on the same memory they run
+//! beside it, and the protocol in shaders/epilogue/fused.wgsl (coherent or atomic accesses, counters,
+//! device-scope barriers) is what orders their accesses, as it already does between workgroups of one
+//! dispatch. Where no alias can be made (not Vulkan, the web, a failed allocation) callers bind the
+//! same buffer twice and wgpu's barrier keeps the result correct, only serialised.
+
+/// Whether pool buffers marked aliased get their second view: `T3_ALIAS=0` (or `off`) binds one buffer
+/// for both instead, so one device run can time the spares beside the GEMM against after it.
+pub fn enabled() -> bool {
+    !matches!(std::env::var("T3_ALIAS").as_deref(), Ok("0") | Ok("off"))
+}
+
+/// Two buffers of `size` bytes and `usage` (storage and copies) over one device-local allocation, or
+/// None where this device cannot make them (then bind one buffer for both).
+#[cfg(not(any(target_arch = "wasm32", target_vendor = "apple")))]
+pub fn pair(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> Option<[wgpu::Buffer; 2]> {
+    use std::sync::Arc;
+    use wgpu::hal::api::Vulkan;
+    use wgpu::hal::vulkan as hv;
+
+    /// The allocation, freed once both buffers' handles are destroyed.
+    struct Memory {
+        device: ash::Device,
+        memory: ash::vk::DeviceMemory,
+    }
+    impl Drop for Memory {
+        fn drop(&mut self) {
+            // SAFETY: both buffers bound to it are destroyed (their callbacks hold the Arc).
+            unsafe { self.device.free_memory(self.memory, None) };
+        }
+    }
+
+    let vk_usage = ash::vk::BufferUsageFlags::STORAGE_BUFFER
+        | ash::vk::BufferUsageFlags::TRANSFER_SRC
+        | ash::vk::BufferUsageFlags::TRANSFER_DST;
+    if !(wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST)
+        .contains(usage)
+    {
+        return None;
+    }
+    // SAFETY: the raw handles are used only to create, bind and destroy objects this function owns;
+    // the wgpu buffers are made from buffers created on this device with `usage` and `size`, and the
+    // memory outlives both (the drop callbacks hold it).
+    unsafe {
+        // The guard is let go before wgpu is called again.
+        let (raw, props) = {
+            let hal = device.as_hal::<Vulkan>()?;
+            let instance = hal.shared_instance().raw_instance();
+            let props = instance.get_physical_device_memory_properties(hal.raw_physical_device());
+            (hal.raw_device().clone(), props)
+        };
+        let info = ash::vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(vk_usage)
+            .sharing_mode(ash::vk::SharingMode::EXCLUSIVE);
+        let first = raw.create_buffer(&info, None).ok()?;
+        let second = match raw.create_buffer(&info, None) {
+            Ok(b) => b,
+            Err(_) => {
+                raw.destroy_buffer(first, None);
+                return None;
+            }
+        };
+        let destroy = |raw: &ash::Device| {
+            raw.destroy_buffer(first, None);
+            raw.destroy_buffer(second, None);
+        };
+        let req = raw.get_buffer_memory_requirements(first);
+        let local = ash::vk::MemoryPropertyFlags::DEVICE_LOCAL;
+        let Some(kind) = (0..props.memory_type_count).find(|&i| {
+            req.memory_type_bits & (1 << i) != 0
+                && props.memory_types[i as usize]
+                    .property_flags
+                    .contains(local)
+        }) else {
+            destroy(&raw);
+            return None;
+        };
+        let alloc = ash::vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(kind);
+        let memory = match raw.allocate_memory(&alloc, None) {
+            Ok(m) => m,
+            Err(_) => {
+                destroy(&raw);
+                return None;
+            }
+        };
+        let memory = Arc::new(Memory {
+            device: raw.clone(),
+            memory,
+        });
+        if raw.bind_buffer_memory(first, memory.memory, 0).is_err()
+            || raw.bind_buffer_memory(second, memory.memory, 0).is_err()
+        {
+            destroy(&raw);
+            return None;
+        }
+        let wrap = |buffer: ash::vk::Buffer, which: &str| {
+            let keep = Arc::clone(&memory);
+            let hal_buffer = hv::Buffer::from_raw_externally_owned(
+                buffer,
+                Box::new(move || keep.device.destroy_buffer(buffer, None)),
+            );
+            let label = format!("{label} ({which} view)");
+            device.create_buffer_from_hal::<Vulkan>(
+                hal_buffer,
+                &wgpu::BufferDescriptor {
+                    label: Some(&label),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                },
+            )
+        };
+        Some([wrap(first, "first"), wrap(second, "aliased")])
+    }
+}
+
+/// The web has no way to alias buffers, and Apple's platforms are not built with Vulkan: callers bind
+/// one buffer for both.
+#[cfg(any(target_arch = "wasm32", target_vendor = "apple"))]
+pub fn pair(
+    _device: &wgpu::Device,
+    _label: &str,
+    _size: u64,
+    _usage: wgpu::BufferUsages,
+) -> Option<[wgpu::Buffer; 2]> {
+    None
+}
