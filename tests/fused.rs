@@ -72,8 +72,9 @@ fn every_fused_variant_matches_reference() {
         prop_oneof![Just(None), (256u32..65536).prop_map(Some)],
         // Where the spares run and how the GEMM's workgroups are laid out: in the GEMM's dispatch,
         // their own dispatch beside it (aliased views), or after it with every piece theirs (no
-        // help from the GEMM's workgroups); one workgroup per tile or a persistent grid of 1..24.
-        (0u32..3, prop_oneof![Just(0u32), 1u32..24]),
+        // help from the GEMM's workgroups); the GEMM's workgroups helping always or only while no
+        // spare is alive; one workgroup per tile or a persistent grid of 1..24.
+        (0u32..5, prop_oneof![Just(0u32), 1u32..24]),
         any::<u64>(),
     );
     runner
@@ -96,12 +97,14 @@ fn every_fused_variant_matches_reference() {
                 std::env::set_var("T3_FUSED_WINDOW", knob(window, "default"));
                 std::env::set_var("T3_FUSED_GRID", grid.to_string());
                 let (dispatch, alias, help) = match at {
-                    0 => ("gemm", "1", "1"),
-                    1 => ("own", "1", "1"),
-                    _ => ("own", "0", "0"),
+                    0 => ("gemm", "1", "always"),
+                    1 => ("own", "1", "always"),
+                    2 => ("gemm", "1", "idle"),
+                    3 => ("own", "1", "idle"),
+                    _ => ("own", "0", "never"),
                 };
                 // No help needs a spare to do the work.
-                let spares = if help == "0" { spares.map(|s| s.max(1)) } else { spares };
+                let spares = if help == "never" { spares.map(|s| s.max(1)) } else { spares };
                 std::env::set_var("T3_FUSED_SPARES", knob(spares, "auto"));
                 std::env::set_var("T3_FUSED_SPARE_DISPATCH", dispatch);
                 std::env::set_var("T3_ALIAS", alias);
@@ -165,7 +168,7 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     let why = Fused.skip_reason(&sys.unwrap()).unwrap();
     assert!(why.contains("T3_FUSED_PIECES"), "{why}");
     // GEMM workgroups that leave every piece to spares which may run beside them (and give up).
-    std::env::set_var("T3_FUSED_HELP", "0");
+    std::env::set_var("T3_FUSED_HELP", "never");
     let sys = System::new(gpu, kernels, config);
     std::env::remove_var("T3_FUSED_HELP");
     let why = Fused.skip_reason(&sys.unwrap()).unwrap();

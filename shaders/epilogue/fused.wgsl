@@ -50,8 +50,7 @@
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
 // (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
 // spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
-// (shaders/put/cas_windows.wgsl), op0 = 1 where GEMM workgroups only publish and leave every piece to
-// the spares (only where the spares run after the GEMM: src/lower/fused.rs, `FusedTuning::help`).
+// (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`).
 struct Forward {
     off: u32,
     len: u32,
@@ -100,9 +99,9 @@ fn sink_read(c: u32) -> bool {
 }
 
 // Layout of `counters` past the chunk counters (nc of them; na = 2 nc actions, action 2c + which):
-// claims[na], done[na], armed[na] (conditions met), then tail, head and total pieces done, then the
-// live list (action + 1; 0 = published but not visible yet). Host twin: `counter_words` in
-// src/lower/fused.rs.
+// claims[na], done[na], armed[na] (conditions met), then tail, head, total pieces done and spares
+// alive, then the live list (action + 1; 0 = published but not visible yet). Host twin:
+// `counter_words` in src/lower/fused.rs.
 fn n_chunks() -> u32 {
     return arrayLength(&fwd) - 1u;
 }
@@ -118,8 +117,11 @@ fn armed_at(a: u32) -> u32 {
 fn tail_at() -> u32 {
     return 7u * n_chunks();
 }
+fn alive_at() -> u32 {
+    return 7u * n_chunks() + 3u;
+}
 fn live_at(j: u32) -> u32 {
-    return 7u * n_chunks() + 3u + j;
+    return 7u * n_chunks() + 4u + j;
 }
 fn chunks_per_rank() -> u32 {
     return fwd[n_chunks()].at0;
@@ -284,17 +286,41 @@ fn help(t: u32) {
     }
 }
 
+// After a tile's bump: the GEMM workgroup helps (header op0 = 0), never does (1: the spares run after
+// the GEMM and move every piece), or helps only while no spare is alive (2: the spares run beside it,
+// src/lower/fused.rs `Help::Idle`). Why 2 leaves no published piece behind: a publisher reads the
+// alive count with an atomic read-modify-write after a device-scope barrier that follows its
+// publication (`bump`); a spare takes itself off the count with one before a barrier and a last
+// `help`. The two read-modify-writes are ordered on the one word: if the publisher's comes first it
+// saw the spare alive, and the spare's last scan, after its own, sees the publication (barrier,
+// read-modify-write chain, barrier) and claims whatever is unclaimed; if the spare's comes first, a
+// publisher that saw no spare alive helps itself. A claimed piece is moved by its claimer without
+// waiting, as ever.
 fn tile_done(counter: u32, t: u32) {
     bump(counter, t);
-    if (fwd[n_chunks()].op0 == 0u) {
+    let helping = fwd[n_chunks()].op0;
+    if (helping == 0u) {
         help(t);
+    } else if (helping == 2u) {
+        storageBarrier();
+        if (t == 0u) {
+            wg_act = atomicAdd(&counters[alive_at()], 0u);
+        }
+        if (workgroupUniformLoad(&wg_act) == 0u) {
+            help(t);
+        }
     }
 }
 
-// A workgroup dispatched past the GEMM's: helps, polling for newly published transfers until every
-// piece is done or its poll budget is spent (bounded: see the top of this file).
+// A workgroup dispatched past the GEMM's (or in a dispatch of its own, shaders/spares.wgsl): counted
+// alive, helps, polling for newly published transfers until every piece is done or its poll budget
+// is spent (bounded: see the top of this file), then leaves the count and helps once more (see
+// `tile_done`).
 fn spare_wg(t: u32) {
     let h = fwd[n_chunks()];
+    if (t == 0u) {
+        atomicAdd(&counters[alive_at()], 1u);
+    }
     for (var polls = 0u; polls < h.len; polls++) {
         help(t);
         if (t == 0u) {
@@ -304,4 +330,10 @@ fn spare_wg(t: u32) {
             break;
         }
     }
+    storageBarrier();
+    if (t == 0u) {
+        atomicSub(&counters[alive_at()], 1u);
+    }
+    storageBarrier();
+    help(t);
 }

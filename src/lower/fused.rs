@@ -59,10 +59,33 @@ pub struct FusedTuning {
     /// GEMM workgroups of a persistent grid (each loops over tiles), 0: one per tile.
     pub grid: u32,
     /// Whether GEMM workgroups move pieces of the transfers they publish (and any left unclaimed
-    /// when they finish a tile). Off only where every spare is sure to run after the GEMM (their own
-    /// dispatch bound to the GEMM's own buffers, `T3_ALIAS=0`, so wgpu's barrier orders them): then
-    /// the spares move every piece, and the last one polling carries every chain on.
-    pub help: bool,
+    /// when they finish a tile).
+    pub help: Help,
+}
+
+/// Whether GEMM workgroups move pieces after a tile (shaders/epilogue/fused.wgsl, `tile_done`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Help {
+    /// Always: as the publisher of a transfer, and whenever pieces are left unclaimed.
+    Always,
+    /// Never: only where every spare is sure to run after the GEMM (their own dispatch bound to the
+    /// GEMM's own buffers, `T3_ALIAS=0`, so wgpu's barrier orders them); the spares move every
+    /// piece, and the last one polling carries every chain on.
+    Never,
+    /// Only while no spare is alive: spares beside the GEMM move the pieces while they last, the
+    /// GEMM's workgroups before they start and after they leave.
+    Idle,
+}
+
+impl Help {
+    /// The header's code for it (`op0` of the forward table's last entry).
+    fn code(self) -> u32 {
+        match self {
+            Help::Always => 0,
+            Help::Never => 1,
+            Help::Idle => 2,
+        }
+    }
 }
 
 /// Where fused mode's spare workgroups run.
@@ -81,8 +104,9 @@ pub enum SpareDispatch {
 impl FusedTuning {
     /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
     /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
-    /// (N GEMM workgroups, 0 = one per tile): unset means the defaults (link, auto, 16384 or with
-    /// their own dispatch 4194304, the largest binding, gemm, 0).
+    /// (N GEMM workgroups, 0 = one per tile), `T3_FUSED_HELP` (always | idle | never): unset means
+    /// the defaults (link, auto, 16384 or with their own dispatch 4194304, the largest binding,
+    /// gemm, 0, always).
     pub fn from_env() -> std::result::Result<Self, String> {
         let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
             match std::env::var(name) {
@@ -114,11 +138,14 @@ impl FusedTuning {
             SpareDispatch::Own => 1 << 22,
         };
         let help = match std::env::var("T3_FUSED_HELP").as_deref() {
-            Err(_) | Ok("") | Ok("1") => true,
-            Ok("0") if spare_dispatch == SpareDispatch::Own && !crate::alias::enabled() => false,
+            Err(_) | Ok("") | Ok("always") => Help::Always,
+            Ok("idle") => Help::Idle,
+            Ok("never") if spare_dispatch == SpareDispatch::Own && !crate::alias::enabled() => {
+                Help::Never
+            }
             Ok(v) => {
                 return Err(format!(
-                    "T3_FUSED_HELP={v:?}: expected 1, or 0 with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)"
+                    "T3_FUSED_HELP={v:?}: expected always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)"
                 ))
             }
         };
@@ -185,10 +212,10 @@ fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
 }
 
 /// u32 words of fused mode's counters buffer for `nc` (rank, chunk) counters: the counters, each
-/// action's claims, done pieces and conditions met, tail, head and pieces done, and the live list
-/// (the layout in shaders/epilogue/fused.wgsl).
+/// action's claims, done pieces and conditions met, tail, head, pieces done and spares alive, and
+/// the live list (the layout in shaders/epilogue/fused.wgsl).
 fn counter_words(nc: usize) -> usize {
-    9 * nc + 3
+    9 * nc + 4
 }
 
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
@@ -260,7 +287,7 @@ fn forward_table(
     fwd.push(Forward {
         off: pieces,
         len: tuning.polls,
-        op0: u32::from(!tuning.help),
+        op0: tuning.help.code(),
         at0: nch as u32,
         at1: (window / 4) as u32,
         to0: NONE,
@@ -390,8 +417,8 @@ pub(super) fn lower_fused_with(
     let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
     let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
     let spares = tuning.spares.unwrap_or((r as u32 * busiest).min(1024));
-    if !tuning.help && spares == 0 {
-        return Err("T3_FUSED_HELP=0 leaves every piece to the spares, and there are none (T3_FUSED_SPARES=0)".into());
+    if tuning.help == Help::Never && spares == 0 {
+        return Err("T3_FUSED_HELP=never leaves every piece to the spares, and there are none (T3_FUSED_SPARES=0)".into());
     }
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
     let nch = chunking.count();
@@ -586,7 +613,7 @@ mod tests {
             window: None,
             spare_dispatch: SpareDispatch::Gemm,
             grid: 0,
-            help: true,
+            help: Help::Always,
         };
         let big = STEP_WG as usize * PIECE_PER_INVOCATION * 100;
         assert_eq!(t(None).pieces(Link::Workgroups(16), big), 16);
@@ -595,7 +622,7 @@ mod tests {
         // Never more pieces than a chunk has work for, never none.
         assert_eq!(t(Some(64)).pieces(Link::Workgroups(16), 5), 1);
         assert_eq!(t(None).pieces(Link::Unthrottled, 1), 1);
-        assert_eq!(counter_words(4), 39);
+        assert_eq!(counter_words(4), 40);
         assert_eq!(fused_window(1 << 31, None), 1 << 31);
         assert_eq!(fused_window(1 << 31, Some(1000)), 768);
         assert_eq!(fused_window(100, Some(1000)), 256);

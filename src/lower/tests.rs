@@ -458,7 +458,7 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
         window: None,
         spare_dispatch: super::fused::SpareDispatch::Own,
         grid: 2,
-        help: true,
+        help: super::fused::Help::Idle,
     };
     let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
     let pass = rec.passes().next().unwrap();
