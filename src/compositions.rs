@@ -104,7 +104,7 @@ impl Composition {
     /// The pipeline-override sets the library creates this composition's pipelines with (one
     /// pipeline each): the tracked GEMM per tile, and where it stores plainly also untracked and on
     /// the persistent grid (src/gemm.rs); fused mode's GEMM with B in one window and in two, per tile
-    /// and on the persistent grid, and its spare pipeline (one vec4 per round, and the deepest); a step
+    /// and on the persistent grid, and its spare pipeline (one); a step
     /// without and with its second source (src/steps.rs); one pipeline of defaults otherwise.
     pub fn overrides(&self) -> Vec<Vec<(&'static str, f64)>> {
         match (self.kernel, self.epilogue) {
@@ -114,7 +114,7 @@ impl Composition {
                 vec![("TRACK", 1.0), ("GRID", 1.0)],
             ],
             (_, "track") => vec![vec![("TRACK", 1.0), ("GRID", 0.0)]],
-            ("spares.wgsl", _) => vec![vec![("PIECE_DEPTH", 1.0)], vec![("PIECE_DEPTH", 8.0)]],
+            ("spares.wgsl", _) => vec![vec![]],
             (_, "fused") => [0.0, 1.0]
                 .into_iter()
                 .flat_map(|grid| [0.0, 1.0].map(|split| vec![("B_WINDOWS", split), ("GRID", grid)]))

@@ -260,19 +260,6 @@ pub struct GemmKernel {
     pub fused_put: Put,
 }
 
-/// Vec4s each spare invocation moves per round (`PIECE_DEPTH` in shaders/epilogue/fused.wgsl):
-/// `T3_FUSED_SPARE_DEPTH` = 1..=8, default 1.
-fn spare_depth() -> Result<u32> {
-    match std::env::var("T3_FUSED_SPARE_DEPTH").as_deref() {
-        Err(_) | Ok("") => Ok(1),
-        Ok(v) => v
-            .parse::<u32>()
-            .ok()
-            .filter(|d| (1..=8).contains(d))
-            .ok_or_else(|| Error::invalid("T3_FUSED_SPARE_DEPTH", v, "a whole number 1..=8")),
-    }
-}
-
 /// `cell`'s pipeline, made by `make` on first use.
 fn made_once(
     cell: &OnceLock<wgpu::ComputePipeline>,
@@ -364,14 +351,7 @@ impl GemmKernel {
             };
             // Trusted as the fused GEMM is, for the same reason (its epilogue's indices).
             let m = shaders::module(gpu, "fused spares", &v, None, true)?;
-            let depth = spare_depth()?;
-            shaders::pipeline(
-                gpu,
-                "fused spares",
-                &self.fused_layout,
-                &m,
-                &[("PIECE_DEPTH", f64::from(depth))],
-            )
+            shaders::pipeline(gpu, "fused spares", &self.fused_layout, &m, &[])
         })
     }
 

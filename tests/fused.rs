@@ -43,17 +43,8 @@ fn every_fused_variant_matches_reference() {
         );
     }
     let cas_kernels = put_kernels("cas").unwrap();
-    // Spares moving three vec4s per invocation and round (the spare pipeline is made on first use,
-    // so made here, under the knob).
-    let deep_kernels = Kernels::new(gpu).unwrap();
-    std::env::set_var("T3_FUSED_SPARE_DEPTH", "3");
-    deep_kernels.gemm.spares(gpu).unwrap();
-    std::env::set_var("T3_FUSED_SPARE_DEPTH", "9");
-    assert!(Kernels::new(gpu).unwrap().gemm.spares(gpu).is_err());
-    std::env::remove_var("T3_FUSED_SPARE_DEPTH");
     let atomic_kernels = put_kernels("atomic");
     bad_knob_is_named(gpu, &f32_kernels);
-    deep_spares_move_every_piece(gpu, &deep_kernels);
     let soak = std::env::var("T3_SOAK").is_ok_and(|v| v == "1");
     let cases = std::env::var("T3_SOAK_CASES")
         .ok()
@@ -92,12 +83,11 @@ fn every_fused_variant_matches_reference() {
             |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, (at, grid), seed)| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
-                let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 6) {
+                let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 5) {
                     (Some(k), _, 0) => (Dtype::F16, k),
                     (_, _, 1) => (Dtype::F32, &cas_kernels),
                     (_, Some(k), 2) => (Dtype::F32, k),
                     (_, _, 3) => (Dtype::F32, coherent_kernels.as_ref().unwrap_or(&f32_kernels)),
-                    (_, _, 4) => (Dtype::F32, &deep_kernels),
                     _ => (Dtype::F32, &f32_kernels),
                 };
                 let knob = |v: Option<u32>, auto: &str| v.map_or(auto.into(), |x| x.to_string());
@@ -155,56 +145,6 @@ fn every_fused_variant_matches_reference() {
             },
         )
         .unwrap();
-}
-
-/// Spares that move three vec4s per invocation and round do every transfer (the GEMM's workgroups
-/// never help, the spares run after the GEMM) on chunks long enough that each invocation takes many
-/// rounds, a partial last one included, of both copies (all-gather) and reduces: equal to the f64
-/// reference (run inside the one test: the knobs are process-wide).
-fn deep_spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
-    for (collective, seed) in [
-        (Collective::AllReduce, 11u64),
-        (Collective::ReduceScatter, 12),
-    ] {
-        let config = Config {
-            shape: Shape::new(40, 2100, 8).unwrap(),
-            ranks: 2,
-            chunks: 1,
-            collective,
-            via: ReduceVia::Update,
-            link: Link::Workgroups(2),
-            dtype: Dtype::F32,
-            arbitrate: None,
-            gemm_grid: None,
-            step_lead: StepLead::Auto,
-        };
-        for (k, v) in [
-            ("T3_FUSED_SPARE_DISPATCH", "own"),
-            ("T3_ALIAS", "0"),
-            ("T3_FUSED_HELP", "never"),
-            ("T3_FUSED_SPARES", "1"),
-            ("T3_FUSED_PIECES", "1"),
-        ] {
-            std::env::set_var(k, v);
-        }
-        let mut sys = System::new(gpu, kernels, config).unwrap();
-        assert!(Fused.skip_reason(&sys).is_none());
-        let inputs = Inputs::random(
-            sys.config.shape,
-            Dtype::F32,
-            collective,
-            &sys.chunking,
-            seed,
-        );
-        sys.upload(&inputs);
-        sys.poison();
-        Fused.run(&mut sys).unwrap();
-        let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
-        assert!(
-            err <= 1e-5 && trackers_ok,
-            "{collective}: rel error {err}, trackers {trackers_ok}"
-        );
-    }
 }
 
 /// A knob out of range skips fused mode with the knob named (run inside the one test: the knobs are

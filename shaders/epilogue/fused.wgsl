@@ -237,48 +237,6 @@ fn lane_step(i: u32, stride: u32) -> u32 {
     return stride - WG + INVOCATIONS;
 }
 
-// Vec4s of a piece one invocation moves per round (pipeline-overridable, 1..=8): 1 on the GEMM's
-// pipelines; the spare pipeline takes more (`T3_FUSED_SPARE_DEPTH`, src/gemm.rs), since registers let
-// few spare invocations sit beside a GEMM workgroup (shaders/spares.wgsl) and a transfer's rate is
-// the bytes its invocations keep in flight.
-override PIECE_DEPTH: u32 = 1u;
-
-// This invocation's vec4s of a piece from `first` on, PIECE_DEPTH per round: a round's loads (the
-// source's, and the destination's for a plain reduce) are all issued before any store.
-fn move_deep(op: u32, s4: u32, d4: u32, n4: u32, first: u32, stride: u32) {
-    var at: array<u32, 8>;
-    var src: array<vec4<u32>, 8>;
-    var dst: array<vec4<u32>, 8>;
-    let depth = min(PIECE_DEPTH, 8u);
-    var i = first;
-    while (i < n4) {
-        var j = i;
-        for (var r = 0u; r < depth; r++) {
-            at[r] = j;
-            if (j < n4) {
-                src[r] = load4(s4 + j);
-                if (op == 1u && PLAIN_REDUCE) {
-                    dst[r] = load4(d4 + j);
-                }
-                j += lane_step(j, stride);
-            }
-        }
-        for (var r = 0u; r < depth; r++) {
-            if (at[r] < n4) {
-                if (op != 1u) {
-                    store4(d4 + at[r], src[r]);
-                } else if (PLAIN_REDUCE) {
-                    let sum = bitcast<vec4<f32>>(dst[r]) + bitcast<vec4<f32>>(src[r]);
-                    store4(d4 + at[r], bitcast<vec4<u32>>(sum));
-                } else {
-                    reduce4(d4 + at[r], src[r]);
-                }
-            }
-        }
-        i = j;
-    }
-}
-
 // Moves piece k of action a's chunk (16-byte elements k*WG + t, striding by pc*WG, as a step
 // workgroup does, where source, destination and length are whole vec4s: every preset; else 4-byte
 // elements), then counts it; the last piece bumps the destination counter (which may publish the
@@ -293,17 +251,13 @@ fn do_piece(a: u32, k: u32, t: u32) {
         let s4 = f.off >> 2u;
         let d4 = d >> 2u;
         let n4 = f.len >> 2u;
-        if (PIECE_DEPTH <= 1u) {
-            for (var i = k * WG + t; i < n4; i += lane_step(i, stride)) {
-                let v = load4(s4 + i);
-                if (act.y == 1u) {
-                    reduce4(d4 + i, v);
-                } else {
-                    store4(d4 + i, v);
-                }
+        for (var i = k * WG + t; i < n4; i += lane_step(i, stride)) {
+            let v = load4(s4 + i);
+            if (act.y == 1u) {
+                reduce4(d4 + i, v);
+            } else {
+                store4(d4 + i, v);
             }
-        } else {
-            move_deep(act.y, s4, d4, n4, k * WG + t, stride);
         }
     } else {
         for (var i = k * WG + t; i < f.len; i += lane_step(i, stride)) {
