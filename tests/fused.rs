@@ -45,6 +45,7 @@ fn every_fused_variant_matches_reference() {
     let cas_kernels = put_kernels("cas").unwrap();
     let atomic_kernels = put_kernels("atomic");
     bad_knob_is_named(gpu, &f32_kernels);
+    spares_move_every_piece(gpu, &f32_kernels);
     let soak = std::env::var("T3_SOAK").is_ok_and(|v| v == "1");
     let cases = std::env::var("T3_SOAK_CASES")
         .ok()
@@ -145,6 +146,56 @@ fn every_fused_variant_matches_reference() {
             },
         )
         .unwrap();
+}
+
+/// Spares of their own (64 invocations, four turns per 256-lane row of a piece) do every transfer
+/// (the GEMM's workgroups never help, the spares run after the GEMM) on chunks long enough that each
+/// invocation takes many rows, a partial last one included, of copies (all-gather) and reduces: equal
+/// to the f64 reference (run inside the one test: the knobs are process-wide).
+fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
+    for (collective, seed) in [
+        (Collective::AllReduce, 11u64),
+        (Collective::ReduceScatter, 12),
+    ] {
+        let config = Config {
+            shape: Shape::new(40, 2100, 8).unwrap(),
+            ranks: 2,
+            chunks: 1,
+            collective,
+            via: ReduceVia::Update,
+            link: Link::Workgroups(2),
+            dtype: Dtype::F32,
+            arbitrate: None,
+            gemm_grid: None,
+            step_lead: StepLead::Auto,
+        };
+        for (k, v) in [
+            ("T3_FUSED_SPARE_DISPATCH", "own"),
+            ("T3_ALIAS", "0"),
+            ("T3_FUSED_HELP", "never"),
+            ("T3_FUSED_SPARES", "1"),
+            ("T3_FUSED_PIECES", "1"),
+        ] {
+            std::env::set_var(k, v);
+        }
+        let mut sys = System::new(gpu, kernels, config).unwrap();
+        assert!(Fused.skip_reason(&sys).is_none());
+        let inputs = Inputs::random(
+            sys.config.shape,
+            Dtype::F32,
+            collective,
+            &sys.chunking,
+            seed,
+        );
+        sys.upload(&inputs);
+        sys.poison();
+        Fused.run(&mut sys).unwrap();
+        let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+        assert!(
+            err <= 1e-5 && trackers_ok,
+            "{collective}: rel error {err}, trackers {trackers_ok}"
+        );
+    }
 }
 
 /// A knob out of range skips fused mode with the knob named (run inside the one test: the knobs are
