@@ -1,8 +1,8 @@
 // Fused mode's spare workgroups as a pipeline of their own (src/lower/fused.rs, `SpareDispatch::Own`):
 // dispatched right after the fused GEMM in the same pass, bound to second views of the memory the GEMM
 // writes (src/alias.rs), so wgpu puts no barrier between the two and the spares run beside the GEMM's
-// workgroups from its start, where those inside the GEMM's dispatch (`spare_wg` past `total_wg` in
-// shaders/gemm/jobs.wgsl) start only once every GEMM workgroup has been issued and take a GEMM
+// workgroups from its start, where those inside the GEMM's dispatch (`spare_wg` past `tile_stride()`
+// in shaders/gemm/jobs.wgsl) start only once every GEMM workgroup has been issued and take a GEMM
 // workgroup's registers and workgroup memory (one per SM, BENCHMARKS.md run 31). Everything they do
 // is the fused epilogue's `spare_wg` (shaders/epilogue/fused.wgsl, which says why it cannot
 // deadlock): claim pieces of published transfers, move them, bump counters, poll (bounded) for more.

@@ -9,6 +9,13 @@
 //! device-scope barriers) is what orders their accesses, as it already does between workgroups of one
 //! dispatch. Where no alias can be made (not Vulkan, the web, a failed allocation) callers bind the
 //! same buffer twice and wgpu's barrier keeps the result correct, only serialised.
+//!
+//! What rests on the driver, not the spec: wgpu's barriers name buffers, so the one it records after a
+//! pass for a copy out of the first view does not, by Vulkan's letter, make the writes through the
+//! second view available (nor a clear through the first visible to the second). On NVIDIA, AMD and
+//! lavapipe both views' accesses meet in the same coherent L2 (or memory), and every fused run is
+//! checked against the f64 reference; a driver where they did not would show as wrong results there,
+//! not as a silent error.
 
 /// Whether pool buffers marked aliased get their second view: `T3_ALIAS=0` (or `off`) binds one buffer
 /// for both instead, so one device run can time the spares beside the GEMM against after it.
@@ -18,8 +25,19 @@ pub fn enabled() -> bool {
 
 /// Two buffers of `size` bytes and `usage` (storage and copies) over one device-local allocation, or
 /// None where this device cannot make them (then bind one buffer for both).
-#[cfg(not(any(target_arch = "wasm32", target_vendor = "apple")))]
-pub fn pair(
+///
+/// # Safety
+/// wgpu does not order accesses through one view against the other, and their contents start
+/// undefined (wgpu takes them as initialised and never zeroes them): the caller writes before it
+/// reads and orders the two views' accesses itself (fused mode: clears every run, and its counters and
+/// barriers, see shaders/epilogue/fused.wgsl).
+#[cfg(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+))]
+pub unsafe fn pair(
     device: &wgpu::Device,
     label: &str,
     size: u64,
@@ -50,8 +68,9 @@ pub fn pair(
         return None;
     }
     // SAFETY: the raw handles are used only to create, bind and destroy objects this function owns;
-    // the wgpu buffers are made from buffers created on this device with `usage` and `size`, and the
-    // memory outlives both (the drop callbacks hold it).
+    // the wgpu buffers are made from buffers created on this device with `usage` and `size` (the same
+    // create info, so the same requirements; both bound at offset 0), and the memory outlives both
+    // (the drop callbacks hold it).
     unsafe {
         // The guard is let go before wgpu is called again.
         let (raw, props) = {
@@ -128,10 +147,18 @@ pub fn pair(
     }
 }
 
-/// The web has no way to alias buffers, and Apple's platforms are not built with Vulkan: callers bind
-/// one buffer for both.
-#[cfg(any(target_arch = "wasm32", target_vendor = "apple"))]
-pub fn pair(
+/// Where wgpu is built without Vulkan (the web, Apple's platforms, the BSDs but FreeBSD) no alias can
+/// be made: callers bind one buffer for both.
+///
+/// # Safety
+/// None needed; the same signature as where aliases are made.
+#[cfg(not(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+)))]
+pub unsafe fn pair(
     _device: &wgpu::Device,
     _label: &str,
     _size: u64,

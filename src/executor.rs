@@ -211,7 +211,10 @@ impl<'a> Executor<'a> {
                 }
                 let pair = if b.aliased && crate::alias::enabled() {
                     let bytes = crate::shapes::buffer_bytes(b.bytes);
-                    crate::alias::pair(&self.gpu.device, b.label, bytes, usage)
+                    // SAFETY: lowering marks only fused mode's output and counters aliased; its
+                    // recording clears both on every run before the pass, and the fused protocol
+                    // orders the two dispatches' accesses (src/alias.rs).
+                    unsafe { crate::alias::pair(&self.gpu.device, b.label, bytes, usage) }
                 } else {
                     None
                 };

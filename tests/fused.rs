@@ -196,6 +196,15 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
             "{collective}: rel error {err}, trackers {trackers_ok}"
         );
     }
+    for k in [
+        "T3_FUSED_SPARE_DISPATCH",
+        "T3_ALIAS",
+        "T3_FUSED_HELP",
+        "T3_FUSED_SPARES",
+        "T3_FUSED_PIECES",
+    ] {
+        std::env::remove_var(k);
+    }
 }
 
 /// A knob out of range skips fused mode with the knob named (run inside the one test: the knobs are
@@ -237,7 +246,9 @@ fn aliased_views_share_their_memory() {
     let Some(gpu) = common::gpu() else { return };
     let usage =
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let Some([first, second]) = t3_wgpu::alias::pair(&gpu.device, "alias test", 4096, usage) else {
+    // SAFETY: written before read; each write is waited for before the other view reads it.
+    let pair = unsafe { t3_wgpu::alias::pair(&gpu.device, "alias test", 4096, usage) };
+    let Some([first, second]) = pair else {
         assert!(
             gpu.adapter.get_info().backend != wgpu::Backend::Vulkan,
             "a Vulkan device made no aliased pair"
@@ -249,8 +260,19 @@ fn aliased_views_share_their_memory() {
     let words: Vec<u32> = (0..1024u32)
         .map(|i| i.wrapping_mul(2654435761) ^ seed as u32)
         .collect();
+    // wgpu orders nothing between the views: each write is submitted and waited for first.
+    let settle = || {
+        let idx = gpu.queue.submit([]);
+        gpu.wait(
+            Some(idx),
+            "alias test write",
+            std::time::Duration::from_secs(30),
+        )
+        .unwrap();
+    };
     gpu.queue
         .write_buffer(&first, 0, bytemuck::cast_slice(&words));
+    settle();
     assert_eq!(
         gpu.read_u32("second view", &second, 0, 1024).unwrap(),
         words
@@ -258,6 +280,7 @@ fn aliased_views_share_their_memory() {
     let back: Vec<u32> = words.iter().map(|w| !w).collect();
     gpu.queue
         .write_buffer(&second, 2048, bytemuck::cast_slice(&back[512..]));
+    settle();
     let both = gpu.read_u32("first view", &first, 0, 1024).unwrap();
     assert_eq!(&both[..512], &words[..512]);
     assert_eq!(&both[512..], &back[512..]);

@@ -105,7 +105,7 @@ impl FusedTuning {
     /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
     /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
     /// (N GEMM workgroups, 0 = one per tile), `T3_FUSED_HELP` (always | idle | never): unset means
-    /// the defaults (link, auto, 16384 or with their own dispatch 4194304, the largest binding,
+    /// the defaults (link, auto, 16384 or with their own dispatch 1048576, the largest binding,
     /// gemm, 0, always).
     pub fn from_env() -> std::result::Result<Self, String> {
         let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
@@ -135,7 +135,7 @@ impl FusedTuning {
         // done (they leave as soon as every piece is): a budget for the whole GEMM.
         let polls = match spare_dispatch {
             SpareDispatch::Gemm => 1 << 14,
-            SpareDispatch::Own => 1 << 22,
+            SpareDispatch::Own => 1 << 20,
         };
         let help = match std::env::var("T3_FUSED_HELP").as_deref() {
             Err(_) | Ok("") | Ok("always") => Help::Always,
@@ -417,8 +417,14 @@ pub(super) fn lower_fused_with(
     let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
     let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
     let spares = tuning.spares.unwrap_or((r as u32 * busiest).min(1024));
-    if tuning.help == Help::Never && spares == 0 {
-        return Err("T3_FUSED_HELP=never leaves every piece to the spares, and there are none (T3_FUSED_SPARES=0)".into());
+    let pieces = fwd[fwd.len() - 1].off;
+    if tuning.help == Help::Never && pieces > 0 {
+        if tuning.spare_dispatch != SpareDispatch::Own {
+            return Err("T3_FUSED_HELP=never needs spares that run after the GEMM (T3_FUSED_SPARE_DISPATCH=own, T3_ALIAS=0)".into());
+        }
+        if spares == 0 {
+            return Err("T3_FUSED_HELP=never leaves every piece to the spares, and there are none (T3_FUSED_SPARES=0)".into());
+        }
     }
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
     let nch = chunking.count();

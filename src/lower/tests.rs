@@ -497,6 +497,20 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
     aliased.dedup();
     // The output (both windows) and the counters; never the operands or tables.
     assert_eq!(aliased.len(), 2, "{aliased:?}");
+    // GEMM workgroups that never help need spares sure to run after the GEMM, and some spares.
+    for (spare_dispatch, spares) in [
+        (super::fused::SpareDispatch::Gemm, Some(5)),
+        (super::fused::SpareDispatch::Own, Some(0)),
+    ] {
+        let never = super::fused::FusedTuning {
+            spare_dispatch,
+            spares,
+            help: super::fused::Help::Never,
+            ..tuning
+        };
+        let e = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, never).unwrap_err();
+        assert!(e.contains("T3_FUSED_HELP=never"), "{e}");
+    }
 }
 
 #[test]
