@@ -120,6 +120,13 @@ fn structs(module: &naga::Module) -> BTreeMap<String, (u32, Vec<(String, u32)>)>
 }
 
 fn main() {
+    // `wgpu_vulkan`: the targets wgpu builds its Vulkan backend for (wgpu 30's build.rs), where
+    // src/alias.rs can make buffers that share memory.
+    println!("cargo::rustc-check-cfg=cfg(wgpu_vulkan)");
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if ["windows", "linux", "android", "freebsd"].contains(&os.as_str()) {
+        println!("cargo::rustc-cfg=wgpu_vulkan");
+    }
     println!("cargo:rerun-if-changed=shaders");
     println!("cargo:rerun-if-changed=src/compose.rs");
     println!("cargo:rerun-if-changed=src/compositions.rs");

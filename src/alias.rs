@@ -24,20 +24,34 @@ pub fn enabled() -> bool {
 }
 
 /// Two buffers of `size` bytes and `usage` (storage and copies) over one device-local allocation, or
-/// None where this device cannot make them (then bind one buffer for both).
+/// None where this device cannot make them (then bind one buffer for both), or where wgpu is built
+/// without Vulkan (the web, Apple's platforms: `wgpu_vulkan` in build.rs).
 ///
 /// # Safety
 /// wgpu does not order accesses through one view against the other, and their contents start
 /// undefined (wgpu takes them as initialised and never zeroes them): the caller writes before it
 /// reads and orders the two views' accesses itself (fused mode: clears every run, and its counters and
 /// barriers, see shaders/epilogue/fused.wgsl).
-#[cfg(any(
-    windows,
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd"
-))]
 pub unsafe fn pair(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+) -> Option<[wgpu::Buffer; 2]> {
+    #[cfg(wgpu_vulkan)]
+    // SAFETY: the caller's contract, passed on.
+    let made = unsafe { vulkan_pair(device, label, size, usage) };
+    #[cfg(not(wgpu_vulkan))]
+    let made = {
+        let _ = (device, label, size, usage);
+        None
+    };
+    made
+}
+
+/// [`pair`] on a wgpu device whose backend may be Vulkan (None where it is not).
+#[cfg(wgpu_vulkan)]
+unsafe fn vulkan_pair(
     device: &wgpu::Device,
     label: &str,
     size: u64,
@@ -145,24 +159,4 @@ pub unsafe fn pair(
         };
         Some([wrap(first, "first"), wrap(second, "aliased")])
     }
-}
-
-/// Where wgpu is built without Vulkan (the web, Apple's platforms, the BSDs but FreeBSD) no alias can
-/// be made: callers bind one buffer for both.
-///
-/// # Safety
-/// None needed; the same signature as where aliases are made.
-#[cfg(not(any(
-    windows,
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd"
-)))]
-pub unsafe fn pair(
-    _device: &wgpu::Device,
-    _label: &str,
-    _size: u64,
-    _usage: wgpu::BufferUsages,
-) -> Option<[wgpu::Buffer; 2]> {
-    None
 }
