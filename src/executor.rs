@@ -9,9 +9,7 @@ use crate::error::Result;
 use crate::gather::GatherKernel;
 use crate::gemm::{Engine, GemmKernel};
 use crate::gpu::Gpu;
-use crate::lower::{
-    Buffer, Command, DeviceId, Group, Kernel, LinkBox, Lowered, Resource, Span, Target,
-};
+use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, LinkBox, Lowered, Resource, Target};
 use crate::ranks::Ranks;
 use crate::readback::PendingRead;
 use crate::shapes::Dtype;
@@ -204,12 +202,13 @@ impl<'a> Executor<'a> {
                 let usage = wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
                     | wgpu::BufferUsages::COPY_SRC;
-                if b.windowed {
-                    self.gpu.check_windowed(b.label, b.bytes)?;
-                } else {
-                    self.gpu.check_binding(b.label, b.bytes)?;
-                }
                 let pair = if b.aliased && crate::alias::enabled() {
+                    // The checks the unaliased buffers below make themselves.
+                    if b.windowed {
+                        self.gpu.check_windowed(b.label, b.bytes)?;
+                    } else {
+                        self.gpu.check_binding(b.label, b.bytes)?;
+                    }
                     let bytes = crate::shapes::buffer_bytes(b.bytes);
                     // SAFETY: lowering marks only fused mode's output and counters aliased; its
                     // recording clears both on every run before the pass, and the fused protocol
@@ -240,12 +239,7 @@ impl<'a> Executor<'a> {
         }
         let binding = &lowered.bindings[i];
         for r in &binding.resources {
-            if let Resource::Buffer(Buffer::Pool(p) | Buffer::Alias(p))
-            | Resource::Window(Span {
-                buffer: Buffer::Pool(p) | Buffer::Alias(p),
-                ..
-            }) = *r
-            {
+            if let Some(Buffer::Pool(p) | Buffer::Alias(p)) = r.buffer() {
                 self.make_pooled(lowered, p)?;
             }
         }

@@ -11,18 +11,18 @@
 // atomic-add puts do not need the gate but keep the one protocol. A transfer is split into `pc`
 // pieces (the link's workgroups: a piece strides over the whole chunk, like a step workgroup),
 // claimed by atomicAdd: the publisher, every GEMM workgroup that finishes its tile while pieces are
-// left (where the GEMM's workgroups help: `tile_done`), and the spare workgroups, dispatched after the
-// GEMM's or in a dispatch of their own (`spare_wg`), claim them. The workgroup
-// that finishes a transfer's last piece bumps the destination's counter, which may publish the next
-// transfer of the chain or open the gate of the next transfer into it.
+// left (where the GEMM's workgroups help: `tile_done`), and the spare workgroups, dispatched after
+// the GEMM's or in a dispatch of their own (`spare_wg`), claim them. The workgroup that finishes a
+// transfer's last piece bumps the destination's counter, which may publish the next transfer of the
+// chain or open the gate of the next transfer into it.
 //
 // Why it cannot deadlock: nothing waits for another workgroup to do anything. A claimed piece is done
 // by the running workgroup that claimed it, without waiting; the publisher claims pieces until none
 // is left unclaimed (or, where the GEMM's workgroups help only while a spare is alive or never,
 // a spare does: `tile_done` says why none is left behind), so every piece of every published
 // transfer is claimed by a workgroup that is running; the last piece's finisher carries the chain
-// on. Every transfer is published: both its
-// conditions count only tiles (which every GEMM workgroup stores without waiting) and transfers
+// on. Every transfer is published: both its conditions count only tiles (which every GEMM
+// workgroup stores without waiting) and transfers
 // earlier in the schedule's order, so by induction over that order each is met. The only loop that
 // waits is the spare workgroups' poll for newly published work, and it is bounded (POLLS, from the
 // host) and nothing depends on it: a spare that gives up leaves the work to the workgroups that
@@ -243,8 +243,8 @@ fn lane_step(i: u32, stride: u32) -> u32 {
 }
 
 // Moves piece k of action a's chunk (16-byte elements in rows of WG from k*WG, every pc-th row, as a
-// step workgroup does; `lane_step` walks them, where source, destination and length are whole vec4s: every preset; else 4-byte
-// elements), then counts it; the last piece bumps the destination counter (which may publish the
+// step workgroup does, `lane_step` walking them, where source, destination and length are whole
+// vec4s: every preset; else 4-byte elements), then counts it; the last piece bumps the destination counter (which may publish the
 // next transfer).
 fn do_piece(a: u32, k: u32, t: u32) {
     let f = fwd[a / 2u];

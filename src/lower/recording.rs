@@ -94,6 +94,17 @@ pub enum Resource {
     Window(Span),
 }
 
+impl Resource {
+    /// The buffer it binds (whole or a window of), if any.
+    pub fn buffer(self) -> Option<Buffer> {
+        match self {
+            Resource::Params => None,
+            Resource::Buffer(b) => Some(b),
+            Resource::Window(s) => Some(s.buffer),
+        }
+    }
+}
+
 /// A kernel's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Params {

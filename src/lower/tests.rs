@@ -480,12 +480,7 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
     }
     let mut aliased = Vec::new();
     for (a, b) in g.resources.iter().zip(&sp.resources) {
-        let buffer = |r: &Resource| match *r {
-            Resource::Buffer(b) => Some(b),
-            Resource::Window(s) => Some(s.buffer),
-            Resource::Params => None,
-        };
-        match (buffer(a), buffer(b)) {
+        match (a.buffer(), b.buffer()) {
             (Some(Buffer::Pool(i)), Some(Buffer::Alias(j))) => {
                 assert!(i == j && l.pool[i].aliased);
                 aliased.push(i);
