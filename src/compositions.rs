@@ -27,7 +27,13 @@ const FUSED_PUTS: &[&str] = &[
     "atomic_windows",
 ];
 
-const GEMM_VARIANTS: &[(&str, &[&str])] = &[("track", PUTS), ("fused", FUSED_PUTS)];
+/// Fused mode's watched GEMM (`T3_FUSED_TRIGGER=spares`): the tracker alone in fused mode's bindings,
+/// writing the packed output plainly (its spares read it through a fused put).
+const GEMM_VARIANTS: &[(&str, &[&str])] = &[
+    ("track", PUTS),
+    ("fused", FUSED_PUTS),
+    ("watched", &["plain_windows"]),
+];
 
 pub const KERNELS: &[Kernel] = &[
     Kernel {
@@ -75,7 +81,8 @@ impl Composition {
     /// Its files under shaders/, in composition order.
     pub fn parts(&self) -> Vec<String> {
         // B's source: fused mode's packed B is bound in two windows, every other GEMM's in one.
-        let b = if self.epilogue == "fused" { "b2" } else { "b" };
+        let packed = matches!(self.epilogue, "fused" | "watched");
+        let b = if packed { "b2" } else { "b" };
         let mut v: Vec<String> = self
             .operands
             .iter()
@@ -88,8 +95,14 @@ impl Composition {
             .collect();
         v.push(format!("put/{}.wgsl", self.put));
         // A windowed put of 4-byte atomics takes its 16-byte forms element by element.
-        if self.put.ends_with("_windows") && self.put != "coherent_windows" {
+        if self.put.ends_with("_windows")
+            && !matches!(self.put, "coherent_windows" | "plain_windows")
+        {
             v.push("put/by_element4.wgsl".into());
+        }
+        // The watched GEMM's epilogue is the tracker's, in fused mode's bindings.
+        if self.epilogue == "watched" {
+            v.push("epilogue/track.wgsl".into());
         }
         if !self.epilogue.is_empty() {
             v.push(format!("epilogue/{}.wgsl", self.epilogue));
@@ -104,7 +117,7 @@ impl Composition {
     /// The pipeline-override sets the library creates this composition's pipelines with (one
     /// pipeline each): the tracked GEMM per tile, and where it stores plainly also untracked and on
     /// the persistent grid (src/gemm.rs); fused mode's GEMM with B in one window and in two, per tile
-    /// and on the persistent grid, and its spare pipeline (one); a step
+    /// and on the persistent grid, and its spare pipeline (one); its watched GEMM likewise, tracked; a step
     /// without and with its second source (src/steps.rs); one pipeline of defaults otherwise.
     pub fn overrides(&self) -> Vec<Vec<(&'static str, f64)>> {
         match (self.kernel, self.epilogue) {
@@ -115,6 +128,13 @@ impl Composition {
             ],
             (_, "track") => vec![vec![("TRACK", 1.0), ("GRID", 0.0)]],
             ("spares.wgsl", _) => vec![vec![]],
+            (_, "watched") => [0.0, 1.0]
+                .into_iter()
+                .flat_map(|grid| {
+                    [0.0, 1.0]
+                        .map(|split| vec![("TRACK", 1.0), ("B_WINDOWS", split), ("GRID", grid)])
+                })
+                .collect(),
             (_, "fused") => [0.0, 1.0]
                 .into_iter()
                 .flat_map(|grid| [0.0, 1.0].map(|split| vec![("B_WINDOWS", split), ("GRID", grid)]))

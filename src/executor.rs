@@ -362,9 +362,11 @@ impl<'a> Executor<'a> {
                             Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
                             Kernel::GemmGrid => self.kernels.gemm.grid_pipeline(),
                             Kernel::Step { put, acc } => self.kernels.step.pipeline(put, acc),
-                            Kernel::Fused { split_b, grid } => {
-                                self.kernels.gemm.fused(gpu, split_b, grid)?
-                            }
+                            Kernel::Fused {
+                                split_b,
+                                grid,
+                                watched,
+                            } => self.kernels.gemm.fused(gpu, split_b, grid, watched)?,
                             Kernel::Spares => self.kernels.gemm.spares(gpu)?,
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };

@@ -42,7 +42,9 @@ pub struct GemmParams {
     /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`). Only with the GRID pipeline: the
     /// others would skip the tiles past it.
     pub grid_wg: u32,
-    pub _pad: u32,
+    /// Fused mode's packed output past one binding: elements from this index on are stored in its
+    /// second window (the watched GEMM, shaders/put/plain_windows.wgsl); other kernels never read it.
+    pub c_split: u32,
 }
 
 impl GemmParams {
@@ -256,6 +258,10 @@ pub struct GemmKernel {
     fused_module: wgpu::ShaderModule,
     fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
     spares: OnceLock<wgpu::ComputePipeline>,
+    /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `T3_FUSED_TRIGGER`),
+    /// indexed by split B + 2 x grid, made on first use.
+    watched_module: wgpu::ShaderModule,
+    watched: [OnceLock<wgpu::ComputePipeline>; 4],
     /// Its put ([`fused_put`]).
     pub fused_put: Put,
 }
@@ -301,17 +307,19 @@ pub fn fused_put(gpu: &Gpu) -> Result<Put> {
     }
 }
 
-/// The fused GEMM's pipeline from its module: packed B in two windows (`split_b`) or one, on the
-/// persistent grid or a workgroup per tile.
+/// The fused GEMM's pipeline from its module (or the watched GEMM's: `watched`): packed B in two
+/// windows (`split_b`) or one, on the persistent grid or a workgroup per tile.
 fn fused_pipeline(
     gpu: &Gpu,
     layout: &wgpu::BindGroupLayout,
     module: &wgpu::ShaderModule,
     split_b: bool,
     grid: bool,
+    watched: bool,
 ) -> Result<wgpu::ComputePipeline> {
     let label = format!(
-        "fused gemm (B in {} window{})",
+        "{} gemm (B in {} window{})",
+        if watched { "watched" } else { "fused" },
         if split_b { "two" } else { "one" },
         if grid { ", persistent grid" } else { "" }
     );
@@ -329,13 +337,39 @@ fn fused_pipeline(
 
 impl GemmKernel {
     /// The fused GEMM for a packed B in two windows (`split_b`) or in one, per tile or on the
-    /// persistent grid (`grid`).
-    pub fn fused(&self, gpu: &Gpu, split_b: bool, grid: bool) -> Result<&wgpu::ComputePipeline> {
+    /// persistent grid (`grid`); the watched one (the tracker alone) where `watched`.
+    pub fn fused(
+        &self,
+        gpu: &Gpu,
+        split_b: bool,
+        grid: bool,
+        watched: bool,
+    ) -> Result<&wgpu::ComputePipeline> {
+        if watched {
+            let cell = &self.watched[usize::from(split_b) + 2 * usize::from(grid)];
+            return made_once(cell, || {
+                fused_pipeline(
+                    gpu,
+                    &self.fused_layout,
+                    &self.watched_module,
+                    split_b,
+                    grid,
+                    true,
+                )
+            });
+        }
         if !grid {
             return Ok(&self.fused[usize::from(split_b)]);
         }
         made_once(&self.fused_grid[usize::from(split_b)], || {
-            fused_pipeline(gpu, &self.fused_layout, &self.fused_module, split_b, true)
+            fused_pipeline(
+                gpu,
+                &self.fused_layout,
+                &self.fused_module,
+                split_b,
+                true,
+                false,
+            )
         })
     }
 
@@ -416,9 +450,18 @@ impl GemmKernel {
         // src/lower/fused.rs) or from its own atomics, clamped where they index.
         let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), true)?;
         let fused = [
-            fused_pipeline(gpu, &fused_layout, &fm, false, false)?,
-            fused_pipeline(gpu, &fused_layout, &fm, true, false)?,
+            fused_pipeline(gpu, &fused_layout, &fm, false, false, false)?,
+            fused_pipeline(gpu, &fused_layout, &fm, true, false, false)?,
         ];
+        // The watched GEMM binds what the fused GEMM binds (its forward table unread), so it runs
+        // on the fused layout beside the same spares.
+        let watched_module = shaders::module(
+            gpu,
+            "watched gemm",
+            &variant(Put::PlainWindows, Epilogue::Watched),
+            src.as_deref(),
+            true,
+        )?;
         Ok(GemmKernel {
             dtype,
             engine,
@@ -427,6 +470,8 @@ impl GemmKernel {
             fused_module: fm,
             fused_grid: Default::default(),
             spares: OnceLock::new(),
+            watched_module,
+            watched: Default::default(),
             fused_put,
             store: make(Put::Store, true, false)?,
             update: make(update_put, true, false)?,

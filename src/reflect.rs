@@ -93,7 +93,7 @@ mod tests {
             "GemmParams",
             [
                 m, n, k, lda, ldb, ldc, tiles_n, job_base, n_jobs, total_wg, dispatch_x, b_split,
-                grid_wg
+                grid_wg, c_split
             ]
         );
         same_layout!(
@@ -145,6 +145,11 @@ mod tests {
                 interface(k, "fused").unwrap().bindings,
                 // The forward table, then the second windows of the packed output and B.
                 [&gemm[..], &[Read, ReadWrite, Read]].concat()
+            );
+            // The watched GEMM binds what the fused one binds (one layout for it and the spares).
+            assert_eq!(
+                interface(k, "watched").unwrap().bindings,
+                interface(k, "fused").unwrap().bindings
             );
         }
         let step = interface("step.wgsl", "").unwrap();

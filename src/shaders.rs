@@ -30,13 +30,16 @@ pub enum Put {
     StoreWindows,
     /// Plain 16-byte stores into two `@coherent` windows (MEMORY_DECORATION_COHERENT), likewise.
     CoherentWindows,
+    /// Plain (non-atomic) stores into two windows, never a load: the watched GEMM's (fused mode's
+    /// tracker alone, `T3_FUSED_TRIGGER=spares`), whose spares read what it stored through theirs.
+    PlainWindows,
     /// A u32 word as it is (the gather kernel's counters).
     Word,
 }
 
 impl Put {
     /// Every put, in declaration order.
-    pub const ALL: [Put; 9] = [
+    pub const ALL: [Put; 10] = [
         Put::Store,
         Put::Add,
         Put::Atomic,
@@ -45,6 +48,7 @@ impl Put {
         Put::AtomicWindows,
         Put::StoreWindows,
         Put::CoherentWindows,
+        Put::PlainWindows,
         Put::Word,
     ];
 
@@ -59,6 +63,7 @@ impl Put {
             Put::AtomicWindows => "atomic_windows",
             Put::StoreWindows => "store_windows",
             Put::CoherentWindows => "coherent_windows",
+            Put::PlainWindows => "plain_windows",
             Put::Word => "word",
         }
     }
@@ -80,6 +85,8 @@ pub enum Epilogue {
     Track,
     /// Bump it and perform the transfers the increment triggers (fused mode; needs a windowed put).
     Fused,
+    /// Bump it, in fused mode's bindings (fused mode whose spares trigger: shaders/epilogue/watched.wgsl).
+    Watched,
 }
 
 impl Epilogue {
@@ -88,6 +95,7 @@ impl Epilogue {
         match self {
             Epilogue::Track => "track",
             Epilogue::Fused => "fused",
+            Epilogue::Watched => "watched",
         }
     }
 }
@@ -358,6 +366,26 @@ mod tests {
                         epilogue: Some(Epilogue::Fused),
                     };
                     assert!(v.source(None).is_ok(), "{v:?}");
+                }
+                continue;
+            }
+            if put == Put::PlainWindows {
+                // Only the watched GEMM writes through it, and it only through that.
+                for (kernel, gemm) in [("gemm.wgsl", Dtype::F32), ("gemm_coop.wgsl", Dtype::F16)] {
+                    let v = Variant {
+                        kernel,
+                        gemm: Some(gemm),
+                        put,
+                        epilogue: Some(Epilogue::Watched),
+                    };
+                    assert!(v.source(None).is_ok(), "{v:?}");
+                    for epilogue in [Epilogue::Track, Epilogue::Fused] {
+                        let other = Variant {
+                            epilogue: Some(epilogue),
+                            ..v
+                        };
+                        assert!(other.source(None).is_err(), "{other:?}");
+                    }
                 }
                 continue;
             }

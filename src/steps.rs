@@ -106,7 +106,9 @@ impl StepKernel {
             | Put::AtomicWindows
             | Put::StoreWindows
             | Put::CoherentWindows => &self.update,
-            Put::Word => unreachable!("no step writes words: Put::Word is the gather kernel's"),
+            Put::Word | Put::PlainWindows => {
+                unreachable!("no step writes words or the watched GEMM's windows: {put:?}")
+            }
         };
         &pair[usize::from(acc)]
     }

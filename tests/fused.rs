@@ -74,8 +74,10 @@ fn every_fused_variant_matches_reference() {
         // Where the spares run and how the GEMM's workgroups are laid out: in the GEMM's dispatch,
         // their own dispatch beside it (aliased views), or after it with every piece theirs (no
         // help from the GEMM's workgroups); the GEMM's workgroups helping always or only while no
-        // spare is alive; one workgroup per tile or a persistent grid of 1..24.
-        (0u32..5, prop_oneof![Just(0u32), 1u32..24]),
+        // spare is alive; or the spares the trigger, watching a GEMM that only counts its tiles,
+        // beside it or after it (then the finisher after them); one workgroup per tile or a
+        // persistent grid of 1..24.
+        (0u32..7, prop_oneof![Just(0u32), 1u32..24]),
         any::<u64>(),
     );
     runner
@@ -97,12 +99,14 @@ fn every_fused_variant_matches_reference() {
                 std::env::set_var("T3_FUSED_POLLS", knob(polls, "default"));
                 std::env::set_var("T3_FUSED_WINDOW", knob(window, "default"));
                 std::env::set_var("T3_FUSED_GRID", grid.to_string());
-                let (dispatch, alias, help) = match at {
-                    0 => ("gemm", "1", "always"),
-                    1 => ("own", "1", "always"),
-                    2 => ("gemm", "1", "idle"),
-                    3 => ("own", "1", "idle"),
-                    _ => ("own", "0", "never"),
+                let (dispatch, alias, help, trigger) = match at {
+                    0 => ("gemm", "1", "always", "epilogue"),
+                    1 => ("own", "1", "always", "epilogue"),
+                    2 => ("gemm", "1", "idle", "epilogue"),
+                    3 => ("own", "1", "idle", "epilogue"),
+                    4 => ("own", "0", "never", "epilogue"),
+                    5 => ("own", "1", "always", "spares"),
+                    _ => ("own", "0", "always", "spares"),
                 };
                 // No help needs a spare to do the work.
                 let spares = if help == "never" { spares.map(|s| s.max(1)) } else { spares };
@@ -110,6 +114,7 @@ fn every_fused_variant_matches_reference() {
                 std::env::set_var("T3_FUSED_SPARE_DISPATCH", dispatch);
                 std::env::set_var("T3_ALIAS", alias);
                 std::env::set_var("T3_FUSED_HELP", help);
+                std::env::set_var("T3_FUSED_TRIGGER", trigger);
                 let config = Config {
                     shape: Shape::new(m, n, k).unwrap(),
                     ranks,
@@ -127,7 +132,7 @@ fn every_fused_variant_matches_reference() {
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(
-                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} spares in {dispatch} (alias {alias}, help {help}) grid {grid} seed {seed}"
+                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} spares in {dispatch} (alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
                 );
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
@@ -149,13 +154,17 @@ fn every_fused_variant_matches_reference() {
 }
 
 /// Spares of their own (64 invocations, four turns per 256-lane row of a piece) do every transfer
-/// (the GEMM's workgroups never help, the spares run after the GEMM) on chunks long enough that each
-/// invocation takes many rows, a partial last one included, of copies (all-gather) and reduces: equal
-/// to the f64 reference (run inside the one test: the knobs are process-wide).
+/// on chunks long enough that each invocation takes many rows, a partial last one included, of
+/// copies (all-gather) and reduces: where the GEMM's workgroups never help and the spares run after
+/// the GEMM, and where the GEMM only counts its tiles and, with no spares beside it, the finisher
+/// after it triggers and moves everything (`T3_FUSED_TRIGGER=spares`): equal to the f64 reference
+/// (run inside the one test: the knobs are process-wide).
 fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
-    for (collective, seed) in [
-        (Collective::AllReduce, 11u64),
-        (Collective::ReduceScatter, 12),
+    for (collective, seed, trigger, spares) in [
+        (Collective::AllReduce, 11u64, "epilogue", "1"),
+        (Collective::ReduceScatter, 12, "epilogue", "1"),
+        (Collective::AllReduce, 13, "spares", "0"),
+        (Collective::ReduceScatter, 14, "spares", "0"),
     ] {
         let config = Config {
             shape: Shape::new(40, 2100, 8).unwrap(),
@@ -173,8 +182,9 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
             ("T3_FUSED_SPARE_DISPATCH", "own"),
             ("T3_ALIAS", "0"),
             ("T3_FUSED_HELP", "never"),
-            ("T3_FUSED_SPARES", "1"),
+            ("T3_FUSED_SPARES", spares),
             ("T3_FUSED_PIECES", "1"),
+            ("T3_FUSED_TRIGGER", trigger),
         ] {
             std::env::set_var(k, v);
         }
@@ -193,7 +203,7 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
         assert!(
             err <= 1e-5 && trackers_ok,
-            "{collective}: rel error {err}, trackers {trackers_ok}"
+            "{collective} (trigger {trigger}): rel error {err}, trackers {trackers_ok}"
         );
     }
     for k in [
@@ -202,6 +212,7 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         "T3_FUSED_HELP",
         "T3_FUSED_SPARES",
         "T3_FUSED_PIECES",
+        "T3_FUSED_TRIGGER",
     ] {
         std::env::remove_var(k);
     }
@@ -229,11 +240,20 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     assert!(why.contains("T3_FUSED_PIECES"), "{why}");
     // GEMM workgroups that leave every piece to spares which may run beside them (and give up).
     std::env::set_var("T3_FUSED_HELP", "never");
-    let sys = System::new(gpu, kernels, config);
+    let sys = System::new(gpu, kernels, config.clone());
     std::env::remove_var("T3_FUSED_HELP");
     let why = Fused.skip_reason(&sys.unwrap()).unwrap();
     assert!(
         why.contains("T3_FUSED_HELP") && why.contains("T3_ALIAS=0"),
+        "{why}"
+    );
+    // Spares that trigger need a dispatch of their own (none run in the watched GEMM's).
+    std::env::set_var("T3_FUSED_TRIGGER", "spares");
+    let sys = System::new(gpu, kernels, config);
+    std::env::remove_var("T3_FUSED_TRIGGER");
+    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    assert!(
+        why.contains("T3_FUSED_TRIGGER") && why.contains("T3_FUSED_SPARE_DISPATCH=own"),
         "{why}"
     );
 }

@@ -28,6 +28,13 @@
 // host) and nothing depends on it: a spare that gives up leaves the work to the workgroups that
 // publish it. So no forward-progress guarantee between workgroups is needed, and spares that run
 // before the GEMM's workgroups (dispatch order is not guaranteed) only cost their bounded poll.
+// Where the spares are the trigger (the watched GEMM only counts its tiles, `watch`), nothing but a
+// spare publishes a tile's transfer, so the spares beside the GEMM may give up with work left: the
+// lowering then dispatches the spare pipeline once more after them and the GEMM, ordered by a barrier
+// (src/lower/fused.rs, the finisher). It runs once every tile is counted and every earlier spare has
+// left, so its watch arms every transfer whose conditions count only tiles, moving those meets the
+// next ones' (the same induction over the schedule's order), and it leaves only once every piece is
+// done or its poll budget, which is the same bound, is spent.
 // Every broadcast through workgroup memory needs the whole workgroup to pass the same barriers, so a
 // driver that ends loops after a fixed count of iterations (llvmpipe: 65535 per invocation, all loops
 // together) would split the workgroup: on such a driver the host keeps the poll budget well inside
@@ -53,7 +60,9 @@
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
 // (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
 // spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
-// (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`).
+// (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`), op1 =
+// 1 where the spares trigger the tiles' transfers (`watch`: the GEMM is the watched one,
+// shaders/epilogue/watched.wgsl, which only counts its tiles).
 struct Forward {
     off: u32,
     len: u32,
@@ -102,7 +111,8 @@ fn sink_read(c: u32) -> bool {
 }
 
 // Layout of `counters` past the chunk counters (nc of them; na = 2 nc actions, action 2c + which):
-// claims[na], done[na], armed[na] (conditions met), then tail, head, total pieces done and spares
+// claims[na], done[na], armed[na] (the conditions met, a bit each), then tail, head, total pieces
+// done and spares
 // alive, then the live list (action + 1; 0 = published but not visible yet). Host twin:
 // `counter_words` in src/lower/fused.rs.
 fn n_chunks() -> u32 {
@@ -139,14 +149,27 @@ fn action(a: u32) -> vec3<u32> {
     return vec3<u32>(f.to0, f.op0, f.pc0);
 }
 
-// Conditions action a needs met before it is published: its source's, and its gate's where it has one.
+// Action a's conditions: its source is complete (SOURCE) and its destination's gate is open (GATE).
+const SOURCE: u32 = 1u;
+const GATE: u32 = 2u;
+
+// The conditions action a needs met before it is published: its source's, and its gate's where it has
+// one.
 fn needs(gate: u32) -> u32 {
-    return select(1u, 2u, gate != 0u);
+    return select(SOURCE, SOURCE | GATE, gate != 0u);
 }
 
-// One of action a's conditions is met; the last of them publishes it on the live list.
-fn arm(a: u32, need: u32) {
-    if (atomicAdd(&counters[armed_at(a)], 1u) + 1u == need) {
+// Condition `bit` of action a is met; the call that completes `need` publishes it on the live list.
+// A condition may be reported more than once (by the increment that meets it and by spares watching
+// the counters, `watch`) and counts once: the bit is set by one atomicOr, and only the call that set
+// it may publish.
+fn arm(a: u32, bit: u32, need: u32) {
+    let at = armed_at(a);
+    if ((atomicLoad(&counters[at]) & bit) != 0u) {
+        return;
+    }
+    let old = atomicOr(&counters[at], bit);
+    if ((old & bit) == 0u && (old | bit) == need) {
         // Each action is published once, so j < 2 nc; the guard keeps a trusted module's index in
         // bounds whatever happens.
         let j = atomicAdd(&counters[tail_at()], 1u);
@@ -164,21 +187,45 @@ fn bump(c: u32, t: u32) {
     if (t == 0u && !sink_read(c)) {
         let v = atomicAdd(&counters[c], 1u) + 1u;
         let f = fwd[c];
-        if (v == f.at0 && f.to0 != NONE) {
-            arm(2u * c, needs(f.g0));
+        arm_at(c, v, false);
+    }
+}
+
+// Arms the actions counter c's value v meets: c's own transfers whose trigger value it is, and the
+// transfer into c's chunk whose gate it is (only the same chunk of another rank moves into c's chunk,
+// so the gates are looked for there). `reached`: every value up to v (a watching spare, which sees
+// the counter, not each increment), else v alone (the increment that made it).
+fn arm_at(c: u32, v: u32, reached: bool) {
+    let f = fwd[c];
+    if (f.to0 != NONE && (v == f.at0 || (reached && v > f.at0))) {
+        arm(2u * c, SOURCE, needs(f.g0));
+    }
+    if (f.to1 != NONE && (v == f.at1 || (reached && v > f.at1))) {
+        arm(2u * c + 1u, SOURCE, needs(f.g1));
+    }
+    let nch = chunks_per_rank();
+    for (var q = c % nch; q < n_chunks(); q += nch) {
+        let g = fwd[q];
+        if (g.to0 == c && g.g0 != 0u && (g.g0 == v || (reached && v > g.g0))) {
+            arm(2u * q, GATE, SOURCE | GATE);
         }
-        if (v == f.at1 && f.to1 != NONE) {
-            arm(2u * c + 1u, needs(f.g1));
+        if (g.to1 == c && g.g1 != 0u && (g.g1 == v || (reached && v > g.g1))) {
+            arm(2u * q + 1u, GATE, SOURCE | GATE);
         }
-        let nch = chunks_per_rank();
-        for (var q = c % nch; q < n_chunks(); q += nch) {
-            let g = fwd[q];
-            if (g.to0 == c && g.g0 == v) {
-                arm(2u * q, 2u);
-            }
-            if (g.to1 == c && g.g1 == v) {
-                arm(2u * q + 1u, 2u);
-            }
+    }
+}
+
+// The trigger as a watcher (header op1 = 1: the GEMM only counts its tiles, watched.wgsl): arms what
+// every counter's value meets, the workgroup's invocations sharing the counters. Counters only grow,
+// and a chunk's counter counts its tiles before any transfer into it (the gates), then the
+// transfers in the schedule's order, so a value at or past a trigger value or gate means what it
+// means at that value. A counter at 0 meets nothing (no trigger value or gate is 0: an action with
+// a gate of 0 has none, and a trigger value counts at least the chunk's tiles or one transfer).
+fn watch(t: u32) {
+    for (var c = t; c < n_chunks(); c += INVOCATIONS) {
+        let v = atomicLoad(&counters[c]);
+        if (v != 0u) {
+            arm_at(c, v, true);
         }
     }
 }
@@ -326,8 +373,9 @@ fn spare_wg(t: u32) {
     if (t == 0u) {
         atomicAdd(&counters[alive_at()], 1u);
     }
+    let watching = h.op1 == 1u;
     for (var polls = 0u; polls < h.len; polls++) {
-        help(t);
+        spare_round(t, watching);
         if (t == 0u) {
             wg_act = atomicLoad(&counters[tail_at() + 2u]);
         }
@@ -342,5 +390,15 @@ fn spare_wg(t: u32) {
         wg_act = atomicSub(&counters[alive_at()], 1u);
     }
     storageBarrier();
+    spare_round(t, watching);
+}
+
+// One round of a spare: where the spares are the trigger (`watch`), arming what the counters meet,
+// then moving pieces while any is unclaimed.
+fn spare_round(t: u32, watching: bool) {
+    if (watching) {
+        watch(t);
+        storageBarrier();
+    }
     help(t);
 }

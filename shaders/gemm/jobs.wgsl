@@ -28,7 +28,9 @@ struct GemmParams {
     // w, w + grid_wg, ... so the GEMM stays resident on that many SMs and leaves the others to the
     // steps of its pass; 0: one workgroup per tile.
     grid_wg: u32,
-    _pad1: u32,
+    // First element of the packed output's second window (fused mode's watched GEMM,
+    // shaders/put/plain_windows.wgsl); other kernels never read it.
+    c_split: u32,
 }
 
 // Host twin: `Job` in src/gemm.rs (layouts compared through naga).

@@ -61,6 +61,21 @@ pub struct FusedTuning {
     /// Whether GEMM workgroups move pieces of the transfers they publish (and any left unclaimed
     /// when they finish a tile).
     pub help: Help,
+    /// What triggers a transfer whose source chunk the GEMM completes.
+    pub trigger: Trigger,
+}
+
+/// What triggers the transfers of the chunks the GEMM completes (`T3_FUSED_TRIGGER`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// The GEMM's epilogue: the tile whose increment meets a transfer's last condition publishes it
+    /// (shaders/epilogue/fused.wgsl `bump`), and moves pieces as [`Help`] says.
+    Epilogue,
+    /// The spares: the GEMM only counts its tiles (the watched GEMM, shaders/epilogue/watched.wgsl:
+    /// the tracked GEMM's epilogue, no help), and spare workgroups of their own dispatch watch the
+    /// counters and publish what they meet (`watch`); the spare pipeline runs once more after both
+    /// (the finisher), so nothing rests on the spares running beside the GEMM.
+    Spares,
 }
 
 /// Whether GEMM workgroups move pieces after a tile (shaders/epilogue/fused.wgsl, `tile_done`).
@@ -104,9 +119,10 @@ pub enum SpareDispatch {
 impl FusedTuning {
     /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
     /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
-    /// (N GEMM workgroups, 0 = one per tile), `T3_FUSED_HELP` (always | idle | never): unset means
-    /// the defaults (link, auto, 16384 or with their own dispatch 1048576, the largest binding,
-    /// gemm, 0, always).
+    /// (N GEMM workgroups, 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
+    /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch): unset means the
+    /// defaults (link, auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0,
+    /// always, epilogue).
     pub fn from_env() -> std::result::Result<Self, String> {
         let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
             match std::env::var(name) {
@@ -149,7 +165,17 @@ impl FusedTuning {
                 ))
             }
         };
+        let trigger = match std::env::var("T3_FUSED_TRIGGER").as_deref() {
+            Err(_) | Ok("") | Ok("epilogue") => Trigger::Epilogue,
+            Ok("spares") if spare_dispatch == SpareDispatch::Own => Trigger::Spares,
+            Ok(v) => {
+                return Err(format!(
+                    "T3_FUSED_TRIGGER={v:?}: expected epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)"
+                ))
+            }
+        };
         Ok(FusedTuning {
+            trigger,
             pieces: knob("T3_FUSED_PIECES", "link", 1)?,
             spares: knob("T3_FUSED_SPARES", "auto", 0)?,
             polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(polls),
@@ -288,6 +314,7 @@ fn forward_table(
         off: pieces,
         len: tuning.polls,
         op0: tuning.help.code(),
+        op1: u32::from(tuning.trigger == Trigger::Spares),
         at0: nch as u32,
         at1: (window / 4) as u32,
         to0: NONE,
@@ -327,11 +354,13 @@ fn check_table(fwd: &[Forward], out_elems: usize) -> std::result::Result<(), Str
 /// workgroup goes on reading broadcasts nobody writes any more, moving pieces again (lavapipe, direct
 /// reduce-scatter on 8 ranks with 52 spares: 7 of 40 runs wrong before this cap, 0 of 180 after).
 /// Per poll invocation 0 loops at most 2 + 2 nc times (the poll, the claim, a scan of the live list
-/// of `counters` chunks' actions); half the cap is left for the pieces the spare moves.
-fn polls_within(limit: Option<u32>, polls: u32, counters: usize) -> u32 {
+/// of `counters` chunks' actions), and where it `watch`es at most 2 nc more (a counter, and the
+/// counters of its chunk on every rank); half the cap is left for the pieces the spare moves.
+fn polls_within(limit: Option<u32>, polls: u32, counters: usize, watching: bool) -> u32 {
     match limit {
         Some(limit) => {
-            let per_poll = 2 + 2 * u32::try_from(counters).unwrap_or(u32::MAX / 4);
+            let nc = u32::try_from(counters).unwrap_or(u32::MAX / 8);
+            let per_poll = 2 + 2 * nc + if watching { 2 * nc } else { 0 };
             polls.min(limit / 2 / per_poll)
         }
         None => polls,
@@ -402,7 +431,12 @@ pub(super) fn lower_fused_with(
     // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
     // would pass WebGPU's default limit of eight per stage).
     let tuning = FusedTuning {
-        polls: polls_within(t.loop_limit, tuning.polls, r * chunking.count()),
+        polls: polls_within(
+            t.loop_limit,
+            tuning.polls,
+            r * chunking.count(),
+            tuning.trigger == Trigger::Spares,
+        ),
         ..tuning
     };
     let window = fused_window(t.max_binding, tuning.window);
@@ -416,9 +450,10 @@ pub(super) fn lower_fused_with(
     }
     let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
     let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
-    let spares = tuning.spares.unwrap_or((r as u32 * busiest).min(1024));
+    let auto_spares = (r as u32 * busiest).min(1024);
+    let spares = tuning.spares.unwrap_or(auto_spares);
     let pieces = fwd[fwd.len() - 1].off;
-    if tuning.help == Help::Never && pieces > 0 {
+    if tuning.help == Help::Never && tuning.trigger == Trigger::Epilogue && pieces > 0 {
         if tuning.spare_dispatch != SpareDispatch::Own {
             return Err("T3_FUSED_HELP=never needs spares that run after the GEMM (T3_FUSED_SPARE_DISPATCH=own, T3_ALIAS=0)".into());
         }
@@ -471,6 +506,7 @@ pub(super) fn lower_fused_with(
     let params = GemmParams {
         dispatch_x: fold(computing + in_gemm, t.max_workgroups_per_dim).0,
         b_split,
+        c_split: (window / 4) as u32,
         grid_wg: grid,
         ..GemmParams::new(
             config.shape,
@@ -517,11 +553,13 @@ pub(super) fn lower_fused_with(
         kernel: Kernel::Fused {
             split_b: b_split != u32::MAX,
             grid: grid > 0,
+            watched: tuning.trigger == Trigger::Spares,
         },
         binding,
         workgroups: computing + in_gemm,
     }];
-    if tuning.spare_dispatch == SpareDispatch::Own && spares > 0 {
+    let watched = tuning.trigger == Trigger::Spares;
+    if tuning.spare_dispatch == SpareDispatch::Own && (spares > 0 || watched) {
         // The same bindings, with what the GEMM writes (the packed output, the counters and the
         // queue) through second views of the same memory.
         for b in [out, counters] {
@@ -546,11 +584,26 @@ pub(super) fn lower_fused_with(
             ..l.bindings[binding].clone()
         };
         l.bindings.push(spare_binding);
-        dispatches.push(Dispatch {
-            kernel: Kernel::Spares,
-            binding: l.bindings.len() - 1,
-            workgroups: spares,
-        });
+        let spare_binding = l.bindings.len() - 1;
+        if spares > 0 {
+            dispatches.push(Dispatch {
+                kernel: Kernel::Spares,
+                binding: spare_binding,
+                workgroups: spares,
+            });
+        }
+        if watched && pieces > 0 {
+            // The finisher: the spare pipeline again, after the GEMM and the spares (wgpu's barrier
+            // between two dispatches that write the same views; the GEMM's writes are before it in
+            // the same pass, and its memory is the views'). Where the spares beside the GEMM moved
+            // everything it finds every piece done and leaves at once; where they gave up or never
+            // ran, it triggers and moves what is left (shaders/epilogue/fused.wgsl, at the top).
+            dispatches.push(Dispatch {
+                kernel: Kernel::Spares,
+                binding: spare_binding,
+                workgroups: if spares > 0 { spares } else { auto_spares },
+            });
+        }
     }
     // The ranks' inputs may change between runs: packed on every run. Whole (16-byte padded)
     // buffers, so every offset and size is a multiple of 16 bytes whatever the dtype and shape.
@@ -620,6 +673,7 @@ mod tests {
             spare_dispatch: SpareDispatch::Gemm,
             grid: 0,
             help: Help::Always,
+            trigger: Trigger::Epilogue,
         };
         let big = STEP_WG as usize * PIECE_PER_INVOCATION * 100;
         assert_eq!(t(None).pieces(Link::Workgroups(16), big), 16);
@@ -636,11 +690,17 @@ mod tests {
 
     #[test]
     fn spares_poll_well_inside_a_drivers_loop_cap() {
-        assert_eq!(polls_within(None, 1 << 14, 96), 1 << 14);
-        let capped = polls_within(Some(65535), 1 << 14, 96);
-        // Polls at their longest (every scan over the whole live list) spend half the cap at most.
+        assert_eq!(polls_within(None, 1 << 14, 96, true), 1 << 14);
+        let capped = polls_within(Some(65535), 1 << 14, 96, false);
+        // Polls at their longest (every scan over the whole live list) spend half the cap at most,
+        // and watching the counters as well.
         assert!(capped > 0 && capped * (2 + 2 * 96) <= 65535 / 2, "{capped}");
-        assert_eq!(polls_within(Some(65535), 3, 96), 3);
+        let watching = polls_within(Some(65535), 1 << 14, 96, true);
+        assert!(
+            watching > 0 && watching * (2 + 4 * 96) <= 65535 / 2,
+            "{watching}"
+        );
+        assert_eq!(polls_within(Some(65535), 3, 96, true), 3);
     }
 
     #[test]

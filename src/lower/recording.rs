@@ -145,10 +145,12 @@ pub enum Kernel {
     },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
     /// windows (else the pipeline without the per-load branch between them); `grid`: on the
-    /// persistent grid (`GemmParams::grid_wg` workgroups loop over the tiles).
+    /// persistent grid (`GemmParams::grid_wg` workgroups loop over the tiles); `watched`: the
+    /// tracker alone, the spares triggering (`T3_FUSED_TRIGGER=spares`, shaders/epilogue/watched.wgsl).
     Fused {
         split_b: bool,
         grid: bool,
+        watched: bool,
     },
     /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl).
     Spares,

@@ -89,7 +89,7 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
         }
         // Fused mode's spare transfer workgroups follow the GEMM's (a workgroup per tile, or its
         // persistent grid) in the same dispatch, or come in their own.
-        (Kernel::Fused { split_b, grid }, Group::Fused, Params::Gemm(p)) => {
+        (Kernel::Fused { split_b, grid, .. }, Group::Fused, Params::Gemm(p)) => {
             assert_eq!(split_b, p.b_split != u32::MAX);
             assert_eq!(grid, p.grid_wg != 0, "a grid only on the GRID pipeline");
             assert!(if grid { p.grid_wg } else { p.total_wg } <= d.workgroups);
@@ -459,6 +459,7 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
         spare_dispatch: super::fused::SpareDispatch::Own,
         grid: 2,
         help: super::fused::Help::Idle,
+        trigger: super::fused::Trigger::Epilogue,
     };
     let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
     let pass = rec.passes().next().unwrap();
@@ -506,6 +507,60 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
         let e = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, never).unwrap_err();
         assert!(e.contains("T3_FUSED_HELP=never"), "{e}");
     }
+}
+
+#[test]
+fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them() {
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let (plan, mut l) = lowered(&c);
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let tuning = super::fused::FusedTuning {
+        pieces: None,
+        spares: Some(5),
+        polls: 9,
+        window: None,
+        spare_dispatch: super::fused::SpareDispatch::Own,
+        grid: 2,
+        help: super::fused::Help::Always,
+        trigger: super::fused::Trigger::Spares,
+    };
+    let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let [gemm, spares, finisher] = pass.dispatches[..] else {
+        panic!("{:?}", pass.dispatches)
+    };
+    for d in [&gemm, &spares, &finisher] {
+        check_dispatch(&l, d);
+    }
+    assert!(matches!(
+        gemm.kernel,
+        Kernel::Fused {
+            grid: true,
+            watched: true,
+            ..
+        }
+    ));
+    // The finisher is the spare pipeline on the spares' views, so wgpu orders it after them.
+    assert_eq!((spares.kernel, spares.workgroups), (Kernel::Spares, 5));
+    assert_eq!(finisher, spares);
+    // The GEMM stores into the output's second window from the header's element on.
+    let Params::Gemm(p) = l.bindings[gemm.binding].params else {
+        panic!("fused params")
+    };
+    assert_eq!(p.c_split, (TARGET.max_binding / 256 * 256 / 4) as u32);
+    // Without spares beside the GEMM the finisher alone moves every piece, as many as auto spares.
+    let alone = super::fused::FusedTuning {
+        spares: Some(0),
+        ..tuning
+    };
+    let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, alone).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let [_, finisher] = pass.dispatches[..] else {
+        panic!("{:?}", pass.dispatches)
+    };
+    assert_eq!(finisher.kernel, Kernel::Spares);
+    assert!(finisher.workgroups >= c.ranks as u32, "{finisher:?}");
 }
 
 #[test]
