@@ -367,7 +367,7 @@ impl<'a> Executor<'a> {
                                 grid,
                                 watched,
                             } => self.kernels.gemm.fused(gpu, split_b, grid, watched)?,
-                            Kernel::Spares => self.kernels.gemm.spares(gpu)?,
+                            Kernel::Spares { watch } => self.kernels.gemm.spares(gpu, watch)?,
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };
                         gpu.dispatch(

@@ -257,7 +257,7 @@ pub struct GemmKernel {
     /// on first use (only `SpareDispatch::Own` runs them).
     fused_module: wgpu::ShaderModule,
     fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
-    spares: OnceLock<wgpu::ComputePipeline>,
+    spares: [OnceLock<wgpu::ComputePipeline>; 2],
     /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `T3_FUSED_TRIGGER`),
     /// indexed by split B + 2 x grid, made on first use.
     watched_module: wgpu::ShaderModule,
@@ -374,9 +374,9 @@ impl GemmKernel {
     }
 
     /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl), on the fused
-    /// GEMM's layout.
-    pub fn spares(&self, gpu: &Gpu) -> Result<&wgpu::ComputePipeline> {
-        made_once(&self.spares, || {
+    /// GEMM's layout; watching the counters as the trigger where `watch`.
+    pub fn spares(&self, gpu: &Gpu, watch: bool) -> Result<&wgpu::ComputePipeline> {
+        made_once(&self.spares[usize::from(watch)], || {
             let v = Variant {
                 kernel: "spares.wgsl",
                 gemm: None,
@@ -385,7 +385,18 @@ impl GemmKernel {
             };
             // Trusted as the fused GEMM is, for the same reason (its epilogue's indices).
             let m = shaders::module(gpu, "fused spares", &v, None, true)?;
-            shaders::pipeline(gpu, "fused spares", &self.fused_layout, &m, &[])
+            let label = if watch {
+                "fused spares (watching)"
+            } else {
+                "fused spares"
+            };
+            shaders::pipeline(
+                gpu,
+                label,
+                &self.fused_layout,
+                &m,
+                &[("WATCH", f64::from(u8::from(watch)))],
+            )
         })
     }
 
@@ -469,7 +480,7 @@ impl GemmKernel {
             fused,
             fused_module: fm,
             fused_grid: Default::default(),
-            spares: OnceLock::new(),
+            spares: Default::default(),
             watched_module,
             watched: Default::default(),
             fused_put,

@@ -61,8 +61,8 @@
 // (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
 // spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
 // (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`), op1 =
-// 1 where the spares trigger the tiles' transfers (`watch`: the GEMM is the watched one,
-// shaders/epilogue/watched.wgsl, which only counts its tiles).
+// 1 where the spares trigger the tiles' transfers (`watch`, in the spare pipeline built with WATCH:
+// the GEMM is the watched one, shaders/epilogue/watched.wgsl, which only counts its tiles).
 struct Forward {
     off: u32,
     len: u32,
@@ -159,17 +159,31 @@ fn needs(gate: u32) -> u32 {
     return select(SOURCE, SOURCE | GATE, gate != 0u);
 }
 
+// Pipeline-overridable: true only in the spare pipeline of fused mode whose spares are the trigger
+// (`watch`, src/lower/fused.rs `Trigger::Spares`); every pipeline of the triggering epilogue keeps
+// the count below, as it was before the watchers (built with the watchers' bits, the f32 fused GEMM
+// did not finish on the H100: BENCHMARKS.md run 36).
+override WATCH: bool = false;
+
 // Condition `bit` of action a is met; the call that completes `need` publishes it on the live list.
-// A condition may be reported more than once (by the increment that meets it and by spares watching
-// the counters, `watch`) and counts once: the bit is set by one atomicOr, and only the call that set
-// it may publish.
+// Without watchers each condition is met by exactly one counter increment, so the conditions are
+// counted. Watchers may report a condition more than once (the increment that meets it and spares
+// watching the counters, `watch`), so there each is a bit, set by one atomicOr, and only the call
+// that set it may publish (read first, so that watchers meeting a condition again and again do not
+// write its word).
 fn arm(a: u32, bit: u32, need: u32) {
     let at = armed_at(a);
-    if ((atomicLoad(&counters[at]) & bit) != 0u) {
-        return;
+    var met = false;
+    if (WATCH) {
+        var old = atomicLoad(&counters[at]);
+        if ((old & bit) == 0u) {
+            old = atomicOr(&counters[at], bit);
+        }
+        met = (old & bit) == 0u && (old | bit) == need;
+    } else {
+        met = atomicAdd(&counters[at], 1u) + 1u == countOneBits(need);
     }
-    let old = atomicOr(&counters[at], bit);
-    if ((old & bit) == 0u && (old | bit) == need) {
+    if (met) {
         // Each action is published once, so j < 2 nc; the guard keeps a trusted module's index in
         // bounds whatever happens.
         let j = atomicAdd(&counters[tail_at()], 1u);
@@ -186,8 +200,27 @@ fn bump(c: u32, t: u32) {
     settle();
     if (t == 0u && !sink_read(c)) {
         let v = atomicAdd(&counters[c], 1u) + 1u;
-        let f = fwd[c];
-        arm_at(c, v, false);
+        if (WATCH) {
+            arm_at(c, v, false);
+        } else {
+            let f = fwd[c];
+            if (v == f.at0 && f.to0 != NONE) {
+                arm(2u * c, SOURCE, needs(f.g0));
+            }
+            if (v == f.at1 && f.to1 != NONE) {
+                arm(2u * c + 1u, SOURCE, needs(f.g1));
+            }
+            let nch = chunks_per_rank();
+            for (var q = c % nch; q < n_chunks(); q += nch) {
+                let g = fwd[q];
+                if (g.to0 == c && g.g0 == v) {
+                    arm(2u * q, GATE, SOURCE | GATE);
+                }
+                if (g.to1 == c && g.g1 == v) {
+                    arm(2u * q + 1u, GATE, SOURCE | GATE);
+                }
+            }
+        }
     }
 }
 
@@ -373,9 +406,8 @@ fn spare_wg(t: u32) {
     if (t == 0u) {
         atomicAdd(&counters[alive_at()], 1u);
     }
-    let watching = h.op1 == 1u;
     for (var polls = 0u; polls < h.len; polls++) {
-        spare_round(t, watching);
+        spare_round(t);
         if (t == 0u) {
             wg_act = atomicLoad(&counters[tail_at() + 2u]);
         }
@@ -390,13 +422,13 @@ fn spare_wg(t: u32) {
         wg_act = atomicSub(&counters[alive_at()], 1u);
     }
     storageBarrier();
-    spare_round(t, watching);
+    spare_round(t);
 }
 
 // One round of a spare: where the spares are the trigger (`watch`), arming what the counters meet,
 // then moving pieces while any is unclaimed.
-fn spare_round(t: u32, watching: bool) {
-    if (watching) {
+fn spare_round(t: u32) {
+    if (WATCH) {
         watch(t);
         storageBarrier();
     }

@@ -587,7 +587,7 @@ pub(super) fn lower_fused_with(
         let spare_binding = l.bindings.len() - 1;
         if spares > 0 {
             dispatches.push(Dispatch {
-                kernel: Kernel::Spares,
+                kernel: Kernel::Spares { watch: watched },
                 binding: spare_binding,
                 workgroups: spares,
             });
@@ -599,7 +599,7 @@ pub(super) fn lower_fused_with(
             // everything it finds every piece done and leaves at once; where they gave up or never
             // ran, it triggers and moves what is left (shaders/epilogue/fused.wgsl, at the top).
             dispatches.push(Dispatch {
-                kernel: Kernel::Spares,
+                kernel: Kernel::Spares { watch: watched },
                 binding: spare_binding,
                 workgroups: if spares > 0 { spares } else { auto_spares },
             });

@@ -152,8 +152,11 @@ pub enum Kernel {
         grid: bool,
         watched: bool,
     },
-    /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl).
-    Spares,
+    /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl); `watch`: the
+    /// spares are the trigger (`T3_FUSED_TRIGGER=spares`, the pipeline built with WATCH).
+    Spares {
+        watch: bool,
+    },
     /// Tracker counters into one buffer (src/gather.rs).
     Gather,
 }

@@ -96,7 +96,7 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
         }
-        (Kernel::Spares, Group::Fused, Params::Gemm(_)) => assert!(d.workgroups > 0),
+        (Kernel::Spares { .. }, Group::Fused, Params::Gemm(_)) => assert!(d.workgroups > 0),
         // The pipeline without the second source must never run a step that reads one.
         (Kernel::Step { acc, .. }, Group::Step, Params::Step(p)) => {
             assert_eq!(p.n_wg, d.workgroups);
@@ -470,7 +470,10 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
         check_dispatch(&l, d);
     }
     assert!(matches!(gemm.kernel, Kernel::Fused { grid: true, .. }));
-    assert_eq!((spares.kernel, spares.workgroups), (Kernel::Spares, 5));
+    assert_eq!(
+        (spares.kernel, spares.workgroups),
+        (Kernel::Spares { watch: false }, 5)
+    );
     // The GEMM's dispatch holds its grid alone; the spares bind the same resources, except that
     // what the GEMM writes (the output's windows, the counters) is a second view of the same pool
     // buffer, marked for the executor to alias.
@@ -542,7 +545,10 @@ fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them(
         }
     ));
     // The finisher is the spare pipeline on the spares' views, so wgpu orders it after them.
-    assert_eq!((spares.kernel, spares.workgroups), (Kernel::Spares, 5));
+    assert_eq!(
+        (spares.kernel, spares.workgroups),
+        (Kernel::Spares { watch: true }, 5)
+    );
     assert_eq!(finisher, spares);
     // The GEMM stores into the output's second window from the header's element on.
     let Params::Gemm(p) = l.bindings[gemm.binding].params else {
@@ -559,7 +565,7 @@ fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them(
     let [_, finisher] = pass.dispatches[..] else {
         panic!("{:?}", pass.dispatches)
     };
-    assert_eq!(finisher.kernel, Kernel::Spares);
+    assert_eq!(finisher.kernel, Kernel::Spares { watch: true });
     assert!(finisher.workgroups >= c.ranks as u32, "{finisher:?}");
 }
 

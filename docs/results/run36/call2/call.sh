@@ -10,7 +10,8 @@ run() { # name modes extra-args env...
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv > $o/gpu.txt 2>&1
 t3 calibrate > $o/calibrate.txt 2>&1; echo "calibrate rc=$?" >> $OUT/summary.txt
-W="T3_FUSED_TRIGGER=spares T3_FUSED_SPARE_DISPATCH=own ${BEST:-T3_FUSED_GRID=132 T3_FUSED_PIECES=128 T3_FUSED_SPARES=264 T3_FUSED_PUT=coherent}"
+. docs/results/run36/call2/sweep.sh
+W="T3_FUSED_TRIGGER=spares T3_FUSED_SPARE_DISPATCH=own ${BEST:-T3_FUSED_GRID=132 T3_FUSED_PIECES=64 T3_FUSED_SPARES=264 T3_FUSED_PUT=coherent}"
 # Encoded on the persistent grid in f16 (run 29: it pays there; fused takes its own knobs, not --gemm-grid).
 for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8; do
   run f16-$p sequential,encoded,fused "--preset $p --chunks 1 --gemm-grid 128" $W
