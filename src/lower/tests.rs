@@ -445,10 +445,20 @@ fn fused_packs_every_rank_into_one_dispatch() {
     assert!(e.contains("max_storage_buffer_binding_size"), "{e}");
 }
 
-#[test]
-fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
+/// Fused mode's reduce-scatter lowered with 5 spares of their own beside a GEMM grid of 2, triggered
+/// by `trigger`: the config, plan, chunking, schedule, lowering and tuning, for a test to lower again.
+fn own_spares(
+    trigger: super::fused::Trigger,
+) -> (
+    Config,
+    Plan,
+    Chunking,
+    Schedule,
+    Lowered,
+    super::fused::FusedTuning,
+) {
     let c = config(Collective::ReduceScatter, ReduceVia::Update);
-    let (plan, mut l) = lowered(&c);
+    let (plan, l) = lowered(&c);
     let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
     let s = Schedule::new(c.collective, &ch);
     let tuning = super::fused::FusedTuning {
@@ -459,8 +469,14 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
         spare_dispatch: super::fused::SpareDispatch::Own,
         grid: 2,
         help: super::fused::Help::Idle,
-        trigger: super::fused::Trigger::Epilogue,
+        trigger,
     };
+    (c, plan, ch, s, l, tuning)
+}
+
+#[test]
+fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
+    let (c, plan, ch, s, mut l, tuning) = own_spares(super::fused::Trigger::Epilogue);
     let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
     let pass = rec.passes().next().unwrap();
     let [gemm, spares] = pass.dispatches[..] else {
@@ -514,20 +530,7 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
 
 #[test]
 fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them() {
-    let c = config(Collective::ReduceScatter, ReduceVia::Update);
-    let (plan, mut l) = lowered(&c);
-    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
-    let s = Schedule::new(c.collective, &ch);
-    let tuning = super::fused::FusedTuning {
-        pieces: None,
-        spares: Some(5),
-        polls: 9,
-        window: None,
-        spare_dispatch: super::fused::SpareDispatch::Own,
-        grid: 2,
-        help: super::fused::Help::Always,
-        trigger: super::fused::Trigger::Spares,
-    };
+    let (c, plan, ch, s, mut l, tuning) = own_spares(super::fused::Trigger::Spares);
     let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
     let pass = rec.passes().next().unwrap();
     let [gemm, spares, finisher] = pass.dispatches[..] else {
