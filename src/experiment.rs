@@ -18,7 +18,7 @@ use crate::reference::{rel_to_scale, Rng};
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
 use crate::timing::{adjusted, time_things};
-pub use crate::timing::{Rep, Stability, COMM, GEMM, GEMM_UNTRACKED, SEQ};
+pub use crate::timing::{Rep, Stability, COMM, FUSED_GEMM, GEMM, GEMM_UNTRACKED, SEQ};
 
 /// How results are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -93,6 +93,10 @@ pub struct Report {
     /// The reps' spread around each baseline median (ms).
     pub t_gemm_spread: Option<Spread>,
     pub t_gemm_untracked_spread: Option<Spread>,
+    /// Fused mode's GEMM alone (every rank's packed in its one dispatch, tracked only), where fused
+    /// mode ran: checked against T_gemm as a bound for fused mode's efficiency.
+    pub t_fused_gemm_ms: Option<f64>,
+    pub t_fused_gemm_spread: Option<Spread>,
     pub t_comm_spread: Option<Spread>,
     pub t_seq_spread: Option<Spread>,
     /// How each timed thing's warm-up went (last attempt).
@@ -332,6 +336,19 @@ pub fn measure_with(
         adjusted(GEMM, adjust, gemm_alone(true)),
         adjusted(GEMM_UNTRACKED, adjust, gemm_alone(false)),
     ];
+    // Fused mode's GEMM alone, as it packs every rank's: a bound check for its efficiency.
+    let fused_runs = order
+        .iter()
+        .zip(&skipped)
+        .any(|(m, s)| m.name() == "fused" && s.is_none());
+    if fused_runs {
+        things.push(adjusted(FUSED_GEMM, adjust, |sys: &mut System| {
+            Ok(Rep {
+                us: run_everywhere(sys, |l| &l.fused_gemm)?,
+                ..Default::default()
+            })
+        }));
+    }
     for (i, m) in order.iter().enumerate() {
         if skipped[i].is_none() {
             things.push(adjusted(m.name(), adjust, move |sys: &mut System| {
@@ -342,6 +359,7 @@ pub fn measure_with(
     let mut measured = time_things(sys, &mut things, opts.warmup, opts.reps, &opts.stability)?;
     let t_gemm = measured.median_ms(GEMM);
     let t_gemm_untracked = measured.median_ms(GEMM_UNTRACKED);
+    let t_fused_gemm_spread = measured.spread_ms(FUSED_GEMM);
     let t_seq = measured.median_ms(SEQ);
     let t_comm = measured.median_ms(COMM);
     let ideal = t_gemm.max(t_comm);
@@ -435,6 +453,8 @@ pub fn measure_with(
         ideal_ms: ideal,
         t_gemm_spread: measured.spread_ms(GEMM),
         t_gemm_untracked_spread: measured.spread_ms(GEMM_UNTRACKED),
+        t_fused_gemm_ms: t_fused_gemm_spread.map(|x| x.median),
+        t_fused_gemm_spread,
         t_comm_spread: measured.spread_ms(COMM),
         t_seq_spread: measured.spread_ms(SEQ),
         warmups: measured.warmups,

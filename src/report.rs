@@ -78,6 +78,15 @@ pub fn text(r: &Report) -> String {
         format!("tracker overhead {:+.1}%", r.tracker_overhead * 100.0),
         "gemm_untracked",
     );
+    if let Some(ms) = r.t_fused_gemm_ms {
+        s += &baseline(
+            "fused gemm",
+            ms,
+            r.t_fused_gemm_spread,
+            "every rank's in one dispatch, tracked only".into(),
+            "fused_gemm",
+        );
+    }
     s += &baseline(
         "T_comm",
         r.t_comm_ms,

@@ -71,6 +71,9 @@ pub const GEMM: &str = "gemm_tracked";
 pub const GEMM_UNTRACKED: &str = "gemm_untracked";
 pub const COMM: &str = "comm";
 pub const SEQ: &str = "sequential";
+/// Fused mode's GEMM alone (every rank's in its one packed dispatch, tracked only): the GEMM fused
+/// mode runs, checked against T_gemm (`Kind::Bound`).
+pub const FUSED_GEMM: &str = "fused_gemm";
 
 /// What timing the things of a run gave: every attempt's samples, and the last attempt's warm-ups,
 /// checks, latencies and timelines.
@@ -247,14 +250,20 @@ fn checks_of<C>(m: &Measured, things: &[Timed<C>], checks: &Checks) -> Vec<Check
             .filter_map(|t| Some((t.what.as_str(), m.spread_ms(&t.what)?)))
             .collect()
     };
-    let modes = spreads(&|w| ![GEMM, GEMM_UNTRACKED, SEQ].contains(&w));
-    let others = spreads(&|w| w == GEMM_UNTRACKED);
+    let modes = spreads(&|w| ![GEMM, GEMM_UNTRACKED, SEQ, FUSED_GEMM].contains(&w));
+    let others = spreads(&|w| w == GEMM_UNTRACKED || w == FUSED_GEMM);
+    let own_gemms: Vec<(&str, Spread)> = m
+        .spread_ms(FUSED_GEMM)
+        .map(|g| ("fused", g))
+        .into_iter()
+        .collect();
     checks.run(&Figures {
         gemm,
         comm,
         seq,
         modes: &modes,
         others: &others,
+        own_gemms: &own_gemms,
     })
 }
 

@@ -1,10 +1,11 @@
 //! A report never prints a figure it has evidence is wrong: a baseline made inconsistent on purpose
 //! (the tracked GEMM alone timed 50x slower through the measurement's seam, so T_gemm > T_seq, as in
-//! issue 14) is re-measured, flagged in the table, JSON and CSV, and no overlap efficiency is given.
+//! issue 14) is re-measured, flagged in the table, JSON and CSV, and no overlap efficiency is given;
+//! and fused mode, whose GEMM timed alone as it packs it beats T_gemm, gets none either.
 
 mod common;
 
-use t3_wgpu::experiment::{self, Options, Stability, Verify, GEMM};
+use t3_wgpu::experiment::{self, Options, Stability, Verify, FUSED_GEMM, GEMM};
 use t3_wgpu::modes::{Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report;
@@ -134,4 +135,49 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
         );
         assert_eq!(&row[col("consistent")], "false", "{row:?}");
     }
+}
+
+#[test]
+fn fused_mode_whose_own_gemm_beats_t_gemm_gets_no_efficiency() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    let mut opts = options(3);
+    opts.modes = vec!["sequential".into(), "encoded".into(), "fused".into()];
+    let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
+    // Fused mode's packed GEMM timed at a tenth of what it took: T_gemm is then no bound for it.
+    let fast = |what: &str, r: &mut experiment::Rep| {
+        if what == FUSED_GEMM {
+            r.us *= 0.1;
+        }
+    };
+    let r = experiment::measure_with(&mut sys, &inputs, &opts, &fast).unwrap();
+    let packed = r.t_fused_gemm_ms.expect("fused mode's GEMM timed");
+    assert!(packed < r.t_gemm_ms, "{packed} {}", r.t_gemm_ms);
+    let fused = r.results.iter().find(|m| m.mode == "fused").unwrap();
+    assert!(fused.max_rel_error.unwrap() <= 1e-5, "{fused:?}");
+    assert_eq!(fused.overlap_efficiency, None, "{fused:?}");
+    assert!(
+        fused
+            .checks_failed
+            .iter()
+            .any(|c| c == "T_gemm <= T_fused_gemm"),
+        "{fused:?}"
+    );
+    // Only fused mode's row carries it.
+    for m in r.results.iter().filter(|m| m.mode != "fused") {
+        assert!(
+            !m.checks_failed.iter().any(|c| c.contains("fused_gemm")),
+            "{m:?}"
+        );
+    }
+    let text = report::text(&r);
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("fused gemm")),
+        "{text}"
+    );
+    let row = text.lines().find(|l| l.starts_with("fused ")).unwrap();
+    assert!(row.contains("T_gemm <= T_fused_gemm"), "{text}");
+    let v = serde_json::to_value(&r).unwrap();
+    assert!(v["t_fused_gemm_ms"].as_f64().unwrap() > 0.0);
 }

@@ -626,6 +626,25 @@ pub(super) fn lower_fused_with(
     }
     commands.push(Command::Clear(out));
     commands.push(Command::Clear(counters));
+    // The GEMM alone as this mode packs it: the watched GEMM (tracker only) over the same jobs,
+    // grid and bindings, so T_gemm can be checked as a bound for this mode (`Kind::Bound`).
+    let mut gemm_alone = commands.clone();
+    gemm_alone.push(Command::Pass(Pass {
+        ops: (0..plan.ops.len()).collect(),
+        dispatches: vec![Dispatch {
+            kernel: Kernel::Fused {
+                split_b: b_split != u32::MAX,
+                grid: grid > 0,
+                watched: true,
+            },
+            ..dispatches[0]
+        }],
+    }));
+    l.fused_gemm = Recording {
+        device: t.device,
+        label: "fused gemm alone",
+        commands: gemm_alone,
+    };
     commands.push(Command::Pass(Pass {
         ops: (0..plan.ops.len()).collect(),
         dispatches,
