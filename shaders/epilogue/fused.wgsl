@@ -203,6 +203,9 @@ fn bump(c: u32, t: u32) {
         if (WATCH) {
             arm_at(c, v, false);
         } else {
+            // `arm_at`'s tests written out as they were before the watchers: built with `arm_at` and
+            // the watchers' bits, the triggering epilogue's f32 pipeline did not finish on the H100
+            // (run 36; which of the two was not taken apart).
             let f = fwd[c];
             if (v == f.at0 && f.to0 != NONE) {
                 arm(2u * c, SOURCE, needs(f.g0));
