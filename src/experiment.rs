@@ -18,7 +18,9 @@ use crate::reference::{rel_to_scale, Rng};
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
 use crate::timing::{adjusted, time_things};
-pub use crate::timing::{Rep, Stability, COMM, FUSED_GEMM, GEMM, GEMM_UNTRACKED, SEQ};
+pub use crate::timing::{
+    Rep, Stability, COMM, FUSED_GEMM, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S, SEQ,
+};
 
 /// How results are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -356,7 +358,20 @@ pub fn measure_with(
             }));
         }
     }
-    let mut measured = time_things(sys, &mut things, opts.warmup, opts.reps, &opts.stability)?;
+    // No driver swaps a CPU adapter's pipelines (lavapipe): no least warm-up there.
+    let cpu = sys
+        .parts
+        .iter()
+        .all(|p| p.gpu.info.device_type == wgpu::DeviceType::Cpu);
+    let stability = Stability {
+        min_warmup_s: if cpu {
+            0.0
+        } else {
+            opts.stability.min_warmup_s
+        },
+        ..opts.stability
+    };
+    let mut measured = time_things(sys, &mut things, opts.warmup, opts.reps, &stability)?;
     let t_gemm = measured.median_ms(GEMM);
     let t_gemm_untracked = measured.median_ms(GEMM_UNTRACKED);
     let t_fused_gemm_spread = measured.spread_ms(FUSED_GEMM);
@@ -444,7 +459,7 @@ pub fn measure_with(
         seed: opts.seed,
         verify,
         grain,
-        stability: opts.stability,
+        stability,
         t_gemm_ms: t_gemm,
         t_gemm_untracked_ms: t_gemm_untracked,
         tracker_overhead: t_gemm / t_gemm_untracked - 1.0,

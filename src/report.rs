@@ -186,6 +186,9 @@ fn warmup_text(r: &Report) -> String {
             r.stability.settle.tolerance * 100.0,
             r.stability.warmup_s
         );
+        if r.stability.min_warmup_s > 0.0 {
+            s += &format!(" and at least {} s", r.stability.min_warmup_s);
+        }
     }
     s += ")";
     let last = done.iter().map(|w| w.seconds).fold(0.0, f64::max);

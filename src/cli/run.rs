@@ -238,6 +238,7 @@ pub fn options(
         verify: if no_verify { Some(Verify::Off) } else { None },
         stability: Stability {
             warmup_s,
+            min_warmup_s: t3_wgpu::experiment::MIN_WARMUP_S,
             ..Default::default()
         },
     }
