@@ -186,8 +186,10 @@ fn warmup_text(r: &Report) -> String {
             r.stability.settle.tolerance * 100.0,
             r.stability.warmup_s
         );
-        if r.stability.min_warmup_s > 0.0 {
-            s += &format!(" and at least {} s", r.stability.min_warmup_s);
+        // The least warm-up is bounded by the most.
+        let least = r.stability.min_warmup_s.min(r.stability.warmup_s);
+        if least > 0.0 {
+            s += &format!(" and at least {least} s");
         }
     }
     s += ")";
