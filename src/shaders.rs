@@ -90,6 +90,9 @@ pub enum Epilogue {
 }
 
 impl Epilogue {
+    /// Every epilogue, in declaration order.
+    pub const ALL: [Epilogue; 3] = [Epilogue::Track, Epilogue::Fused, Epilogue::Watched];
+
     /// Its snippet's name (shaders/epilogue/NAME.wgsl).
     pub fn name(self) -> &'static str {
         match self {

@@ -36,7 +36,7 @@ fn kernels() -> Vec<PathBuf> {
 /// [`Variant`]s the library builds from (so a composition declared later is lowered here too).
 fn coop_compositions() -> Vec<Variant> {
     let puts = Put::ALL;
-    let epilogues = [Epilogue::Track, Epilogue::Fused];
+    let epilogues = Epilogue::ALL;
     let v: Vec<Variant> = compositions::all()
         .into_iter()
         .filter(|c| c.kernel == Engine::Coop.file())
