@@ -367,6 +367,24 @@ fn polls_within(limit: Option<u32>, polls: u32, counters: usize, watching: bool)
     }
 }
 
+/// A persistent grid of `grid` workgroups over `tiles` tiles where the driver caps an invocation's
+/// loop iterations in all (`limit`, llvmpipe): raised until each workgroup's share of tiles stays
+/// within half the cap. Per tile invocation 0 loops about K times (the K loop's slices and their
+/// inner steps) and scans the live list of `counters` chunks' actions a few times as it claims pieces
+/// (`tile_done`); a grid of 1 over the 84 tiles of 7 ranks x 12 chunks ran past the cap on lavapipe
+/// and lost tiles (the fused property test, 2026-11-26).
+fn grid_within(limit: Option<u32>, grid: u32, tiles: u32, counters: usize, k: usize) -> u32 {
+    match limit {
+        Some(limit) if grid > 0 => {
+            let nc = u32::try_from(counters).unwrap_or(u32::MAX / 16);
+            let per_tile = (4 * (2 + 2 * nc)).saturating_add(u32::try_from(k).unwrap_or(u32::MAX));
+            let share = (limit / 2 / per_tile.max(1)).max(1);
+            grid.max(tiles.div_ceil(share))
+        }
+        _ => grid,
+    }
+}
+
 /// The second view of pool buffer `b` (src/alias.rs).
 fn alias_of(b: Buffer) -> Buffer {
     match b {
@@ -497,7 +515,7 @@ pub(super) fn lower_fused_with(
     };
     // The GEMM's workgroups: a grid no larger than its tiles, or one per tile. Spares in the GEMM's
     // dispatch follow them (ids past the grid, or past `total_wg`).
-    let grid = tuning.grid.min(wg);
+    let grid = grid_within(t.loop_limit, tuning.grid, wg, r * nch, config.shape.k).min(wg);
     let computing = if grid > 0 { grid } else { wg };
     let in_gemm = match tuning.spare_dispatch {
         SpareDispatch::Gemm => spares,
@@ -720,6 +738,21 @@ mod tests {
             "{watching}"
         );
         assert_eq!(polls_within(Some(65535), 3, 96, true), 3);
+    }
+
+    #[test]
+    fn a_persistent_grid_stays_within_a_drivers_loop_cap() {
+        assert_eq!(grid_within(None, 1, 84, 84, 49), 1);
+        assert_eq!(
+            grid_within(Some(65535), 0, 84, 84, 49),
+            0,
+            "one per tile: no grid"
+        );
+        // 7 ranks x 12 chunks: 729 iterations a tile, 44 tiles a workgroup at most.
+        let g = grid_within(Some(65535), 1, 84, 84, 49);
+        assert_eq!(g, 2);
+        assert!(84u32.div_ceil(g) * (4 * (2 + 2 * 84) + 49) <= 65535 / 2);
+        assert_eq!(grid_within(Some(65535), 24, 84, 84, 49), 24);
     }
 
     #[test]
