@@ -319,24 +319,20 @@ pub fn measure_with(
             }
         }
     }
-    let gemm_alone = |tracked: bool| {
-        move |sys: &mut System| -> Result<Rep> {
-            let us = run_everywhere(sys, |l| {
-                if tracked {
-                    &l.gemm_tracked
-                } else {
-                    &l.gemm_untracked
-                }
-            })?;
+    // A GEMM alone: the recording `pick` chooses, timed.
+    fn gemm_alone(
+        pick: fn(&crate::lower::Lowered) -> &crate::lower::Recording,
+    ) -> impl FnMut(&mut System) -> Result<Rep> {
+        move |sys: &mut System| {
             Ok(Rep {
-                us,
+                us: run_everywhere(sys, pick)?,
                 ..Default::default()
             })
         }
-    };
+    }
     let mut things = vec![
-        adjusted(GEMM, adjust, gemm_alone(true)),
-        adjusted(GEMM_UNTRACKED, adjust, gemm_alone(false)),
+        adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)),
+        adjusted(GEMM_UNTRACKED, adjust, gemm_alone(|l| &l.gemm_untracked)),
     ];
     // Fused mode's GEMM alone, as it packs every rank's: a bound check for its efficiency.
     let fused_runs = order
@@ -344,12 +340,7 @@ pub fn measure_with(
         .zip(&skipped)
         .any(|(m, s)| m.name() == "fused" && s.is_none());
     if fused_runs {
-        things.push(adjusted(FUSED_GEMM, adjust, |sys: &mut System| {
-            Ok(Rep {
-                us: run_everywhere(sys, |l| &l.fused_gemm)?,
-                ..Default::default()
-            })
-        }));
+        things.push(adjusted(FUSED_GEMM, adjust, gemm_alone(|l| &l.fused_gemm)));
     }
     for (i, m) in order.iter().enumerate() {
         if skipped[i].is_none() {

@@ -60,9 +60,8 @@
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
 // (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
 // spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
-// (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`), op1 =
-// 1 where the spares trigger the tiles' transfers (`watch`, in the spare pipeline built with WATCH:
-// the GEMM is the watched one, shaders/epilogue/watched.wgsl, which only counts its tiles).
+// (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`). Where
+// the spares trigger the tiles' transfers, the spare pipeline is built with WATCH (`watch`).
 struct Forward {
     off: u32,
     len: u32,
@@ -251,7 +250,7 @@ fn arm_at(c: u32, v: u32, reached: bool) {
     }
 }
 
-// The trigger as a watcher (header op1 = 1: the GEMM only counts its tiles, watched.wgsl): arms what
+// The trigger as a watcher (WATCH: the GEMM only counts its tiles, watched.wgsl): arms what
 // every counter's value meets, the workgroup's invocations sharing the counters. Counters only grow,
 // and a chunk's counter counts its tiles before any transfer into it (the gates), then the
 // transfers in the schedule's order, so a value at or past a trigger value or gate means what it

@@ -314,7 +314,6 @@ fn forward_table(
         off: pieces,
         len: tuning.polls,
         op0: tuning.help.code(),
-        op1: u32::from(tuning.trigger == Trigger::Spares),
         at0: nch as u32,
         at1: (window / 4) as u32,
         to0: NONE,
