@@ -19,7 +19,8 @@ use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
 use crate::timing::{adjusted, time_things};
 pub use crate::timing::{
-    Rep, Stability, COMM, FUSED_GEMM, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S, SEQ,
+    Rep, Stability, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S,
+    SEQ,
 };
 
 /// How results are checked.
@@ -56,8 +57,15 @@ pub struct ModeResult {
     pub trigger: crate::modes::Trigger,
     pub median_ms: Option<f64>,
     pub spread_ms: Option<Spread>,
+    /// Over T_seq.
     pub speedup: Option<f64>,
+    /// (seq - T) / (seq - ideal), with the `seq_ms` and `ideal_ms` below.
     pub overlap_efficiency: Option<f64>,
+    /// The sequential time and ideal its efficiency is against: T_seq and max(T_gemm, T_comm), or
+    /// its own sequential run where it has one (`own_baseline`, fused mode: [`OwnRun`]).
+    pub seq_ms: Option<f64>,
+    pub ideal_ms: Option<f64>,
+    pub own_baseline: bool,
     pub bytes_moved: u64,
     pub max_rel_error: Option<f64>,
     pub trackers_ok: Option<bool>,
@@ -67,6 +75,22 @@ pub struct ModeResult {
     /// Failed checks that concern this mode (its own and the baselines'): its overlap efficiency
     /// is then empty.
     pub checks_failed: Vec<String>,
+}
+
+/// A mode's own sequential run (fused mode's: its GEMM, every rank's packed in one dispatch and
+/// tracked only, then its transfers alone, [`crate::consistency::Own`]): the baseline of its
+/// efficiency. Medians and spreads, ms.
+#[derive(Clone, Debug, Serialize)]
+pub struct OwnRun {
+    pub mode: String,
+    pub gemm_ms: f64,
+    pub gemm_spread: Spread,
+    pub comm_ms: f64,
+    pub comm_spread: Spread,
+    pub seq_ms: f64,
+    pub seq_spread: Spread,
+    /// max(its GEMM, its transfers).
+    pub ideal_ms: f64,
 }
 
 /// The report of one experiment (the `--json` object).
@@ -95,10 +119,9 @@ pub struct Report {
     /// The reps' spread around each baseline median (ms).
     pub t_gemm_spread: Option<Spread>,
     pub t_gemm_untracked_spread: Option<Spread>,
-    /// Fused mode's GEMM alone (every rank's packed in its one dispatch, tracked only), where fused
-    /// mode ran: checked against T_gemm as a bound for fused mode's efficiency.
-    pub t_fused_gemm_ms: Option<f64>,
-    pub t_fused_gemm_spread: Option<Spread>,
+    /// The own sequential runs of the modes that have one (fused mode's, where it ran).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub own: Vec<OwnRun>,
     pub t_comm_spread: Option<Spread>,
     pub t_seq_spread: Option<Spread>,
     /// How each timed thing's warm-up went (last attempt).
@@ -334,13 +357,33 @@ pub fn measure_with(
         adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)),
         adjusted(GEMM_UNTRACKED, adjust, gemm_alone(|l| &l.gemm_untracked)),
     ];
-    // Fused mode's GEMM alone, as it packs every rank's: a bound check for its efficiency.
+    // Fused mode's own sequential run (its packed GEMM, then its transfers alone): the baseline of
+    // its efficiency. One pass each: their spans are its parts.
     let fused_runs = order
         .iter()
         .zip(&skipped)
         .any(|(m, s)| m.name() == "fused" && s.is_none());
     if fused_runs {
-        things.push(adjusted(FUSED_GEMM, adjust, gemm_alone(|l| &l.fused_gemm)));
+        things.push(adjusted(FUSED_SEQ, adjust, |sys: &mut System| {
+            let t = modes::run_recording(sys, |l| &l.fused_sequential)?;
+            let span = |t: &[(f64, f64)]| match (t.first(), t.last()) {
+                (Some(a), Some(b)) => b.1 - a.0,
+                _ => 0.0,
+            };
+            let parts = [
+                (FUSED_GEMM, &t[..t.len().min(1)]),
+                (FUSED_COMM, &t[t.len().min(1)..]),
+            ];
+            Ok(Rep {
+                us: span(&t),
+                parts: parts
+                    .into_iter()
+                    .filter(|(_, t)| !t.is_empty())
+                    .map(|(what, t)| (what, span(t)))
+                    .collect(),
+                ..Default::default()
+            })
+        }));
     }
     for (i, m) in order.iter().enumerate() {
         if skipped[i].is_none() {
@@ -365,7 +408,6 @@ pub fn measure_with(
     let mut measured = time_things(sys, &mut things, opts.warmup, opts.reps, &stability)?;
     let t_gemm = measured.median_ms(GEMM);
     let t_gemm_untracked = measured.median_ms(GEMM_UNTRACKED);
-    let t_fused_gemm_spread = measured.spread_ms(FUSED_GEMM);
     let t_seq = measured.median_ms(SEQ);
     let t_comm = measured.median_ms(COMM);
     let ideal = t_gemm.max(t_comm);
@@ -389,6 +431,9 @@ pub fn measure_with(
             spread_ms: None,
             speedup: None,
             overlap_efficiency: None,
+            seq_ms: None,
+            ideal_ms: None,
+            own_baseline: false,
             bytes_moved: sys.plan.step_bytes(),
             max_rel_error: None,
             trackers_ok: None,
@@ -412,9 +457,10 @@ pub fn measure_with(
             .collect();
         // An efficiency only where every check it rests on passed: never a number the report has
         // evidence is wrong.
-        let efficiency = failed
-            .is_empty()
-            .then(|| (t_seq - med) / (t_seq - ideal))
+        let bounds = measured.bounds(m.name());
+        let efficiency = bounds
+            .filter(|_| failed.is_empty())
+            .map(|b| b.efficiency(med))
             .filter(|e| e.is_finite());
         let lats = &mut measured.latencies[k];
         result = ModeResult {
@@ -422,6 +468,9 @@ pub fn measure_with(
             spread_ms: spread,
             speedup: Some(t_seq / med),
             overlap_efficiency: efficiency,
+            seq_ms: bounds.map(|b| b.seq.median),
+            ideal_ms: bounds.map(|b| b.ideal.median),
+            own_baseline: bounds.is_some_and(|b| b.own),
             max_rel_error: err,
             trackers_ok,
             trigger_latency_median_us: (!lats.is_empty()).then(|| median(lats)),
@@ -459,8 +508,22 @@ pub fn measure_with(
         ideal_ms: ideal,
         t_gemm_spread: measured.spread_ms(GEMM),
         t_gemm_untracked_spread: measured.spread_ms(GEMM_UNTRACKED),
-        t_fused_gemm_ms: t_fused_gemm_spread.map(|x| x.median),
-        t_fused_gemm_spread,
+        own: ["fused"]
+            .into_iter()
+            .filter_map(|mode| {
+                let o = measured.own(mode)?;
+                Some(OwnRun {
+                    mode: mode.into(),
+                    gemm_ms: o.gemm.median,
+                    gemm_spread: o.gemm,
+                    comm_ms: o.comm.median,
+                    comm_spread: o.comm,
+                    seq_ms: o.seq.median,
+                    seq_spread: o.seq,
+                    ideal_ms: measured.bounds(mode)?.ideal.median,
+                })
+            })
+            .collect(),
         t_comm_spread: measured.spread_ms(COMM),
         t_seq_spread: measured.spread_ms(SEQ),
         warmups: measured.warmups,

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::consistency::{Check, Checks, Figures};
+use crate::consistency::{Bounds, Check, Checks, Figures, Own};
 use crate::error::Result;
 use crate::modes::Run;
 use crate::stats::{since_start, Sample, Series, Settle, Spread, Warmup};
@@ -46,8 +46,10 @@ impl Default for Stability {
 pub struct Rep {
     /// Its time, µs.
     pub us: f64,
-    /// The collective's share where the thing separates it (sequential mode): T_comm's samples.
-    pub comm_us: Option<f64>,
+    /// Parts of it timed on their own passes, each a series of its own: the collective's share of
+    /// sequential mode ([`COMM`]), fused mode's GEMM and transfers in its own sequential run
+    /// ([`FUSED_GEMM`], [`FUSED_COMM`]).
+    pub parts: Vec<(&'static str, f64)>,
     pub trigger_latency_us: Vec<f64>,
     pub timeline: Option<Timeline>,
 }
@@ -56,7 +58,7 @@ impl From<Run> for Rep {
     fn from(r: Run) -> Self {
         Rep {
             us: r.total_us,
-            comm_us: r.comm_us,
+            parts: r.comm_us.map(|us| (COMM, us)).into_iter().collect(),
             trigger_latency_us: r.trigger_latency_us,
             timeline: Some(r.timeline),
         }
@@ -65,7 +67,8 @@ impl From<Run> for Rep {
 
 /// One thing a run times: its name and how to run it once on the context `C` every thing shares
 /// (the system, for a real run). The names the checks read are [`GEMM`], [`GEMM_UNTRACKED`], [`SEQ`]
-/// (whose [`Rep::comm_us`] give [`COMM`]); the rest are modes.
+/// (whose [`Rep::parts`] give [`COMM`]), [`FUSED_SEQ`] (giving [`FUSED_GEMM`] and [`FUSED_COMM`]); the
+/// rest are modes.
 pub struct Timed<'a, C = ()> {
     pub what: String,
     pub run: RunOnce<'a, C>,
@@ -82,9 +85,14 @@ pub const GEMM: &str = "gemm_tracked";
 pub const GEMM_UNTRACKED: &str = "gemm_untracked";
 pub const COMM: &str = "comm";
 pub const SEQ: &str = "sequential";
-/// Fused mode's GEMM alone (every rank's in its one packed dispatch, tracked only): the GEMM fused
-/// mode runs, checked against T_gemm (`Kind::Bound`).
+/// Fused mode's own sequential run: its GEMM (every rank's in its one packed dispatch, tracked
+/// only), then its transfers (the finisher alone), not overlapped: the baseline of its efficiency.
+pub const FUSED_SEQ: &str = "fused_sequential";
+/// Its two parts, each on its own pass.
 pub const FUSED_GEMM: &str = "fused_gemm";
+pub const FUSED_COMM: &str = "fused_comm";
+/// The mode with an own sequential run.
+const FUSED: &str = "fused";
 
 /// What timing the things of a run gave: every attempt's samples, and the last attempt's warm-ups,
 /// checks, latencies and timelines.
@@ -115,6 +123,32 @@ impl Measured {
 
     pub fn consistent(&self) -> bool {
         !self.checks.iter().any(Check::remeasure)
+    }
+
+    /// `mode`'s own sequential run, where it was timed (fused mode's: [`FUSED_SEQ`]).
+    pub fn own(&self, mode: &str) -> Option<Own> {
+        (mode == FUSED).then_some(())?;
+        Some(Own {
+            gemm: self.spread_ms(FUSED_GEMM)?,
+            comm: self.spread_ms(FUSED_COMM)?,
+            seq: self.spread_ms(FUSED_SEQ)?,
+        })
+    }
+
+    /// What `mode`'s overlap efficiency is computed against (None where a baseline was not timed).
+    pub fn bounds(&self, mode: &str) -> Option<Bounds> {
+        let own: Vec<(&str, Own)> = self.own(mode).map(|o| (mode, o)).into_iter().collect();
+        Some(
+            Figures {
+                gemm: self.spread_ms(GEMM)?,
+                comm: self.spread_ms(COMM)?,
+                seq: self.spread_ms(SEQ)?,
+                modes: &[],
+                others: &[],
+                own: &own,
+            }
+            .bounds(mode),
+        )
     }
 }
 
@@ -156,8 +190,8 @@ pub fn time_things<C>(
     }
 }
 
-/// One attempt's record: a series per timed thing (and comm's), its warm-ups, and per thing its reps'
-/// trigger latencies and last rep.
+/// One attempt's record: a series per timed thing, then one per part reported (comm's...), its
+/// warm-ups, and per thing its reps' trigger latencies and last rep.
 struct Attempt {
     series: Vec<Series>,
     warmups: Vec<Warmup>,
@@ -179,7 +213,6 @@ fn attempt_once<C>(
         series: things
             .iter()
             .map(|t| Series::new(&t.what, attempt))
-            .chain(std::iter::once(Series::new(COMM, attempt)))
             .collect(),
         warmups: Vec::new(),
         latencies: vec![Vec::new(); n],
@@ -194,16 +227,12 @@ fn attempt_once<C>(
     );
     let start = Instant::now();
     let mut rounds = 0;
-    // Comm's series counts once a thing has reported it.
     // Only the last window of each series decides, so each round looks at that much.
     let settled = |a: &Attempt| {
-        a.series
-            .iter()
-            .filter(|s| s.what != COMM || !s.warmup.is_empty())
-            .all(|s| {
-                let tail = &s.warmup[s.warmup.len().saturating_sub(settle.window)..];
-                settle.settled(&tail.iter().map(|x| x.us).collect::<Vec<_>>())
-            })
+        a.series.iter().all(|s| {
+            let tail = &s.warmup[s.warmup.len().saturating_sub(settle.window)..];
+            settle.settled(&tail.iter().map(|x| x.us).collect::<Vec<_>>())
+        })
     };
     while rounds < warmup || (start.elapsed() < bound && (start.elapsed() < least || !settled(&a)))
     {
@@ -213,10 +242,6 @@ fn attempt_once<C>(
     let warm_s = start.elapsed().as_secs_f64();
     for _ in 0..reps {
         round(ctx, things, &mut a, false)?;
-    }
-    // Comm's series exists only where a thing reported it.
-    if a.series[n].warmup.is_empty() && a.series[n].reps.is_empty() {
-        a.series.pop();
     }
     a.warmups = a
         .series
@@ -235,15 +260,23 @@ fn attempt_once<C>(
     Ok(a)
 }
 
-/// Each thing runs once; comm's sample comes from the thing that reports it.
+/// Each thing runs once; a part's sample comes from the thing that reports it (its series made on
+/// the first report).
 fn round<C>(ctx: &mut C, things: &mut [Timed<C>], a: &mut Attempt, warm: bool) -> Result<()> {
     let n = things.len();
     for (i, t) in things.iter_mut().enumerate() {
         let at_s = since_start();
         let r = (t.run)(ctx)?;
         a.series[i].push(warm, Sample { at_s, us: r.us });
-        if let Some(us) = r.comm_us {
-            a.series[n].push(warm, Sample { at_s, us });
+        for &(part, us) in &r.parts {
+            let k = match a.series[n..].iter().position(|s| s.what == part) {
+                Some(k) => n + k,
+                None => {
+                    a.series.push(Series::new(part, a.series[i].attempt));
+                    a.series.len() - 1
+                }
+            };
+            a.series[k].push(warm, Sample { at_s, us });
         }
         if !warm {
             a.latencies[i].extend(r.trigger_latency_us.iter().copied());
@@ -267,20 +300,16 @@ fn checks_of<C>(m: &Measured, things: &[Timed<C>], checks: &Checks) -> Vec<Check
             .filter_map(|t| Some((t.what.as_str(), m.spread_ms(&t.what)?)))
             .collect()
     };
-    let modes = spreads(&|w| ![GEMM, GEMM_UNTRACKED, SEQ, FUSED_GEMM].contains(&w));
-    let others = spreads(&|w| w == GEMM_UNTRACKED || w == FUSED_GEMM);
-    let own_gemms: Vec<(&str, Spread)> = m
-        .spread_ms(FUSED_GEMM)
-        .map(|g| ("fused", g))
-        .into_iter()
-        .collect();
+    let modes = spreads(&|w| ![GEMM, GEMM_UNTRACKED, SEQ, FUSED_SEQ].contains(&w));
+    let others = spreads(&|w| w == GEMM_UNTRACKED);
+    let own: Vec<(&str, Own)> = m.own(FUSED).map(|o| (FUSED, o)).into_iter().collect();
     checks.run(&Figures {
         gemm,
         comm,
         seq,
         modes: &modes,
         others: &others,
-        own_gemms: &own_gemms,
+        own: &own,
     })
 }
 
@@ -315,7 +344,7 @@ mod tests {
                 let k = n.replace(n.get() + 1);
                 Ok(Rep {
                     us: us(k),
-                    comm_us: comm,
+                    parts: comm.map(|c| (COMM, c)).into_iter().collect(),
                     ..Default::default()
                 })
             }),

@@ -643,11 +643,14 @@ pub(super) fn lower_fused_with(
     }
     commands.push(Command::Clear(out));
     commands.push(Command::Clear(counters));
-    // The GEMM alone as this mode packs it: the watched GEMM (tracker only) over the same jobs,
-    // grid and bindings, so T_gemm can be checked as a bound for this mode (`Kind::Bound`).
-    let mut gemm_alone = commands.clone();
-    gemm_alone.push(Command::Pass(Pass {
-        ops: (0..plan.ops.len()).collect(),
+    // This mode's own sequential run, the baseline of its efficiency: the watched GEMM (tracker
+    // only) over the same jobs, grid and bindings, then in a pass of its own the finisher alone,
+    // which triggers and moves every transfer (the spare pipeline on the GEMM's own buffers, so
+    // wgpu's barrier orders it after the GEMM). The same GEMM and transfers, not overlapped.
+    let mut own = commands.clone();
+    let ops: Vec<usize> = (0..plan.ops.len()).collect();
+    own.push(Command::Pass(Pass {
+        ops: ops.clone(),
         dispatches: vec![Dispatch {
             kernel: Kernel::Fused {
                 split_b: b_split != u32::MAX,
@@ -657,10 +660,20 @@ pub(super) fn lower_fused_with(
             ..dispatches[0]
         }],
     }));
-    l.fused_gemm = Recording {
+    if pieces > 0 {
+        own.push(Command::Pass(Pass {
+            ops,
+            dispatches: vec![Dispatch {
+                kernel: Kernel::Spares { watch: true },
+                binding,
+                workgroups: if spares > 0 { spares } else { auto_spares },
+            }],
+        }));
+    }
+    l.fused_sequential = Recording {
         device: t.device,
-        label: "fused gemm alone",
-        commands: gemm_alone,
+        label: "fused sequential",
+        commands: own,
     };
     commands.push(Command::Pass(Pass {
         ops: (0..plan.ops.len()).collect(),

@@ -97,9 +97,10 @@ pub struct Lowered {
     pub gemm_untracked: Recording,
     /// Fused mode's one dispatch (or why it cannot run here).
     pub fused: std::result::Result<Recording, String>,
-    /// Fused mode's GEMM alone (every rank's, packed, in its one dispatch, tracked only: the watched
-    /// GEMM), to check T_gemm against; empty where fused mode cannot run.
-    pub fused_gemm: Recording,
+    /// Fused mode's own sequential run, the baseline of its efficiency: its GEMM alone (every rank's,
+    /// packed, in its one dispatch, tracked only: the watched GEMM), then its transfers alone in a
+    /// pass of their own (the finisher: the spares after the GEMM); empty where fused mode cannot run.
+    pub fused_sequential: Recording,
     /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `gather_order` in order,
     /// and the buffer they gather into (element i: the counter of `gather_order[i]`).
     pub gather: Vec<usize>,
@@ -166,7 +167,7 @@ pub fn lower_on(
         gemm_tracked: empty(target, "gemm alone (tracked)"),
         gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
-        fused_gemm: empty(target, "fused gemm alone"),
+        fused_sequential: empty(target, "fused sequential"),
         gather: Vec::new(),
         gather_order: Vec::new(),
         gathered: Buffer::Pool(0),

@@ -573,6 +573,59 @@ fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them(
 }
 
 #[test]
+fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buffers() {
+    for trigger in [
+        super::fused::Trigger::Spares,
+        super::fused::Trigger::Epilogue,
+    ] {
+        let (c, plan, ch, s, mut l, tuning) = own_spares(trigger);
+        let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+        let mode_gemm = rec.passes().next().unwrap().dispatches[0];
+        let own: Vec<&Pass> = l.fused_sequential.passes().collect();
+        let [gemm, transfers] = own[..] else {
+            panic!("{own:?}")
+        };
+        // The mode's GEMM as the watched GEMM (no trigger in it), on the same binding and grid.
+        let [g] = gemm.dispatches[..] else {
+            panic!("{gemm:?}")
+        };
+        assert_eq!(g.binding, mode_gemm.binding);
+        assert_eq!(g.workgroups, mode_gemm.workgroups);
+        assert!(
+            matches!(
+                g.kernel,
+                Kernel::Fused {
+                    watched: true,
+                    grid: true,
+                    ..
+                }
+            ),
+            "{g:?}"
+        );
+        // Then the finisher alone, on the GEMM's own binding (not the aliased views): wgpu's barrier
+        // orders it after the GEMM, so nothing overlaps.
+        let [f] = transfers.dispatches[..] else {
+            panic!("{transfers:?}")
+        };
+        assert_eq!(
+            (f.kernel, f.binding),
+            (Kernel::Spares { watch: true }, g.binding)
+        );
+        assert_eq!(f.workgroups, 5, "the mode's spares");
+        check_dispatch(&l, &f);
+        // Packed like the mode, inputs copied in and the trackers cleared first.
+        let copies = |r: &Recording| {
+            r.commands
+                .iter()
+                .take_while(|c| !matches!(c, Command::Pass(_)))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(copies(&l.fused_sequential), copies(&rec));
+    }
+}
+
+#[test]
 fn fused_binds_b_and_the_output_in_two_windows_past_one_binding() {
     // 4 ranks of 40x3000x19: packed A 71 KiB, packed B 1.5 MiB, outputs 1.8 MiB, against 1 MiB
     // bindings: A in one, B and the output in two windows each.
