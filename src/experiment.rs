@@ -77,9 +77,9 @@ pub struct ModeResult {
     pub checks_failed: Vec<String>,
 }
 
-/// A mode's own sequential run (fused mode's: its GEMM, every rank's packed in one dispatch and
-/// tracked only, then its transfers alone, [`crate::consistency::Own`]): the baseline of its
-/// efficiency. Medians and spreads, ms.
+/// A mode's own GEMM and transfers and the baseline its efficiency is against (fused mode's: its
+/// GEMM, every rank's packed in one dispatch and tracked only, and its transfers, each alone in its
+/// own sequential run, [`crate::consistency::Own`]). Medians and spreads, ms.
 #[derive(Clone, Debug, Serialize)]
 pub struct OwnRun {
     pub mode: String,
@@ -87,9 +87,11 @@ pub struct OwnRun {
     pub gemm_spread: Spread,
     pub comm_ms: f64,
     pub comm_spread: Spread,
+    /// Its GEMM then the faster of its transfers and T_comm (`own_comm`: its own).
     pub seq_ms: f64,
     pub seq_spread: Spread,
-    /// max(its GEMM, its transfers).
+    pub own_comm: bool,
+    /// max(its GEMM, those transfers).
     pub ideal_ms: f64,
 }
 
@@ -512,15 +514,17 @@ pub fn measure_with(
             .into_iter()
             .filter_map(|mode| {
                 let o = measured.own(mode)?;
+                let b = measured.bounds(mode)?;
                 Some(OwnRun {
                     mode: mode.into(),
                     gemm_ms: o.gemm.median,
                     gemm_spread: o.gemm,
                     comm_ms: o.comm.median,
                     comm_spread: o.comm,
-                    seq_ms: o.seq.median,
-                    seq_spread: o.seq,
-                    ideal_ms: measured.bounds(mode)?.ideal.median,
+                    seq_ms: b.seq.median,
+                    seq_spread: b.seq,
+                    own_comm: b.own_comm,
+                    ideal_ms: b.ideal.median,
                 })
             })
             .collect(),

@@ -108,7 +108,7 @@ pub fn text(r: &Report) -> String {
             "comm",
             o.comm_ms,
             Some(o.comm_spread),
-            "its transfers alone after it".into(),
+            "its transfers alone, after it".into(),
             &format!("{m}_comm"),
         );
         s += &figure_line(
@@ -116,7 +116,14 @@ pub fn text(r: &Report) -> String {
             "seq",
             o.seq_ms,
             Some(o.seq_spread),
-            "both, one after the other".into(),
+            format!(
+                "its GEMM, then {} (the faster): its efficiency's baseline",
+                if o.own_comm {
+                    "its transfers"
+                } else {
+                    "T_comm"
+                }
+            ),
             &format!("{m}_seq"),
         );
         s += &figure_line(
@@ -172,7 +179,7 @@ pub fn text(r: &Report) -> String {
     }
     for m in r.results.iter().filter(|m| m.own_baseline) {
         s += &format!(
-            "* {}: speedup over T_seq; efficiency against its own sequential run ({} own seq {} ms, ideal {} ms), so that its GEMM's gain or loss against T_gemm is not counted as overlap\n",
+            "* {}: speedup over T_seq; efficiency against its own GEMM ({} own seq {} ms, ideal {} ms), so that its GEMM's gain or loss against T_gemm is not counted as overlap\n",
             m.mode,
             m.mode,
             ms(m.seq_ms),

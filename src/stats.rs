@@ -109,6 +109,18 @@ impl Spread {
     }
 
     /// Half the width of the spread: this figure's noise.
+    /// Two figures run one after the other: medians and ends added (a wider spread than the sum's
+    /// own would have: the conservative side for the checks).
+    pub fn then(&self, next: &Spread) -> Spread {
+        Spread {
+            median: self.median + next.median,
+            lo: self.lo + next.lo,
+            hi: self.hi + next.hi,
+            kind: self.kind,
+            n: self.n.min(next.n),
+        }
+    }
+
     pub fn noise(&self) -> f64 {
         (self.hi - self.lo) / 2.0
     }

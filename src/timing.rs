@@ -125,13 +125,12 @@ impl Measured {
         !self.checks.iter().any(Check::remeasure)
     }
 
-    /// `mode`'s own sequential run, where it was timed (fused mode's: [`FUSED_SEQ`]).
+    /// `mode`'s own GEMM and transfers, where they were timed (fused mode's: [`FUSED_SEQ`]'s parts).
     pub fn own(&self, mode: &str) -> Option<Own> {
         (mode == FUSED).then_some(())?;
         Some(Own {
             gemm: self.spread_ms(FUSED_GEMM)?,
             comm: self.spread_ms(FUSED_COMM)?,
-            seq: self.spread_ms(FUSED_SEQ)?,
         })
     }
 
