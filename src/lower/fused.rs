@@ -661,12 +661,19 @@ pub(super) fn lower_fused_with(
         }],
     }));
     if pieces > 0 {
+        // As many as the mode's own spares where they are the spare pipeline's; spares in the GEMM's
+        // dispatch are GEMM workgroups, a few filling a grid's free slots (run 37: 8 of them moved
+        // tnlg-op's transfers in 64 ms), so there as many as the busiest step's pieces on every rank.
+        let movers = match tuning.spare_dispatch {
+            SpareDispatch::Own if spares > 0 => spares,
+            _ => auto_spares,
+        };
         own.push(Command::Pass(Pass {
             ops,
             dispatches: vec![Dispatch {
                 kernel: Kernel::Spares { watch: true },
                 binding,
-                workgroups: if spares > 0 { spares } else { auto_spares },
+                workgroups: movers,
             }],
         }));
     }

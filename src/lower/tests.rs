@@ -622,6 +622,18 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
                 .collect::<Vec<_>>()
         };
         assert_eq!(copies(&l.fused_sequential), copies(&rec));
+        // Spares in the GEMM's dispatch are GEMM workgroups: the finisher gets the auto count.
+        let in_gemm = super::fused::FusedTuning {
+            spare_dispatch: super::fused::SpareDispatch::Gemm,
+            help: super::fused::Help::Always,
+            ..tuning
+        };
+        super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, in_gemm).unwrap();
+        let auto = l.fused_sequential.passes().nth(1).unwrap().dispatches[0];
+        assert!(
+            auto.workgroups >= c.ranks as u32 && auto.workgroups != 5,
+            "{auto:?}"
+        );
     }
 }
 
