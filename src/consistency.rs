@@ -204,7 +204,9 @@ impl Checks {
             kind: Kind::Spread,
             subject: subject.map(Into::into),
             beside: beside.into(),
-            ok: s.relative() <= self.max_spread,
+            // Reps that all agree pass, zero included (T_comm where one rank has nothing to move:
+            // 0 / 0 would fail them and measure again for nothing).
+            ok: s.hi == s.lo || s.relative() <= self.max_spread,
             detail: format!(
                 "{:.3}..{:.3} ms ({}) around {:.3} ms: {:.0}% (at most {:.0}%)",
                 s.lo,
@@ -393,6 +395,19 @@ mod tests {
         assert_eq!(failed(&c), ["spread T_seq"], "{c:?}");
         assert!(c.iter().find(|c| !c.ok).unwrap().remeasure());
         assert_eq!(failed_for(&c, "encoded").len(), 1);
+    }
+
+    #[test]
+    fn nothing_to_move_is_no_spread_and_no_room() {
+        // One rank: T_comm 0 in every rep.
+        let c = run(
+            s(10.0, 9.9, 10.1),
+            s(0.0, 0.0, 0.0),
+            s(10.0, 9.9, 10.1),
+            &[],
+        );
+        assert_eq!(failed(&c), ["T_seq - ideal > noise"], "{c:?}");
+        assert!(!c.iter().any(Check::remeasure));
     }
 
     #[test]
