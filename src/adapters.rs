@@ -57,6 +57,8 @@ pub struct AdapterReport {
     pub min_storage_buffer_offset_alignment: u32,
     pub min_uniform_buffer_offset_alignment: u32,
     pub timestamp_period_ns: Option<f32>,
+    /// Multiprocessors (SMs), where the driver reports them or `T3_SMS` names them (src/sms.rs).
+    pub multiprocessors: Option<u32>,
 }
 
 pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
@@ -64,6 +66,8 @@ pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterRep
     let f = adapter.features();
     let l = adapter.limits();
     AdapterReport {
+        // A bad T3_SMS is refused where a device is opened (Gpu::open); a report shows what it can.
+        multiprocessors: crate::sms::sm_count(adapter).unwrap_or(None),
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
         device_type: format!("{:?}", info.device_type),

@@ -60,6 +60,8 @@ impl Kernels {
             max_binding: gpu.max_binding,
             host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
             loop_limit: loop_limit(gpu),
+            sms: gpu.sms,
+            gemm_per_sm: self.gemm.engine.per_sm(),
         }
     }
 }

@@ -121,6 +121,9 @@ pub struct Report {
     /// The reps' spread around each baseline median (ms).
     pub t_gemm_spread: Option<Spread>,
     pub t_gemm_untracked_spread: Option<Spread>,
+    /// Fused mode's configuration, where it ran: its knobs (T3_FUSED_*) or their defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_config: Option<String>,
     /// The own sequential runs of the modes that have one (fused mode's, where it ran).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub own: Vec<OwnRun>,
@@ -510,6 +513,16 @@ pub fn measure_with(
         ideal_ms: ideal,
         t_gemm_spread: measured.spread_ms(GEMM),
         t_gemm_untracked_spread: measured.spread_ms(GEMM_UNTRACKED),
+        fused_config: fused_runs
+            .then(|| sys.parts[0].lowered.fused_tuning)
+            .flatten()
+            .map(|t| {
+                format!(
+                    "{}; put {}",
+                    t.describe(),
+                    sys.parts[0].kernels.gemm.fused_put.name()
+                )
+            }),
         own: ["fused"]
             .into_iter()
             .filter_map(|mode| {

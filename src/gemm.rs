@@ -198,6 +198,16 @@ impl Engine {
         crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile[1] as usize)
     }
 
+    /// Its workgroups one NVIDIA multiprocessor holds at once: the cooperative kernel takes 236
+    /// registers per invocation, 61440 of an SM's 65536 for its 256 (BENCHMARKS.md run 31); the SIMT
+    /// kernel two (a persistent grid of 2 per SM was wholly resident on an H100 and an H200, run 37).
+    pub fn per_sm(self) -> u32 {
+        match self {
+            Engine::Simt => 2,
+            Engine::Coop => 1,
+        }
+    }
+
     /// Its kernel's file under shaders/.
     pub fn file(self) -> &'static str {
         match self {
@@ -278,17 +288,20 @@ fn made_once(
     Ok(cell.get_or_init(|| p))
 }
 
-/// Fused mode's put: `T3_FUSED_PUT` = store | coherent | atomic | cas | auto. Unset, auto or store:
-/// tiles stored plainly behind the gates as relaxed atomic stores (faster than coherent on 7 of the
-/// 8 TP-8 points on an H200, BENCHMARKS.md run 20). coherent = a `@coherent` output where the
-/// adapter has MEMORY_DECORATION_COHERENT (16-byte stores and loads), atomic = native f32 atomic
-/// adds (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds: variants one device run can time
-/// beside each other.
+/// Fused mode's put: `T3_FUSED_PUT` = store | coherent | atomic | cas | auto. store: tiles stored
+/// plainly behind the gates as relaxed atomic stores (faster than coherent on 7 of the 8 TP-8 points
+/// on an H200 with the triggering epilogue, BENCHMARKS.md run 20). coherent = a `@coherent` output
+/// where the adapter has MEMORY_DECORATION_COHERENT (16-byte stores and loads: 4x fewer operations
+/// for the spares that move the pieces, run 36 call 1), atomic = native f32 atomic adds
+/// (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds: variants one device run can time beside
+/// each other. Unset or auto: coherent where it can be and the multiprocessors are known (fused mode's
+/// paying defaults, `FusedTuning::paying`), else store.
 pub fn fused_put(gpu: &Gpu) -> Result<Put> {
     let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
     let coherent = gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT);
     match std::env::var("T3_FUSED_PUT").as_deref() {
         Ok("coherent") if coherent => Ok(Put::CoherentWindows),
+        Err(_) | Ok("") | Ok("auto") if coherent && gpu.sms.is_some() => Ok(Put::CoherentWindows),
         Err(_) | Ok("") | Ok("auto") | Ok("store") => Ok(Put::StoreWindows),
         Ok("cas") => Ok(Put::CasWindows),
         Ok("atomic") if atomic => Ok(Put::AtomicWindows),

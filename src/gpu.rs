@@ -98,6 +98,8 @@ pub struct Gpu {
     /// Limits the library enforces (the adapter's, or lower where `limit_override` asks).
     pub max_binding: u64,
     pub max_buffer: u64,
+    /// Multiprocessors, where the driver reports them or `T3_SMS` names them (src/sms.rs).
+    pub sms: Option<u32>,
     /// Base bound on every wait.
     pub timeout: Duration,
     /// Whether `timeout` was given explicitly: then it is the whole bound, not a base plus a share of the work.
@@ -150,6 +152,7 @@ impl Gpu {
         wanted: wgpu::Features,
     ) -> Result<Self> {
         let timeout = settings::timeout(opts)?;
+        let sms = crate::sms::sm_count(&adapter)?;
         let info = adapter.get_info();
         let features = adapter.features() & wanted;
         let limits = adapter.limits();
@@ -208,6 +211,7 @@ impl Gpu {
             timeout,
             timeout_fixed,
             max_workgroups_per_dim,
+            sms,
             lost,
             uncaptured,
             staging: Mutex::default(),

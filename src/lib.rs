@@ -36,6 +36,7 @@ pub mod schedule;
 pub mod settings;
 pub mod shaders;
 pub mod shapes;
+pub mod sms;
 pub mod stats;
 pub mod steps;
 pub mod suspend;

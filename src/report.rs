@@ -40,6 +40,9 @@ pub fn text(r: &Report) -> String {
         c.dtype.name(),
         r.gemm_kernel.name()
     );
+    if let Some(f) = &r.fused_config {
+        s += &format!("fused      {f}\n");
+    }
     // Each baseline on its own line: median, spread, and any failed check beside it.
     let flags = |figure: &str| -> String {
         let f: Vec<&str> = r

@@ -150,7 +150,7 @@ pub fn host_wait(cpu_adapter: bool) -> Result<HostWait> {
 }
 
 /// A count from the environment variable `name`, 1 to `max`; None where it is unset.
-fn env_count(name: &'static str, max: usize) -> Result<Option<usize>> {
+pub(crate) fn env_count(name: &'static str, max: usize) -> Result<Option<usize>> {
     let Some(v) = env(name)? else {
         return Ok(None);
     };

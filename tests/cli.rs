@@ -419,6 +419,60 @@ fn environment_values_get_the_flags_validation() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
+#[test]
+fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
+    let d = tmp("sms");
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(SMALL);
+    for v in ["0", "abc", "-3", "70000"] {
+        let o = t3_within(&args, &[("T3_SMS", v)], &d, 60);
+        assert_usage(&o, &["T3_SMS", &format!("'{v}'"), "1 to 65536"]);
+    }
+    if common::gpu().is_none() {
+        return;
+    }
+    let o = t3_within(&["info"], &[("T3_SMS", "7")], &d, 60);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("multiprocessors 7"), "{text}");
+    // Four multiprocessors named: the spares trigger from their own dispatch, twelve of them, a grid
+    // of every GEMM slot; the result still matches the f64 reference and every tracker.
+    let json = d.join("sms.json");
+    let o = t3_within(
+        &[
+            "run",
+            "--shape",
+            "96x64x40",
+            "--ranks",
+            "4",
+            "--chunks",
+            "2",
+            "--mode",
+            "fused",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[("T3_SMS", "4")],
+        &d,
+        240,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let config = v["fused_config"].as_str().unwrap();
+    assert!(
+        config.contains("trigger the spares") && config.contains("spares 12 of their own dispatch"),
+        "{config}"
+    );
+    let results = v["results"].as_array().unwrap();
+    let fused = results.iter().find(|m| m["mode"] == "fused").unwrap();
+    assert!(fused["max_rel_error"].as_f64().unwrap() < 1e-5, "{fused}");
+    assert_eq!(fused["trackers_ok"], true, "{fused}");
+}
+
 /// A link table with rows at 2, 4 and 8 GB/s measured on `adapter`.
 fn table(dir: &std::path::Path, name: &str, adapter: &str) {
     let t = serde_json::json!({

@@ -58,6 +58,13 @@ pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
                 a.cooperative_matrix.join(", ")
             }
         );
+        s += &format!(
+            "  multiprocessors {}\n",
+            a.multiprocessors.map_or_else(
+                || "not reported (T3_SMS names them; fused mode's defaults need them)".into(),
+                |n| n.to_string()
+            )
+        );
         s += "  bf16 operands SIMT kernel only (wgpu 30 has no bf16 shader type or cooperative-matrix configuration)\n";
         s += &format!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB\n",
             a.max_storage_buffer_binding_size >> 20, a.max_buffer_size >> 20, a.max_compute_workgroups_per_dimension,

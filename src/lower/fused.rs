@@ -4,7 +4,7 @@
 
 use super::{
     job_table, operands, Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Pass,
-    Recording, Resource, Span,
+    Recording, Resource, Span, Target,
 };
 use crate::config::Config;
 use crate::error::Error;
@@ -40,6 +40,9 @@ const NONE: u32 = u32::MAX;
 
 /// Elements one invocation of a piece moves where the link does not bound the pieces.
 const PIECE_PER_INVOCATION: usize = 16;
+
+/// Invocations of a spare workgroup of their own dispatch (shaders/spares.wgsl `INVOCATIONS`).
+const SPARE_INVOCATIONS: u32 = 64;
 
 /// How fused mode's transfers are split and drained: the variants its benchmark compares, chosen by
 /// environment knobs so that one device run can time them all.
@@ -119,11 +122,18 @@ pub enum SpareDispatch {
 impl FusedTuning {
     /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
     /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
-    /// (N GEMM workgroups, 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
-    /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch): unset means the
-    /// defaults (link, auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0,
-    /// always, epilogue).
-    pub fn from_env() -> std::result::Result<Self, String> {
+    /// (N GEMM workgroups, off or 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
+    /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch), for `target` and
+    /// `link`. Unset (or auto / default), each takes its default: where the multiprocessors are known
+    /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-37 ([`FusedTuning::paying`]),
+    /// else link, auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0,
+    /// always, epilogue.
+    pub fn from_env(target: &Target, link: Link) -> std::result::Result<Self, String> {
+        let paying = target
+            .sms
+            .map(|sms| Self::paying(sms, target.gemm_per_sm, link));
+        let unset =
+            |name: &str| matches!(std::env::var(name).as_deref(), Err(_) | Ok("") | Ok("auto"));
         let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
             match std::env::var(name) {
                 Err(_) => Ok(None),
@@ -139,7 +149,10 @@ impl FusedTuning {
             }
         };
         let spare_dispatch = match std::env::var("T3_FUSED_SPARE_DISPATCH").as_deref() {
-            Err(_) | Ok("") | Ok("gemm") => SpareDispatch::Gemm,
+            Err(_) | Ok("") | Ok("auto") => {
+                paying.map_or(SpareDispatch::Gemm, |p| p.spare_dispatch)
+            }
+            Ok("gemm") => SpareDispatch::Gemm,
             Ok("own") => SpareDispatch::Own,
             Ok(v) => {
                 return Err(format!(
@@ -166,7 +179,11 @@ impl FusedTuning {
             }
         };
         let trigger = match std::env::var("T3_FUSED_TRIGGER").as_deref() {
-            Err(_) | Ok("") | Ok("epilogue") => Trigger::Epilogue,
+            // The paying trigger needs the spares' own dispatch (a knob may have set the other).
+            Err(_) | Ok("") | Ok("auto") => paying
+                .filter(|_| spare_dispatch == SpareDispatch::Own)
+                .map_or(Trigger::Epilogue, |p| p.trigger),
+            Ok("epilogue") => Trigger::Epilogue,
             Ok("spares") if spare_dispatch == SpareDispatch::Own => Trigger::Spares,
             Ok(v) => {
                 return Err(format!(
@@ -174,16 +191,72 @@ impl FusedTuning {
                 ))
             }
         };
+        // A count's default: the paying one where the knob is unset, else the knob (None: its own
+        // default word).
+        let count = |name: &str, word: &str, min: u32, pay: Option<Option<u32>>| {
+            Ok::<_, String>(match pay {
+                Some(p) if unset(name) => p,
+                _ => knob(name, word, min)?,
+            })
+        };
         Ok(FusedTuning {
             trigger,
-            pieces: knob("T3_FUSED_PIECES", "link", 1)?,
-            spares: knob("T3_FUSED_SPARES", "auto", 0)?,
+            pieces: count("T3_FUSED_PIECES", "link", 1, paying.map(|p| p.pieces))?,
+            spares: count("T3_FUSED_SPARES", "auto", 0, paying.map(|p| p.spares))?,
             polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(polls),
             window: knob("T3_FUSED_WINDOW", "default", 256)?,
             spare_dispatch,
-            grid: knob("T3_FUSED_GRID", "off", 0)?.unwrap_or(0),
+            grid: count("T3_FUSED_GRID", "off", 0, paying.map(|p| Some(p.grid)))?.unwrap_or(0),
             help,
         })
+    }
+
+    /// The defaults where the GPU's `sms` multiprocessors are known, each holding `gemm_per_sm` GEMM
+    /// workgroups: the configuration that made fused mode faster than encoded on every f16 TP-8
+    /// preset on an H100 and three of four on an H200 (BENCHMARKS.md runs 36-37). The spares trigger
+    /// (the GEMM only counts its tiles) from a dispatch of their own beside the GEMM, three per
+    /// multiprocessor (run 36 call 3: more paid up to about three); the GEMM on a persistent grid of
+    /// every slot (a grid per tile leaves the spares the GEMM's last wave; in f32 a grid short of
+    /// every slot cost the GEMM 1-7%, run 37 call 3); each transfer on as many invocations as the
+    /// link gives a step (its step workgroups' lanes, in spares' pieces).
+    pub fn paying(sms: u32, gemm_per_sm: u32, link: Link) -> Self {
+        FusedTuning {
+            pieces: match link {
+                Link::Workgroups(w) => Some((w * STEP_WG / SPARE_INVOCATIONS).max(1)),
+                Link::Unthrottled => None,
+            },
+            spares: Some(3 * sms),
+            polls: 1 << 20,
+            window: None,
+            spare_dispatch: SpareDispatch::Own,
+            grid: sms * gemm_per_sm.max(1),
+            help: Help::Always,
+            trigger: Trigger::Spares,
+        }
+    }
+
+    /// The configuration in words (the report's `fused` line).
+    pub fn describe(&self) -> String {
+        let trigger = match self.trigger {
+            Trigger::Epilogue => "the GEMM's epilogue",
+            Trigger::Spares => "the spares",
+        };
+        let dispatch = match self.spare_dispatch {
+            SpareDispatch::Gemm => "in the GEMM's dispatch",
+            SpareDispatch::Own => "of their own dispatch",
+        };
+        let or = |v: Option<u32>, none: &str| v.map_or(none.to_string(), |n| n.to_string());
+        format!(
+            "trigger {trigger}; spares {} {dispatch}; GEMM grid {}; pieces per transfer {}; help {}",
+            or(self.spares, "auto"),
+            if self.grid == 0 {
+                "off (a workgroup per tile)".to_string()
+            } else {
+                self.grid.to_string()
+            },
+            or(self.pieces, "link"),
+            format!("{:?}", self.help).to_lowercase()
+        )
     }
 
     /// Pieces of a transfer of `len` elements over `link`.
@@ -403,8 +476,10 @@ pub(super) fn lower_fused(
     schedule: &Schedule,
     plan: &Plan,
 ) -> std::result::Result<Recording, String> {
-    let tuning = FusedTuning::from_env()?;
-    lower_fused_with(l, config, chunking, schedule, plan, tuning)
+    let tuning = FusedTuning::from_env(&l.target, config.link)?;
+    let rec = lower_fused_with(l, config, chunking, schedule, plan, tuning)?;
+    l.fused_tuning = Some(tuning);
+    Ok(rec)
 }
 
 /// [`lower_fused`] under `tuning`.
@@ -742,6 +817,44 @@ mod tests {
         assert_eq!(fused_window(1 << 31, None), 1 << 31);
         assert_eq!(fused_window(1 << 31, Some(1000)), 768);
         assert_eq!(fused_window(100, Some(1000)), 256);
+    }
+
+    #[test]
+    fn known_multiprocessors_give_the_paying_configuration() {
+        // An H100's 132 SMs, the cooperative kernel (one per SM), the 150 GB/s link's 16 workgroups:
+        // run 36's configuration (64 pieces of 64 invocations = 16 step workgroups of 256).
+        let p = FusedTuning::paying(132, 1, Link::Workgroups(16));
+        assert_eq!(
+            (p.trigger, p.spare_dispatch, p.grid, p.spares, p.pieces),
+            (
+                Trigger::Spares,
+                SpareDispatch::Own,
+                132,
+                Some(396),
+                Some(64)
+            )
+        );
+        // The SIMT kernel holds two per SM: the grid takes every slot.
+        assert_eq!(FusedTuning::paying(132, 2, Link::Workgroups(16)).grid, 264);
+        assert_eq!(FusedTuning::paying(4, 1, Link::Unthrottled).pieces, None);
+        assert_eq!(
+            FusedTuning::paying(4, 1, Link::Workgroups(1)).pieces,
+            Some(4)
+        );
+        // The host's spare width is the shader's.
+        let src = crate::reflect::source("spares.wgsl").unwrap();
+        assert!(
+            src.contains(&format!("const INVOCATIONS: u32 = {SPARE_INVOCATIONS}u;")),
+            "spares.wgsl's INVOCATIONS is not {SPARE_INVOCATIONS}"
+        );
+        let d = p.describe();
+        assert!(
+            d.contains("trigger the spares")
+                && d.contains("spares 396 of their own dispatch")
+                && d.contains("GEMM grid 132")
+                && d.contains("pieces per transfer 64"),
+            "{d}"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod gather;
 mod links;
 mod recording;
 
-pub use fused::Forward;
+pub use fused::{Forward, FusedTuning};
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use recording::*;
 
@@ -41,6 +41,11 @@ pub struct Target {
     /// one: 65535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS). Fused mode keeps its spares' polling
     /// inside it (`lower_fused`).
     pub loop_limit: Option<u32>,
+    /// Multiprocessors, where known (src/sms.rs): fused mode's defaults follow them
+    /// (`FusedTuning::from_env`).
+    pub sms: Option<u32>,
+    /// GEMM workgroups one multiprocessor holds at once (the kernel's registers: `Engine::per_sm`).
+    pub gemm_per_sm: u32,
 }
 
 /// Which ops a device runs when the ranks are placed on several: its ranks' GEMMs and steps, and its
@@ -101,6 +106,8 @@ pub struct Lowered {
     /// packed, in its one dispatch, tracked only: the watched GEMM), then its transfers alone in a
     /// pass of their own (the finisher: the spares after the GEMM); empty where fused mode cannot run.
     pub fused_sequential: Recording,
+    /// Fused mode's configuration (its knobs or their defaults), where it can run.
+    pub fused_tuning: Option<FusedTuning>,
     /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `gather_order` in order,
     /// and the buffer they gather into (element i: the counter of `gather_order[i]`).
     pub gather: Vec<usize>,
@@ -168,6 +175,7 @@ pub fn lower_on(
         gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
         fused_sequential: empty(target, "fused sequential"),
+        fused_tuning: None,
         gather: Vec::new(),
         gather_order: Vec::new(),
         gathered: Buffer::Pool(0),

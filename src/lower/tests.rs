@@ -17,6 +17,8 @@ const TARGET: Target = Target {
     max_binding: 1 << 30,
     host_mapped: true,
     loop_limit: None,
+    sms: None,
+    gemm_per_sm: 1,
 };
 
 fn config(collective: Collective, via: ReduceVia) -> Config {
@@ -635,6 +637,62 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
             "{auto:?}"
         );
     }
+}
+
+#[test]
+fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
+    // Only the defaults are under test: a knob set in this process's environment would change them.
+    if std::env::vars().any(|(k, _)| k.starts_with("T3_FUSED_") || k == "T3_ALIAS") {
+        return;
+    }
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let known = Target {
+        sms: Some(3),
+        gemm_per_sm: 2,
+        ..TARGET
+    };
+    let l = lower(&c, &ch, &s, &plan, known);
+    let tuning = l.fused_tuning.expect("fused mode lowers");
+    assert_eq!(
+        tuning,
+        super::fused::FusedTuning::paying(3, 2, c.link),
+        "{tuning:?}"
+    );
+    let pass = l.fused.as_ref().unwrap().passes().next().unwrap().clone();
+    let kinds: Vec<Kernel> = pass.dispatches.iter().map(|d| d.kernel).collect();
+    assert!(
+        matches!(
+            kinds[..],
+            [
+                Kernel::Fused {
+                    watched: true,
+                    grid: true,
+                    ..
+                },
+                Kernel::Spares { watch: true },
+                Kernel::Spares { watch: true }
+            ]
+        ),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        (pass.dispatches[0].workgroups, pass.dispatches[1].workgroups),
+        (6, 9)
+    );
+    // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.
+    let l = lower(&c, &ch, &s, &plan, TARGET);
+    let t = l.fused_tuning.unwrap();
+    assert_eq!(
+        (t.trigger, t.spare_dispatch, t.grid),
+        (
+            super::fused::Trigger::Epilogue,
+            super::fused::SpareDispatch::Gemm,
+            0
+        )
+    );
 }
 
 #[test]
