@@ -371,10 +371,7 @@ pub fn measure_with(
     if fused_runs {
         things.push(adjusted(FUSED_SEQ, adjust, |sys: &mut System| {
             let t = modes::run_recording(sys, |l| &l.fused_sequential)?;
-            let span = |t: &[(f64, f64)]| match (t.first(), t.last()) {
-                (Some(a), Some(b)) => b.1 - a.0,
-                _ => 0.0,
-            };
+            let span = modes::span;
             let parts = [
                 (FUSED_GEMM, &t[..t.len().min(1)]),
                 (FUSED_COMM, &t[t.len().min(1)..]),

@@ -76,6 +76,14 @@ pub fn names() -> Vec<&'static str> {
     all().iter().map(|m| m.name()).collect()
 }
 
+/// First start to last end of the intervals `t` (µs; 0 for none): what passes in order took.
+pub fn span(t: &[(f64, f64)]) -> f64 {
+    match (t.first(), t.last()) {
+        (Some(a), Some(b)) => b.1 - a.0,
+        _ => 0.0,
+    }
+}
+
 /// What one repetition measured.
 #[derive(Clone, Debug)]
 pub struct Run {
@@ -112,7 +120,7 @@ impl Run {
             ));
         }
         Run {
-            total_us: t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0),
+            total_us: span(t),
             gemm_us: None,
             comm_us: None,
             timeline: Timeline {

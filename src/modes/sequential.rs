@@ -3,7 +3,7 @@
 //! trigger loop with steps gated on every GEMM, over the same host links as host mode).
 
 use super::trigger_loop::{self, Gate};
-use super::{host, run_recording, Mode, Run, System};
+use super::{host, run_recording, span, Mode, Run, System};
 use crate::error::Result;
 
 pub struct Sequential;
@@ -26,10 +26,6 @@ impl Mode for Sequential {
         }
         let t = run_recording(sys, |l| &l.sequential)?;
         let stages = sys.parts[0].lowered.stages;
-        let span = |r: &[(f64, f64)]| match (r.first(), r.last()) {
-            (Some(a), Some(b)) => b.1 - a.0,
-            _ => 0.0,
-        };
         let passes: Vec<&[usize]> = sys.parts[0]
             .lowered
             .sequential

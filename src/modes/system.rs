@@ -422,8 +422,7 @@ pub fn run_everywhere(sys: &mut System, pick: impl Fn(&Lowered) -> &Recording) -
     let mut longest = 0f64;
     for (part, l) in sys.parts.iter().zip(launched) {
         let t = spans(part, &pick, l, deadline)?;
-        let span = t.last().map(|l| l.1).unwrap_or(0.0) - t.first().map(|f| f.0).unwrap_or(0.0);
-        longest = longest.max(span);
+        longest = longest.max(super::span(&t));
     }
     Ok(longest)
 }
