@@ -471,6 +471,37 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     let fused = results.iter().find(|m| m["mode"] == "fused").unwrap();
     assert!(fused["max_rel_error"].as_f64().unwrap() < 1e-5, "{fused}");
     assert_eq!(fused["trackers_ok"], true, "{fused}");
+    // A knob that chooses the epilogue gets that configuration's counts, not the spares trigger's.
+    let o = t3_within(
+        &[
+            "run",
+            "--shape",
+            "32x32x32",
+            "--ranks",
+            "2",
+            "--mode",
+            "fused",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &[("T3_SMS", "4"), ("T3_FUSED_TRIGGER", "epilogue")],
+        &d,
+        120,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let config = v["fused_config"].as_str().unwrap();
+    assert!(
+        config.contains("trigger the GEMM's epilogue")
+            && config.contains("spares auto in the GEMM's dispatch")
+            && config.contains("grid off"),
+        "{config}"
+    );
 }
 
 /// A link table with rows at 2, 4 and 8 GB/s measured on `adapter`.

@@ -125,12 +125,15 @@ impl FusedTuning {
     /// (N GEMM workgroups, off or 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
     /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch), for `target` and
     /// `link`. Unset (or auto / default), each takes its default: where the multiprocessors are known
-    /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-37 ([`FusedTuning::paying`]),
-    /// else link, auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0,
-    /// always, epilogue.
+    /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-37 ([`FusedTuning::paying`])
+    /// unless `T3_FUSED_TRIGGER=epilogue` (or `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link,
+    /// auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0, always,
+    /// epilogue.
     pub fn from_env(target: &Target, link: Link) -> std::result::Result<Self, String> {
+        // Not where a knob chose the epilogue: that configuration keeps its own defaults.
         let paying = target
             .sms
+            .filter(|_| std::env::var("T3_FUSED_TRIGGER").as_deref() != Ok("epilogue"))
             .map(|sms| Self::paying(sms, target.gemm_per_sm, link));
         let unset =
             |name: &str| matches!(std::env::var(name).as_deref(), Err(_) | Ok("") | Ok("auto"));
@@ -191,8 +194,10 @@ impl FusedTuning {
                 ))
             }
         };
-        // A count's default: the paying one where the knob is unset, else the knob (None: its own
-        // default word).
+        // A count's default: the paying one where the knob is unset and the paying trigger runs (a
+        // knob that chose the GEMM's dispatch for the spares gets the epilogue's counts), else the
+        // knob (None: its own default word).
+        let paying = paying.filter(|_| trigger == Trigger::Spares);
         let count = |name: &str, word: &str, min: u32, pay: Option<Option<u32>>| {
             Ok::<_, String>(match pay {
                 Some(p) if unset(name) => p,
