@@ -437,13 +437,14 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     // Four multiprocessors named: the spares trigger from their own dispatch, twelve of them, a grid
     // of every GEMM slot; the result still matches the f64 reference and every tracker.
     let json = d.join("sms.json");
-    let o = t3_within(
-        &[
+    // Fused mode alone on `shape` and `ranks` with `env`: its report's JSON.
+    let fused_run = |shape: &str, ranks: &str, env: &[(&str, &str)]| -> serde_json::Value {
+        let args = [
             "run",
             "--shape",
-            "96x64x40",
+            shape,
             "--ranks",
-            "4",
+            ranks,
             "--chunks",
             "2",
             "--mode",
@@ -454,14 +455,12 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
             "0",
             "--json",
             json.to_str().unwrap(),
-        ],
-        &[("T3_SMS", "4")],
-        &d,
-        240,
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        ];
+        let o = t3_within(&args, env, &d, 240);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let v = fused_run("96x64x40", "4", &[("T3_SMS", "4")]);
     let config = v["fused_config"].as_str().unwrap();
     assert!(
         config.contains("trigger the spares") && config.contains("spares 12 of their own dispatch"),
@@ -472,29 +471,11 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     assert!(fused["max_rel_error"].as_f64().unwrap() < 1e-5, "{fused}");
     assert_eq!(fused["trackers_ok"], true, "{fused}");
     // A knob that chooses the epilogue gets that configuration's counts, not the spares trigger's.
-    let o = t3_within(
-        &[
-            "run",
-            "--shape",
-            "32x32x32",
-            "--ranks",
-            "2",
-            "--mode",
-            "fused",
-            "--reps",
-            "1",
-            "--warmup",
-            "0",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+    let v = fused_run(
+        "32x32x32",
+        "2",
         &[("T3_SMS", "4"), ("T3_FUSED_TRIGGER", "epilogue")],
-        &d,
-        120,
     );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let config = v["fused_config"].as_str().unwrap();
     assert!(
         config.contains("trigger the GEMM's epilogue")
