@@ -97,46 +97,40 @@ pub fn text(r: &Report) -> String {
     // A mode's own sequential run: the baseline its efficiency is against.
     for o in &r.own {
         let m = o.mode.as_str();
-        let head = format!("{m} own");
-        s += &figure_line(
-            &head,
-            "gemm",
-            o.gemm_ms,
-            Some(o.gemm_spread),
-            "every rank's GEMM in one packed dispatch, tracked only".into(),
-            &format!("{m}_gemm"),
-        );
-        s += &figure_line(
-            "",
-            "comm",
-            o.comm_ms,
-            Some(o.comm_spread),
-            "its transfers alone, after it".into(),
-            &format!("{m}_comm"),
-        );
-        s += &figure_line(
-            "",
-            "seq",
-            o.seq_ms,
-            Some(o.seq_spread),
-            format!(
-                "its GEMM, then {} (the faster): its efficiency's baseline",
-                if o.own_comm {
-                    "its transfers"
-                } else {
-                    "T_comm"
-                }
+        let comm = if o.own_comm {
+            "its transfers"
+        } else {
+            "T_comm"
+        };
+        let lines = [
+            (
+                "gemm",
+                o.gemm_ms,
+                Some(o.gemm_spread),
+                "every rank's GEMM in one packed dispatch, tracked only".to_string(),
             ),
-            &format!("{m}_seq"),
-        );
-        s += &figure_line(
-            "",
-            "ideal",
-            o.ideal_ms,
-            None,
-            String::new(),
-            &format!("{m}_ideal"),
-        );
+            (
+                "comm",
+                o.comm_ms,
+                Some(o.comm_spread),
+                "its transfers alone, after it".to_string(),
+            ),
+            (
+                "seq",
+                o.seq_ms,
+                Some(o.seq_spread),
+                format!("its GEMM, then {comm} (the faster): its efficiency's baseline"),
+            ),
+            ("ideal", o.ideal_ms, None, String::new()),
+        ];
+        for (k, (label, ms_, sp, extra)) in lines.into_iter().enumerate() {
+            let head = if k == 0 {
+                format!("{m} own")
+            } else {
+                String::new()
+            };
+            s += &figure_line(&head, label, ms_, sp, extra, &format!("{m}_{label}"));
+        }
     }
     let kind = r.t_seq_spread.map(|x| x.kind).unwrap_or("min/max");
     s += &format!(

@@ -549,6 +549,14 @@ pub(super) fn lower_fused_with(
     let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
     let auto_spares = (r as u32 * busiest).min(1024);
     let spares = tuning.spares.unwrap_or(auto_spares);
+    // The finisher's workgroups (the spare pipeline alone moving whatever is left): the mode's own
+    // spares where they are the spare pipeline's; spares in the GEMM's dispatch are GEMM workgroups,
+    // a few filling a grid's free slots (run 37: 8 of them moved tnlg-op's transfers in 64 ms), so
+    // there, and where there are none, as many as the busiest step's pieces on every rank.
+    let movers = match tuning.spare_dispatch {
+        SpareDispatch::Own if spares > 0 => spares,
+        _ => auto_spares,
+    };
     let pieces = fwd[fwd.len() - 1].off;
     if tuning.help == Help::Never && tuning.trigger == Trigger::Epilogue && pieces > 0 {
         if tuning.spare_dispatch != SpareDispatch::Own {
@@ -698,7 +706,7 @@ pub(super) fn lower_fused_with(
             dispatches.push(Dispatch {
                 kernel: Kernel::Spares { watch: watched },
                 binding: spare_binding,
-                workgroups: if spares > 0 { spares } else { auto_spares },
+                workgroups: movers,
             });
         }
     }
@@ -741,13 +749,6 @@ pub(super) fn lower_fused_with(
         }],
     }));
     if pieces > 0 {
-        // As many as the mode's own spares where they are the spare pipeline's; spares in the GEMM's
-        // dispatch are GEMM workgroups, a few filling a grid's free slots (run 37: 8 of them moved
-        // tnlg-op's transfers in 64 ms), so there as many as the busiest step's pieces on every rank.
-        let movers = match tuning.spare_dispatch {
-            SpareDispatch::Own if spares > 0 => spares,
-            _ => auto_spares,
-        };
         own.push(Command::Pass(Pass {
             ops,
             dispatches: vec![Dispatch {
