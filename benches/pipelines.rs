@@ -15,7 +15,9 @@
 //! Environment: T3_PIPELINES (comma list of substrings; a pipeline runs where its name contains one;
 //! default all), T3_PIPELINES_ADAPTER (substring of the device name; default the first discrete GPU,
 //! else the first), T3_PIPELINES_IR_DIR (writes each executable's internal representations there,
-//! where the driver offers them), T3_BENCH_JSON (file to append a JSON line per executable to).
+//! where the driver offers them), T3_BENCH_JSON (file to append a JSON line per executable to),
+//! T3_SIMT_WGSL / T3_COOP_WGSL (a kernel file replacing that engine's kernel in all its compositions,
+//! as it does in the library: `Gemm::with`).
 //! Native only; where the driver lacks the extension it says so and exits 0.
 
 #[allow(dead_code)]
@@ -118,8 +120,20 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
         }
         s
     };
+    // Shader-level experiments: a kernel file in place of an engine's own, as the library takes it.
+    let mut replaced = BTreeMap::new();
+    for (knob, kernel) in [
+        ("T3_SIMT_WGSL", "gemm.wgsl"),
+        ("T3_COOP_WGSL", "gemm_coop.wgsl"),
+    ] {
+        if let Some(path) = std::env::var_os(knob).filter(|p| !p.is_empty()) {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("{knob}={}", Path::new(&path).display()))?;
+            replaced.insert(kernel, text);
+        }
+    }
     for c in compositions::all() {
-        let source = shaders::composed(&c, None);
+        let source = shaders::composed(&c, replaced.get(c.kernel).map(String::as_str));
         // Every pipeline the library makes of it (src/compositions.rs `Composition::overrides`).
         let sets = c.overrides();
         for constants in sets {

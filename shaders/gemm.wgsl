@@ -7,6 +7,11 @@
 // drivers; named variables cannot). K advances in slices of 8 through workgroup memory, with the next
 // slice prefetched into registers while the current one is multiplied.
 //
+// Operand loads are unguarded, as the cooperative kernel's are: the operand layout (src/gemm.rs,
+// `Padding`) pads K to whole 32-deep slices and N to whole tiles with zeros and gives A a tile of
+// spare rows, so every element of a whole slice of a whole tile is in the buffer, and what lies past
+// M, N or K either multiplies zeros or lands in output rows and columns that `put_row4` drops.
+//
 // After a workgroup has stored its tile it increments its chunk's tracker counter: the epilogue is the
 // tracker (`tile_done`, from shaders/epilogue/). The output is written through `put`
 // (shaders/put/*.wgsl): a plain store, or an update.
@@ -20,6 +25,15 @@ const BK: u32 = 8u;
 // Transposed A slice (k-major) and B slice, 8 x 128 each, read as vec4 along the 128.
 var<workgroup> As: array<vec4<f32>, 256>;
 var<workgroup> Bs: array<vec4<f32>, 256>;
+
+// A element (row, k) and B element (k, col), unguarded (above).
+fn fetch_a(row: u32, k: u32, job: Job) -> f32 {
+    return a_elem(job.a_off + (row - job.a_row_base) * p.lda + k);
+}
+
+fn fetch_b(k: u32, col: u32, job: Job) -> f32 {
+    return b_elem(job.b_off + k * p.ldb + col);
+}
 
 fn store_row(row: u32, col: u32, v0: vec4<f32>, v1: vec4<f32>, job: Job) {
     put_row4(row, col, v0, job);
@@ -37,14 +51,14 @@ fn compute_tile(w: u32, t: u32) {
     let ty = t / 16u;
 
     // Each invocation moves 4 elements of each slice: A element (row r, k kk) and B element (k kk, col c).
-    var ra0 = load_a(row0 + (t + 0u) / 8u, (t + 0u) % 8u, job);
-    var ra1 = load_a(row0 + (t + 256u) / 8u, (t + 256u) % 8u, job);
-    var ra2 = load_a(row0 + (t + 512u) / 8u, (t + 512u) % 8u, job);
-    var ra3 = load_a(row0 + (t + 768u) / 8u, (t + 768u) % 8u, job);
-    var rb0 = load_b((t + 0u) / 128u, col0 + (t + 0u) % 128u, job);
-    var rb1 = load_b((t + 256u) / 128u, col0 + (t + 256u) % 128u, job);
-    var rb2 = load_b((t + 512u) / 128u, col0 + (t + 512u) % 128u, job);
-    var rb3 = load_b((t + 768u) / 128u, col0 + (t + 768u) % 128u, job);
+    var ra0 = fetch_a(row0 + (t + 0u) / 8u, (t + 0u) % 8u, job);
+    var ra1 = fetch_a(row0 + (t + 256u) / 8u, (t + 256u) % 8u, job);
+    var ra2 = fetch_a(row0 + (t + 512u) / 8u, (t + 512u) % 8u, job);
+    var ra3 = fetch_a(row0 + (t + 768u) / 8u, (t + 768u) % 8u, job);
+    var rb0 = fetch_b((t + 0u) / 128u, col0 + (t + 0u) % 128u, job);
+    var rb1 = fetch_b((t + 256u) / 128u, col0 + (t + 256u) % 128u, job);
+    var rb2 = fetch_b((t + 512u) / 128u, col0 + (t + 512u) % 128u, job);
+    var rb3 = fetch_b((t + 768u) / 128u, col0 + (t + 768u) % 128u, job);
 
     var c00 = vec4<f32>(0.0);
     var c01 = vec4<f32>(0.0);
@@ -76,14 +90,14 @@ fn compute_tile(w: u32, t: u32) {
         workgroupBarrier();
         let kn = k0 + BK;
         if (kn < p.k) {
-            ra0 = load_a(row0 + (t + 0u) / 8u, kn + (t + 0u) % 8u, job);
-            ra1 = load_a(row0 + (t + 256u) / 8u, kn + (t + 256u) % 8u, job);
-            ra2 = load_a(row0 + (t + 512u) / 8u, kn + (t + 512u) % 8u, job);
-            ra3 = load_a(row0 + (t + 768u) / 8u, kn + (t + 768u) % 8u, job);
-            rb0 = load_b(kn + (t + 0u) / 128u, col0 + (t + 0u) % 128u, job);
-            rb1 = load_b(kn + (t + 256u) / 128u, col0 + (t + 256u) % 128u, job);
-            rb2 = load_b(kn + (t + 512u) / 128u, col0 + (t + 512u) % 128u, job);
-            rb3 = load_b(kn + (t + 768u) / 128u, col0 + (t + 768u) % 128u, job);
+            ra0 = fetch_a(row0 + (t + 0u) / 8u, kn + (t + 0u) % 8u, job);
+            ra1 = fetch_a(row0 + (t + 256u) / 8u, kn + (t + 256u) % 8u, job);
+            ra2 = fetch_a(row0 + (t + 512u) / 8u, kn + (t + 512u) % 8u, job);
+            ra3 = fetch_a(row0 + (t + 768u) / 8u, kn + (t + 768u) % 8u, job);
+            rb0 = fetch_b(kn + (t + 0u) / 128u, col0 + (t + 0u) % 128u, job);
+            rb1 = fetch_b(kn + (t + 256u) / 128u, col0 + (t + 256u) % 128u, job);
+            rb2 = fetch_b(kn + (t + 512u) / 128u, col0 + (t + 512u) % 128u, job);
+            rb3 = fetch_b(kn + (t + 768u) / 128u, col0 + (t + 768u) % 128u, job);
         }
         for (var kk = 0u; kk < BK; kk++) {
             let a0 = As[kk * 32u + ty];

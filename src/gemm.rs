@@ -82,7 +82,8 @@ impl GemmParams {
 /// cooperative-matrix kernel reads whole slices of whole tiles without a bounds test: on the H200
 /// its guarded loads cost 15-25% and, with the scalar path of unaligned shapes beside them, left
 /// the driver's slow build (BENCHMARKS.md run 6).
-/// The SIMT kernels read the same padding through their guards.
+/// The SIMT kernel reads it unguarded too: one register fewer, so two of its workgroups leave an SM
+/// room for fused mode's spares (BENCHMARKS.md run 38).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Padding {
     pub lda: usize,

@@ -434,8 +434,9 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     let o = t3_within(&["info"], &[("T3_SMS", "7")], &d, 60);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("multiprocessors 7"), "{text}");
-    // Four multiprocessors named: the spares trigger from their own dispatch, twelve of them, a grid
-    // of every GEMM slot; the result still matches the f64 reference and every tracker.
+    // Four multiprocessors named: the spares trigger from their own dispatch, a grid of every GEMM
+    // slot (lavapipe runs the SIMT kernel: two per SM) and two spares per SM beside it; the result
+    // still matches the f64 reference and every tracker.
     let json = d.join("sms.json");
     // Fused mode alone on `shape` and `ranks` with `env`: its report's JSON.
     let fused_run = |shape: &str, ranks: &str, env: &[(&str, &str)]| -> serde_json::Value {
@@ -463,7 +464,8 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     let v = fused_run("96x64x40", "4", &[("T3_SMS", "4")]);
     let config = v["fused_config"].as_str().unwrap();
     assert!(
-        config.contains("trigger the spares") && config.contains("spares 12 of their own dispatch"),
+        config.contains("trigger the spares")
+            && config.contains("spares 8 of their own dispatch; GEMM grid 8;"),
         "{config}"
     );
     let results = v["results"].as_array().unwrap();

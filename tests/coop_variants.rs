@@ -143,7 +143,8 @@ fn coop_kernels_lower_to_spirv() {
 /// again). The operand arrays `As`/`Bs` move to storage buffers (bindings `first` and `first + 1`,
 /// past the kernel's own; one region per workgroup, poisoned with NaN by the caller), so that a
 /// kernel over lavapipe's 32 KiB of workgroup memory still runs and a read of a stage never written
-/// shows; the output scratch `Cs` stays put.
+/// shows; the output scratch `Cs` stays put. A kernel that loads fragments straight from the
+/// operand bindings `a` and `b` (no `As`/`Bs`: the `direct` variants) gets places there.
 fn emulate(src: &str, first: usize) -> String {
     // Declarations of the operand arrays: element type and length, moved to storage.
     let mut decls = Vec::new();
@@ -165,11 +166,20 @@ fn emulate(src: &str, first: usize) -> String {
             out.push('\n');
         }
     }
-    assert_eq!(decls.len(), 2, "As and Bs declared");
-    // Loads become places; the closing `]` of `&As[...]` goes with them.
+    if decls.is_empty() {
+        // Fragments from the operand bindings only: one-element stand-ins keep the prelude whole.
+        decls = ["As", "Bs"]
+            .map(|n| (n.to_string(), "vec4<f16>".to_string(), 1))
+            .to_vec();
+    }
+    assert_eq!(decls.len(), 2, "As and Bs declared, or neither");
+    // Loads become places (in workgroup memory, or in the operand bindings); the closing `]` of
+    // `&As[...]` goes with them.
     for (from, to) in [
-        ("coopLoadT<coop_mat16x16<f16, A>>(&As[", "Opnd("),
-        ("coopLoadT<coop_mat16x16<f16, B>>(&Bs[", "Opnd("),
+        ("coopLoadT<coop_mat16x16<f16, A>>(&As[", "opnd_w("),
+        ("coopLoadT<coop_mat16x16<f16, B>>(&Bs[", "opnd_w("),
+        ("coopLoadT<coop_mat16x16<f16, A>>(&a[", "opnd_g("),
+        ("coopLoadT<coop_mat16x16<f16, B>>(&b[", "opnd_g("),
         ("coopStoreT(", "store_frag("),
     ] {
         while let Some(i) = out.find(from) {
@@ -219,11 +229,25 @@ var<private> emu_lane: u32;
 var<private> emu_a0: u32;
 var<private> emu_b0: u32;
 struct Frag {{ v: array<f32, 8> }}
-struct Opnd {{ base: u32, stride: u32 }}
+struct Opnd {{ base: u32, stride: u32, global: bool }}
+fn opnd_w(base: u32, stride: u32) -> Opnd {{
+    return Opnd(base, stride, false);
+}}
+fn opnd_g(base: u32, stride: u32) -> Opnd {{
+    return Opnd(base, stride, true);
+}}
 fn a_at(o: Opnd, r: u32, c: u32) -> f32 {{
+    if (o.global) {{
+        return f32(a[o.base + r * o.stride + c / 4u][c % 4u]);
+    }}
     {a_at}
 }}
 fn b_row(o: Opnd, r: u32, c: u32) -> array<f32, 8> {{
+    if (o.global) {{
+        let x = b_word(o.base + r * o.stride + c / 4u);
+        let y = b_word(o.base + r * o.stride + c / 4u + 1u);
+        return array<f32, 8>(f32(x.x), f32(x.y), f32(x.z), f32(x.w), f32(y.x), f32(y.y), f32(y.z), f32(y.w));
+    }}
     {b_row}
 }}
 fn mma(a: Opnd, b: Opnd, acc: Frag) -> Frag {{
@@ -260,10 +284,13 @@ fn store_frag(c: Frag, at: u32, stride: u32) {{
 
 /// Bytes of one workgroup's region of an emulated operand array (`decl` as in the kernel).
 fn region_bytes(src: &str, name: &str) -> u64 {
-    let l = src
+    let Some(l) = src
         .lines()
         .find(|l| l.trim().starts_with(&format!("var<workgroup> {name}:")))
-        .unwrap();
+    else {
+        // A kernel without the stage (the `direct` variants): `emulate`'s one-vec4<f16> stand-in.
+        return 8;
+    };
     let len: u64 = l[l.rfind(',').unwrap() + 1..l.rfind('>').unwrap()]
         .trim()
         .parse()

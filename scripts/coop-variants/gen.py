@@ -979,6 +979,78 @@ def ahead2():
 multiply-adds instead of one.""") + b + new_loop + after
 
 
+
+def direct(name, pingpong, doc):
+    """The committed kernel's tile, subgroups and epilogue with every operand fragment loaded by
+    coopLoadT straight from the operand buffers (L1 / L2) instead of through workgroup memory: no
+    stores to workgroup memory and no barrier in the K loop, so no subgroup waits for another's loads
+    (run 34: the K loop's barriers expose each slice's global-load latency to all 8 subgroups at once,
+    44% of the kernel's time with the global loads). A is read by the 4 subgroups of a tile row and B
+    by the 2 of a tile column, from L1 where it holds them. `pingpong`: two fragment sets, the next
+    16-deep step's loads issued before the current step's multiply-adds (the address clamped to the
+    last step, so the loop body stays uniform). B is read from binding `b` (one window: every GEMM but
+    fused mode's, whose packed B may take two)."""
+    src = base()
+    before, _, after = k_loop(src)
+    head = before[:before.index("fn compute_tile(w: u32, t: u32) {")]
+    # Neither workgroup operand stage nor the functions that fill it.
+    for decl in ("var<workgroup> As: array<vec4<f16>, 1280>;\n", "var<workgroup> Bs: array<vec4<f16>, 2112>;\n"):
+        assert head.count(decl) == 1, decl
+        head = head.replace(decl, "")
+    for fn in ("fetch_a", "fetch_b", "put_a", "put_b"):
+        i = head.index(f"fn {fn}(")
+        i = head.rindex("\n\n", 0, i) + 2
+        j = head.index("\n}\n", i) + 3
+        head = head[:i] + head[j:].lstrip("\n")
+    assert "As[" not in head and "Bs[" not in head
+    i2, i3 = "        ", "            "
+    out = head + """fn compute_tile(w: u32, t: u32) {
+    let tile = grouped(tile_of(w, t), w);
+    let job = tile.job;
+    let row0 = tile.row0;
+    let col0 = tile.col0;
+    let sg = t / 32u;
+    let lane = t % 32u;
+    let bc = (sg % 4u) * 64u;
+    // Strides in vec4s, and the vec4 index of the subgroup's first A element (row row0 + 64 (sg / 4),
+    // k 0) and first B element (k 0, column col0 + bc); operand rows start at multiples of 64
+    // elements (src/gemm.rs, `Layout`), so every fragment row is 16-byte aligned.
+    let sa = p.lda / 4u;
+    let sb = p.ldb / 4u;
+    let ga = (job.a_off + (row0 + (sg / 4u) * 64u - job.a_row_base) * p.lda) >> 2u;
+    let gb = (job.b_off + col0 + bc) >> 2u;
+"""
+    out += accumulators("    ")
+    la = lambda v, i, k: f"coopLoadT<coop_mat16x16<f16, A>>(&a[ga + {k} / 4u + {16 * i}u * sa], sa)"
+    lb = lambda v, j, k: f"coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ({k}) * sb + {4 * j}u], sb)"
+    mmas = lambda ind, x, y: "".join(f"{ind}c{i}{j} = coopMultiplyAdd({x}{i}, {y}{j}, c{i}{j});\n" for i in range(4) for j in range(4))
+    if not pingpong:
+        out += f"    for (var k0 = 0u; k0 < p.k; k0 += BK) {{\n"
+        for s in (0, 1):
+            k = f"(k0 + {16 * s}u)"
+            out += f"{i2}{{\n"
+            out += "".join(f"{i3}let a{i} = {la('a', i, k)};\n" for i in range(4))
+            out += "".join(f"{i3}let b{j} = {lb('b', j, k)};\n" for j in range(4))
+            out += mmas(i3, "a", "b") + f"{i2}}}\n"
+        out += "    }\n"
+    else:
+        # K is padded to whole 32-deep slices, so the loop runs whole pairs of 16-deep steps; the last
+        # pair's look-ahead reloads its own second step (clamped) and is never multiplied.
+        out += "    let k_last = ((p.k + BK - 1u) / BK) * BK - 16u;\n"
+        out += "".join(f"    var xa{i} = {la('x', i, '0u')};\n" for i in range(4))
+        out += "".join(f"    var xb{j} = {lb('x', j, '0u')};\n" for j in range(4))
+        out += f"    for (var k0 = 0u; k0 < p.k; k0 += BK) {{\n"
+        out += "".join(f"{i2}let ya{i} = {la('y', i, '(k0 + 16u)')};\n" for i in range(4))
+        out += "".join(f"{i2}let yb{j} = {lb('y', j, '(k0 + 16u)')};\n" for j in range(4))
+        out += mmas(i2, "xa", "xb")
+        out += f"{i2}let kn = min(k0 + BK, k_last);\n"
+        out += "".join(f"{i2}xa{i} = {la('x', i, 'kn')};\n" for i in range(4))
+        out += "".join(f"{i2}xb{j} = {lb('x', j, 'kn')};\n" for j in range(4))
+        out += mmas(i2, "ya", "yb")
+        out += "    }\n"
+    return comment(f"Variant {name}: {doc}") + out + after
+
+
 ABLATIONS = {
     "abl-nofrag": ("the second 16-deep step of each slice multiplies the first step's fragments:\nhalf the fragment loads from workgroup memory, every multiply-add.", nofrag_loop),
     "abl-noglobal": ("no global loads after the first slice: each slice stores the first\nslice's registers again (the loads' latency and bandwidth gone, every store and barrier kept).", noglobal_loop),
@@ -1036,6 +1108,11 @@ invocations that compute the 128x256 tile as two 128x128 halves in turn: half th
 and registers of a workgroup, so two share an SM and each one's barriers and load waits can be the
 other's multiply-adds.""")
     gens["ahead2"] = ahead2
+    gens["direct"] = lambda: direct("direct", False, """shaders/gemm_coop.wgsl's tile, subgroups and epilogue with every operand
+fragment loaded straight from the operand buffers (no workgroup stage, no barrier in the K loop),
+two 16-deep steps per iteration.""")
+    gens["direct-pp"] = lambda: direct("direct-pp", True, """direct with two fragment sets in turn: each 16-deep step's fragments
+are loaded while the previous step's multiply-adds run.""")
     gens["halves16"] = lambda: strips("halves16", 128, 64, """shaders/gemm_coop.wgsl's schedule on 128 invocations (4 subgroups of
 64x64, as committed) computing the 128x256 tile as two 128x128 halves in turn, through 16-deep slices
 (half the prefetch registers of halves, 19.3 KiB of workgroup memory), so that two workgroups fit on an
@@ -1052,7 +1129,7 @@ issues them after it): the loads are in flight while the workgroup waits at the 
         (lambda b, l, a: (b, early_loop(l), a))(*k_loop(base())))
     for name, (doc, edit) in ABLATIONS.items():
         gens[name] = lambda name=name, doc=doc, edit=edit: ablation(name, doc, edit)
-    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters", "ahead2"}
+    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters", "ahead2", "direct", "direct-pp"}
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or [n for n in gens if n not in on_demand]
     unknown = [n for n in names if n not in gens]
     if unknown:

@@ -1,13 +1,15 @@
 // What every GEMM kernel (gemm.wgsl, gemm_coop.wgsl) shares: params, the job table, tile lookup, the
-// entry point, guarded operand loads and guarded output rows. Composed before every GEMM kernel that
+// entry point and guarded output rows. Composed before every GEMM kernel that
 // src/compositions.rs declares (at run time by src/shaders.rs, at build time by build.rs).
 //
 // Tiles are grouped into jobs: a job is one chunk (a band of output rows [row0, row1)) and its tiles
 // never straddle the band, so every tile belongs to exactly one chunk. Jobs are issued in the order of
 // the job table, so the table's order is the stagger: the first job's tiles get the lowest workgroup ids.
 //
-// Bounds: every global index is guarded by the row/col/k tests below, which is why the host may create
-// these kernels without naga's runtime bounds checks (tests/gemm.rs covers every edge case).
+// Bounds: every output index is guarded by the row/col tests below, and every operand read stays inside
+// the padded operand layout (src/gemm.rs, `Padding`: the kernels read whole slices of whole tiles, which
+// the padding holds), which is why the host may create these kernels without naga's runtime bounds
+// checks (tests/gemm.rs covers every edge case).
 
 // Host twin: `GemmParams` in src/gemm.rs (layouts compared through naga, src/reflect.rs).
 struct GemmParams {
@@ -60,21 +62,6 @@ struct Job {
 // cooperative): build.rs reflects them, and the host counts tiles with them (`Engine::tile_n`).
 
 var<workgroup> wg_job: u32;
-
-// A element (row, k) of the job's rank, 0 outside the matrix (`a_elem` is from shaders/operands/).
-fn load_a(row: u32, k: u32, job: Job) -> f32 {
-    if (row < job.row1 && k < p.k) {
-        return a_elem(job.a_off + (row - job.a_row_base) * p.lda + k);
-    }
-    return 0.0;
-}
-
-fn load_b(k: u32, col: u32, job: Job) -> f32 {
-    if (k < p.k && col < p.n) {
-        return b_elem(job.b_off + k * p.ldb + col);
-    }
-    return 0.0;
-}
 
 // Output elements (row, col..col+3) through `put`, the ones inside the matrix only.
 fn put_row4(row: u32, col: u32, v: vec4<f32>, job: Job) {

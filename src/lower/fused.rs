@@ -220,7 +220,10 @@ impl FusedTuning {
     /// workgroups: the configuration that made fused mode faster than encoded on every f16 TP-8
     /// preset on an H100 and three of four on an H200 (BENCHMARKS.md runs 36-37). The spares trigger
     /// (the GEMM only counts its tiles) from a dispatch of their own beside the GEMM, three per
-    /// multiprocessor (run 36 call 3: more paid up to about three); the GEMM on a persistent grid of
+    /// multiprocessor beside one GEMM workgroup (the cooperative kernel; run 36 call 3: more paid up
+    /// to about three), two beside two (the SIMT kernel at 120 registers leaves 4096 of an SM's 65536,
+    /// two 64-invocation spares at <= 32: a third only waits, and 396 spares were 1-4% slower than 264
+    /// on three f32 presets, run 38 call 4); the GEMM on a persistent grid of
     /// every slot (a grid per tile leaves the spares the GEMM's last wave; in f32 a grid short of
     /// every slot cost the GEMM 1-7%, run 37 call 3); each transfer on as many invocations as the
     /// link gives a step (its step workgroups' lanes, in spares' pieces).
@@ -230,7 +233,7 @@ impl FusedTuning {
                 Link::Workgroups(w) => Some((w * STEP_WG / SPARE_INVOCATIONS).max(1)),
                 Link::Unthrottled => None,
             },
-            spares: Some(3 * sms),
+            spares: Some(if gemm_per_sm >= 2 { 2 } else { 3 } * sms),
             polls: 1 << 20,
             window: None,
             spare_dispatch: SpareDispatch::Own,
@@ -840,8 +843,10 @@ mod tests {
                 Some(64)
             )
         );
-        // The SIMT kernel holds two per SM: the grid takes every slot.
-        assert_eq!(FusedTuning::paying(132, 2, Link::Workgroups(16)).grid, 264);
+        // The SIMT kernel holds two per SM: the grid takes every slot, and the registers they leave
+        // hold two spares per SM.
+        let simt = FusedTuning::paying(132, 2, Link::Workgroups(16));
+        assert_eq!((simt.grid, simt.spares), (264, Some(264)));
         assert_eq!(FusedTuning::paying(4, 1, Link::Unthrottled).pieces, None);
         assert_eq!(
             FusedTuning::paying(4, 1, Link::Workgroups(1)).pieces,

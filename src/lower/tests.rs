@@ -680,7 +680,8 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
     );
     assert_eq!(
         (pass.dispatches[0].workgroups, pass.dispatches[1].workgroups),
-        (6, 9)
+        (6, 6),
+        "a grid of every slot (3 SMs x 2) and two spares per SM beside it"
     );
     // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.
     let l = lower(&c, &ch, &s, &plan, TARGET);
