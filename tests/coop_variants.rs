@@ -144,7 +144,7 @@ fn coop_kernels_lower_to_spirv() {
 /// past the kernel's own; one region per workgroup, poisoned with NaN by the caller), so that a
 /// kernel over lavapipe's 32 KiB of workgroup memory still runs and a read of a stage never written
 /// shows; the output scratch `Cs` stays put. A kernel that loads fragments straight from the
-/// operand bindings `a` and `b` (no `As`/`Bs`: the `direct` variants) gets places there.
+/// operand bindings `a` and `b` (no `As`/`Bs`: the `global` variants) gets places there.
 fn emulate(src: &str, first: usize) -> String {
     // Declarations of the operand arrays: element type and length, moved to storage.
     let mut decls = Vec::new();
@@ -288,7 +288,7 @@ fn region_bytes(src: &str, name: &str) -> u64 {
         .lines()
         .find(|l| l.trim().starts_with(&format!("var<workgroup> {name}:")))
     else {
-        // A kernel without the stage (the `direct` variants): `emulate`'s one-vec4<f16> stand-in.
+        // A kernel without the stage (the `global` variants): `emulate`'s one-vec4<f16> stand-in.
         return 8;
     };
     let len: u64 = l[l.rfind(',').unwrap() + 1..l.rfind('>').unwrap()]

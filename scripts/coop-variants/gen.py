@@ -980,7 +980,7 @@ multiply-adds instead of one.""") + b + new_loop + after
 
 
 
-def direct(name, pingpong, doc):
+def from_global(name, pingpong, doc):
     """The committed kernel's tile, subgroups and epilogue with every operand fragment loaded by
     coopLoadT straight from the operand buffers (L1 / L2) instead of through workgroup memory: no
     stores to workgroup memory and no barrier in the K loop, so no subgroup waits for another's loads
@@ -1108,10 +1108,10 @@ invocations that compute the 128x256 tile as two 128x128 halves in turn: half th
 and registers of a workgroup, so two share an SM and each one's barriers and load waits can be the
 other's multiply-adds.""")
     gens["ahead2"] = ahead2
-    gens["direct"] = lambda: direct("direct", False, """shaders/gemm_coop.wgsl's tile, subgroups and epilogue with every operand
+    gens["global"] = lambda: from_global("global", False, """shaders/gemm_coop.wgsl's tile, subgroups and epilogue with every operand
 fragment loaded straight from the operand buffers (no workgroup stage, no barrier in the K loop),
 two 16-deep steps per iteration.""")
-    gens["direct-pp"] = lambda: direct("direct-pp", True, """direct with two fragment sets in turn: each 16-deep step's fragments
+    gens["global-pp"] = lambda: from_global("global-pp", True, """global with two fragment sets in turn: each 16-deep step's fragments
 are loaded while the previous step's multiply-adds run.""")
     gens["halves16"] = lambda: strips("halves16", 128, 64, """shaders/gemm_coop.wgsl's schedule on 128 invocations (4 subgroups of
 64x64, as committed) computing the 128x256 tile as two 128x128 halves in turn, through 16-deep slices
@@ -1129,7 +1129,7 @@ issues them after it): the loads are in flight while the workgroup waits at the 
         (lambda b, l, a: (b, early_loop(l), a))(*k_loop(base())))
     for name, (doc, edit) in ABLATIONS.items():
         gens[name] = lambda name=name, doc=doc, edit=edit: ablation(name, doc, edit)
-    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters", "ahead2", "direct", "direct-pp"}
+    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters", "ahead2", "global", "global-pp"}
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or [n for n in gens if n not in on_demand]
     unknown = [n for n in names if n not in gens]
     if unknown:

@@ -1,5 +1,6 @@
-// Variant direct-pp: direct with two fragment sets in turn: each 16-deep step's fragments
-// are loaded while the previous step's multiply-adds run.
+// Variant global: shaders/gemm_coop.wgsl's tile, subgroups and epilogue with every operand
+// fragment loaded straight from the operand buffers (no workgroup stage, no barrier in the K loop),
+// two 16-deep steps per iteration.
 // Tracked GEMM on cooperative matrices (tensor cores): C = A·B, f16 operands, f32 accumulation,
 // row-major, any M, N, K >= 1, operands in the padded layout of src/gemm.rs (`Layout`); `--dtype f16`
 // where the adapter offers f16 x f16 -> f32 at 16x16x16 with subgroups of 32 and the workgroup memory
@@ -126,65 +127,59 @@ fn compute_tile(w: u32, t: u32) {
     var c31 = coop_mat16x16<f32, C>();
     var c32 = coop_mat16x16<f32, C>();
     var c33 = coop_mat16x16<f32, C>();
-    let k_last = ((p.k + BK - 1u) / BK) * BK - 16u;
-    var xa0 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + 0u / 4u + 0u * sa], sa);
-    var xa1 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + 0u / 4u + 16u * sa], sa);
-    var xa2 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + 0u / 4u + 32u * sa], sa);
-    var xa3 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + 0u / 4u + 48u * sa], sa);
-    var xb0 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (0u) * sb + 0u], sb);
-    var xb1 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (0u) * sb + 4u], sb);
-    var xb2 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (0u) * sb + 8u], sb);
-    var xb3 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (0u) * sb + 12u], sb);
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        let ya0 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 0u * sa], sa);
-        let ya1 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 16u * sa], sa);
-        let ya2 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 32u * sa], sa);
-        let ya3 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 48u * sa], sa);
-        let yb0 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 0u], sb);
-        let yb1 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 4u], sb);
-        let yb2 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 8u], sb);
-        let yb3 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 12u], sb);
-        c00 = coopMultiplyAdd(xa0, xb0, c00);
-        c01 = coopMultiplyAdd(xa0, xb1, c01);
-        c02 = coopMultiplyAdd(xa0, xb2, c02);
-        c03 = coopMultiplyAdd(xa0, xb3, c03);
-        c10 = coopMultiplyAdd(xa1, xb0, c10);
-        c11 = coopMultiplyAdd(xa1, xb1, c11);
-        c12 = coopMultiplyAdd(xa1, xb2, c12);
-        c13 = coopMultiplyAdd(xa1, xb3, c13);
-        c20 = coopMultiplyAdd(xa2, xb0, c20);
-        c21 = coopMultiplyAdd(xa2, xb1, c21);
-        c22 = coopMultiplyAdd(xa2, xb2, c22);
-        c23 = coopMultiplyAdd(xa2, xb3, c23);
-        c30 = coopMultiplyAdd(xa3, xb0, c30);
-        c31 = coopMultiplyAdd(xa3, xb1, c31);
-        c32 = coopMultiplyAdd(xa3, xb2, c32);
-        c33 = coopMultiplyAdd(xa3, xb3, c33);
-        let kn = min(k0 + BK, k_last);
-        xa0 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + kn / 4u + 0u * sa], sa);
-        xa1 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + kn / 4u + 16u * sa], sa);
-        xa2 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + kn / 4u + 32u * sa], sa);
-        xa3 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + kn / 4u + 48u * sa], sa);
-        xb0 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (kn) * sb + 0u], sb);
-        xb1 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (kn) * sb + 4u], sb);
-        xb2 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (kn) * sb + 8u], sb);
-        xb3 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + (kn) * sb + 12u], sb);
-        c00 = coopMultiplyAdd(ya0, yb0, c00);
-        c01 = coopMultiplyAdd(ya0, yb1, c01);
-        c02 = coopMultiplyAdd(ya0, yb2, c02);
-        c03 = coopMultiplyAdd(ya0, yb3, c03);
-        c10 = coopMultiplyAdd(ya1, yb0, c10);
-        c11 = coopMultiplyAdd(ya1, yb1, c11);
-        c12 = coopMultiplyAdd(ya1, yb2, c12);
-        c13 = coopMultiplyAdd(ya1, yb3, c13);
-        c20 = coopMultiplyAdd(ya2, yb0, c20);
-        c21 = coopMultiplyAdd(ya2, yb1, c21);
-        c22 = coopMultiplyAdd(ya2, yb2, c22);
-        c23 = coopMultiplyAdd(ya2, yb3, c23);
-        c30 = coopMultiplyAdd(ya3, yb0, c30);
-        c31 = coopMultiplyAdd(ya3, yb1, c31);
-        c32 = coopMultiplyAdd(ya3, yb2, c32);
-        c33 = coopMultiplyAdd(ya3, yb3, c33);
+        {
+            let a0 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 0u) / 4u + 0u * sa], sa);
+            let a1 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 0u) / 4u + 16u * sa], sa);
+            let a2 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 0u) / 4u + 32u * sa], sa);
+            let a3 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 0u) / 4u + 48u * sa], sa);
+            let b0 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 0u)) * sb + 0u], sb);
+            let b1 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 0u)) * sb + 4u], sb);
+            let b2 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 0u)) * sb + 8u], sb);
+            let b3 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 0u)) * sb + 12u], sb);
+            c00 = coopMultiplyAdd(a0, b0, c00);
+            c01 = coopMultiplyAdd(a0, b1, c01);
+            c02 = coopMultiplyAdd(a0, b2, c02);
+            c03 = coopMultiplyAdd(a0, b3, c03);
+            c10 = coopMultiplyAdd(a1, b0, c10);
+            c11 = coopMultiplyAdd(a1, b1, c11);
+            c12 = coopMultiplyAdd(a1, b2, c12);
+            c13 = coopMultiplyAdd(a1, b3, c13);
+            c20 = coopMultiplyAdd(a2, b0, c20);
+            c21 = coopMultiplyAdd(a2, b1, c21);
+            c22 = coopMultiplyAdd(a2, b2, c22);
+            c23 = coopMultiplyAdd(a2, b3, c23);
+            c30 = coopMultiplyAdd(a3, b0, c30);
+            c31 = coopMultiplyAdd(a3, b1, c31);
+            c32 = coopMultiplyAdd(a3, b2, c32);
+            c33 = coopMultiplyAdd(a3, b3, c33);
+        }
+        {
+            let a0 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 0u * sa], sa);
+            let a1 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 16u * sa], sa);
+            let a2 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 32u * sa], sa);
+            let a3 = coopLoadT<coop_mat16x16<f16, A>>(&a[ga + (k0 + 16u) / 4u + 48u * sa], sa);
+            let b0 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 0u], sb);
+            let b1 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 4u], sb);
+            let b2 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 8u], sb);
+            let b3 = coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ((k0 + 16u)) * sb + 12u], sb);
+            c00 = coopMultiplyAdd(a0, b0, c00);
+            c01 = coopMultiplyAdd(a0, b1, c01);
+            c02 = coopMultiplyAdd(a0, b2, c02);
+            c03 = coopMultiplyAdd(a0, b3, c03);
+            c10 = coopMultiplyAdd(a1, b0, c10);
+            c11 = coopMultiplyAdd(a1, b1, c11);
+            c12 = coopMultiplyAdd(a1, b2, c12);
+            c13 = coopMultiplyAdd(a1, b3, c13);
+            c20 = coopMultiplyAdd(a2, b0, c20);
+            c21 = coopMultiplyAdd(a2, b1, c21);
+            c22 = coopMultiplyAdd(a2, b2, c22);
+            c23 = coopMultiplyAdd(a2, b3, c23);
+            c30 = coopMultiplyAdd(a3, b0, c30);
+            c31 = coopMultiplyAdd(a3, b1, c31);
+            c32 = coopMultiplyAdd(a3, b2, c32);
+            c33 = coopMultiplyAdd(a3, b3, c33);
+        }
     }
     let r0 = row0 + (sg / 4u) * 64u;
     let cl = col0 + bc;
