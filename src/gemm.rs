@@ -549,6 +549,53 @@ mod tests {
         assert_eq!(crate::shapes::tiles(1, 1, Engine::Coop.tile_n()), 1);
     }
 
+    /// Both kernels read their operands unguarded: every tile reads BM rows of A from its first row
+    /// (which lies inside the rank's rows), K rounded up to whole BK slices, and BN columns of B from
+    /// its first column. The padding must hold every such read, on edge shapes and for a tile starting
+    /// at any row (chunks start anywhere), or a kernel reads past its buffer.
+    #[test]
+    fn unguarded_reads_stay_inside_the_padding() {
+        for engine in [Engine::Simt, Engine::Coop] {
+            let [bm, bn, bk] = crate::reflect::interface(engine.file(), "track")
+                .expect("reflected kernel")
+                .tile
+                .map(|v| v as usize);
+            assert!(
+                K_SLICE.is_multiple_of(bk),
+                "{engine:?}: BK {bk} divides the K padding"
+            );
+            for (rows, k, n) in [
+                (1, 1, 1),
+                (1, 31, 1),
+                (130, 33, 257),
+                (1000, 532, 4256),
+                (7, 64, 512),
+            ] {
+                let l = Padding::new(rows, k, n);
+                let (a_len, b_len) = (l.a_rows * l.lda, l.b_rows * l.ldb);
+                let k_read = k.next_multiple_of(bk);
+                // The last tile row of A's last row band, and the last tile column of B.
+                let a_last = (rows - 1 + bm - 1) * l.lda + k_read - 1;
+                let col0 = (n - 1) / bn * bn;
+                let b_last = (k_read - 1) * l.ldb + col0 + bn - 1;
+                // Inside each row's zeros too (a read past them would take the next row's values).
+                assert!(
+                    k_read <= l.lda && k_read <= l.b_rows,
+                    "{engine:?} K {k}: {l:?}"
+                );
+                assert!(col0 + bn <= l.ldb, "{engine:?} N {n}: {l:?}");
+                assert!(
+                    a_last < a_len,
+                    "{engine:?} {rows}x{k}: A read {a_last} of {a_len}"
+                );
+                assert!(
+                    b_last < b_len,
+                    "{engine:?} {k}x{n}: B read {b_last} of {b_len}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn layout_pads_with_zeros_past_every_edge() {
         let l = Padding::new(2, 3, 130);
