@@ -1,4 +1,4 @@
-# Run 38 call 5 (96c70e2, no knob set): the final defaults (unguarded SIMT loads; in f32 two spares per SM beside a grid of every slot) on the four TP-8 presets in f32, sequential / encoded / fused; f16 tnlg-op and gpt3-op beside (the cooperative kernel, unchanged).
+# Run 38 call 5 (96c70e2, no knob set): the final defaults (unguarded SIMT loads; in f32 two spares per SM beside a grid of every slot) on the four TP-8 presets in f32, sequential / encoded / fused; f16 tnlg-op beside (the cooperative kernel, unchanged).
 set -u
 o=$OUT/r; mkdir -p $o
 run() { # name modes extra-args env...
