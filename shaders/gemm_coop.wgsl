@@ -1,5 +1,5 @@
 // Tracked GEMM on cooperative matrices (tensor cores): C = A·B, f16 operands, f32 accumulation,
-// row-major, any M, N, K >= 1, operands in the padded layout of src/gemm.rs (`Layout`); `--dtype f16`
+// row-major, any M, N, K >= 1, operands in the padded layout of src/gemm.rs (`Padding`); `--dtype f16`
 // where the adapter offers f16 x f16 -> f32 at 16x16x16 with subgroups of 32 and the workgroup memory
 // below. The job table, output guards and tile lookup are shaders/gemm/jobs.wgsl, the operands
 // shaders/operands/f16.wgsl, as for the SIMT kernel, so the two cannot disagree on layout.
@@ -45,7 +45,7 @@ var<workgroup> As: array<vec4<f16>, 1280>;
 var<workgroup> Bs: array<vec4<f16>, 2112>;
 var<workgroup> Cs: array<f32, 4608>;
 
-// Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Layout`) pads K to
+// Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Padding`) pads K to
 // whole slices and N to whole tiles with zeros and gives A a tile of spare rows, so every read of a
 // whole slice of a whole tile is in the buffer, and what lies past M, N or K either multiplies zeros
 // or lands in output rows and columns that `put_row4` drops. (Guarded loads cost 15-25% here.)

@@ -196,8 +196,10 @@ pub fn module_from_source(
     };
     gpu.scoped(&format!("compiling shader {label}"), || {
         if trusted {
-            // SAFETY: the kernel guards every global index itself (see the header of its .wgsl file);
-            // tests/ run each edge shape with poisoned outputs, so an out-of-range access would show.
+            // SAFETY: the kernel guards every output index itself and reads its operands only inside
+            // their padded layout (see the header of its .wgsl file and shaders/gemm/jobs.wgsl);
+            // tests/ run each edge shape with poisoned outputs, and src/gemm.rs's
+            // `unguarded_reads_stay_inside_the_padding` models every operand read against the padding.
             unsafe {
                 gpu.device
                     .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())

@@ -178,8 +178,8 @@ fn emulate(src: &str, first: usize) -> String {
     for (from, to) in [
         ("coopLoadT<coop_mat16x16<f16, A>>(&As[", "opnd_w("),
         ("coopLoadT<coop_mat16x16<f16, B>>(&Bs[", "opnd_w("),
-        ("coopLoadT<coop_mat16x16<f16, A>>(&a[", "opnd_g("),
-        ("coopLoadT<coop_mat16x16<f16, B>>(&b[", "opnd_g("),
+        ("coopLoadT<coop_mat16x16<f16, A>>(&a[", "opnd_ga("),
+        ("coopLoadT<coop_mat16x16<f16, B>>(&b[", "opnd_gb("),
         ("coopStoreT(", "store_frag("),
     ] {
         while let Some(i) = out.find(from) {
@@ -222,6 +222,17 @@ fn emulate(src: &str, first: usize) -> String {
         other => panic!("operand arrays of {other}"),
     };
     assert_eq!(decls[0].1, decls[1].1, "As and Bs of one type");
+    // Places in the operand bindings only where the kernel loads from them: a kernel with second
+    // variables on those bindings (`alias`) cannot also use `a` and `b`.
+    let (global_fns, a_global, b_global) = if out.contains("opnd_ga(") || out.contains("opnd_gb(") {
+        (
+            "fn opnd_ga(base: u32, stride: u32) -> Opnd {\n    emu_oob = emu_oob || base + 15u * stride + 3u >= arrayLength(&a);\n    return Opnd(base, stride, true);\n}\nfn opnd_gb(base: u32, stride: u32) -> Opnd {\n    emu_oob = emu_oob || base + 15u * stride + 3u >= arrayLength(&b);\n    return Opnd(base, stride, true);\n}",
+            "if (o.global) {\n        return f32(a[o.base + r * o.stride + c / 4u][c % 4u]);\n    }",
+            "if (o.global) {\n        let x = b_word(o.base + r * o.stride + c / 4u);\n        let y = b_word(o.base + r * o.stride + c / 4u + 1u);\n        return array<f32, 8>(f32(x.x), f32(x.y), f32(x.z), f32(x.w), f32(y.x), f32(y.y), f32(y.z), f32(y.w));\n    }",
+        )
+    } else {
+        ("", "", "")
+    };
     let prelude = format!(
         r#"@group(0) @binding({first}) var<storage, read_write> emu_as: array<{ta}>;
 @group(0) @binding({second}) var<storage, read_write> emu_bs: array<{tb}>;
@@ -233,21 +244,18 @@ struct Opnd {{ base: u32, stride: u32, global: bool }}
 fn opnd_w(base: u32, stride: u32) -> Opnd {{
     return Opnd(base, stride, false);
 }}
-fn opnd_g(base: u32, stride: u32) -> Opnd {{
-    return Opnd(base, stride, true);
-}}
+// A fragment load from an operand binding reaching past its end (16 rows of 4 vec4s), used or not,
+// poisons every fragment the invocation stores afterwards (`emu_oob`): lavapipe's robust access would
+// return zeros, the padding's own value, and hide it, where the device runs the kernel unchecked.
+var<private> emu_oob: bool;
+const POISON: f32 = 3.0e38;
+{global_fns}
 fn a_at(o: Opnd, r: u32, c: u32) -> f32 {{
-    if (o.global) {{
-        return f32(a[o.base + r * o.stride + c / 4u][c % 4u]);
-    }}
+    {a_global}
     {a_at}
 }}
 fn b_row(o: Opnd, r: u32, c: u32) -> array<f32, 8> {{
-    if (o.global) {{
-        let x = b_word(o.base + r * o.stride + c / 4u);
-        let y = b_word(o.base + r * o.stride + c / 4u + 1u);
-        return array<f32, 8>(f32(x.x), f32(x.y), f32(x.z), f32(x.w), f32(y.x), f32(y.y), f32(y.z), f32(y.w));
-    }}
+    {b_global}
     {b_row}
 }}
 fn mma(a: Opnd, b: Opnd, acc: Frag) -> Frag {{
@@ -267,7 +275,7 @@ fn store_frag(c: Frag, at: u32, stride: u32) {{
     let r = emu_lane / 2u;
     let c0 = (emu_lane % 2u) * 8u;
     for (var j = 0u; j < 8u; j += 1u) {{
-        Cs[at + r * stride + c0 + j] = c.v[j];
+        Cs[at + r * stride + c0 + j] = select(c.v[j], POISON, emu_oob);
     }}
 }}
 "#,

@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # 16-byte views of the operand buffers. shaders/operands/f16.wgsl binds A and B as vec4<f16> (8 bytes);
 # a second variable on the same binding is legal in naga and Vulkan, and only these are used, so wgpu
-# checks only these against the layout. Rows start at multiples of 32 halves (src/gemm.rs, `Layout`),
+# checks only these against the layout. Rows start at multiples of 32 halves (src/gemm.rs, `Padding`),
 # so every 8-half group a kernel reads is 16-byte aligned.
 def base():
     """The kernel a variant is written from: $GEN_BASE, else shaders/gemm_coop.wgsl as it stands."""
@@ -989,7 +989,9 @@ def from_global(name, pingpong, doc):
     by the 2 of a tile column, from L1 where it holds them. `pingpong`: two fragment sets, the next
     16-deep step's loads issued before the current step's multiply-adds (the address clamped to the
     last step, so the loop body stays uniform). B is read from binding `b` (one window: every GEMM but
-    fused mode's, whose packed B may take two)."""
+    fused mode's, whose packed B may take two), so these variants are for the tracked GEMM only
+    (bench-gemm, the tests): fused mode with one of them as T3_COOP_WGSL reads past its first window
+    where packed B exceeds it."""
     src = base()
     before, _, after = k_loop(src)
     head = before[:before.index("fn compute_tile(w: u32, t: u32) {")]
@@ -1013,8 +1015,8 @@ def from_global(name, pingpong, doc):
     let lane = t % 32u;
     let bc = (sg % 4u) * 64u;
     // Strides in vec4s, and the vec4 index of the subgroup's first A element (row row0 + 64 (sg / 4),
-    // k 0) and first B element (k 0, column col0 + bc); operand rows start at multiples of 64
-    // elements (src/gemm.rs, `Layout`), so every fragment row is 16-byte aligned.
+    // k 0) and first B element (k 0, column col0 + bc); operand rows start at multiples of 32
+    // elements (src/gemm.rs, `Padding`), so every fragment row is 16-byte aligned.
     let sa = p.lda / 4u;
     let sb = p.ldb / 4u;
     let ga = (job.a_off + (row0 + (sg / 4u) * 64u - job.a_row_base) * p.lda) >> 2u;

@@ -1,7 +1,7 @@
 // Variant global-pp: global with two fragment sets in turn: each 16-deep step's fragments
 // are loaded while the previous step's multiply-adds run.
 // Tracked GEMM on cooperative matrices (tensor cores): C = A·B, f16 operands, f32 accumulation,
-// row-major, any M, N, K >= 1, operands in the padded layout of src/gemm.rs (`Layout`); `--dtype f16`
+// row-major, any M, N, K >= 1, operands in the padded layout of src/gemm.rs (`Padding`); `--dtype f16`
 // where the adapter offers f16 x f16 -> f32 at 16x16x16 with subgroups of 32 and the workgroup memory
 // below. The job table, output guards and tile lookup are shaders/gemm/jobs.wgsl, the operands
 // shaders/operands/f16.wgsl, as for the SIMT kernel, so the two cannot disagree on layout.
@@ -104,8 +104,8 @@ fn compute_tile(w: u32, t: u32) {
     let lane = t % 32u;
     let bc = (sg % 4u) * 64u;
     // Strides in vec4s, and the vec4 index of the subgroup's first A element (row row0 + 64 (sg / 4),
-    // k 0) and first B element (k 0, column col0 + bc); operand rows start at multiples of 64
-    // elements (src/gemm.rs, `Layout`), so every fragment row is 16-byte aligned.
+    // k 0) and first B element (k 0, column col0 + bc); operand rows start at multiples of 32
+    // elements (src/gemm.rs, `Padding`), so every fragment row is 16-byte aligned.
     let sa = p.lda / 4u;
     let sb = p.ldb / 4u;
     let ga = (job.a_off + (row0 + (sg / 4u) * 64u - job.a_row_base) * p.lda) >> 2u;

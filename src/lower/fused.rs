@@ -222,8 +222,8 @@ impl FusedTuning {
     /// (the GEMM only counts its tiles) from a dispatch of their own beside the GEMM, three per
     /// multiprocessor beside one GEMM workgroup (the cooperative kernel; run 36 call 3: more paid up
     /// to about three), two beside two (the SIMT kernel at 120 registers leaves 4096 of an SM's 65536,
-    /// two 64-invocation spares at <= 32: a third only waits, and 396 spares were 1-4% slower than 264
-    /// on three f32 presets, run 38 call 4); the GEMM on a persistent grid of
+    /// two 64-invocation spares at <= 32: a third only waits, and 396 spares were 0.9-1.0% slower than
+    /// 264 on three f32 presets, run 38 call 4); the GEMM on a persistent grid of
     /// every slot (a grid per tile leaves the spares the GEMM's last wave; in f32 a grid short of
     /// every slot cost the GEMM 1-7%, run 37 call 3); each transfer on as many invocations as the
     /// link gives a step (its step workgroups' lanes, in spares' pieces).
