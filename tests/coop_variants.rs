@@ -226,9 +226,22 @@ fn emulate(src: &str, first: usize) -> String {
     // variables on those bindings (`alias`) cannot also use `a` and `b`.
     let (global_fns, a_global, b_global) = if out.contains("opnd_ga(") || out.contains("opnd_gb(") {
         (
-            "fn opnd_ga(base: u32, stride: u32) -> Opnd {\n    emu_oob = emu_oob || base + 15u * stride + 3u >= arrayLength(&a);\n    return Opnd(base, stride, true);\n}\nfn opnd_gb(base: u32, stride: u32) -> Opnd {\n    emu_oob = emu_oob || base + 15u * stride + 3u >= arrayLength(&b);\n    return Opnd(base, stride, true);\n}",
-            "if (o.global) {\n        return f32(a[o.base + r * o.stride + c / 4u][c % 4u]);\n    }",
-            "if (o.global) {\n        let x = b_word(o.base + r * o.stride + c / 4u);\n        let y = b_word(o.base + r * o.stride + c / 4u + 1u);\n        return array<f32, 8>(f32(x.x), f32(x.y), f32(x.z), f32(x.w), f32(y.x), f32(y.y), f32(y.z), f32(y.w));\n    }",
+            r#"fn opnd_ga(base: u32, stride: u32) -> Opnd {
+    emu_oob = emu_oob || base + 15u * stride + 3u >= arrayLength(&a);
+    return Opnd(base, stride, true);
+}
+fn opnd_gb(base: u32, stride: u32) -> Opnd {
+    emu_oob = emu_oob || base + 15u * stride + 3u >= arrayLength(&b);
+    return Opnd(base, stride, true);
+}"#,
+            r#"if (o.global) {
+        return f32(a[o.base + r * o.stride + c / 4u][c % 4u]);
+    }"#,
+            r#"if (o.global) {
+        let x = b_word(o.base + r * o.stride + c / 4u);
+        let y = b_word(o.base + r * o.stride + c / 4u + 1u);
+        return array<f32, 8>(f32(x.x), f32(x.y), f32(x.z), f32(x.w), f32(y.x), f32(y.y), f32(y.z), f32(y.w));
+    }"#,
         )
     } else {
         ("", "", "")

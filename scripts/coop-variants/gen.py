@@ -70,15 +70,16 @@ def accumulators(ind):
     return "".join(f"{ind}var c{i}{j} = coop_mat16x16<f32, C>();\n" for i in range(4) for j in range(4))
 
 
-def step(ind, a_at, sa, b_at, sb):
+def step(ind, a_at, sa, b_at, sb, arrays=("As", "Bs")):
     """One 16-deep step of a 64x64 block: 4 A and 4 B fragments, 16 multiply-adds.
-    a_at(i) / b_at(j): index expressions of fragment i's first element (vec4 units)."""
+    a_at(i) / b_at(j): index expressions of fragment i's first element (vec4 units) in `arrays`
+    (the workgroup stages, or the operand bindings `a` and `b`)."""
     s = f"{ind}{{\n"
     i2 = ind + "    "
     for i in range(4):
-        s += f"{i2}let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&As[{a_at(i)}], {sa});\n"
+        s += f"{i2}let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&{arrays[0]}[{a_at(i)}], {sa});\n"
     for j in range(4):
-        s += f"{i2}let b{j} = coopLoadT<coop_mat16x16<f16, B>>(&Bs[{b_at(j)}], {sb});\n"
+        s += f"{i2}let b{j} = coopLoadT<coop_mat16x16<f16, B>>(&{arrays[1]}[{b_at(j)}], {sb});\n"
     for i in range(4):
         for j in range(4):
             s += f"{i2}c{i}{j} = coopMultiplyAdd(a{i}, b{j}, c{i}{j});\n"
@@ -1005,7 +1006,7 @@ def from_global(name, pingpong, doc):
         j = head.index("\n}\n", i) + 3
         head = head[:i] + head[j:].lstrip("\n")
     assert "As[" not in head and "Bs[" not in head
-    i2, i3 = "        ", "            "
+    i2 = "        "
     out = head + """fn compute_tile(w: u32, t: u32) {
     let tile = grouped(tile_of(w, t), w);
     let job = tile.job;
@@ -1023,31 +1024,30 @@ def from_global(name, pingpong, doc):
     let gb = (job.b_off + col0 + bc) >> 2u;
 """
     out += accumulators("    ")
-    la = lambda v, i, k: f"coopLoadT<coop_mat16x16<f16, A>>(&a[ga + {k} / 4u + {16 * i}u * sa], sa)"
-    lb = lambda v, j, k: f"coopLoadT<coop_mat16x16<f16, B>>(&b[gb + ({k}) * sb + {4 * j}u], sb)"
+    a_at = lambda i, k: f"ga + {k} / 4u + {16 * i}u * sa"
+    b_at = lambda j, k: f"gb + ({k}) * sb + {4 * j}u"
+    la = lambda i, k: f"coopLoadT<coop_mat16x16<f16, A>>(&a[{a_at(i, k)}], sa)"
+    lb = lambda j, k: f"coopLoadT<coop_mat16x16<f16, B>>(&b[{b_at(j, k)}], sb)"
     mmas = lambda ind, x, y: "".join(f"{ind}c{i}{j} = coopMultiplyAdd({x}{i}, {y}{j}, c{i}{j});\n" for i in range(4) for j in range(4))
     if not pingpong:
         out += f"    for (var k0 = 0u; k0 < p.k; k0 += BK) {{\n"
         for s in (0, 1):
             k = f"(k0 + {16 * s}u)"
-            out += f"{i2}{{\n"
-            out += "".join(f"{i3}let a{i} = {la('a', i, k)};\n" for i in range(4))
-            out += "".join(f"{i3}let b{j} = {lb('b', j, k)};\n" for j in range(4))
-            out += mmas(i3, "a", "b") + f"{i2}}}\n"
+            out += step(i2, lambda i: a_at(i, k), "sa", lambda j: b_at(j, k), "sb", ("a", "b"))
         out += "    }\n"
     else:
         # K is padded to whole 32-deep slices, so the loop runs whole pairs of 16-deep steps; the last
         # pair's look-ahead reloads its own second step (clamped) and is never multiplied.
         out += "    let k_last = ((p.k + BK - 1u) / BK) * BK - 16u;\n"
-        out += "".join(f"    var xa{i} = {la('x', i, '0u')};\n" for i in range(4))
-        out += "".join(f"    var xb{j} = {lb('x', j, '0u')};\n" for j in range(4))
+        out += "".join(f"    var xa{i} = {la(i, '0u')};\n" for i in range(4))
+        out += "".join(f"    var xb{j} = {lb(j, '0u')};\n" for j in range(4))
         out += f"    for (var k0 = 0u; k0 < p.k; k0 += BK) {{\n"
-        out += "".join(f"{i2}let ya{i} = {la('y', i, '(k0 + 16u)')};\n" for i in range(4))
-        out += "".join(f"{i2}let yb{j} = {lb('y', j, '(k0 + 16u)')};\n" for j in range(4))
+        out += "".join(f"{i2}let ya{i} = {la(i, '(k0 + 16u)')};\n" for i in range(4))
+        out += "".join(f"{i2}let yb{j} = {lb(j, '(k0 + 16u)')};\n" for j in range(4))
         out += mmas(i2, "xa", "xb")
         out += f"{i2}let kn = min(k0 + BK, k_last);\n"
-        out += "".join(f"{i2}xa{i} = {la('x', i, 'kn')};\n" for i in range(4))
-        out += "".join(f"{i2}xb{j} = {lb('x', j, 'kn')};\n" for j in range(4))
+        out += "".join(f"{i2}xa{i} = {la(i, 'kn')};\n" for i in range(4))
+        out += "".join(f"{i2}xb{j} = {lb(j, 'kn')};\n" for j in range(4))
         out += mmas(i2, "ya", "yb")
         out += "    }\n"
     return comment(f"Variant {name}: {doc}") + out + after
