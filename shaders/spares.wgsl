@@ -1,7 +1,10 @@
 // Fused mode's spare workgroups as a pipeline of their own (src/lower/fused.rs, `SpareDispatch::Own`):
-// dispatched right after the fused GEMM in the same pass, bound to second views of the memory the GEMM
-// writes (src/alias.rs), so wgpu puts no barrier between the two and the spares run beside the GEMM's
-// workgroups from its start, where those inside the GEMM's dispatch (`spare_wg` past `tile_stride()`
+// dispatched right after the fused GEMM in the same pass, or right before it (`T3_FUSED_SPARES_AT`,
+// the default beside the SIMT GEMM), bound to views of their own of the memory the GEMM writes
+// (src/alias.rs), so wgpu puts no barrier between the two and the spares run beside the GEMM's
+// workgroups from its start (before it: they take their slots first, and a GEMM of a workgroup per
+// tile fills the rest; they only poll counters the GEMM bumps, and give up after a bounded budget,
+// so a GEMM left no room still runs once they have), where those inside the GEMM's dispatch (`spare_wg` past `tile_stride()`
 // in shaders/gemm/jobs.wgsl) start only once every GEMM workgroup has been issued and take a GEMM
 // workgroup's registers and workgroup memory (one per SM, BENCHMARKS.md run 31). Everything they do
 // is the fused epilogue's `spare_wg` (shaders/epilogue/fused.wgsl, which says why it cannot

@@ -1,5 +1,5 @@
-//! Aliased buffers: two wgpu buffers over the same device memory (Vulkan only), so that two dispatches
-//! of one pass can share memory that one of them writes without the barrier wgpu puts between them.
+//! Aliased buffers: several wgpu buffers over the same device memory (Vulkan only), so that dispatches
+//! of one pass can share memory that they write without the barrier wgpu puts between them.
 //!
 //! wgpu tracks usage per buffer object and orders any dispatch after one that wrote a buffer it binds
 //! (DESIGN.md: "buffers are tracked whole"). Fused mode's spare workgroups read and write what the
@@ -17,46 +17,49 @@
 //! checked against the f64 reference; a driver where they did not would show as wrong results there,
 //! not as a silent error.
 
-/// Whether pool buffers marked aliased get their second view: `T3_ALIAS=0` (or `off`) binds one buffer
+/// Whether pool buffers with views get them: `T3_ALIAS=0` (or `off`) binds one buffer
 /// for both instead, so one device run can time the spares beside the GEMM against after it.
 pub fn enabled() -> bool {
     !matches!(std::env::var("T3_ALIAS").as_deref(), Ok("0") | Ok("off"))
 }
 
-/// Two buffers of `size` bytes and `usage` (storage and copies) over one device-local allocation, or
-/// None where this device cannot make them (then bind one buffer for both), or where wgpu is built
-/// without Vulkan (the web, Apple's platforms: `wgpu_vulkan` in build.rs).
+/// `count` (>= 1) buffers of `size` bytes and `usage` (storage and copies) over one device-local
+/// allocation, or None where this device cannot make them (then bind one buffer for all), or where
+/// wgpu is built without Vulkan (the web, Apple's platforms: `wgpu_vulkan` in build.rs). Fused mode
+/// gives each dispatch that writes the memory in one pass a view of its own.
 ///
 /// # Safety
-/// wgpu does not order accesses through one view against the other, and their contents start
+/// wgpu does not order accesses through one view against another, and their contents start
 /// undefined (wgpu takes them as initialised and never zeroes them): the caller writes before it
-/// reads and orders the two views' accesses itself (fused mode: clears every run, and its counters and
+/// reads and orders the views' accesses itself (fused mode: clears every run, and its counters and
 /// barriers, see shaders/epilogue/fused.wgsl).
-pub unsafe fn pair(
+pub unsafe fn views(
     device: &wgpu::Device,
     label: &str,
     size: u64,
     usage: wgpu::BufferUsages,
-) -> Option<[wgpu::Buffer; 2]> {
+    count: usize,
+) -> Option<Vec<wgpu::Buffer>> {
     #[cfg(wgpu_vulkan)]
     // SAFETY: the caller's contract, passed on.
-    let made = unsafe { vulkan_pair(device, label, size, usage) };
+    let made = unsafe { vulkan_views(device, label, size, usage, count) };
     #[cfg(not(wgpu_vulkan))]
     let made = {
-        let _ = (device, label, size, usage);
+        let _ = (device, label, size, usage, count);
         None
     };
     made
 }
 
-/// [`pair`] on a wgpu device whose backend may be Vulkan (None where it is not).
+/// [`views`] on a wgpu device whose backend may be Vulkan (None where it is not).
 #[cfg(wgpu_vulkan)]
-unsafe fn vulkan_pair(
+unsafe fn vulkan_views(
     device: &wgpu::Device,
     label: &str,
     size: u64,
     usage: wgpu::BufferUsages,
-) -> Option<[wgpu::Buffer; 2]> {
+    count: usize,
+) -> Option<Vec<wgpu::Buffer>> {
     use std::sync::Arc;
     use wgpu::hal::api::Vulkan;
     use wgpu::hal::vulkan as hv;
@@ -76,14 +79,17 @@ unsafe fn vulkan_pair(
     let vk_usage = ash::vk::BufferUsageFlags::STORAGE_BUFFER
         | ash::vk::BufferUsageFlags::TRANSFER_SRC
         | ash::vk::BufferUsageFlags::TRANSFER_DST;
-    if !(wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST)
-        .contains(usage)
+    if count == 0
+        || !(wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST)
+            .contains(usage)
     {
         return None;
     }
     // SAFETY: the raw handles are used only to create, bind and destroy objects this function owns;
     // the wgpu buffers are made from buffers created on this device with `usage` and `size` (the same
-    // create info, so the same requirements; both bound at offset 0), and the memory outlives both
+    // create info, so the same requirements; all bound at offset 0), and the memory outlives them
     // (the drop callbacks hold it).
     unsafe {
         // The guard is let go before wgpu is called again.
@@ -97,19 +103,22 @@ unsafe fn vulkan_pair(
             .size(size)
             .usage(vk_usage)
             .sharing_mode(ash::vk::SharingMode::EXCLUSIVE);
-        let first = raw.create_buffer(&info, None).ok()?;
-        let second = match raw.create_buffer(&info, None) {
-            Ok(b) => b,
-            Err(_) => {
-                raw.destroy_buffer(first, None);
-                return None;
+        let mut buffers = Vec::with_capacity(count);
+        let destroy = |raw: &ash::Device, buffers: &[ash::vk::Buffer]| {
+            for &b in buffers {
+                raw.destroy_buffer(b, None);
             }
         };
-        let destroy = |raw: &ash::Device| {
-            raw.destroy_buffer(first, None);
-            raw.destroy_buffer(second, None);
-        };
-        let req = raw.get_buffer_memory_requirements(first);
+        for _ in 0..count {
+            match raw.create_buffer(&info, None) {
+                Ok(b) => buffers.push(b),
+                Err(_) => {
+                    destroy(&raw, &buffers);
+                    return None;
+                }
+            }
+        }
+        let req = raw.get_buffer_memory_requirements(buffers[0]);
         let local = ash::vk::MemoryPropertyFlags::DEVICE_LOCAL;
         let Some(kind) = (0..props.memory_type_count).find(|&i| {
             req.memory_type_bits & (1 << i) != 0
@@ -117,7 +126,7 @@ unsafe fn vulkan_pair(
                     .property_flags
                     .contains(local)
         }) else {
-            destroy(&raw);
+            destroy(&raw, &buffers);
             return None;
         };
         let alloc = ash::vk::MemoryAllocateInfo::default()
@@ -126,7 +135,7 @@ unsafe fn vulkan_pair(
         let memory = match raw.allocate_memory(&alloc, None) {
             Ok(m) => m,
             Err(_) => {
-                destroy(&raw);
+                destroy(&raw, &buffers);
                 return None;
             }
         };
@@ -134,13 +143,14 @@ unsafe fn vulkan_pair(
             device: raw.clone(),
             memory,
         });
-        if raw.bind_buffer_memory(first, memory.memory, 0).is_err()
-            || raw.bind_buffer_memory(second, memory.memory, 0).is_err()
+        if buffers
+            .iter()
+            .any(|&b| raw.bind_buffer_memory(b, memory.memory, 0).is_err())
         {
-            destroy(&raw);
+            destroy(&raw, &buffers);
             return None;
         }
-        let wrap = |buffer: ash::vk::Buffer, which: &str| {
+        let wrap = |buffer: ash::vk::Buffer, which: String| {
             let keep = Arc::clone(&memory);
             let hal_buffer = hv::Buffer::from_raw_externally_owned(
                 buffer,
@@ -157,6 +167,21 @@ unsafe fn vulkan_pair(
                 },
             )
         };
-        Some([wrap(first, "first"), wrap(second, "aliased")])
+        Some(
+            buffers
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| {
+                    wrap(
+                        b,
+                        if i == 0 {
+                            "first".into()
+                        } else {
+                            format!("aliased {i}")
+                        },
+                    )
+                })
+                .collect(),
+        )
     }
 }

@@ -93,8 +93,8 @@ pub struct Executor<'a> {
     params: wgpu::Buffer,
     align: u64,
     pool: Vec<Option<wgpu::Buffer>>,
-    /// Pool buffer i's second view where it is `aliased` and the device can make one.
-    aliases: Vec<Option<wgpu::Buffer>>,
+    /// Pool buffer i's further views where it has `views` and the device can make them.
+    aliases: Vec<Vec<wgpu::Buffer>>,
     /// The host links' buffers on this device.
     links: HashMap<LinkBox, wgpu::Buffer>,
     groups: Vec<Option<wgpu::BindGroup>>,
@@ -109,7 +109,7 @@ pub struct Executor<'a> {
 struct Buffers<'b> {
     ranks: &'b Ranks,
     pool: &'b [Option<wgpu::Buffer>],
-    aliases: &'b [Option<wgpu::Buffer>],
+    aliases: &'b [Vec<wgpu::Buffer>],
     links: &'b HashMap<LinkBox, wgpu::Buffer>,
 }
 
@@ -132,9 +132,9 @@ fn resolve<'b>(bufs: &Buffers<'b>, b: Buffer) -> &'b wgpu::Buffer {
         Buffer::Pool(i) => pool[i]
             .as_ref()
             .expect("pooled buffers are made before use"),
-        // No second view: the buffer itself (wgpu then orders the dispatches that share it).
-        Buffer::Alias(i) => aliases[i]
-            .as_ref()
+        // No view of its own: the buffer itself (wgpu then orders the dispatches that share it).
+        Buffer::View(i, k) => aliases[i]
+            .get(k - 1)
             .or(pool[i].as_ref())
             .expect("pooled buffers are made before use"),
     }
@@ -166,7 +166,7 @@ impl<'a> Executor<'a> {
             params,
             align,
             pool: vec![None; lowered.pool.len()],
-            aliases: vec![None; lowered.pool.len()],
+            aliases: vec![Vec::new(); lowered.pool.len()],
             links,
             groups: vec![None; lowered.bindings.len()],
             allocated: 0,
@@ -204,7 +204,7 @@ impl<'a> Executor<'a> {
                 let usage = wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
                     | wgpu::BufferUsages::COPY_SRC;
-                let pair = if b.aliased && crate::alias::enabled() {
+                let views = if b.views > 0 && crate::alias::enabled() {
                     // The checks the unaliased buffers below make themselves.
                     if b.windowed {
                         self.gpu.check_windowed(b.label, b.bytes)?;
@@ -212,17 +212,20 @@ impl<'a> Executor<'a> {
                         self.gpu.check_binding(b.label, b.bytes)?;
                     }
                     let bytes = crate::shapes::buffer_bytes(b.bytes);
-                    // SAFETY: lowering marks only fused mode's output and counters aliased; its
-                    // recording clears both on every run before the pass, and the fused protocol
-                    // orders the two dispatches' accesses (src/alias.rs).
-                    unsafe { crate::alias::pair(&self.gpu.device, b.label, bytes, usage) }
+                    // SAFETY: lowering gives views only to fused mode's output and counters; its
+                    // recording clears both on every run before the pass, the GEMM's dispatches
+                    // write disjoint tiles and distinct counters' increments (atomics), and the
+                    // fused protocol orders the spares' accesses against them (src/alias.rs).
+                    unsafe {
+                        crate::alias::views(&self.gpu.device, b.label, bytes, usage, b.views + 1)
+                    }
                 } else {
                     None
                 };
-                let buffer = match pair {
-                    Some([first, second]) => {
-                        self.aliases[i] = Some(second);
-                        first
+                let buffer = match views {
+                    Some(mut views) => {
+                        self.aliases[i] = views.split_off(1);
+                        views.pop().expect("views(.., n >= 1) makes n")
                     }
                     None if b.windowed => self.gpu.windowed_buffer(b.label, b.bytes, usage)?,
                     None => self.gpu.buffer(b.label, b.bytes, usage)?,
@@ -241,7 +244,7 @@ impl<'a> Executor<'a> {
         }
         let binding = &lowered.bindings[i];
         for r in &binding.resources {
-            if let Some(Buffer::Pool(p) | Buffer::Alias(p)) = r.buffer() {
+            if let Some(Buffer::Pool(p) | Buffer::View(p, _)) = r.buffer() {
                 self.make_pooled(lowered, p)?;
             }
         }
@@ -294,7 +297,7 @@ impl<'a> Executor<'a> {
             }
         }
         for b in buffers {
-            if let Buffer::Pool(i) | Buffer::Alias(i) = b {
+            if let Buffer::Pool(i) | Buffer::View(i, _) = b {
                 self.make_pooled(lowered, i)?;
             }
         }
@@ -366,9 +369,13 @@ impl<'a> Executor<'a> {
                             Kernel::Step { put, acc } => self.kernels.step.pipeline(put, acc),
                             Kernel::Fused {
                                 split_b,
+                                split_c,
                                 grid,
                                 watched,
-                            } => self.kernels.gemm.fused(gpu, split_b, grid, watched)?,
+                            } => self
+                                .kernels
+                                .gemm
+                                .fused(gpu, split_b, split_c, grid, watched)?,
                             Kernel::Spares { watch } => self.kernels.gemm.spares(gpu, watch)?,
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };

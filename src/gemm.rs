@@ -274,6 +274,11 @@ pub struct GemmKernel {
     /// indexed by split B + 2 x grid, made on first use.
     watched_module: wgpu::ShaderModule,
     watched: [OnceLock<wgpu::ComputePipeline>; 4],
+    /// The tracked GEMM's own module (plain stores, B and C in one binding each), and its
+    /// pipelines on the fused layout per tile and on the grid: the watched GEMM where the packed
+    /// output and B each fit one binding, made on first use.
+    store_module: wgpu::ShaderModule,
+    watched_plain: [OnceLock<wgpu::ComputePipeline>; 2],
     /// Its put ([`fused_put`]).
     pub fused_put: Put,
 }
@@ -352,14 +357,32 @@ fn fused_pipeline(
 
 impl GemmKernel {
     /// The fused GEMM for a packed B in two windows (`split_b`) or in one, per tile or on the
-    /// persistent grid (`grid`); the watched one (the tracker alone) where `watched`.
+    /// persistent grid (`grid`); the watched one (the tracker alone) where `watched`: where neither
+    /// B nor the output spans two windows (`split_c`), the tracked GEMM itself on the fused layout
+    /// (the windowed stores' code cost the f32 SIMT GEMM 5-7%, BENCHMARKS.md run 39).
     pub fn fused(
         &self,
         gpu: &Gpu,
         split_b: bool,
+        split_c: bool,
         grid: bool,
         watched: bool,
     ) -> Result<&wgpu::ComputePipeline> {
+        if watched && !split_b && !split_c {
+            return made_once(&self.watched_plain[usize::from(grid)], || {
+                let label = format!(
+                    "watched gemm (the tracked GEMM, one window each{})",
+                    if grid { ", persistent grid" } else { "" }
+                );
+                shaders::pipeline(
+                    gpu,
+                    &label,
+                    &self.fused_layout,
+                    &self.store_module,
+                    &[("TRACK", 1.0), ("GRID", f64::from(u8::from(grid)))],
+                )
+            });
+        }
         if watched {
             let cell = &self.watched[usize::from(split_b) + 2 * usize::from(grid)];
             return made_once(cell, || {
@@ -447,6 +470,18 @@ impl GemmKernel {
         let tracked = variant(Put::Store, Epilogue::Track);
         let layout = shaders::layout(gpu, "gemm layout", tracked.interface()?);
         let update_put = Put::update(gpu);
+        let module = |put: Put| {
+            let label = format!("gemm ({} {}, {put:?})", engine.name(), dtype.name());
+            shaders::module(
+                gpu,
+                &label,
+                &variant(put, Epilogue::Track),
+                src.as_deref(),
+                true,
+            )
+        };
+        let store_module = module(Put::Store)?;
+        let update_module = module(update_put)?;
         let make = |put: Put, track: bool, grid: bool| -> Result<wgpu::ComputePipeline> {
             let label = format!(
                 "gemm ({} {}, {put:?}{}{})",
@@ -455,13 +490,16 @@ impl GemmKernel {
                 if track { "" } else { ", untracked" },
                 if grid { ", persistent grid" } else { "" }
             );
-            let v = variant(put, Epilogue::Track);
-            let m = shaders::module(gpu, &label, &v, src.as_deref(), true)?;
+            let m = if put == Put::Store {
+                &store_module
+            } else {
+                &update_module
+            };
             shaders::pipeline(
                 gpu,
                 &label,
                 &layout,
-                &m,
+                m,
                 &[
                     ("TRACK", f64::from(u8::from(track))),
                     ("GRID", f64::from(u8::from(grid))),
@@ -498,11 +536,13 @@ impl GemmKernel {
             spares: Default::default(),
             watched_module,
             watched: Default::default(),
+            watched_plain: Default::default(),
             fused_put,
             store: make(Put::Store, true, false)?,
             update: make(update_put, true, false)?,
             untracked: make(Put::Store, false, false)?,
             grid: make(Put::Store, true, true)?,
+            store_module,
             update_put,
             layout,
         })

@@ -434,9 +434,9 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     let o = t3_within(&["info"], &[("T3_SMS", "7")], &d, 60);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("multiprocessors 7"), "{text}");
-    // Four multiprocessors named: the spares trigger from their own dispatch, a grid of every GEMM
-    // slot (lavapipe runs the SIMT kernel: two per SM) and two spares per SM beside it; the result
-    // still matches the f64 reference and every tracker.
+    // Four multiprocessors named: the spares trigger from their own dispatch, two per SM (lavapipe
+    // runs the SIMT kernel: two GEMM workgroups per SM) dispatched before the GEMM, which runs a
+    // workgroup per tile; the result still matches the f64 reference and every tracker.
     let json = d.join("sms.json");
     // Fused mode alone on `shape` and `ranks` with `env`: its report's JSON.
     let fused_run = |shape: &str, ranks: &str, env: &[(&str, &str)]| -> serde_json::Value {
@@ -465,7 +465,7 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     let config = v["fused_config"].as_str().unwrap();
     assert!(
         config.contains("trigger the spares")
-            && config.contains("spares 8 of their own dispatch; GEMM grid 8;"),
+            && config.contains("spares 8 of their own dispatch before the GEMM's; GEMM grid off"),
         "{config}"
     );
     let results = v["results"].as_array().unwrap();
@@ -485,6 +485,38 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
             && config.contains("grid off"),
         "{config}"
     );
+}
+
+/// One rank moves nothing: T_seq is T_gemm, so there is no room to overlap. Every row says so, not
+/// that a check failed, and leaves its overlap efficiency empty.
+#[test]
+fn one_rank_has_no_room_to_overlap() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let d = tmp("one-rank");
+    let args = [
+        "run",
+        "--shape",
+        "48x40x24",
+        "--ranks",
+        "1",
+        "--reps",
+        "3",
+        "--warmup",
+        "0",
+        "--mode",
+        "sequential,encoded",
+    ];
+    let o = t3_within(&args, &[], &d, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let (eff, rows) = common::mode_rows(&text);
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in rows {
+        assert!(row.ends_with("no room to overlap"), "{row}");
+        assert_eq!(row[..eff].trim_end().chars().last(), Some('-'), "{row}");
+    }
 }
 
 /// A link table with rows at 2, 4 and 8 GB/s measured on `adapter`.

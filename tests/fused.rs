@@ -46,6 +46,7 @@ fn every_fused_variant_matches_reference() {
     let atomic_kernels = put_kernels("atomic");
     bad_knob_is_named(gpu, &f32_kernels);
     spares_move_every_piece(gpu, &f32_kernels);
+    spares_first_beside_runs_of_ranks(gpu, &f32_kernels, f16_kernels.as_ref());
     let soak = std::env::var("T3_SOAK").is_ok_and(|v| v == "1");
     let cases = std::env::var("T3_SOAK_CASES")
         .ok()
@@ -75,9 +76,10 @@ fn every_fused_variant_matches_reference() {
         // their own dispatch beside it (aliased views), or after it with every piece theirs (no
         // help from the GEMM's workgroups); the GEMM's workgroups helping always or only while no
         // spare is alive; or the spares the trigger, watching a GEMM that only counts its tiles,
-        // beside it or after it (then the finisher after them); one workgroup per tile or a
-        // persistent grid of 1..24.
-        (0u32..7, prop_oneof![Just(0u32), 1u32..24]),
+        // beside it or after it (then the finisher after them), or dispatched before it (the GEMM a
+        // workgroup per tile then runs as the tracked GEMM, in dispatches of one run of ranks each
+        // where the windows split them); one workgroup per tile or a persistent grid of 1..24.
+        (0u32..8, prop_oneof![Just(0u32), 1u32..24]),
         any::<u64>(),
     );
     runner
@@ -98,16 +100,20 @@ fn every_fused_variant_matches_reference() {
                 std::env::set_var("T3_FUSED_PIECES", knob(pieces, "link"));
                 std::env::set_var("T3_FUSED_POLLS", knob(polls, "default"));
                 std::env::set_var("T3_FUSED_WINDOW", knob(window, "default"));
-                std::env::set_var("T3_FUSED_GRID", grid.to_string());
-                let (dispatch, alias, help, trigger) = match at {
-                    0 => ("gemm", "1", "always", "epilogue"),
-                    1 => ("own", "1", "always", "epilogue"),
-                    2 => ("gemm", "1", "idle", "epilogue"),
-                    3 => ("own", "1", "idle", "epilogue"),
-                    4 => ("own", "0", "never", "epilogue"),
-                    5 => ("own", "1", "always", "spares"),
-                    _ => ("own", "0", "always", "spares"),
+                let (dispatch, alias, help, trigger, first) = match at {
+                    0 => ("gemm", "1", "always", "epilogue", "after"),
+                    1 => ("own", "1", "always", "epilogue", "after"),
+                    2 => ("gemm", "1", "idle", "epilogue", "after"),
+                    3 => ("own", "1", "idle", "epilogue", "after"),
+                    4 => ("own", "0", "never", "epilogue", "after"),
+                    5 => ("own", "1", "always", "spares", "after"),
+                    6 => ("own", "0", "always", "spares", "after"),
+                    _ => ("own", "1", "always", "spares", "before"),
                 };
+                // Spares first beside a GEMM of a workgroup per tile, as the defaults run them.
+                let grid = if first == "before" && seed % 2 == 0 { 0 } else { grid };
+                std::env::set_var("T3_FUSED_GRID", grid.to_string());
+                std::env::set_var("T3_FUSED_SPARES_AT", first);
                 // No help needs a spare to do the work.
                 let spares = if help == "never" { spares.map(|s| s.max(1)) } else { spares };
                 std::env::set_var("T3_FUSED_SPARES", knob(spares, "auto"));
@@ -132,7 +138,7 @@ fn every_fused_variant_matches_reference() {
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(
-                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} spares in {dispatch} (alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
+                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} spares in {dispatch} ({first}; alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
                 );
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
@@ -151,6 +157,77 @@ fn every_fused_variant_matches_reference() {
             },
         )
         .unwrap();
+}
+
+/// The spares dispatched before a GEMM of a workgroup per tile (the defaults beside the SIMT
+/// kernel), which then runs as the tracked GEMM: in one dispatch where every rank's output fits one
+/// binding, else in a dispatch per stage and run of ranks whose outputs do (windows of 1, 2 and all
+/// 3 ranks' outputs here), each binding its run's windows through views of its own; equal to the
+/// f64 reference in every collective, f32 and f16, on ragged shapes.
+fn spares_first_beside_runs_of_ranks(
+    gpu: &'static t3_wgpu::gpu::Gpu,
+    f32_kernels: &Kernels,
+    f16_kernels: Option<&Kernels>,
+) {
+    let (m, n, k) = (301, 199, 37);
+    let rank_bytes = (m * n * 4) as u32;
+    for (i, window) in [rank_bytes + 256, 2 * rank_bytes + 256, 1 << 30]
+        .into_iter()
+        .enumerate()
+    {
+        for (j, collective) in Collective::ALL.into_iter().enumerate() {
+            let (dtype, kernels) = match (f16_kernels, (i + j) % 2) {
+                (Some(k), 1) => (Dtype::F16, k),
+                _ => (Dtype::F32, f32_kernels),
+            };
+            let config = Config {
+                shape: Shape::new(m, n, k).unwrap(),
+                ranks: 3,
+                chunks: 2,
+                collective,
+                via: ReduceVia::Update,
+                link: Link::Workgroups(2),
+                dtype,
+                arbitrate: None,
+                gemm_grid: None,
+                step_lead: StepLead::Auto,
+            };
+            let window = window.to_string();
+            for (k, v) in [
+                ("T3_FUSED_SPARE_DISPATCH", "own"),
+                ("T3_FUSED_TRIGGER", "spares"),
+                ("T3_FUSED_SPARES_AT", "before"),
+                ("T3_FUSED_GRID", "0"),
+                ("T3_FUSED_SPARES", "3"),
+                ("T3_FUSED_WINDOW", window.as_str()),
+            ] {
+                std::env::set_var(k, v);
+            }
+            let mut sys = System::new(gpu, kernels, config).unwrap();
+            assert!(Fused.skip_reason(&sys).is_none());
+            let seed = 40 + (3 * i + j) as u64;
+            let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
+            sys.upload(&inputs);
+            sys.poison();
+            Fused.run(&mut sys).unwrap();
+            let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+            let bound = if dtype == Dtype::F16 { 1e-4 } else { 1e-5 };
+            assert!(
+                err <= bound && trackers_ok,
+                "{collective} {dtype:?} window {window}: rel error {err}, trackers {trackers_ok}"
+            );
+        }
+    }
+    for k in [
+        "T3_FUSED_SPARE_DISPATCH",
+        "T3_FUSED_TRIGGER",
+        "T3_FUSED_SPARES_AT",
+        "T3_FUSED_GRID",
+        "T3_FUSED_SPARES",
+        "T3_FUSED_WINDOW",
+    ] {
+        std::env::remove_var(k);
+    }
 }
 
 /// Spares of their own (64 invocations, four turns per 256-lane row of a piece) do every transfer
@@ -247,6 +324,20 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         why.contains("T3_FUSED_HELP") && why.contains("T3_ALIAS=0"),
         "{why}"
     );
+    // Spares before the GEMM on its own buffers: wgpu's barrier would hold the GEMM until they
+    // gave up.
+    std::env::set_var("T3_FUSED_SPARE_DISPATCH", "own");
+    std::env::set_var("T3_ALIAS", "0");
+    std::env::set_var("T3_FUSED_SPARES_AT", "before");
+    let sys = System::new(gpu, kernels, config.clone());
+    for k in ["T3_FUSED_SPARE_DISPATCH", "T3_ALIAS", "T3_FUSED_SPARES_AT"] {
+        std::env::remove_var(k);
+    }
+    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    assert!(
+        why.contains("T3_FUSED_SPARES_AT") && why.contains("T3_ALIAS=0"),
+        "{why}"
+    );
     // Spares that trigger need a dispatch of their own (none run in the watched GEMM's).
     std::env::set_var("T3_FUSED_TRIGGER", "spares");
     let sys = System::new(gpu, kernels, config);
@@ -258,24 +349,27 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     );
 }
 
-/// The two views src/alias.rs makes share their memory: what one dispatch-free write puts through
-/// the first is read through the second and the other way round, and neither is the other's wgpu
-/// buffer. Every Vulkan adapter (lavapipe too) makes them; elsewhere there is nothing to test.
+/// The views src/alias.rs makes share their memory: what one dispatch-free write puts through one
+/// is read through the others, and none is another's wgpu buffer. Every Vulkan adapter (lavapipe
+/// too) makes them; elsewhere there is nothing to test.
 #[test]
 fn aliased_views_share_their_memory() {
     let Some(gpu) = common::gpu() else { return };
     let usage =
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    // SAFETY: written before read; each write is waited for before the other view reads it.
-    let pair = unsafe { t3_wgpu::alias::pair(&gpu.device, "alias test", 4096, usage) };
-    let Some([first, second]) = pair else {
+    // SAFETY: written before read; each write is waited for before another view reads it.
+    let views = unsafe { t3_wgpu::alias::views(&gpu.device, "alias test", 4096, usage, 3) };
+    let Some(views) = views else {
         assert!(
             gpu.adapter.get_info().backend != wgpu::Backend::Vulkan,
-            "a Vulkan device made no aliased pair"
+            "a Vulkan device made no aliased views"
         );
         return;
     };
-    assert_ne!(first, second);
+    let [first, second, third] = &views[..] else {
+        panic!("{} views", views.len())
+    };
+    assert!(first != second && second != third && first != third);
     let seed = common::seed("alias");
     let words: Vec<u32> = (0..1024u32)
         .map(|i| i.wrapping_mul(2654435761) ^ seed as u32)
@@ -291,17 +385,18 @@ fn aliased_views_share_their_memory() {
         .unwrap();
     };
     gpu.queue
-        .write_buffer(&first, 0, bytemuck::cast_slice(&words));
+        .write_buffer(first, 0, bytemuck::cast_slice(&words));
     settle();
-    assert_eq!(
-        gpu.read_u32("second view", &second, 0, 1024).unwrap(),
-        words
-    );
+    for v in [second, third] {
+        assert_eq!(gpu.read_u32("another view", v, 0, 1024).unwrap(), words);
+    }
     let back: Vec<u32> = words.iter().map(|w| !w).collect();
     gpu.queue
-        .write_buffer(&second, 2048, bytemuck::cast_slice(&back[512..]));
+        .write_buffer(third, 2048, bytemuck::cast_slice(&back[512..]));
     settle();
-    let both = gpu.read_u32("first view", &first, 0, 1024).unwrap();
-    assert_eq!(&both[..512], &words[..512]);
-    assert_eq!(&both[512..], &back[512..]);
+    for v in [first, second] {
+        let both = gpu.read_u32("first views", v, 0, 1024).unwrap();
+        assert_eq!(&both[..512], &words[..512]);
+        assert_eq!(&both[512..], &back[512..]);
+    }
 }

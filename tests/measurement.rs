@@ -91,15 +91,8 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
         gemm_line.contains("CHECK FAILED: T_gemm <= T_seq"),
         "{text}"
     );
-    let header = text.lines().find(|l| l.starts_with("mode ")).unwrap();
-    let rows: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("mode "))
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let (eff, rows) = common::mode_rows(&text);
     assert_eq!(rows.len(), 3, "{text}");
-    let eff = header.find("overlap eff").unwrap() + "overlap eff".len();
     for row in rows {
         assert_eq!(row[..eff].trim_end().chars().last(), Some('-'), "{row}");
         assert!(row.contains("FAILED: baselines"), "{row}");

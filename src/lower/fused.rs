@@ -59,6 +59,10 @@ pub struct FusedTuning {
     pub window: Option<u32>,
     /// Where the spares run.
     pub spare_dispatch: SpareDispatch,
+    /// Spares of their own dispatch encoded before the GEMM's (else after it): the hardware issues
+    /// workgroups in dispatch order, so spares after a GEMM of a workgroup per tile get slots only
+    /// in its last wave, and before it they take theirs first and the GEMM fills the rest.
+    pub spares_first: bool,
     /// GEMM workgroups of a persistent grid (each loops over tiles), 0: one per tile.
     pub grid: u32,
     /// Whether GEMM workgroups move pieces of the transfers they publish (and any left unclaimed
@@ -112,10 +116,10 @@ pub enum SpareDispatch {
     /// Past the GEMM's workgroups in its dispatch (the GEMM's pipeline: a GEMM workgroup's
     /// registers and workgroup memory each, issued once every GEMM workgroup has been).
     Gemm,
-    /// A dispatch of their own right after the GEMM's, in the same pass, on the spare pipeline
-    /// (shaders/spares.wgsl) and second views of what the GEMM writes (src/alias.rs): beside the
-    /// GEMM where the device aliases buffers and the GEMM leaves room (a persistent grid), after it
-    /// otherwise.
+    /// A dispatch of their own right after the GEMM's (or before it: `FusedTuning::spares_first`),
+    /// in the same pass, on the spare pipeline (shaders/spares.wgsl) and views of their own of what
+    /// the GEMM writes (src/alias.rs): beside the GEMM where the device aliases buffers and the GEMM
+    /// leaves room (a persistent grid, or the spares first), after it otherwise.
     Own,
 }
 
@@ -123,7 +127,8 @@ impl FusedTuning {
     /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
     /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
     /// (N GEMM workgroups, off or 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
-    /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch), for `target` and
+    /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch),
+    /// `T3_FUSED_SPARES_AT` (after | before the GEMM's dispatch, the latter with their own), for `target` and
     /// `link`. Unset (or auto / default), each takes its default: where the multiprocessors are known
     /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-37 ([`FusedTuning::paying`])
     /// unless `T3_FUSED_TRIGGER=epilogue` (or `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link,
@@ -204,8 +209,23 @@ impl FusedTuning {
                 _ => knob(name, word, min)?,
             })
         };
+        let spares_first = match std::env::var("T3_FUSED_SPARES_AT").as_deref() {
+            // Before the GEMM only on views of their own: on the GEMM's buffers wgpu's barrier would
+            // hold the GEMM until the spares had spent their poll budget.
+            Err(_) | Ok("") | Ok("auto") => {
+                paying.is_some_and(|p| p.spares_first) && crate::alias::enabled()
+            }
+            Ok("after") => false,
+            Ok("before") if spare_dispatch == SpareDispatch::Own && crate::alias::enabled() => true,
+            Ok(v) => {
+                return Err(format!(
+                    "T3_FUSED_SPARES_AT={v:?}: expected after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)"
+                ))
+            }
+        };
         Ok(FusedTuning {
             trigger,
+            spares_first,
             pieces: count("T3_FUSED_PIECES", "link", 1, paying.map(|p| p.pieces))?,
             spares: count("T3_FUSED_SPARES", "auto", 0, paying.map(|p| p.spares))?,
             polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(polls),
@@ -223,21 +243,26 @@ impl FusedTuning {
     /// multiprocessor beside one GEMM workgroup (the cooperative kernel; run 36 call 3: more paid up
     /// to about three), two beside two (the SIMT kernel at 120 registers leaves 4096 of an SM's 65536,
     /// two 64-invocation spares at <= 32: a third only waits, and 396 spares were 0.9-1.0% slower than
-    /// 264 on three f32 presets, run 38 call 4); the GEMM on a persistent grid of
-    /// every slot (a grid per tile leaves the spares the GEMM's last wave; in f32 a grid short of
-    /// every slot cost the GEMM 1-7%, run 37 call 3); each transfer on as many invocations as the
-    /// link gives a step (its step workgroups' lanes, in spares' pieces).
+    /// 264 on three f32 presets, run 38 call 4); beside the cooperative GEMM on a persistent grid
+    /// of every slot (a grid per tile leaves spares after it only the GEMM's last wave), beside the
+    /// SIMT GEMM dispatched first and the GEMM a workgroup per tile after them (the tracked GEMM
+    /// itself: 5% faster than on the grid, and the spares take their two slots before it fills the
+    /// rest; run 39, where three spares beside the cooperative GEMM left it no room until they gave
+    /// up); each transfer on as many invocations as the link gives a step (its step workgroups'
+    /// lanes, in spares' pieces).
     pub fn paying(sms: u32, gemm_per_sm: u32, link: Link) -> Self {
+        let simt = gemm_per_sm >= 2;
         FusedTuning {
             pieces: match link {
                 Link::Workgroups(w) => Some((w * STEP_WG / SPARE_INVOCATIONS).max(1)),
                 Link::Unthrottled => None,
             },
-            spares: Some(if gemm_per_sm >= 2 { 2 } else { 3 } * sms),
+            spares: Some(if simt { 2 } else { 3 } * sms),
             polls: 1 << 20,
             window: None,
             spare_dispatch: SpareDispatch::Own,
-            grid: sms * gemm_per_sm.max(1),
+            spares_first: simt,
+            grid: if simt { 0 } else { sms * gemm_per_sm.max(1) },
             help: Help::Always,
             trigger: Trigger::Spares,
         }
@@ -251,6 +276,7 @@ impl FusedTuning {
         };
         let dispatch = match self.spare_dispatch {
             SpareDispatch::Gemm => "in the GEMM's dispatch",
+            SpareDispatch::Own if self.spares_first => "of their own dispatch before the GEMM's",
             SpareDispatch::Own => "of their own dispatch",
         };
         let or = |v: Option<u32>, none: &str| v.map_or(none.to_string(), |n| n.to_string());
@@ -465,10 +491,56 @@ fn grid_within(limit: Option<u32>, grid: u32, tiles: u32, counters: usize, k: us
     }
 }
 
+/// A run of consecutive ranks whose packed outputs and Bs are each bound as one window: the byte
+/// ranges of the packed output and of packed B it binds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct RankRun {
+    ranks: std::ops::Range<usize>,
+    out: std::ops::Range<u64>,
+    b: std::ops::Range<u64>,
+}
+
+/// The ranks in runs, as long as each run's outputs (`out_rank` bytes a rank, `out_bytes` in all)
+/// and Bs (at `b_offs`, `b_sizes` bytes) each fit `window` bytes; None where one rank's alone does not. A run's windows start at the
+/// 256-byte boundary at or below its first rank's (every adapter's binding offset alignment) and end
+/// at a whole vec4 past its last (the kernels bind the output as vec4s).
+fn rank_runs(
+    out_rank: u64,
+    out_bytes: u64,
+    b_offs: &[u64],
+    b_sizes: &[u64],
+    window: u64,
+) -> Option<Vec<RankRun>> {
+    let run = |ranks: std::ops::Range<usize>| {
+        let (p0, p1) = (ranks.start, ranks.end);
+        let out = (p0 as u64 * out_rank) / 256 * 256
+            ..(p1 as u64 * out_rank).next_multiple_of(16).min(out_bytes);
+        let b = b_offs[p0] / 256 * 256..b_offs[p1 - 1] + b_sizes[p1 - 1];
+        let fits = out.end - out.start <= window && b.end - b.start <= window;
+        (RankRun { ranks, out, b }, fits)
+    };
+    let mut runs: Vec<RankRun> = Vec::new();
+    for p in 0..b_offs.len() {
+        if let Some(last) = runs.last_mut() {
+            let (longer, fits) = run(last.ranks.start..p + 1);
+            if fits {
+                *last = longer;
+                continue;
+            }
+        }
+        let (alone, fits) = run(p..p + 1);
+        if !fits {
+            return None;
+        }
+        runs.push(alone);
+    }
+    Some(runs)
+}
+
 /// The second view of pool buffer `b` (src/alias.rs).
 fn alias_of(b: Buffer) -> Buffer {
     match b {
-        Buffer::Pool(i) => Buffer::Alias(i),
+        Buffer::Pool(i) => Buffer::View(i, 1),
         other => other,
     }
 }
@@ -578,24 +650,68 @@ pub(super) fn lower_fused_with(
         .flat_map(|(p, prod)| prod.iter().map(move |&(s, x)| (s, p, x)))
         .collect();
     order.sort();
-    let (jobs, wg) = job_table(
-        order.into_iter().map(|(_, p, x)| {
-            let rows = chunking.rows(x);
-            Job {
-                row0: rows.start as u32,
-                row1: rows.end as u32,
-                counter: (p * nch + x) as u32,
-                a_off: (a_offs[p] / e) as u32,
-                b_off: (b_offs[p] / e) as u32,
-                c_off: (p * m * n) as u32,
-                a_row_base: operands(config, chunking, p).1 as u32,
-                c_row_base: 0,
-                ..Default::default()
-            }
-        }),
-        n,
-        t.tile_n,
-    );
+    // The watched GEMM a workgroup per tile is the tracked GEMM itself (the windowed stores' code
+    // cost the f32 SIMT GEMM 5-7%, BENCHMARKS.md run 39), in dispatches that each bind one run of
+    // ranks' outputs and Bs (`rank_runs`): one dispatch where every rank's fit one binding, else one
+    // per stage and run in stagger order (the hardware issues dispatches in order), each writing
+    // through views of its own so that wgpu puts no barrier between them. Elsewhere one dispatch
+    // over every job through the windows.
+    // Where one rank's output or B alone exceeds a binding, the windows.
+    let b_sizes: Vec<u64> = sizes.iter().map(|s| s.1).collect();
+    let per_run = (tuning.trigger == Trigger::Spares && tuning.grid == 0)
+        .then(|| rank_runs((m * n * 4) as u64, out_bytes, &b_offs, &b_sizes, window))
+        .flatten();
+    let runs = per_run.clone().unwrap_or_else(|| {
+        vec![RankRun {
+            ranks: 0..r,
+            out: 0..out_bytes,
+            b: 0..b_bytes,
+        }]
+    });
+    let per_run = per_run.is_some();
+    let run_of = |p: usize| runs.iter().position(|g| g.ranks.contains(&p)).unwrap_or(0);
+    // (stage, run) of each dispatch and its jobs' (rank, chunk).
+    type Segment = ((usize, usize), Vec<(usize, usize)>);
+    let mut segments: Vec<Segment> = Vec::new();
+    for (stage, p, x) in order {
+        let key = if runs.len() == 1 {
+            (0, 0)
+        } else {
+            (stage, run_of(p))
+        };
+        match segments.last_mut() {
+            Some((k, jobs)) if *k == key => jobs.push((p, x)),
+            _ => segments.push((key, vec![(p, x)])),
+        }
+    }
+    // One job table, each dispatch's segment numbering its workgroups from 0; offsets into its run's
+    // windows.
+    let mut jobs = Vec::new();
+    let mut spans = Vec::new();
+    for ((_, g), seg) in &segments {
+        let run = &runs[*g];
+        let (seg_jobs, seg_wg) = job_table(
+            seg.iter().map(|&(p, x)| {
+                let rows = chunking.rows(x);
+                Job {
+                    row0: rows.start as u32,
+                    row1: rows.end as u32,
+                    counter: (p * nch + x) as u32,
+                    a_off: (a_offs[p] / e) as u32,
+                    b_off: ((b_offs[p] - run.b.start) / e) as u32,
+                    c_off: ((p * m * n) as u64 - run.out.start / 4) as u32,
+                    a_row_base: operands(config, chunking, p).1 as u32,
+                    c_row_base: 0,
+                    ..Default::default()
+                }
+            }),
+            n,
+            t.tile_n,
+        );
+        spans.push((jobs.len()..jobs.len() + seg_jobs.len(), seg_wg, *g));
+        jobs.extend(seg_jobs);
+    }
+    let wg: u32 = spans.iter().map(|s| s.1).sum();
     let padding = operands(config, chunking, 0).0;
     // Elements of B from the second window's start on are read from it (never, where B fits one).
     let b_split = if b_bytes <= window {
@@ -641,38 +757,112 @@ pub(super) fn lower_fused_with(
         fwd_bytes.len() as u64,
         Some(fwd_bytes),
     );
-    l.bindings.push(Binding {
-        group: Group::Fused,
-        params: Params::Gemm(params),
-        resources: vec![
-            lo,
+    let resources = |out_at: Resource, b_at: Resource, counters: Buffer, hi, b_hi| {
+        vec![
+            out_at,
             Resource::Params,
             Resource::Buffer(a),
-            b_lo,
+            b_at,
             Resource::Buffer(counters),
             Resource::Buffer(jobs),
             Resource::Buffer(forward),
             hi,
             b_hi,
-        ],
+        ]
+    };
+    l.bindings.push(Binding {
+        group: Group::Fused,
+        params: Params::Gemm(params),
+        resources: resources(lo, b_lo, counters, hi, b_hi),
     });
     let binding = l.bindings.len() - 1;
-    let mut dispatches = vec![Dispatch {
-        kernel: Kernel::Fused {
-            split_b: b_split != u32::MAX,
-            grid: grid > 0,
-            watched: tuning.trigger == Trigger::Spares,
-        },
-        binding,
-        workgroups: computing + in_gemm,
-    }];
     let watched = tuning.trigger == Trigger::Spares;
+    let gemm: Vec<Dispatch> = if runs.len() == 1 && !per_run {
+        vec![Dispatch {
+            kernel: Kernel::Fused {
+                split_b: b_split != u32::MAX,
+                split_c: out_bytes > window,
+                grid: grid > 0,
+                watched,
+            },
+            binding,
+            workgroups: computing + in_gemm,
+        }]
+    } else {
+        // View 1 of the output and counters is the spares' (below); dispatch d > 0 writes through
+        // view d + 1, the first through the buffers themselves.
+        for buf in [out, counters] {
+            if let Buffer::Pool(i) = buf {
+                l.pool[i].views = l.pool[i].views.max(spans.len());
+            }
+        }
+        spans
+            .iter()
+            .enumerate()
+            .map(|(d, (range, seg_wg, g))| {
+                let run = &runs[*g];
+                let view = |buf: Buffer| match buf {
+                    Buffer::Pool(i) if d > 0 => Buffer::View(i, d + 1),
+                    other => other,
+                };
+                let window = |buffer, at: &std::ops::Range<u64>| {
+                    Resource::Window(Span {
+                        buffer,
+                        offset: at.start,
+                        bytes: at.end - at.start,
+                    })
+                };
+                let stub = |buffer, at: u64| {
+                    Resource::Window(Span {
+                        buffer,
+                        offset: at,
+                        bytes: 16,
+                    })
+                };
+                l.bindings.push(Binding {
+                    group: Group::Fused,
+                    params: Params::Gemm(GemmParams {
+                        b_split: u32::MAX,
+                        c_split: u32::MAX,
+                        ..GemmParams::new(
+                            config.shape,
+                            &padding,
+                            t.tile_n,
+                            range.clone(),
+                            *seg_wg,
+                            t.max_workgroups_per_dim,
+                        )
+                    }),
+                    // The tracked GEMM declares neither second window: 16 bytes of its own
+                    // views stand in for them.
+                    resources: resources(
+                        window(view(out), &run.out),
+                        window(b, &run.b),
+                        view(counters),
+                        stub(view(out), run.out.start),
+                        stub(b, run.b.start),
+                    ),
+                });
+                Dispatch {
+                    kernel: Kernel::Fused {
+                        split_b: false,
+                        split_c: false,
+                        grid: false,
+                        watched: true,
+                    },
+                    binding: l.bindings.len() - 1,
+                    workgroups: *seg_wg,
+                }
+            })
+            .collect()
+    };
+    let mut dispatches = gemm.clone();
     if tuning.spare_dispatch == SpareDispatch::Own && (spares > 0 || watched) {
         // The same bindings, with what the GEMM writes (the packed output, the counters and the
         // queue) through second views of the same memory.
         for b in [out, counters] {
             if let Buffer::Pool(i) = b {
-                l.pool[i].aliased = true;
+                l.pool[i].views = l.pool[i].views.max(1);
             }
         }
         let view = |r: Resource| match r {
@@ -694,11 +884,15 @@ pub(super) fn lower_fused_with(
         l.bindings.push(spare_binding);
         let spare_binding = l.bindings.len() - 1;
         if spares > 0 {
-            dispatches.push(Dispatch {
-                kernel: Kernel::Spares { watch: watched },
-                binding: spare_binding,
-                workgroups: spares,
-            });
+            let at = if tuning.spares_first { 0 } else { gemm.len() };
+            dispatches.insert(
+                at,
+                Dispatch {
+                    kernel: Kernel::Spares { watch: watched },
+                    binding: spare_binding,
+                    workgroups: spares,
+                },
+            );
         }
         if watched && pieces > 0 {
             // The finisher: the spare pipeline again, after the GEMM and the spares (wgpu's barrier
@@ -742,14 +936,26 @@ pub(super) fn lower_fused_with(
     let ops: Vec<usize> = (0..plan.ops.len()).collect();
     own.push(Command::Pass(Pass {
         ops: ops.clone(),
-        dispatches: vec![Dispatch {
-            kernel: Kernel::Fused {
-                split_b: b_split != u32::MAX,
-                grid: grid > 0,
-                watched: true,
-            },
-            ..dispatches[0]
-        }],
+        dispatches: gemm
+            .iter()
+            .map(|&d| match d.kernel {
+                Kernel::Fused {
+                    split_b,
+                    split_c,
+                    grid,
+                    ..
+                } => Dispatch {
+                    kernel: Kernel::Fused {
+                        split_b,
+                        split_c,
+                        grid,
+                        watched: true,
+                    },
+                    ..d
+                },
+                _ => d,
+            })
+            .collect(),
     }));
     if pieces > 0 {
         own.push(Command::Pass(Pass {
@@ -811,6 +1017,7 @@ mod tests {
             polls: 7,
             window: None,
             spare_dispatch: SpareDispatch::Gemm,
+            spares_first: false,
             grid: 0,
             help: Help::Always,
             trigger: Trigger::Epilogue,
@@ -843,10 +1050,16 @@ mod tests {
                 Some(64)
             )
         );
-        // The SIMT kernel holds two per SM: the grid takes every slot, and the registers they leave
-        // hold two spares per SM.
+        // The SIMT kernel holds two per SM: the registers they leave hold two spares per SM,
+        // dispatched first, and the GEMM a workgroup per tile after them.
         let simt = FusedTuning::paying(132, 2, Link::Workgroups(16));
-        assert_eq!((simt.grid, simt.spares), (264, Some(264)));
+        assert_eq!(
+            (simt.grid, simt.spares, simt.spares_first, p.spares_first),
+            (0, Some(264), true, false)
+        );
+        assert!(simt
+            .describe()
+            .contains("spares 264 of their own dispatch before the GEMM's; GEMM grid off"));
         assert_eq!(FusedTuning::paying(4, 1, Link::Unthrottled).pieces, None);
         assert_eq!(
             FusedTuning::paying(4, 1, Link::Workgroups(1)).pieces,

@@ -499,7 +499,7 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         bytes: (jobs.len() * std::mem::size_of::<Job>()) as u64,
         init: Some(bytemuck::cast_slice(&jobs).to_vec()),
         windowed: false,
-        aliased: false,
+        views: 0,
     });
     // The step lead: per pass holding both, the shortest run of its last GEMM ops with at least
     // the lead's workgroups goes after its steps.
@@ -598,7 +598,7 @@ impl Lowered {
             bytes,
             init,
             windowed: false,
-            aliased: false,
+            views: 0,
         });
         Buffer::Pool(self.pool.len() - 1)
     }

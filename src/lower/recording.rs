@@ -22,10 +22,10 @@ pub enum Buffer {
     B(usize),
     /// One of [`Lowered::pool`]: buffers the executor makes (job tables, fused mode's packing).
     Pool(usize),
-    /// A second view of pool buffer i (its `aliased`): the same memory as another wgpu buffer, so
-    /// a dispatch binding it follows one that writes `Pool(i)` without a barrier (src/alias.rs); the
-    /// same buffer where the device cannot alias.
-    Alias(usize),
+    /// View k (1..=its `views`) of pool buffer i: the same memory as another wgpu buffer, so a
+    /// dispatch binding it follows one that writes `Pool(i)` (or another view) without a barrier
+    /// (src/alias.rs); the same buffer where the device cannot alias.
+    View(usize, usize),
     /// One of a host link's buffers (made by the link, imported into the executor).
     Link(LinkBox),
 }
@@ -71,8 +71,8 @@ pub struct PoolBuffer {
     pub init: Option<Vec<u8>>,
     /// Bound only in windows ([`Resource::Window`]): only max_buffer_size bounds its size.
     pub windowed: bool,
-    /// Also bound through a second view ([`Buffer::Alias`]).
-    pub aliased: bool,
+    /// Also bound through this many more views ([`Buffer::View`]).
+    pub views: usize,
 }
 
 /// Which bind group layout a binding follows.
@@ -144,11 +144,13 @@ pub enum Kernel {
         acc: bool,
     },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
-    /// windows (else the pipeline without the per-load branch between them); `grid`: on the
+    /// windows (else the pipeline without the per-load branch between them); `split_c`: its packed
+    /// output does (the watched GEMM is then the windowed composition, else the tracked one); `grid`: on the
     /// persistent grid (`GemmParams::grid_wg` workgroups loop over the tiles); `watched`: the
     /// tracker alone, the spares triggering (`T3_FUSED_TRIGGER=spares`, shaders/epilogue/watched.wgsl).
     Fused {
         split_b: bool,
+        split_c: bool,
         grid: bool,
         watched: bool,
     },

@@ -91,8 +91,30 @@ fn check_dispatch(l: &Lowered, d: &Dispatch) {
         }
         // Fused mode's spare transfer workgroups follow the GEMM's (a workgroup per tile, or its
         // persistent grid) in the same dispatch, or come in their own.
-        (Kernel::Fused { split_b, grid, .. }, Group::Fused, Params::Gemm(p)) => {
+        (
+            Kernel::Fused {
+                split_b,
+                split_c,
+                grid,
+                ..
+            },
+            Group::Fused,
+            Params::Gemm(p),
+        ) => {
             assert_eq!(split_b, p.b_split != u32::MAX);
+            // Where the output spans both windows the second continues the first at `c_split`; else
+            // the whole output lies before `c_split`, so the windowed put would never store past it
+            // and the tracked GEMM's plain store (one binding) stands in for it.
+            let (Resource::Window(lo), Resource::Window(hi)) = (b.resources[0], b.resources[7])
+            else {
+                panic!("fused output windows {:?}", b.resources)
+            };
+            if split_c {
+                assert_eq!(u64::from(p.c_split) * 4, lo.bytes);
+                assert_eq!(hi.offset, lo.offset + lo.bytes);
+            } else {
+                assert!(u64::from(p.c_split) * 4 >= lo.bytes, "{p:?} {lo:?}");
+            }
             assert_eq!(grid, p.grid_wg != 0, "a grid only on the GRID pipeline");
             assert!(if grid { p.grid_wg } else { p.total_wg } <= d.workgroups);
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
@@ -469,6 +491,7 @@ fn own_spares(
         polls: 9,
         window: None,
         spare_dispatch: super::fused::SpareDispatch::Own,
+        spares_first: false,
         grid: 2,
         help: super::fused::Help::Idle,
         trigger,
@@ -503,8 +526,8 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
     let mut aliased = Vec::new();
     for (a, b) in g.resources.iter().zip(&sp.resources) {
         match (a.buffer(), b.buffer()) {
-            (Some(Buffer::Pool(i)), Some(Buffer::Alias(j))) => {
-                assert!(i == j && l.pool[i].aliased);
+            (Some(Buffer::Pool(i)), Some(Buffer::View(j, 1))) => {
+                assert!(i == j && l.pool[i].views >= 1);
                 aliased.push(i);
             }
             _ => assert_eq!(a, b),
@@ -527,6 +550,127 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
         };
         let e = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, never).unwrap_err();
         assert!(e.contains("T3_FUSED_HELP=never"), "{e}");
+    }
+}
+
+#[test]
+fn fused_spares_first_watch_the_tracked_gemm_per_stage_and_run_of_ranks_through_views_of_their_own()
+{
+    let (c, plan, ch, s, mut l, tuning) = own_spares(super::fused::Trigger::Spares);
+    // Each rank's output is 2400 x 300 f32 (2.88 MB): two ranks to a window of 6 MB.
+    let window = 6_000_000u64;
+    let first = super::fused::FusedTuning {
+        spares_first: true,
+        grid: 0,
+        window: Some(window as u32),
+        ..tuning
+    };
+    let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, first).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let d = &pass.dispatches;
+    let spares = d[0];
+    assert_eq!(spares.kernel, Kernel::Spares { watch: true });
+    assert_eq!(d[d.len() - 1], spares, "the finisher after everything");
+    let gemms = &d[1..d.len() - 1];
+    let nch = ch.count();
+    let stage_of = |p: usize, x: usize| {
+        s.production[p]
+            .iter()
+            .find(|&&(_, y)| y == x)
+            .map(|&(st, _)| st)
+            .unwrap()
+    };
+    let mut stages: Vec<usize> = s.production.iter().flatten().map(|&(st, _)| st).collect();
+    stages.sort_unstable();
+    stages.dedup();
+    assert_eq!(
+        gemms.len(),
+        stages.len() * 2,
+        "a dispatch per stage and run of two ranks"
+    );
+    let writes = |b: usize| {
+        let r = &l.bindings[b].resources;
+        (r[0].buffer().unwrap(), r[4].buffer().unwrap())
+    };
+    let mut seen_writes = vec![writes(spares.binding)];
+    let mut produced = Vec::new();
+    let mut last_stage = 0;
+    for g in gemms {
+        check_dispatch(&l, g);
+        assert_eq!(
+            g.kernel,
+            Kernel::Fused {
+                split_b: false,
+                split_c: false,
+                grid: false,
+                watched: true
+            }
+        );
+        // No two dispatches write the output or the counters through one buffer object: wgpu puts
+        // a barrier between any two that do.
+        let w = writes(g.binding);
+        assert!(
+            seen_writes.iter().all(|v| v.0 != w.0 && v.1 != w.1),
+            "{w:?} in {seen_writes:?}"
+        );
+        seen_writes.push(w);
+        let b = &l.bindings[g.binding];
+        let Params::Gemm(p) = b.params else {
+            panic!("gemm params")
+        };
+        let Resource::Window(out) = b.resources[0] else {
+            panic!("{:?}", b.resources[0])
+        };
+        assert!(out.offset % 256 == 0 && out.bytes <= window, "{out:?}");
+        let Some(Buffer::Pool(t)) = b.resources[5].buffer() else {
+            panic!("job table")
+        };
+        let table: &[crate::gemm::Job] = bytemuck::cast_slice(l.pool[t].init.as_ref().unwrap());
+        let jobs = &table[p.job_base as usize..(p.job_base + p.n_jobs) as usize];
+        // One stage, one run of ranks, in stagger order; workgroups numbered from 0 in the
+        // dispatch; every row stored inside the dispatch's window at the rank's place.
+        let mut wg = 0;
+        for j in jobs {
+            let (rank, x) = (j.counter as usize / nch, j.counter as usize % nch);
+            let st = stage_of(rank, x);
+            assert!(st >= last_stage, "stagger order");
+            last_stage = st;
+            assert_eq!(
+                stage_of(
+                    jobs[0].counter as usize / nch,
+                    jobs[0].counter as usize % nch
+                ),
+                st
+            );
+            assert_eq!(
+                rank / 2,
+                jobs[0].counter as usize / nch / 2,
+                "one run of ranks"
+            );
+            assert_eq!(j.wg_start, wg);
+            wg += crate::shapes::tiles((j.row1 - j.row0) as usize, c.shape.n, TARGET.tile_n) as u32;
+            let at =
+                |row: u32| out.offset / 4 + u64::from(j.c_off) + u64::from(row) * u64::from(p.ldc);
+            assert_eq!(
+                at(0),
+                (rank * c.shape.m * c.shape.n) as u64,
+                "rank {rank}'s place"
+            );
+            assert!((u64::from(j.c_off) + u64::from(j.row1) * u64::from(p.ldc)) * 4 <= out.bytes);
+            produced.push(j.counter);
+        }
+        assert_eq!((wg, p.total_wg), (g.workgroups, g.workgroups));
+    }
+    produced.sort_unstable();
+    assert_eq!(
+        produced,
+        (0..(c.ranks * nch) as u32).collect::<Vec<_>>(),
+        "every chunk once"
+    );
+    // Views: one for the spares, one per GEMM dispatch past the first.
+    for w in [seen_writes[1].0, seen_writes[1].1] {
+        let Buffer::Pool(i) = w else { panic!("{w:?}") };
+        assert_eq!(l.pool[i].views, gemms.len());
     }
 }
 
@@ -667,22 +811,27 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
         matches!(
             kinds[..],
             [
+                Kernel::Spares { watch: true },
                 Kernel::Fused {
                     watched: true,
-                    grid: true,
-                    ..
+                    grid: false,
+                    split_b: false,
+                    split_c: false,
                 },
-                Kernel::Spares { watch: true },
                 Kernel::Spares { watch: true }
             ]
         ),
         "{kinds:?}"
     );
+    let Params::Gemm(p) = l.bindings[pass.dispatches[1].binding].params else {
+        panic!("fused params")
+    };
     assert_eq!(
         (pass.dispatches[0].workgroups, pass.dispatches[1].workgroups),
-        (6, 6),
-        "a grid of every slot (3 SMs x 2) and two spares per SM beside it"
+        (6, p.total_wg),
+        "two spares per SM (3 SMs) first, then the tracked GEMM a workgroup per tile"
     );
+    assert_eq!(p.grid_wg, 0);
     // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.
     let l = lower(&c, &ch, &s, &plan, TARGET);
     let t = l.fused_tuning.unwrap();

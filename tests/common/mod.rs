@@ -81,3 +81,16 @@ pub fn devices() -> Option<&'static (t3_wgpu::devices::Devices, Vec<t3_wgpu::mod
     )
     .as_ref()
 }
+
+/// The mode table of a report's text: where its overlap efficiency column ends, and its rows.
+pub fn mode_rows(text: &str) -> (usize, Vec<&str>) {
+    let header = text.lines().find(|l| l.starts_with("mode ")).unwrap();
+    let eff = header.find("overlap eff").unwrap() + "overlap eff".len();
+    let rows = text
+        .lines()
+        .skip_while(|l| !l.starts_with("mode "))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    (eff, rows)
+}

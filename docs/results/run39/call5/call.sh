@@ -1,0 +1,18 @@
+# Run 39 call 5 (the build of call 4): f32 gpt3-fc2 at the new defaults (packed B past one binding too: two runs of ranks); f16 tnlg-op with the spares first beside the cooperative GEMM a workgroup per tile, at two and one spares per SM (three left it no room, call 3), against the defaults.
+set -u
+o=$OUT/r; mkdir -p $o
+run() { # name modes extra-args env...
+  n=$1; m=$2; x=$3; shift 3
+  s0=$(date +%s)
+  env "$@" timeout ${TO:-150} t3 run --collective reduce-scatter --reduce update --link-gbps 150 --mode $m --reps 3 --dtype ${DT:-f32} $x --json $o/$n.json > $o/$n.txt 2>&1
+  echo "== $n rc=$? $(( $(date +%s) - s0 )) s ${DT:-f32} $x $*" >> $OUT/summary.txt
+  grep -E "^(fused      |baselines|fused own|           seq|sequential|encoded|host  |fused  |error|Error|  T_|warning)" $o/$n.txt | cut -c1-170 >> $OUT/summary.txt
+  tar czf $OUT/r.tgz -C $OUT r
+}
+nvidia-smi --query-gpu=name --format=csv >> $OUT/summary.txt
+t3 calibrate > $o/calibrate.txt 2>&1; echo "calibrate rc=$?" >> $OUT/summary.txt
+DT=f16 run f16-tnlg-op sequential,encoded,fused "--preset tnlg-op-tp8 --chunks 1 --gemm-grid 128" X=1
+DT=f16 TO=30 run f16-tnlg-op-b264 sequential,fused "--preset tnlg-op-tp8 --chunks 1" T3_FUSED_SPARES_AT=before T3_FUSED_GRID=0 T3_FUSED_SPARES=264
+DT=f16 TO=30 run f16-tnlg-op-b132 sequential,fused "--preset tnlg-op-tp8 --chunks 1" T3_FUSED_SPARES_AT=before T3_FUSED_GRID=0 T3_FUSED_SPARES=132
+TO=400 run f32-gpt3-fc2 sequential,encoded,fused "--preset gpt3-fc2-tp8 --chunks 1" X=1
+tar czf $OUT/r.tgz -C $OUT r
