@@ -108,7 +108,7 @@ pub fn text(r: &Report) -> String {
                 "gemm",
                 o.gemm_ms,
                 Some(o.gemm_spread),
-                "every rank's GEMM in one packed dispatch, tracked only".to_string(),
+                "every rank's GEMM in one pass on the packed buffers, tracked only".to_string(),
             ),
             (
                 "comm",

@@ -85,7 +85,7 @@ pub const GEMM: &str = "gemm_tracked";
 pub const GEMM_UNTRACKED: &str = "gemm_untracked";
 pub const COMM: &str = "comm";
 pub const SEQ: &str = "sequential";
-/// Fused mode's own sequential run: its GEMM (every rank's in its one packed dispatch, tracked
+/// Fused mode's own sequential run: its GEMM (every rank's in one pass on the packed buffers, tracked
 /// only), then its transfers (the finisher alone), not overlapped: the baseline of its efficiency.
 pub const FUSED_SEQ: &str = "fused_sequential";
 /// Its two parts, each on its own pass.

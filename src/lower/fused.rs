@@ -1,6 +1,6 @@
-//! Fused mode's lowering: every rank's operands packed into one buffer per role, one GEMM dispatch
-//! over all ranks' staggered jobs, the forward table its epilogue triggers from, and the results
-//! handed back to the ranks' own buffers.
+//! Fused mode's lowering: every rank's operands packed into one buffer per role, the GEMM over all
+//! ranks' staggered jobs in one pass (one dispatch, or one per stage and run of ranks), the forward
+//! table its epilogue or spares trigger from, and the results handed back to the ranks' own buffers.
 
 use super::{
     job_table, operands, Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Pass,
@@ -545,8 +545,8 @@ fn alias_of(b: Buffer) -> Buffer {
     }
 }
 
-/// Fused mode: every rank's operands packed into one buffer per role, one GEMM dispatch over all
-/// ranks' staggered jobs (and the spares' own where they have one), and the results handed back to
+/// Fused mode: every rank's operands packed into one buffer per role, the GEMM over all ranks'
+/// staggered jobs in one pass (and the spares' own dispatch where they have one), and the results handed back to
 /// the ranks' own buffers (where checks and dumps read every mode's results). Tuned from the
 /// environment ([`FusedTuning::from_env`]).
 pub(super) fn lower_fused(
@@ -658,9 +658,11 @@ pub(super) fn lower_fused_with(
     // over every job through the windows.
     // Where one rank's output or B alone exceeds a binding, the windows.
     let b_sizes: Vec<u64> = sizes.iter().map(|s| s.1).collect();
-    let per_run = (tuning.trigger == Trigger::Spares && tuning.grid == 0)
-        .then(|| rank_runs((m * n * 4) as u64, out_bytes, &b_offs, &b_sizes, window))
-        .flatten();
+    // Only with views (without them wgpu would put a barrier between every two dispatches).
+    let per_run =
+        (tuning.trigger == Trigger::Spares && tuning.grid == 0 && crate::alias::enabled())
+            .then(|| rank_runs((m * n * 4) as u64, out_bytes, &b_offs, &b_sizes, window))
+            .flatten();
     let runs = per_run.clone().unwrap_or_else(|| {
         vec![RankRun {
             ranks: 0..r,
@@ -884,6 +886,9 @@ pub(super) fn lower_fused_with(
         l.bindings.push(spare_binding);
         let spare_binding = l.bindings.len() - 1;
         if spares > 0 {
+            // First, they are ordered after the clears of the output and counters by clearing
+            // through their views (below); that what one view writes is seen through another rests
+            // on the driver, as src/alias.rs says of every view.
             let at = if tuning.spares_first { 0 } else { gemm.len() };
             dispatches.insert(
                 at,
@@ -926,13 +931,25 @@ pub(super) fn lower_fused_with(
             });
         }
     }
-    commands.push(Command::Clear(out));
-    commands.push(Command::Clear(counters));
     // This mode's own sequential run, the baseline of its efficiency: the watched GEMM (tracker
     // only) over the same jobs, grid and bindings, then in a pass of its own the finisher alone,
     // which triggers and moves every transfer (the spare pipeline on the GEMM's own buffers, so
     // wgpu's barrier orders it after the GEMM). The same GEMM and transfers, not overlapped.
     let mut own = commands.clone();
+    own.extend([Command::Clear(out), Command::Clear(counters)]);
+    // Spares first bind only their views of these two: cleared through them, the barrier wgpu puts
+    // before the spares' dispatch orders the clears before everything in the pass.
+    let cleared = |b: Buffer| {
+        if tuning.spares_first && spares > 0 {
+            alias_of(b)
+        } else {
+            b
+        }
+    };
+    commands.extend([
+        Command::Clear(cleared(out)),
+        Command::Clear(cleared(counters)),
+    ]);
     let ops: Vec<usize> = (0..plan.ops.len()).collect();
     own.push(Command::Pass(Pass {
         ops: ops.clone(),

@@ -145,7 +145,8 @@ pub enum Kernel {
     },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
     /// windows (else the pipeline without the per-load branch between them); `split_c`: its packed
-    /// output does (the watched GEMM is then the windowed composition, else the tracked one); `grid`: on the
+    /// output does (the watched GEMM is the tracked one where neither B nor the output does, else the
+    /// windowed composition); `grid`: on the
     /// persistent grid (`GemmParams::grid_wg` workgroups loop over the tiles); `watched`: the
     /// tracker alone, the spares triggering (`T3_FUSED_TRIGGER=spares`, shaders/epilogue/watched.wgsl).
     Fused {
