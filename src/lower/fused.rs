@@ -886,9 +886,11 @@ pub(super) fn lower_fused_with(
         l.bindings.push(spare_binding);
         let spare_binding = l.bindings.len() - 1;
         if spares > 0 {
-            // First, they are ordered after the clears of the output and counters by clearing
-            // through their views (below); that what one view writes is seen through another rests
-            // on the driver, as src/alias.rs says of every view.
+            // First, nothing of theirs is cleared (they bind views of the output and counters),
+            // but they also bind the packed A and B, copied on every run: the barrier wgpu records
+            // before them for those is an execution dependency on every earlier copy and clear (the
+            // GEMM's barriers, after them, wait only for copies); that the clears' memory is then
+            // seen through the views rests on the driver, as src/alias.rs says of every view.
             let at = if tuning.spares_first { 0 } else { gemm.len() };
             dispatches.insert(
                 at,
@@ -931,25 +933,14 @@ pub(super) fn lower_fused_with(
             });
         }
     }
+    // Cleared through the buffers themselves, as the copies of the previous run read them (a clear
+    // through a view would not be ordered after those reads).
+    commands.extend([Command::Clear(out), Command::Clear(counters)]);
     // This mode's own sequential run, the baseline of its efficiency: the watched GEMM (tracker
     // only) over the same jobs, grid and bindings, then in a pass of its own the finisher alone,
     // which triggers and moves every transfer (the spare pipeline on the GEMM's own buffers, so
     // wgpu's barrier orders it after the GEMM). The same GEMM and transfers, not overlapped.
     let mut own = commands.clone();
-    own.extend([Command::Clear(out), Command::Clear(counters)]);
-    // Spares first bind only their views of these two: cleared through them, the barrier wgpu puts
-    // before the spares' dispatch orders the clears before everything in the pass.
-    let cleared = |b: Buffer| {
-        if tuning.spares_first && spares > 0 {
-            alias_of(b)
-        } else {
-            b
-        }
-    };
-    commands.extend([
-        Command::Clear(cleared(out)),
-        Command::Clear(cleared(counters)),
-    ]);
     let ops: Vec<usize> = (0..plan.ops.len()).collect();
     own.push(Command::Pass(Pass {
         ops: ops.clone(),
