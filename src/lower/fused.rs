@@ -537,7 +537,7 @@ fn rank_runs(
     Some(runs)
 }
 
-/// The second view of pool buffer `b` (src/alias.rs).
+/// View 1 of pool buffer `b`, the spares' (src/alias.rs).
 fn alias_of(b: Buffer) -> Buffer {
     match b {
         Buffer::Pool(i) => Buffer::View(i, 1),
@@ -654,23 +654,21 @@ pub(super) fn lower_fused_with(
     // cost the f32 SIMT GEMM 5-7%, BENCHMARKS.md run 39), in dispatches that each bind one run of
     // ranks' outputs and Bs (`rank_runs`): one dispatch where every rank's fit one binding, else one
     // per stage and run in stagger order (the hardware issues dispatches in order), each writing
-    // through views of its own so that wgpu puts no barrier between them. Elsewhere one dispatch
+    // through views of its own so that wgpu puts no barrier between them (so only where the views
+    // are made). Elsewhere, and where one rank's output or B alone exceeds a binding, one dispatch
     // over every job through the windows.
-    // Where one rank's output or B alone exceeds a binding, the windows.
     let b_sizes: Vec<u64> = sizes.iter().map(|s| s.1).collect();
-    // Only with views (without them wgpu would put a barrier between every two dispatches).
-    let per_run =
-        (tuning.trigger == Trigger::Spares && tuning.grid == 0 && crate::alias::enabled())
-            .then(|| rank_runs((m * n * 4) as u64, out_bytes, &b_offs, &b_sizes, window))
-            .flatten();
-    let runs = per_run.clone().unwrap_or_else(|| {
+    let runs = (tuning.trigger == Trigger::Spares && tuning.grid == 0 && crate::alias::enabled())
+        .then(|| rank_runs((m * n * 4) as u64, out_bytes, &b_offs, &b_sizes, window))
+        .flatten();
+    let per_run = runs.is_some();
+    let runs = runs.unwrap_or_else(|| {
         vec![RankRun {
             ranks: 0..r,
             out: 0..out_bytes,
             b: 0..b_bytes,
         }]
     });
-    let per_run = per_run.is_some();
     let run_of = |p: usize| runs.iter().position(|g| g.ranks.contains(&p)).unwrap_or(0);
     // (stage, run) of each dispatch and its jobs' (rank, chunk).
     type Segment = ((usize, usize), Vec<(usize, usize)>);
@@ -779,7 +777,7 @@ pub(super) fn lower_fused_with(
     });
     let binding = l.bindings.len() - 1;
     let watched = tuning.trigger == Trigger::Spares;
-    let gemm: Vec<Dispatch> = if runs.len() == 1 && !per_run {
+    let gemm: Vec<Dispatch> = if !per_run {
         vec![Dispatch {
             kernel: Kernel::Fused {
                 split_b: b_split != u32::MAX,
@@ -807,7 +805,7 @@ pub(super) fn lower_fused_with(
                     Buffer::Pool(i) if d > 0 => Buffer::View(i, d + 1),
                     other => other,
                 };
-                let window = |buffer, at: &std::ops::Range<u64>| {
+                let span_of = |buffer, at: &std::ops::Range<u64>| {
                     Resource::Window(Span {
                         buffer,
                         offset: at.start,
@@ -838,8 +836,8 @@ pub(super) fn lower_fused_with(
                     // The tracked GEMM declares neither second window: 16 bytes of its own
                     // views stand in for them.
                     resources: resources(
-                        window(view(out), &run.out),
-                        window(b, &run.b),
+                        span_of(view(out), &run.out),
+                        span_of(b, &run.b),
                         view(counters),
                         stub(view(out), run.out.start),
                         stub(b, run.b.start),
