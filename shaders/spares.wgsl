@@ -25,6 +25,6 @@
 const INVOCATIONS: u32 = 64u;
 
 @compute @workgroup_size(INVOCATIONS)
-fn main(@builtin(local_invocation_index) t: u32) {
-    spare_wg(t);
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    spare_wg(t, wid.x);
 }

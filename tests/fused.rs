@@ -121,6 +121,10 @@ fn every_fused_variant_matches_reference() {
                 std::env::set_var("T3_ALIAS", alias);
                 std::env::set_var("T3_FUSED_HELP", help);
                 std::env::set_var("T3_FUSED_TRIGGER", trigger);
+                // Idle spares pausing between polls (0: not), from the seed (the strategy's tuple
+                // is full).
+                let pause = [0u32, 3, 40][(seed / 7 % 3) as usize];
+                std::env::set_var("T3_FUSED_PAUSE", pause.to_string());
                 let config = Config {
                     shape: Shape::new(m, n, k).unwrap(),
                     ranks,
@@ -138,7 +142,7 @@ fn every_fused_variant_matches_reference() {
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(
-                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} window {window:?} spares in {dispatch} ({first}; alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
+                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} pause {pause} window {window:?} spares in {dispatch} ({first}; alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
                 );
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
@@ -202,6 +206,7 @@ fn spares_first_beside_runs_of_ranks(
                 ("T3_FUSED_GRID", "0"),
                 ("T3_FUSED_SPARES", "3"),
                 ("T3_FUSED_WINDOW", window.as_str()),
+                ("T3_FUSED_PAUSE", "5"),
             ] {
                 std::env::set_var(k, v);
             }
@@ -227,6 +232,7 @@ fn spares_first_beside_runs_of_ranks(
         "T3_FUSED_GRID",
         "T3_FUSED_SPARES",
         "T3_FUSED_WINDOW",
+        "T3_FUSED_PAUSE",
     ] {
         std::env::remove_var(k);
     }

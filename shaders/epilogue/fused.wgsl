@@ -362,15 +362,44 @@ fn do_piece(a: u32, k: u32, t: u32) {
     }
 }
 
-// Does pieces while any is unclaimed.
-fn help(t: u32) {
+// Does pieces while any is unclaimed; returns, uniformly, whether it did any.
+fn help(t: u32) -> bool {
+    var moved = false;
     loop {
         let a = claim(t);
         if (a == NONE) {
             break;
         }
         do_piece(a, workgroupUniformLoad(&wg_piece), t);
+        moved = true;
     }
+    return moved;
+}
+
+// Where spare `slot`'s pause reads (host twin: `PAUSE_WORDS` in src/lower/fused.rs): past the live
+// list, 64 words of their own 128 bytes apart, so that the pauses of many spares do not all queue at
+// one L2 slice.
+fn pause_at(slot: u32) -> u32 {
+    return 9u * n_chunks() + 4u + (slot % 64u) * 32u;
+}
+
+// An idle spare's pause between polls (the header's pc0 reads; 0: none): invocation 0 reads a word
+// nobody writes (0), each read's address the word's plus the previous read's value capped at 1, so
+// the reads are dependent and each waits out a round trip to the point of coherence (atomics bypass
+// a non-coherent L1) while issuing one instruction; the rest of the workgroup waits at the barrier.
+// A pause that computes takes the GEMM's issue slots instead (BENCHMARKS.md run 39 call 7). The
+// value is folded into `seen`, so the reads are not dead.
+fn pause(t: u32, slot: u32) {
+    let n = fwd[n_chunks()].pc0;
+    if (t == 0u) {
+        let at = pause_at(slot);
+        var v = 0u;
+        for (var i = 0u; i < n; i++) {
+            v = atomicLoad(&counters[at + min(v, 1u)]);
+        }
+        seen |= v;
+    }
+    workgroupBarrier();
 }
 
 // After a tile's bump: the GEMM workgroup helps (header op0 = 0), never does (1: the spares run after
@@ -402,19 +431,22 @@ fn tile_done(counter: u32, t: u32) {
 // A workgroup dispatched past the GEMM's (or in a dispatch of its own, shaders/spares.wgsl): counted
 // alive, helps, polling for newly published transfers until every piece is done or its poll budget
 // is spent (bounded: see the top of this file), then leaves the count and helps once more (see
-// `tile_done`).
-fn spare_wg(t: u32) {
+// `tile_done`). An idle round is followed by a pause (`pause`; `slot`: the spare's index).
+fn spare_wg(t: u32, slot: u32) {
     let h = fwd[n_chunks()];
     if (t == 0u) {
         atomicAdd(&counters[alive_at()], 1u);
     }
     for (var polls = 0u; polls < h.len; polls++) {
-        spare_round(t);
+        let moved = spare_round(t);
         if (t == 0u) {
             wg_act = atomicLoad(&counters[tail_at() + 2u]);
         }
         if (workgroupUniformLoad(&wg_act) >= h.off) {
             break;
+        }
+        if (!moved && h.pc0 != 0u) {
+            pause(t, slot);
         }
     }
     storageBarrier();
@@ -428,11 +460,11 @@ fn spare_wg(t: u32) {
 }
 
 // One round of a spare: where the spares are the trigger (`watch`), arming what the counters meet,
-// then moving pieces while any is unclaimed.
-fn spare_round(t: u32) {
+// then moving pieces while any is unclaimed; returns, uniformly, whether it moved any.
+fn spare_round(t: u32) -> bool {
     if (WATCH) {
         watch(t);
         storageBarrier();
     }
-    help(t);
+    return help(t);
 }

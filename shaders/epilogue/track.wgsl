@@ -14,4 +14,4 @@ fn tile_done(counter: u32, t: u32) {
 }
 
 // Workgroups past the GEMM's: only fused mode dispatches any (its spare transfer workgroups).
-fn spare_wg(t: u32) {}
+fn spare_wg(t: u32, slot: u32) {}

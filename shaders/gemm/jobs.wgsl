@@ -152,7 +152,7 @@ fn tile_of(w: u32, t: u32) -> Tile {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let w0 = wid.x + wid.y * p.dispatch_x;
     if (w0 >= tile_stride()) {
-        spare_wg(t);
+        spare_wg(t, w0 - tile_stride());
         return;
     }
     if (GRID) {

@@ -55,6 +55,11 @@ pub struct FusedTuning {
     pub spares: Option<u32>,
     /// Each spare's poll budget: how often it looks for new work once none is left to claim.
     pub polls: u32,
+    /// An idle spare's pause between polls, in dependent reads of a word of its own at the device's
+    /// point of coherence (shaders/epilogue/fused.wgsl `pause`): each waits out a round trip while
+    /// issuing one instruction, so spares beside the GEMM poll less often without taking its issue
+    /// slots (a pause that computes does: run 39 call 7); 0: none.
+    pub pause: u32,
     /// Bytes of the output's first window at most (None: the largest binding).
     pub window: Option<u32>,
     /// Where the spares run.
@@ -128,8 +133,8 @@ impl FusedTuning {
     /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
     /// (N GEMM workgroups, off or 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
     /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch),
-    /// `T3_FUSED_SPARES_AT` (after | before the GEMM's dispatch, the latter with their own), for `target` and
-    /// `link`. Unset (or auto / default), each takes its default: where the multiprocessors are known
+    /// `T3_FUSED_SPARES_AT` (after | before the GEMM's dispatch, the latter with their own),
+    /// `T3_FUSED_PAUSE` (N reads an idle spare pauses between polls), for `target` and `link`. Unset (or auto / default), each takes its default: where the multiprocessors are known
     /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-37 ([`FusedTuning::paying`])
     /// unless `T3_FUSED_TRIGGER=epilogue` (or `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link,
     /// auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0, always,
@@ -229,6 +234,7 @@ impl FusedTuning {
             pieces: count("T3_FUSED_PIECES", "link", 1, paying.map(|p| p.pieces))?,
             spares: count("T3_FUSED_SPARES", "auto", 0, paying.map(|p| p.spares))?,
             polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(polls),
+            pause: count("T3_FUSED_PAUSE", "0", 0, paying.map(|p| Some(p.pause)))?.unwrap_or(0),
             window: knob("T3_FUSED_WINDOW", "default", 256)?,
             spare_dispatch,
             grid: count("T3_FUSED_GRID", "off", 0, paying.map(|p| Some(p.grid)))?.unwrap_or(0),
@@ -259,6 +265,7 @@ impl FusedTuning {
             },
             spares: Some(if simt { 2 } else { 3 } * sms),
             polls: 1 << 20,
+            pause: 0,
             window: None,
             spare_dispatch: SpareDispatch::Own,
             spares_first: simt,
@@ -290,7 +297,11 @@ impl FusedTuning {
             },
             or(self.pieces, "link"),
             format!("{:?}", self.help).to_lowercase()
-        )
+        ) + &if self.pause > 0 {
+            format!("; idle spares pause {} reads between polls", self.pause)
+        } else {
+            String::new()
+        }
     }
 
     /// Pieces of a transfer of `len` elements over `link`.
@@ -348,15 +359,20 @@ fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
 /// action's claims, done pieces and conditions met, tail, head, pieces done and spares alive, and
 /// the live list (the layout in shaders/epilogue/fused.wgsl).
 fn counter_words(nc: usize) -> usize {
-    9 * nc + 4
+    9 * nc + 4 + PAUSE_WORDS
 }
+
+/// Words past the live list that idle spares read in their pause (`pause_at` in
+/// shaders/epilogue/fused.wgsl): 64 slots 128 bytes apart, so that the pauses of many spares do not
+/// all queue at one L2 slice, and one word more (a read's address is the slot's plus 0 or 1).
+const PAUSE_WORDS: usize = 64 * 32 + 1;
 
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
 /// fire (local tiles plus the incoming steps that precede the step in the schedule), their pieces and
 /// their gates (the destination's tiles plus the steps into it that precede this one: every write of
 /// a chunk is exclusive, in the schedule's order); then the header: off = pieces of all transfers,
 /// len = the spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first
-/// `window` bytes.
+/// `window` bytes, pc0 = an idle spare's pause in reads.
 fn forward_table(
     config: &Config,
     chunking: &Chunking,
@@ -421,6 +437,7 @@ fn forward_table(
         off: pieces,
         len: tuning.polls,
         op0: tuning.help.code(),
+        pc0: tuning.pause,
         at0: nch as u32,
         at1: (window / 4) as u32,
         to0: NONE,
@@ -461,12 +478,20 @@ fn check_table(fwd: &[Forward], out_elems: usize) -> std::result::Result<(), Str
 /// reduce-scatter on 8 ranks with 52 spares: 7 of 40 runs wrong before this cap, 0 of 180 after).
 /// Per poll invocation 0 loops at most 2 + 2 nc times (the poll, the claim, a scan of the live list
 /// of `counters` chunks' actions), and where it `watch`es at most 2 nc more (a counter, and the
-/// counters of its chunk on every rank); half the cap is left for the pieces the spare moves.
-fn polls_within(limit: Option<u32>, polls: u32, counters: usize, watching: bool) -> u32 {
+/// counters of its chunk on every rank), and `pause` more where idle; half the cap is left for the
+/// pieces the spare moves.
+fn polls_within(
+    limit: Option<u32>,
+    polls: u32,
+    counters: usize,
+    watching: bool,
+    pause: u32,
+) -> u32 {
     match limit {
         Some(limit) => {
             let nc = u32::try_from(counters).unwrap_or(u32::MAX / 8);
-            let per_poll = 2 + 2 * nc + if watching { 2 * nc } else { 0 };
+            let per_poll =
+                (2 + 2 * nc + if watching { 2 * nc } else { 0 }).saturating_add(pause);
             polls.min(limit / 2 / per_poll)
         }
         None => polls,
@@ -608,6 +633,7 @@ pub(super) fn lower_fused_with(
             tuning.polls,
             r * chunking.count(),
             tuning.trigger == Trigger::Spares,
+            tuning.pause,
         ),
         ..tuning
     };
@@ -1021,6 +1047,7 @@ mod tests {
             pieces,
             spares: None,
             polls: 7,
+            pause: 0,
             window: None,
             spare_dispatch: SpareDispatch::Gemm,
             spares_first: false,
@@ -1035,7 +1062,7 @@ mod tests {
         // Never more pieces than a chunk has work for, never none.
         assert_eq!(t(Some(64)).pieces(Link::Workgroups(16), 5), 1);
         assert_eq!(t(None).pieces(Link::Unthrottled, 1), 1);
-        assert_eq!(counter_words(4), 40);
+        assert_eq!(counter_words(4), 40 + PAUSE_WORDS);
         assert_eq!(fused_window(1 << 31, None), 1 << 31);
         assert_eq!(fused_window(1 << 31, Some(1000)), 768);
         assert_eq!(fused_window(100, Some(1000)), 256);
@@ -1089,17 +1116,23 @@ mod tests {
 
     #[test]
     fn spares_poll_well_inside_a_drivers_loop_cap() {
-        assert_eq!(polls_within(None, 1 << 14, 96, true), 1 << 14);
-        let capped = polls_within(Some(65535), 1 << 14, 96, false);
+        assert_eq!(polls_within(None, 1 << 14, 96, true, 9), 1 << 14);
+        let capped = polls_within(Some(65535), 1 << 14, 96, false, 0);
         // Polls at their longest (every scan over the whole live list) spend half the cap at most,
         // and watching the counters as well.
         assert!(capped > 0 && capped * (2 + 2 * 96) <= 65535 / 2, "{capped}");
-        let watching = polls_within(Some(65535), 1 << 14, 96, true);
+        let watching = polls_within(Some(65535), 1 << 14, 96, true, 0);
         assert!(
             watching > 0 && watching * (2 + 4 * 96) <= 65535 / 2,
             "{watching}"
         );
-        assert_eq!(polls_within(Some(65535), 3, 96, true), 3);
+        // An idle spare's pause reads are loop iterations too.
+        let pausing = polls_within(Some(65535), 1 << 14, 96, true, 100);
+        assert!(
+            pausing > 0 && pausing * (2 + 4 * 96 + 100) <= 65535 / 2,
+            "{pausing}"
+        );
+        assert_eq!(polls_within(Some(65535), 3, 96, true, 100), 3);
     }
 
     #[test]

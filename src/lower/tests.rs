@@ -489,6 +489,7 @@ fn own_spares(
         pieces: None,
         spares: Some(5),
         polls: 9,
+        pause: 0,
         window: None,
         spare_dispatch: super::fused::SpareDispatch::Own,
         spares_first: false,
