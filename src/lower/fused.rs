@@ -44,6 +44,18 @@ const PIECE_PER_INVOCATION: usize = 16;
 /// Invocations of a spare workgroup of their own dispatch (shaders/spares.wgsl `INVOCATIONS`).
 const SPARE_INVOCATIONS: u32 = 64;
 
+/// Spares a multiprocessor the GEMM leaves free holds at once: 2048 resident invocations (NVIDIA
+/// since Volta) of 64 each.
+const SPARES_PER_FREE_SM: u32 = 2048 / SPARE_INVOCATIONS;
+
+/// GEMM flops per byte the transfers move below which the cooperative GEMM's grid leaves an eighth
+/// of the multiprocessors to the spares: beside a cooperative GEMM workgroup (61440 registers) only
+/// two spares fit on its SM and move pieces at a fraction of the link's rate, so where the
+/// transfers take about as long as the GEMM, whole SMs of spares pay for a GEMM an eighth slower
+/// (BENCHMARKS.md run 40 call 3, H200 f16: tnlg-op at 101 flop/B 2.300 ms on a grid of 116 against
+/// 2.753 on 132; gpt3-op at 292 and tnlg-fc2 at 405 lost 5-7% on 124).
+const FREE_SMS_BELOW: f64 = 200.0;
+
 /// How fused mode's transfers are split and drained: the variants its benchmark compares, chosen by
 /// environment knobs so that one device run can time them all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,12 +151,18 @@ impl FusedTuning {
     /// unless `T3_FUSED_TRIGGER=epilogue` (or `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link,
     /// auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0, always,
     /// epilogue.
-    pub fn from_env(target: &Target, link: Link) -> std::result::Result<Self, String> {
+    /// `intensity`: the GEMM's flops per byte the transfers move (the paying defaults' grid follows
+    /// it).
+    pub fn from_env(
+        target: &Target,
+        link: Link,
+        intensity: f64,
+    ) -> std::result::Result<Self, String> {
         // Not where a knob chose the epilogue: that configuration keeps its own defaults.
         let paying = target
             .sms
             .filter(|_| std::env::var("T3_FUSED_TRIGGER").as_deref() != Ok("epilogue"))
-            .map(|sms| Self::paying(sms, target.gemm_per_sm, link));
+            .map(|sms| Self::paying(sms, target.gemm_per_sm, link, intensity));
         let unset =
             |name: &str| matches!(std::env::var(name).as_deref(), Err(_) | Ok("") | Ok("auto"));
         let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
@@ -255,21 +273,41 @@ impl FusedTuning {
     /// itself: 5% faster than on the grid, and the spares take their two slots before it fills the
     /// rest; run 39, where three spares beside the cooperative GEMM left it no room until they gave
     /// up); each transfer on as many invocations as the link gives a step (its step workgroups'
-    /// lanes, in spares' pieces).
-    pub fn paying(sms: u32, gemm_per_sm: u32, link: Link) -> Self {
+    /// lanes, in spares' pieces). Beside the cooperative GEMM, where the transfers weigh about as
+    /// much as the GEMM (`intensity`, its flops per byte moved, below [`FREE_SMS_BELOW`]), its grid
+    /// leaves an eighth of the SMs to spares, a full SM of them each, two beside each GEMM
+    /// workgroup (run 40 call 3). Idle spares pause between polls (run 40 calls 1-2: the spin cost
+    /// the GEMM 0.4% of gpt3-op's f32 time, 3% of its f16; a longer pause delays publications:
+    /// tnlg-op f32 +0.9% at 512 reads, f16 +2% at 128): 128 reads beside the SIMT GEMM, 32 beside
+    /// the cooperative one.
+    pub fn paying(sms: u32, gemm_per_sm: u32, link: Link, intensity: f64) -> Self {
         let simt = gemm_per_sm >= 2;
+        let free = if !simt && intensity < FREE_SMS_BELOW {
+            sms / 8
+        } else {
+            0
+        };
+        let gemm_sms = sms - free;
         FusedTuning {
             pieces: match link {
                 Link::Workgroups(w) => Some((w * STEP_WG / SPARE_INVOCATIONS).max(1)),
                 Link::Unthrottled => None,
             },
-            spares: Some(if simt { 2 } else { 3 } * sms),
+            spares: Some(match (simt, free) {
+                (true, _) => 2 * sms,
+                (false, 0) => 3 * sms,
+                (false, f) => 2 * gemm_sms + SPARES_PER_FREE_SM * f,
+            }),
             polls: 1 << 20,
-            pause: 0,
+            pause: if simt { 128 } else { 32 },
             window: None,
             spare_dispatch: SpareDispatch::Own,
             spares_first: simt,
-            grid: if simt { 0 } else { sms * gemm_per_sm.max(1) },
+            grid: if simt {
+                0
+            } else {
+                gemm_sms * gemm_per_sm.max(1)
+            },
             help: Help::Always,
             trigger: Trigger::Spares,
         }
@@ -490,8 +528,7 @@ fn polls_within(
     match limit {
         Some(limit) => {
             let nc = u32::try_from(counters).unwrap_or(u32::MAX / 8);
-            let per_poll =
-                (2 + 2 * nc + if watching { 2 * nc } else { 0 }).saturating_add(pause);
+            let per_poll = (2 + 2 * nc + if watching { 2 * nc } else { 0 }).saturating_add(pause);
             polls.min(limit / 2 / per_poll)
         }
         None => polls,
@@ -581,7 +618,10 @@ pub(super) fn lower_fused(
     schedule: &Schedule,
     plan: &Plan,
 ) -> std::result::Result<Recording, String> {
-    let tuning = FusedTuning::from_env(&l.target, config.link)?;
+    let flops =
+        2.0 * (config.ranks * config.shape.m * config.shape.n) as f64 * config.shape.k as f64;
+    let intensity = flops / plan.step_bytes().max(1) as f64;
+    let tuning = FusedTuning::from_env(&l.target, config.link, intensity)?;
     let rec = lower_fused_with(l, config, chunking, schedule, plan, tuning)?;
     l.fused_tuning = Some(tuning);
     Ok(rec)
@@ -1072,7 +1112,7 @@ mod tests {
     fn known_multiprocessors_give_the_paying_configuration() {
         // An H100's 132 SMs, the cooperative kernel (one per SM), the 150 GB/s link's 16 workgroups:
         // run 36's configuration (64 pieces of 64 invocations = 16 step workgroups of 256).
-        let p = FusedTuning::paying(132, 1, Link::Workgroups(16));
+        let p = FusedTuning::paying(132, 1, Link::Workgroups(16), 300.0);
         assert_eq!(
             (p.trigger, p.spare_dispatch, p.grid, p.spares, p.pieces),
             (
@@ -1085,7 +1125,7 @@ mod tests {
         );
         // The SIMT kernel holds two per SM: the registers they leave hold two spares per SM,
         // dispatched first, and the GEMM a workgroup per tile after them.
-        let simt = FusedTuning::paying(132, 2, Link::Workgroups(16));
+        let simt = FusedTuning::paying(132, 2, Link::Workgroups(16), 300.0);
         assert_eq!(
             (simt.grid, simt.spares, simt.spares_first, p.spares_first),
             (0, Some(264), true, false)
@@ -1093,9 +1133,26 @@ mod tests {
         assert!(simt
             .describe()
             .contains("spares 264 of their own dispatch before the GEMM's; GEMM grid off"));
-        assert_eq!(FusedTuning::paying(4, 1, Link::Unthrottled).pieces, None);
         assert_eq!(
-            FusedTuning::paying(4, 1, Link::Workgroups(1)).pieces,
+            (p.pause, simt.pause),
+            (32, 128),
+            "idle spares pause between polls"
+        );
+        // Transfers that weigh about as much as the GEMM: an eighth of the SMs left to spares
+        // beside the cooperative GEMM (a full SM of them each, two beside each GEMM workgroup); the
+        // SIMT GEMM's configuration does not follow the intensity.
+        let light = FusedTuning::paying(132, 1, Link::Workgroups(16), 101.0);
+        assert_eq!((light.grid, light.spares), (116, Some(2 * 116 + 32 * 16)));
+        assert_eq!(
+            FusedTuning::paying(132, 2, Link::Workgroups(16), 101.0),
+            simt
+        );
+        assert_eq!(
+            FusedTuning::paying(4, 1, Link::Unthrottled, 300.0).pieces,
+            None
+        );
+        assert_eq!(
+            FusedTuning::paying(4, 1, Link::Workgroups(1), 300.0).pieces,
             Some(4)
         );
         // The host's spare width is the shader's.
