@@ -834,6 +834,23 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
         "two spares per SM (3 SMs) first, then the tracked GEMM a workgroup per tile"
     );
     assert_eq!(p.grid_wg, 0);
+    // Beside the cooperative GEMM (one per SM) the grid follows the GEMM's flops per byte its
+    // transfers move: K = 19 (13 flop/B) leaves an eighth of 16 SMs to spares, 32 each and two
+    // beside each GEMM workgroup; K = 4000 (2700 flop/B) keeps every SM and three spares per SM.
+    let coop = Target {
+        sms: Some(16),
+        gemm_per_sm: 1,
+        ..TARGET
+    };
+    for (k, grid, spares) in [(19, 14, 2 * 14 + 32 * 2), (4000, 16, 3 * 16)] {
+        let c = Config {
+            shape: Shape::new(c.shape.m, c.shape.n, k).unwrap(),
+            ..c
+        };
+        let l = lower(&c, &ch, &s, &plan, coop);
+        let t = l.fused_tuning.expect("fused mode lowers");
+        assert_eq!((t.grid, t.spares), (grid, Some(spares)), "K {k}: {t:?}");
+    }
     // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.
     let l = lower(&c, &ch, &s, &plan, TARGET);
     let t = l.fused_tuning.unwrap();
