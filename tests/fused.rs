@@ -323,6 +323,15 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     std::env::remove_var("T3_FUSED_PIECES");
     let why = Fused.skip_reason(&sys.unwrap()).unwrap();
     assert!(why.contains("T3_FUSED_PIECES"), "{why}");
+    // The pause: a count or auto, wherever the paying defaults do not apply too.
+    std::env::set_var("T3_FUSED_PAUSE", "soon");
+    let sys = System::new(gpu, kernels, config.clone());
+    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    assert!(why.contains("T3_FUSED_PAUSE"), "{why}");
+    std::env::set_var("T3_FUSED_PAUSE", "auto");
+    let sys = System::new(gpu, kernels, config.clone());
+    std::env::remove_var("T3_FUSED_PAUSE");
+    assert_eq!(Fused.skip_reason(&sys.unwrap()), None);
     // GEMM workgroups that leave every piece to spares which may run beside them (and give up).
     std::env::set_var("T3_FUSED_HELP", "never");
     let sys = System::new(gpu, kernels, config.clone());

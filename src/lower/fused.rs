@@ -246,13 +246,14 @@ impl FusedTuning {
                 ))
             }
         };
+        let pause = count("T3_FUSED_PAUSE", "auto", 0, paying.map(|p| Some(p.pause)))?.unwrap_or(0);
         Ok(FusedTuning {
             trigger,
             spares_first,
             pieces: count("T3_FUSED_PIECES", "link", 1, paying.map(|p| p.pieces))?,
             spares: count("T3_FUSED_SPARES", "auto", 0, paying.map(|p| p.spares))?,
-            polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(polls),
-            pause: count("T3_FUSED_PAUSE", "0", 0, paying.map(|p| Some(p.pause)))?.unwrap_or(0),
+            polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(paused_polls(polls, pause)),
+            pause,
             window: knob("T3_FUSED_WINDOW", "default", 256)?,
             spare_dispatch,
             grid: count("T3_FUSED_GRID", "off", 0, paying.map(|p| Some(p.grid)))?.unwrap_or(0),
@@ -288,6 +289,7 @@ impl FusedTuning {
             0
         };
         let gemm_sms = sms - free;
+        let pause = if simt { 128 } else { 32 };
         FusedTuning {
             pieces: match link {
                 Link::Workgroups(w) => Some((w * STEP_WG / SPARE_INVOCATIONS).max(1)),
@@ -298,8 +300,8 @@ impl FusedTuning {
                 (false, 0) => 3 * sms,
                 (false, f) => 2 * gemm_sms + SPARES_PER_FREE_SM * f,
             }),
-            polls: 1 << 20,
-            pause: if simt { 128 } else { 32 },
+            polls: paused_polls(1 << 20, pause),
+            pause,
             window: None,
             spare_dispatch: SpareDispatch::Own,
             spares_first: simt,
@@ -352,6 +354,20 @@ impl FusedTuning {
         }
     }
 }
+
+/// A poll budget of `polls` rounds for spares that pause `pause` reads after an idle one: fewer
+/// rounds as the pause grows, so that a spare's whole life stays about as long as without it (a
+/// GEMM left no room by the spares waits for them to give up; the bound is what the top of
+/// shaders/epilogue/fused.wgsl rests on). A round costs about [`PAUSE_ROUND`] reads' time itself.
+fn paused_polls(polls: u32, pause: u32) -> u32 {
+    let scaled =
+        u64::from(polls) * u64::from(PAUSE_ROUND) / (u64::from(PAUSE_ROUND) + u64::from(pause));
+    (scaled as u32).max(1)
+}
+
+/// About a spare's round (a watch of every counter and a scan of the queue) in round trips to the
+/// point of coherence: the unit an idle pause's reads are weighed in ([`paused_polls`]).
+const PAUSE_ROUND: u32 = 16;
 
 /// A pool buffer of `bytes` bound as two windows: the first at most `window` bytes, the second the
 /// rest. Where it fits the first, the second is a small range past it that the shader never reads:
@@ -687,7 +703,12 @@ pub(super) fn lower_fused_with(
             .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
     }
     let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
-    let busiest = fwd.iter().map(|f| f.pc0.max(f.pc1)).max().unwrap_or(1);
+    // The counters' entries only: the header's pc0 is the pause.
+    let busiest = fwd[..fwd.len() - 1]
+        .iter()
+        .map(|f| f.pc0.max(f.pc1))
+        .max()
+        .unwrap_or(1);
     let auto_spares = (r as u32 * busiest).min(1024);
     let spares = tuning.spares.unwrap_or(auto_spares);
     // The finisher's workgroups (the spare pipeline alone moving whatever is left): the mode's own
@@ -1138,6 +1159,15 @@ mod tests {
             (32, 128),
             "idle spares pause between polls"
         );
+        // Their poll budget shrinks with the pause, so that a spare's whole life (rounds and
+        // pauses, in round trips) stays within the unpaused budget's.
+        for t in [p, simt] {
+            let life = u64::from(t.polls) * u64::from(PAUSE_ROUND + t.pause);
+            assert!(life <= (1u64 << 20) * u64::from(PAUSE_ROUND), "{t:?}");
+            assert!(t.polls >= (1 << 20) / 10, "{t:?}");
+        }
+        assert_eq!(paused_polls(1 << 20, 0), 1 << 20);
+        assert_eq!(paused_polls(3, 1 << 20), 1);
         // Transfers that weigh about as much as the GEMM: an eighth of the SMs left to spares
         // beside the cooperative GEMM (a full SM of them each, two beside each GEMM workgroup); the
         // SIMT GEMM's configuration does not follow the intensity.

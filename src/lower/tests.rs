@@ -501,6 +501,44 @@ fn own_spares(
 }
 
 #[test]
+fn fused_header_carries_the_pause_and_auto_spares_follow_the_busiest_transfer_alone() {
+    let (c, plan, ch, s, mut l, tuning) = own_spares(super::fused::Trigger::Spares);
+    let tuning = super::fused::FusedTuning {
+        pieces: Some(2),
+        spares: None,
+        pause: 77,
+        ..tuning
+    };
+    let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let table = l
+        .pool
+        .iter()
+        // This lowering's (`lowered` made one before it).
+        .rfind(|b| b.label == "fused forward table")
+        .and_then(|b| b.init.clone())
+        .expect("the forward table is uploaded");
+    let fwd: Vec<super::fused::Forward> = bytemuck::pod_collect_to_vec(&table);
+    let header = fwd.last().unwrap();
+    assert_eq!(
+        (header.pc0, header.len),
+        (77, tuning.polls),
+        "the header's pc0 is the idle spares' pause"
+    );
+    // Every spare dispatch (beside the GEMM, and the finisher) is ranks x the busiest transfer's
+    // pieces: the header's pause is not a transfer's pieces.
+    let spares: Vec<u32> = rec
+        .passes()
+        .flat_map(|p| p.dispatches.iter())
+        .filter(|d| matches!(d.kernel, Kernel::Spares { .. }))
+        .map(|d| d.workgroups)
+        .collect();
+    assert!(
+        !spares.is_empty() && spares.iter().all(|&w| w == c.ranks as u32 * 2),
+        "{spares:?}"
+    );
+}
+
+#[test]
 fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
     let (c, plan, ch, s, mut l, tuning) = own_spares(super::fused::Trigger::Epilogue);
     let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
