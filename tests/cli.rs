@@ -517,6 +517,11 @@ fn one_rank_has_no_room_to_overlap() {
         assert!(row.ends_with("no room to overlap"), "{row}");
         assert_eq!(row[..eff].trim_end().chars().last(), Some('-'), "{row}");
     }
+    // Said apart from failed checks (there are none).
+    assert!(
+        text.contains("\nno room to overlap (") && !text.contains("checks failed"),
+        "{text}"
+    );
 }
 
 /// A link table with rows at 2, 4 and 8 GB/s measured on `adapter`.
