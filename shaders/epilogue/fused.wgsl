@@ -25,7 +25,8 @@
 // workgroup stores without waiting) and transfers
 // earlier in the schedule's order, so by induction over that order each is met. The only loop that
 // waits is the spare workgroups' poll for newly published work, and it is bounded (POLLS, from the
-// host) and nothing depends on it: a spare that gives up leaves the work to the workgroups that
+// host; an idle poll's pause is a bounded count of reads, `pause`, and the host shrinks the default
+// budget with it) and nothing depends on it: a spare that gives up leaves the work to the workgroups that
 // publish it. So no forward-progress guarantee between workgroups is needed, and spares that run
 // before the GEMM's workgroups (dispatch order is not guaranteed) only cost their bounded poll.
 // Where the spares are the trigger (the watched GEMM only counts its tiles, `watch`), nothing but a
