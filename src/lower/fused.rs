@@ -146,11 +146,13 @@ impl FusedTuning {
     /// (N GEMM workgroups, off or 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
     /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch),
     /// `T3_FUSED_SPARES_AT` (after | before the GEMM's dispatch, the latter with their own),
-    /// `T3_FUSED_PAUSE` (N reads an idle spare pauses between polls), for `target` and `link`. Unset (or auto / default), each takes its default: where the multiprocessors are known
-    /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-37 ([`FusedTuning::paying`])
-    /// unless `T3_FUSED_TRIGGER=epilogue` (or `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link,
-    /// auto, 16384 or with their own dispatch 1048576, the largest binding, gemm, 0, always,
-    /// epilogue.
+    /// `T3_FUSED_PAUSE` (N reads an idle spare pauses between polls), for `target` and `link`.
+    /// Unset (or auto / default), each takes its default: where the multiprocessors are known
+    /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-40
+    /// ([`FusedTuning::paying`]) unless `T3_FUSED_TRIGGER=epilogue` (or
+    /// `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link, auto, 16384 or with their own
+    /// dispatch 1048576 (either shrunk by a pause, [`paused_polls`]), the largest binding, gemm, 0,
+    /// always, epilogue, no pause.
     /// `intensity`: the GEMM's flops per byte the transfers move (the paying defaults' grid follows
     /// it).
     pub fn from_env(
@@ -278,7 +280,7 @@ impl FusedTuning {
     /// much as the GEMM (`intensity`, its flops per byte moved, below [`FREE_SMS_BELOW`]), its grid
     /// leaves an eighth of the SMs to spares, a full SM of them each, two beside each GEMM
     /// workgroup (run 40 call 3). Idle spares pause between polls (run 40 calls 1-2: the spin cost
-    /// the GEMM 0.4% of gpt3-op's f32 time, 3% of its f16; a longer pause delays publications:
+    /// the GEMM 0.4% of gpt3-op's f32 time, 3.5% of its f16; a longer pause delays publications:
     /// tnlg-op f32 +0.9% at 512 reads, f16 +2% at 128): 128 reads beside the SIMT GEMM, 32 beside
     /// the cooperative one.
     pub fn paying(sms: u32, gemm_per_sm: u32, link: Link, intensity: f64) -> Self {
