@@ -197,7 +197,7 @@ impl FusedTuning {
         // done (they leave as soon as every piece is): a budget for the whole GEMM.
         let polls = match spare_dispatch {
             SpareDispatch::Gemm => 1 << 14,
-            SpareDispatch::Own => 1 << 20,
+            SpareDispatch::Own => OWN_POLLS,
         };
         let help = match std::env::var("T3_FUSED_HELP").as_deref() {
             Err(_) | Ok("") | Ok("always") => Help::Always,
@@ -302,7 +302,7 @@ impl FusedTuning {
                 (false, 0) => 3 * sms,
                 (false, f) => 2 * gemm_sms + SPARES_PER_FREE_SM * f,
             }),
-            polls: paused_polls(1 << 20, pause),
+            polls: paused_polls(OWN_POLLS, pause),
             pause,
             window: None,
             spare_dispatch: SpareDispatch::Own,
@@ -366,6 +366,11 @@ fn paused_polls(polls: u32, pause: u32) -> u32 {
         u64::from(polls) * u64::from(PAUSE_ROUND) / (u64::from(PAUSE_ROUND) + u64::from(pause));
     (scaled as u32).max(1)
 }
+
+/// The poll budget of spares of their own dispatch without a pause: they start with the GEMM and
+/// poll until its last transfer is done, so it outlasts the GEMM (f32 gpt3-fc2's 290 ms included,
+/// BENCHMARKS.md run 39 call 11).
+const OWN_POLLS: u32 = 1 << 20;
 
 /// About a spare's round (a watch of every counter and a scan of the queue) in round trips to the
 /// point of coherence: the unit an idle pause's reads are weighed in ([`paused_polls`]).
@@ -636,9 +641,7 @@ pub(super) fn lower_fused(
     schedule: &Schedule,
     plan: &Plan,
 ) -> std::result::Result<Recording, String> {
-    let flops =
-        2.0 * (config.ranks * config.shape.m * config.shape.n) as f64 * config.shape.k as f64;
-    let intensity = flops / plan.step_bytes().max(1) as f64;
+    let intensity = config.shape.flops() * config.ranks as f64 / plan.step_bytes().max(1) as f64;
     let tuning = FusedTuning::from_env(&l.target, config.link, intensity)?;
     let rec = lower_fused_with(l, config, chunking, schedule, plan, tuning)?;
     l.fused_tuning = Some(tuning);
