@@ -137,4 +137,5 @@ fn compute_tile(w: u32, t: u32) {
     // The epilogue (shaders/epilogue/): bump the chunk's tracker counter, and in fused mode perform
     // the transfer the increment triggers.
     tile_done(job.counter, t);
+    tile_landed(t);
 }

@@ -248,4 +248,5 @@ fn compute_tile(w: u32, t: u32) {
     emit_pair(c30, c31, sg, lane, r0 + 48u, cl + 0u, job);
     emit_pair(c32, c33, sg, lane, r0 + 48u, cl + 32u, job);
     tile_done(job.counter, t);
+    tile_landed(t);
 }

@@ -127,7 +127,11 @@ impl Composition {
                 vec![("TRACK", 1.0), ("GRID", 1.0)],
             ],
             (_, "track") => vec![vec![("TRACK", 1.0), ("GRID", 0.0)]],
-            ("spares.wgsl", _) => vec![vec![("WATCH", 0.0)], vec![("WATCH", 1.0)]],
+            ("spares.wgsl", _) => vec![
+                vec![("WATCH", 0.0), ("LAND", 0.0)],
+                vec![("WATCH", 1.0), ("LAND", 0.0)],
+                vec![("WATCH", 1.0), ("LAND", 1.0)],
+            ],
             (_, "watched") => [0.0, 1.0]
                 .into_iter()
                 .flat_map(|grid| {

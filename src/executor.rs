@@ -54,6 +54,7 @@ impl Kernels {
         Target {
             device,
             tile_n: self.gemm.engine.tile_n(),
+            tile_group: self.gemm.engine.tile_group(),
             max_workgroups_per_dim: gpu.max_workgroups_per_dim,
             uniform_align: u64::from(gpu.limits.min_uniform_buffer_offset_alignment).max(64),
             max_buffer: gpu.max_buffer,
@@ -376,7 +377,9 @@ impl<'a> Executor<'a> {
                                 .kernels
                                 .gemm
                                 .fused(gpu, split_b, split_c, grid, watched)?,
-                            Kernel::Spares { watch } => self.kernels.gemm.spares(gpu, watch)?,
+                            Kernel::Spares { watch, land } => {
+                                self.kernels.gemm.spares(gpu, watch, land)?
+                            }
                             Kernel::Gather => &self.kernels.gather.pipeline,
                         };
                         gpu.dispatch(

@@ -436,7 +436,12 @@ pub fn measure_with(
             seq_ms: None,
             ideal_ms: None,
             own_baseline: false,
-            bytes_moved: sys.plan.step_bytes(),
+            bytes_moved: sys.plan.step_bytes()
+                + if m.name() == "fused" {
+                    sys.parts[0].lowered.fused_extra_bytes
+                } else {
+                    0
+                },
             max_rel_error: None,
             trackers_ok: None,
             trigger_latency_median_us: None,

@@ -200,6 +200,15 @@ impl Engine {
         crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile[1] as usize)
     }
 
+    /// Tile rows its workgroups walk down before moving one tile column right (`const GROUP` of
+    /// gemm_coop.wgsl, `grouped`); 0: row-major (gemm.wgsl).
+    pub fn tile_group(self) -> usize {
+        match self {
+            Engine::Simt => 0,
+            Engine::Coop => 8,
+        }
+    }
+
     /// Its workgroups one NVIDIA multiprocessor holds at once: the cooperative kernel takes 236
     /// registers per invocation, 61440 of an SM's 65536 for its 256 (BENCHMARKS.md run 31); the SIMT
     /// kernel two (a persistent grid of 2 per SM was wholly resident on an H100 and an H200, run 37).
@@ -234,7 +243,10 @@ pub struct Job {
     pub c_off: u32,
     pub a_row_base: u32,
     pub c_row_base: u32,
-    pub _pad: [u32; 3],
+    /// Fused mode's landed chunk: 1 + the first word of its landing state in the counters, where
+    /// each tile records itself once stored (0: not landed; src/lower/fused.rs `landing`).
+    pub land: u32,
+    pub _pad: [u32; 2],
 }
 
 /// How the GEMM writes its output.
@@ -269,7 +281,7 @@ pub struct GemmKernel {
     /// on first use (only `SpareDispatch::Own` runs them).
     fused_module: wgpu::ShaderModule,
     fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
-    spares: [OnceLock<wgpu::ComputePipeline>; 2],
+    spares: [OnceLock<wgpu::ComputePipeline>; 3],
     /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `T3_FUSED_TRIGGER`),
     /// indexed by split B + 2 x grid, made on first use.
     watched_module: wgpu::ShaderModule,
@@ -412,9 +424,11 @@ impl GemmKernel {
     }
 
     /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl), on the fused
-    /// GEMM's layout; watching the counters as the trigger where `watch`.
-    pub fn spares(&self, gpu: &Gpu, watch: bool) -> Result<&wgpu::ComputePipeline> {
-        made_once(&self.spares[usize::from(watch)], || {
+    /// GEMM's layout; watching the counters as the trigger where `watch`, landing the ring's last
+    /// hops where `land` too (only the watching spares land).
+    pub fn spares(&self, gpu: &Gpu, watch: bool, land: bool) -> Result<&wgpu::ComputePipeline> {
+        let land = land && watch;
+        made_once(&self.spares[usize::from(watch) + usize::from(land)], || {
             let v = Variant {
                 kernel: "spares.wgsl",
                 gemm: None,
@@ -423,17 +437,20 @@ impl GemmKernel {
             };
             // Trusted as the fused GEMM is, for the same reason (its epilogue's indices).
             let m = shaders::module(gpu, "fused spares", &v, None, true)?;
-            let label = if watch {
-                "fused spares (watching)"
-            } else {
-                "fused spares"
+            let label = match (watch, land) {
+                (true, true) => "fused spares (watching, landing)",
+                (true, false) => "fused spares (watching)",
+                _ => "fused spares",
             };
             shaders::pipeline(
                 gpu,
                 label,
                 &self.fused_layout,
                 &m,
-                &[("WATCH", f64::from(u8::from(watch)))],
+                &[
+                    ("WATCH", f64::from(u8::from(watch))),
+                    ("LAND", f64::from(u8::from(land))),
+                ],
             )
         })
     }
@@ -594,6 +611,15 @@ mod tests {
     /// (which lies inside the rank's rows), K rounded up to whole BK slices, and BN columns of B from
     /// its first column. The padding must hold every such read, on edge shapes and for a tile starting
     /// at any row (chunks start anywhere), or a kernel reads past its buffer.
+    #[test]
+    fn the_tile_group_is_the_cooperative_kernels() {
+        let coop = crate::reflect::source("gemm_coop.wgsl").unwrap();
+        let group = format!("const GROUP: u32 = {}u;", Engine::Coop.tile_group());
+        assert!(coop.contains(&group), "gemm_coop.wgsl lacks `{group}`");
+        let simt = crate::reflect::source("gemm.wgsl").unwrap();
+        assert!(!simt.contains("GROUP") && Engine::Simt.tile_group() == 0);
+    }
+
     #[test]
     fn unguarded_reads_stay_inside_the_padding() {
         for engine in [Engine::Simt, Engine::Coop] {

@@ -99,7 +99,7 @@ mod tests {
         same_layout!(
             Job,
             "Job",
-            [row0, row1, wg_start, counter, a_off, b_off, c_off, a_row_base, c_row_base]
+            [row0, row1, wg_start, counter, a_off, b_off, c_off, a_row_base, c_row_base, land]
         );
         same_layout!(
             StepParams,
@@ -109,7 +109,10 @@ mod tests {
         same_layout!(
             Forward,
             "Forward",
-            [off, len, at0, to0, op0, pc0, at1, to1, op1, pc1, g0, g1]
+            [
+                off, len, at0, to0, op0, pc0, at1, to1, op1, pc1, g0, g1, land, into, tiles,
+                inboxes
+            ]
         );
         same_layout!(crate::gather::GatherParams, "GatherParams", [count, at]);
     }
@@ -161,11 +164,11 @@ mod tests {
             [&[ReadWrite, Uniform][..], &[Read; 7]].concat()
         );
         // The cooperative-matrix GEMM's A, B and output scratch (eight 16x36 f32 strips) plus the
-        // job index: 44.5 KiB, under the 48 KiB the H200 offers.
+        // job index and workgroup (`tile_landed`): 44.5 KiB, under the 48 KiB the H200 offers.
         let coop = interface("gemm_coop.wgsl", "track").unwrap();
         assert_eq!(
             coop.workgroup_bytes,
-            5120 * 2 + 8448 * 2 + 8 * 16 * 36 * 4 + 4
+            5120 * 2 + 8448 * 2 + 8 * 16 * 36 * 4 + 4 + 4
         );
         assert_eq!(interface("gemm.wgsl", "track").unwrap().tile, [128, 128, 8]);
         assert_eq!(coop.tile, [128, 256, 32]);

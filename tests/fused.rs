@@ -125,6 +125,10 @@ fn every_fused_variant_matches_reference() {
                 // is full).
                 let pause = [0u32, 3, 40][(seed / 7 % 3) as usize];
                 std::env::set_var("T3_FUSED_PAUSE", pause.to_string());
+                // Where the spares trigger, the ring's last hops land (the default) or reduce
+                // behind their gates, from the seed.
+                let land = if trigger == "spares" && seed / 21 % 3 == 0 { "off" } else { "auto" };
+                std::env::set_var("T3_FUSED_LAND", land);
                 let config = Config {
                     shape: Shape::new(m, n, k).unwrap(),
                     ranks,
@@ -142,7 +146,7 @@ fn every_fused_variant_matches_reference() {
                     step_lead: StepLead::Auto,
                 };
                 let what = format!(
-                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} pause {pause} window {window:?} spares in {dispatch} ({first}; alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
+                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} pause {pause} land {land} window {window:?} spares in {dispatch} ({first}; alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
                 );
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
@@ -357,13 +361,25 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     );
     // Spares that trigger need a dispatch of their own (none run in the watched GEMM's).
     std::env::set_var("T3_FUSED_TRIGGER", "spares");
-    let sys = System::new(gpu, kernels, config);
+    let sys = System::new(gpu, kernels, config.clone());
     std::env::remove_var("T3_FUSED_TRIGGER");
     let why = Fused.skip_reason(&sys.unwrap()).unwrap();
     assert!(
         why.contains("T3_FUSED_TRIGGER") && why.contains("T3_FUSED_SPARE_DISPATCH=own"),
         "{why}"
     );
+    // Only the spares that trigger land (the epilogue's trigger is the default here), and the
+    // knob is on or off.
+    for v in ["on", "soon"] {
+        std::env::set_var("T3_FUSED_LAND", v);
+        let sys = System::new(gpu, kernels, config.clone());
+        std::env::remove_var("T3_FUSED_LAND");
+        let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+        assert!(
+            why.contains("T3_FUSED_LAND") && why.contains("T3_FUSED_TRIGGER=spares"),
+            "{v}: {why}"
+        );
+    }
 }
 
 /// The views src/alias.rs makes share their memory: what one dispatch-free write puts through one

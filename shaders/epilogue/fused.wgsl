@@ -59,7 +59,8 @@
 // feature (the atomic put takes SHADER_FLOAT32_ATOMIC where present).
 
 // Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
-// (rank * chunks + chunk); the last entry is the header: off = pieces of all transfers, len = the
+// (rank * chunks + chunk), then the landed hops' inboxes (`land`); the last entry is the header:
+// off = pieces of all transfers and landed tiles, len = the
 // spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
 // (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`). Where
 // the spares trigger the tiles' transfers, the spare pipeline is built with WATCH (`watch`).
@@ -80,6 +81,15 @@ struct Forward {
     // destination chunk (0: no gate).
     g0: u32,
     g1: u32,
+    // A landed chunk's inbox entry (past the chunks' counters; `land`): 1 + its landing state's first
+    // word in `counters` (0: none), the counter of the chunk it lands in, and that chunk's tiles.
+    // The header: the GEMM's tile rows (BM, in `land`) and columns (BN, `into`), the output's
+    // columns (`tiles`) and the first inbox entry (`inboxes`; NONE: no chunk lands); its g0 is the
+    // GEMM's tile group (0: row-major tile order; gemm_coop.wgsl `GROUP`).
+    land: u32,
+    into: u32,
+    tiles: u32,
+    inboxes: u32,
 }
 
 @group(0) @binding(6) var<storage, read> fwd: array<Forward>;
@@ -249,6 +259,118 @@ fn arm_at(c: u32, v: u32, reached: bool) {
             arm(2u * q + 1u, GATE, SOURCE | GATE);
         }
     }
+}
+
+// Landing (T3's update into a chunk its destination is still producing): a ring's last hop, which
+// reduces into its destination's own chunk, the one that rank produces last, would wait for every
+// tile of it (its gate) and so run after the GEMM. Instead it is a copy into an inbox of its own
+// (an entry past the chunks', never gated, whose counter its last piece bumps), and the inbox is
+// added into the chunk tile by tile, by the spares, as the tiles are stored: each tile records
+// itself in a slot of the chunk's landing state after its tracker's release (`tile_landed`,
+// shaders/gemm/jobs.wgsl), and a spare claims the next slot in issue order once the inbox has
+// arrived and that slot is filled, adds the inbox's part of that tile into it (the only write of
+// that tile after its store: the gate's exclusivity, tile by tile), and counts it; the add that
+// completes the chunk bumps its counter, as the hop's last piece did. Landing state: claimed
+// slots, landed tiles, then a slot per tile (host twin: `landing` in src/lower/fused.rs). Nothing
+// waits: a slot not filled yet is claimed in a later round, and every tile is stored without
+// waiting, so every landing is claimed (the finisher, after the GEMM, at the latest).
+var<workgroup> wg_land: vec2<u32>;
+
+// Claims the next landing whose inbox has arrived and whose next slot is filled; returns, uniformly,
+// (inbox entry, slot) or NONE.
+fn land_claim(t: u32) -> vec2<u32> {
+    if (t == 0u) {
+        wg_land = vec2<u32>(NONE, 0u);
+        let first = fwd[n_chunks()].inboxes;
+        for (var i = min(first, n_chunks()); i < n_chunks(); i++) {
+            let f = fwd[i];
+            if (atomicLoad(&counters[i]) == 0u) {
+                continue;
+            }
+            let s = f.land - 1u;
+            let k = atomicLoad(&counters[s]);
+            if (k < f.tiles && atomicLoad(&counters[s + 2u + k]) != 0u) {
+                if (atomicCompareExchangeWeak(&counters[s], k, k + 1u).exchanged) {
+                    wg_land = vec2<u32>(i, k);
+                    break;
+                }
+            }
+        }
+    }
+    return workgroupUniformLoad(&wg_land);
+}
+
+// Adds inbox entry i's part of the tile in slot k into the chunk it lands in, counts it, and bumps
+// the chunk's counter with the chunk's last tile. Slot k is the chunk's k-th tile in the GEMM's
+// issue order: row-major over the chunk's tiles, or where the header's g0 (GROUP) is not 0 the
+// cooperative kernel's grouped order (gemm_coop.wgsl `grouped`, the same arithmetic).
+fn land_tile(i: u32, k: u32, t: u32) {
+    let f = fwd[i];
+    let h = fwd[n_chunks()];
+    let s = f.land - 1u;
+    storageBarrier();
+    let bm = h.land;
+    let bn = h.into;
+    let n = h.tiles;
+    let per_row = (n + bn - 1u) / bn;
+    let chunk_rows = f.len / n;
+    var r0 = (k / per_row) * bm;
+    var c0 = (k % per_row) * bn;
+    if (h.g0 != 0u) {
+        let span = h.g0 * per_row;
+        let first = (k / span) * h.g0;
+        let tall = min((chunk_rows + bm - 1u) / bm - first, h.g0);
+        let j = k % span;
+        r0 = (first + j % tall) * bm;
+        c0 = (j / tall) * bn;
+    }
+    let rows = min(r0 + bm, chunk_rows) - r0;
+    let cols = min(c0 + bn, n) - c0;
+    let d = fwd[f.into].off + r0 * n + c0;
+    let src = f.off + r0 * n + c0;
+    if (((d | src | n | cols) & 3u) == 0u) {
+        let w4 = cols >> 2u;
+        for (var e = t; e < rows * w4; e += INVOCATIONS) {
+            let at = (e / w4) * n + (e % w4) * 4u;
+            reduce4((d + at) >> 2u, load4((src + at) >> 2u));
+        }
+    } else {
+        for (var e = t; e < rows * cols; e += INVOCATIONS) {
+            let at = (e / cols) * n + e % cols;
+            move_one(1u, d + at, load_bits(src + at));
+        }
+    }
+    settle();
+    if (t == 0u && !sink_read(i)) {
+        let landed = atomicAdd(&counters[s + 1u], 1u) + 1u;
+        atomicAdd(&counters[tail_at() + 2u], 1u);
+        wg_act = select(NONE, f.into, landed == f.tiles);
+    }
+    let c = workgroupUniformLoad(&wg_act);
+    if (c != NONE) {
+        bump(c, t);
+    }
+}
+
+// Pipeline-overridable: true only in the watching spares' pipeline of a fused mode whose last hops
+// land (`T3_FUSED_LAND`); elsewhere the landing's code, and its registers, are not in the build.
+override LAND: bool = false;
+
+// Lands tiles while any is ready; returns, uniformly, whether it landed any.
+fn land(t: u32) -> bool {
+    var moved = false;
+    if (!LAND) {
+        return false;
+    }
+    loop {
+        let a = land_claim(t);
+        if (a.x == NONE) {
+            break;
+        }
+        land_tile(a.x, a.y, t);
+        moved = true;
+    }
+    return moved;
 }
 
 // The trigger as a watcher (WATCH: the GEMM only counts its tiles, watched.wgsl): arms what
@@ -467,5 +589,6 @@ fn spare_round(t: u32) -> bool {
         watch(t);
         storageBarrier();
     }
-    return help(t);
+    let moved = help(t);
+    return land(t) || moved;
 }

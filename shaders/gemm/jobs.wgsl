@@ -49,7 +49,10 @@ struct Job {
     c_off: u32,
     a_row_base: u32,
     c_row_base: u32,
-    _pad0: u32,
+    // Fused mode's landed chunk (shaders/epilogue/fused.wgsl `land`): 1 + the first word of its
+    // landing state in `counters`, where each tile records itself once stored (`tile_landed`);
+    // 0: the chunk is not landed (every other job).
+    land: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -62,6 +65,8 @@ struct Job {
 // cooperative): build.rs reflects them, and the host counts tiles with them (`Engine::tile_n`).
 
 var<workgroup> wg_job: u32;
+// The linear workgroup of the tile in hand (invocation 0's, for `tile_landed`).
+var<workgroup> wg_w: u32;
 
 // Output elements (row, col..col+3) through `put`, the ones inside the matrix only.
 fn put_row4(row: u32, col: u32, v: vec4<f32>, job: Job) {
@@ -97,6 +102,21 @@ fn put_row4_vec(row: u32, col: u32, v: vec4<f32>, job: Job) {
 fn put_one(row: u32, col: u32, v: f32, job: Job) {
     if (row < job.row1 && col < p.n) {
         put(job.c_off + (row - job.c_row_base) * p.ldc + col, v);
+    }
+}
+
+// After `tile_done` (whose barrier releases the tile's stores): a tile of a landed chunk marks its
+// slot of the landing state stored (slots in issue order, so the spares that land the chunk take
+// the tiles about as they complete; they know the kernel's tile order, src/lower/fused.rs). Only
+// invocation 0, from what it kept in workgroup memory at `tile_of`, so that nothing stays live
+// across the K loop: a register more took the SIMT kernel's spares' room beside it (BENCHMARKS.md
+// run 41 call 3).
+fn tile_landed(t: u32) {
+    if (t == 0u) {
+        let job = jobs[wg_job];
+        if (job.land != 0u) {
+            atomicStore(&counters[job.land + 1u + (wg_w - job.wg_start)], 1u);
+        }
     }
 }
 
@@ -136,6 +156,7 @@ struct Tile {
 fn tile_of(w: u32, t: u32) -> Tile {
     if (t == 0u) {
         wg_job = find_job(w);
+        wg_w = w;
     }
     let job = jobs[workgroupUniformLoad(&wg_job)];
     let local = w - job.wg_start;

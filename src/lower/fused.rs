@@ -33,6 +33,14 @@ pub struct Forward {
     pub pc1: u32,
     pub g0: u32,
     pub g1: u32,
+    /// A landed chunk's inbox entry (past the chunks' counters, [`landing`]): 1 + its landing
+    /// state's first word in the counters (0: none), the counter of the chunk it lands in, and that
+    /// chunk's tiles. The header: BM, BN, the output's columns and the first inbox entry (NONE:
+    /// none); its `g0` is the GEMM's tile group (`Engine::tile_group`).
+    pub land: u32,
+    pub into: u32,
+    pub tiles: u32,
+    pub inboxes: u32,
 }
 
 /// No action in a [`Forward`] slot.
@@ -87,6 +95,11 @@ pub struct FusedTuning {
     pub help: Help,
     /// What triggers a transfer whose source chunk the GEMM completes.
     pub trigger: Trigger,
+    /// Whether a ring's last hop lands (only where the spares trigger): a copy into an inbox,
+    /// added into its destination's own chunk tile by tile as the tiles are stored, instead of a
+    /// reduce that waits for every tile of that chunk, the last its rank produces (shaders/epilogue/
+    /// fused.wgsl `land`; [`landing`]).
+    pub land: bool,
 }
 
 /// What triggers the transfers of the chunks the GEMM completes (`T3_FUSED_TRIGGER`).
@@ -146,7 +159,9 @@ impl FusedTuning {
     /// (N GEMM workgroups, off or 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
     /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch),
     /// `T3_FUSED_SPARES_AT` (after | before the GEMM's dispatch, the latter with their own),
-    /// `T3_FUSED_PAUSE` (N reads an idle spare pauses between polls), for `target` and `link`.
+    /// `T3_FUSED_PAUSE` (N reads an idle spare pauses between polls), `T3_FUSED_LAND` (on | off:
+    /// whether the ring's last hops land; on where the spares trigger, on only where they pay under
+    /// the paying defaults), for `target` and `link`.
     /// Unset (or auto / default), each takes its default: where the multiprocessors are known
     /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-40
     /// ([`FusedTuning::paying`]) unless `T3_FUSED_TRIGGER=epilogue` (or
@@ -249,7 +264,22 @@ impl FusedTuning {
             }
         };
         let pause = count("T3_FUSED_PAUSE", "auto", 0, paying.map(|p| Some(p.pause)))?.unwrap_or(0);
+        let land = match std::env::var("T3_FUSED_LAND").as_deref() {
+            // The paying defaults' where they apply (beside the SIMT GEMM), else wherever the
+            // spares trigger.
+            Err(_) | Ok("") | Ok("auto") => {
+                trigger == Trigger::Spares && paying.is_none_or(|p| p.land)
+            }
+            Ok("on") if trigger == Trigger::Spares => true,
+            Ok("off") => false,
+            Ok(v) => {
+                return Err(format!(
+                    "T3_FUSED_LAND={v:?}: expected off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)"
+                ))
+            }
+        };
         Ok(FusedTuning {
+            land,
             trigger,
             spares_first,
             pieces: count("T3_FUSED_PIECES", "link", 1, paying.map(|p| p.pieces))?,
@@ -282,7 +312,11 @@ impl FusedTuning {
     /// workgroup (run 40 call 3). Idle spares pause between polls (run 40 calls 1-2: the spin cost
     /// the GEMM 0.4% of gpt3-op's f32 time, 3.5% of its f16; a longer pause delays publications:
     /// tnlg-op f32 +0.9% at 512 reads, f16 +2% at 128): 128 reads beside the SIMT GEMM, 32 beside
-    /// the cooperative one.
+    /// the cooperative one. Beside the SIMT GEMM the ring's last hops land (run 41 call 4, H200 f32:
+    /// gpt3-op 74.352 -> 73.969 ms, tnlg-op 9.580 -> 9.513, tnlg-fc2 36.378 -> 36.299); beside the
+    /// cooperative one they do not (f16 tnlg-op 2.298 -> 2.508, gpt3-op 11.354 -> 11.856, tnlg-fc2
+    /// 5.204 -> 5.275: there the transfers beside the GEMM lag the link already, run 41 calls 1-2,
+    /// and landing adds the inbox's traffic).
     pub fn paying(sms: u32, gemm_per_sm: u32, link: Link, intensity: f64) -> Self {
         let simt = gemm_per_sm >= 2;
         let free = if !simt && intensity < FREE_SMS_BELOW {
@@ -314,6 +348,7 @@ impl FusedTuning {
             },
             help: Help::Always,
             trigger: Trigger::Spares,
+            land: simt,
         }
     }
 
@@ -343,6 +378,10 @@ impl FusedTuning {
             format!("; idle spares pause {} reads between polls", self.pause)
         } else {
             String::new()
+        } + if self.land {
+            "; last hops landed tile by tile"
+        } else {
+            ""
         }
     }
 
@@ -431,14 +470,15 @@ const PAUSE_WORDS: usize = 64 * 32 + 1;
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
 /// fire (local tiles plus the incoming steps that precede the step in the schedule), their pieces and
 /// their gates (the destination's tiles plus the steps into it that precede this one: every write of
-/// a chunk is exclusive, in the schedule's order); then the header: off = pieces of all transfers,
+/// a chunk is exclusive, in the schedule's order); then an inbox entry per landed hop ([`landing`]);
+/// then the header: off = pieces of all transfers and landed tiles,
 /// len = the spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first
 /// `window` bytes, pc0 = an idle spare's pause in reads.
 fn forward_table(
     config: &Config,
     chunking: &Chunking,
     schedule: &Schedule,
-    tile_n: usize,
+    (tile_n, tile_group): (usize, usize),
     tuning: FusedTuning,
     window: u64,
 ) -> std::result::Result<Vec<Forward>, String> {
@@ -465,14 +505,43 @@ fn forward_table(
             0
         }
     };
-    for st in &schedule.steps {
+    // Landed hops: each a copy into an inbox entry past the chunks' counters, whose landing state
+    // follows the counters' layout (`counter_words`) and whose inbox follows the ranks' outputs.
+    let lands = if tuning.land {
+        landing(schedule)
+    } else {
+        Vec::new()
+    };
+    let chunks = fwd.len();
+    let mut state = counter_words(chunks + lands.len());
+    let mut inbox = (config.ranks * m * n).next_multiple_of(4);
+    let mut landed_tiles = 0u32;
+    for (s, st) in schedule.steps.iter().enumerate() {
         let at = own_tiles(st.src, st.chunk) + received[idx(st.src, st.chunk)];
-        let gate = own_tiles(st.dst, st.chunk) + received[idx(st.dst, st.chunk)];
-        let op = match st.op {
+        let mut gate = own_tiles(st.dst, st.chunk) + received[idx(st.dst, st.chunk)];
+        let mut op = match st.op {
             Op::Reduce => 1,
             Op::Copy => 2,
         };
-        let to = idx(st.dst, st.chunk) as u32;
+        let mut to = idx(st.dst, st.chunk) as u32;
+        if lands.contains(&s) {
+            let len = (chunking.rows(st.chunk).len() * n) as u32;
+            let tl = own_tiles(st.dst, st.chunk);
+            fwd.push(Forward {
+                off: inbox as u32,
+                len,
+                to0: NONE,
+                to1: NONE,
+                land: 1 + state as u32,
+                into: to,
+                tiles: tl,
+                ..Default::default()
+            });
+            (to, op, gate) = ((fwd.len() - 1) as u32, 2, 0);
+            state += 2 + tl as usize;
+            inbox = (inbox + len as usize).next_multiple_of(4);
+            landed_tiles += tl;
+        }
         let f = &mut fwd[idx(st.src, st.chunk)];
         let pc = tuning.pieces(config.link, f.len as usize);
         if f.to0 == NONE {
@@ -492,8 +561,9 @@ fn forward_table(
         .flat_map(|f| [(f.to0, f.pc0), (f.to1, f.pc1)])
         .filter(|&(to, _)| to != NONE)
         .map(|(_, pc)| pc)
-        .sum();
-    check_table(&fwd, config.ranks * m * n)?;
+        .sum::<u32>()
+        + landed_tiles;
+    check_table(&fwd, inbox, state)?;
     fwd.push(Forward {
         off: pieces,
         len: tuning.polls,
@@ -503,17 +573,77 @@ fn forward_table(
         at1: (window / 4) as u32,
         to0: NONE,
         to1: NONE,
+        land: crate::shapes::TILE as u32,
+        into: tile_n as u32,
+        tiles: n as u32,
+        inboxes: if lands.is_empty() {
+            NONE
+        } else {
+            chunks as u32
+        },
+        g0: tile_group as u32,
         ..Default::default()
     });
     Ok(fwd)
 }
 
+/// The steps that land (with `T3_FUSED_LAND` on): each reduce that is the only transfer into its
+/// destination's chunk, a chunk its destination produces at its last stage: the ring's last hop,
+/// into the chunk its destination produces last, which as a reduce would wait for every tile of it
+/// and so run after the GEMM (BENCHMARKS.md run 41: in f32 most of fused mode's exposed time). The
+/// direct reduce-scatter's several reduces into one chunk keep their gates.
+fn landing(schedule: &Schedule) -> Vec<usize> {
+    let into = |p: usize, x: usize| {
+        schedule
+            .steps
+            .iter()
+            .filter(|s| (s.dst, s.chunk) == (p, x))
+            .count()
+    };
+    let last = |p: usize, x: usize| {
+        let prod = &schedule.production[p];
+        let end = prod.iter().map(|&(s, _)| s).max();
+        prod.iter().any(|&(s, c)| c == x && Some(s) == end)
+    };
+    schedule
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.op == Op::Reduce && into(s.dst, s.chunk) == 1 && last(s.dst, s.chunk))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Elements of the packed output past every rank's: the landed hops' inboxes, and u32 words of the
+/// counters past their layout (`counter_words`): the landing states, both from `fwd`'s inbox
+/// entries (the header last).
+fn landing_ends(fwd: &[Forward]) -> (usize, usize) {
+    fwd[..fwd.len() - 1]
+        .iter()
+        .filter(|f| f.land != 0)
+        .fold((0, 0), |(o, w), f| {
+            (
+                o.max((f.off + f.len) as usize),
+                w.max((f.land - 1 + 2 + f.tiles) as usize),
+            )
+        })
+}
+
 /// Every index the (trusted, unchecked) fused kernel takes from the forward table is in bounds: each
 /// chunk inside the packed output of `out_elems` elements, each action's destination a counter, its
-/// op a reduce or a copy, and at least one piece.
-fn check_table(fwd: &[Forward], out_elems: usize) -> std::result::Result<(), String> {
+/// op a reduce or a copy, and at least one piece; each inbox's landing state inside the counters'
+/// `words` and the chunk it lands in a counter.
+fn check_table(fwd: &[Forward], out_elems: usize, words: usize) -> std::result::Result<(), String> {
     let nc = fwd.len() as u32;
     for (c, f) in fwd.iter().enumerate() {
+        if f.land != 0
+            && (f.into >= nc || f.tiles == 0 || (f.land - 1 + 2 + f.tiles) as usize > words)
+        {
+            return Err(format!(
+                "forward table: inbox {c} lands in counter {} ({} tiles, state at word {}) out of range (counters {nc}, {words} words)",
+                f.into, f.tiles, f.land - 1
+            ));
+        }
         if u64::from(f.off) + u64::from(f.len) > out_elems as u64 {
             return Err(format!(
                 "forward table: counter {c}'s chunk [{}, +{}) past the packed output's {out_elems} elements",
@@ -684,21 +814,41 @@ pub(super) fn lower_fused_with(
     };
     let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
     let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
-    // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
-    let out_bytes = ((r * m * n * 4) as u64).next_multiple_of(16);
-    // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
-    // would pass WebGPU's default limit of eight per stage).
+    let lands = if tuning.land {
+        landing(schedule).len()
+    } else {
+        0
+    };
     let tuning = FusedTuning {
         polls: polls_within(
             t.loop_limit,
             tuning.polls,
-            r * chunking.count(),
+            r * chunking.count() + lands,
             tuning.trigger == Trigger::Spares,
             tuning.pause,
         ),
         ..tuning
     };
+    // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
+    // would pass WebGPU's default limit of eight per stage).
     let window = fused_window(t.max_binding, tuning.window);
+    let fwd = forward_table(
+        config,
+        chunking,
+        schedule,
+        (t.tile_n, t.tile_group),
+        tuning,
+        window,
+    )?;
+    // The landed hops' inboxes follow the ranks' outputs, their landing states the counters' layout.
+    let (inbox_end, state_end) = landing_ends(&fwd);
+    l.fused_extra_bytes = fwd[..fwd.len() - 1]
+        .iter()
+        .filter(|f| f.land != 0)
+        .map(|f| 2 * 4 * u64::from(f.len))
+        .sum();
+    // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
+    let out_bytes = ((r * m * n).max(inbox_end) as u64 * 4).next_multiple_of(16);
     for (what, bytes, max_binding) in [
         ("packed A", a_bytes, t.max_binding),
         ("packed B", b_bytes, window + t.max_binding),
@@ -707,7 +857,6 @@ pub(super) fn lower_fused_with(
         Error::check_size(what, bytes, t.max_buffer, max_binding)
             .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
     }
-    let fwd = forward_table(config, chunking, schedule, t.tile_n, tuning, window)?;
     // The counters' entries only: the header's pc0 is the pause.
     let busiest = fwd[..fwd.len() - 1]
         .iter()
@@ -794,6 +943,11 @@ pub(super) fn lower_fused_with(
                     c_off: ((p * m * n) as u64 - run.out.start / 4) as u32,
                     a_row_base: operands(config, chunking, p).1 as u32,
                     c_row_base: 0,
+                    // Not the header's (its `land` and `into` are the tile's rows and columns).
+                    land: fwd[..fwd.len() - 1]
+                        .iter()
+                        .find(|f| f.land != 0 && f.into as usize == p * nch + x)
+                        .map_or(0, |f| f.land),
                     ..Default::default()
                 }
             }),
@@ -838,7 +992,7 @@ pub(super) fn lower_fused_with(
     let (out, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
     let counters = l.pool_buffer(
         "fused trackers and transfer queue (all ranks)",
-        (counter_words(fwd.len() - 1) * 4) as u64,
+        (counter_words(fwd.len() - 1).max(state_end) * 4) as u64,
         None,
     );
     let job_bytes = bytemuck::cast_slice(&jobs).to_vec();
@@ -985,7 +1139,10 @@ pub(super) fn lower_fused_with(
             dispatches.insert(
                 at,
                 Dispatch {
-                    kernel: Kernel::Spares { watch: watched },
+                    kernel: Kernel::Spares {
+                        watch: watched,
+                        land: tuning.land,
+                    },
                     binding: spare_binding,
                     workgroups: spares,
                 },
@@ -998,7 +1155,10 @@ pub(super) fn lower_fused_with(
             // everything it finds every piece done and leaves at once; where they gave up or never
             // ran, it triggers and moves what is left (shaders/epilogue/fused.wgsl, at the top).
             dispatches.push(Dispatch {
-                kernel: Kernel::Spares { watch: watched },
+                kernel: Kernel::Spares {
+                    watch: watched,
+                    land: tuning.land,
+                },
                 binding: spare_binding,
                 workgroups: movers,
             });
@@ -1059,7 +1219,10 @@ pub(super) fn lower_fused_with(
         own.push(Command::Pass(Pass {
             ops,
             dispatches: vec![Dispatch {
-                kernel: Kernel::Spares { watch: true },
+                kernel: Kernel::Spares {
+                    watch: true,
+                    land: tuning.land,
+                },
                 binding,
                 workgroups: movers,
             }],
@@ -1120,6 +1283,7 @@ mod tests {
             grid: 0,
             help: Help::Always,
             trigger: Trigger::Epilogue,
+            land: false,
         };
         let big = STEP_WG as usize * PIECE_PER_INVOCATION * 100;
         assert_eq!(t(None).pieces(Link::Workgroups(16), big), 16);
@@ -1243,6 +1407,36 @@ mod tests {
     }
 
     #[test]
+    fn only_a_lone_reduce_into_a_chunk_produced_last_lands() {
+        use crate::schedule::{Collective, Step};
+        let step = |src, dst, chunk, op| Step {
+            stage: 1,
+            src,
+            dst,
+            chunk,
+            op,
+        };
+        let s = Schedule {
+            collective: Collective::ReduceScatter,
+            ranks: 3,
+            // Each rank produces chunk 0, then chunk 1.
+            production: vec![vec![(0, 0), (1, 1)]; 3],
+            steps: vec![
+                // Two reduces into rank 0's chunk 1: neither lands (two landings would add into one
+                // tile at once).
+                step(1, 0, 1, Op::Reduce),
+                step(2, 0, 1, Op::Reduce),
+                // The lone reduce into rank 1's chunk 1, produced last: lands.
+                step(0, 1, 1, Op::Reduce),
+                // Into chunk 0, produced first: keeps its gate; a copy never lands.
+                step(0, 2, 0, Op::Reduce),
+                step(1, 2, 1, Op::Copy),
+            ],
+        };
+        assert_eq!(landing(&s), [2]);
+    }
+
+    #[test]
     fn a_table_index_out_of_bounds_is_refused() {
         let chunk = |off, len, to0| Forward {
             off,
@@ -1255,13 +1449,27 @@ mod tests {
             ..Default::default()
         };
         let good = [chunk(0, 8, 1), chunk(8, 8, NONE)];
-        assert!(check_table(&good, 16).is_ok());
-        let e = check_table(&good, 15).unwrap_err();
+        assert!(check_table(&good, 16, 0).is_ok());
+        let e = check_table(&good, 15, 0).unwrap_err();
         assert!(e.contains("counter 1") && e.contains("15 elements"), "{e}");
-        let e = check_table(&[chunk(0, 8, 2), chunk(8, 8, NONE)], 16).unwrap_err();
+        let e = check_table(&[chunk(0, 8, 2), chunk(8, 8, NONE)], 16, 0).unwrap_err();
         assert!(e.contains("to 2"), "{e}");
         let mut no_pieces = good;
         no_pieces[0].pc0 = 0;
-        assert!(check_table(&no_pieces, 16).is_err());
+        assert!(check_table(&no_pieces, 16, 0).is_err());
+        // An inbox whose landing state (2 words, then a slot per tile) passes the counters' words,
+        // or that lands in no counter.
+        let inbox = Forward {
+            land: 1 + 10,
+            into: 0,
+            tiles: 3,
+            ..chunk(8, 8, NONE)
+        };
+        let landed = [chunk(0, 8, 1), inbox];
+        assert!(check_table(&landed, 16, 15).is_ok());
+        let e = check_table(&landed, 16, 14).unwrap_err();
+        assert!(e.contains("inbox 1") && e.contains("14 words"), "{e}");
+        let astray = Forward { into: 2, ..inbox };
+        assert!(check_table(&[chunk(0, 8, 1), astray], 16, 15).is_err());
     }
 }

@@ -28,6 +28,9 @@ pub struct Target {
     pub device: DeviceId,
     /// Output tile columns of the GEMM kernel (its tracker thresholds count these tiles).
     pub tile_n: usize,
+    /// Tile rows its workgroups walk down before moving a tile column right (0: row-major):
+    /// `Engine::tile_group`. Fused mode's landing follows the GEMM's issue order with it.
+    pub tile_group: usize,
     pub max_workgroups_per_dim: u32,
     /// Bytes between two params slots of the uniform buffer (the offset alignment, at least 64).
     pub uniform_align: u64,
@@ -108,6 +111,9 @@ pub struct Lowered {
     pub fused_sequential: Recording,
     /// Fused mode's configuration (its knobs or their defaults), where it can run.
     pub fused_tuning: Option<FusedTuning>,
+    /// Bytes fused mode's transfers read and write more than the plan's steps: a landed hop writes
+    /// its inbox and the landing reads it again (2 chunks' bytes more than the reduce it replaces).
+    pub fused_extra_bytes: u64,
     /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `gather_order` in order,
     /// and the buffer they gather into (element i: the counter of `gather_order[i]`).
     pub gather: Vec<usize>,
@@ -176,6 +182,7 @@ pub fn lower_on(
         fused: Err(String::new()),
         fused_sequential: empty(target, "fused sequential"),
         fused_tuning: None,
+        fused_extra_bytes: 0,
         gather: Vec::new(),
         gather_order: Vec::new(),
         gathered: Buffer::Pool(0),

@@ -156,9 +156,12 @@ pub enum Kernel {
         watched: bool,
     },
     /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl); `watch`: the
-    /// spares are the trigger (`T3_FUSED_TRIGGER=spares`, the pipeline built with WATCH).
+    /// spares are the trigger (`T3_FUSED_TRIGGER=spares`, the pipeline built with WATCH); `land`:
+    /// they land the ring's last hops (`T3_FUSED_LAND`, built with LAND: only there the landing's
+    /// code and registers).
     Spares {
         watch: bool,
+        land: bool,
     },
     /// Tracker counters into one buffer (src/gather.rs).
     Gather,

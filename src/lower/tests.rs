@@ -11,6 +11,7 @@ use crate::steps::Link;
 const TARGET: Target = Target {
     device: 0,
     tile_n: 128,
+    tile_group: 0,
     max_workgroups_per_dim: 65535,
     uniform_align: 256,
     max_buffer: 1 << 30,
@@ -496,6 +497,7 @@ fn own_spares(
         grid: 2,
         help: super::fused::Help::Idle,
         trigger,
+        land: false,
     };
     (c, plan, ch, s, l, tuning)
 }
@@ -510,14 +512,7 @@ fn fused_header_carries_the_pause_and_auto_spares_follow_the_busiest_transfer_al
         ..tuning
     };
     let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
-    let table = l
-        .pool
-        .iter()
-        // This lowering's (`lowered` made one before it).
-        .rfind(|b| b.label == "fused forward table")
-        .and_then(|b| b.init.clone())
-        .expect("the forward table is uploaded");
-    let fwd: Vec<super::fused::Forward> = bytemuck::pod_collect_to_vec(&table);
+    let fwd: Vec<super::fused::Forward> = uploaded(&l, "fused forward table");
     let header = fwd.last().unwrap();
     assert_eq!(
         (header.pc0, header.len),
@@ -538,6 +533,140 @@ fn fused_header_carries_the_pause_and_auto_spares_follow_the_busiest_transfer_al
     );
 }
 
+/// The table and job table one fused lowering uploads (`lowered` made one before it: the last).
+fn uploaded<T: bytemuck::Pod>(l: &Lowered, label: &str) -> Vec<T> {
+    let bytes = l
+        .pool
+        .iter()
+        .rfind(|b| b.label == label)
+        .and_then(|b| b.init.clone())
+        .unwrap_or_else(|| panic!("{label} is uploaded"));
+    bytemuck::pod_collect_to_vec(&bytes)
+}
+
+#[test]
+fn fused_last_hops_land_in_inboxes_tile_by_tile() {
+    use super::fused::Forward;
+    let (c, plan, ch, s, mut l, tuning) = own_spares(super::fused::Trigger::Spares);
+    let landing = super::fused::FusedTuning {
+        pieces: Some(2),
+        land: true,
+        ..tuning
+    };
+    let rec = super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, landing).unwrap();
+    let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
+    let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
+    let (m, n, nch) = (c.shape.m, c.shape.n, ch.count());
+    let chunks = c.ranks * nch;
+    let header = fwd.last().unwrap();
+    assert_eq!(
+        (
+            header.inboxes as usize,
+            header.land,
+            header.into,
+            header.tiles,
+            header.g0
+        ),
+        (chunks, 128, 128, n as u32, 0),
+        "the header: the first inbox, BM, BN, the output's columns, the tile order"
+    );
+    // One inbox per rank and chunk of its own shard (2 per rank): the ring's last hops.
+    let inboxes = &fwd[chunks..fwd.len() - 1];
+    assert_eq!(inboxes.len(), c.ranks * c.chunks);
+    let counters = |label: &str| {
+        l.pool
+            .iter()
+            .rfind(|b| b.label == label)
+            .map(|b| b.bytes)
+            .unwrap()
+    };
+    let words = (counters("fused trackers and transfer queue (all ranks)") / 4) as u32;
+    let mut states: Vec<(u32, u32)> = Vec::new();
+    let mut regions: Vec<(u32, u32)> = Vec::new();
+    for (i, b) in inboxes.iter().enumerate() {
+        let into = b.into as usize;
+        let (p, x) = (into / nch, into % nch);
+        assert_eq!(ch.shard_of(x), p, "inbox {i} lands in its rank's own chunk");
+        assert_eq!(b.len as usize, ch.rows(x).len() * n);
+        assert_eq!(
+            b.tiles as usize,
+            crate::shapes::tiles(ch.rows(x).len(), n, 128)
+        );
+        // The one action into it: a copy with no gate; nothing reduces into the own chunk itself.
+        let to_inbox: Vec<(u32, u32)> = fwd[..chunks]
+            .iter()
+            .flat_map(|f| [(f.to0, f.op0, f.g0), (f.to1, f.op1, f.g1)])
+            .filter(|a| a.0 == (chunks + i) as u32)
+            .map(|a| (a.1, a.2))
+            .collect();
+        assert_eq!(to_inbox, [(2, 0)], "inbox {i}");
+        assert!(fwd[..chunks]
+            .iter()
+            .all(|f| f.to0 != b.into && f.to1 != b.into));
+        // Its tiles record themselves: the one job of that chunk carries the landing state.
+        let marked: Vec<u32> = jobs
+            .iter()
+            .filter(|j| j.land != 0)
+            .filter(|j| j.land == b.land)
+            .map(|j| j.counter)
+            .collect();
+        assert_eq!(marked, [b.into]);
+        states.push((b.land - 1, b.land - 1 + 2 + b.tiles));
+        regions.push((b.off, b.off + b.len));
+    }
+    assert_eq!(jobs.iter().filter(|j| j.land != 0).count(), inboxes.len());
+    // Inboxes past every rank's output, landing states inside the counters, none overlapping.
+    for (v, lo, hi) in [
+        (&mut states, 9 * fwd.len() as u32, words),
+        (&mut regions, (c.ranks * m * n) as u32, u32::MAX),
+    ] {
+        v.sort();
+        assert!(v[0].0 >= lo && v.last().unwrap().1 <= hi, "{v:?}");
+        assert!(v.windows(2).all(|w| w[0].1 <= w[1].0), "{v:?}");
+    }
+    assert!(counters("fused outputs (all ranks)") >= u64::from(regions.last().unwrap().1) * 4);
+    // Every landed tile counts as a piece of the work the spares wait for.
+    let pieces: u32 = fwd[..chunks]
+        .iter()
+        .flat_map(|f| [(f.to0, f.pc0), (f.to1, f.pc1)])
+        .filter(|a| a.0 != u32::MAX)
+        .map(|a| a.1)
+        .sum();
+    let tiles: u32 = inboxes.iter().map(|b| b.tiles).sum();
+    assert_eq!(header.off, pieces + tiles);
+    // The report's bytes: each landed hop writes its inbox and the landing reads it, 2 chunks more
+    // than the reduce it replaces.
+    let own: u64 = inboxes.iter().map(|b| u64::from(b.len) * 4).sum();
+    assert_eq!(l.fused_extra_bytes, 2 * own);
+    // The spares that watch land; the pipeline is built with LAND.
+    assert!(rec
+        .passes()
+        .flat_map(|p| p.dispatches.iter())
+        .any(|d| d.kernel
+            == Kernel::Spares {
+                watch: true,
+                land: true
+            }));
+    // Off, or where no reduce goes into a chunk produced last (the direct reduce-scatter: its
+    // owners produce their own chunks first): no inbox.
+    for (collective, land) in [
+        (Collective::ReduceScatter, false),
+        (Collective::DirectReduceScatter, true),
+    ] {
+        let c = Config { collective, ..c };
+        let (plan, mut l) = lowered(&c);
+        let s = Schedule::new(collective, &ch);
+        let t = super::fused::FusedTuning { land, ..landing };
+        super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
+        let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
+        let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
+        assert_eq!(fwd.len(), chunks + 1, "{collective:?} land {land}");
+        assert_eq!(fwd.last().unwrap().inboxes, u32::MAX);
+        assert!(jobs.iter().all(|j| j.land == 0));
+        assert_eq!(l.fused_extra_bytes, 0);
+    }
+}
+
 #[test]
 fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
     let (c, plan, ch, s, mut l, tuning) = own_spares(super::fused::Trigger::Epilogue);
@@ -552,7 +681,13 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
     assert!(matches!(gemm.kernel, Kernel::Fused { grid: true, .. }));
     assert_eq!(
         (spares.kernel, spares.workgroups),
-        (Kernel::Spares { watch: false }, 5)
+        (
+            Kernel::Spares {
+                watch: false,
+                land: false,
+            },
+            5
+        )
     );
     // The GEMM's dispatch holds its grid alone; the spares bind the same resources, except that
     // what the GEMM writes (the output's windows, the counters) is a second view of the same pool
@@ -608,7 +743,13 @@ fn fused_spares_first_watch_the_tracked_gemm_per_stage_and_run_of_ranks_through_
     let pass = rec.passes().next().unwrap();
     let d = &pass.dispatches;
     let spares = d[0];
-    assert_eq!(spares.kernel, Kernel::Spares { watch: true });
+    assert_eq!(
+        spares.kernel,
+        Kernel::Spares {
+            watch: true,
+            land: false,
+        }
+    );
     assert_eq!(d[d.len() - 1], spares, "the finisher after everything");
     let gemms = &d[1..d.len() - 1];
     let nch = ch.count();
@@ -735,7 +876,13 @@ fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them(
     // The finisher is the spare pipeline on the spares' views, so wgpu orders it after them.
     assert_eq!(
         (spares.kernel, spares.workgroups),
-        (Kernel::Spares { watch: true }, 5)
+        (
+            Kernel::Spares {
+                watch: true,
+                land: false,
+            },
+            5
+        )
     );
     assert_eq!(finisher, spares);
     // The GEMM stores into the output's second window from the header's element on.
@@ -753,7 +900,13 @@ fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them(
     let [_, finisher] = pass.dispatches[..] else {
         panic!("{:?}", pass.dispatches)
     };
-    assert_eq!(finisher.kernel, Kernel::Spares { watch: true });
+    assert_eq!(
+        finisher.kernel,
+        Kernel::Spares {
+            watch: true,
+            land: false,
+        }
+    );
     assert!(finisher.workgroups >= c.ranks as u32, "{finisher:?}");
 }
 
@@ -794,7 +947,13 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
         };
         assert_eq!(
             (f.kernel, f.binding),
-            (Kernel::Spares { watch: true }, g.binding)
+            (
+                Kernel::Spares {
+                    watch: true,
+                    land: false,
+                },
+                g.binding
+            )
         );
         assert_eq!(f.workgroups, 5, "the mode's spares");
         check_dispatch(&l, &f);
@@ -851,14 +1010,20 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
         matches!(
             kinds[..],
             [
-                Kernel::Spares { watch: true },
+                Kernel::Spares {
+                    watch: true,
+                    land: true,
+                },
                 Kernel::Fused {
                     watched: true,
                     grid: false,
                     split_b: false,
                     split_c: false,
                 },
-                Kernel::Spares { watch: true }
+                Kernel::Spares {
+                    watch: true,
+                    land: true,
+                }
             ]
         ),
         "{kinds:?}"
@@ -888,6 +1053,8 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
         let l = lower(&c, &ch, &s, &plan, coop);
         let t = l.fused_tuning.expect("fused mode lowers");
         assert_eq!((t.grid, t.spares), (grid, Some(spares)), "K {k}: {t:?}");
+        // Landing did not pay beside the cooperative GEMM (BENCHMARKS.md run 41 call 4).
+        assert!(!t.land, "K {k}");
     }
     // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.
     let l = lower(&c, &ch, &s, &plan, TARGET);
