@@ -814,6 +814,11 @@ pub(super) fn lower_fused_with(
     };
     let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
     let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
+    // Only the spares that watch land (nothing else adds an inbox in).
+    let tuning = FusedTuning {
+        land: tuning.land && tuning.trigger == Trigger::Spares,
+        ..tuning
+    };
     let lands = if tuning.land {
         landing(schedule).len()
     } else {
@@ -842,11 +847,6 @@ pub(super) fn lower_fused_with(
     )?;
     // The landed hops' inboxes follow the ranks' outputs, their landing states the counters' layout.
     let (inbox_end, state_end) = landing_ends(&fwd);
-    l.fused_extra_bytes = fwd[..fwd.len() - 1]
-        .iter()
-        .filter(|f| f.land != 0)
-        .map(|f| 2 * 4 * u64::from(f.len))
-        .sum();
     // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
     let out_bytes = ((r * m * n).max(inbox_end) as u64 * 4).next_multiple_of(16);
     for (what, bytes, max_binding) in [
@@ -857,6 +857,11 @@ pub(super) fn lower_fused_with(
         Error::check_size(what, bytes, t.max_buffer, max_binding)
             .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
     }
+    l.fused_extra_bytes = fwd[..fwd.len() - 1]
+        .iter()
+        .filter(|f| f.land != 0)
+        .map(|f| 2 * 4 * u64::from(f.len))
+        .sum();
     // The counters' entries only: the header's pc0 is the pause.
     let busiest = fwd[..fwd.len() - 1]
         .iter()

@@ -647,16 +647,23 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
                 watch: true,
                 land: true
             }));
-    // Off, or where no reduce goes into a chunk produced last (the direct reduce-scatter: its
-    // owners produce their own chunks first): no inbox.
-    for (collective, land) in [
-        (Collective::ReduceScatter, false),
-        (Collective::DirectReduceScatter, true),
+    // Off, where the epilogue triggers (only watching spares land), or where no reduce goes into a
+    // chunk produced last (the direct reduce-scatter: its owners produce their own chunks first):
+    // no inbox.
+    use super::fused::Trigger::{Epilogue, Spares};
+    for (collective, land, trigger) in [
+        (Collective::ReduceScatter, false, Spares),
+        (Collective::ReduceScatter, true, Epilogue),
+        (Collective::DirectReduceScatter, true, Spares),
     ] {
         let c = Config { collective, ..c };
         let (plan, mut l) = lowered(&c);
         let s = Schedule::new(collective, &ch);
-        let t = super::fused::FusedTuning { land, ..landing };
+        let t = super::fused::FusedTuning {
+            land,
+            trigger,
+            ..landing
+        };
         super::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
         let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
         let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
