@@ -358,10 +358,10 @@ override LAND: bool = false;
 
 // Lands tiles while any is ready; returns, uniformly, whether it landed any.
 fn land(t: u32) -> bool {
-    var moved = false;
     if (!LAND) {
         return false;
     }
+    var moved = false;
     loop {
         let a = land_claim(t);
         if (a.x == NONE) {

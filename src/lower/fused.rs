@@ -43,6 +43,18 @@ pub struct Forward {
     pub inboxes: u32,
 }
 
+impl Forward {
+    /// An inbox entry's landing state, in u32 words of the counters: the claimed slots, the landed
+    /// tiles, then a slot per tile (shaders/epilogue/fused.wgsl `land`); empty for other entries.
+    fn landing_words(&self) -> std::ops::Range<usize> {
+        if self.land == 0 {
+            return 0..0;
+        }
+        let at = (self.land - 1) as usize;
+        at..at + 2 + self.tiles as usize
+    }
+}
+
 /// No action in a [`Forward`] slot.
 const NONE: u32 = u32::MAX;
 
@@ -480,6 +492,7 @@ fn forward_table(
     schedule: &Schedule,
     (tile_n, tile_group): (usize, usize),
     tuning: FusedTuning,
+    lands: &[usize],
     window: u64,
 ) -> std::result::Result<Vec<Forward>, String> {
     let (m, n) = (config.shape.m, config.shape.n);
@@ -505,13 +518,9 @@ fn forward_table(
             0
         }
     };
-    // Landed hops: each a copy into an inbox entry past the chunks' counters, whose landing state
-    // follows the counters' layout (`counter_words`) and whose inbox follows the ranks' outputs.
-    let lands = if tuning.land {
-        landing(schedule)
-    } else {
-        Vec::new()
-    };
+    // Landed hops (`lands`, steps' indices): each a copy into an inbox entry past the chunks'
+    // counters, whose landing state follows the counters' layout (`counter_words`) and whose inbox
+    // follows the ranks' outputs.
     let chunks = fwd.len();
     let mut state = counter_words(chunks + lands.len());
     let mut inbox = (config.ranks * m * n).next_multiple_of(4);
@@ -593,13 +602,10 @@ fn forward_table(
 /// and so run after the GEMM (BENCHMARKS.md run 41: in f32 most of fused mode's exposed time). The
 /// direct reduce-scatter's several reduces into one chunk keep their gates.
 fn landing(schedule: &Schedule) -> Vec<usize> {
-    let into = |p: usize, x: usize| {
-        schedule
-            .steps
-            .iter()
-            .filter(|s| (s.dst, s.chunk) == (p, x))
-            .count()
-    };
+    let mut into = std::collections::HashMap::new();
+    for s in &schedule.steps {
+        *into.entry((s.dst, s.chunk)).or_insert(0usize) += 1;
+    }
     let last = |p: usize, x: usize| {
         let prod = &schedule.production[p];
         let end = prod.iter().map(|&(s, _)| s).max();
@@ -609,7 +615,7 @@ fn landing(schedule: &Schedule) -> Vec<usize> {
         .steps
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.op == Op::Reduce && into(s.dst, s.chunk) == 1 && last(s.dst, s.chunk))
+        .filter(|(_, s)| s.op == Op::Reduce && into[&(s.dst, s.chunk)] == 1 && last(s.dst, s.chunk))
         .map(|(i, _)| i)
         .collect()
 }
@@ -624,7 +630,7 @@ fn landing_ends(fwd: &[Forward]) -> (usize, usize) {
         .fold((0, 0), |(o, w), f| {
             (
                 o.max((f.off + f.len) as usize),
-                w.max((f.land - 1 + 2 + f.tiles) as usize),
+                w.max(f.landing_words().end),
             )
         })
 }
@@ -636,12 +642,11 @@ fn landing_ends(fwd: &[Forward]) -> (usize, usize) {
 fn check_table(fwd: &[Forward], out_elems: usize, words: usize) -> std::result::Result<(), String> {
     let nc = fwd.len() as u32;
     for (c, f) in fwd.iter().enumerate() {
-        if f.land != 0
-            && (f.into >= nc || f.tiles == 0 || (f.land - 1 + 2 + f.tiles) as usize > words)
-        {
+        let state = f.landing_words();
+        if f.land != 0 && (f.into >= nc || f.tiles == 0 || state.end > words) {
             return Err(format!(
                 "forward table: inbox {c} lands in counter {} ({} tiles, state at word {}) out of range (counters {nc}, {words} words)",
-                f.into, f.tiles, f.land - 1
+                f.into, f.tiles, state.start
             ));
         }
         if u64::from(f.off) + u64::from(f.len) > out_elems as u64 {
@@ -820,15 +825,15 @@ pub(super) fn lower_fused_with(
         ..tuning
     };
     let lands = if tuning.land {
-        landing(schedule).len()
+        landing(schedule)
     } else {
-        0
+        Vec::new()
     };
     let tuning = FusedTuning {
         polls: polls_within(
             t.loop_limit,
             tuning.polls,
-            r * chunking.count() + lands,
+            r * chunking.count() + lands.len(),
             tuning.trigger == Trigger::Spares,
             tuning.pause,
         ),
@@ -843,6 +848,7 @@ pub(super) fn lower_fused_with(
         schedule,
         (t.tile_n, t.tile_group),
         tuning,
+        &lands,
         window,
     )?;
     // The landed hops' inboxes follow the ranks' outputs, their landing states the counters' layout.
