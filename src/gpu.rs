@@ -127,6 +127,7 @@ impl Gpu {
     pub fn with_features(opts: &GpuOptions, wanted: wgpu::Features) -> Result<Self> {
         // Every environment value is checked before the adapters are probed, as the flags are.
         settings::timeout(opts)?;
+        crate::sms::named()?;
         let b = backends(opts)?;
         let name = name_filter(opts)?;
         let power = settings::power(opts)?;

@@ -9,8 +9,8 @@ pub const MAX_SMS: usize = 1 << 16;
 /// `T3_SMS` (1 to [`MAX_SMS`]) where set, else what the adapter's Vulkan driver reports (NVIDIA:
 /// VK_NV_shader_sm_builtins' `shaderSMCount`), else None (every other driver, the web, lavapipe).
 pub fn sm_count(adapter: &wgpu::Adapter) -> Result<Option<u32>> {
-    if let Some(n) = crate::settings::env_count("T3_SMS", MAX_SMS)? {
-        return Ok(Some(n as u32));
+    if let Some(n) = named()? {
+        return Ok(Some(n));
     }
     #[cfg(wgpu_vulkan)]
     // SAFETY: only reads properties of the adapter's own physical device through its own instance.
@@ -21,6 +21,12 @@ pub fn sm_count(adapter: &wgpu::Adapter) -> Result<Option<u32>> {
         None
     };
     Ok(reported)
+}
+
+/// What `T3_SMS` names (1 to [`MAX_SMS`]), None where it is unset; checked before the adapters are
+/// probed, so a bad value is a usage error on a machine without a GPU too.
+pub fn named() -> Result<Option<u32>> {
+    Ok(crate::settings::env_count("T3_SMS", MAX_SMS)?.map(|n| n as u32))
 }
 
 /// VK_NV_shader_sm_builtins' count, where the adapter is Vulkan and offers the extension.

@@ -110,14 +110,21 @@ fn gemm_grid_covers_every_tile() {
     // 3 ranks x 2 chunks of 200 rows, N = 600: every GEMM op is 2 x 5 = 10 SIMT tiles (2 x 3 on
     // the cooperative kernel), so grids of 1, 3 and 7 workgroups per pass leave each op 1 or 2 (or
     // 1) workgroups looping over several tiles; f16 runs the cooperative kernel where there is one.
-    for (grid, dtype) in [
+    // Each grid with two collectives and both reduces: over the four grids, every collective with each.
+    for (g, (grid, dtype)) in [
         (1, Dtype::F32),
         (3, Dtype::F32),
         (7, Dtype::F32),
         (3, Dtype::F16),
-    ] {
-        for collective in Collective::ALL {
-            for via in [ReduceVia::Forward, ReduceVia::Update] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for (v, via) in [ReduceVia::Forward, ReduceVia::Update]
+            .into_iter()
+            .enumerate()
+        {
+            for collective in [collective_of(g + v), collective_of(g + v + 2)] {
                 run_config(
                     Config {
                         shape: Shape::new(1200, 600, 37).unwrap(),
@@ -143,31 +150,41 @@ fn step_lead_reorders_gemm_ops() {
     // 4 ranks x 2 chunks of 300 rows, N = 300: every GEMM op is 3 x 3 = 9 workgroups, so leads of
     // 1, 5 and 9 move the pass's last GEMM op after its steps, 13 the last two, 1000 all of them;
     // auto follows the steps' workgroups.
+    // Each lead with both reduces, one collective each in turn: over the seven leads, every collective
+    // with each reduce.
     let leads = [0, 1, 5, 9, 13, 1000].map(StepLead::Workgroups);
-    for lead in leads.into_iter().chain([StepLead::Auto]) {
-        for collective in Collective::ALL {
-            for via in [ReduceVia::Forward, ReduceVia::Update] {
-                run_config(
-                    Config {
-                        shape: Shape::new(2400, 300, 19).unwrap(),
-                        ranks: 4,
-                        chunks: 2,
-                        collective,
-                        via,
-                        link: Link::Workgroups(3),
-                        dtype: Dtype::F32,
-                        arbitrate: None,
-                        gemm_grid: None,
-                        step_lead: lead,
-                    },
-                    &["encoded", "host"],
-                );
-            }
+    for (l, lead) in leads.into_iter().chain([StepLead::Auto]).enumerate() {
+        for (v, via) in [ReduceVia::Forward, ReduceVia::Update]
+            .into_iter()
+            .enumerate()
+        {
+            run_config(
+                Config {
+                    shape: Shape::new(2400, 300, 19).unwrap(),
+                    ranks: 4,
+                    chunks: 2,
+                    collective: collective_of(l + v),
+                    via,
+                    link: Link::Workgroups(3),
+                    dtype: Dtype::F32,
+                    arbitrate: None,
+                    gemm_grid: None,
+                    step_lead: lead,
+                },
+                &["encoded", "host"],
+            );
         }
     }
 }
 
 const ALL_MODES: &[&str] = &["sequential", "host", "encoded", "fused"];
+
+/// The collective of case `i` of a sweep: the four in turn, so that a sweep over another axis covers
+/// every collective without multiplying its cases by four (tests/properties.rs draws them at random
+/// against everything else; this keeps the suite inside its time on a 2-core lavapipe machine).
+fn collective_of(i: usize) -> Collective {
+    Collective::ALL[i % Collective::ALL.len()]
+}
 
 #[test]
 fn sequential_every_rank_count() {
@@ -436,8 +453,12 @@ fn host_loop_at_every_pipeline_depth() {
     let depths = [2, 3, 5, 40].map(|d| (d, None));
     for (in_flight, wait) in depths.into_iter().chain([(2, Some(HostWait::Spin))]) {
         eprintln!("host loop, {in_flight} submissions in flight, wait {wait:?}");
-        for (ranks, chunks, via) in [(3, 2, ReduceVia::Update), (5, 1, ReduceVia::Land)] {
-            for collective in Collective::ALL {
+        // Two collectives per depth and configuration, in turn: every collective at every depth.
+        for (j, (ranks, chunks, via)) in [(3, 2, ReduceVia::Update), (5, 1, ReduceVia::Land)]
+            .into_iter()
+            .enumerate()
+        {
+            for collective in [collective_of(j), collective_of(j + 2)] {
                 let config = Config {
                     shape: Shape::new(13 * ranks + 3, 21, 11).unwrap(),
                     ranks,

@@ -52,7 +52,7 @@ fn every_fused_variant_matches_reference() {
         .ok()
         .and_then(|s| s.parse().ok())
         .filter(|_| soak)
-        .unwrap_or(if soak { 500 } else { 30 });
+        .unwrap_or(if soak { 500 } else { 20 });
     let mut runner = TestRunner::new(PtConfig {
         cases,
         failure_persistence: None,

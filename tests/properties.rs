@@ -43,7 +43,7 @@ fn random_configurations_match_reference() {
     let f32_kernels = Kernels::new(gpu).unwrap();
     let f16_kernels = common::kernels(gpu, Dtype::F16);
     let mut runner = TestRunner::new(PtConfig {
-        cases: cases(64),
+        cases: cases(32),
         failure_persistence: None,
         ..PtConfig::default()
     });
@@ -273,7 +273,7 @@ fn command_lines_never_panic() {
         "-",
     ];
     let mut runner = TestRunner::new(PtConfig {
-        cases: cases(40),
+        cases: cases(24),
         failure_persistence: None,
         ..PtConfig::default()
     });

@@ -633,6 +633,98 @@ def alias():
     return doc + src[:i] + views + src[i:]
 
 
+def wide():
+    """The committed kernel with 16-byte operand loads: A and B read through second variables typed
+    mat2x4<f16> (16 bytes, no bitcast: naga 30 rejects vec2<u32> -> vec4<f16>), each load's two
+    columns stored as two 8-byte vec4<f16> stores. Half the global load instructions per slice."""
+    src = base()
+    doc = ("// Variant wide: shaders/gemm_coop.wgsl as committed with 16-byte operand loads: A and B read\n"
+           "// through second variables on bindings 2 and 3 typed mat2x4<f16> (8 halves, 16 bytes; rows start\n"
+           "// at multiples of 32 halves, src/gemm.rs `Padding`), each load's two columns stored as two\n"
+           "// 8-byte vec4<f16> stores: 6 global loads per invocation and slice instead of 12.\n")
+    views = ("@group(0) @binding(2) var<storage, read> a16: array<mat2x4<f16>>;\n"
+             "@group(0) @binding(3) var<storage, read> b16: array<mat2x4<f16>>;\n\n")
+    i = src.index("const BM")
+    src = src[:i] + views + src[i:]
+    helpers = """// Eight A elements (row, k..k+7) and eight B elements (k, col..col+7), unguarded as fetch_a/fetch_b.
+fn fetch_a8(row: u32, k: u32, job: Job) -> mat2x4<f16> {
+    return a16[(job.a_off + (row - job.a_row_base) * p.lda + k) >> 3u];
+}
+
+fn fetch_b8(k: u32, col: u32, job: Job) -> mat2x4<f16> {
+    return b16[(job.b_off + k * p.ldb + col) >> 3u];
+}
+
+// A slice 128x32: load i -> row i / 4, k 8 (i % 4). B slice 32x256: load i -> k i / 32, col 8 (i % 32).
+fn put_a8(i: u32, m: mat2x4<f16>) {
+    let o = (i / 4u) * (SA / 4u) + (i % 4u) * 2u;
+    As[o] = m[0];
+    As[o + 1u] = m[1];
+}
+
+fn put_b8(i: u32, m: mat2x4<f16>) {
+    let o = (i / 32u) * (SB / 4u) + (i % 32u) * 2u;
+    Bs[o] = m[0];
+    Bs[o + 1u] = m[1];
+}
+
+"""
+    j = src.index("// Writes fragment")
+    src = src[:j] + helpers + src[j:]
+    def loads(kn):
+        k = f"{kn} + " if kn else ""
+        out = [f"ra{q} = fetch_a8(row0 + (t + {256 * q}u) / 4u, {k}((t + {256 * q}u) % 4u) * 8u, job);" for q in range(2)]
+        out += [f"rb{q} = fetch_b8({k}(t + {256 * q}u) / 32u, col0 + ((t + {256 * q}u) % 32u) * 8u, job);" for q in range(4)]
+        return out
+    # Declarations.
+    old_decl = re.search(r"    var ra0 = fetch_a.*?\n(    var rb7 = [^\n]*\n)", src, re.S)
+    assert old_decl
+    src = src.replace(old_decl.group(0), "".join(f"    var {l}\n" for l in loads(None)))
+    # Stores at the top of the K loop.
+    old_put = re.search(r"        put_a\(t \+ 0u, ra0\);.*?put_b\(t \+ 1792u, rb7\);\n", src, re.S)
+    assert old_put
+    new_put = "".join(f"        put_a8(t + {256 * q}u, ra{q});\n" for q in range(2))
+    new_put += "".join(f"        put_b8(t + {256 * q}u, rb{q});\n" for q in range(4))
+    src = src.replace(old_put.group(0), new_put)
+    # The prefetch.
+    old_pre = re.search(r"            ra0 = fetch_a\(row0.*?rb7 = fetch_b\([^\n]*\n", src, re.S)
+    assert old_pre
+    src = src.replace(old_pre.group(0), "".join(f"            {l}\n" for l in loads("kn")))
+    assert "fetch_a(" not in src.split("fn compute_tile")[1] and "put_b(" not in src.split("fn compute_tile")[1]
+    return doc + src
+
+
+def wide2():
+    """wide with workgroup memory typed mat2x4<f16> as well: each 16-byte load goes out as one 16-byte
+    store (run 7's vec4<u32> workgroup memory made NVVM fail; this keeps the f16 element type), and
+    fragments load through a pointer to the first column of a matrix, strides in vec4s."""
+    src = wide().split("\n", 4)[4]
+    doc = ("// Variant wide2: wide (16-byte operand loads through mat2x4<f16> views) with workgroup memory\n"
+           "// typed mat2x4<f16> too: one 16-byte store per load, fragments loaded through a pointer to a\n"
+           "// matrix's first column (every fragment starts at an even vec4), strides in vec4s.\n")
+    rep = [
+        ("var<workgroup> As: array<vec4<f16>, 1280>;", "var<workgroup> As: array<mat2x4<f16>, 640>;"),
+        ("var<workgroup> Bs: array<vec4<f16>, 2112>;", "var<workgroup> Bs: array<mat2x4<f16>, 1056>;"),
+        ("""    let o = (i / 4u) * (SA / 4u) + (i % 4u) * 2u;
+    As[o] = m[0];
+    As[o + 1u] = m[1];""", "    As[(i / 4u) * (SA / 8u) + i % 4u] = m;"),
+        ("""    let o = (i / 32u) * (SB / 4u) + (i % 32u) * 2u;
+    Bs[o] = m[0];
+    Bs[o + 1u] = m[1];""", "    Bs[(i / 32u) * (SB / 8u) + i % 32u] = m;"),
+    ]
+    for a, b in rep:
+        assert a in src, a
+        src = src.replace(a, b)
+    # The 8-byte stores wide no longer calls would not type-check against mat2x4 workgroup memory.
+    src, k = re.subn(r"// A slice 128x32: vec4 i.*?\nfn put_b\(i: u32, v: vec4<f16>\) \{\n[^\n]*\n\}\n\n", "", src, flags=re.S)
+    assert k == 1
+    n = len(re.findall(r"coopLoadT<coop_mat16x16<f16, (A|B)>>\(&(As|Bs)\[\(", src))
+    src = re.sub(r"coopLoadT<coop_mat16x16<f16, (A|B)>>\(&(As|Bs)\[\(([^\]]*)\) / 4u\], (SA|SB) / 4u\)",
+                 lambda m: f"coopLoadT<coop_mat16x16<f16, {m[1]}>>(&{m[2]}[({m[3]}) / 8u][0], {m[4]} / 4u)", src)
+    assert n == 16 and src.count("/ 8u][0], S") == 16, (n, src.count("/ 8u][0], S"))
+    return doc + src
+
+
 def half16x(name, io, doc):
     """half16's shape and schedule (128 invocations, two 128x128 halves, 16-deep slices double-buffered,
     loads two slices ahead) with the operand movement `io` (a key of IO)."""
@@ -1086,7 +1178,7 @@ def main():
     variant written from a kernel other than its base fails loudly: set GEN_BASE to that kernel
     (`git show REV:shaders/gemm_coop.wgsl > base.wgsl`). Bases: h4 and alias 8cee94e~1; db2-h4 and
     half16-h4 stand alone; noepi, nobarrier, noglobal and rows4 0289099 (before the pair epilogue);
-    the K loop's ablations (abl-*), early, halves, halves16, quarters and ahead2 (by name only)
+    the K loop's ablations (abl-*), early, halves, halves16, quarters, ahead2, wide and wide2 (by name only)
     the committed kernel."""
     gens = {
         "noepi": noepi,
@@ -1110,6 +1202,8 @@ invocations that compute the 128x256 tile as two 128x128 halves in turn: half th
 and registers of a workgroup, so two share an SM and each one's barriers and load waits can be the
 other's multiply-adds.""")
     gens["ahead2"] = ahead2
+    gens["wide"] = wide
+    gens["wide2"] = wide2
     gens["global"] = lambda: from_global("global", False, """shaders/gemm_coop.wgsl's tile, subgroups and epilogue with every operand
 fragment loaded straight from the operand buffers (no workgroup stage, no barrier in the K loop),
 two 16-deep steps per iteration.""")
@@ -1131,7 +1225,7 @@ issues them after it): the loads are in flight while the workgroup waits at the 
         (lambda b, l, a: (b, early_loop(l), a))(*k_loop(base())))
     for name, (doc, edit) in ABLATIONS.items():
         gens[name] = lambda name=name, doc=doc, edit=edit: ablation(name, doc, edit)
-    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters", "ahead2", "global", "global-pp"}
+    on_demand = set(ABLATIONS) | {"early", "halves", "halves16", "quarters", "ahead2", "global", "global-pp", "wide", "wide2"}
     names = [a for a in sys.argv[1:] if not a.startswith("--")] or [n for n in gens if n not in on_demand]
     unknown = [n for n in names if n not in gens]
     if unknown:
