@@ -66,7 +66,8 @@ pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterRep
     let f = adapter.features();
     let l = adapter.limits();
     AdapterReport {
-        // A bad T3_SMS is refused where a device is opened (Gpu::open); a report shows what it can.
+        // A bad T3_SMS is refused before the adapters are probed (gpu.rs, `environment`); a report
+        // shows what it can.
         multiprocessors: crate::sms::sm_count(adapter).unwrap_or(None),
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),

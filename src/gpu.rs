@@ -65,10 +65,19 @@ fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
 
 /// The instance for `opts`' backends and every adapter it sees, in the order `t3 info` lists them.
 pub fn adapters(opts: &GpuOptions) -> Result<(wgpu::Instance, Vec<wgpu::Adapter>)> {
+    environment(opts)?;
     let b = backends(opts)?;
     let inst = instance(b);
     let adapters = crate::suspend::block_on(inst.enumerate_adapters(b));
     Ok((inst, adapters))
+}
+
+/// Every environment value a device's opening reads, checked before the adapters are probed, as the
+/// flags are: a bad value is a usage error on a machine without a GPU too.
+fn environment(opts: &GpuOptions) -> Result<()> {
+    settings::timeout(opts)?;
+    crate::sms::named()?;
+    Ok(())
 }
 
 /// A wgpu error with its description and source chain (its Display alone says only "Validation Error").
@@ -125,9 +134,7 @@ impl Gpu {
 
     /// [`Gpu::new`] with those of `wanted` the adapter has.
     pub fn with_features(opts: &GpuOptions, wanted: wgpu::Features) -> Result<Self> {
-        // Every environment value is checked before the adapters are probed, as the flags are.
-        settings::timeout(opts)?;
-        crate::sms::named()?;
+        environment(opts)?;
         let b = backends(opts)?;
         let name = name_filter(opts)?;
         let power = settings::power(opts)?;

@@ -23,8 +23,8 @@ pub fn sm_count(adapter: &wgpu::Adapter) -> Result<Option<u32>> {
     Ok(reported)
 }
 
-/// What `T3_SMS` names (1 to [`MAX_SMS`]), None where it is unset; checked before the adapters are
-/// probed, so a bad value is a usage error on a machine without a GPU too.
+/// What `T3_SMS` names (1 to [`MAX_SMS`]), None where it is unset (checked before the adapters are
+/// probed: gpu.rs, `environment`).
 pub fn named() -> Result<Option<u32>> {
     Ok(crate::settings::env_count("T3_SMS", MAX_SMS)?.map(|n| n as u32))
 }

@@ -110,7 +110,10 @@ fn gemm_grid_covers_every_tile() {
     // 3 ranks x 2 chunks of 200 rows, N = 600: every GEMM op is 2 x 5 = 10 SIMT tiles (2 x 3 on
     // the cooperative kernel), so grids of 1, 3 and 7 workgroups per pass leave each op 1 or 2 (or
     // 1) workgroups looping over several tiles; f16 runs the cooperative kernel where there is one.
-    // Each grid with two collectives and both reduces: over the four grids, every collective with each.
+    // Each grid with collectives reducing by update (fused mode's, which runs only then): the f32
+    // grids two each in turn, so every collective meets one of them, the f16 grid all four; and with
+    // one collective that forwards (the ring's reduce-scatter and all-reduce in turn: the other two
+    // have no partial to forward).
     for (g, (grid, dtype)) in [
         (1, Dtype::F32),
         (3, Dtype::F32),
@@ -120,27 +123,31 @@ fn gemm_grid_covers_every_tile() {
     .into_iter()
     .enumerate()
     {
-        for (v, via) in [ReduceVia::Forward, ReduceVia::Update]
+        let updating: Vec<Collective> = if dtype == Dtype::F16 {
+            Collective::ALL.to_vec()
+        } else {
+            vec![collective_of(g), collective_of(g + 2)]
+        };
+        for (collective, via) in updating
             .into_iter()
-            .enumerate()
+            .map(|c| (c, ReduceVia::Update))
+            .chain([(FORWARDING[g % 2], ReduceVia::Forward)])
         {
-            for collective in [collective_of(g + v), collective_of(g + v + 2)] {
-                run_config(
-                    Config {
-                        shape: Shape::new(1200, 600, 37).unwrap(),
-                        ranks: 3,
-                        chunks: 2,
-                        collective,
-                        via,
-                        link: Link::Workgroups(2),
-                        dtype,
-                        arbitrate: None,
-                        gemm_grid: Some(grid),
-                        step_lead: StepLead::Auto,
-                    },
-                    &["sequential", "host", "encoded", "fused"],
-                );
-            }
+            run_config(
+                Config {
+                    shape: Shape::new(1200, 600, 37).unwrap(),
+                    ranks: 3,
+                    chunks: 2,
+                    collective,
+                    via,
+                    link: Link::Workgroups(2),
+                    dtype,
+                    arbitrate: None,
+                    gemm_grid: Some(grid),
+                    step_lead: StepLead::Auto,
+                },
+                &["sequential", "host", "encoded", "fused"],
+            );
         }
     }
 }
@@ -150,20 +157,20 @@ fn step_lead_reorders_gemm_ops() {
     // 4 ranks x 2 chunks of 300 rows, N = 300: every GEMM op is 3 x 3 = 9 workgroups, so leads of
     // 1, 5 and 9 move the pass's last GEMM op after its steps, 13 the last two, 1000 all of them;
     // auto follows the steps' workgroups.
-    // Each lead with both reduces, one collective each in turn: over the seven leads, every collective
-    // with each reduce.
+    // Each lead with one collective reducing by update (the four in turn) and one forwarding (the
+    // ring's two in turn): over the seven leads, every collective, and each lead with a forward.
     let leads = [0, 1, 5, 9, 13, 1000].map(StepLead::Workgroups);
     for (l, lead) in leads.into_iter().chain([StepLead::Auto]).enumerate() {
-        for (v, via) in [ReduceVia::Forward, ReduceVia::Update]
-            .into_iter()
-            .enumerate()
-        {
+        for (collective, via) in [
+            (collective_of(l), ReduceVia::Update),
+            (FORWARDING[l % 2], ReduceVia::Forward),
+        ] {
             run_config(
                 Config {
                     shape: Shape::new(2400, 300, 19).unwrap(),
                     ranks: 4,
                     chunks: 2,
-                    collective: collective_of(l + v),
+                    collective,
                     via,
                     link: Link::Workgroups(3),
                     dtype: Dtype::F32,
@@ -185,6 +192,10 @@ const ALL_MODES: &[&str] = &["sequential", "host", "encoded", "fused"];
 fn collective_of(i: usize) -> Collective {
     Collective::ALL[i % Collective::ALL.len()]
 }
+
+/// The collectives whose reduces forward a partial under `ReduceVia::Forward` (the ring's); the
+/// others reduce by update whatever is asked (src/plan.rs).
+const FORWARDING: [Collective; 2] = [Collective::ReduceScatter, Collective::AllReduce];
 
 #[test]
 fn sequential_every_rank_count() {
@@ -451,14 +462,19 @@ fn host_loop_at_every_pipeline_depth() {
     // Each depth with the default wait (block on CPU adapters), and two submissions deep spinning
     // on polls instead (the default on GPUs).
     let depths = [2, 3, 5, 40].map(|d| (d, None));
-    for (in_flight, wait) in depths.into_iter().chain([(2, Some(HostWait::Spin))]) {
+    for (d, (in_flight, wait)) in depths
+        .into_iter()
+        .chain([(2, Some(HostWait::Spin))])
+        .enumerate()
+    {
         eprintln!("host loop, {in_flight} submissions in flight, wait {wait:?}");
-        // Two collectives per depth and configuration, in turn: every collective at every depth.
+        // Two collectives per depth and configuration, turning with the depth: every collective at
+        // every depth, and every collective in both configurations.
         for (j, (ranks, chunks, via)) in [(3, 2, ReduceVia::Update), (5, 1, ReduceVia::Land)]
             .into_iter()
             .enumerate()
         {
-            for collective in [collective_of(j), collective_of(j + 2)] {
+            for collective in [collective_of(d + j), collective_of(d + j + 2)] {
                 let config = Config {
                     shape: Shape::new(13 * ranks + 3, 21, 11).unwrap(),
                     ranks,
