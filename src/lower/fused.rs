@@ -479,13 +479,24 @@ fn counter_words(nc: usize) -> usize {
 /// all queue at one L2 slice, and one word more (a read's address is the slot's plus 0 or 1).
 const PAUSE_WORDS: usize = 64 * 32 + 1;
 
+/// [`forward_table`]'s table and what its landed hops add past the ranks' own: the packed output's
+/// elements (whole vec4s; the inboxes after every rank's output), the counters' u32 words (the
+/// landing states after the counters' layout) and the elements the inboxes hold.
+struct Table {
+    fwd: Vec<Forward>,
+    out_elems: usize,
+    counter_words: usize,
+    inbox_elems: u64,
+}
+
 /// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
 /// fire (local tiles plus the incoming steps that precede the step in the schedule), their pieces and
 /// their gates (the destination's tiles plus the steps into it that precede this one: every write of
 /// a chunk is exclusive, in the schedule's order); then an inbox entry per landed hop ([`landing`]);
 /// then the header: off = pieces of all transfers and landed tiles,
 /// len = the spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first
-/// `window` bytes, pc0 = an idle spare's pause in reads.
+/// `window` bytes, pc0 = an idle spare's pause in reads. With it, the sizes the table implies
+/// ([`Table`]).
 fn forward_table(
     config: &Config,
     chunking: &Chunking,
@@ -494,7 +505,7 @@ fn forward_table(
     tuning: FusedTuning,
     lands: &[usize],
     window: u64,
-) -> std::result::Result<Vec<Forward>, String> {
+) -> std::result::Result<Table, String> {
     let (m, n) = (config.shape.m, config.shape.n);
     let nch = chunking.count();
     let idx = |p: usize, x: usize| p * nch + x;
@@ -525,6 +536,7 @@ fn forward_table(
     let mut state = counter_words(chunks + lands.len());
     let mut inbox = (config.ranks * m * n).next_multiple_of(4);
     let mut landed_tiles = 0u32;
+    let mut inbox_elems = 0u64;
     for (s, st) in schedule.steps.iter().enumerate() {
         let at = own_tiles(st.src, st.chunk) + received[idx(st.src, st.chunk)];
         let mut gate = own_tiles(st.dst, st.chunk) + received[idx(st.dst, st.chunk)];
@@ -550,6 +562,7 @@ fn forward_table(
             state += 2 + tl as usize;
             inbox = (inbox + len as usize).next_multiple_of(4);
             landed_tiles += tl;
+            inbox_elems += u64::from(len);
         }
         let f = &mut fwd[idx(st.src, st.chunk)];
         let pc = tuning.pieces(config.link, f.len as usize);
@@ -593,7 +606,12 @@ fn forward_table(
         g0: tile_group as u32,
         ..Default::default()
     });
-    Ok(fwd)
+    Ok(Table {
+        fwd,
+        out_elems: inbox,
+        counter_words: state,
+        inbox_elems,
+    })
 }
 
 /// The steps that land (with `T3_FUSED_LAND` on): each reduce that is the only transfer into its
@@ -618,21 +636,6 @@ fn landing(schedule: &Schedule) -> Vec<usize> {
         .filter(|(_, s)| s.op == Op::Reduce && into[&(s.dst, s.chunk)] == 1 && last(s.dst, s.chunk))
         .map(|(i, _)| i)
         .collect()
-}
-
-/// Elements of the packed output past every rank's: the landed hops' inboxes, and u32 words of the
-/// counters past their layout (`counter_words`): the landing states, both from `fwd`'s inbox
-/// entries (the header last).
-fn landing_ends(fwd: &[Forward]) -> (usize, usize) {
-    fwd[..fwd.len() - 1]
-        .iter()
-        .filter(|f| f.land != 0)
-        .fold((0, 0), |(o, w), f| {
-            (
-                o.max((f.off + f.len) as usize),
-                w.max(f.landing_words().end),
-            )
-        })
 }
 
 /// Every index the (trusted, unchecked) fused kernel takes from the forward table is in bounds: each
@@ -842,7 +845,7 @@ pub(super) fn lower_fused_with(
     // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
     // would pass WebGPU's default limit of eight per stage).
     let window = fused_window(t.max_binding, tuning.window);
-    let fwd = forward_table(
+    let table = forward_table(
         config,
         chunking,
         schedule,
@@ -851,10 +854,9 @@ pub(super) fn lower_fused_with(
         &lands,
         window,
     )?;
-    // The landed hops' inboxes follow the ranks' outputs, their landing states the counters' layout.
-    let (inbox_end, state_end) = landing_ends(&fwd);
+    let fwd = table.fwd;
     // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
-    let out_bytes = ((r * m * n).max(inbox_end) as u64 * 4).next_multiple_of(16);
+    let out_bytes = table.out_elems as u64 * 4;
     for (what, bytes, max_binding) in [
         ("packed A", a_bytes, t.max_binding),
         ("packed B", b_bytes, window + t.max_binding),
@@ -863,11 +865,8 @@ pub(super) fn lower_fused_with(
         Error::check_size(what, bytes, t.max_buffer, max_binding)
             .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
     }
-    l.fused_extra_bytes = fwd[..fwd.len() - 1]
-        .iter()
-        .filter(|f| f.land != 0)
-        .map(|f| 2 * 4 * u64::from(f.len))
-        .sum();
+    // Each landed hop writes its inbox and the adds read it again.
+    l.fused_extra_bytes = 2 * 4 * table.inbox_elems;
     // The counters' entries only: the header's pc0 is the pause.
     let busiest = fwd[..fwd.len() - 1]
         .iter()
@@ -1003,7 +1002,7 @@ pub(super) fn lower_fused_with(
     let (out, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
     let counters = l.pool_buffer(
         "fused trackers and transfer queue (all ranks)",
-        (counter_words(fwd.len() - 1).max(state_end) * 4) as u64,
+        (table.counter_words * 4) as u64,
         None,
     );
     let job_bytes = bytemuck::cast_slice(&jobs).to_vec();
