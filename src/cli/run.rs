@@ -267,7 +267,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         a.seed,
         a.no_verify,
     );
-    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, Path::Mapped)?;
+    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, Path::ZeroCopy)?;
     let r = experiment::measure(&mut sys, &inputs, &opts)?;
     let to_stdout = [&a.json, &a.csv, &a.trace, &a.svg]
         .iter()

@@ -194,7 +194,7 @@ pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Resu
             a.no_verify,
         );
         // A failed point is recorded and the sweep goes on: hours of other points stay useful.
-        let rows = match experiment::prepare_on(gpus, &kernels, &opts, Path::Mapped)
+        let rows = match experiment::prepare_on(gpus, &kernels, &opts, Path::ZeroCopy)
             .and_then(|(mut sys, inputs)| experiment::measure(&mut sys, &inputs, &opts))
         {
             Ok(rep) => {

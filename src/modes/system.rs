@@ -54,12 +54,12 @@ impl<'a> System<'a> {
             std::slice::from_ref(gpu),
             std::slice::from_ref(kernels),
             config,
-            Path::Mapped,
+            Path::ZeroCopy,
         )
     }
 
     /// The ranks over `gpus` (each with its `kernels`), links between them taking path `want` where
-    /// the devices allow it (mapped, else staged).
+    /// the devices allow it (zero-copy, else mapped, else staged).
     pub fn on_devices(
         gpus: &'a [Gpu],
         kernels: &'a [Kernels],
@@ -90,7 +90,9 @@ impl<'a> System<'a> {
             .map(|(d, (g, k))| {
                 let t = k.target(g, d);
                 Target {
-                    host_mapped: t.host_mapped && want == Path::Mapped,
+                    // A zero-copy end needs no staging copy either; where the link falls back it takes
+                    // the mapped path on such a device (HostLink::new).
+                    host_mapped: t.host_mapped && want != Path::Staged,
                     ..t
                 }
             })
