@@ -47,7 +47,7 @@ var<workgroup> Cs: array<f32, 4608>;
 // Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Padding`) pads K to
 // whole slices and N to whole tiles with zeros and gives A a tile of spare rows, so every read of a
 // whole slice of a whole tile is in the buffer, and what lies past M, N or K either multiplies zeros
-// or lands in output rows and columns that `put_row4` drops. (Guarded loads cost 15-25% here.)
+// or lands in output rows and columns that `put_row4` drops. (Guarded loads slow it markedly.)
 fn fetch_a(row: u32, k: u32, job: Job) -> vec4<f16> {
     return a[(job.a_off + (row - job.a_row_base) * p.lda + k) >> 2u];
 }
