@@ -306,8 +306,8 @@ impl FusedTuning {
     }
 
     /// The defaults where the GPU's `sms` multiprocessors are known, each holding `gemm_per_sm` GEMM
-    /// workgroups: the configuration under which fused mode beats encoded mode on the f16 TP-8
-    /// presets (all of them on an H100, most on an H200: see BENCHMARKS.md). The spares trigger
+    /// workgroups: the configuration under which fused mode beats encoded mode on the TP-8 presets,
+    /// f16 and f32, on an H200 and an H100 (see BENCHMARKS.md). The spares trigger
     /// (the GEMM only counts its tiles) from a dispatch of their own beside the GEMM, three per
     /// multiprocessor beside one GEMM workgroup (the cooperative kernel; more than about three add
     /// nothing), two beside two (the SIMT kernel at 120 registers leaves 4096 of an SM's 65536,
