@@ -99,7 +99,7 @@ pub struct HostLinkTable {
     pub timer: String,
     pub reps: usize,
     pub rows: Vec<HostLinkRow>,
-    /// The links streamed as the trigger loop drives them (tables saved before 2026-11-25 have none).
+    /// The links streamed as the trigger loop drives them (older tables have none).
     #[serde(default)]
     pub streams: Vec<StreamRow>,
 }

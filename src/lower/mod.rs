@@ -278,9 +278,9 @@ pub(crate) fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u3
 }
 
 /// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
-/// memory, which 16 workgroups already saturate (44-49 GB/s on an H200, BENCHMARKS.md run 23; a
-/// whole 35 MB chunk on every workgroup it needs moved 52 GB/s, run 21), so more would only take
-/// SMs from the GEMM work sharing its pass.
+/// memory, which 16 workgroups already saturate (every workgroup a whole chunk could use moves it
+/// barely faster: see BENCHMARKS.md), so more would only take SMs from the GEMM work sharing its
+/// pass.
 pub const HOST_SEND_WORKGROUPS: u32 = 16;
 
 /// Each op's binding and dispatch, its shared variant (arbitration's cap, the GEMM grid) and the step

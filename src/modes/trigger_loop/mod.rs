@@ -512,7 +512,7 @@ fn submit_all(
 /// of every rank together. The host sees counters only when a submission completes, so a stage of
 /// several chunks per rank in one submission would hold every chunk's trigger until its last chunk
 /// is done, and with a second submission queued behind it the steps would follow the next stage
-/// (BENCHMARKS.md run 22: on two devices at 8 chunks per rank, no send before both stages ended).
+/// (on two devices at 8 chunks per rank, no send would start before both stages ended).
 /// At one chunk per rank a stage stays one submission. The cost: each chunk's GEMM fills the GPU
 /// alone, and there are more submissions ([`HostGrain`] says where each grain is the default).
 fn chunk_waves(plan: &crate::plan::Plan, ops: Vec<usize>) -> Vec<Vec<usize>> {
