@@ -58,6 +58,9 @@ impl Path {
         }
     }
 
+    /// Every path, most preferred first.
+    pub const ALL: [Path; 3] = [Path::ZeroCopy, Path::Mapped, Path::Staged];
+
     /// The host-copy path a device takes when `want` is asked: mapped only where the device has the
     /// feature (a zero-copy link is decided per link, by [`HostLink::new`]).
     fn on(gpu: &Gpu, want: Path) -> Path {
@@ -66,6 +69,23 @@ impl Path {
         } else {
             Path::Staged
         }
+    }
+}
+
+impl Default for Path {
+    /// Zero-copy, falling back where a device cannot take it.
+    fn default() -> Self {
+        Path::ZeroCopy
+    }
+}
+
+impl std::str::FromStr for Path {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Path::ALL
+            .into_iter()
+            .find(|p| p.name() == s.trim())
+            .ok_or_else(|| Error::invalid("link path", s, "zero-copy, mapped or staged"))
     }
 }
 

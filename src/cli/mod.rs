@@ -50,6 +50,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             mib,
             reps,
             devices,
+            link_path,
             out,
             json,
         }) => {
@@ -63,7 +64,9 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             }
             files::check_outputs(&[("--out", out, false)])?;
             match devices {
-                Some(spec) => calibrate_hostlink(&cli.gpu, spec, *mib, *reps, out, *json),
+                Some(spec) => {
+                    calibrate_hostlink(&cli.gpu, spec, *link_path, *mib, *reps, out, *json)
+                }
                 None => calibrate(&open_gpu(&cli.gpu)?, *mib, *reps, out, *json),
             }
         }

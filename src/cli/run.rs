@@ -6,7 +6,6 @@ use t3_wgpu::devices::{Devices, Placement};
 use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::files;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
-use t3_wgpu::hostlink::Path;
 use t3_wgpu::link::{self, LinkTable};
 use t3_wgpu::modes::{Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
@@ -267,7 +266,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         a.seed,
         a.no_verify,
     );
-    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, Path::ZeroCopy)?;
+    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)?;
     let r = experiment::measure(&mut sys, &inputs, &opts)?;
     let to_stdout = [&a.json, &a.csv, &a.trace, &a.svg]
         .iter()

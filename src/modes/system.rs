@@ -178,6 +178,11 @@ impl<'a> System<'a> {
         self.links.len()
     }
 
+    /// Each link's path (zero-copy where both its devices import host memory, else a host copy's).
+    pub fn link_paths(&self) -> Vec<(Path, Path)> {
+        self.links.iter().map(|l| (l.send, l.recv)).collect()
+    }
+
     /// The one device's part, for modes that run on one device only.
     pub fn only(&mut self) -> Result<&mut Part<'a>> {
         match self.parts.as_mut_slice() {
