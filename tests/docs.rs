@@ -163,13 +163,18 @@ fn commands(path: &Path) -> Vec<DocCommand> {
     out
 }
 
-/// README.md, then docs/*.md by name.
+/// The benchmarks' log keeps each command as it was run that day (flags since renamed or retired
+/// among them): a record, not instructions.
+const ARCHIVES: [&str; 1] = ["benchmarks-log.md"];
+
+/// README.md, then docs/*.md by name (the archives left out).
 fn documents() -> Vec<PathBuf> {
     let root = Path::new(ROOT);
     let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .filter(|p| !p.file_name().is_some_and(|n| ARCHIVES.iter().any(|a| n == *a)))
         .collect();
     docs.sort();
     docs.insert(0, root.join("README.md"));
