@@ -174,7 +174,10 @@ fn documents() -> Vec<PathBuf> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .filter(|p| !p.file_name().is_some_and(|n| ARCHIVES.iter().any(|a| n == *a)))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| ARCHIVES.iter().any(|a| n == *a))
+        })
         .collect();
     docs.sort();
     docs.insert(0, root.join("README.md"));

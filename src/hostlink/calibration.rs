@@ -203,8 +203,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                     opts.step_link,
                 );
                 if link.zero_copy() {
-                    let read =
-                        ZeroCopyRead::new(devices, &kernels, &srcs, &link, 0, opts.step_link);
+                    let read = ZeroCopyRead::new(devices, &kernels, &srcs, &link, 0);
                     let (mut write, mut reads, mut total) = (vec![], vec![], vec![]);
                     for rep in 0..=opts.reps {
                         let t0 = Instant::now();
@@ -355,8 +354,9 @@ impl ZeroCopyRead {
         ends: &[Ends],
         link: &HostLink,
         slot: usize,
-        step_link: Link,
     ) -> Self {
+        // As the host loop lands a zero-copy chunk.
+        let step_link = Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS);
         let to = link.to;
         let e = &ends[to];
         let inbox = link.inbox(slot).expect("the link has the slot");
@@ -514,14 +514,7 @@ fn stream(
             binds.push(bg);
             n_wg = n;
             if link.zero_copy() {
-                reads.push(ZeroCopyRead::new(
-                    devices,
-                    kernels,
-                    ends,
-                    &link,
-                    slot,
-                    opts.step_link,
-                ));
+                reads.push(ZeroCopyRead::new(devices, kernels, ends, &link, slot));
             }
         }
         state.push(Streamed {

@@ -114,11 +114,7 @@ impl<'a> System<'a> {
             targets[0].tile_n,
             config.via,
         );
-        let host_links = HostLinks::new(&plan, &placement);
-        let share = Share {
-            placement: &placement,
-            links: &host_links,
-        };
+        let mut host_links = HostLinks::new(&plan, &placement);
         let mut links = Vec::new();
         for l in &host_links.links {
             // Each end takes the path its device's lowering assumed (`Target::host_mapped`: mapped
@@ -127,6 +123,13 @@ impl<'a> System<'a> {
                 gpus, l.from, l.to, l.capacity, l.slots, want,
             )?);
         }
+        for (spec, link) in host_links.links.iter_mut().zip(&links) {
+            spec.zero_copy = link.zero_copy();
+        }
+        let share = Share {
+            placement: &placement,
+            links: &host_links,
+        };
         let passes = (plan.ops.len() + plan.levels + 8) as u32;
         let mut parts = Vec::new();
         for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
