@@ -336,7 +336,7 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         .iter()
         .zip(&runs)
         .map(|(op, r)| {
-            let bytes = (op.elems as u64).div_ceil(4) * 16;
+            let bytes = op.elems.div_ceil(4) * 16;
             lands(r).then(|| l.pool_buffer("zero-copy landing", bytes, None))
         })
         .collect();
