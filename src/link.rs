@@ -140,12 +140,14 @@ pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Res
 }
 
 impl LinkTable {
+    /// Writes the table as JSON to `path`, atomically: a run reading it meanwhile sees the old table
+    /// or the new one, and a killed calibration leaves the old one.
     pub fn save(&self, path: &str) -> Result<()> {
-        let s = serde_json::to_string_pretty(self).expect("table serialises");
-        std::fs::write(path, s).map_err(|source| Error::Io {
+        let s = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
             path: path.into(),
-            source,
-        })
+            source: e.into(),
+        })?;
+        crate::files::write(path, &s)
     }
 
     /// Reads a table `t3 calibrate` saved: a regular file of bounded size (a FIFO or a device such
