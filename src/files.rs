@@ -690,6 +690,32 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_sees_the_old_file_or_the_new_one_never_a_part() {
+        let d = dir("race");
+        let t = d.join("t");
+        let (a, b) = ("a".repeat(1 << 16), "b".repeat(1 << 16));
+        write(t.to_str().unwrap(), &a).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (t, stop) = (t.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut partial = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let s = std::fs::read(&t).unwrap();
+                    partial += usize::from(s.len() != 1 << 16);
+                }
+                partial
+            })
+        };
+        for i in 0..200 {
+            write(t.to_str().unwrap(), if i % 2 == 0 { &b } else { &a }).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(reader.join().unwrap(), 0, "reads of part of a file");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[test]
     fn writes_replace_whole_files_through_links() {
         let d = dir("write");
         let t = d.join("t.json");

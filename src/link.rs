@@ -11,6 +11,10 @@ use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::Timestamps;
 
+/// Most workgroups a link table's row may name (a dispatch's limit per dimension; `t3 calibrate`
+/// measures at most the largest of [`BUDGETS`]).
+pub const MAX_TABLE_WORKGROUPS: u32 = 65535;
+
 /// Budgets `t3 calibrate` measures (plus unthrottled), about 1.5x apart: powers of two alone leave an
 /// asked rate up to 40% from the nearest budget.
 pub const BUDGETS: [u32; 22] = [
@@ -173,6 +177,20 @@ impl LinkTable {
                 "link table",
                 path,
                 "measured rows with positive, finite GB/s (run `t3 calibrate` again)",
+            ));
+        }
+        if let Some(w) = t
+            .rows
+            .iter()
+            .filter_map(|r| r.workgroups)
+            .find(|w| !(1..=MAX_TABLE_WORKGROUPS).contains(w))
+        {
+            return Err(Error::invalid(
+                "link table",
+                format!("{path}, a row of {w} workgroups"),
+                format!(
+                    "rows of 1 to {MAX_TABLE_WORKGROUPS} workgroups, or null for unthrottled (run `t3 calibrate` again)"
+                ),
             ));
         }
         Ok(t)

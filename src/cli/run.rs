@@ -32,11 +32,30 @@ pub fn open_devices(g: &GpuArgs, d: &DevicesArg) -> Result<Vec<Gpu>> {
     })
 }
 
-/// Refuses, before any device is opened, a device count the ranks cannot fill.
-pub fn check_devices(d: &DevicesArg, ranks: usize) -> t3_wgpu::Result<()> {
+/// Refuses, before any device is opened, a device count the ranks cannot fill, or a mode named
+/// explicitly that cannot span the devices (it would only be listed as skipped: nothing measured).
+pub fn check_devices(d: &DevicesArg, ranks: usize, modes: &ModeList) -> t3_wgpu::Result<()> {
     match d.devices.as_ref().and_then(|s| s.count()) {
-        Some(n) => Placement::new(ranks, n).map(|_| ()),
+        Some(n) => {
+            Placement::new(ranks, n)?;
+            check_spanning(modes, n)
+        }
         None => Ok(()),
+    }
+}
+
+/// The modes that run on one device only (their submissions cannot hold the host's copies).
+const ONE_DEVICE: [&str; 2] = ["encoded", "fused"];
+
+/// Refuses a mode named explicitly that runs on one device where the ranks span `devices`.
+pub fn check_spanning(modes: &ModeList, devices: usize) -> t3_wgpu::Result<()> {
+    match modes.named.iter().find(|m| ONE_DEVICE.contains(&m.as_str())) {
+        Some(m) if devices > 1 => Err(t3_wgpu::Error::invalid(
+            "--mode",
+            format!("{m} with the ranks on {devices} devices"),
+            "sequential or host where the ranks span devices (encoded and fused mode run on one; `all` lists them as skipped)",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -173,7 +192,7 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         step_lead: a.step_lead,
     };
     validate(&config, &mode_list(&a.mode))?;
-    check_devices(&a.devices, config.ranks)?;
+    check_devices(&a.devices, config.ranks, &mode_list(&a.mode))?;
     Ok(Checked {
         label,
         config,
@@ -264,6 +283,8 @@ pub fn kernels_on(gpus: &[Gpu], gemm: GemmArgs) -> Result<Vec<Kernels>> {
 }
 
 pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
+    // `--devices all`: the count is known once they are open, before any work.
+    check_spanning(&mode_list(&a.mode), gpus.len())?;
     if let Some(l) = &c.link {
         for g in gpus {
             l.table.check_adapter(&a.link_table, &g.describe())?;

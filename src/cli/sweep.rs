@@ -116,7 +116,9 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
                                 step_lead,
                             };
                             validate(&config, &mode_list(&a.mode))
-                                .and_then(|()| check_devices(&a.devices, config.ranks))
+                                .and_then(|()| {
+                                    check_devices(&a.devices, config.ranks, &mode_list(&a.mode))
+                                })
                                 .with_context(|| {
                                     format!("sweep point {label} ranks {r} chunks {c}")
                                 })?;
@@ -173,6 +175,7 @@ impl Saved<'_> {
 }
 
 pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> {
+    super::run::check_spanning(&mode_list(&a.mode), gpus.len())?;
     let kernels = kernels_on(gpus, a.gemm)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(points.len() as u64);
