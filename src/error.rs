@@ -51,9 +51,17 @@ pub enum Error {
     #[error("could not read back {what}: {message}")]
     Readback { what: String, message: String },
 
-    /// A file could not be read or written.
-    #[error("could not read or write {path}: {source}")]
+    /// A file could not be read.
+    #[error("could not read {path}: {source}")]
     Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A file could not be written (the file it would have replaced is left as it was).
+    #[error("could not write {path}: {source}")]
+    Write {
         path: String,
         #[source]
         source: std::io::Error,

@@ -1,7 +1,7 @@
 //! The files the tool reads and writes: reads bounded in size that never block, and output paths
 //! checked before any GPU work so that a bad path costs nothing and loses no results.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -67,53 +67,389 @@ fn normal(path: &Path) -> PathBuf {
     out
 }
 
-/// Checks that a file can be created at `path` (`what` names the flag): not empty, not a
-/// directory, in a directory that exists. Creates nothing.
-pub fn check_output_file(what: &'static str, path: &str) -> Result<()> {
-    if path.trim().is_empty() {
-        return Err(Error::invalid(what, "\"\"", "a file path"));
+/// Most symbolic links followed from one path (Linux's own bound).
+const MAX_LINKS: usize = 40;
+
+/// The path whose directory entry a write to `path` replaces: `path` with every symbolic link in its
+/// last component followed (a link to a table is written through, the link kept), so that the
+/// temporary file and the rename happen beside the file the user means.
+fn resolve(path: &Path) -> std::io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
     }
-    let p = Path::new(path);
-    if p.is_dir() {
-        return Err(Error::invalid(
-            what,
-            path,
-            "a file path (this is a directory)",
-        ));
+    Err(std::io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links to follow"
+    )))
+}
+
+/// The directory a path's file lives in ("." for a bare name).
+fn dir_of(p: &Path) -> PathBuf {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     }
-    let parent = normal(p)
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    if !parent.is_dir() {
-        return Err(Error::invalid(
-            what,
-            path,
-            format!(
-                "a path in an existing directory ({} is not one)",
-                parent.display()
-            ),
-        ));
+}
+
+/// A file as the operating system knows it: device and inode where the file exists (two names of
+/// one file, a hard link, compare equal), else None.
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
     }
-    if p.exists() && std::fs::metadata(p).is_ok_and(|m| m.permissions().readonly()) {
-        return Err(Error::invalid(
-            what,
-            path,
-            "a writable file (it is read-only)",
-        ));
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// What a kind of file that is not a regular one is called in a message.
+fn kind(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Names of temporary files: unique in this process, and in others by the process id.
+fn temp_name() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(".t3-{}-{n}.tmp", std::process::id())
+}
+
+/// A new temporary file in `dir` (never an existing one), and its path.
+fn temp_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
+    loop {
+        let p = dir.join(temp_name());
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+        {
+            Ok(f) => return Ok((p, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Whether a file can be created in `dir`: one is created and removed (permissions alone do not
+/// tell: /sys and /proc refuse new files to root too).
+fn probe(dir: &Path) -> std::io::Result<()> {
+    let (p, f) = temp_in(dir)?;
+    drop(f);
+    std::fs::remove_file(p)
+}
+
+/// Whether `name` is one of the files a dump writes or replaces in its directory: meta.json and
+/// every rank's `rank{p}_{a,b,out}.npy` (those of an earlier dump with more ranks are removed).
+pub fn is_dump_file(name: &str) -> bool {
+    if name == "meta.json" {
+        return true;
+    }
+    let Some(rest) = name.strip_prefix("rank") else {
+        return false;
+    };
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    digits > 0 && ["_a.npy", "_b.npy", "_out.npy"].contains(&&rest[digits..])
+}
+
+/// What a command does with a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Reads it.
+    Input,
+    /// Writes (replaces) it; `-` is standard output.
+    Output,
+    /// Writes a dump into it: a directory, with the names [`is_dump_file`] accepts.
+    Dump,
+}
+
+/// One file of a command, as checked: where it is (canonical directory and name) and what it is.
+struct Known {
+    what: &'static str,
+    path: String,
+    role: Role,
+    /// The canonical path of its directory entry (of the directory, for a dump).
+    at: PathBuf,
+    /// Device and inode where it exists.
+    id: Option<(u64, u64)>,
+    /// For a dump: the identities of the dump's files that already exist in it.
+    owned: Vec<(u64, u64)>,
+}
+
+/// The files one command reads and writes, checked together before any GPU work: every output can
+/// be written (a probe file is created and removed in its directory), no output is a directory,
+/// FIFO or device, and no output is an input or another output (compared as files: canonical paths
+/// and device/inode, so a symbolic or hard link to another of them is caught; a dump's own names
+/// included).
+#[derive(Default)]
+pub struct Files {
+    items: Vec<(&'static str, String, Role)>,
+}
+
+impl Files {
+    /// A file the command reads (`what` names its flag or variable).
+    pub fn input(mut self, what: &'static str, path: &str) -> Self {
+        self.items.push((what, path.to_string(), Role::Input));
+        self
+    }
+
+    /// A file the command writes; `-` is standard output.
+    pub fn output(mut self, what: &'static str, path: &str) -> Self {
+        self.items.push((what, path.to_string(), Role::Output));
+        self
+    }
+
+    /// A directory the command dumps into.
+    pub fn dump(mut self, what: &'static str, path: &str) -> Self {
+        self.items.push((what, path.to_string(), Role::Dump));
+        self
+    }
+
+    /// Checks every file on its own, then each pair. Creates nothing that stays.
+    pub fn check(&self) -> Result<()> {
+        // A file named inside a dump that does not exist yet: refused as the dump's, not as a path
+        // in a missing directory.
+        for (dw, dp, dr) in &self.items {
+            for (w, p, r) in &self.items {
+                let dump_name = Path::new(p)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(is_dump_file);
+                if *dr == Role::Dump
+                    && *r != Role::Dump
+                    && p != "-"
+                    && dump_name
+                    && normal(Path::new(p)).parent() == Some(normal(Path::new(dp)).as_path())
+                {
+                    return Err(Error::invalid(
+                        w,
+                        p,
+                        format!("a path of its own ({dw} writes that file in its directory)"),
+                    ));
+                }
+            }
+        }
+        let mut known: Vec<Known> = Vec::new();
+        let mut stdout: Option<&'static str> = None;
+        for (what, path, role) in &self.items {
+            let (what, path, role) = (*what, path.as_str(), *role);
+            if path == "-" && role == Role::Output {
+                if let Some(first) = stdout {
+                    return Err(Error::invalid(
+                        what,
+                        "-",
+                        format!("a file: {first} already writes to standard output"),
+                    ));
+                }
+                stdout = Some(what);
+                continue;
+            }
+            let k = match role {
+                Role::Input => input_file(what, path),
+                Role::Output => output_file(what, path)?,
+                Role::Dump => dump_dir(what, path)?,
+            };
+            for other in &known {
+                clash(other, &k)?;
+            }
+            known.push(k);
+        }
+        Ok(())
+    }
+}
+
+/// Refuses `b` where it and `a` (checked before it) are one file, or one is inside the other's dump.
+fn clash(a: &Known, b: &Known) -> Result<()> {
+    if a.role == Role::Input && b.role == Role::Input {
+        return Ok(());
+    }
+    let verb = |k: &Known| match k.role {
+        Role::Input => "reads that file",
+        Role::Output => "writes there too",
+        Role::Dump => "dumps there",
+    };
+    let refuse = |by: &Known, why: &str| {
+        Err(Error::invalid(
+            b.what,
+            &b.path,
+            format!("a path of its own ({} {why})", by.what),
+        ))
+    };
+    let same = a.at == b.at || (a.id.is_some() && a.id == b.id);
+    if same {
+        return refuse(a, verb(a));
+    }
+    // A dump against a file: the file must not be one of the dump's, nor where its directory goes.
+    for (dump, file) in [(a, b), (b, a)] {
+        if dump.role != Role::Dump || file.role == Role::Dump {
+            continue;
+        }
+        let in_dump = file.at.parent() == Some(dump.at.as_path())
+            && file
+                .at
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_dump_file);
+        let linked = file.id.is_some_and(|id| dump.owned.contains(&id));
+        if in_dump || linked {
+            return if std::ptr::eq(dump, a) {
+                refuse(a, "writes that file in its directory")
+            } else {
+                Err(Error::invalid(
+                    b.what,
+                    &b.path,
+                    format!(
+                        "a directory none of whose dump files is another's ({} {} {}{})",
+                        a.what,
+                        if a.role == Role::Input {
+                            "reads"
+                        } else {
+                            "writes"
+                        },
+                        a.path,
+                        if linked { ", a link to one" } else { "" }
+                    ),
+                ))
+            };
+        }
+        if dump.at.starts_with(&file.at) {
+            return refuse(a, "needs that path for a directory");
+        }
     }
     Ok(())
 }
 
-/// Checks that a directory can be made or used at `path`: not empty, not an existing file, and its
-/// nearest existing ancestor a directory. Creates nothing.
-pub fn check_output_dir(what: &'static str, path: &str) -> Result<()> {
+/// An input: where it is, if it exists (a missing one fails when it is read, naming it).
+fn input_file(what: &'static str, path: &str) -> Known {
+    let p = Path::new(path);
+    let meta = std::fs::metadata(p).ok();
+    Known {
+        what,
+        path: path.to_string(),
+        role: Role::Input,
+        at: std::fs::canonicalize(p).unwrap_or_else(|_| normal(p)),
+        id: meta.as_ref().and_then(identity),
+        owned: Vec::new(),
+    }
+}
+
+/// Checks that `path` can take a new file (`what` names the flag): not empty, not a directory,
+/// FIFO or device (nor a link to one), not read-only, in a directory where a file can be created.
+fn output_file(what: &'static str, path: &str) -> Result<Known> {
+    if path.trim().is_empty() {
+        return Err(Error::invalid(what, "\"\"", "a file path"));
+    }
+    let p = Path::new(path);
+    if path.ends_with('/') || path.ends_with("/.") || p.file_name().is_none() {
+        return Err(Error::invalid(
+            what,
+            path,
+            "a file path (this names a directory)",
+        ));
+    }
+    let target =
+        resolve(p).map_err(|e| Error::invalid(what, path, format!("a file path ({e})")))?;
+    let meta = std::fs::symlink_metadata(&target).ok();
+    if let Some(m) = &meta {
+        if m.is_dir() {
+            return Err(Error::invalid(
+                what,
+                path,
+                "a file path (this is a directory)",
+            ));
+        }
+        if !m.is_file() {
+            return Err(Error::invalid(
+                what,
+                path,
+                format!(
+                    "a regular file or a new path (this is {})",
+                    kind(m.file_type())
+                ),
+            ));
+        }
+        if m.permissions().readonly() {
+            return Err(Error::invalid(
+                what,
+                path,
+                "a writable file (it is read-only)",
+            ));
+        }
+    }
+    let dir = dir_of(&target);
+    let canon = match std::fs::canonicalize(&dir) {
+        Ok(d) if d.is_dir() => d,
+        _ => {
+            return Err(Error::invalid(
+                what,
+                path,
+                format!(
+                    "a path in an existing directory ({} is not one)",
+                    normal(&dir).display()
+                ),
+            ))
+        }
+    };
+    probe(&canon).map_err(|e| {
+        Error::invalid(
+            what,
+            path,
+            format!(
+                "a path where a file can be written (creating one in {} failed: {e})",
+                canon.display()
+            ),
+        )
+    })?;
+    let name = target.file_name().unwrap_or_default();
+    Ok(Known {
+        what,
+        path: path.to_string(),
+        role: Role::Output,
+        at: canon.join(name),
+        id: meta.as_ref().and_then(identity),
+        owned: Vec::new(),
+    })
+}
+
+/// Checks that a dump can be made or used at `path`: not empty, not an existing file, its nearest
+/// existing ancestor a directory where files can be created, and none of the dump's names in it a
+/// directory. Creates nothing that stays.
+fn dump_dir(what: &'static str, path: &str) -> Result<Known> {
     if path.trim().is_empty() {
         return Err(Error::invalid(what, "\"\"", "a directory path"));
     }
     let p = normal(Path::new(path));
     let mut at = p.as_path();
-    while !at.exists() {
+    while std::fs::metadata(at).is_err() {
         match at.parent() {
             Some(up) => at = up,
             None => break,
@@ -129,53 +465,92 @@ pub fn check_output_dir(what: &'static str, path: &str) -> Result<()> {
             ),
         ));
     }
-    Ok(())
-}
-
-/// Checks a run's outputs together: each path on its own (`-` is standard output), at most one
-/// output on standard output, and no two outputs naming one file (one would overwrite the other).
-/// `outputs` holds (flag, path, is a directory).
-pub fn check_outputs(outputs: &[(&'static str, &str, bool)]) -> Result<()> {
-    let mut seen: Vec<(&'static str, PathBuf)> = Vec::new();
-    let mut stdout: Option<&'static str> = None;
-    for &(what, path, dir) in outputs {
-        if path == "-" && !dir {
-            if let Some(first) = stdout {
+    let canon = std::fs::canonicalize(at)
+        .map_err(|e| Error::invalid(what, path, format!("a directory path ({e})")))?;
+    probe(&canon).map_err(|e| {
+        Error::invalid(
+            what,
+            path,
+            format!(
+                "a path where files can be written (creating one in {} failed: {e})",
+                canon.display()
+            ),
+        )
+    })?;
+    let full = canon.join(p.strip_prefix(at).unwrap_or(Path::new("")));
+    let mut owned = Vec::new();
+    if at == p {
+        for entry in std::fs::read_dir(&canon).map_err(|e| io(&canon, e))? {
+            let Ok(entry) = entry else { continue };
+            if !entry.file_name().to_str().is_some_and(is_dump_file) {
+                continue;
+            }
+            let Ok(m) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if m.is_dir() {
                 return Err(Error::invalid(
                     what,
-                    "-",
-                    format!("a file: {first} already writes to standard output"),
+                    path,
+                    format!(
+                        "a directory whose dump files can be replaced ({} is a directory)",
+                        entry.path().display()
+                    ),
                 ));
             }
-            stdout = Some(what);
-            continue;
+            owned.extend(identity(&m));
         }
-        if dir {
-            check_output_dir(what, path)?;
-        } else {
-            check_output_file(what, path)?;
-        }
-        let n = normal(Path::new(path));
-        if let Some((other, _)) = seen.iter().find(|(_, s)| *s == n) {
-            return Err(Error::invalid(
-                what,
-                path,
-                format!("a path of its own ({other} writes there too)"),
-            ));
-        }
-        seen.push((what, n));
     }
-    Ok(())
+    Ok(Known {
+        what,
+        path: path.to_string(),
+        role: Role::Dump,
+        at: full,
+        id: None,
+        owned,
+    })
 }
 
-/// Writes `text` to `path`, naming the path in the error.
+/// Writes `text` to `path` atomically (see [`write_with`]).
 pub fn write(path: &str, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| io(Path::new(path), e))
+    write_with(Path::new(path), |w| w.write_all(text.as_bytes()))
+}
+
+/// Writes a file atomically: `fill` writes a temporary file in the target's directory, which is
+/// synced and renamed over the target, so that a reader sees the old file or the new one, never a
+/// part, and a failed or killed write leaves the old one. A symbolic link is written through (the
+/// link stays); an existing file's permissions are kept.
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let fail = |source| Error::Write {
+        path: path.display().to_string(),
+        source,
+    };
+    let target = resolve(path).map_err(fail)?;
+    let (tmp, file) = temp_in(&dir_of(&target)).map_err(fail)?;
+    let written = (|| {
+        let mut w = std::io::BufWriter::new(&file);
+        fill(&mut w)?;
+        w.flush()?;
+        drop(w);
+        if let Ok(m) = std::fs::metadata(&target) {
+            file.set_permissions(m.permissions())?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map_err(fail)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("t3-files-{name}-{}", std::process::id()));
@@ -203,31 +578,169 @@ mod tests {
         ));
     }
 
+    fn check(items: &[(&'static str, &str, char)]) -> Result<()> {
+        let mut f = Files::default();
+        for &(what, path, role) in items {
+            f = match role {
+                'i' => f.input(what, path),
+                'o' => f.output(what, path),
+                _ => f.dump(what, path),
+            };
+        }
+        f.check()
+    }
+
+    fn refused(items: &[(&'static str, &str, char)], needle: &str) {
+        let e = check(items).unwrap_err();
+        assert!(matches!(e, Error::Invalid { .. }), "{e}");
+        assert!(e.to_string().contains(needle), "{items:?}: {e}");
+    }
+
     #[test]
     fn output_paths_are_checked_without_creating_anything() {
         let d = dir("out");
         let p = |name: &str| d.join(name).to_str().unwrap().to_string();
-        assert!(check_output_file("--json", &p("x.json")).is_ok());
-        assert!(check_output_file("--json", &p("nodir/x.json")).is_err());
-        assert!(check_output_file("--json", "").is_err());
-        assert!(check_output_file("--json", d.to_str().unwrap()).is_err());
-        assert!(check_output_dir("--dump", &p("a/b/c")).is_ok());
+        assert!(check(&[("--json", &p("x.json"), 'o')]).is_ok());
+        refused(&[("--json", &p("nodir/x.json"), 'o')], "existing directory");
+        refused(&[("--json", "", 'o')], "a file path");
+        refused(&[("--json", d.to_str().unwrap(), 'o')], "directory");
+        refused(
+            &[("--json", &(p("x.json") + "/"), 'o')],
+            "names a directory",
+        );
+        assert!(check(&[("--dump", &p("a/b/c"), 'd')]).is_ok());
         std::fs::write(d.join("file"), "").unwrap();
-        assert!(check_output_dir("--dump", &p("file/sub")).is_err());
-        assert!(check_output_dir("--dump", " ").is_err());
+        refused(&[("--dump", &p("file/sub"), 'd')], "not a directory");
+        refused(&[("--dump", " ", 'd')], "directory path");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "nothing created");
         let (a, b) = (p("r.csv"), format!("{}/./r.csv", d.display()));
-        let e = check_outputs(&[("--json", &a, false), ("--csv", &b, false)])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("--json writes there too"), "{e}");
-        let e = check_outputs(&[("--json", "-", false), ("--csv", "-", false)])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("--json already writes to standard output"),
-            "{e}"
+        refused(
+            &[("--json", &a, 'o'), ("--csv", &b, 'o')],
+            "--json writes there too",
         );
-        assert!(check_outputs(&[("--json", "-", false), ("--csv", &a, false)]).is_ok());
+        refused(
+            &[("--json", "-", 'o'), ("--csv", "-", 'o')],
+            "--json already writes to standard output",
+        );
+        assert!(check(&[("--json", "-", 'o'), ("--csv", &a, 'o')]).is_ok());
+    }
+
+    #[test]
+    fn outputs_are_compared_as_files() {
+        let d = dir("same");
+        let p = |name: &str| d.join(name).to_str().unwrap().to_string();
+        std::fs::write(d.join("t.json"), "keep").unwrap();
+        std::os::unix::fs::symlink("t.json", d.join("l.json")).unwrap();
+        std::fs::hard_link(d.join("t.json"), d.join("h.json")).unwrap();
+        for other in ["l.json", "h.json"] {
+            refused(
+                &[("--json", &p("t.json"), 'o'), ("--csv", &p(other), 'o')],
+                "--json writes there too",
+            );
+            // An input is never an output, however it is named.
+            refused(
+                &[("--csv", &p(other), 'i'), ("--svg", &p("t.json"), 'o')],
+                "--csv reads that file",
+            );
+        }
+        // Inputs may share a file; an output through a dangling link to a creatable file is fine.
+        assert!(check(&[("a", &p("t.json"), 'i'), ("b", &p("h.json"), 'i')]).is_ok());
+        std::os::unix::fs::symlink("new.json", d.join("dangling")).unwrap();
+        assert!(check(&[("--json", &p("dangling"), 'o')]).is_ok());
+        std::os::unix::fs::symlink("nodir/new.json", d.join("nowhere")).unwrap();
+        refused(&[("--json", &p("nowhere"), 'o')], "existing directory");
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        refused(&[("--json", &p("loop"), 'o')], "symbolic links");
+        // A dump owns meta.json and the rank files in its directory, existing or not, and their
+        // other names.
+        refused(
+            &[
+                ("--dump", &p("dd"), 'd'),
+                ("--json", &p("dd/meta.json"), 'o'),
+            ],
+            "--dump writes that file in its directory",
+        );
+        std::fs::create_dir(d.join("dd")).unwrap();
+        std::fs::write(d.join("dd/rank1_out.npy"), "").unwrap();
+        std::fs::hard_link(d.join("dd/rank1_out.npy"), d.join("hl.npy")).unwrap();
+        refused(
+            &[
+                ("--dump", &p("dd"), 'd'),
+                ("--svg", &p("dd/../dd/rank1_out.npy"), 'o'),
+            ],
+            "--dump writes that file in its directory",
+        );
+        refused(
+            &[("--svg", &p("hl.npy"), 'o'), ("--dump", &p("dd"), 'd')],
+            "a link to one",
+        );
+        assert!(check(&[("--dump", &p("dd"), 'd'), ("--svg", &p("dd/g.svg"), 'o')]).is_ok());
+        refused(
+            &[("--json", &p("j"), 'o'), ("--dump", &p("j/sub"), 'd')],
+            "needs that path for a directory",
+        );
+        // Files that are not regular are never opened for writing.
+        refused(&[("--json", "/dev/full", 'o')], "a device");
+        refused(&[("--json", "/proc/new.json", 'o')], "can be written");
+        let names: BTreeSet<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[test]
+    fn a_reader_sees_the_old_file_or_the_new_one_never_a_part() {
+        let d = dir("race");
+        let t = d.join("t");
+        let (a, b) = ("a".repeat(1 << 16), "b".repeat(1 << 16));
+        write(t.to_str().unwrap(), &a).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (t, stop) = (t.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut partial = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let s = std::fs::read(&t).unwrap();
+                    partial += usize::from(s.len() != 1 << 16);
+                }
+                partial
+            })
+        };
+        for i in 0..200 {
+            write(t.to_str().unwrap(), if i % 2 == 0 { &b } else { &a }).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(reader.join().unwrap(), 0, "reads of part of a file");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn writes_replace_whole_files_through_links() {
+        let d = dir("write");
+        let t = d.join("t.json");
+        std::fs::write(&t, "old").unwrap();
+        std::fs::set_permissions(&t, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+        std::os::unix::fs::symlink("t.json", d.join("l.json")).unwrap();
+        write(d.join("l.json").to_str().unwrap(), "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "new");
+        assert!(std::fs::symlink_metadata(d.join("l.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&t).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        // A failed fill leaves the old file and no temporary one.
+        let e = write_with(&t, |w| {
+            w.write_all(b"part")?;
+            Err(std::io::Error::other("disk full"))
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("could not write"), "{e}");
+        assert_eq!(std::fs::read_to_string(&t).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
     }
 }

@@ -11,6 +11,10 @@ use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::Timestamps;
 
+/// Most workgroups a link table's row may name (a dispatch's limit per dimension; `t3 calibrate`
+/// measures at most the largest of [`BUDGETS`]).
+pub const MAX_TABLE_WORKGROUPS: u32 = 65535;
+
 /// Budgets `t3 calibrate` measures (plus unthrottled), about 1.5x apart: powers of two alone leave an
 /// asked rate up to 40% from the nearest budget.
 pub const BUDGETS: [u32; 22] = [
@@ -140,12 +144,14 @@ pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Res
 }
 
 impl LinkTable {
+    /// Writes the table as JSON to `path`, atomically: a run reading it meanwhile sees the old table
+    /// or the new one, and a killed calibration leaves the old one.
     pub fn save(&self, path: &str) -> Result<()> {
-        let s = serde_json::to_string_pretty(self).expect("table serialises");
-        std::fs::write(path, s).map_err(|source| Error::Io {
+        let s = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
             path: path.into(),
-            source,
-        })
+            source: e.into(),
+        })?;
+        crate::files::write(path, &s)
     }
 
     /// Reads a table `t3 calibrate` saved: a regular file of bounded size (a FIFO or a device such
@@ -171,6 +177,20 @@ impl LinkTable {
                 "link table",
                 path,
                 "measured rows with positive, finite GB/s (run `t3 calibrate` again)",
+            ));
+        }
+        if let Some(w) = t
+            .rows
+            .iter()
+            .filter_map(|r| r.workgroups)
+            .find(|w| !(1..=MAX_TABLE_WORKGROUPS).contains(w))
+        {
+            return Err(Error::invalid(
+                "link table",
+                format!("{path}, a row of {w} workgroups"),
+                format!(
+                    "rows of 1 to {MAX_TABLE_WORKGROUPS} workgroups, or null for unthrottled (run `t3 calibrate` again)"
+                ),
             ));
         }
         Ok(t)

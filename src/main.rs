@@ -24,7 +24,13 @@ fn main() -> ExitCode {
     // Anchors the clock every timing sample is stamped with (seconds since process start).
     t3_wgpu::stats::since_start();
     let cli = Cli::parse();
-    match dispatch(&cli) {
+    // Every environment variable, checked before any command starts.
+    let checked = t3_wgpu::settings::check_environment(&cli::run::gpu_options(&cli.gpu))
+        .map(|warnings| warnings.iter().for_each(|w| note!("{w}")));
+    match checked
+        .map_err(anyhow::Error::from)
+        .and_then(|()| dispatch(&cli))
+    {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of a pipe stopped reading: nothing is wrong, and nothing is left to say.
         Err(e) if e.downcast_ref::<StdoutClosed>().is_some() => ExitCode::SUCCESS,

@@ -64,13 +64,14 @@ pub fn points_from_csv(text: &str, x: &str) -> Result<Vec<Point>, String> {
         }
         let row: Row = record
             .deserialize(Some(&header))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| column_error(&e, &header, &record))?;
         if row.mode == "error" {
             errors += 1;
             first_error = first_error.or(row.skipped);
             continue;
         }
-        let Some(xv) = record[cx].parse::<f64>().ok().filter(|v| v.is_finite()) else {
+        // Beyond 1e15 no swept count lies, and the axis' arithmetic would overflow.
+        let Some(xv) = record[cx].parse::<f64>().ok().filter(|v| v.abs() <= MAX_X) else {
             continue;
         };
         rows.push((record, row, xv));
@@ -108,6 +109,23 @@ pub fn points_from_csv(text: &str, x: &str) -> Result<Vec<Point>, String> {
         .collect())
 }
 
+/// A row that does not read, naming its line, column and value (the csv crate gives a field index).
+fn column_error(e: &csv::Error, header: &csv::StringRecord, record: &csv::StringRecord) -> String {
+    let line = record.position().map_or(0, |p| p.line());
+    match e.kind() {
+        csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+            Some(i) => format!(
+                "line {line}, column '{}': '{}' ({})",
+                header.get(i as usize).unwrap_or("?"),
+                record.get(i as usize).unwrap_or(""),
+                err.kind()
+            ),
+            None => format!("line {line}: {err}"),
+        },
+        _ => format!("line {line}: {e}"),
+    }
+}
+
 const COLORS: [&str; 4] = ["#555555", "#E69F00", "#0072B2", "#009E73"];
 
 fn esc(s: &str) -> String {
@@ -128,6 +146,22 @@ const LEGEND_PER_ROW: usize = 4;
 /// of minus tens, which would flatten every line worth reading. Points beyond it sit on its edge
 /// with an arrow pointing out; the tooltips keep the true values.
 const EFFICIENCY_BAND: (f64, f64) = (-1.0, 1.0);
+
+/// Speedup is drawn within this band, the same way: overlap gains a few times at most, and a
+/// corrupt or hand-made value (1e308) must not stretch the axis past what numbers can hold.
+const SPEEDUP_BAND: (f64, f64) = (0.0, 16.0);
+
+/// Largest x value drawn (a larger one is not a count any sweep runs).
+const MAX_X: f64 = 1e15;
+
+/// A value for a label or tooltip: three decimals, or a mantissa and exponent beyond a million.
+fn num(v: f64) -> String {
+    if v.abs() < 1e6 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
 
 /// Two panels side by side (speedup, overlap efficiency) with a log-2 x axis when x spans powers of
 /// two; one line per series, coloured by mode.
@@ -186,12 +220,17 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
         let ox = 10.0 + k as f64 * (w + 10.0);
         let oy = 40.0;
         let vals: Vec<f64> = points.iter().filter_map(get).collect();
+        let band = if k == 1 {
+            EFFICIENCY_BAND
+        } else {
+            SPEEDUP_BAND
+        };
         let (ymin, ymax) = if k == 1 {
             EFFICIENCY_BAND
         } else {
             let lo = vals.iter().cloned().fold(1.0, f64::min);
             let hi = vals.iter().cloned().fold(1.0, f64::max);
-            (lo, hi)
+            (lo.max(band.0), hi.min(band.1))
         };
         let pad = (ymax - ymin).max(1e-6) * 0.08;
         let (ymin, ymax) = (ymin - pad, ymax + pad);
@@ -209,8 +248,8 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
                 "<text class=\"clip-note\" x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"10\">arrows: beyond {:.0}..{:.0}, drawn at the edge (true value in the tooltip)</text>\n",
                 ox + w - 0.5 * m,
                 oy + 18.0,
-                EFFICIENCY_BAND.0,
-                EFFICIENCY_BAND.1
+                band.0,
+                band.1
             );
         }
         s += &format!(
@@ -277,7 +316,7 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
             for p in pts {
                 let Some(y) = get(p) else { continue };
                 let (cx, cy) = (px(p.x), py(clip(y)));
-                let tip = format!("{} {}={}: {:.3}", esc(series), esc(x_label), p.x, y);
+                let tip = format!("{} {}={}: {}", esc(series), esc(x_label), p.x, num(y));
                 s += &format!(
                     "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3\" fill=\"{c}\"><title>{tip}</title></circle>\n"
                 );
@@ -365,6 +404,25 @@ mod tests {
         // Against chunks, ranks splits instead.
         let p = points_from_csv(csv, "chunks").unwrap();
         assert_eq!(p[0].series, "host ranks=2");
+    }
+
+    #[test]
+    fn extreme_values_draw_a_valid_picture() {
+        let csv = "workload,ranks,mode,speedup,overlap_efficiency\n\
+            w,2,host,1e308,1e308\nw,4,host,-1e308,-1e308\nw,8,host,0.9,-0.2\n";
+        let s = svg(&points_from_csv(csv, "ranks").unwrap(), "ranks", "t");
+        crate::gantt::well_formed::check_well_formed(&s).unwrap();
+        for bad in ["inf", "NaN"] {
+            assert!(!s.contains(bad), "{bad} in {s}");
+        }
+        assert!(s.contains("1.000e308"), "{s}");
+        // A value that does not read names its column.
+        let e = points_from_csv(
+            "workload,ranks,chunks,mode,speedup,overlap_efficiency\nw,NaN,1,host,1,0\n",
+            "chunks",
+        )
+        .unwrap_err();
+        assert!(e.contains("column 'ranks'") && e.contains("'NaN'"), "{e}");
     }
 
     #[test]

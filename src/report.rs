@@ -463,7 +463,7 @@ impl Row {
 
 /// `rows` as CSV text, with the header line first when `header` (a sweep writes it once).
 pub fn csv_text(rows: &[Row], header: bool) -> Result<String> {
-    let fail = |e: String| Error::Io {
+    let fail = |e: String| Error::Write {
         path: "CSV text".into(),
         source: std::io::Error::other(e),
     };
@@ -479,28 +479,20 @@ pub fn csv_text(rows: &[Row], header: bool) -> Result<String> {
 
 fn npy(path: &std::path::Path, data: &[f32], shape: &[u64]) -> Result<()> {
     use npyz::WriterBuilder;
-    let io = |source| Error::Io {
-        path: path.display().to_string(),
-        source,
-    };
-    let f = std::fs::File::create(path).map_err(io)?;
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(shape)
-        .writer(std::io::BufWriter::new(f))
-        .begin_nd()
-        .map_err(io)?;
-    w.extend(data.iter().copied()).map_err(io)?;
-    w.finish().map_err(io)
+    crate::files::write_with(path, |w| {
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(shape)
+            .writer(w)
+            .begin_nd()?;
+        w.extend(data.iter().copied())?;
+        w.finish()
+    })
 }
 
 /// Whether `name` is one of the files [`dump`] writes per rank ("rank3_out.npy").
 fn rank_file(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("rank") else {
-        return false;
-    };
-    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    digits > 0 && ["_a.npy", "_b.npy", "_out.npy"].contains(&&rest[digits..])
+    name != "meta.json" && crate::files::is_dump_file(name)
 }
 
 /// `--dump DIR`: every rank's A, B and final output (`outputs`, as [`crate::experiment::outputs`]
@@ -515,18 +507,10 @@ pub fn dump(
     mode: &str,
 ) -> Result<()> {
     let d = std::path::Path::new(dir);
-    let io = |path: &std::path::Path| {
-        let path = path.display().to_string();
-        move |source| Error::Io { path, source }
-    };
-    std::fs::create_dir_all(d).map_err(io(d))?;
-    // Rank files of an earlier dump (more ranks) go first, so that the directory holds one run.
-    for entry in std::fs::read_dir(d).map_err(io(d))? {
-        let entry = entry.map_err(io(d))?;
-        if entry.file_name().to_str().is_some_and(rank_file) {
-            std::fs::remove_file(entry.path()).map_err(io(&entry.path()))?;
-        }
-    }
+    std::fs::create_dir_all(d).map_err(|source| Error::Write {
+        path: dir.to_string(),
+        source,
+    })?;
     let s = config.shape;
     let a_rows: Vec<_> = (0..config.ranks)
         .map(|p| a_rows(config.collective, chunking, p))
@@ -565,11 +549,32 @@ pub fn dump(
         "note": "rank{p}_out holds what `mode`'s last run left; rows of chunks listed in `finished` for rank p hold the collective's result; reduce-scatter: sum over ranks of a_p @ b_p; all-gather: a_s @ b for shard s; NaN rows were never written on that rank",
     });
     let path = d.join("meta.json");
-    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::Io {
+    let text = serde_json::to_string_pretty(&meta).map_err(|e| Error::Write {
         path: path.display().to_string(),
         source: e.into(),
     })?;
-    std::fs::write(&path, text).map_err(io(&path))
+    crate::files::write_with(&path, |w| w.write_all(text.as_bytes()))?;
+    // Rank files of an earlier dump with more ranks go last (each file above replaced its
+    // predecessor whole), so that the directory holds one run and a failed dump loses nothing.
+    let io = |source| Error::Io {
+        path: dir.to_string(),
+        source,
+    };
+    for entry in std::fs::read_dir(d).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str().filter(|n| rank_file(n)) else {
+            continue;
+        };
+        let rank: Option<usize> = name[4..].split('_').next().and_then(|r| r.parse().ok());
+        if rank.is_none_or(|r| r >= outputs.len()) {
+            std::fs::remove_file(entry.path()).map_err(|source| Error::Write {
+                path: entry.path().display().to_string(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

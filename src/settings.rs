@@ -212,6 +212,175 @@ pub fn power(opts: &GpuOptions) -> Result<wgpu::PowerPreference> {
     }
 }
 
+/// The `T3_*` variables the `t3` binary reads (each checked by [`check_environment`]).
+pub const READ: [&str; 22] = [
+    "T3_TIMEOUT_S",
+    "T3_HOST_IN_FLIGHT",
+    "T3_HOST_GRAIN",
+    "T3_HOST_WAIT",
+    "T3_COPY_THREADS",
+    "T3_SMS",
+    "T3_ALIAS",
+    "T3_SIMT_WGSL",
+    "T3_COOP_WGSL",
+    "T3_FUSED_PUT",
+    "T3_FUSED_PIECES",
+    "T3_FUSED_SPARES",
+    "T3_FUSED_POLLS",
+    "T3_FUSED_WINDOW",
+    "T3_FUSED_GRID",
+    "T3_FUSED_PAUSE",
+    "T3_FUSED_SPARE_DISPATCH",
+    "T3_FUSED_HELP",
+    "T3_FUSED_TRIGGER",
+    "T3_FUSED_SPARES_AT",
+    "T3_FUSED_LAND",
+    "WGPU_POWER_PREF",
+];
+
+/// `T3_*` variables of the test suite, benchmarks and tools, which the binary ignores silently.
+const OTHERS: [&str; 6] = [
+    "T3_BENCH_",
+    "T3_SOAK",
+    "T3_PIPELINES",
+    "T3_REQUIRE_GPU",
+    "T3_SPV_DIR",
+    "T3_COOP_VARIANT",
+];
+
+/// Largest count a fused-mode knob takes (src/lower/fused.rs, `FusedTuning::from_env`).
+const MAX_FUSED_KNOB: u64 = 1 << 20;
+
+/// A word from `words`, or a whole number in `lo..=hi`, for the knob `name`.
+fn word_or_count(name: &'static str, words: &[&str], (lo, hi): (u64, u64)) -> Result<()> {
+    let Some(v) = env(name)? else { return Ok(()) };
+    if v.is_empty() || words.contains(&v.as_str()) {
+        return Ok(());
+    }
+    match v.parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(()),
+        _ => Err(Error::invalid(
+            name,
+            format!("'{v}'"),
+            format!("{} or a whole number from {lo} to {hi}", words.join(", ")),
+        )),
+    }
+}
+
+/// One of `words` (or empty: the default) for the knob `name`; returns the value.
+fn one_of(name: &'static str, words: &[&str]) -> Result<Option<String>> {
+    match env(name)? {
+        Some(v) if !v.is_empty() && !words.contains(&v.as_str()) => Err(Error::invalid(
+            name,
+            format!("'{v}'"),
+            format!("one of {}", words.join(", ")),
+        )),
+        v => Ok(v.filter(|v| !v.is_empty())),
+    }
+}
+
+/// Every environment variable the binary reads, checked once before any GPU work with the rules of
+/// the flag or reader that uses it (`opts`: a flag given wins over its variable, which is then not
+/// read). An invalid value, or one that is not UTF-8, is a usage error naming the variable; the
+/// returned lines warn of `T3_*` variables that nothing reads (a typo, or a retired knob).
+pub fn check_environment(opts: &GpuOptions) -> Result<Vec<String>> {
+    if opts.timeout.is_none() {
+        env_timeout()?;
+    }
+    if opts.backend.is_none() {
+        backends(opts)?;
+    }
+    name_filter(opts)?;
+    power(opts)?;
+    env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?;
+    host_grain(false)?;
+    host_wait(false)?;
+    env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?;
+    env_count("T3_SMS", crate::sms::MAX_SMS)?;
+    let alias = one_of("T3_ALIAS", &["0", "off", "1", "on"])?;
+    let alias_on = !matches!(alias.as_deref(), Some("0" | "off"));
+    for path in ["T3_SIMT_WGSL", "T3_COOP_WGSL"] {
+        env(path)?;
+    }
+    one_of(
+        "T3_FUSED_PUT",
+        &["auto", "store", "coherent", "atomic", "cas"],
+    )?;
+    let m = MAX_FUSED_KNOB;
+    word_or_count("T3_FUSED_PIECES", &["link"], (1, m))?;
+    word_or_count("T3_FUSED_SPARES", &["auto"], (0, m))?;
+    word_or_count("T3_FUSED_POLLS", &["default"], (0, m))?;
+    word_or_count("T3_FUSED_WINDOW", &["default"], (256, u32::MAX as u64))?;
+    word_or_count("T3_FUSED_GRID", &["off"], (0, m))?;
+    word_or_count("T3_FUSED_PAUSE", &["auto"], (0, m))?;
+    let dispatch = one_of("T3_FUSED_SPARE_DISPATCH", &["auto", "gemm", "own"])?;
+    let help = one_of("T3_FUSED_HELP", &["always", "idle", "never"])?;
+    let trigger = one_of("T3_FUSED_TRIGGER", &["auto", "epilogue", "spares"])?;
+    let at = one_of("T3_FUSED_SPARES_AT", &["auto", "after", "before"])?;
+    let land = one_of("T3_FUSED_LAND", &["auto", "on", "off"])?;
+    // The combinations that the environment alone rules out (the others depend on the adapter).
+    let own = dispatch.as_deref() == Some("own");
+    let gemm = dispatch.as_deref() == Some("gemm");
+    let refuse = |name: &'static str, v: &Option<String>, bound: &str| {
+        Err(Error::invalid(
+            name,
+            format!("'{}'", v.as_deref().unwrap_or_default()),
+            bound,
+        ))
+    };
+    if help.as_deref() == Some("never") && (!own || alias_on) {
+        return refuse(
+            "T3_FUSED_HELP",
+            &help,
+            "always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)",
+        );
+    }
+    if trigger.as_deref() == Some("spares") && gemm {
+        return refuse(
+            "T3_FUSED_TRIGGER",
+            &trigger,
+            "epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)",
+        );
+    }
+    if at.as_deref() == Some("before") && (gemm || !alias_on) {
+        return refuse(
+            "T3_FUSED_SPARES_AT",
+            &at,
+            "after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)",
+        );
+    }
+    if land.as_deref() == Some("on") && trigger.as_deref() == Some("epilogue") {
+        return refuse(
+            "T3_FUSED_LAND",
+            &land,
+            "off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)",
+        );
+    }
+    let mut warnings = Vec::new();
+    for (k, _) in std::env::vars_os() {
+        let Some(k) = k.to_str() else { continue };
+        if k.starts_with("T3_") && !READ.contains(&k) && !OTHERS.iter().any(|o| k.starts_with(o)) {
+            warnings.push(format!(
+                "warning: {k} is set, but t3 reads no such variable (known: {})",
+                READ.join(", ")
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+/// The kernel files `T3_SIMT_WGSL` and `T3_COOP_WGSL` name: inputs of every command that builds
+/// GEMM kernels.
+pub fn kernel_files() -> Result<Vec<(&'static str, String)>> {
+    let mut out = Vec::new();
+    for name in ["T3_SIMT_WGSL", "T3_COOP_WGSL"] {
+        if let Some(p) = env(name)?.filter(|p| !p.is_empty()) {
+            out.push((name, p));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

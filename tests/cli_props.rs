@@ -1,9 +1,12 @@
-//! Property test over the command line: random combinations of flags, valid and not, never panic
-//! the binary, exit 0, 1 or 2 only, say why on stderr when not 0, and write no file after a usage
-//! error. A few dozen tiny cases by default; T3_SOAK=1 runs more (T3_SOAK_CASES, default 300).
+//! Property test over the command line: random combinations of flags, environment values and file
+//! kinds (regular, symbolic and hard links to an input, a link to nowhere yet, FIFO, directory,
+//! /proc, /sys, /dev/full, the command's own inputs) never panic the binary, end within a bound,
+//! exit 0, 1 or 2 only, say why on stderr when not 0, write no file after a usage error, and never
+//! change a file but the declared outputs (an input never, whatever names it; no temporary file
+//! stays). A few dozen tiny cases by default; T3_SOAK=1 runs more (T3_SOAK_CASES, default 2000).
 
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use proptest::prelude::*;
@@ -14,7 +17,7 @@ fn cases(ci: u32) -> u32 {
         std::env::var("T3_SOAK_CASES")
             .ok()
             .and_then(|s| s.parse().ok())
-            .unwrap_or(300)
+            .unwrap_or(2000)
     } else {
         ci
     }
@@ -64,11 +67,31 @@ const RUN: &[Group] = &[
     ("--reps", &["1", "2"], &["0", "1000000000000"]),
     ("--warmup", &["0", "1"], &["x", "10001"]),
     ("--dtype", &["f32", "f16"], &["bf8"]),
-    ("--json", &["out.json", "-"], &["nodir/x.json", "", "."]),
-    ("--csv", &["out.csv", "-"], &["out.json", ""]),
-    ("--svg", &["g.svg"], &["nodir/g.svg", "s.csv"]),
-    ("--trace", &["t.json"], &["out.csv"]),
-    ("--dump", &["dump"], &["", "s.csv"]),
+    (
+        "--json",
+        &["out.json", "-", "ls.csv", "dangling.json"],
+        &[
+            "nodir/x.json",
+            "",
+            ".",
+            "out.json/",
+            "fifo",
+            "/dev/full",
+            "/proc/x.json",
+        ],
+    ),
+    (
+        "--csv",
+        &["out.csv", "-", "hs.csv"],
+        &["out.json", "", "sub", "dump/meta.json"],
+    ),
+    (
+        "--svg",
+        &["g.svg"],
+        &["nodir/g.svg", "s.csv", "/sys/g.svg", "other.json"],
+    ),
+    ("--trace", &["t.json"], &["out.csv", "dump/rank0_out.npy"]),
+    ("--dump", &["dump", "sub"], &["", "s.csv", "/sys/d", "fifo"]),
     ("--link-gbps", &["1", "4"], &["0", "-3", "nan", "1e9"]),
     (
         "--link-table",
@@ -99,14 +122,26 @@ const SWEEP: &[Group] = &[
     ("--link-workgroups", &["0", "0,2"], &["x"]),
     ("--reps", &["1"], &["0"]),
     ("--warmup", &["0"], &["-1"]),
-    ("--csv", &["s2.csv", "-"], &["nodir/s.csv", ".", ""]),
+    (
+        "--csv",
+        &["s2.csv", "-", "ls.csv"],
+        &["nodir/s.csv", ".", "", "s2.csv/", "fifo", "/dev/full"],
+    ),
     ("--presets", &["tnlg-op-tp4"], &["nosuch"]),
 ];
 
 const PLOT: &[Group] = &[
-    ("--csv", &["s.csv"], &["none.csv", "/dev/zero", "."]),
+    (
+        "--csv",
+        &["s.csv", "ls.csv"],
+        &["none.csv", "/dev/zero", ".", "fifo", "/proc/self/status"],
+    ),
     ("--x", &["ranks", "chunks"], &["nosuch"]),
-    ("--svg", &["p.svg"], &["nodir/p.svg", "", "s.csv"]),
+    (
+        "--svg",
+        &["p.svg", "dangling.json"],
+        &["nodir/p.svg", "", "s.csv", "ls.csv", "hs.csv", "fifo"],
+    ),
     ("--title", &["t", ""], &[]),
 ];
 
@@ -114,6 +149,11 @@ const PRESETS: &[Group] = &[("--scale", &["0.5"], &["2", "x"]), ("--json", &[""]
 
 /// Files a case starts with: a measured sweep CSV and a link table of another adapter.
 fn seed_files(dir: &Path) {
+    // Every kind of file an argument may name: links to an input, a FIFO, a directory, a link to
+    // nowhere yet.
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink("new.json", dir.join("dangling.json")).unwrap();
+    let _ = Command::new("mkfifo").arg(dir.join("fifo")).status();
     std::fs::write(
         dir.join("s.csv"),
         "workload,ranks,chunks,mode,speedup,overlap_efficiency,skipped\n\
@@ -126,23 +166,84 @@ fn seed_files(dir: &Path) {
             "rows":[{"workgroups":1,"gbps":0.5,"ms":2.0},{"workgroups":null,"gbps":8.0,"ms":0.1}]}"#,
     )
     .unwrap();
+    std::os::unix::fs::symlink("s.csv", dir.join("ls.csv")).unwrap();
+    std::fs::hard_link(dir.join("s.csv"), dir.join("hs.csv")).unwrap();
 }
 
-/// Every path under `dir`, with its size (a rewritten file shows as a new size or stays alike).
-fn listing(dir: &Path) -> BTreeSet<(String, u64)> {
-    let mut out = BTreeSet::new();
+/// Every path under `dir` (links not followed, FIFOs not opened) with its kind and bytes.
+fn contents(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let m = e.metadata().unwrap();
-            if m.is_dir() {
-                stack.push(e.path());
-            }
-            out.insert((e.path().display().to_string(), m.len()));
+            let p = e.unwrap().path();
+            let t = std::fs::symlink_metadata(&p).unwrap().file_type();
+            let v = if t.is_symlink() {
+                let mut v = b"link:".to_vec();
+                v.extend(
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                );
+                v
+            } else if t.is_dir() {
+                stack.push(p.clone());
+                b"dir".to_vec()
+            } else if t.is_file() {
+                std::fs::read(&p).unwrap()
+            } else {
+                b"other".to_vec()
+            };
+            out.insert(p, v);
         }
     }
     out
+}
+
+/// The paths a case may change: its declared outputs (through links: the file they reach; a dump:
+/// everything under it).
+fn declared(args: &[String], dir: &Path) -> Vec<PathBuf> {
+    let cmd = args[0].as_str();
+    let flags: &[&str] = match cmd {
+        "run" => &["--json", "--csv", "--trace", "--svg", "--dump"],
+        "sweep" => &["--csv"],
+        "plot" => &["--svg"],
+        _ => &[],
+    };
+    let mut out = Vec::new();
+    for w in args.windows(2) {
+        if flags.contains(&w[0].as_str()) && w[1] != "-" {
+            let p = dir.join(&w[1]);
+            out.push(p.clone());
+            if let Ok(to) = std::fs::read_link(&p) {
+                out.push(dir.join(to));
+            }
+        }
+    }
+    out
+}
+
+/// The files a case reads (canonical): no output may change them, whatever their names.
+fn inputs(args: &[String], env: &[(&str, &str)], dir: &Path) -> Vec<PathBuf> {
+    let mut flags = vec![];
+    match args[0].as_str() {
+        "plot" => flags.push("--csv"),
+        "run" if args.iter().any(|a| a == "--link-gbps") => flags.push("--link-table"),
+        _ => {}
+    }
+    let named = args
+        .windows(2)
+        .filter(|w| flags.contains(&w[0].as_str()))
+        .map(|w| w[1].as_str());
+    let knobs = env
+        .iter()
+        .filter(|(k, _)| k.ends_with("_WGSL"))
+        .map(|(_, v)| *v);
+    named
+        .chain(knobs)
+        .filter_map(|v| std::fs::canonicalize(dir.join(v)).ok())
+        .collect()
 }
 
 /// The arguments of one case: `picks` holds, per group, (present, choice).
@@ -200,10 +301,18 @@ fn command_line(picks: &[(u8, usize)]) -> (Vec<String>, Vec<(&'static str, &'sta
     }
     args.extend(extra.into_iter().map(String::from));
     let mut env = Vec::new();
-    match picks[picks.len() - 1].1 % 16 {
+    match picks[picks.len() - 1].1 % 24 {
         0 => env.push(("T3_TIMEOUT_S", "abc")),
         1 => env.push(("WGPU_BACKEND", "nosuch")),
         2 => env.push(("T3_TIMEOUT_S", "60")),
+        3 => env.push(("T3_FUSED_PIECES", "x")),
+        4 => env.push(("T3_ALIAS", "x")),
+        5 => env.push(("T3_HOST_IN_FLIGHT", "0")),
+        6 => env.push(("WGPU_POWER_PREF", "sideways")),
+        // A kernel source that is the case's own CSV: an input no output may replace.
+        7 => env.push(("T3_SIMT_WGSL", "s.csv")),
+        8 => env.push(("T3_FUSED_TRIGGER", " epilogue")),
+        9 => env.push(("T3_NO_SUCH_KNOB", "1")),
         _ => {}
     }
     (args, env)
@@ -252,7 +361,7 @@ fn random_command_lines_keep_the_contract() {
                 let dir = root.join(case.to_string());
                 std::fs::create_dir_all(&dir).unwrap();
                 seed_files(&dir);
-                let before = listing(&dir);
+                let seeded = contents(&dir);
                 let (args, env) = command_line(&picks);
                 let o = within(
                     Command::new(env!("CARGO_BIN_EXE_t3"))
@@ -280,10 +389,38 @@ fn random_command_lines_keep_the_contract() {
                 }
                 if code == Some(2) {
                     prop_assert_eq!(
-                        &listing(&dir),
-                        &before,
+                        &contents(&dir),
+                        &seeded,
                         "{}: a usage error wrote files: {}",
                         what,
+                        err
+                    );
+                }
+                // Whatever the exit: no file but the declared outputs changed, none is left half
+                // written, and no temporary file stays.
+                let outs = declared(&args, &dir);
+                let after = contents(&dir);
+                let ins = inputs(&args, &env, &dir);
+                for (p, v) in &seeded {
+                    let input = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())
+                        && std::fs::canonicalize(p).is_ok_and(|c| ins.contains(&c));
+                    let out = !input && outs.iter().any(|o| p.starts_with(o));
+                    prop_assert!(
+                        out || after.get(p) == Some(v),
+                        "{}: {} changed or went, not a declared output: {}",
+                        what,
+                        p.display(),
+                        err
+                    );
+                }
+                for p in after.keys() {
+                    let name = p.file_name().unwrap().to_string_lossy();
+                    prop_assert!(!name.ends_with(".tmp"), "{}: left {}", what, p.display());
+                    prop_assert!(
+                        seeded.contains_key(p) || outs.iter().any(|o| p.starts_with(o)),
+                        "{}: made {}, not a declared output: {}",
+                        what,
+                        p.display(),
                         err
                     );
                 }

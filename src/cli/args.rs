@@ -196,7 +196,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "auto", value_parser = parse_step_lead)]
     pub step_lead: StepLead,
     /// Emulate a link of this many GB/s, using the table `t3 calibrate` saved.
-    #[arg(long, value_parser = positive_f64)]
+    #[arg(long, value_parser = link_gbps)]
     pub link_gbps: Option<f64>,
     /// The link table for --link-gbps.
     #[arg(long, default_value = link::DEFAULT_TABLE)]
@@ -244,7 +244,8 @@ pub struct SweepArgs {
     pub presets: Vec<String>,
     #[command(flatten)]
     pub devices: DevicesArg,
-    #[arg(long, value_parser = parse_shape)]
+    /// GEMM shape per rank, MxNxK; or --presets.
+    #[arg(long, value_parser = parse_shape, conflicts_with = "presets")]
     pub shape: Option<Shape>,
     #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
     pub tokens: usize,

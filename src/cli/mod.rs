@@ -18,6 +18,14 @@ use run::{check_run, demo, open_devices, open_gpu, run};
 use sweep::{sweep, sweep_points};
 use tools::{calibrate, calibrate_hostlink, info, plot};
 
+/// `files` with the kernel sources `T3_SIMT_WGSL` / `T3_COOP_WGSL` name as inputs.
+pub fn kernel_inputs(mut files: files::Files) -> Result<files::Files> {
+    for (name, path) in t3_wgpu::settings::kernel_files()? {
+        files = files.input(name, &path);
+    }
+    Ok(files)
+}
+
 /// Runs the command `cli` names; every check that needs no GPU comes before the GPU is opened.
 pub fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.cmd {
@@ -40,9 +48,9 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
         }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => {
-            if a.csv != "-" {
-                files::check_outputs(&[("--csv", &a.csv, false)])?;
-            }
+            kernel_inputs(files::Files::default())?
+                .output("--csv", &a.csv)
+                .check()?;
             let points = sweep_points(a)?;
             sweep(&open_devices(&cli.gpu, &a.devices)?, a, points)
         }
@@ -62,7 +70,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
                 // The table goes to standard output anyway; `--out` is where it is kept.
                 return Err(t3_wgpu::Error::invalid("--out", "-", "a file path").into());
             }
-            files::check_outputs(&[("--out", out, false)])?;
+            files::Files::default().output("--out", out).check()?;
             match devices {
                 Some(spec) => {
                     calibrate_hostlink(&cli.gpu, spec, *link_path, *mib, *reps, out, *json)

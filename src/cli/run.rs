@@ -31,11 +31,30 @@ pub fn open_devices(g: &GpuArgs, d: &DevicesArg) -> Result<Vec<Gpu>> {
     })
 }
 
-/// Refuses, before any device is opened, a device count the ranks cannot fill.
-pub fn check_devices(d: &DevicesArg, ranks: usize) -> t3_wgpu::Result<()> {
+/// Refuses, before any device is opened, a device count the ranks cannot fill, or a mode named
+/// explicitly that cannot span the devices (it would only be listed as skipped: nothing measured).
+pub fn check_devices(d: &DevicesArg, ranks: usize, modes: &ModeList) -> t3_wgpu::Result<()> {
     match d.devices.as_ref().and_then(|s| s.count()) {
-        Some(n) => Placement::new(ranks, n).map(|_| ()),
+        Some(n) => {
+            Placement::new(ranks, n)?;
+            check_spanning(modes, n)
+        }
         None => Ok(()),
+    }
+}
+
+/// The modes that run on one device only (their submissions cannot hold the host's copies).
+const ONE_DEVICE: [&str; 2] = ["encoded", "fused"];
+
+/// Refuses a mode named explicitly that runs on one device where the ranks span `devices`.
+pub fn check_spanning(modes: &ModeList, devices: usize) -> t3_wgpu::Result<()> {
+    match modes.named.iter().find(|m| ONE_DEVICE.contains(&m.as_str())) {
+        Some(m) if devices > 1 => Err(t3_wgpu::Error::invalid(
+            "--mode",
+            format!("{m} with the ranks on {devices} devices"),
+            "sequential or host where the ranks span devices (encoded and fused mode run on one; `all` lists them as skipped)",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -134,17 +153,24 @@ pub struct Checked {
 }
 
 pub fn check_run(a: &RunArgs) -> Result<Checked> {
-    let outputs: Vec<(&'static str, &str, bool)> = [
-        ("--json", &a.json, false),
-        ("--csv", &a.csv, false),
-        ("--trace", &a.trace, false),
-        ("--svg", &a.svg, false),
-        ("--dump", &a.dump, true),
-    ]
-    .into_iter()
-    .filter_map(|(what, path, dir)| path.as_deref().map(|p| (what, p, dir)))
-    .collect();
-    files::check_outputs(&outputs)?;
+    let mut files = super::kernel_inputs(files::Files::default())?;
+    if a.link_gbps.is_some() {
+        files = files.input("--link-table", &a.link_table);
+    }
+    for (what, path) in [
+        ("--json", &a.json),
+        ("--csv", &a.csv),
+        ("--trace", &a.trace),
+        ("--svg", &a.svg),
+    ] {
+        if let Some(p) = path {
+            files = files.output(what, p);
+        }
+    }
+    if let Some(d) = &a.dump {
+        files = files.dump("--dump", d);
+    }
+    files.check()?;
     let (shape, ranks, collective, label) =
         resolve(&a.workload, a.ranks, a.collective.map(|c| c.0))?;
     let link = link_choice(a)?;
@@ -165,7 +191,7 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         step_lead: a.step_lead,
     };
     validate(&config, &mode_list(&a.mode))?;
-    check_devices(&a.devices, config.ranks)?;
+    check_devices(&a.devices, config.ranks, &mode_list(&a.mode))?;
     Ok(Checked {
         label,
         config,
@@ -173,34 +199,38 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
     })
 }
 
-/// Writes every output a run asked for; says where on stderr (stdout may carry the JSON or CSV).
-pub fn outputs(a: &RunArgs, label: &str, r: &Report) -> Result<()> {
-    let write = |path: &str, text: &str, what: &str| -> Result<()> {
-        if path == "-" {
-            return out(text);
-        }
-        files::write(path, text)?;
-        note!("wrote {path}{what}");
-        Ok(())
-    };
+/// Writes every output a run asked for, the files before standard output (a closed pipe ends the
+/// printing, never the files); says where on stderr (stdout may carry the JSON or CSV). Returns the
+/// text for standard output, if an output goes there.
+pub fn outputs(a: &RunArgs, label: &str, r: &Report) -> Result<Option<String>> {
+    let mut texts: Vec<(&str, String, &str)> = Vec::new();
     if let Some(path) = &a.json {
-        write(path, &(serde_json::to_string_pretty(r)? + "\n"), "")?;
+        texts.push((path, serde_json::to_string_pretty(r)? + "\n", ""));
     }
     if let Some(path) = &a.csv {
-        write(path, &report::csv_text(&Row::measured(label, r), true)?, "")?;
+        texts.push((path, report::csv_text(&Row::measured(label, r), true)?, ""));
     }
     if let Some(path) = &a.trace {
         let t = serde_json::to_string(&trace::chrome_trace(&r.timelines))?;
-        write(
+        texts.push((
             path,
-            &t,
+            t,
             " (open in https://ui.perfetto.dev or chrome://tracing)",
-        )?;
+        ));
     }
     if let Some(path) = &a.svg {
-        write(path, &gantt::gantt_svg(&r.timelines), "")?;
+        texts.push((path, gantt::gantt_svg(&r.timelines), ""));
     }
-    Ok(())
+    let mut stdout = None;
+    for (path, text, what) in texts {
+        if path == "-" {
+            stdout = Some(text);
+            continue;
+        }
+        files::write(path, &text)?;
+        note!("wrote {path}{what}");
+    }
+    Ok(stdout)
 }
 
 /// Whether any mode's check failed: a wrong number is a failure, never just a row.
@@ -252,6 +282,8 @@ pub fn kernels_on(gpus: &[Gpu], gemm: GemmArgs) -> Result<Vec<Kernels>> {
 }
 
 pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
+    // `--devices all`: the count is known once they are open, before any work.
+    check_spanning(&mode_list(&a.mode), gpus.len())?;
     if let Some(l) = &c.link {
         for g in gpus {
             l.table.check_adapter(&a.link_table, &g.describe())?;
@@ -268,13 +300,8 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     );
     let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)?;
     let r = experiment::measure(&mut sys, &inputs, &opts)?;
-    let to_stdout = [&a.json, &a.csv, &a.trace, &a.svg]
-        .iter()
-        .any(|p| p.as_deref() == Some("-"));
-    if !to_stdout {
-        outln!("{}\n{}", c.label, report::text(&r))?;
-    }
-    outputs(a, &c.label, &r)?;
+    // Every file first: what standard output's reader does cannot lose them.
+    let stdout = outputs(a, &c.label, &r)?;
     if let Some(dir) = &a.dump {
         let outputs = experiment::outputs(&sys)?;
         report::dump(
@@ -287,11 +314,16 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         )?;
         note!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }
+    let shown = match stdout {
+        Some(text) => out(&text),
+        None => outln!("{}\n{}", c.label, report::text(&r)),
+    };
+    // A failed check fails the run whether or not its table could be shown.
     anyhow::ensure!(
         !wrong(&r),
         "a mode's result or tracker check failed (see the table)"
     );
-    Ok(())
+    shown
 }
 
 /// The demo: T-NLG's output projection at 4 ranks, scaled to the adapter, every mode.

@@ -1,7 +1,7 @@
 //! `t3 sweep`: a grid of configurations checked before any GPU work, one CSV row per point and mode
 //! as each point finishes.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use web_time::Instant;
 
 use anyhow::{Context, Result};
@@ -115,7 +115,9 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
                                 step_lead,
                             };
                             validate(&config, &mode_list(&a.mode))
-                                .and_then(|()| check_devices(&a.devices, config.ranks))
+                                .and_then(|()| {
+                                    check_devices(&a.devices, config.ranks, &mode_list(&a.mode))
+                                })
                                 .with_context(|| {
                                     format!("sweep point {label} ranks {r} chunks {c}")
                                 })?;
@@ -147,7 +149,32 @@ pub fn describe_point(label: &str, config: &Config) -> String {
     )
 }
 
+/// The sweep's CSV file and the rows so far.
+struct Saved<'a> {
+    path: &'a str,
+    text: String,
+    /// When the file was last written, and how long that took.
+    at: Option<(Instant, std::time::Duration)>,
+}
+
+impl Saved<'_> {
+    /// Writes the rows so far where the last write is a second old (or twenty times its own time,
+    /// for a CSV so long that its writing would take a share of the sweep), or `last`.
+    fn save(&mut self, last: bool) -> Result<()> {
+        let due = self.at.is_none_or(|(at, took)| {
+            at.elapsed() >= (took * 20).max(std::time::Duration::from_secs(1))
+        });
+        if due || last {
+            let start = Instant::now();
+            t3_wgpu::files::write(self.path, &self.text)?;
+            self.at = Some((Instant::now(), start.elapsed()));
+        }
+        Ok(())
+    }
+}
+
 pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> {
+    super::run::check_spanning(&mode_list(&a.mode), gpus.len())?;
     let kernels = kernels_on(gpus, a.gemm)?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(points.len() as u64);
@@ -171,12 +198,14 @@ pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Resu
         mode_list(&a.mode).modes.len()
     ));
     let to_stdout = a.csv == "-";
-    // Rows are written as each point finishes, so an interrupted sweep keeps what it measured.
-    let mut file = if to_stdout {
-        None
-    } else {
-        Some(std::fs::File::create(&a.csv).with_context(|| a.csv.clone())?)
-    };
+    // Rows are saved as points finish, so an interrupted sweep keeps what it measured: the whole
+    // CSV so far replaces the file atomically (a reader never sees half a row), at most about once
+    // a second, and once at the end.
+    let mut file = (!to_stdout).then(|| Saved {
+        path: &a.csv,
+        text: String::new(),
+        at: None,
+    });
     let mut failures = 0;
     let started = Instant::now();
     for (i, (label, config)) in points.iter().enumerate() {
@@ -228,9 +257,8 @@ pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Resu
         match &mut file {
             None => out(&text)?,
             Some(f) => {
-                f.write_all(text.as_bytes())
-                    .and_then(|()| f.flush())
-                    .with_context(|| a.csv.clone())?;
+                f.text += &text;
+                f.save(i + 1 == points.len())?;
             }
         }
         if i == 0 && points.len() > 1 {

@@ -74,7 +74,10 @@ pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
 }
 
 pub fn plot(csv: &str, x: PlotX, svg: &str, title: Option<&str>) -> Result<()> {
-    files::check_outputs(&[("--svg", svg, false)])?;
+    files::Files::default()
+        .input("--csv", csv)
+        .output("--svg", svg)
+        .check()?;
     let x = x.column();
     let text = files::read_text(csv, "sweep CSV", files::MAX_CSV_BYTES)?;
     let points =

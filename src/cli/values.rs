@@ -65,10 +65,16 @@ pub fn mib(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, 4096)
 }
 
-pub fn positive_f64(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a positive number")),
+/// Link rates `--link-gbps` accepts, GB/s: 1 MB/s to 1 PB/s (beyond, no table measures a step).
+pub const LINK_GBPS: (f64, f64) = (1e-3, 1e6);
+
+pub fn link_gbps(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (LINK_GBPS.0..=LINK_GBPS.1).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a link rate from {:e} to {:e} GB/s",
+            LINK_GBPS.0, LINK_GBPS.1
+        )),
     }
 }
 

@@ -775,14 +775,13 @@ impl HostLinkTable {
         out
     }
 
-    /// Writes the table as JSON to `path`.
+    /// Writes the table as JSON to `path`, atomically (src/files.rs).
     pub fn save(&self, path: &str) -> Result<()> {
-        let io = |source| Error::Io {
+        let json = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
             path: path.to_string(),
-            source,
-        };
-        let json = serde_json::to_string_pretty(self).map_err(|e| io(e.into()))?;
-        std::fs::write(path, json).map_err(io)
+            source: e.into(),
+        })?;
+        crate::files::write(path, &json)
     }
 }
 

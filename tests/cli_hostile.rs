@@ -1,0 +1,495 @@
+//! Hostile input as a careless user gives it (issue 41): outputs that name an input or each other,
+//! paths that cannot be written, a closed standard output, bad environment values. Each case says
+//! what it expects (exit 2 before any GPU work for a bad input) and that no file but the declared
+//! outputs changed.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const S: &[&str] = &[
+    "--shape",
+    "64x48x32",
+    "--ranks",
+    "2",
+    "--reps",
+    "1",
+    "--warmup",
+    "0",
+    "--warmup-s",
+    "0",
+    "--mode",
+    "sequential",
+];
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("t3-hostile-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `t3 args` in `dir` with `env`, killed past `secs` (a hang fails the test).
+fn t3(args: &[&str], env: &[(&str, &str)], dir: &Path, secs: u64) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_t3"))
+        .args(args)
+        .env_remove("T3_TIMEOUT_S")
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("t3 {args:?} still running after {secs} s");
+        }
+    }
+}
+
+fn run<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    ["run"].iter().chain(S).chain(extra).copied().collect()
+}
+
+/// Every entry under `dir` (links not followed) with its kind and bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (String, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let t = m.file_type();
+            let v = if t.is_symlink() {
+                (
+                    "link".into(),
+                    std::fs::read_link(&p)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes(),
+                )
+            } else if t.is_dir() {
+                stack.push(p.clone());
+                ("dir".into(), Vec::new())
+            } else if t.is_file() {
+                ("file".into(), std::fs::read(&p).unwrap())
+            } else {
+                ("other".into(), Vec::new())
+            };
+            out.insert(p, v);
+        }
+    }
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit 2 naming every needle, and nothing under `dir` changed.
+fn refused(dir: &Path, args: &[&str], env: &[(&str, &str)], needles: &[&str]) {
+    let before = snapshot(dir);
+    let o = t3(args, env, dir, 60);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{env:?} t3 {args:?}: {e}");
+    assert!(!e.contains("panicked"), "{e}");
+    for n in needles {
+        assert!(
+            e.contains(n),
+            "{env:?} t3 {args:?}: message lacks '{n}': {e}"
+        );
+    }
+    assert_eq!(
+        snapshot(dir),
+        before,
+        "{env:?} t3 {args:?} changed files: {e}"
+    );
+}
+
+fn fifo(path: &Path) -> bool {
+    Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn outputs_never_replace_inputs_or_each_other() {
+    let d = tmp("same");
+    std::fs::write(
+        d.join("keepme.csv"),
+        "workload,ranks,mode,speedup,overlap_efficiency\nw,2,host,1.1,0.2\n",
+    )
+    .unwrap();
+    std::fs::create_dir(d.join("w")).unwrap();
+    // 1: plot's SVG onto its own CSV, however spelled.
+    for svg in ["keepme.csv", "./w/../keepme.csv"] {
+        refused(
+            &d,
+            &["plot", "--csv", "keepme.csv", "--svg", svg],
+            &[],
+            &["--csv reads that file"],
+        );
+    }
+    // 2: the link table, and the kernel source a variable names.
+    std::fs::write(d.join("tbl.json"), "{}").unwrap();
+    refused(
+        &d,
+        &run(&[
+            "--link-gbps",
+            "2",
+            "--link-table",
+            "tbl.json",
+            "--json",
+            "tbl.json",
+        ]),
+        &[],
+        &["--json", "--link-table reads that file"],
+    );
+    std::fs::write(d.join("k.wgsl"), "// kernel").unwrap();
+    refused(
+        &d,
+        &run(&["--svg", "k.wgsl"]),
+        &[("T3_SIMT_WGSL", "k.wgsl")],
+        &["T3_SIMT_WGSL reads that file"],
+    );
+    // 3: two outputs on one file through a symbolic or a hard link.
+    std::fs::write(d.join("t.json"), "keep").unwrap();
+    std::os::unix::fs::symlink("t.json", d.join("l.json")).unwrap();
+    std::fs::hard_link(d.join("t.json"), d.join("h.json")).unwrap();
+    for other in ["l.json", "h.json"] {
+        refused(
+            &d,
+            &run(&["--json", "t.json", "--csv", other]),
+            &[],
+            &["--json writes there too"],
+        );
+    }
+    // 4: a file the dump writes, whether its directory exists or not.
+    for _ in 0..2 {
+        refused(
+            &d,
+            &run(&["--dump", "dd", "--json", "dd/meta.json"]),
+            &[],
+            &["--dump writes that file"],
+        );
+        refused(
+            &d,
+            &run(&["--dump", "dd", "--svg", "dd/rank1_out.npy"]),
+            &[],
+            &["--dump writes that file"],
+        );
+        std::fs::create_dir_all(d.join("dd")).unwrap();
+        std::fs::write(d.join("dd/rank1_out.npy"), "old").unwrap();
+    }
+    std::fs::hard_link(d.join("dd/rank1_out.npy"), d.join("x.npy")).unwrap();
+    refused(
+        &d,
+        &run(&["--csv", "x.npy", "--dump", "dd"]),
+        &[],
+        &["--csv writes x.npy, a link to one"],
+    );
+}
+
+#[test]
+fn unwritable_outputs_are_refused_before_any_gpu_work() {
+    let d = tmp("unwritable");
+    std::os::unix::fs::symlink("nodir/x.json", d.join("dangling.json")).unwrap();
+    // 6
+    for (flag, path, needle) in [
+        ("--json", "out.json/", "names a directory"),
+        ("--json", "/sys/new.json", "can be written"),
+        ("--json", "/proc/new.json", "can be written"),
+        ("--dump", "/sys/newdir", "can be written"),
+        ("--json", "dangling.json", "existing directory"),
+        ("--json", "/dev/full", "a device"),
+    ] {
+        refused(&d, &run(&[flag, path]), &[], &[flag, path, needle]);
+    }
+    refused(
+        &d,
+        &["calibrate", "--out", "cal.json/"],
+        &[],
+        &["--out", "names a directory"],
+    );
+    let sweep: Vec<&str> = ["sweep"]
+        .iter()
+        .chain(S)
+        .chain(&["--csv", "new.csv/"])
+        .copied()
+        .collect();
+    refused(&d, &sweep, &[], &["--csv", "names a directory"]);
+    // 12: a FIFO is never opened for writing (the open would wait for a reader forever).
+    if fifo(&d.join("f")) {
+        refused(&d, &run(&["--json", "f"]), &[], &["--json", "FIFO"]);
+        refused(&d, &["calibrate", "--out", "f"], &[], &["--out", "FIFO"]);
+    }
+}
+
+#[test]
+fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
+    let d = tmp("env");
+    let r = run(&[]);
+    // 13: fused mode's knobs, and T3_ALIAS; each checked with the knob's own rules.
+    for (k, v) in [
+        ("T3_FUSED_PIECES", "x"),
+        ("T3_FUSED_PIECES", "0"),
+        ("T3_FUSED_SPARES", "x"),
+        ("T3_FUSED_POLLS", "-1"),
+        ("T3_FUSED_WINDOW", "0"),
+        ("T3_FUSED_GRID", "x"),
+        ("T3_FUSED_HELP", "x"),
+        ("T3_FUSED_TRIGGER", " epilogue"),
+        ("T3_FUSED_LAND", "x"),
+        ("T3_FUSED_SPARES_AT", "x"),
+        ("T3_FUSED_SPARE_DISPATCH", "x"),
+        ("T3_FUSED_PUT", "x"),
+        ("T3_ALIAS", "x"),
+    ] {
+        refused(&d, &r, &[(k, v)], &[k, &format!("'{v}'")]);
+    }
+    // Combinations the environment alone rules out.
+    refused(
+        &d,
+        &r,
+        &[("T3_FUSED_HELP", "never")],
+        &["T3_FUSED_HELP", "T3_ALIAS=0"],
+    );
+    refused(
+        &d,
+        &r,
+        &[
+            ("T3_FUSED_TRIGGER", "spares"),
+            ("T3_FUSED_SPARE_DISPATCH", "gemm"),
+        ],
+        &["T3_FUSED_TRIGGER"],
+    );
+    // 17: every command checks the environment, `info` and `sweep` too.
+    for (k, v) in [
+        ("T3_TIMEOUT_S", "abc"),
+        ("WGPU_POWER_PREF", "x"),
+        ("T3_HOST_IN_FLIGHT", "x"),
+    ] {
+        refused(&d, &["info"], &[(k, v)], &[k]);
+        refused(&d, &["presets"], &[(k, v)], &[k]);
+    }
+    let sweep: Vec<&str> = ["sweep"]
+        .iter()
+        .chain(S)
+        .chain(&["--mode", "host"])
+        .copied()
+        .collect();
+    refused(
+        &d,
+        &sweep,
+        &[("T3_HOST_IN_FLIGHT", "x")],
+        &["T3_HOST_IN_FLIGHT", "1 to 16"],
+    );
+    // A value that is not UTF-8.
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bad = std::ffi::OsStr::from_bytes(b"k\xff.wgsl");
+        let o = Command::new(env!("CARGO_BIN_EXE_t3"))
+            .arg("presets")
+            .env("T3_SIMT_WGSL", bad)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("T3_SIMT_WGSL"), "{}", stderr(&o));
+    }
+    // An unknown T3_* variable is named in a warning; the command goes on.
+    let o = t3(&["presets"], &[("T3_FUSED_PEICES", "4")], &d, 60);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: T3_FUSED_PEICES"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn flags_and_tables_out_of_range_are_usage_errors() {
+    let d = tmp("ranges");
+    // 14: a mode that runs on one device, the only one asked, with the ranks on two.
+    for mode in ["encoded", "fused", "sequential,encoded"] {
+        let args: Vec<&str> = ["run"]
+            .iter()
+            .chain(&S[..10])
+            .chain(&["--devices", "2", "--mode", mode])
+            .copied()
+            .collect();
+        refused(&d, &args, &[], &["--mode", "2 devices"]);
+    }
+    // 15: a table row of no workgroups, or more than a dispatch holds.
+    for w in ["0", "4294967295"] {
+        let t = format!(
+            r#"{{"adapter":"x","bytes":1048576,"timer":"t","rows":[{{"workgroups":{w},"gbps":2.0,"ms":0.5}}]}}"#
+        );
+        std::fs::write(d.join("tbl.json"), t).unwrap();
+        refused(
+            &d,
+            &run(&["--link-gbps", "2", "--link-table", "tbl.json"]),
+            &[],
+            &[&format!("a row of {w} workgroups")],
+        );
+    }
+    // 16: a preset beside a shape is a conflict in sweep as in run.
+    refused(
+        &d,
+        &["sweep", "--shape", "64x48x32", "--presets", "tnlg-op-tp8"],
+        &[],
+        &["--presets"],
+    );
+    // 17: a rate no link has, said in a few digits.
+    let before = snapshot(&d);
+    let o = t3(&run(&["--link-gbps", "1e308"]), &[], &d, 60);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).len() < 400 && stderr(&o).contains("1e6"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(snapshot(&d), before);
+}
+
+#[test]
+fn plot_writes_a_valid_picture_of_extreme_values() {
+    // 8
+    let d = tmp("plot");
+    std::fs::write(
+        d.join("s.csv"),
+        "workload,ranks,mode,speedup,overlap_efficiency\nw,2,host,1e308,0.2\nw,4,host,1.2,-3\n",
+    )
+    .unwrap();
+    let o = t3(&["plot", "--csv", "s.csv", "--svg", "p.svg"], &[], &d, 60);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(d.join("p.svg")).unwrap();
+    assert!(!svg.contains("inf") && !svg.contains("NaN"), "{svg}");
+}
+
+/// shaders/gemm.wgsl with one store doubled: a kernel whose results fail the check.
+fn wrong_kernel(dir: &Path) -> PathBuf {
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/gemm.wgsl"))
+            .unwrap();
+    let bad = src.replacen("c00, c01, job", "c00 * 2.0, c01, job", 1);
+    assert_ne!(
+        src, bad,
+        "the store to double is gone from shaders/gemm.wgsl"
+    );
+    let p = dir.join("wrong.wgsl");
+    std::fs::write(&p, bad).unwrap();
+    p
+}
+
+/// `t3 args` with standard output closed before it prints (`| true`).
+fn closed_stdout(args: &[&str], env: &[(&str, &str)], dir: &Path) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_t3"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_stdout_loses_neither_files_nor_the_exit_code() {
+    if common::gpu().is_none() {
+        return;
+    }
+    // 5
+    let d = tmp("pipe");
+    let outs = [
+        "--json", "o.json", "--svg", "o.svg", "--csv", "o.csv", "--dump", "od",
+    ];
+    let o = closed_stdout(&run(&outs), &[], &d);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for f in [
+        "o.json",
+        "o.svg",
+        "o.csv",
+        "od/meta.json",
+        "od/rank1_out.npy",
+    ] {
+        assert!(d.join(f).is_file(), "{f} missing: {}", stderr(&o));
+    }
+    let e = tmp("pipe-wrong");
+    let k = wrong_kernel(&e);
+    let env = [
+        ("T3_SIMT_WGSL", k.to_str().unwrap()),
+        ("T3_COOP_WGSL", k.to_str().unwrap()),
+    ];
+    let o = closed_stdout(&run(&["--json", "o.json"]), &env, &e);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed check exits 1: {}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("check failed"), "{}", stderr(&o));
+    assert!(e.join("o.json").is_file(), "{}", stderr(&o));
+    // The same with the report on the closed standard output itself.
+    let o = closed_stdout(&run(&["--json", "-"]), &env, &e);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+#[test]
+fn tables_are_replaced_whole_while_runs_read_them() {
+    let Some(gpu) = common::gpu() else { return };
+    // 7: a run reading the table while calibrate saves it sees the old table or the new one.
+    let d = tmp("calibrate");
+    let o = t3(
+        &["calibrate", "--mib", "1", "--reps", "1", "--out", "t.json"],
+        &[],
+        &d,
+        120,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let table: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("t.json")).unwrap()).unwrap();
+    assert_eq!(table["adapter"], gpu.describe());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (stop, path) = (stop.clone(), d.join("t.json"));
+        std::thread::spawn(move || {
+            let mut reads = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) || reads == 0 {
+                let text = std::fs::read_to_string(&path).unwrap();
+                serde_json::from_str::<serde_json::Value>(&text)
+                    .unwrap_or_else(|e| panic!("read {} bytes mid-write: {e}", text.len()));
+                reads += 1;
+            }
+            reads
+        })
+    };
+    for _ in 0..3 {
+        let o = t3(
+            &["calibrate", "--mib", "1", "--reps", "1", "--out", "t.json"],
+            &[],
+            &d,
+            120,
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(reader.join().unwrap() > 0);
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "t.json")
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
