@@ -99,15 +99,16 @@ pub enum HostGrain {
     Stage,
 }
 
-/// T3_HOST_GRAIN = chunk | stage | auto; unset or auto: chunk where the run spans several devices
-/// (`several`), stage on one (an invalid value is an error naming it). On one device a stage's
-/// chunks side by side fill the GPU and its steps ride in the same passes, while a chunk per
-/// submission multiplies the submissions (at chunk grain host mode falls well behind sequential
-/// on one GPU, at stage grain it about matches it: see BENCHMARKS.md); across
-/// devices a chunk's host copy can only start once the submission holding its send completes.
+/// T3_HOST_GRAIN = chunk | stage | auto; unset or auto: stage, on one device or several (an invalid
+/// value is an error naming it). A stage's chunks side by side fill the GPU and its steps ride in the
+/// same passes, while a chunk per submission multiplies the submissions and runs each chunk's GEMM
+/// alone: on one GPU host mode then falls well behind sequential, and across devices, where a
+/// zero-copy chunk's transfer takes SMs beside the next chunk's GEMM, chunk grain falls below
+/// sequential on the long GEMMs where stage grain does not (see BENCHMARKS.md). `several` says
+/// whether the run spans devices (kept for callers; both take stage grain).
 pub fn host_grain(several: bool) -> Result<HostGrain> {
+    let _ = several;
     match env("T3_HOST_GRAIN")?.as_deref().map(str::trim) {
-        None | Some("auto") if several => Ok(HostGrain::Chunk),
         None | Some("auto") => Ok(HostGrain::Stage),
         Some("chunk") => Ok(HostGrain::Chunk),
         Some("stage") => Ok(HostGrain::Stage),

@@ -167,9 +167,11 @@ pub struct RunArgs {
     /// Modes, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
-    /// Chunks per rank's share of the output (each output is R shards x this many chunks).
-    #[arg(long, default_value_t = 1, value_parser = chunks)]
-    pub chunks: usize,
+    /// Chunks per rank's share of the output (each output is R shards x this many chunks). Default 1
+    /// on one device; 4 where --devices spreads the ranks over several, since between devices a rank's
+    /// only chunk leaves nothing to send until its whole GEMM is done.
+    #[arg(long, value_parser = chunks)]
+    pub chunks: Option<usize>,
     #[command(flatten)]
     pub gemm: GemmArgs,
     /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward

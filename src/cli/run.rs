@@ -152,6 +152,15 @@ pub struct Checked {
     pub link: Option<LinkChoice>,
 }
 
+/// Chunks per rank where `--chunks` is not given: 1 on one device, 4 where the ranks span several
+/// (`--devices all` counted as several).
+pub fn default_chunks(d: &DevicesArg) -> usize {
+    match d.devices.as_ref().map(|s| s.count()) {
+        None | Some(Some(1)) => 1,
+        Some(_) => 4,
+    }
+}
+
 pub fn check_run(a: &RunArgs) -> Result<Checked> {
     let mut files = super::kernel_inputs(files::Files::default())?;
     if a.link_gbps.is_some() {
@@ -177,7 +186,7 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
     let config = Config {
         shape,
         ranks,
-        chunks: a.chunks,
+        chunks: a.chunks.unwrap_or(default_chunks(&a.devices)),
         collective,
         via: a.reduce.0,
         link: match (a.link_workgroups, &link) {
@@ -357,7 +366,7 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
         devices: DevicesArg::default(),
         collective: None,
         mode: vec!["all".into()],
-        chunks: 2,
+        chunks: Some(2),
         gemm: GemmArgs {
             dtype: DtypeArg(Dtype::F32),
             gemm_kernel: KernelArg(None),

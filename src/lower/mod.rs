@@ -288,9 +288,10 @@ pub(crate) fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u3
 /// pass.
 pub const HOST_SEND_WORKGROUPS: u32 = 16;
 
-/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own): reads
-/// across PCIe wait longer than writes, so more of them must be in flight to fill the bus.
-pub const HOST_LAND_WORKGROUPS: u32 = 64;
+/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own). More
+/// read the bus faster alone (16 reach about five sixths of 64's rate), but each waits on PCIe while
+/// holding its SM's slot, which the GEMM beside it then lacks: host mode pays more at 16.
+pub const HOST_LAND_WORKGROUPS: u32 = 16;
 
 /// Each op's binding and dispatch, its shared variant (arbitration's cap, the GEMM grid) and the step
 /// lead.
@@ -439,7 +440,12 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
                     Some((Half::Receive, _)) => {
                         let mut from = buf(End::Inbox);
                         if let (Some(tracker), Some(local)) = (unbumped, landing) {
-                            let n_wg = Link::Workgroups(HOST_LAND_WORKGROUPS).workgroups(len4);
+                            // The link's budget where one is set, as for the send half.
+                            let budget = match config.link {
+                                Link::Unthrottled => Link::Workgroups(HOST_LAND_WORKGROUPS),
+                                throttled => throttled,
+                            };
+                            let n_wg = budget.workgroups(len4);
                             let p = StepParams {
                                 n_wg,
                                 dispatch_x: fold(n_wg, t.max_workgroups_per_dim).0,

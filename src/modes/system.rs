@@ -303,9 +303,19 @@ impl<'a> System<'a> {
             Link::Unthrottled => Link::Workgroups(crate::lower::HOST_SEND_WORKGROUPS),
             l => l,
         };
+        // What lands a zero-copy chunk on the receiver: the link's budget, or HOST_LAND_WORKGROUPS.
+        let land = match self.config.link {
+            Link::Unthrottled => Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS),
+            l => l,
+        };
         v.extend(self.links.iter().map(|l| {
+            let landing = if l.zero_copy() {
+                format!(", landing kernels on {}", land.describe())
+            } else {
+                String::new()
+            };
             format!(
-                "link {}->{}: {}, {} slots of {} bytes, send kernels on {}",
+                "link {}->{}: {}, {} slots of {} bytes, send kernels on {}{landing}",
                 l.from,
                 l.to,
                 l.describe(),
