@@ -159,8 +159,8 @@ fn bench_one(
     let (tracked, untracked) = (median(&tracked_all), median(&untracked_all));
     let tflops = |ms: f64| shape.flops() / (ms * 1e-3) / 1e12;
     let overhead = tracked / untracked - 1.0;
-    // Every tracked rep faster than every untracked one: the two builds compile differently (run 38:
-    // the unguarded SIMT kernel's untracked build at 118 registers is 3% slower), so the difference
+    // Every tracked rep faster than every untracked one: the two builds compile differently (the
+    // unguarded SIMT kernel's untracked build, at 118 registers, is slower), so the difference
     // is no cost of tracking, and the figure says so rather than pass for one.
     let builds_differ = range(&tracked_all).1 < range(&untracked_all).0;
     let overhead_text = if builds_differ {

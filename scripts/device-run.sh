@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Every figure of BENCHMARKS.md, on the GPU machine (see ../shared/gpu/README.md):
-#   here:  BENCHES=1 ../shared/gpu/prepare.sh t3
-#   there: . .gpu/prelude.sh; bash scripts/device-run.sh PART
+# Every figure of BENCHMARKS.md, on the GPU machine (what it needs and how: docs/device-runs.md):
+#   there, with t3 (and the bench-* executables) on the PATH and the Vulkan loader installed:
+#   bash scripts/device-run.sh PART
 #   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, grid, coopvar,
 #    hostloop, hostloop2, hostwait, hostdepth, twogpu, fused, fused1, passes)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.

@@ -1,6 +1,6 @@
 // Tracker counters gathered into one buffer, so that a trigger loop reads them back with one copy
-// instead of one per tracker buffer: each copy from its own buffer cost the H200 ~30 µs of idle GPU
-// between host-mode submissions (BENCHMARKS.md run 9). Trackers stay one buffer per chunk, which is
+// instead of one per tracker buffer: each copy from its own buffer idles the GPU between host-mode
+// submissions (tens of µs on the H200). Trackers stay one buffer per chunk, which is
 // what lets steps and GEMMs share a pass without barriers. Seven trackers per dispatch: with the
 // output, that is WebGPU's default of eight storage buffers per stage. Counter i lands at word `at + i`
 // of the output (shaders/put/word.wgsl: as a u32, never through an f32 a driver may flush).

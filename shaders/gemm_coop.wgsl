@@ -10,7 +10,7 @@
 // slices of 32 through workgroup memory (A slice 128x32, B slice 32x256, rows padded by 8 halves
 // against bank conflicts and to keep every fragment 16-byte aligned), the next slice prefetched into
 // registers while the current one is multiplied; the slice's two 16-deep steps are unrolled by hand
-// (naga emits loops as `while`). BENCHMARKS.md (runs 5 and 6) lists the other shapes tried: 128x128
+// (naga emits loops as `while`). The other shapes tried are slower (BENCHMARKS.md's log): 128x128
 // tiles with 64x32 or 32x64 blocks, 64-deep slices, double buffering, 128 invocations, no prefetch,
 // guarded loads.
 //
@@ -18,18 +18,17 @@
 // memory so that C is written in whole 128-byte rows (`emit_pair`, through `put_row4_vec`, with the
 // same bounds guards as the SIMT kernel: cooperative stores cannot be clipped at the matrix edge),
 // then the tile bumps its chunk's tracker counter (`tile_done`). How C is written is most of a
-// tile's fixed cost: with half a 32-byte sector per lane and store the epilogue was a third of an
-// output projection's GEMM (8192x4256x532), with whole rows it is 18% faster there and 3-4% at
-// 4096³-8192³; fragments stored straight from the accumulators (8 bytes per lane and row) were
-// slower still (BENCHMARKS.md run 27).
+// tile's fixed cost: with half a 32-byte sector per lane and store the epilogue is a large share of
+// a thin GEMM such as an output projection's (8192x4256x532), and whole rows make that GEMM much
+// faster and the square ones a little; fragments stored straight from the accumulators (8 bytes
+// per lane and row) are slower still.
 //
-// Tiles run in grouped order (`grouped`): 0.6% faster at 8192³ than row-major, the same at 4096³
-// (BENCHMARKS.md run 7, which also lists the variants that did not build or pay).
+// Tiles run in grouped order (`grouped`): slightly faster at 8192³ than row-major, the same at
+// 4096³ (BENCHMARKS.md's log also lists the variants that did not build or pay).
 //
 // Workgroup memory is typed vec4<f16>: each prefetched vec4 goes out as one 8-byte store instead of
-// four 2-byte ones, and fragments load through vec4<f16> pointers with strides in vec4s. 22-28% faster
-// than the same kernel on f16 workgroup memory (BENCHMARKS.md run 11: 227.8 / 251.0 TFLOP/s at
-// 4096³ / 8192³ against 186.5 / 196.5).
+// four 2-byte ones, and fragments load through vec4<f16> pointers with strides in vec4s: about a
+// quarter faster than the same kernel on f16 workgroup memory (see BENCHMARKS.md).
 enable f16;
 enable wgpu_cooperative_matrix;
 
@@ -48,7 +47,7 @@ var<workgroup> Cs: array<f32, 4608>;
 // Four A elements (row, k..k+3), unguarded: the operand layout (src/gemm.rs, `Padding`) pads K to
 // whole slices and N to whole tiles with zeros and gives A a tile of spare rows, so every read of a
 // whole slice of a whole tile is in the buffer, and what lies past M, N or K either multiplies zeros
-// or lands in output rows and columns that `put_row4` drops. (Guarded loads cost 15-25% here.)
+// or lands in output rows and columns that `put_row4` drops. (Guarded loads slow it markedly.)
 fn fetch_a(row: u32, k: u32, job: Job) -> vec4<f16> {
     return a[(job.a_off + (row - job.a_row_base) * p.lda + k) >> 2u];
 }

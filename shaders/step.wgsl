@@ -37,7 +37,7 @@ struct StepParams {
 // GEMM workgroup takes 240 registers x 256 invocations of an SM's 65536 on NVIDIA, leaving room for a
 // 256-invocation step workgroup only at 16 registers per invocation; the add and update steps with
 // the `acc` path take 20 (so 24), and could not run beside the GEMM's workgroups (`cargo bench
-// --bench pipelines`, BENCHMARKS.md runs 31-32).
+// --bench pipelines` reports each pipeline's registers).
 override ACC: bool = true;
 
 @compute @workgroup_size(256)

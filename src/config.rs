@@ -28,8 +28,7 @@ pub struct Config {
     /// many SMs and the steps, dispatched after it, get the rest. For GEMM workgroups that fill an SM
     /// by themselves (the cooperative-matrix kernel), the steps otherwise run only where GEMM work is
     /// not. The step lead's `auto` is then none (the grid is resident from the start). Fused mode
-    /// keeps a workgroup per tile (its spares polled beside a grid and slowed it, BENCHMARKS.md run
-    /// 29).
+    /// keeps a workgroup per tile (its spares polling beside a grid slow it).
     pub gemm_grid: Option<u32>,
     /// Where a pass's steps go among the GEMM workgroups sharing it (encoded and host modes).
     pub step_lead: StepLead,

@@ -75,7 +75,7 @@ fn le(a: &Spread, b: &Spread) -> (bool, f64) {
 /// steps (fused mode: every rank's GEMM on the packed buffers in one pass; its spares' transfers), each timed
 /// alone, ms. Its efficiency is measured against its own GEMM rather than T_gemm, so that what its
 /// GEMM gains or loses against T_gemm's (fused mode's packed GEMM fills the tails of T_gemm's one
-/// dispatch per rank and chunk: 12-22% shorter, BENCHMARKS.md run 36) is never credited to, or
+/// dispatch per rank and chunk, and so runs shorter) is never credited to, or
 /// charged against, overlap; and against the faster of its transfers and T_comm, so that a slow
 /// transfer engine never makes its baseline longer than what the tool can do without overlap.
 #[derive(Clone, Copy, Debug, PartialEq)]

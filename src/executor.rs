@@ -394,7 +394,7 @@ impl<'a> Executor<'a> {
         }
         // The passes' timestamps travel with them: reading them later maps, it does not submit.
         // Except in a series that defers it: each copy after a submission's last pass idles the
-        // GPU before the next (~30 µs on the H200, BENCHMARKS.md run 9), inside the time a trigger
+        // GPU before the next (tens of µs on the H200), inside the time a trigger
         // loop measures; it reads them once, after its last submission.
         if !self.defer_resolve {
             self.timer.encode_resolve(&mut enc);

@@ -79,12 +79,11 @@ impl GemmParams {
 /// How one rank's A (`rows` x K) and B (K x N) sit in their buffers: A rows `lda` apart, B rows
 /// `ldb` apart, zero past each edge. K is padded to whole [`K_SLICE`] slices, N to whole tiles of
 /// the widest engine ([`TILE_N_MAX`]), and A has one tile of spare rows past its last, so the
-/// cooperative-matrix kernel reads whole slices of whole tiles without a bounds test: on the H200
-/// its guarded loads cost 15-25% and, with the scalar path of unaligned shapes beside them, left
-/// the driver's slow build (BENCHMARKS.md run 6).
-/// The SIMT kernel reads it unguarded too: 3% faster and two registers fewer (121 -> 119, 122 -> 120
-/// on the grid), so two of its workgroups leave an SM room for fused mode's spares (BENCHMARKS.md
-/// run 38).
+/// cooperative-matrix kernel reads whole slices of whole tiles without a bounds test: guarded
+/// loads slow it markedly and, with the scalar path of unaligned shapes beside them, keep the
+/// driver on its slow build.
+/// The SIMT kernel reads it unguarded too: faster and two registers fewer (121 -> 119, 122 -> 120
+/// on the grid), so two of its workgroups leave an SM room for fused mode's spares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Padding {
     pub lda: usize,
@@ -210,8 +209,9 @@ impl Engine {
     }
 
     /// Its workgroups one NVIDIA multiprocessor holds at once: the cooperative kernel takes 236
-    /// registers per invocation, 61440 of an SM's 65536 for its 256 (BENCHMARKS.md run 31); the SIMT
-    /// kernel two (a persistent grid of 2 per SM was wholly resident on an H100 and an H200, run 37).
+    /// registers per invocation, 61440 of an SM's 65536 for its 256 (`cargo bench --bench
+    /// pipelines`); the SIMT kernel two (a persistent grid of 2 per SM is wholly resident on an
+    /// H100 and an H200).
     pub fn per_sm(self) -> u32 {
         match self {
             Engine::Simt => 2,
@@ -308,10 +308,10 @@ fn made_once(
 }
 
 /// Fused mode's put: `T3_FUSED_PUT` = store | coherent | atomic | cas | auto. store: tiles stored
-/// plainly behind the gates as relaxed atomic stores (faster than coherent on 7 of the 8 TP-8 points
-/// on an H200 with the triggering epilogue, BENCHMARKS.md run 20). coherent = a `@coherent` output
+/// plainly behind the gates as relaxed atomic stores (faster than coherent on most TP-8 presets
+/// with the triggering epilogue: see BENCHMARKS.md). coherent = a `@coherent` output
 /// where the adapter has MEMORY_DECORATION_COHERENT (16-byte stores and loads: 4x fewer operations
-/// for the spares that move the pieces, run 36 call 1), atomic = native f32 atomic adds
+/// for the spares that move the pieces), atomic = native f32 atomic adds
 /// (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds: variants one device run can time beside
 /// each other. Unset or auto: coherent where it can be and the multiprocessors are known (fused mode's
 /// paying defaults, `FusedTuning::paying`), else store.
@@ -371,7 +371,7 @@ impl GemmKernel {
     /// The fused GEMM for a packed B in two windows (`split_b`) or in one, per tile or on the
     /// persistent grid (`grid`); the watched one (the tracker alone) where `watched`: where neither
     /// B nor the output spans two windows (`split_c`), the tracked GEMM itself on the fused layout
-    /// (the windowed stores' code cost the f32 SIMT GEMM 5-7%, BENCHMARKS.md run 39).
+    /// (the windowed stores' code slows the f32 SIMT GEMM).
     pub fn fused(
         &self,
         gpu: &Gpu,
@@ -526,7 +526,7 @@ impl GemmKernel {
         let fused_put = fused_put(gpu)?;
         let fv = variant(fused_put, Epilogue::Fused);
         let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
-        // Trusted, as every GEMM (naga's bounds checks cost the fused GEMM 15-33%, run 20): the
+        // Trusted, as every GEMM (naga's bounds checks slow the fused GEMM markedly): the
         // epilogue's indices from data come from tables lowering checked (`check_table` in
         // src/lower/fused.rs) or from its own atomics, clamped where they index.
         let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), true)?;

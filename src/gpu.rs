@@ -164,26 +164,31 @@ impl Gpu {
         let info = adapter.get_info();
         let features = adapter.features() & wanted;
         let limits = adapter.limits();
-        let (device, queue) =
-            crate::suspend::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-                label: Some("t3 device"),
-                required_features: features,
-                required_limits: limits.clone(),
-                experimental_features:
-                    if features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) {
-                        // SAFETY: the only experimental feature requested is cooperative matrices, used by one
-                        // kernel (shaders/gemm_coop.wgsl) whose results tests/gemm.rs checks against the f64
-                        // reference on every shape class; wgpu asks callers to accept that the API may change.
-                        unsafe { wgpu::ExperimentalFeatures::enabled() }
-                    } else {
-                        wgpu::ExperimentalFeatures::disabled()
-                    },
-                memory_hints: wgpu::MemoryHints::Performance,
-                trace: wgpu::Trace::Off,
-            }))
-            .map_err(|e| Error::Gpu {
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("t3 device"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: if features
+                .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+            {
+                // SAFETY: the only experimental feature requested is cooperative matrices, used by one
+                // kernel (shaders/gemm_coop.wgsl) whose results tests/gemm.rs checks against the f64
+                // reference on every shape class; wgpu asks callers to accept that the API may change.
+                unsafe { wgpu::ExperimentalFeatures::enabled() }
+            } else {
+                wgpu::ExperimentalFeatures::disabled()
+            },
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        // With the zero-copy link's extension where the adapter has it (it changes nothing else).
+        let (device, queue) = crate::hostlink::shared::request_device(&adapter, &desc)
+            .unwrap_or_else(|| {
+                crate::suspend::block_on(adapter.request_device(&desc)).map_err(|e| e.to_string())
+            })
+            .map_err(|message| Error::Gpu {
                 during: format!("opening a device on {}", info.name),
-                message: e.to_string(),
+                message,
             })?;
         let lost = Arc::new(Mutex::new(None));
         let lost2 = lost.clone();

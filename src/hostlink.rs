@@ -1,7 +1,10 @@
-//! The host-staged link between two devices: per direction, the sender's outbox and the receiver's inbox
-//! (made once, reused by every step), and the host's mapped, threaded copy from one to the other.
+//! The link between two devices through the host: per direction, the sender's outbox and the receiver's
+//! inbox (made once, reused by every step): one host allocation both bind, or the host's threaded copy.
 //!
-//! wgpu shares no buffer between devices, so the host is the only path. Where a device has
+//! wgpu shares no buffer between devices, so host memory is the only path. Where both devices can import
+//! host memory ([`Path::ZeroCopy`], [`shared`]) the outbox and the inbox are the same host bytes: the
+//! sender's kernel writes them over its bus and the receiver's kernel reads them over its own, and the
+//! host only orders the two. Otherwise the host copies, and where a device has
 //! `MAPPABLE_PRIMARY_BUFFERS` the buffers the kernels use are the mapped ones ([`Path::Mapped`]): the
 //! sender's step kernel writes the chunk straight into its outbox (`STORAGE | MAP_READ`, host memory), in
 //! the pass with its GEMM work, and the receiver's kernels read the inbox (`STORAGE | MAP_WRITE`) that the
@@ -26,14 +29,21 @@ use crate::gpu::Gpu;
 
 pub mod calibration;
 mod copy;
+pub mod shared;
 
 pub use copy::{CopyLane, CopyPool, LaneDone, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
 
-/// How one end of a link reaches host memory.
+/// How one end of a link reaches host memory. Asked for, each path falls back to the next where a
+/// device cannot take it: zero-copy, then mapped, then staged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Path {
-    /// The kernels' buffer is itself mapped (the device has MAPPABLE_PRIMARY_BUFFERS).
+    /// Both ends bind one host allocation imported into both devices ([`shared`]): the sender's
+    /// kernel writes the chunk into host memory and the receiver's kernels read it there; no host copy.
+    #[serde(rename = "zero-copy")]
+    ZeroCopy,
+    /// The kernels' buffer is itself mapped (the device has MAPPABLE_PRIMARY_BUFFERS); the host copies
+    /// the sender's outbox into the receiver's inbox.
     Mapped,
     /// A copy_buffer_to_buffer to (sender) or from (receiver) a mapped staging buffer.
     Staged,
@@ -42,18 +52,40 @@ pub enum Path {
 impl Path {
     pub fn name(self) -> &'static str {
         match self {
+            Path::ZeroCopy => "zero-copy",
             Path::Mapped => "mapped",
             Path::Staged => "staged",
         }
     }
 
-    /// The path a device takes when `want` is asked: mapped only where the device has the feature.
+    /// Every path, most preferred first.
+    pub const ALL: [Path; 3] = [Path::ZeroCopy, Path::Mapped, Path::Staged];
+
+    /// The host-copy path a device takes when `want` is asked: mapped only where the device has the
+    /// feature (a zero-copy link is decided per link, by [`HostLink::new`]).
     fn on(gpu: &Gpu, want: Path) -> Path {
-        if want == Path::Mapped && gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS) {
+        if want != Path::Staged && gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS) {
             Path::Mapped
         } else {
             Path::Staged
         }
+    }
+}
+
+impl Default for Path {
+    /// Zero-copy, falling back where a device cannot take it.
+    fn default() -> Self {
+        Path::ZeroCopy
+    }
+}
+
+impl std::str::FromStr for Path {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Path::ALL
+            .into_iter()
+            .find(|p| p.name() == s.trim())
+            .ok_or_else(|| Error::invalid("link path", s, "zero-copy, mapped or staged"))
     }
 }
 
@@ -125,7 +157,8 @@ pub struct TransferTimes {
     pub copy: Duration,
 }
 
-/// The host-staged link in one direction: device `from` sends, device `to` receives.
+/// The link in one direction between two devices: device `from` sends, device `to` receives; through
+/// host memory both devices bind (zero-copy) or a host copy between their own mapped buffers.
 pub struct HostLink {
     pub from: usize,
     pub to: usize,
@@ -139,7 +172,8 @@ pub struct HostLink {
 
 impl HostLink {
     /// Buffers for `slots` chunks in flight of at most `capacity` bytes from device `from` to device `to`.
-    /// `want` is the path asked for: [`Path::Mapped`] falls back to staged at an end without the feature.
+    /// `want` is the path asked for: [`Path::ZeroCopy`] falls back to mapped where either device cannot
+    /// import host memory, and mapped to staged at an end without the feature.
     pub fn new(
         gpus: &[Gpu],
         from: usize,
@@ -167,6 +201,20 @@ impl HostLink {
             return Err(Error::invalid("host link slots", slots, "1 to 64"));
         }
         let (send, recv) = (Path::on(s, want), Path::on(r, want));
+        // Zero-copy only where both ends could also take the mapped path: the lowering leaves out the
+        // staging copies on such devices, and a zero-copy end needs none either.
+        if want == Path::ZeroCopy && (send, recv) == (Path::Mapped, Path::Mapped) {
+            if let Some(out) = zero_copy_slots(s, r, from, to, capacity, slots) {
+                return Ok(HostLink {
+                    from,
+                    to,
+                    capacity,
+                    send: Path::ZeroCopy,
+                    recv: Path::ZeroCopy,
+                    slots: out,
+                });
+            }
+        }
         use wgpu::BufferUsages as U;
         let mut out = Vec::with_capacity(slots);
         for i in 0..slots {
@@ -195,9 +243,16 @@ impl HostLink {
         self.slots.len()
     }
 
-    /// "mapped" when both ends are, else which end is staged: what reports name as the link.
+    /// Whether both ends bind one host allocation (no host copy: a chunk is there once the sender's
+    /// submission completed).
+    pub fn zero_copy(&self) -> bool {
+        self.send == Path::ZeroCopy
+    }
+
+    /// "zero-copy", "mapped" when both ends are, else which end is staged: what reports name as the link.
     pub fn describe(&self) -> String {
         match (self.send, self.recv) {
+            (Path::ZeroCopy, _) => "zero-copy, host memory both devices bind".into(),
             (Path::Mapped, Path::Mapped) => "host-staged, mapped both ends".into(),
             (a, b) => format!("host-staged, sender {}, receiver {}", a.name(), b.name()),
         }
@@ -292,6 +347,13 @@ impl HostLink {
     pub fn start(&mut self, slot: usize, bytes: u64) -> Result<()> {
         self.check_bytes(bytes)?;
         let (from, to) = (self.from, self.to);
+        if self.zero_copy() {
+            return Err(Error::invalid(
+                "host link transfer",
+                format!("a host copy on the zero-copy link {from}->{to}"),
+                "only on a host-staged link (a zero-copy chunk is in place once its sender's submission completed)",
+            ));
+        }
         let n = self.slots.len();
         let s = self.slots.get_mut(slot).ok_or_else(|| {
             Error::invalid(
@@ -431,7 +493,9 @@ impl HostLink {
         pool: &mut CopyPool,
     ) -> Result<TransferTimes> {
         let t0 = Instant::now();
-        self.start(slot, bytes)?;
+        if !self.zero_copy() {
+            self.start(slot, bytes)?;
+        }
         let sg = device(gpus, self.from)?;
         let bound = sg.timeout_for(0.0, 2.0 * bytes as f64);
         let pending = format!(
@@ -443,6 +507,14 @@ impl HostLink {
                 self.abandon(self.slot(slot)?);
                 return Err(e);
             }
+        }
+        if self.zero_copy() {
+            self.check_bytes(bytes)?;
+            self.slot(slot)?;
+            return Ok(TransferTimes {
+                wait: t0.elapsed(),
+                copy: Duration::ZERO,
+            });
         }
         while !self.ready(gpus, slot)? {
             if t0.elapsed() > bound {
@@ -471,6 +543,37 @@ pub fn device(gpus: &[Gpu], index: usize) -> Result<&Gpu> {
     })
 }
 
+/// `slots` slots of `capacity` bytes, each one host allocation imported into sender `s` and receiver
+/// `r`; None where either cannot import (the caller falls back to a host copy).
+fn zero_copy_slots(
+    s: &Gpu,
+    r: &Gpu,
+    from: usize,
+    to: usize,
+    capacity: u64,
+    slots: usize,
+) -> Option<Vec<Slot>> {
+    (0..slots)
+        .map(|i| {
+            let label = format!("host link {from}->{to} slot {i} (zero-copy)");
+            // SAFETY: the host trigger loop lets the receiver read a slot only after the sender's
+            // submission that wrote it completed, and the sender write it again only after the
+            // receiver's submission that read it completed (`Crossing::after`); calibration and tests
+            // wait for each submission before the other device's.
+            let mut views = unsafe { shared::import(&[&s.device, &r.device], &label, capacity) }?;
+            let inbox = views.pop()?;
+            let outbox = views.pop()?;
+            Some(Slot {
+                read: Mappable::new(outbox.clone()),
+                write: Mappable::new(inbox.clone()),
+                outbox,
+                inbox,
+                bytes: 0,
+            })
+        })
+        .collect()
+}
+
 /// One end's buffers: the box the kernels bind (`what`) and what the host maps (`map`): the box itself on
 /// the mapped path, else a staging buffer that `staging` lets the queue copy to or from.
 fn end(
@@ -485,7 +588,7 @@ fn end(
     use wgpu::BufferUsages as U;
     // COPY_SRC on the boxes lets tests and calibration read them back.
     Ok(match path {
-        Path::Mapped => {
+        Path::Mapped | Path::ZeroCopy => {
             let b = gpu.buffer(&name(what), capacity, U::STORAGE | map | U::COPY_SRC)?;
             (b.clone(), Mappable::new(b))
         }

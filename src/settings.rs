@@ -102,8 +102,8 @@ pub enum HostGrain {
 /// T3_HOST_GRAIN = chunk | stage | auto; unset or auto: chunk where the run spans several devices
 /// (`several`), stage on one (an invalid value is an error naming it). On one device a stage's
 /// chunks side by side fill the GPU and its steps ride in the same passes, while a chunk per
-/// submission multiplies the submissions (BENCHMARKS.md run 23: tnlg-op-tp8 at 4 chunks per rank,
-/// host mode 0.58x / 0.82x of sequential in f16 / f32 at chunk grain, 0.96x / 1.02x at stage); across
+/// submission multiplies the submissions (at chunk grain host mode falls well behind sequential
+/// on one GPU, at stage grain it about matches it: see BENCHMARKS.md); across
 /// devices a chunk's host copy can only start once the submission holding its send completes.
 pub fn host_grain(several: bool) -> Result<HostGrain> {
     match env("T3_HOST_GRAIN")?.as_deref().map(str::trim) {
@@ -125,8 +125,8 @@ pub enum HostWait {
     /// Non-blocking polls back to back (one host core busy): sees a completion within microseconds.
     Spin,
     /// Blocked in the driver on one device (polls 20 µs apart on several): on the H200 the blocked
-    /// wait returned 50-460 µs after the GPU finished (BENCHMARKS.md run 14's timeline), and every
-    /// such delay is a step triggered that much later.
+    /// wait returns up to hundreds of µs after the GPU finishes, and every such delay is a step
+    /// triggered that much later.
     Block,
 }
 
@@ -165,9 +165,9 @@ pub(crate) fn env_count(name: &'static str, max: usize) -> Result<Option<usize>>
 }
 
 /// Threads each link's copies run on (its copy lane): T3_COPY_THREADS (1 to the pool's maximum), else 8
-/// or the host's cores if fewer (BENCHMARKS.md run 9: the host copy 28.5-33 GB/s from 4 threads on, 10
-/// on one); unset, with `links` lanes copying at once, the host's cores are shared out among them (at
-/// least one each), so many links do not start threads by the hundred.
+/// or the host's cores if fewer (one thread copies at about a third of the rate that 4 or more
+/// reach); unset, with `links` lanes copying at once, the host's cores are shared out among them
+/// (at least one each), so many links do not start threads by the hundred.
 pub fn copy_threads(links: usize) -> Result<usize> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let share = (cores / links.max(1)).max(1);
@@ -239,8 +239,9 @@ pub const READ: [&str; 22] = [
 ];
 
 /// `T3_*` variables of the test suite, benchmarks and tools, which the binary ignores silently.
-const OTHERS: [&str; 6] = [
+const OTHERS: [&str; 7] = [
     "T3_BENCH_",
+    "T3_BLESS",
     "T3_SOAK",
     "T3_PIPELINES",
     "T3_REQUIRE_GPU",

@@ -19,9 +19,9 @@ pub struct Stability {
     pub warmup_s: f64,
     /// Least warm-up, seconds, even where everything settles sooner (bounded by `warmup_s`; 0: none):
     /// a process whose pipelines are not in NVIDIA's disk cache runs them 3-4x slow until the driver
-    /// swaps in background-optimised builds 0.3-0.6 s in (BENCHMARKS.md run 7), and a run short
-    /// enough to settle and finish before the swap measured every figure a third as fast with every
-    /// check passing (run 36, call 12). [`MIN_WARMUP_S`] for GPUs; the library's default is 0.
+    /// swaps in background-optimised builds 0.3-0.6 s in, and a run short enough to settle and
+    /// finish before the swap measures every figure a third as fast with every check passing.
+    /// [`MIN_WARMUP_S`] for GPUs; the library's default is 0.
     pub min_warmup_s: f64,
     pub settle: Settle,
     pub checks: Checks,
@@ -78,7 +78,7 @@ pub struct Timed<'a, C = ()> {
 pub type RunOnce<'a, C> = Box<dyn FnMut(&mut C) -> Result<Rep> + 'a>;
 
 /// The least warm-up `t3 run` and `t3 sweep` ask of a GPU ([`Stability::min_warmup_s`]): past
-/// the 0.3-0.6 s in which NVIDIA's driver swapped in optimised pipeline builds (run 7).
+/// the 0.3-0.6 s in which NVIDIA's driver swaps in optimised pipeline builds.
 pub const MIN_WARMUP_S: f64 = 1.0;
 
 pub const GEMM: &str = "gemm_tracked";
@@ -483,8 +483,8 @@ mod tests {
 
     #[test]
     fn a_swap_during_the_reps_is_remeasured_and_then_passes() {
-        // Slow until run 6 (inside the first attempt's reps), fast after: the first attempt's
-        // spread fails, the second is clean.
+        // Slow for the first 6 reps (the swap inside the first attempt's reps), fast after: the
+        // first attempt's spread fails, the second is clean.
         let mut things = [
             thing(GEMM, None, |n| if n < 6 { 30_000.0 } else { 10_000.0 }),
             thing(SEQ, Some(4_000.0), |_| 14_000.0),

@@ -1,6 +1,7 @@
-//! The host-staged link between devices opened on one adapter (several "GPUs" that share nothing on
-//! lavapipe): random chunks written by a sender's step kernel arrive bit-exact in a receiver's poisoned
-//! buffer, on both paths, at odd sizes, over reused buffers; bad input and a lost device are errors.
+//! The link between devices opened on one adapter (several "GPUs" that share nothing on lavapipe):
+//! random chunks written by a sender's step kernel arrive bit-exact in a receiver's poisoned buffer, on
+//! every path (zero-copy where the devices import host memory, mapped, staged), at odd sizes, over
+//! reused buffers; bad input and a lost device are errors.
 
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
@@ -143,7 +144,11 @@ fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
         let ends: Vec<End> = devices.gpus.iter().map(|g| End::new(g, cap + 16)).collect();
         let mut rng = Rng::new(common::seed("host link"));
         let mut pools = [1, 4, 3].map(|t| CopyPool::new(t).unwrap());
-        for path in [Path::Mapped, Path::Staged] {
+        let import = devices
+            .gpus
+            .iter()
+            .all(|g| t3_wgpu::hostlink::shared::can_import(&g.device));
+        for path in Path::ALL {
             // Every ordered pair once for 2 and 3 devices; the ring both ways for 4.
             for from in 0..n {
                 for to in (0..n).filter(|&t| t != from) {
@@ -154,6 +159,8 @@ fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
                     if path == Path::Staged {
                         assert_eq!((link.send, link.recv), (Path::Staged, Path::Staged));
                     }
+                    // Zero-copy exactly where both devices import host memory (the fallback otherwise).
+                    assert_eq!(link.zero_copy(), path == Path::ZeroCopy && import);
                     for (i, &len) in SIZES.iter().enumerate() {
                         let pool = &mut pools[i % 3];
                         let threads = pool.threads();
@@ -178,15 +185,21 @@ fn many_transfers_reuse_the_slots() {
     let cap = 40_000 * 4;
     let ends: Vec<End> = devices.gpus.iter().map(|g| End::new(g, cap + 16)).collect();
     let mut rng = Rng::new(common::seed("host link reuse"));
-    let mut link = HostLink::new(&devices.gpus, 1, 0, cap, 2, Path::Mapped).unwrap();
-    assert_eq!(link.slots(), 2);
     let mut pools = [1, 2, 3, 4].map(|t| CopyPool::new(t).unwrap());
-    for i in 0..24 {
-        // Sizes shrink and grow, so that stale bytes of an earlier, longer chunk would show.
-        let len = [40_000, 7, 39_999, 5, 1024][i % 5];
-        let data = rng.fill(len);
-        let got = send(&devices, &ends, &mut link, i % 2, &data, &mut pools[i % 4]);
-        assert_arrived(&got, &data, &format!("transfer {i}, slot {}", i % 2));
+    for path in [Path::ZeroCopy, Path::Mapped] {
+        let mut link = HostLink::new(&devices.gpus, 1, 0, cap, 2, path).unwrap();
+        assert_eq!(link.slots(), 2);
+        for i in 0..24 {
+            // Sizes shrink and grow, so that stale bytes of an earlier, longer chunk would show.
+            let len = [40_000, 7, 39_999, 5, 1024][i % 5];
+            let data = rng.fill(len);
+            let got = send(&devices, &ends, &mut link, i % 2, &data, &mut pools[i % 4]);
+            assert_arrived(
+                &got,
+                &data,
+                &format!("{}: transfer {i}, slot {}", link.describe(), i % 2),
+            );
+        }
     }
 }
 
@@ -410,15 +423,18 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
     };
     let t = calibrate(&devices, &opts).unwrap();
     eprint!("{}", t.text());
-    // Streamed: each of the six directions alone, then all six at once, 3 chunks of 1 MiB each.
-    assert_eq!(t.streams.len(), 7);
-    assert_eq!(t.streams[6].directions.len(), 6);
+    // Streamed: each of the six directions alone, the ring's three at once, then all six at once, 3
+    // chunks of 1 MiB each.
+    assert_eq!(t.streams.len(), 8);
+    assert_eq!(t.streams[6].directions, [(0, 1), (1, 2), (2, 0)]);
+    assert_eq!(t.streams[7].directions.len(), 6);
     for st in &t.streams {
         assert_eq!((st.bytes, st.chunks), (1 << 20, 3));
         assert_eq!(st.gbps.len(), st.directions.len());
         assert!(st.gbps.iter().all(|g| g.is_finite() && *g > 0.0), "{st:?}");
     }
     assert!(t.text().contains("all directions at once: 0->1 "));
+    assert!(t.text().contains("the ring's directions at once: 0->1 "));
     assert_eq!(t.devices.len(), 3);
     assert_eq!(t.directions.len(), 6);
     assert_eq!(t.rows.len(), 6 * 3 * 2);
@@ -443,6 +459,26 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
     assert_eq!(back["rows"].as_array().unwrap().len(), 36);
     assert_eq!(back["directions"][0]["send"], "mapped");
     let _ = std::fs::remove_file(&file);
+    // The zero-copy path (where the devices import host memory): no host copy, the receiver's kernel
+    // reads each chunk out of host memory; every size and stream checked against the payload.
+    let zero = Options {
+        bytes: vec![4096, 48_016],
+        want: Path::ZeroCopy,
+        ..opts.clone()
+    };
+    let t = calibrate(&devices, &zero).unwrap();
+    eprint!("{}", t.text());
+    if devices
+        .gpus
+        .iter()
+        .all(|g| t3_wgpu::hostlink::shared::can_import(&g.device))
+    {
+        assert!(t.directions.iter().all(|d| d.send == Path::ZeroCopy));
+        assert_eq!(t.rows.len(), 6 * 2, "one row per size: no copy threads");
+        assert!(t.rows.iter().all(|r| r.threads == 0 && r.map_ms == 0.0));
+        assert!(t.text().contains("zero-copy, all directions at once"));
+    }
+    assert_eq!(t.streams.len(), 8);
     // The staged path measures too, and says so.
     let staged = Options {
         bytes: vec![4096],

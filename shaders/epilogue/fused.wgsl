@@ -172,7 +172,7 @@ fn needs(gate: u32) -> u32 {
 // Pipeline-overridable: true only in the spare pipeline of fused mode whose spares are the trigger
 // (`watch`, src/lower/fused.rs `Trigger::Spares`); every pipeline of the triggering epilogue keeps
 // the count below, as it was before the watchers (built with the watchers' bits, the f32 fused GEMM
-// did not finish on the H100: BENCHMARKS.md run 36).
+// does not finish on the H100).
 override WATCH: bool = false;
 
 // Condition `bit` of action a is met; the call that completes `need` publishes it on the live list.
@@ -214,8 +214,8 @@ fn bump(c: u32, t: u32) {
             arm_at(c, v, false);
         } else {
             // `arm_at`'s tests written out as they were before the watchers: built with `arm_at` and
-            // the watchers' bits, the triggering epilogue's f32 pipeline did not finish on the H100
-            // (run 36; which of the two was not taken apart).
+            // the watchers' bits, the triggering epilogue's f32 pipeline does not finish on the
+            // H100 (which of the two is to blame is not known).
             let f = fwd[c];
             if (v == f.at0 && f.to0 != NONE) {
                 arm(2u * c, SOURCE, needs(f.g0));
@@ -510,7 +510,7 @@ fn pause_at(slot: u32) -> u32 {
 // nobody writes (0), each read's address the word's plus the previous read's value capped at 1, so
 // the reads are dependent and each waits out a round trip to the point of coherence (atomics bypass
 // a non-coherent L1) while issuing one instruction; the rest of the workgroup waits at the barrier.
-// A pause that computes takes the GEMM's issue slots instead (BENCHMARKS.md run 39 call 7). The
+// A pause that computes takes the GEMM's issue slots instead, and slows it. The
 // value is folded into `seen`, so the reads are not dead.
 fn pause(t: u32, slot: u32) {
     let n = fwd[n_chunks()].pc0;

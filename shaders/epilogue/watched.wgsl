@@ -4,7 +4,7 @@
 // it watch the counters and trigger the transfers (shaders/epilogue/fused.wgsl `watch`): T3's split
 // between the producer, which knows nothing, and the tracker that triggers. So the GEMM's epilogue
 // costs what the tracked GEMM's does, where the triggering epilogue's bump, arming and queue scan
-// after every tile cost the cooperative GEMM 19-28% before any transfer (BENCHMARKS.md run 35).
+// after every tile slows the cooperative GEMM by about a fifth before any transfer.
 //
 // The forward table is declared only so that this composition binds what the fused GEMM binds (one
 // bind group layout for the GEMM and its spares: src/gemm.rs); the tracker never reads it.

@@ -88,7 +88,7 @@ fn put_row4(row: u32, col: u32, v: vec4<f32>, job: Job) {
 
 // The same four as one 16-byte `put4` where they are whole and aligned (every row when N is a
 // multiple of 4). The cooperative-matrix kernel's epilogue is a fifth of a 4096³ GEMM with scalar
-// stores; the SIMT kernel compiles 8% slower with this branch in it (BENCHMARKS.md run 6).
+// stores; the SIMT kernel compiles slower with this branch in it.
 fn put_row4_vec(row: u32, col: u32, v: vec4<f32>, job: Job) {
     let i = job.c_off + (row - job.c_row_base) * p.ldc + col;
     if (row < job.row1 && col + 3u < p.n && (i & 3u) == 0u) {
@@ -109,8 +109,7 @@ fn put_one(row: u32, col: u32, v: f32, job: Job) {
 // slot of the landing state stored (slots in issue order, so the spares that land the chunk take
 // the tiles about as they complete; they know the kernel's tile order, src/lower/fused.rs). Only
 // invocation 0, from what it kept in workgroup memory at `tile_of`, so that nothing stays live
-// across the K loop: a register more took the SIMT kernel's spares' room beside it (BENCHMARKS.md
-// run 41 call 3).
+// across the K loop: a register more takes the room of the SIMT kernel's spares beside it.
 fn tile_landed(t: u32) {
     if (t == 0u) {
         let job = jobs[wg_job];
@@ -166,8 +165,8 @@ fn tile_of(w: u32, t: u32) -> Tile {
 // Every GEMM kernel's entry point. The kernel defines INVOCATIONS (per workgroup) and `compute_tile(w, t)`:
 // tile w, stored and counted. One tile per workgroup, or on the GRID pipeline a persistent grid's
 // share (`tile_stride`): the tile loop is only in the pipeline that needs it (a loop in every
-// pipeline, even one that ends after a tile, cost the cooperative kernel 2-3% at 4096³ and 8192³,
-// BENCHMARKS.md run 29). A tile's last reads of workgroup memory are behind a barrier, so the next
+// pipeline, even one that ends after a tile, slows the cooperative kernel at 4096³ and 8192³).
+// A tile's last reads of workgroup memory are behind a barrier, so the next
 // tile's stores cannot overtake them.
 @compute @workgroup_size(INVOCATIONS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {

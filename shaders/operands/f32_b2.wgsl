@@ -1,7 +1,7 @@
 // B as two windows of one buffer, f32 words (fused mode: every rank's B packed may exceed one
 // binding). Words from element `p.b_split` on (a multiple of 64 elements: src/lower/fused.rs) are in
 // the second window. Every load of a workgroup is of one rank's B, so the branch is uniform; it
-// still cost the f16 fused GEMM 16% on an H200 (BENCHMARKS.md run 20), hence B_WINDOWS.
+// still slows the f16 fused GEMM markedly, hence B_WINDOWS.
 // Pipeline-overridable: false where B fits the first window (the fused pipeline without the branch;
 // binding 8 is then bound to a small range never read, as the output's second window may be).
 override B_WINDOWS: bool = true;

@@ -88,6 +88,10 @@ pub enum Cmd {
         /// (`0,1`; one alone: `1,`).
         #[arg(long, value_parser = devices)]
         devices: Option<DeviceSpec>,
+        /// With --devices: the path asked of every link (zero-copy, mapped or staged; falls back as
+        /// in `run`).
+        #[arg(long, default_value = "zero-copy", value_parser = link_path)]
+        link_path: t3_wgpu::hostlink::Path,
         /// Where to save the table [default: t3-link.json, or t3-hostlink.json with --devices].
         #[arg(long)]
         out: Option<String>,
@@ -140,6 +144,12 @@ pub struct DevicesArg {
     /// host mode span devices; encoded and fused run on one. Default: every rank on one device.
     #[arg(long, value_parser = devices)]
     pub devices: Option<DeviceSpec>,
+    /// How chunks cross between devices: zero-copy (one host allocation both devices bind: the
+    /// sender's kernel writes it, the receiver's reads it), mapped (the host copies between buffers
+    /// it maps) or staged (the same through staging copies). A path a device cannot take falls back
+    /// to the next; the report names each link's.
+    #[arg(long, default_value = "zero-copy", value_parser = link_path)]
+    pub link_path: t3_wgpu::hostlink::Path,
 }
 
 #[derive(Args, Clone)]

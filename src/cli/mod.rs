@@ -83,6 +83,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             mib,
             reps,
             devices,
+            link_path,
             out,
             json,
         }) => {
@@ -96,7 +97,9 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             }
             files::Files::default().output("--out", out).check()?;
             match devices {
-                Some(spec) => calibrate_hostlink(&cli.gpu, spec, *mib, *reps, out, *json),
+                Some(spec) => {
+                    calibrate_hostlink(&cli.gpu, spec, *link_path, *mib, *reps, out, *json)
+                }
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)
                 }),

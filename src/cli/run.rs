@@ -6,7 +6,6 @@ use t3_wgpu::devices::{Devices, Placement};
 use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::files;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
-use t3_wgpu::hostlink::Path;
 use t3_wgpu::link::{self, LinkTable};
 use t3_wgpu::modes::{Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
@@ -299,7 +298,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         a.seed,
         a.no_verify,
     );
-    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, Path::Mapped)?;
+    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)?;
     let r = experiment::measure(&mut sys, &inputs, &opts)?;
     // Every file first: what standard output's reader does cannot lose them.
     let stdout = outputs(a, &c.label, &r)?;

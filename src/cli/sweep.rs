@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 
 use t3_wgpu::experiment;
 use t3_wgpu::gpu::Gpu;
-use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::Config;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
@@ -223,7 +222,7 @@ pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Resu
             a.no_verify,
         );
         // A failed point is recorded and the sweep goes on: hours of other points stay useful.
-        let rows = match experiment::prepare_on(gpus, &kernels, &opts, Path::Mapped)
+        let rows = match experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)
             .and_then(|(mut sys, inputs)| experiment::measure(&mut sys, &inputs, &opts))
         {
             Ok(rep) => {

@@ -114,6 +114,7 @@ pub fn calibrate(
 pub fn calibrate_hostlink(
     g: &GpuArgs,
     spec: &DeviceSpec,
+    want: t3_wgpu::hostlink::Path,
     mib: Option<usize>,
     reps: usize,
     out_path: &str,
@@ -128,6 +129,7 @@ pub fn calibrate_hostlink(
         reps,
         // Streamed: 1 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
         stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
+        want,
         ..Default::default()
     };
     let t = calibration::calibrate(&devices, &opts)?;

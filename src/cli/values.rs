@@ -57,6 +57,10 @@ pub fn devices(s: &str) -> Result<t3_wgpu::devices::DeviceSpec, String> {
     s.parse().map_err(|e: t3_wgpu::Error| e.to_string())
 }
 
+pub fn link_path(s: &str) -> Result<t3_wgpu::hostlink::Path, String> {
+    s.parse().map_err(|e: t3_wgpu::Error| e.to_string())
+}
+
 pub fn mib(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, 4096)
 }

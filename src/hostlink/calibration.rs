@@ -7,7 +7,11 @@
 //! behind GEMM work in the pass it shares; the copy is what the host trigger loop pays per chunk.
 //! Then the links streamed much as the trigger loop drives them (a copy lane per direction, two slots:
 //! the next chunk written while the lane copies the last; the loop may hold up to eight): each
-//! direction alone and all at once, the rate a collective sees.
+//! direction alone, the ring's directions at once (what a ring collective drives) and all at once.
+//!
+//! On a zero-copy link there is no host part: a row's "copy" is the receiver's step kernel reading
+//! the chunk out of host memory (submit to completion), and streaming alternates the sender's kernel
+//! writing one slot with the receiver's kernel reading the other.
 
 use std::fmt::Write as _;
 use web_time::Instant;
@@ -51,7 +55,7 @@ impl Default for Options {
             threads: vec![1, 2, 4, 8, 16],
             reps: 5,
             step_link: Link::Workgroups(16),
-            want: Path::Mapped,
+            want: Path::ZeroCopy,
             stream_bytes: 1 << 30,
         }
     }
@@ -99,7 +103,7 @@ pub struct HostLinkTable {
     pub timer: String,
     pub reps: usize,
     pub rows: Vec<HostLinkRow>,
-    /// The links streamed as the trigger loop drives them (tables saved before 2026-11-25 have none).
+    /// The links streamed as the trigger loop drives them (older tables have none).
     #[serde(default)]
     pub streams: Vec<StreamRow>,
 }
@@ -163,17 +167,23 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         rows: Vec::new(),
         streams: Vec::new(),
     };
-    // Per sender: the payload its step kernel reads, and the counters it binds (never bumped).
+    // Per device: the payload its step kernel reads as a sender, the counters it binds (never
+    // bumped), and where its step kernel puts a zero-copy chunk as a receiver.
     let mut srcs = Vec::new();
     for sender in &devices.gpus {
         use wgpu::BufferUsages as U;
         let src = sender.buffer("calibration payload", cap, U::STORAGE | U::COPY_DST)?;
         sender.queue.write_buffer(&src, 0, payload);
         let counters = sender.buffer("calibration counters", 16, U::STORAGE)?;
-        srcs.push((src, counters));
+        let landing = sender.buffer("calibration landing", cap, U::STORAGE | U::COPY_SRC)?;
+        srcs.push(Ends {
+            src,
+            counters,
+            landing,
+        });
     }
     for (from, (sender, kernel)) in devices.gpus.iter().zip(&kernels).enumerate() {
-        let (src, counters) = &srcs[from];
+        let Ends { src, counters, .. } = &srcs[from];
         for to in (0..devices.len()).filter(|&t| t != from) {
             let mut link = HostLink::new(&devices.gpus, from, to, cap, 1, opts.want)?;
             table.directions.push(Direction {
@@ -192,6 +202,49 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                     len4,
                     opts.step_link,
                 );
+                if link.zero_copy() {
+                    let read = ZeroCopyRead::new(devices, &kernels, &srcs, &link, 0);
+                    let (mut write, mut reads, mut total) = (vec![], vec![], vec![]);
+                    for rep in 0..=opts.reps {
+                        let t0 = Instant::now();
+                        let mut enc = sender.device.create_command_encoder(&Default::default());
+                        {
+                            let mut pass = enc.begin_compute_pass(&Default::default());
+                            kernel.dispatch(sender, &mut pass, Put::Store, &bg, n_wg);
+                        }
+                        let idx = sender.submit("host link calibration", vec![enc.finish()])?;
+                        sender.wait(
+                            Some(idx),
+                            "the host link calibration's step",
+                            sender.timeout_for(0.0, 2.0 * bytes as f64),
+                        )?;
+                        let t1 = Instant::now();
+                        read.run(devices, &kernels, bytes)?;
+                        if rep > 0 {
+                            write.push((t1 - t0).as_secs_f64());
+                            reads.push(t1.elapsed().as_secs_f64());
+                            total.push(t0.elapsed().as_secs_f64());
+                        }
+                    }
+                    let (w, c, t) = (median(&write), median(&reads), median(&total));
+                    let gbps = |s: f64| bytes as f64 / s.max(1e-9) / 1e9;
+                    table.rows.push(HostLinkRow {
+                        from,
+                        to,
+                        bytes,
+                        threads: 0,
+                        write_ms: w * 1e3,
+                        write_gbps: gbps(w),
+                        map_ms: 0.0,
+                        copy_ms: c * 1e3,
+                        copy_gbps: gbps(c),
+                        host_gbps: gbps(c),
+                        total_gbps: gbps(t),
+                    });
+                    check_arrived(devices, &mut link, 0, bytes, &payload[..bytes as usize])?;
+                    read.check(devices, bytes, &payload[..bytes as usize])?;
+                    continue;
+                }
                 for &threads in &opts.threads {
                     let mut pool = CopyPool::new(threads)?;
                     let (mut write, mut map, mut copy, mut total) =
@@ -247,6 +300,10 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
     // The threads the trigger loop gives each lane when every link is in use.
     let threads = crate::settings::copy_threads(dirs.len())?;
     let mut cases: Vec<Vec<(usize, usize)>> = dirs.iter().map(|&d| vec![d]).collect();
+    let n = devices.len();
+    if n > 2 {
+        cases.push((0..n).map(|d| (d, (d + 1) % n)).collect());
+    }
     if dirs.len() > 1 {
         cases.push(dirs);
     }
@@ -273,6 +330,114 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
     Ok(table)
 }
 
+/// One device's calibration buffers: the payload a sender's step kernel reads, the counters it binds
+/// (never bumped), and where a receiver's step kernel puts a zero-copy chunk.
+struct Ends {
+    src: wgpu::Buffer,
+    counters: wgpu::Buffer,
+    landing: wgpu::Buffer,
+}
+
+/// The receiver's half of a zero-copy transfer: its step kernel reading one slot of the link out of
+/// host memory into its landing buffer.
+struct ZeroCopyRead {
+    to: usize,
+    bind: wgpu::BindGroup,
+    n_wg: u32,
+    landing: wgpu::Buffer,
+}
+
+impl ZeroCopyRead {
+    fn new(
+        devices: &Devices,
+        kernels: &[StepKernel],
+        ends: &[Ends],
+        link: &HostLink,
+        slot: usize,
+    ) -> Self {
+        // As the host loop lands a zero-copy chunk.
+        let step_link = Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS);
+        let to = link.to;
+        let e = &ends[to];
+        let inbox = link.inbox(slot).expect("the link has the slot");
+        let (bind, n_wg) = kernels[to].bind_standalone(
+            &devices.gpus[to],
+            &e.landing,
+            inbox,
+            &e.counters,
+            (link.capacity.min(e.landing.size()) / 16) as u32,
+            step_link,
+        );
+        ZeroCopyRead {
+            to,
+            bind,
+            n_wg,
+            landing: e.landing.clone(),
+        }
+    }
+
+    /// Submits the read on the receiver; a flag set when it completed (seen at the device's next poll).
+    fn submit(&self, devices: &Devices, kernels: &[StepKernel]) -> Result<Submitted> {
+        let r = &devices.gpus[self.to];
+        let mut enc = r.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            kernels[self.to].dispatch(r, &mut pass, Put::Store, &self.bind, self.n_wg);
+        }
+        let idx = r.submit("zero-copy calibration read", vec![enc.finish()])?;
+        Ok((idx, done_flag(r)))
+    }
+
+    /// The read, waited for (bounded).
+    fn run(&self, devices: &Devices, kernels: &[StepKernel], bytes: u64) -> Result<()> {
+        let r = &devices.gpus[self.to];
+        let (idx, _) = self.submit(devices, kernels)?;
+        r.wait(
+            Some(idx),
+            "the zero-copy calibration's read",
+            r.timeout_for(0.0, 2.0 * bytes as f64),
+        )
+    }
+
+    /// Fails where the receiver's landing buffer does not hold `want`.
+    fn check(&self, devices: &Devices, bytes: u64, want: &[u8]) -> Result<()> {
+        let r = &devices.gpus[self.to];
+        let got = r.read(
+            "the zero-copy calibration's landing",
+            &self.landing,
+            0,
+            bytes,
+        )?;
+        match got.iter().zip(want).position(|(g, w)| g != w) {
+            Some(i) => Err(Error::Gpu {
+                during: format!(
+                    "checking the zero-copy read on device {} at {bytes} bytes",
+                    self.to
+                ),
+                message: format!(
+                    "what the receiver's kernel read differs from the payload at byte {i}"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A submission and the flag its queue sets once it completed.
+type Submitted = (
+    wgpu::SubmissionIndex,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+);
+
+/// A flag `gpu`'s queue sets once everything submitted so far completed (seen at its next poll).
+fn done_flag(gpu: &crate::gpu::Gpu) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    gpu.queue
+        .on_submitted_work_done(move || flag.store(true, std::sync::atomic::Ordering::Release));
+    done
+}
+
 /// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
 const STREAM_CHUNK: u64 = 64 << 20;
 
@@ -285,29 +450,46 @@ struct StreamOptions {
     want: Path,
 }
 
+/// Where one slot of a streamed direction is: free, being written by the sender's kernel (then, on
+/// a host-copy link, mapped and copied by the lane), or, on a zero-copy link, being read by the
+/// receiver's kernel; the flag is its submission's completion.
+enum SlotState {
+    Free,
+    Written(std::sync::Arc<std::sync::atomic::AtomicBool>),
+    Copying,
+    Read(std::sync::Arc<std::sync::atomic::AtomicBool>),
+}
+
 /// One direction's state while streaming.
 struct Streamed {
     link: HostLink,
     lane: super::CopyLane,
     /// The step kernel's binding per slot (writing that slot's outbox).
     binds: Vec<wgpu::BindGroup>,
+    /// On a zero-copy link: the receiver's read of each slot.
+    reads: Vec<ZeroCopyRead>,
     n_wg: u32,
     sent: usize,
-    copied: usize,
-    /// Slots written and not yet copied, oldest first; whether each slot is in use.
+    arrived: usize,
+    /// Slots written, oldest first.
     waiting: std::collections::VecDeque<usize>,
-    busy: [bool; 2],
+    slots: [SlotState; 2],
     done_at: Option<Instant>,
 }
 
-/// Streams `opts.chunks` chunks over every direction of `dirs` at once, two slots per direction: the
-/// sender's step kernel writes the next chunk while the direction's copy lane copies the last, as
-/// the trigger loop runs them. GB/s per direction, from the first submission to its last copy;
-/// the payload is checked in every receiver's inbox after.
+fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
+    flag.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// Streams `opts.chunks` chunks over every direction of `dirs` at once, two slots per direction, as
+/// the trigger loop runs them: the sender's step kernel writes the next chunk while the direction's
+/// copy lane copies the last (or, zero-copy, while the receiver's kernel reads it). GB/s per
+/// direction, from the first submission to its last chunk arrived; the payload is checked in every
+/// receiver after.
 fn stream(
     devices: &Devices,
     kernels: &[StepKernel],
-    srcs: &[(wgpu::Buffer, wgpu::Buffer)],
+    ends: &[Ends],
     dirs: &[(usize, usize)],
     opts: &StreamOptions,
     payload: &[u8],
@@ -316,30 +498,35 @@ fn stream(
     let mut state = Vec::new();
     for &(from, to) in dirs {
         let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
-        let (src, counters) = &srcs[from];
+        let e = &ends[from];
         let mut binds = Vec::new();
+        let mut reads = Vec::new();
         let mut n_wg = 0;
         for slot in 0..2 {
             let (bg, n) = kernels[from].bind_standalone(
                 &devices.gpus[from],
                 link.outbox(slot)?,
-                src,
-                counters,
+                &e.src,
+                &e.counters,
                 (bytes / 16) as u32,
                 opts.step_link,
             );
             binds.push(bg);
             n_wg = n;
+            if link.zero_copy() {
+                reads.push(ZeroCopyRead::new(devices, kernels, ends, &link, slot));
+            }
         }
         state.push(Streamed {
             link,
             lane: super::CopyLane::new(opts.threads)?,
             binds,
+            reads,
             n_wg,
             sent: 0,
-            copied: 0,
+            arrived: 0,
             waiting: Default::default(),
-            busy: [false; 2],
+            slots: [SlotState::Free, SlotState::Free],
             done_at: None,
         });
     }
@@ -347,16 +534,24 @@ fn stream(
     let bound = devices.gpus[0].timeout_for(0.0, 4.0 * all);
     let t0 = Instant::now();
     let result = (|| -> Result<()> {
-        while state.iter().any(|s| s.copied < opts.chunks) {
+        while state.iter().any(|s| s.arrived < opts.chunks) {
             if t0.elapsed() > bound {
                 return Err(Error::Timeout {
                     pending: "the host link's streamed calibration".into(),
                     after: t0.elapsed(),
                 });
             }
+            for g in &devices.gpus {
+                g.device
+                    .poll(wgpu::PollType::Poll)
+                    .map_err(|e| Error::Gpu {
+                        during: "the host link's streamed calibration".into(),
+                        message: e.to_string(),
+                    })?;
+            }
             for (s, &(from, _)) in state.iter_mut().zip(dirs) {
                 let sender = &devices.gpus[from];
-                while s.sent < opts.chunks && !s.busy[s.sent % 2] {
+                while s.sent < opts.chunks && matches!(s.slots[s.sent % 2], SlotState::Free) {
                     let slot = s.sent % 2;
                     let mut enc = sender.device.create_command_encoder(&Default::default());
                     {
@@ -371,22 +566,41 @@ fn stream(
                     }
                     s.link.encode_drain(slot, &mut enc, bytes)?;
                     sender.submit("host link streamed calibration", vec![enc.finish()])?;
-                    s.link.start(slot, bytes)?;
-                    s.busy[slot] = true;
+                    if !s.link.zero_copy() {
+                        s.link.start(slot, bytes)?;
+                    }
+                    s.slots[slot] = SlotState::Written(done_flag(sender));
                     s.waiting.push_back(slot);
                     s.sent += 1;
                 }
                 if let Some(&slot) = s.waiting.front() {
-                    if s.link.ready(&devices.gpus, slot)? {
+                    if s.link.zero_copy() {
+                        // Written once the sender's submission completed: the receiver reads it.
+                        if matches!(&s.slots[slot], SlotState::Written(f) if is_set(f)) {
+                            let (_, flag) = s.reads[slot].submit(devices, kernels)?;
+                            s.slots[slot] = SlotState::Read(flag);
+                            s.waiting.pop_front();
+                        }
+                    } else if s.link.ready(&devices.gpus, slot)? {
                         s.link.hand_over(slot, &mut s.lane, slot)?;
+                        s.slots[slot] = SlotState::Copying;
                         s.waiting.pop_front();
                     }
                 }
+                let mut arrived = Vec::new();
                 for (slot, r) in s.lane.done() {
                     s.link.copied(slot, r)?;
-                    s.busy[slot] = false;
-                    s.copied += 1;
-                    if s.copied == opts.chunks {
+                    arrived.push(slot);
+                }
+                for slot in 0..2 {
+                    if matches!(&s.slots[slot], SlotState::Read(f) if is_set(f)) {
+                        arrived.push(slot);
+                    }
+                }
+                for slot in arrived {
+                    s.slots[slot] = SlotState::Free;
+                    s.arrived += 1;
+                    if s.arrived == opts.chunks {
                         s.done_at = Some(Instant::now());
                     }
                 }
@@ -408,13 +622,11 @@ fn stream(
         let secs = s.done_at.map_or(f64::NAN, |t| (t - t0).as_secs_f64());
         gbps.push(opts.chunks as f64 * bytes as f64 / secs.max(1e-9) / 1e9);
         let last = (opts.chunks - 1) % 2;
-        check_arrived(
-            devices,
-            &mut s.link,
-            last,
-            bytes,
-            &payload[..bytes as usize],
-        )?;
+        let want = &payload[..bytes as usize];
+        check_arrived(devices, &mut s.link, last, bytes, want)?;
+        if let Some(read) = s.reads.get(last) {
+            read.check(devices, bytes, want)?;
+        }
     }
     Ok(gbps)
 }
@@ -505,7 +717,17 @@ impl HostLinkTable {
             );
         }
         for d in &self.directions {
-            if let Some(b) = self.best(d.from, d.to) {
+            if let (Some(b), Path::ZeroCopy) = (self.best(d.from, d.to), d.send) {
+                let _ = writeln!(
+                    out,
+                    "{}->{} (zero-copy): the receiver's kernel reads {:.2} GB/s at {}; the sender's writes {:.2} GB/s",
+                    d.from,
+                    d.to,
+                    b.host_gbps,
+                    size(b.bytes),
+                    b.write_gbps
+                );
+            } else if let Some(b) = self.best(d.from, d.to) {
                 let _ = writeln!(
                     out,
                     "{}->{} (sender {}, receiver {}): {:.2} GB/s host part at {} on {} threads; kernel write {:.2} GB/s",
@@ -527,16 +749,25 @@ impl HostLinkTable {
                 .zip(&st.gbps)
                 .map(|((f, t), g)| format!("{f}->{t} {g:.2} GB/s"))
                 .collect();
+            let zero_copy = self.directions.iter().all(|d| d.send == Path::ZeroCopy);
+            let how = if zero_copy {
+                "zero-copy".to_string()
+            } else {
+                format!("copies on {} threads", st.threads)
+            };
+            let n = self.devices.len();
+            let ring = n > 2
+                && st.directions.len() == n
+                && st.directions.iter().all(|&(f, t)| t == (f + 1) % n);
             let _ = writeln!(
                 out,
-                "streamed {} x {} through 2 slots, copies on {} threads, {}: {}",
+                "streamed {} x {} through 2 slots, {how}, {}: {}",
                 st.chunks,
                 size(st.bytes),
-                st.threads,
-                if st.directions.len() == 1 {
-                    "alone"
-                } else {
-                    "all directions at once"
+                match st.directions.len() {
+                    1 => "alone",
+                    _ if ring => "the ring's directions at once",
+                    _ => "all directions at once",
                 },
                 each.join(", ")
             );

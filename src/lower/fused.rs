@@ -71,9 +71,9 @@ const SPARES_PER_FREE_SM: u32 = 2048 / SPARE_INVOCATIONS;
 /// GEMM flops per byte the transfers move below which the cooperative GEMM's grid leaves an eighth
 /// of the multiprocessors to the spares: beside a cooperative GEMM workgroup (61440 registers) only
 /// two spares fit on its SM and move pieces at a fraction of the link's rate, so where the
-/// transfers take about as long as the GEMM, whole SMs of spares pay for a GEMM an eighth slower
-/// (BENCHMARKS.md run 40 call 3, H200 f16: tnlg-op at 101 flop/B 2.300 ms on a grid of 116 against
-/// 2.753 on 132; gpt3-op at 292 and tnlg-fc2 at 405 lost 5-7% on 124).
+/// transfers take about as long as the GEMM, whole SMs of spares pay for a GEMM an eighth slower;
+/// where the GEMM weighs several times the transfers, the GEMM time they cost outweighs what they
+/// save (the threshold lies between the f16 presets on either side of it: see BENCHMARKS.md).
 const FREE_SMS_BELOW: f64 = 200.0;
 
 /// How fused mode's transfers are split and drained: the variants its benchmark compares, chosen by
@@ -90,7 +90,7 @@ pub struct FusedTuning {
     /// An idle spare's pause between polls, in dependent reads of a word of its own at the device's
     /// point of coherence (shaders/epilogue/fused.wgsl `pause`): each waits out a round trip while
     /// issuing one instruction, so spares beside the GEMM poll less often without taking its issue
-    /// slots (a pause that computes does: run 39 call 7); 0: none.
+    /// slots (a pause that computes does, and slows the GEMM); 0: none.
     pub pause: u32,
     /// Bytes of the output's first window at most (None: the largest binding).
     pub window: Option<u32>,
@@ -175,7 +175,7 @@ impl FusedTuning {
     /// whether the ring's last hops land; on where the spares trigger, on only where they pay under
     /// the paying defaults), for `target` and `link`.
     /// Unset (or auto / default), each takes its default: where the multiprocessors are known
-    /// (`Target::sms`, src/sms.rs) the configuration that paid in runs 36-40
+    /// (`Target::sms`, src/sms.rs) the paying configuration
     /// ([`FusedTuning::paying`]) unless `T3_FUSED_TRIGGER=epilogue` (or
     /// `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link, auto, 16384 or with their own
     /// dispatch 1048576 (either shrunk by a pause, [`paused_polls`]), the largest binding, gemm, 0,
@@ -306,29 +306,27 @@ impl FusedTuning {
     }
 
     /// The defaults where the GPU's `sms` multiprocessors are known, each holding `gemm_per_sm` GEMM
-    /// workgroups: the configuration that made fused mode faster than encoded on every f16 TP-8
-    /// preset on an H100 and three of four on an H200 (BENCHMARKS.md runs 36-37). The spares trigger
+    /// workgroups: the configuration under which fused mode beats encoded mode on the TP-8 presets,
+    /// f16 and f32, on an H200 and an H100 (see BENCHMARKS.md). The spares trigger
     /// (the GEMM only counts its tiles) from a dispatch of their own beside the GEMM, three per
-    /// multiprocessor beside one GEMM workgroup (the cooperative kernel; run 36 call 3: more paid up
-    /// to about three), two beside two (the SIMT kernel at 120 registers leaves 4096 of an SM's 65536,
-    /// two 64-invocation spares at <= 32: a third only waits, and 396 spares were 0.9-1.0% slower than
-    /// 264 on three f32 presets, run 38 call 4); beside the cooperative GEMM on a persistent grid
-    /// of every slot (a grid per tile leaves spares after it only the GEMM's last wave), beside the
-    /// SIMT GEMM dispatched first and the GEMM a workgroup per tile after them (the tracked GEMM
-    /// itself: 5% faster than on the grid, and the spares take their two slots before it fills the
-    /// rest; run 39, where three spares beside the cooperative GEMM left it no room until they gave
-    /// up); each transfer on as many invocations as the link gives a step (its step workgroups'
-    /// lanes, in spares' pieces). Beside the cooperative GEMM, where the transfers weigh about as
-    /// much as the GEMM (`intensity`, its flops per byte moved, below [`FREE_SMS_BELOW`]), its grid
-    /// leaves an eighth of the SMs to spares, a full SM of them each, two beside each GEMM
-    /// workgroup (run 40 call 3). Idle spares pause between polls (run 40 calls 1-2: the spin cost
-    /// the GEMM 0.4% of gpt3-op's f32 time, 3.5% of its f16; a longer pause delays publications:
-    /// tnlg-op f32 +0.9% at 512 reads, f16 +2% at 128): 128 reads beside the SIMT GEMM, 32 beside
-    /// the cooperative one. Beside the SIMT GEMM the ring's last hops land (run 41 call 4, H200 f32:
-    /// gpt3-op 74.352 -> 73.969 ms, tnlg-op 9.580 -> 9.513, tnlg-fc2 36.378 -> 36.299); beside the
-    /// cooperative one they do not (f16 tnlg-op 2.298 -> 2.508, gpt3-op 11.354 -> 11.856, tnlg-fc2
-    /// 5.204 -> 5.275: there the transfers beside the GEMM lag the link already, run 41 calls 1-2,
-    /// and landing adds the inbox's traffic).
+    /// multiprocessor beside one GEMM workgroup (the cooperative kernel; more than about three add
+    /// nothing), two beside two (the SIMT kernel at 120 registers leaves 4096 of an SM's 65536,
+    /// room for two 64-invocation spares at <= 32: a third only waits, and slows the GEMM
+    /// slightly). Beside the cooperative GEMM the GEMM runs on a persistent grid of every slot (a
+    /// grid per tile leaves spares after it only the GEMM's last wave); beside the SIMT GEMM the spares are
+    /// dispatched first and the GEMM a workgroup per tile after them (the tracked GEMM itself,
+    /// faster than on the grid, and the spares take their two slots before it fills the rest;
+    /// dispatched first beside the cooperative GEMM, its three spares per SM would leave it no room
+    /// until they gave up). Each transfer runs on as many invocations as the link gives a step (its
+    /// step workgroups' lanes, in spares' pieces). Beside the cooperative GEMM, where the transfers
+    /// weigh about as much as the GEMM (`intensity`, its flops per byte moved, below
+    /// [`FREE_SMS_BELOW`]), its grid leaves an eighth of the SMs to spares, a full SM of them each,
+    /// two beside each GEMM workgroup. Idle spares pause between polls, 128 reads beside the SIMT
+    /// GEMM, 32 beside the cooperative one: spinning spares take the GEMM's issue slots, and a
+    /// longer pause delays publications. Beside the SIMT GEMM the ring's last hops land (the reduce
+    /// into the chunk a rank produces last then need not wait for all of its tiles); beside the
+    /// cooperative one they do not: there the transfers beside the GEMM lag the link already, and
+    /// landing adds the inbox's traffic.
     pub fn paying(sms: u32, gemm_per_sm: u32, link: Link, intensity: f64) -> Self {
         let simt = gemm_per_sm >= 2;
         let free = if !simt && intensity < FREE_SMS_BELOW {
@@ -419,8 +417,8 @@ fn paused_polls(polls: u32, pause: u32) -> u32 {
 }
 
 /// The poll budget of spares of their own dispatch without a pause: they start with the GEMM and
-/// poll until its last transfer is done, so it outlasts the GEMM (f32 gpt3-fc2's 290 ms included,
-/// BENCHMARKS.md run 39 call 11).
+/// poll until its last transfer is done, so it outlasts the GEMM (the presets' longest, f32
+/// gpt3-fc2's, included).
 const OWN_POLLS: u32 = 1 << 20;
 
 /// About a spare's round (a watch of every counter and a scan of the queue) in round trips to the
@@ -617,7 +615,7 @@ fn forward_table(
 /// The steps that land (with `T3_FUSED_LAND` on): each reduce that is the only transfer into its
 /// destination's chunk, a chunk its destination produces at its last stage: the ring's last hop,
 /// into the chunk its destination produces last, which as a reduce would wait for every tile of it
-/// and so run after the GEMM (BENCHMARKS.md run 41: in f32 most of fused mode's exposed time). The
+/// and so run after the GEMM (in f32, most of fused mode's exposed time: see BENCHMARKS.md). The
 /// direct reduce-scatter's several reduces into one chunk keep their gates.
 fn landing(schedule: &Schedule) -> Vec<usize> {
     let mut into = std::collections::HashMap::new();
@@ -701,7 +699,7 @@ fn polls_within(
 /// within half the cap. Per tile invocation 0 loops about K times (the K loop's slices and their
 /// inner steps) and scans the live list of `counters` chunks' actions a few times as it claims pieces
 /// (`tile_done`); a grid of 1 over the 84 tiles of 7 ranks x 12 chunks ran past the cap on lavapipe
-/// and lost tiles (the fused property test, 2026-11-26).
+/// and lost tiles (as the fused property test found).
 fn grid_within(limit: Option<u32>, grid: u32, tiles: u32, counters: usize, k: usize) -> u32 {
     match limit {
         Some(limit) if grid > 0 => {
@@ -877,7 +875,7 @@ pub(super) fn lower_fused_with(
     let spares = tuning.spares.unwrap_or(auto_spares);
     // The finisher's workgroups (the spare pipeline alone moving whatever is left): the mode's own
     // spares where they are the spare pipeline's; spares in the GEMM's dispatch are GEMM workgroups,
-    // a few filling a grid's free slots (run 37: 8 of them moved tnlg-op's transfers in 64 ms), so
+    // a few filling a grid's free slots (far too few to move a preset's transfers in good time), so
     // there, and where there are none, as many as the busiest step's pieces on every rank.
     let movers = match tuning.spare_dispatch {
         SpareDispatch::Own if spares > 0 => spares,
@@ -902,7 +900,7 @@ pub(super) fn lower_fused_with(
         .collect();
     order.sort();
     // The watched GEMM a workgroup per tile is the tracked GEMM itself (the windowed stores' code
-    // cost the f32 SIMT GEMM 5-7%, BENCHMARKS.md run 39), in dispatches that each bind one run of
+    // slows the f32 SIMT GEMM), in dispatches that each bind one run of
     // ranks' outputs and Bs (`rank_runs`): one dispatch where every rank's fit one binding, else one
     // per stage and run in stagger order (the hardware issues dispatches in order), each writing
     // through views of its own so that wgpu puts no barrier between them (so only where the views
@@ -1311,7 +1309,7 @@ mod tests {
     #[test]
     fn known_multiprocessors_give_the_paying_configuration() {
         // An H100's 132 SMs, the cooperative kernel (one per SM), the 150 GB/s link's 16 workgroups:
-        // run 36's configuration (64 pieces of 64 invocations = 16 step workgroups of 256).
+        // the paying configuration (64 pieces of 64 invocations = 16 step workgroups of 256).
         let p = FusedTuning::paying(132, 1, Link::Workgroups(16), 300.0);
         assert_eq!(
             (p.trigger, p.spare_dispatch, p.grid, p.spares, p.pieces),

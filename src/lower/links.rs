@@ -19,6 +19,9 @@ pub struct LinkSpec {
     pub slots: usize,
     /// Bytes of the largest chunk a step sends over it: every slot's size.
     pub capacity: u64,
+    /// Whether its slots are host memory both devices bind (set once the link is made): the receiver
+    /// then lands each chunk into its own memory beside the GEMM before adding it (see `lower_ops`).
+    pub zero_copy: bool,
 }
 
 /// Where a step that crosses devices goes: its link and slot, and the step that used the slot before.
@@ -68,6 +71,7 @@ impl HostLinks {
                         to,
                         slots: 0,
                         capacity: 0,
+                        zero_copy: false,
                     });
                     users.push(Vec::new());
                     links.len() - 1

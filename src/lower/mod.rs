@@ -81,6 +81,11 @@ pub struct OpDispatch {
     pub gemm: bool,
     /// The half this device runs of a step that crosses devices (None: the whole op).
     pub half: Option<(Half, Crossing)>,
+    /// A zero-copy receive half's landing: its chunk copied out of host memory into this device's
+    /// memory, first in any pass that holds the op. It shares no buffer with the GEMM work of the
+    /// pass, so it runs beside it; the add then reads local memory, behind the barrier that its
+    /// destination (written by the GEMM) puts before it anyway.
+    pub land: Option<Dispatch>,
 }
 
 /// A plan lowered for one target: bindings, pooled buffers, each op's dispatch, and every fixed
@@ -278,10 +283,14 @@ pub(crate) fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u3
 }
 
 /// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
-/// memory, which 16 workgroups already saturate (44-49 GB/s on an H200, BENCHMARKS.md run 23; a
-/// whole 35 MB chunk on every workgroup it needs moved 52 GB/s, run 21), so more would only take
-/// SMs from the GEMM work sharing its pass.
+/// memory, which 16 workgroups already saturate (every workgroup a whole chunk could use moves it
+/// barely faster: see BENCHMARKS.md), so more would only take SMs from the GEMM work sharing its
+/// pass.
 pub const HOST_SEND_WORKGROUPS: u32 = 16;
+
+/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own): reads
+/// across PCIe wait longer than writes, so more of them must be in flight to fill the bus.
+pub const HOST_LAND_WORKGROUPS: u32 = 64;
 
 /// Each op's binding and dispatch, its shared variant (arbitration's cap, the GEMM grid) and the step
 /// lead.
@@ -313,21 +322,33 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
     // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
     // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
     // a barrier between them, which would serialize the pass.
+    let lands = |r: &Option<Option<(Half, Crossing)>>| matches!(r, Some(Some((Half::Receive, c))) if share.links.links[c.link].zero_copy);
     let unbumped: Vec<Option<Buffer>> = runs
         .iter()
         .map(|r| {
-            matches!(r, Some(Some((Half::Send, _))))
+            (matches!(r, Some(Some((Half::Send, _)))) || lands(r))
                 .then(|| l.pool_buffer("send half's tracker (never bumped)", 4, None))
+        })
+        .collect();
+    // Where each zero-copy receive half lands its chunk (the pool is filled before the job table).
+    let landings: Vec<Option<Buffer>> = plan
+        .ops
+        .iter()
+        .zip(&runs)
+        .map(|(op, r)| {
+            let bytes = op.elems.div_ceil(4) * 16;
+            lands(r).then(|| l.pool_buffer("zero-copy landing", bytes, None))
         })
         .collect();
     let mut jobs = Vec::new();
     // The job table goes into the pool once every op's jobs are known.
     let jobs_buffer = Buffer::Pool(l.pool.len());
-    for ((op, run), unbumped) in plan.ops.iter().zip(&runs).zip(unbumped) {
+    for (((op, run), unbumped), landing) in plan.ops.iter().zip(&runs).zip(unbumped).zip(landings) {
         let Some(half) = *run else {
             l.ops.push(None);
             continue;
         };
+        let mut land = None;
         let (binding, kernel, workgroups) = match op.kind {
             Kind::Gemm => {
                 let rows = chunking.rows(op.dst.chunk);
@@ -415,14 +436,47 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
                         StepParams { bump: 0, ..p },
                         Put::Store,
                     ),
-                    Some((Half::Receive, _)) => (
-                        Buffer::Data(op.dst),
-                        buf(End::Inbox),
-                        Buffer::Tracker(op.dst),
-                        buf(End::Inbox),
-                        StepParams { has_acc: 0, ..p },
-                        put,
-                    ),
+                    Some((Half::Receive, _)) => {
+                        let mut from = buf(End::Inbox);
+                        if let (Some(tracker), Some(local)) = (unbumped, landing) {
+                            let n_wg = Link::Workgroups(HOST_LAND_WORKGROUPS).workgroups(len4);
+                            let p = StepParams {
+                                n_wg,
+                                dispatch_x: fold(n_wg, t.max_workgroups_per_dim).0,
+                                bump: 0,
+                                has_acc: 0,
+                                ..p
+                            };
+                            l.bindings.push(Binding {
+                                group: Group::Step,
+                                params: Params::Step(p),
+                                resources: vec![
+                                    Resource::Buffer(local),
+                                    Resource::Params,
+                                    Resource::Buffer(from),
+                                    Resource::Buffer(tracker),
+                                    Resource::Buffer(from),
+                                ],
+                            });
+                            land = Some(Dispatch {
+                                kernel: Kernel::Step {
+                                    put: Put::Store,
+                                    acc: false,
+                                },
+                                binding: l.bindings.len() - 1,
+                                workgroups: n_wg,
+                            });
+                            from = local;
+                        }
+                        (
+                            Buffer::Data(op.dst),
+                            from,
+                            Buffer::Tracker(op.dst),
+                            from,
+                            StepParams { has_acc: 0, ..p },
+                            put,
+                        )
+                    }
                 };
                 let binding = Binding {
                     group: Group::Step,
@@ -496,6 +550,7 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
             after_steps: false,
             gemm: op.kind == Kind::Gemm,
             half,
+            land,
         }));
     }
     if jobs.is_empty() {
@@ -590,7 +645,11 @@ impl Lowered {
             .chain(ops.iter().filter(|&&i| late(i)));
         Pass {
             ops: ops.to_vec(),
-            dispatches: order.map(|&i| dispatch(i)).collect(),
+            dispatches: ops
+                .iter()
+                .filter_map(|&i| op(i).land)
+                .chain(order.map(|&i| dispatch(i)))
+                .collect(),
         }
     }
 

@@ -1060,7 +1060,8 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
         let l = lower(&c, &ch, &s, &plan, coop);
         let t = l.fused_tuning.expect("fused mode lowers");
         assert_eq!((t.grid, t.spares), (grid, Some(spares)), "K {k}: {t:?}");
-        // Landing did not pay beside the cooperative GEMM (BENCHMARKS.md run 41 call 4).
+        // No landing beside the cooperative GEMM: its transfers lag the link already, and landing
+        // adds the inbox's traffic.
         assert!(!t.land, "K {k}");
     }
     // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.

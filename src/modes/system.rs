@@ -54,12 +54,12 @@ impl<'a> System<'a> {
             std::slice::from_ref(gpu),
             std::slice::from_ref(kernels),
             config,
-            Path::Mapped,
+            Path::ZeroCopy,
         )
     }
 
     /// The ranks over `gpus` (each with its `kernels`), links between them taking path `want` where
-    /// the devices allow it (mapped, else staged).
+    /// the devices allow it (zero-copy, else mapped, else staged).
     pub fn on_devices(
         gpus: &'a [Gpu],
         kernels: &'a [Kernels],
@@ -90,7 +90,9 @@ impl<'a> System<'a> {
             .map(|(d, (g, k))| {
                 let t = k.target(g, d);
                 Target {
-                    host_mapped: t.host_mapped && want == Path::Mapped,
+                    // A zero-copy end needs no staging copy either; where the link falls back it takes
+                    // the mapped path on such a device (HostLink::new).
+                    host_mapped: t.host_mapped && want != Path::Staged,
                     ..t
                 }
             })
@@ -112,11 +114,7 @@ impl<'a> System<'a> {
             targets[0].tile_n,
             config.via,
         );
-        let host_links = HostLinks::new(&plan, &placement);
-        let share = Share {
-            placement: &placement,
-            links: &host_links,
-        };
+        let mut host_links = HostLinks::new(&plan, &placement);
         let mut links = Vec::new();
         for l in &host_links.links {
             // Each end takes the path its device's lowering assumed (`Target::host_mapped`: mapped
@@ -125,6 +123,13 @@ impl<'a> System<'a> {
                 gpus, l.from, l.to, l.capacity, l.slots, want,
             )?);
         }
+        for (spec, link) in host_links.links.iter_mut().zip(&links) {
+            spec.zero_copy = link.zero_copy();
+        }
+        let share = Share {
+            placement: &placement,
+            links: &host_links,
+        };
         let passes = (plan.ops.len() + plan.levels + 8) as u32;
         let mut parts = Vec::new();
         for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
@@ -174,6 +179,11 @@ impl<'a> System<'a> {
     /// Host links between the devices (none on one device).
     pub fn links_used(&self) -> usize {
         self.links.len()
+    }
+
+    /// Each link's path (zero-copy where both its devices import host memory, else a host copy's).
+    pub fn link_paths(&self) -> Vec<(Path, Path)> {
+        self.links.iter().map(|l| (l.send, l.recv)).collect()
     }
 
     /// The one device's part, for modes that run on one device only.

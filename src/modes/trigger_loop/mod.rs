@@ -41,6 +41,8 @@ struct Flight {
     reads: Vec<Loc>,
     /// The crossing steps whose send halves it runs: their transfers start once it completes.
     sends: Vec<usize>,
+    /// The crossing steps whose receive halves it runs: their link slots are free once it completes.
+    receives: Vec<usize>,
     gemm: bool,
 }
 
@@ -168,6 +170,10 @@ fn submit_all(
     let mut sent = vec![false; n];
     let mut landed = vec![false; n];
     let mut received = vec![false; n];
+    // Receive halves whose submission completed: a zero-copy slot's bytes are read by then.
+    let mut consumed = vec![false; n];
+    let zero_copy_links: Vec<bool> = sys.links.iter().map(|l| l.zero_copy()).collect();
+    let zero_copy = |i: usize| crossing(i).is_some_and(|c| zero_copy_links[c.link]);
     let mut left = n;
     let mut subs: Vec<Sub> = Vec::new();
     let mut pass_of = vec![usize::MAX; n];
@@ -200,9 +206,16 @@ fn submit_all(
                     )
                     .into_iter()
                     .filter(|&i| starts_on(i) == d)
-                    // A crossing step's slot is free once the step before it on that slot
-                    // was received.
-                    .filter(|&i| crossing(i).is_none_or(|c| c.after.is_none_or(|a| received[a])))
+                    // A crossing step's slot is free once the step before it on that slot was
+                    // received: its receive half submitted (a host copy's write map waits for that
+                    // submission), or, on a zero-copy link, whose bytes the sender writes in place,
+                    // completed.
+                    .filter(|&i| {
+                        crossing(i).is_none_or(|c| {
+                            c.after
+                                .is_none_or(|a| received[a] && (consumed[a] || !zero_copy(i)))
+                        })
+                    })
                     .collect()
                 };
                 // Receive halves whose chunk landed and whose destination is ready for it: its
@@ -353,6 +366,7 @@ fn submit_all(
                         launched,
                         reads,
                         sends,
+                        receives,
                         gemm: is_gemm,
                     },
                     first..subs.len(),
@@ -418,8 +432,16 @@ fn submit_all(
                 if f.gemm {
                     gemm_flights_left -= 1;
                 }
+                for &i in &f.receives {
+                    consumed[i] = true;
+                }
                 for &i in &f.sends {
                     let c = crossing(i).expect("a send half crosses");
+                    if zero_copy_links[c.link] {
+                        // In host memory already, where the receiver reads it: nothing to copy.
+                        landed[i] = true;
+                        continue;
+                    }
                     sys.links[c.link].start(c.slot, c.bytes)?;
                     transfers.push(Transfer {
                         op: i,
@@ -490,7 +512,7 @@ fn submit_all(
 /// of every rank together. The host sees counters only when a submission completes, so a stage of
 /// several chunks per rank in one submission would hold every chunk's trigger until its last chunk
 /// is done, and with a second submission queued behind it the steps would follow the next stage
-/// (BENCHMARKS.md run 22: on two devices at 8 chunks per rank, no send before both stages ended).
+/// (on two devices at 8 chunks per rank, no send would start before both stages ended).
 /// At one chunk per rank a stage stays one submission. The cost: each chunk's GEMM fills the GPU
 /// alone, and there are more submissions ([`HostGrain`] says where each grain is the default).
 fn chunk_waves(plan: &crate::plan::Plan, ops: Vec<usize>) -> Vec<Vec<usize>> {
