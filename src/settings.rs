@@ -240,8 +240,9 @@ pub const READ: [&str; 22] = [
 ];
 
 /// `T3_*` variables of the test suite, benchmarks and tools, which the binary ignores silently.
-const OTHERS: [&str; 6] = [
+const OTHERS: [&str; 7] = [
     "T3_BENCH_",
+    "T3_BLESS",
     "T3_SOAK",
     "T3_PIPELINES",
     "T3_REQUIRE_GPU",

@@ -9,6 +9,12 @@ use crate::schedule::a_rows;
 use crate::schedule::Collective;
 use crate::shapes::Chunking;
 
+/// Host bytes the plan, the schedule and every mode's lowering take per chunk and per step, an upper
+/// bound: on lavapipe (2026-11-27, peak RSS less the process' 110 MB) 9.2 KB per chunk at one rank
+/// (16384 to 32768 chunks), 12.5-17 KB per step at 16 and 32 ranks. Without it a run of 16M chunks
+/// passed the check and was killed at 22 GB (issue 41).
+pub const PLAN_BYTES_PER_ITEM: u64 = 16 << 10;
+
 /// Bytes a run needs at once: on the device (every rank's operands, outputs and inboxes) and on the
 /// host (the inputs and the largest packed upload).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +80,23 @@ impl Config {
         // Packing builds the padded f32 copy and its encoded bytes of one rank at a time.
         Ok(Footprint {
             device,
-            host: inputs + 2 * packed,
+            host: inputs + 2 * packed + self.plan_bytes(),
         })
+    }
+
+    /// The host bytes the plan and its lowerings take: [`PLAN_BYTES_PER_ITEM`] per chunk and per
+    /// step (a chunk travels ranks - 1 hops; an all-reduce twice), saturating.
+    pub fn plan_bytes(&self) -> u64 {
+        let chunks = (self.ranks as u64).saturating_mul(self.chunks as u64);
+        let hops = self.ranks.saturating_sub(1) as u64
+            * if self.collective == Collective::AllReduce {
+                2
+            } else {
+                1
+            };
+        chunks
+            .saturating_add(chunks.saturating_mul(hops))
+            .saturating_mul(PLAN_BYTES_PER_ITEM)
     }
 
     /// Refuses a run whose buffers do not fit in memory together, before any is allocated: host
@@ -92,9 +113,10 @@ impl Config {
         }
         Err(Error::TooLarge {
             what: format!(
-                "{} ranks of {} ({} host bytes of inputs{})",
+                "{} ranks of {} at {} chunks each ({} host bytes of inputs and plan{})",
                 self.ranks,
                 self.shape,
+                self.chunks,
                 f.host,
                 if cpu_adapter {
                     format!(
@@ -182,5 +204,22 @@ mod tests {
             e.contains(&(f.host + f.device).to_string()) && e.contains("MemAvailable"),
             "{e}"
         );
+        // The plan counts: 16M chunks of one row each need far more than their buffers.
+        let mut many = c.clone();
+        many.shape = Shape::new(1 << 24, 1, 1).unwrap();
+        many.ranks = 1;
+        many.chunks = 1 << 24;
+        assert!(many.footprint().unwrap().host >= (1u64 << 24) * PLAN_BYTES_PER_ITEM);
+        let e = many
+            .check_memory(false, Some(64 << 30))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("16777216 chunks") && e.contains("plan"), "{e}");
+        // Steps count too: 64 ranks of 64 chunks all-reduced make half a million.
+        let mut wide = c.clone();
+        wide.collective = Collective::AllReduce;
+        wide.ranks = 64;
+        wide.chunks = 64;
+        assert_eq!(wide.plan_bytes(), 4096 * (1 + 2 * 63) * PLAN_BYTES_PER_ITEM);
     }
 }

@@ -493,3 +493,73 @@ fn tables_are_replaced_whole_while_runs_read_them() {
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
 }
+
+#[test]
+fn a_timeout_ends_the_process_within_its_bound() {
+    let Some(gpu) = common::gpu() else { return };
+    // A CPU adapter: four 2048^3 GEMMs queued take half a minute there, past a 1 s bound; the
+    // devices' drop used to wait for them all (10).
+    if gpu.info.device_type != wgpu::DeviceType::Cpu {
+        return;
+    }
+    let d = tmp("timeout");
+    let args = [
+        "run",
+        "--shape",
+        "2048x2048x2048",
+        "--ranks",
+        "4",
+        "--mode",
+        "sequential",
+        "--no-verify",
+        "--timeout",
+        "1",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--warmup-s",
+        "0",
+        "--json",
+        "o.json",
+    ];
+    let t0 = std::time::Instant::now();
+    let o = t3(&args, &[], &d, 120);
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timed out after"), "{}", stderr(&o));
+    assert!(
+        took < 15.0,
+        "ended {took:.1} s after it started: {}",
+        stderr(&o)
+    );
+    assert!(!d.join("o.json").exists());
+    // Fused mode's spares polling a million times over: the same bound (it ran past 120 s).
+    let fused = [
+        "run",
+        "--shape",
+        "64x48x32",
+        "--ranks",
+        "2",
+        "--mode",
+        "fused",
+        "--timeout",
+        "2",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--warmup-s",
+        "0",
+    ];
+    let t0 = std::time::Instant::now();
+    let o = t3(&fused, &[("T3_FUSED_SPARES", "1048576")], &d, 120);
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("timed out after"), "{}", stderr(&o));
+    assert!(
+        took < 15.0,
+        "fused: ended {took:.1} s after it started: {}",
+        stderr(&o)
+    );
+}

@@ -34,7 +34,8 @@ pub struct GpuArgs {
     /// Substring of the adapter name. Default: WGPU_ADAPTER_NAME.
     #[arg(long, global = true)]
     pub adapter: Option<String>,
-    /// Bound on every GPU wait, seconds in (0, 1e9] (default: T3_TIMEOUT_S, else 120 plus a share of the work).
+    /// Bound on every GPU wait, seconds in (0, 1e9] (default: T3_TIMEOUT_S, else 120 plus a share of the work);
+    /// past it the command says so and exits 1 without waiting for the GPU's queued work.
     #[arg(long, global = true, value_parser = timeout_secs)]
     pub timeout: Option<Duration>,
 }

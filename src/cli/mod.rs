@@ -18,6 +18,31 @@ use run::{check_run, demo, open_devices, open_gpu, run};
 use sweep::{sweep, sweep_points};
 use tools::{calibrate, calibrate_hostlink, info, plot};
 
+/// Runs `work` on `gpus`, and after a wait that ran past its bound leaves the devices undropped: a
+/// device's drop waits for its GPU to go idle, without bound (issue 41: 31 s after a 1 s timeout),
+/// and the process is about to end anyway, which releases them. The one shutdown path after a
+/// timeout: the error is said and the process exits 1 within the bound plus the time to say it.
+fn bounded(
+    gpus: Vec<t3_wgpu::gpu::Gpu>,
+    work: impl FnOnce(&[t3_wgpu::gpu::Gpu]) -> Result<()>,
+) -> Result<()> {
+    let r = work(&gpus);
+    if r.as_ref().is_err_and(timed_out) {
+        std::mem::forget(gpus);
+    }
+    r
+}
+
+/// Whether `e` or one of its causes is a wait past its bound.
+pub fn timed_out(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<t3_wgpu::Error>(),
+            Some(t3_wgpu::Error::Timeout { .. })
+        )
+    })
+}
+
 /// `files` with the kernel sources `T3_SIMT_WGSL` / `T3_COOP_WGSL` name as inputs.
 pub fn kernel_inputs(mut files: files::Files) -> Result<files::Files> {
     for (name, path) in t3_wgpu::settings::kernel_files()? {
@@ -44,7 +69,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
         }
         Some(Cmd::Run(a)) => {
             let checked = check_run(a)?;
-            run(&open_devices(&cli.gpu, &a.devices)?, a, checked)
+            bounded(open_devices(&cli.gpu, &a.devices)?, |g| run(g, a, checked))
         }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => {
@@ -75,9 +100,11 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
                 Some(spec) => {
                     calibrate_hostlink(&cli.gpu, spec, *link_path, *mib, *reps, out, *json)
                 }
-                None => calibrate(&open_gpu(&cli.gpu)?, *mib, *reps, out, *json),
+                None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
+                    calibrate(&g[0], *mib, *reps, out, *json)
+                }),
             }
         }
-        None => demo(&open_gpu(&cli.gpu)?),
+        None => bounded(vec![open_gpu(&cli.gpu)?], |g| demo(&g[0])),
     }
 }
