@@ -99,6 +99,8 @@ pub struct OwnRun {
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
     pub adapter: String,
+    /// Whether any device is a CPU adapter (lavapipe, SwiftShader): its timings emulate a GPU's.
+    pub emulated: bool,
     /// With the ranks on several devices: one line per device (its ranks) and per host link.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
@@ -489,6 +491,10 @@ pub fn measure_with(
     }
     let consistent = measured.consistent();
     Ok(Report {
+        emulated: sys
+            .parts
+            .iter()
+            .any(|p| p.gpu.info.device_type == wgpu::DeviceType::Cpu),
         adapter: match sys.parts.len() {
             1 => sys.parts[0].gpu.describe(),
             n => format!(

@@ -84,6 +84,29 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
         assert!(s.lo <= s.median && s.median <= s.hi, "{s:?}");
     }
 
+    // The first screen: the table first (after the CPU note), 100 columns, the failure listed by name.
+    let sum = report::summary(&r);
+    for l in sum.lines() {
+        assert!(
+            l.chars().count() <= 100,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    let first = sum.lines().find(|l| !l.starts_with("note:")).unwrap();
+    assert!(first.starts_with("mode "), "{sum}");
+    assert_eq!(
+        sum.starts_with("note: a CPU adapter"),
+        gpu.info.device_type == wgpu::DeviceType::Cpu,
+        "{sum}"
+    );
+    assert!(sum.contains("  T_gemm <= T_seq: "), "{sum}");
+    let (eff, rows) = common::mode_rows(&sum);
+    assert_eq!(rows.len(), 3, "{sum}");
+    for row in rows {
+        assert_eq!(row[..eff].trim_end().chars().last(), Some('-'), "{row}");
+        assert!(row.contains("FAILED"), "{row}");
+    }
     // The table prints the failure beside T_gemm and no efficiency in any row.
     let text = report::text(&r);
     let gemm_line = text.lines().find(|l| l.contains("T_gemm ")).unwrap();

@@ -238,6 +238,11 @@ pub struct RunArgs {
     /// NumPy dumps of every rank's inputs and output, and meta.json.
     #[arg(long)]
     pub dump: Option<String>,
+    /// Print every figure and setting: the configuration, each baseline with its spread, bytes
+    /// moved, tracker checks and trigger latency (the default prints the results table first, in 100
+    /// columns).
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Args, Clone)]

@@ -325,7 +325,8 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     }
     let shown = match stdout {
         Some(text) => out(&text),
-        None => outln!("{}\n{}", c.label, report::text(&r)),
+        None if a.verbose => outln!("{}\n{}", c.label, report::text(&r)),
+        None => outln!("{}\n{}", c.label, report::summary(&r)),
     };
     // A failed check fails the run whether or not its table could be shown.
     anyhow::ensure!(
@@ -389,6 +390,7 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
         trace: Some("t3-trace.json".into()),
         svg: Some("t3-timeline.svg".into()),
         dump: None,
+        verbose: false,
     };
     let checked = check_run(&a)?;
     run(std::slice::from_ref(gpu), &a, checked)?;
