@@ -1,6 +1,6 @@
 //! Ranks on several devices (N devices opened on the test adapter: "GPUs" that share nothing, so every
 //! step between them goes through host memory): every collective under sequential and host mode on 1
-//! to 4 devices equals the f64 reference with every tracker at its threshold, at odd shapes and rank
+//! to 4 and 8 devices equals the f64 reference with every tracker at its threshold, at odd shapes and rank
 //! counts, update, land and forward reduces, zero-copy, mapped and staged links, the trigger loop one
 //! and several submissions deep (more crossings than a link has slots, so slots are reused); modes
 //! that cannot span devices say why; bad placements are errors.
@@ -139,7 +139,7 @@ fn two_modes() -> Vec<Box<dyn Mode>> {
 }
 
 #[test]
-fn every_collective_on_one_to_four_devices() {
+fn every_collective_on_one_to_eight_devices() {
     // (devices, ranks, chunks, rows): rank counts that do and do not divide by the device count.
     let cases = [
         (1, 3, 2, 31),
@@ -150,6 +150,8 @@ fn every_collective_on_one_to_four_devices() {
         (3, 7, 1, 33),
         (4, 4, 2, 35),
         (4, 6, 1, 27),
+        // TP 8 with a rank per device, as on an eight-GPU machine.
+        (8, 8, 1, 37),
     ];
     let vias = [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward];
     for (k, &(n, ranks, chunks, m)) in cases.iter().enumerate() {

@@ -50,7 +50,7 @@ pub fn kernels(gpu: &Gpu, dtype: t3_wgpu::shapes::Dtype) -> Option<t3_wgpu::mode
 }
 
 /// Most devices [`devices`] opens.
-pub const DEVICES: usize = 4;
+pub const DEVICES: usize = 8;
 
 /// Four devices on the test adapter (N devices of one adapter share nothing: every step between them
 /// goes through the host link) with their f32 kernels, opened once per test binary; None (tests
