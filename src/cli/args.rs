@@ -44,6 +44,7 @@ pub struct GpuArgs {
 pub enum Cmd {
     /// List every adapter with backend, type, driver, features and limits.
     Info {
+        /// Print the adapters as JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -53,10 +54,13 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Print the workload table.
     Presets {
+        /// Tokens per step (the GEMMs' M) the presets are computed for.
         #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
         tokens: usize,
+        /// Shrink every preset dimension by this factor, in (0, 1].
         #[arg(long, default_value_t = 1.0, value_parser = scale)]
         scale: f64,
+        /// Print the table as JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -68,8 +72,10 @@ pub enum Cmd {
         /// The swept column for the x axis.
         #[arg(long, value_enum, default_value_t = PlotX::Ranks)]
         x: PlotX,
+        /// Where to write the SVG (never over the CSV it reads).
         #[arg(long)]
         svg: String,
+        /// The plot's title [default: the CSV's file name].
         #[arg(long)]
         title: Option<String>,
     },
@@ -81,6 +87,7 @@ pub enum Cmd {
         /// --devices the largest chunk (chunks from 1 MiB up by factors of 4).
         #[arg(long, value_parser = mib)]
         mib: Option<usize>,
+        /// Timed repetitions per measurement (medians reported), after one untimed one.
         #[arg(long, default_value_t = 5, value_parser = reps)]
         reps: usize,
         /// Measure the host-staged link between these devices: all (every discrete adapter), a
@@ -95,6 +102,7 @@ pub enum Cmd {
         /// Where to save the table [default: t3-link.json, or t3-hostlink.json with --devices].
         #[arg(long)]
         out: Option<String>,
+        /// Print the table as JSON instead of text (it is saved to --out either way).
         #[arg(long)]
         json: bool,
     },
@@ -255,12 +263,16 @@ pub struct SweepArgs {
     /// GEMM shape per rank, MxNxK; or --presets.
     #[arg(long, value_parser = parse_shape, conflicts_with = "presets")]
     pub shape: Option<Shape>,
+    /// Tokens per step for presets.
     #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
     pub tokens: usize,
+    /// Shrink every preset dimension by this factor, in (0, 1].
     #[arg(long, default_value_t = 1.0, value_parser = scale)]
     pub scale: f64,
+    /// Rank counts to sweep (comma list) [default: each preset's TP degree; 4 with --shape].
     #[arg(long, value_delimiter = ',', value_parser = ranks)]
     pub ranks: Vec<usize>,
+    /// Chunks per rank to sweep (comma list).
     #[arg(long, value_delimiter = ',', default_value = "1", value_parser = chunks)]
     pub chunks: Vec<usize>,
     /// Link budgets in workgroups; 0 = unthrottled.
@@ -275,23 +287,30 @@ pub struct SweepArgs {
     /// Step leads to sweep (see `t3 run --step-lead`).
     #[arg(long, value_delimiter = ',', default_value = "auto", value_parser = parse_step_lead)]
     pub step_lead: Vec<StepLead>,
+    /// The collective (see `t3 run --collective`) [default: each preset's; reduce-scatter with --shape].
     #[arg(long, ignore_case = true)]
     pub collective: Option<CollectiveArg>,
     #[command(flatten)]
     pub gemm: GemmArgs,
+    /// How a reduce step is realised (see `t3 run --reduce`).
     #[arg(long, default_value = "update", ignore_case = true)]
     pub reduce: ReduceArg,
+    /// Modes, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
+    /// Timed repetitions per point (medians reported).
     #[arg(long, default_value_t = 3, value_parser = reps)]
     pub reps: usize,
+    /// Least untimed rounds per point (see `t3 run --warmup`).
     #[arg(long, default_value_t = 1, value_parser = warmup)]
     pub warmup: usize,
     /// Bound on each point's warm-up, seconds (see `t3 run --warmup-s`).
     #[arg(long, default_value_t = 10.0, value_parser = seconds)]
     pub warmup_s: f64,
+    /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Skip the checks against the f64 reference (large sweeps).
     #[arg(long)]
     pub no_verify: bool,
     /// CSV output (one row per point and mode); `-` for standard output.
