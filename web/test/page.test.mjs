@@ -1,7 +1,9 @@
 // The page test: builds nothing (run web/build.sh first; .ci/run does), serves web/dist, opens it in
 // headless Chromium with WebGPU on SwiftShader, runs a small preset in every mode, and checks that the
 // run completes, that every mode matches the f64 reference (max relative error under the tolerance,
-// trackers ok), and that the timeline was drawn; saves the screenshot as docs/web.png.
+// trackers ok), that every row is compared to one baseline, that the timeline was drawn on one axis in
+// ms and the downloads parse; saves the screenshot as docs/web.png. Then hostile URL and form values
+// (each named, defaults kept, Run disabled), Stop mid-mode, and a permalink that restores the controls.
 import { createServer } from "node:http";
 import { readFile, mkdtemp, mkdir } from "node:fs/promises";
 import { extname, join, normalize, dirname } from "node:path";
@@ -30,7 +32,6 @@ const server = createServer(async (req, res) => {
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 // T3_WEB_BASE: a server already running (e.g. the README's `python3 -m http.server -d web/dist`).
 const base = process.env.T3_WEB_BASE ?? `http://127.0.0.1:${server.address().port}/`;
-const url = `${base}index.html?${QUERY}`;
 
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -45,14 +46,24 @@ const browser = await puppeteer.launch({
   ],
 });
 let failed = null;
-try {
+const notFound = [];
+// A page at `query`, its console echoed, its 404s collected; resolves once window.t3.status is one of `until`.
+async function open(query, until) {
   const page = await browser.newPage();
   await page.setViewport({ width: 1200, height: 1000 });
   page.on("console", (m) => console.log(`page: ${m.text()}`));
   page.on("pageerror", (e) => console.log(`page error: ${e.message}`));
+  page.on("response", (r) => r.status() === 404 && notFound.push(r.url()));
+  await page.goto(`${base}index.html?${query}`);
+  await page.waitForFunction((u) => u.includes(window.t3?.status), { timeout: TIMEOUT_MS, polling: 200 }, until);
+  return page;
+}
+const check = (ok, what) => {
+  if (!ok) throw new Error(what);
+};
+try {
   const t0 = Date.now();
-  await page.goto(url);
-  await page.waitForFunction(() => ["done", "error"].includes(window.t3?.status), { timeout: TIMEOUT_MS, polling: 500 });
+  const page = await open(QUERY, ["done", "error"]);
   const t3 = await page.evaluate(() => window.t3);
   console.log(`adapter: ${JSON.stringify(t3.adapter?.adapter)}`);
   console.log(`adapter: ${t3.adapter?.describe}; status ${t3.status} after ${((Date.now() - t0) / 1000).toFixed(1)} s; first result ${(t3.firstResultMs / 1000).toFixed(1)} s after the click, ${(t3.firstResultSincePageMs / 1000).toFixed(1)} s after the page opened`);
@@ -67,32 +78,41 @@ try {
     if (!(r.max_rel_error <= TOLERANCE)) throw new Error(`${r.mode}: max_rel_error ${r.max_rel_error} over ${TOLERANCE}`);
     if (r.trackers_ok !== true) throw new Error(`${r.mode}: trackers not ok`);
   }
-  // The timeline: pixels in its area that are neither the page background nor the SVG's.
-  const box = await (await page.$("#timeline")).boundingBox();
-  if (!box || box.height < 20) throw new Error("no timeline drawn");
-  const counts = await page.evaluate(async () => {
-    const svg = document.querySelector("#timeline svg");
-    const img = new Image();
-    img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(new XMLSerializer().serializeToString(svg));
-    await img.decode();
-    const c = document.createElement("canvas");
-    c.width = img.width || 800;
-    c.height = img.height || 300;
-    const g = c.getContext("2d");
-    g.drawImage(img, 0, 0);
-    const d = g.getImageData(0, 0, c.width, c.height).data;
-    let coloured = 0;
-    for (let i = 0; i < d.length; i += 4) {
-      const [r, gg, b, a] = [d[i], d[i + 1], d[i + 2], d[i + 3]];
-      if (a > 0 && !(r > 240 && gg > 240 && b > 240) && Math.max(r, gg, b) - Math.min(r, gg, b) > 40) coloured++;
-    }
-    return { coloured, total: d.length / 4 };
+  // One baseline for every row: each speedup is the baseline's T_seq over the row's median, sequential's 1.
+  const b = t3.baseline;
+  check(b && b.t_seq_ms === t3.reports[0].report.t_seq_ms, "no shared baseline from the first run");
+  for (const row of t3.rows) {
+    console.log(`row ${row.mode}: ${row.median_ms.toFixed(3)} ms, speedup ${row.speedup.toFixed(3)}, efficiency ${row.overlap_efficiency}; ${row.notes.join("; ")}`);
+    check(Math.abs(row.speedup - b.t_seq_ms / row.median_ms) < 1e-9, `${row.mode}: speedup not against the shared baseline`);
+    if (row.speedup < 0.995 && row.mode !== "sequential") check(row.notes.some((n) => n.includes("slower than sequential")), `${row.mode}: speedup ${row.speedup} < 1 without a note`);
+    const e = row.overlap_efficiency;
+    if (e !== null && (e < 0 || e > 1)) check(row.notes.some((n) => n.includes("efficiency")), `${row.mode}: efficiency ${e} unexplained`);
+  }
+  const seqRow = t3.rows.find((r) => r.mode === "sequential");
+  check(Math.abs(seqRow.speedup - 1) < 1e-9, `sequential's speedup ${seqRow.speedup}, not 1`);
+  const page1 = await page.evaluate(() => ({
+    baseline: document.getElementById("baseline").textContent,
+    svgs: document.querySelectorAll("#timeline svg").length,
+    axisMs: [...document.querySelectorAll("#timeline svg text")].some((t) => t.textContent === "ms"),
+    emulated: !document.getElementById("emulated").hidden,
+    device: document.getElementById("device-body").textContent,
+    viewport: !!document.querySelector('meta[name="viewport"]'),
+    locked: document.getElementById("settings").disabled,
+  }));
+  console.log(`baseline line: ${page1.baseline}`);
+  check(page1.baseline.startsWith("Baseline for every row"), "no baseline line");
+  check(page1.svgs === 1 && page1.axisMs, "the timelines are not one SVG on one axis in ms");
+  check(page1.emulated === t3.adapter.cpu, "the CPU-emulation banner does not match the adapter");
+  check(page1.device.includes("max storage binding") && page1.device.includes("features"), "no device panel");
+  check(page1.viewport, "no viewport meta");
+  check(!page1.locked, "controls still locked after the run");
+  // The downloads parse: the JSON report has every mode's run.
+  const dl = await page.evaluate(async () => {
+    const j = await (await fetch(document.getElementById("dl-json").href)).json();
+    const svg = await (await fetch(document.getElementById("dl-svg").href)).text();
+    return { runs: j.runs.length, baseline: j.baseline?.t_seq_ms, svg: new DOMParser().parseFromString(svg, "image/svg+xml").querySelector("parsererror") === null };
   });
-  console.log(`timeline: ${counts.coloured} coloured pixels of ${counts.total}`);
-  if (counts.coloured < 200) throw new Error("the timeline has (almost) no coloured bars");
-  await mkdir(dirname(shot), { recursive: true });
-  await page.screenshot({ path: shot, fullPage: true });
-  console.log(`wrote ${shot}`);
+  check(dl.runs === modes.length && dl.baseline === b.t_seq_ms && dl.svg, `downloads: ${JSON.stringify(dl)}`);
 } catch (e) {
   failed = e;
 } finally {
