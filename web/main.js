@@ -161,10 +161,12 @@ function permalink(v) {
 
 // How long a run takes: each mode checks once, then times warm-up + reps rounds of about five GEMM-sized
 // things (tracked and untracked GEMM, sequential, the mode, fused's own run); the GEMM rate is the last
-// run's, else a guess for the adapter's kind.
+// run's where it beats a guess for the adapter's kind (a small run's rate is mostly overhead).
 function estimateSeconds(p, v) {
-  const measured = state.reports.length ? state.reports.at(-1).report.gemm_tflops * 1e12 : null;
-  const rate = measured || (state.adapter.cpu ? 3e9 : 3e11);
+  const guess = state.adapter.cpu ? 3e9 : 3e11;
+  const last = state.reports.length ? state.reports.at(-1).report.gemm_tflops * 1e12 : 0;
+  const measured = last > guess;
+  const rate = measured ? last : guess;
   const gemmS = p.flops / rate;
   return { seconds: v.modes.length * (1 + 1 + v.reps) * 5 * gemmS, measured: !!measured };
 }
