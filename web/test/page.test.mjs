@@ -113,6 +113,103 @@ try {
     return { runs: j.runs.length, baseline: j.baseline?.t_seq_ms, svg: new DOMParser().parseFromString(svg, "image/svg+xml").querySelector("parsererror") === null };
   });
   check(dl.runs === modes.length && dl.baseline === b.t_seq_ms && dl.svg, `downloads: ${JSON.stringify(dl)}`);
+  // The timeline: pixels in its area that are neither the page background nor the SVG's.
+  const box = await (await page.$("#timeline")).boundingBox();
+  if (!box || box.height < 20) throw new Error("no timeline drawn");
+  const counts = await page.evaluate(async () => {
+    const svg = document.querySelector("#timeline svg");
+    const img = new Image();
+    img.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(new XMLSerializer().serializeToString(svg));
+    await img.decode();
+    const c = document.createElement("canvas");
+    c.width = img.width || 800;
+    c.height = img.height || 300;
+    const g = c.getContext("2d");
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let coloured = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const [r, gg, b, a] = [d[i], d[i + 1], d[i + 2], d[i + 3]];
+      if (a > 0 && !(r > 240 && gg > 240 && b > 240) && Math.max(r, gg, b) - Math.min(r, gg, b) > 40) coloured++;
+    }
+    return { coloured, total: d.length / 4 };
+  });
+  console.log(`timeline: ${counts.coloured} coloured pixels of ${counts.total}`);
+  if (counts.coloured < 200) throw new Error("the timeline has (almost) no coloured bars");
+  await mkdir(dirname(shot), { recursive: true });
+  await page.screenshot({ path: shot, fullPage: true });
+  console.log(`wrote ${shot}`);
+
+  // Hostile URL values: each named, the default kept (never the heaviest settings), nothing run.
+  const bad = await open("scale=7&preset=bogus&modes=bogus&reps=100000&chunks=abc&ranks=0&colour=red", ["ready", "error"]);
+  const h = await bad.evaluate(() => ({
+    notices: window.t3.notices, scale: document.getElementById("scale").value, preset: document.getElementById("preset").value,
+    modes: [...document.querySelectorAll("#modes input:checked")].map((c) => c.value), reps: document.getElementById("reps").value,
+    chunks: document.getElementById("chunks").value, ranks: document.getElementById("ranks").value, run: document.getElementById("run").disabled,
+    defaultScale: window.t3.adapter.default_scale, all: window.t3.adapter.modes,
+  }));
+  for (const n of h.notices) console.log(`notice: ${n}`);
+  check(h.notices.length === 7, `${h.notices.length} notices for 7 bad URL values`);
+  check(Number(h.scale) === h.defaultScale && h.preset === "tnlg-op-tp4" && h.modes.join() === h.all.join() && h.reps === "3" && h.chunks === "2" && h.ranks === "" && !h.run,
+    `bad URL values did not keep the defaults: ${JSON.stringify(h)}`);
+  // The form: the same rules, in the form's words; Run disabled while anything is wrong.
+  const formCheck = async (act) => {
+    await bad.evaluate(act);
+    return bad.evaluate(() => ({ problems: window.t3.problems, run: document.getElementById("run").disabled }));
+  };
+  let f = await formCheck(() => {
+    for (const c of document.querySelectorAll("#modes input")) c.checked = false;
+    document.getElementById("controls").dispatchEvent(new Event("change"));
+  });
+  console.log(`no mode: ${JSON.stringify(f)}`);
+  check(f.run && f.problems.some((p) => p.includes("check at least one mode")), `no mode checked: ${JSON.stringify(f)}`);
+  f = await formCheck(() => {
+    document.querySelector("#modes input[value=fused]").checked = true;
+    document.getElementById("reps").value = "";
+    document.getElementById("controls").dispatchEvent(new Event("input"));
+  });
+  console.log(`empty reps: ${JSON.stringify(f)}`);
+  check(f.run && f.problems.some((p) => p.includes("Reps is empty")), `empty reps: ${JSON.stringify(f)}`);
+  // The permalink follows the controls.
+  const link = await bad.evaluate(() => {
+    document.getElementById("reps").value = "50";
+    document.getElementById("scale").value = String(1 / 32);
+    document.getElementById("controls").dispatchEvent(new Event("change"));
+    return location.search;
+  });
+  console.log(`permalink: ${link}`);
+  check(link.includes("reps=50") && link.includes("modes=fused") && link.includes("scale=1%2F32"), `the URL does not follow the controls: ${link}`);
+  // Stop mid-mode: the run ends within a pass, nothing half-done is shown, the page is usable after; the
+  // error box from before is cleared when the run starts, the controls locked while it runs.
+  await bad.evaluate(() => {
+    document.getElementById("missing").hidden = false;
+    document.getElementById("run").click();
+  });
+  await bad.waitForFunction(() => window.t3.progress?.phase === "timing", { timeout: TIMEOUT_MS, polling: 100 });
+  const during = await bad.evaluate(() => ({
+    locked: document.getElementById("settings").disabled, stop: !document.getElementById("stop").disabled,
+    errorHidden: document.getElementById("missing").hidden, status: document.getElementById("status").textContent,
+  }));
+  console.log(`while running: ${JSON.stringify(during)}`);
+  check(during.locked && during.stop && during.errorHidden && during.status.includes("timing"), `while running: ${JSON.stringify(during)}`);
+  const tStop = Date.now();
+  await bad.click("#stop");
+  await bad.waitForFunction(() => window.t3.status !== "running", { timeout: 60000, polling: 100 });
+  const after = await bad.evaluate(() => ({
+    status: window.t3.status, reports: window.t3.reports.length, run: document.getElementById("run").disabled,
+    locked: document.getElementById("settings").disabled, text: document.getElementById("status").textContent,
+  }));
+  console.log(`stopped after ${((Date.now() - tStop) / 1000).toFixed(1)} s: ${JSON.stringify(after)}`);
+  check(after.status === "stopped" && after.reports === 0 && !after.run && !after.locked, `stop: ${JSON.stringify(after)}`);
+  // The permalink restores the controls.
+  const back = await open(link.slice(1), ["ready", "error"]);
+  const r = await back.evaluate(() => ({
+    reps: document.getElementById("reps").value, scale: Number(document.getElementById("scale").value),
+    modes: [...document.querySelectorAll("#modes input:checked")].map((c) => c.value), notices: window.t3.notices,
+  }));
+  console.log(`permalink reopened: ${JSON.stringify(r)}`);
+  check(r.reps === "50" && r.scale === 1 / 32 && r.modes.join() === "fused" && r.notices.length === 0, `the permalink did not restore the controls: ${JSON.stringify(r)}`);
+  check(notFound.length === 0, `404s: ${notFound.join(", ")}`);
 } catch (e) {
   failed = e;
 } finally {
