@@ -282,7 +282,7 @@ function timelineSvg(panels) {
   const lanesOf = (t) => {
     const keys = [];
     for (let r = 0; r < t.ranks; r++) keys.push(`r${r} GEMM`, `r${r} steps`);
-    for (const e of t.events) if (!keys.includes(laneKey(e))) keys.push(laneKey(e));
+    for (const e of t.events) if (!keys.includes(laneKey(e.lane))) keys.push(laneKey(e.lane));
     return keys;
   };
   const h = LEGEND + panels.reduce((s, p) => s + TITLE + lanesOf(p.timeline).length * LANE + AXIS + GAP, 0);
@@ -293,13 +293,13 @@ function timelineSvg(panels) {
   let top = LEGEND;
   for (const { mode, label, timeline } of panels) {
     const lanes = lanesOf(timeline);
-    out.push(`<text x="4" y="${top + 18}" font-weight="bold">${esc(mode)}</text><text x="${L}" y="${top + 18}" fill="#444">${esc(label)} · ${esc(timeline.grain)} timestamps · span ${fmt(Math.max(0, ...timeline.events.map((e) => e.end_us)) / 1000, 2)} ms</text>`);
+    out.push(`<text x="4" y="${top + 18}" font-weight="bold">${esc(mode)}</text><text x="${L}" y="${top + 18}" fill="#444">span ${fmt(Math.max(0, ...timeline.events.map((e) => e.end_us)) / 1000, 2)} ms · ${esc(label)} · timed at ${esc(timeline.grain.length > 70 ? timeline.grain.slice(0, 70) + "…" : timeline.grain)}<title>${esc(timeline.grain)}</title></text>`);
     const y0 = top + TITLE;
     lanes.forEach((k, i) => {
       out.push(`<rect x="${L}" y="${y0 + i * LANE}" width="${P}" height="${LANE - 3}" fill="${i % 2 ? "#f4f4f4" : "#ebebeb"}"/><text x="${L - 6}" y="${y0 + i * LANE + 12}" text-anchor="end">${esc(k)}</text>`);
     });
     for (const e of timeline.events) {
-      const i = lanes.indexOf(laneKey(e));
+      const i = lanes.indexOf(laneKey(e.lane));
       const [name, c] = KIND[e.kind] ?? [e.kind, "#888"];
       const x0 = x(e.start_us / 1000), w = Math.max(0.8, x(e.end_us / 1000) - x0);
       out.push(`<rect x="${x0.toFixed(2)}" y="${y0 + i * LANE}" width="${w.toFixed(2)}" height="${LANE - 3}" fill="${c}"><title>${esc(`${mode} ${e.name} (${name}): ${fmt(e.start_us / 1000)}–${fmt(e.end_us / 1000)} ms`)}</title></rect>`);

@@ -94,6 +94,8 @@ try {
     baseline: document.getElementById("baseline").textContent,
     svgs: document.querySelectorAll("#timeline svg").length,
     axisMs: [...document.querySelectorAll("#timeline svg text")].some((t) => t.textContent === "ms"),
+    // Events drawn in their lanes (a rank's GEMM and steps rows), not piled into one.
+    eventRows: new Set([...document.querySelectorAll("#timeline svg rect > title")].map((t) => t.parentNode.getAttribute("y"))).size,
     emulated: !document.getElementById("emulated").hidden,
     device: document.getElementById("device-body").textContent,
     viewport: !!document.querySelector('meta[name="viewport"]'),
@@ -102,6 +104,7 @@ try {
   console.log(`baseline line: ${page1.baseline}`);
   check(page1.baseline.startsWith("Baseline for every row"), "no baseline line");
   check(page1.svgs === 1 && page1.axisMs, "the timelines are not one SVG on one axis in ms");
+  check(page1.eventRows >= 2 * modes.length, `events in only ${page1.eventRows} rows`);
   check(page1.emulated === t3.adapter.cpu, "the CPU-emulation banner does not match the adapter");
   check(page1.device.includes("max storage binding") && page1.device.includes("features"), "no device panel");
   check(page1.viewport, "no viewport meta");
