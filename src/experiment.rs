@@ -307,16 +307,17 @@ pub fn run(gpu: &Gpu, kernels: &Kernels, opts: &Options) -> Result<Report> {
 
 /// Verifies and times every requested mode on a prepared system.
 pub fn measure(sys: &mut System, inputs: &Inputs, opts: &Options) -> Result<Report> {
-    measure_with(sys, inputs, opts, &|_, _| {})
+    measure_with(sys, inputs, opts, &|_, _| Ok(()))
 }
 
 /// [`measure`], with `adjust` seeing every timed run before it is recorded: the seam through which
-/// tests make a figure inconsistent on purpose.
+/// tests make a figure inconsistent on purpose, and the page reports progress (an error from it ends
+/// the measurement there: the page's Stop).
 pub fn measure_with(
     sys: &mut System,
     inputs: &Inputs,
     opts: &Options,
-    adjust: &dyn Fn(&str, &mut Rep),
+    adjust: &dyn Fn(&str, &mut Rep) -> Result<()>,
 ) -> Result<Report> {
     let all = modes::all();
     let verify = opts

@@ -312,17 +312,17 @@ fn checks_of<C>(m: &Measured, things: &[Timed<C>], checks: &Checks) -> Vec<Check
     })
 }
 
-/// `f` as a timed thing whose every run `adjust` sees.
+/// `f` as a timed thing whose every run `adjust` sees (an error from it ends the timing).
 pub fn adjusted<'a, C>(
     what: &'static str,
-    adjust: &'a dyn Fn(&str, &mut Rep),
+    adjust: &'a dyn Fn(&str, &mut Rep) -> Result<()>,
     mut f: impl FnMut(&mut C) -> Result<Rep> + 'a,
 ) -> Timed<'a, C> {
     Timed {
         what: what.into(),
         run: Box::new(move |ctx| {
             let mut r = f(ctx)?;
-            adjust(what, &mut r);
+            adjust(what, &mut r)?;
             Ok(r)
         }),
     }

@@ -48,10 +48,11 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
     let kernels = Kernels::new(gpu).unwrap();
     let opts = options(3);
     let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
-    let slow = |what: &str, r: &mut experiment::Rep| {
+    let slow = |what: &str, r: &mut experiment::Rep| -> t3_wgpu::Result<()> {
         if what == GEMM {
             r.us = r.us * 50.0 + 1e4;
         }
+        Ok(())
     };
     let r = experiment::measure_with(&mut sys, &inputs, &opts, &slow).unwrap();
 
@@ -166,7 +167,7 @@ fn fused_mode_is_judged_against_its_own_gemm() {
     // Every figure set through the measurement's seam (the runs still happen and are checked), so
     // that the accounting is exact: T_gemm 1000 µs, T_comm 500, T_seq 1500; fused mode's own GEMM
     // 800 (packed), its transfers 400, both 1200; encoded 1300, fused 1000.
-    let slow = |what: &str, r: &mut experiment::Rep| {
+    let slow = |what: &str, r: &mut experiment::Rep| -> t3_wgpu::Result<()> {
         let (us, parts): (f64, &[(&'static str, f64)]) = match what {
             GEMM => (1000.0, &[]),
             GEMM_UNTRACKED => (990.0, &[]),
@@ -179,6 +180,7 @@ fn fused_mode_is_judged_against_its_own_gemm() {
         assert_eq!(r.parts.len(), parts.len(), "{what}: {:?}", r.parts);
         r.us = us;
         r.parts = parts.to_vec();
+        Ok(())
     };
     let r = experiment::measure_with(&mut sys, &inputs, &opts, &slow).unwrap();
     let [own] = &r.own[..] else {

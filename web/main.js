@@ -1,19 +1,31 @@
-// The page: checks for WebGPU and JSPI, fills the controls from the adapter, runs each chosen mode
-// through the wasm export and shows its row, timeline and verification as it comes in.
-// window.t3 carries the state for the page test (web/test).
-import init, { describe, run } from "./pkg/t3_web.js";
+// The page: checks for WebGPU and JSPI, fills the controls from the adapter, validates every form and URL
+// value by one set of rules, runs each chosen mode through the wasm export (progress and Stop through the
+// t3Progress hook), and shows each row against the run's one sequential baseline, every timeline on one
+// axis in ms, and downloads of what it measured. window.t3 carries the state for the page test (web/test).
+import init, { describe, plan, run } from "./pkg/t3_web.js";
 
 const $ = (id) => document.getElementById(id);
 const state = (window.t3 = {
-  status: "starting", reports: [], error: null, firstResultMs: null, firstResultSincePageMs: null,
+  status: "starting", reports: [], baseline: null, error: null, notices: [], problems: [],
+  progress: null, stopRequested: false, firstResultMs: null, firstResultSincePageMs: null,
 });
 const TOLERANCE = 1e-4; // the CLI's bound on max_rel_error (src/cli/run.rs `wrong`)
+const SCALES = [1, 2, 4, 8, 16, 32, 64, 128]; // offered scales: 1/d
+const LIMITS = { ranks: [2, 64], chunks: [1, 64], reps: [1, 50] };
+const DEFAULTS = { chunks: "2", reps: "3" };
+const LONG_S = 60; // a run estimated past this gets a warning first
 
 function fail(msg) {
   state.status = "error";
   state.error = msg;
   $("missing").hidden = false;
   $("missing").textContent = msg;
+}
+
+function clearFailure() {
+  state.error = null;
+  $("missing").hidden = true;
+  $("missing").textContent = "";
 }
 
 function missing() {
@@ -31,71 +43,410 @@ function option(sel, value, text, selected) {
   sel.appendChild(o);
 }
 
-const fmt = (x, d = 3) => (x === null || x === undefined ? "–" : Number(x).toFixed(d));
+function list(el, items) {
+  el.replaceChildren(...items.map((t) => Object.assign(document.createElement("li"), { textContent: t })));
+  el.hidden = items.length === 0;
+}
 
-function showRow(r) {
+const fmt = (x, d = 3) => (x === null || x === undefined || !Number.isFinite(x) ? "–" : Number(x).toFixed(d));
+const scaleText = (s) => (Math.abs(s - 1) < 1e-12 ? "1" : `1/${Math.round(1 / s)}`);
+const say = (v) => JSON.stringify(String(v));
+
+// ---- One set of rules for every value, from the form or the URL ----
+
+// A whole number in [lo, hi], or a message in the form's words. `empty` is what an empty value means.
+function whole(label, raw, [lo, hi], empty) {
+  const s = String(raw ?? "").trim();
+  if (s === "") return empty !== undefined ? { value: empty } : { error: `${label} is empty: enter a whole number from ${lo} to ${hi}.` };
+  if (!/^\d+$/.test(s)) return { error: `${label} ${say(s)} is not a whole number from ${lo} to ${hi}.` };
+  const n = Number(s);
+  if (n < lo || n > hi) return { error: `${label} ${n} is out of range: enter a whole number from ${lo} to ${hi}.` };
+  return { value: n };
+}
+
+// Each rule takes the raw string and gives {value} or {error}.
+const rules = {
+  preset: (s) => (state.adapter.presets.includes(s) ? { value: s } : { error: `Preset ${say(s)} is not one of the offered presets.` }),
+  scale: (s) => {
+    const t = String(s).trim();
+    const m = /^1\/(\d+)$/.exec(t);
+    const x = m ? 1 / Number(m[1]) : /^[0-9.eE+-]+$/.test(t) ? Number(t) : NaN;
+    const d = SCALES.find((d) => Math.abs(1 / d - x) < 1e-9);
+    return d ? { value: 1 / d } : { error: `Scale ${say(t)} is not one of the offered scales (1, 1/2, 1/4, ... 1/128).` };
+  },
+  ranks: (s) => whole("Ranks", s, LIMITS.ranks, null),
+  chunks: (s) => whole("Chunks", s, LIMITS.chunks),
+  reps: (s) => whole("Reps", s, LIMITS.reps),
+  collective: (s) => (s === "" || state.adapter.collectives.includes(s) ? { value: s || null } : { error: `Collective ${say(s)} is not one of ${state.adapter.collectives.join(", ")}.` }),
+  modes: (s) => {
+    const names = String(s).split(",").map((m) => m.trim()).filter(Boolean);
+    const unknown = names.filter((m) => !state.adapter.modes.includes(m));
+    if (unknown.length) return { error: `Modes: ${unknown.map(say).join(", ")} ${unknown.length > 1 ? "are not modes" : "is not a mode"} (the modes are ${state.adapter.modes.join(", ")}).` };
+    if (!names.length) return { error: "Modes: check at least one mode." };
+    return { value: names };
+  },
+  seed: (s) => whole("Seed", s, [0, 2 ** 32 - 1]),
+};
+
+// The URL's values, each checked by its rule; an unknown or bad one is named and the default kept.
+function fromUrl(params, defaults) {
+  const v = { ...defaults };
+  const notices = [];
+  const known = new Set([...Object.keys(rules), "autorun"]);
+  for (const [k, raw] of params) {
+    if (!known.has(k)) {
+      notices.push(`The link's ${k}=${raw} is not a setting of this page; it was ignored.`);
+      continue;
+    }
+    if (k === "autorun") continue;
+    const r = rules[k](raw);
+    if (r.error) notices.push(`The link's ${k}=${raw}: ${r.error} Kept the default (${show(k, defaults[k])}).`);
+    else v[k] = r.value;
+  }
+  return { values: v, notices };
+}
+
+function show(k, v) {
+  if (v === null || v === undefined) return k === "collective" ? "the preset's" : k === "ranks" ? "the preset's" : "none";
+  if (k === "scale") return scaleText(v);
+  if (k === "modes") return v.join(", ");
+  return String(v);
+}
+
+// The form's values, each checked by the same rules.
+function fromForm() {
+  const modes = [...document.querySelectorAll("#modes input:checked")].map((c) => c.value).join(",");
+  const raw = {
+    preset: $("preset").value, scale: $("scale").value, ranks: $("ranks").value, chunks: $("chunks").value,
+    collective: $("collective").value, reps: $("reps").value, modes,
+  };
+  const values = { seed: state.seed };
+  const problems = [];
+  for (const [k, s] of Object.entries(raw)) {
+    const r = rules[k](s);
+    if (r.error) problems.push(r.error);
+    else values[k] = r.value;
+  }
+  return { values, problems };
+}
+
+function setForm(v) {
+  $("preset").value = v.preset;
+  $("scale").value = String(v.scale);
+  $("ranks").value = v.ranks ?? "";
+  $("chunks").value = v.chunks;
+  $("reps").value = v.reps;
+  $("collective").value = v.collective ?? "";
+  for (const c of document.querySelectorAll("#modes input")) c.checked = v.modes.includes(c.value);
+}
+
+const request = (v) => ({
+  preset: v.preset, scale: v.scale, ranks: v.ranks, chunks: v.chunks, collective: v.collective,
+  reps: v.reps, warmup: 1, seed: v.seed, modes: v.modes,
+});
+
+// The permalink: the form's values in the URL (defaults left out).
+function permalink(v) {
+  const p = new URLSearchParams();
+  p.set("preset", v.preset);
+  p.set("scale", scaleText(v.scale));
+  if (v.ranks !== null) p.set("ranks", v.ranks);
+  p.set("chunks", v.chunks);
+  if (v.collective) p.set("collective", v.collective);
+  p.set("modes", v.modes.join(","));
+  p.set("reps", v.reps);
+  if (v.seed !== 1) p.set("seed", v.seed);
+  return `${location.pathname}?${p}`;
+}
+
+// How long a run takes: each mode checks once, then times warm-up + reps rounds of about five GEMM-sized
+// things (tracked and untracked GEMM, sequential, the mode, fused's own run); the GEMM rate is the last
+// run's where it beats a guess for the adapter's kind (a small run's rate is mostly overhead).
+function estimateSeconds(p, v) {
+  const guess = state.adapter.cpu ? 3e9 : 3e11;
+  const last = state.reports.length ? state.reports.at(-1).report.gemm_tflops * 1e12 : 0;
+  const measured = last > guess;
+  const rate = measured ? last : guess;
+  const gemmS = p.flops / rate;
+  return { seconds: v.modes.length * (1 + 1 + v.reps) * 5 * gemmS, measured: !!measured };
+}
+
+let planned = null;
+function refresh() {
+  if (state.status === "running") return;
+  const { values, problems } = fromForm();
+  planned = null;
+  $("estimate").hidden = true;
+  if (!problems.length) {
+    try {
+      const p = JSON.parse(plan(JSON.stringify(request(values))));
+      planned = { values, plan: p };
+      $("plan").textContent = `Will run ${p.label}: ${p.chunks} chunks, ${p.collective}, ${(p.flops / 1e9).toPrecision(3)} GFLOP per pass.`;
+      const e = estimateSeconds(p, values);
+      if (e.seconds > LONG_S) {
+        $("estimate").hidden = false;
+        $("estimate").textContent = `Warning: this size will take about ${Math.round(e.seconds / 60)} min or more on this adapter (${e.measured ? "from the last run's GEMM rate" : "a guess for this kind of adapter"}). A smaller scale runs in seconds; Stop ends a run between passes.`;
+      }
+    } catch (e) {
+      problems.push(`These settings cannot run: ${e.message ?? e}`);
+    }
+  }
+  if (problems.length) $("plan").textContent = "";
+  state.problems = problems;
+  list($("problems"), problems);
+  $("run").disabled = problems.length > 0;
+  const href = permalink({ ...fromUrlDefaults, ...values });
+  $("permalink").href = href;
+  if (!problems.length) history.replaceState(null, "", href);
+}
+let fromUrlDefaults = {};
+
+// ---- Results ----
+
+// The run's one baseline: its first report's sequential time and ideal (every row is compared to it).
+function baselineOf(out) {
+  const r = out.report;
+  return {
+    from_mode: out.mode, t_seq_ms: r.t_seq_ms, t_gemm_ms: r.t_gemm_ms, t_comm_ms: r.t_comm_ms, ideal_ms: r.ideal_ms,
+    t_seq_spread: r.t_seq_spread,
+  };
+}
+
+function rowOf(r, base) {
+  const notes = [];
+  const med = r.median_ms;
+  const speedup = med ? base.t_seq_ms / med : null;
+  let eff = null;
+  if (r.own_baseline) {
+    eff = r.overlap_efficiency;
+    if (eff !== null) notes.push(`efficiency against its own sequential run (its packed GEMM ${fmt(r.ideal_ms, 2)} ms at best, then its transfers: ${fmt(r.seq_ms, 2)} ms)`);
+  } else if (r.overlap_efficiency !== null && base.t_seq_ms - base.ideal_ms > 0) {
+    eff = (base.t_seq_ms - med) / (base.t_seq_ms - base.ideal_ms);
+  }
+  if (r.mode === "sequential") notes.push("the baseline: speedup 1 by definition");
+  if (speedup !== null && speedup < 0.995 && r.mode !== "sequential")
+    notes.push(`slower than sequential here: its extra passes and tracking cost more than the overlap hid${state.adapter.cpu ? " (a CPU runs passes one after another, so nothing overlaps)" : ""}`);
+  if (eff !== null && eff < 0) notes.push("efficiency below 0: slower than sequential, so none of the collective's time was hidden");
+  if (eff !== null && eff > 1) notes.push("efficiency above 1: faster than the ideal max(GEMM, collective); the timings' spread (or a GEMM that runs faster beside the transfers) is larger than the difference");
+  if (r.checks_failed.length) notes.push(`no efficiency: a timing check failed (${r.checks_failed.join("; ")}), so the figures disagree beyond their spread`);
+  if (r.skipped) notes.push(r.skipped);
+  return { speedup, eff, notes };
+}
+
+function showRow(r, base) {
   const tr = document.createElement("tr");
   const wrong = r.trackers_ok === false || (r.max_rel_error !== null && !(r.max_rel_error <= TOLERANCE));
-  const cells = [r.mode, fmt(r.median_ms), fmt(r.speedup, 2), fmt(r.overlap_efficiency, 2),
+  const { speedup, eff, notes } = rowOf(r, base);
+  const cells = [r.mode, fmt(r.median_ms), fmt(speedup, 2), fmt(eff, 2),
     r.max_rel_error === null ? "–" : r.max_rel_error.toExponential(2),
-    r.trackers_ok === null ? "–" : r.trackers_ok ? "ok" : "WRONG",
-    r.skipped ?? r.checks_failed.join("; ")];
+    r.trackers_ok === null ? "–" : r.trackers_ok ? "ok" : "WRONG", notes.join("; ")];
   for (const c of cells) {
     const td = document.createElement("td");
     td.textContent = c;
     tr.appendChild(td);
   }
+  tr.dataset.mode = r.mode;
   if (wrong) tr.className = "bad";
   $("results").tBodies[0].appendChild(tr);
+  return { mode: r.mode, median_ms: r.median_ms, speedup, overlap_efficiency: eff, notes };
 }
 
-async function runAll(params) {
-  const modes = [...document.querySelectorAll("#modes input:checked")].map((c) => c.value);
-  const base = {
-    preset: $("preset").value,
-    scale: Number($("scale").value),
-    ranks: $("ranks").value ? Number($("ranks").value) : null,
-    chunks: Number($("chunks").value),
-    collective: $("collective").value || null,
-    reps: Number($("reps").value),
-    warmup: 1,
-    seed: Number(params.get("seed") ?? 1),
+function showBaseline(b) {
+  $("baseline").textContent = `Baseline for every row (measured once, in the ${b.from_mode} run): sequential T_seq ${fmt(b.t_seq_ms, 2)} ms; timed on their own, the GEMMs ${fmt(b.t_gemm_ms, 2)} ms and the collective ${fmt(b.t_comm_ms, 2)} ms, so a perfect overlap would take max(GEMM, collective) = ${fmt(b.ideal_ms, 2)} ms. (Each is a median of its own reps, so they need not add up; each mode's own re-measure of the baseline is kept in the JSON report.)`;
+}
+
+// ---- Timelines: every panel on one axis in ms ----
+
+const KIND = { gemm: ["GEMM", "#0072B2"], copy: ["Copy", "#E69F00"], reduce: ["Reduce", "#009E73"], trigger: ["Trigger", "#000000"], wait: ["Host wait", "#BBBBBB"] };
+const laneKey = (l) => (l.lane === "host_link" ? `link ${l.from}→${l.to}` : l.lane === "gemm" || l.lane === "step" ? `r${l.rank} ${l.lane === "gemm" ? "GEMM" : "steps"}` : l.lane === "host" ? "host" : "host wait");
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+
+function niceStep(range) {
+  const e = Math.floor(Math.log10(range));
+  let best = range, err = Infinity;
+  for (let k = e - 2; k <= e + 1; k++)
+    for (const m of [1, 2, 5]) {
+      const s = m * 10 ** k, x = Math.abs(Math.log(range / s / 6));
+      if (x < err) [best, err] = [s, x];
+    }
+  return best;
+}
+
+function timelineSvg(panels) {
+  const W = 1200, L = 110, R = 30, P = W - L - R, LANE = 18, TITLE = 26, AXIS = 34, GAP = 12, LEGEND = 30;
+  const longest = Math.max(1e-3, ...panels.flatMap((p) => p.timeline.events.map((e) => e.end_us / 1000)));
+  const step = niceStep(longest);
+  const max = Math.max(1, Math.ceil(longest / step - 1e-9)) * step;
+  const dec = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step))));
+  const x = (ms) => L + (ms / max) * P;
+  const lanesOf = (t) => {
+    const keys = [];
+    for (let r = 0; r < t.ranks; r++) keys.push(`r${r} GEMM`, `r${r} steps`);
+    for (const e of t.events) if (!keys.includes(laneKey(e.lane))) keys.push(laneKey(e.lane));
+    return keys;
   };
+  const h = LEGEND + panels.reduce((s, p) => s + TITLE + lanesOf(p.timeline).length * LANE + AXIS + GAP, 0);
+  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${h}" viewBox="0 0 ${W} ${h}" font-family="system-ui, sans-serif" font-size="13">`,
+    `<rect width="${W}" height="${h}" fill="#fff"/>`];
+  Object.values(KIND).forEach(([name, c], i) => out.push(`<rect x="${L + i * 105}" y="9" width="14" height="12" fill="${c}"/><text x="${L + i * 105 + 19}" y="20">${name}</text>`));
+  out.push(`<text x="${W - R}" y="20" text-anchor="end" fill="#444">one time axis for every panel (ms from the start of each mode's run)</text>`);
+  let top = LEGEND;
+  for (const { mode, label, timeline } of panels) {
+    const lanes = lanesOf(timeline);
+    out.push(`<text x="4" y="${top + 18}" font-weight="bold">${esc(mode)}</text><text x="${L}" y="${top + 18}" fill="#444">span ${fmt(Math.max(0, ...timeline.events.map((e) => e.end_us)) / 1000, 2)} ms · ${esc(label)} · timed at ${esc(timeline.grain.length > 70 ? timeline.grain.slice(0, 70) + "…" : timeline.grain)}<title>${esc(timeline.grain)}</title></text>`);
+    const y0 = top + TITLE;
+    lanes.forEach((k, i) => {
+      out.push(`<rect x="${L}" y="${y0 + i * LANE}" width="${P}" height="${LANE - 3}" fill="${i % 2 ? "#f4f4f4" : "#ebebeb"}"/><text x="${L - 6}" y="${y0 + i * LANE + 12}" text-anchor="end">${esc(k)}</text>`);
+    });
+    for (const e of timeline.events) {
+      const i = lanes.indexOf(laneKey(e.lane));
+      const [name, c] = KIND[e.kind] ?? [e.kind, "#888"];
+      const x0 = x(e.start_us / 1000), w = Math.max(0.8, x(e.end_us / 1000) - x0);
+      out.push(`<rect x="${x0.toFixed(2)}" y="${y0 + i * LANE}" width="${w.toFixed(2)}" height="${LANE - 3}" fill="${c}"><title>${esc(`${mode} ${e.name} (${name}): ${fmt(e.start_us / 1000)}–${fmt(e.end_us / 1000)} ms`)}</title></rect>`);
+    }
+    const ya = y0 + lanes.length * LANE;
+    out.push(`<line x1="${L}" y1="${ya}" x2="${L + P}" y2="${ya}" stroke="#666"/>`);
+    for (let t = 0; t <= max + step / 2; t += step) {
+      out.push(`<line x1="${x(t).toFixed(2)}" y1="${ya}" x2="${x(t).toFixed(2)}" y2="${ya + 4}" stroke="#666"/><text x="${x(t).toFixed(2)}" y="${ya + 17}" text-anchor="middle">${t.toFixed(dec)}</text>`);
+    }
+    out.push(`<text x="${L + P}" y="${ya + 31}" text-anchor="end" fill="#444">ms</text>`);
+    top = ya + AXIS + GAP;
+  }
+  out.push("</svg>");
+  return out.join("\n");
+}
+
+function drawTimelines() {
+  const panels = state.reports.flatMap((o) => o.timelines.filter((t) => t.mode === o.mode).map((timeline) => ({ mode: o.mode, label: o.label, timeline })));
+  $("timeline").innerHTML = panels.length ? timelineSvg(panels) : "";
+}
+
+// ---- Exports ----
+
+function exportJson() {
+  return {
+    page: "t3-wgpu web page", adapter: state.adapter?.adapter, request: state.request, baseline: state.baseline,
+    rows: state.rows, runs: state.reports.map(({ mode, label, scale, report, timelines }) => ({ mode, label, scale, report, timelines })),
+  };
+}
+
+function showDownloads() {
+  for (const id of ["dl-json", "dl-svg"]) if ($(id).href.startsWith("blob:")) URL.revokeObjectURL($(id).href);
+  $("dl-json").href = URL.createObjectURL(new Blob([JSON.stringify(exportJson(), null, 1)], { type: "application/json" }));
+  const svg = document.querySelector("#timeline svg");
+  $("dl-svg").hidden = !svg;
+  if (svg) $("dl-svg").href = URL.createObjectURL(new Blob([new XMLSerializer().serializeToString(svg)], { type: "image/svg+xml" }));
+  $("downloads").hidden = false;
+}
+
+// ---- Running ----
+
+// Called by the wasm run at each step; answers whether to stop there.
+globalThis.t3Progress = (json) => {
+  state.progress = JSON.parse(json);
+  showProgress();
+  return state.stopRequested;
+};
+
+function showProgress() {
+  if (state.status !== "running") return;
+  const p = state.progress ?? {};
+  const secs = ((performance.now() - state.t0) / 1000).toFixed(1);
+  let what = "starting";
+  if (p.phase === "building") what = "building the ranks' buffers and passes";
+  else if (p.phase === "checking") what = "checking every result against the f64 reference";
+  else if (p.phase === "timing") {
+    const per = p.warmup + p.reps;
+    const attempt = Math.floor((p.run - 1) / per), k = ((p.run - 1) % per) + 1;
+    const phase = k <= p.warmup ? `warm-up round ${k} of ${p.warmup}` : `rep ${k - p.warmup} of ${p.reps}`;
+    what = `timing ${phase}${attempt ? ` (measuring again: a timing check failed, attempt ${attempt + 1})` : ""}: ${p.thing.replaceAll("_", " ")}`;
+  }
+  const stopping = state.stopRequested ? " Stopping after this pass…" : "";
+  $("status").textContent = `Running ${state.current} (mode ${state.index + 1} of ${state.modes.length}): ${what}; ${secs} s elapsed.${stopping}`;
+}
+
+function lock(running) {
+  $("settings").disabled = running;
+  $("run").disabled = running || state.problems.length > 0;
+  $("stop").disabled = !running;
+}
+
+async function runAll() {
+  const { values, problems } = fromForm();
+  if (problems.length) return refresh();
+  clearFailure();
   $("results").tBodies[0].replaceChildren();
   $("timeline").replaceChildren();
+  $("baseline").textContent = "";
   $("text").textContent = "";
-  $("run").disabled = true;
-  state.status = "running";
-  state.reports = [];
-  state.firstResultMs = null;
-  const t0 = performance.now();
+  $("downloads").hidden = true;
+  $("estimate").hidden = true;
+  Object.assign(state, {
+    status: "running", reports: [], rows: [], baseline: null, stopRequested: false, progress: null,
+    firstResultMs: null, modes: values.modes, request: request(values), t0: performance.now(),
+  });
+  lock(true);
+  const ticker = setInterval(showProgress, 250);
   try {
-    for (const mode of modes) {
-      $("status").textContent = `Running ${mode}…`;
-      const out = JSON.parse(await run(JSON.stringify({ ...base, modes: [mode] })));
+    for (const [i, mode] of values.modes.entries()) {
+      Object.assign(state, { index: i, current: mode, progress: null });
+      showProgress();
+      const out = JSON.parse(await run(JSON.stringify({ ...state.request, modes: [mode] })));
+      if (out.stopped) break;
       if (state.firstResultMs === null) {
-        state.firstResultMs = performance.now() - t0;
+        state.firstResultMs = performance.now() - state.t0;
         // From navigation: wasm load, device, pipelines, and the first mode's run.
         state.firstResultSincePageMs = performance.now();
       }
       state.reports.push({ mode, ...out });
-      out.report.results.filter((r) => r.mode === mode).forEach(showRow);
-      const h = document.createElement("h3");
-      h.textContent = `${mode}: ${out.label}`;
-      const fig = document.createElement("div");
-      fig.innerHTML = out.gantt_svg;
-      $("timeline").append(h, fig);
+      if (!state.baseline) showBaseline((state.baseline = baselineOf({ mode, ...out })));
+      for (const r of out.report.results.filter((r) => r.mode === mode)) state.rows.push(showRow(r, state.baseline));
+      drawTimelines();
       $("text").textContent += `${mode}: ${out.label}\n${out.table}\n`;
+      if (state.stopRequested) break;
     }
-    const secs = ((performance.now() - t0) / 1000).toFixed(1);
-    $("status").textContent = `Done in ${secs} s (first result after ${(state.firstResultMs / 1000).toFixed(1)} s).`;
-    state.status = "done";
+    const secs = ((performance.now() - state.t0) / 1000).toFixed(1);
+    if (state.stopRequested) {
+      state.status = "stopped";
+      $("status").textContent = `Stopped after ${secs} s. ${state.reports.length ? `The rows above are the ${state.reports.length} mode(s) that finished.` : "No mode finished."}`;
+    } else {
+      state.status = "done";
+      $("status").textContent = `Done in ${secs} s (first result after ${(state.firstResultMs / 1000).toFixed(1)} s).`;
+    }
+    if (state.reports.length) showDownloads();
   } catch (e) {
     $("status").textContent = "";
     fail(`The run failed: ${e.message ?? e}`);
   } finally {
-    $("run").disabled = false;
+    clearInterval(ticker);
+    lock(false);
+    refresh();
   }
+}
+
+function showDevice(info) {
+  const a = info.adapter;
+  const rows = [
+    ["adapter", a.name || "(hidden by the browser)"], ["type", a.device_type], ["backend", a.backend],
+    ["driver", [a.driver, a.driver_info].filter(Boolean).join(" ") || "–"],
+    ["max storage binding", `${(a.max_storage_buffer_binding_size / 2 ** 20).toFixed(0)} MiB`],
+    ["max buffer", `${(a.max_buffer_size / 2 ** 20).toFixed(0)} MiB`],
+    ["workgroup storage", `${a.max_compute_workgroup_storage_size / 1024} KiB`],
+    ["invocations per workgroup", a.max_compute_invocations_per_workgroup],
+    ["workgroups per dimension", a.max_compute_workgroups_per_dimension],
+    ["storage buffers per stage", a.max_storage_buffers_per_shader_stage],
+    ["subgroup sizes", a.subgroup_sizes.join("–")],
+    ["timestamp period", a.timestamp_period_ns === null ? "no timestamp queries" : `${a.timestamp_period_ns} ns`],
+    ["features", a.features.join(", ") || "none"],
+  ];
+  const t = document.createElement("table");
+  for (const [k, v] of rows) {
+    const tr = t.insertRow();
+    tr.insertCell().textContent = k;
+    tr.insertCell().textContent = v;
+  }
+  $("device-body").replaceChildren(t);
+  $("device").hidden = false;
 }
 
 async function main() {
@@ -103,6 +454,7 @@ async function main() {
   const why = missing();
   if (why) return fail(why);
   await init();
+  $("adapter").textContent = "Opening the WebGPU device and compiling the pipelines (about 10 s on a CPU adapter)…";
   let info;
   try {
     info = JSON.parse(await describe());
@@ -116,24 +468,41 @@ async function main() {
   // The browser may hide the adapter's name (WebGPU exposes only what the user agent chooses).
   const name = info.adapter.name || `a WebGPU adapter (${info.adapter.device_type}; the browser hides its name)`;
   $("adapter").textContent = `Adapter: ${name}${info.cpu ? " (a CPU adapter: runs start at scale 1/16)" : ""}.` + (lacks.length ? ` The browser lacks ${lacks.join(" and ")}.` : "");
-  for (const p of info.presets) option($("preset"), p, p, p === (params.get("preset") ?? "tnlg-op-tp4"));
-  const scale = Number(params.get("scale") ?? info.default_scale);
-  for (const d of [1, 2, 4, 8, 16, 32, 64, 128]) option($("scale"), 1 / d, d === 1 ? "1" : `1/${d}`, Math.abs(1 / d - scale) < 1e-9);
-  for (const c of info.collectives) option($("collective"), c, c, c === params.get("collective"));
-  const wanted = params.get("modes")?.split(",") ?? info.modes;
+  $("emulated").hidden = !info.cpu;
+  showDevice(info);
+  for (const p of info.presets) option($("preset"), p);
+  for (const d of SCALES) option($("scale"), String(1 / d), d === 1 ? "1" : `1/${d}`);
+  for (const c of info.collectives) option($("collective"), c);
   for (const m of info.modes) {
     const l = document.createElement("label");
-    l.innerHTML = `<input type="checkbox" value="${m}" ${wanted.includes(m) ? "checked" : ""}> ${m}`;
+    const c = Object.assign(document.createElement("input"), { type: "checkbox", value: m });
+    l.append(c, ` ${m}`);
     $("modes").appendChild(l);
   }
-  for (const k of ["ranks", "chunks", "reps"]) if (params.has(k)) $(k).value = params.get(k);
+  const defaults = {
+    preset: info.presets.includes("tnlg-op-tp4") ? "tnlg-op-tp4" : info.presets[0], scale: info.default_scale, ranks: null,
+    chunks: Number(DEFAULTS.chunks), collective: null, reps: Number(DEFAULTS.reps), modes: info.modes, seed: 1,
+  };
+  const { values, notices } = fromUrl(params, defaults);
+  fromUrlDefaults = defaults;
+  state.seed = values.seed;
+  state.notices = notices;
+  list($("notices"), notices);
+  setForm(values);
+  $("controls").addEventListener("input", refresh);
+  $("controls").addEventListener("change", refresh);
   $("controls").addEventListener("submit", (e) => {
     e.preventDefault();
-    runAll(params);
+    if (state.status !== "running") runAll();
   });
-  $("run").disabled = false;
+  $("stop").addEventListener("click", () => {
+    state.stopRequested = true;
+    $("stop").disabled = true;
+    showProgress();
+  });
   state.status = "ready";
-  if (params.has("autorun")) runAll(params);
+  refresh();
+  if (params.has("autorun") && !$("run").disabled) runAll();
 }
 
 main().catch((e) => fail(`The page failed to start: ${e.message ?? e}`));

@@ -1,11 +1,12 @@
 //! The page's wasm exports: the adapter described, and one experiment run from a JSON request, each
 //! a JSPI export so the synchronous library suspends (instead of blocking) at its waits.
 
+use std::cell::{Cell, RefCell};
+
 use serde::Deserialize;
 
 use t3_wgpu::config::{Config, StepLead};
 use t3_wgpu::experiment::{self, Options, Stability};
-use t3_wgpu::gantt::gantt_svg;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::modes::Kernels;
 use t3_wgpu::plan::ReduceVia;
@@ -60,8 +61,9 @@ impl Session {
         })
     }
 
-    /// Runs `req` and returns the report: its JSON, the table text, the Gantt SVG and the label.
-    pub fn run(&self, req: &Request) -> Result<serde_json::Value> {
+    /// What `req` would run, checked by the library's rules without touching the GPU: the fitted
+    /// preset and scale, the configuration, and its work (the page's estimate of how long it takes).
+    pub fn plan(&self, req: &Request) -> Result<Plan> {
         if !workload::valid_scale(req.scale) {
             return Err(Error::invalid("scale", req.scale, "in (0, 1]"));
         }
@@ -96,8 +98,33 @@ impl Session {
         };
         config.validate()?;
         req.modes.iter().try_for_each(|m| config.check_mode(m))?;
-        let opts = Options {
+        let cpu = self.gpu.info.device_type == wgpu::DeviceType::Cpu;
+        config.check_memory(cpu, t3_wgpu::validate::available_host_memory())?;
+        if req.reps == 0 {
+            return Err(Error::invalid("repetition count", 0, "at least 1"));
+        }
+        let label = format!(
+            "{} ({} x {} ranks, scale {scale})",
+            pr.name, config.shape, config.ranks
+        );
+        Ok(Plan {
+            label,
+            scale,
             config,
+        })
+    }
+
+    /// Runs `req` and returns the report: its JSON, the table text, the timelines and the label.
+    /// `progress` sees each step (building, checking, every timed run); where it answers true the
+    /// run stops there and returns `{"stopped": true}`.
+    pub fn run(
+        &self,
+        req: &Request,
+        progress: &dyn Fn(&serde_json::Value) -> bool,
+    ) -> Result<serde_json::Value> {
+        let plan = self.plan(req)?;
+        let opts = Options {
+            config: plan.config.clone(),
             modes: req.modes.clone(),
             reps: req.reps,
             warmup: req.warmup,
@@ -108,14 +135,73 @@ impl Session {
                 ..Default::default()
             },
         };
-        let r = experiment::run(&self.gpu, &self.kernels, &opts)?;
+        let stopped = serde_json::json!({ "stopped": true });
+        if progress(&serde_json::json!({ "phase": "building" })) {
+            return Ok(stopped);
+        }
+        let (mut sys, inputs) = experiment::prepare(&self.gpu, &self.kernels, &opts)?;
+        if progress(&serde_json::json!({ "phase": "checking" })) {
+            return Ok(stopped);
+        }
+        // Every timed run, counted per thing: its count says which warm-up round or rep it was.
+        let counts = RefCell::new(std::collections::HashMap::<String, usize>::new());
+        let stop = Cell::new(false);
+        let adjust = |what: &str, _: &mut experiment::Rep| -> Result<()> {
+            let n = {
+                let mut c = counts.borrow_mut();
+                let n = c.entry(what.to_string()).or_default();
+                *n += 1;
+                *n
+            };
+            let p = serde_json::json!({
+                "phase": "timing", "thing": what, "run": n,
+                "warmup": opts.warmup, "reps": opts.reps,
+            });
+            if progress(&p) {
+                stop.set(true);
+                return Err(Error::invalid(
+                    "run",
+                    "stopped",
+                    "not stopped by the visitor",
+                ));
+            }
+            Ok(())
+        };
+        let r = match experiment::measure_with(&mut sys, &inputs, &opts, &adjust) {
+            Err(_) if stop.get() => return Ok(stopped),
+            r => r?,
+        };
         Ok(serde_json::json!({
-            "label": format!("{} ({} x {} ranks, scale {scale})", pr.name, opts.config.shape, opts.config.ranks),
-            "scale": scale,
+            "label": plan.label,
+            "scale": plan.scale,
             "report": r,
             "table": report::text(&r),
-            "gantt_svg": gantt_svg(&r.timelines),
+            // Every mode's timeline (the report leaves them out): the page draws them on one axis.
+            "timelines": r.timelines,
         }))
+    }
+}
+
+/// A checked request: what the page shows before it runs.
+pub struct Plan {
+    pub label: String,
+    /// The scale the preset runs at (the request's, halved until it fits the adapter).
+    pub scale: f64,
+    pub config: Config,
+}
+
+impl Plan {
+    pub fn json(&self) -> serde_json::Value {
+        let c = &self.config;
+        serde_json::json!({
+            "label": self.label,
+            "scale": self.scale,
+            "m": c.shape.m, "n": c.shape.n, "k": c.shape.k,
+            "ranks": c.ranks,
+            "chunks": c.chunks,
+            "collective": c.collective.name(),
+            "flops": c.total_flops(),
+        })
     }
 }
 
@@ -155,10 +241,37 @@ mod exports {
         Ok(session()?.describe().to_string())
     }
 
-    /// Runs the experiment a JSON [`Request`] asks for; the report as JSON.
+    #[wasm_bindgen]
+    extern "C" {
+        /// The page's progress hook (main.js sets `globalThis.t3Progress`): sees each step as JSON and
+        /// answers true to stop the run there.
+        #[wasm_bindgen(js_name = t3Progress)]
+        fn t3_progress(step: &str) -> bool;
+    }
+
+    fn request(json: &str) -> Result<Request, JsError> {
+        serde_json::from_str(json).map_err(|e| JsError::new(&format!("a malformed request: {e}")))
+    }
+
+    /// Checks a JSON [`Request`] by the library's rules (no GPU work): what it would run, as JSON.
+    /// Needs the session [`describe`] opened.
+    #[wasm_bindgen]
+    pub fn plan(request_json: String) -> Result<String, JsError> {
+        let s = SESSION
+            .with(|s| s.get().copied())
+            .ok_or_else(|| JsError::new("the device is not open yet"))?;
+        Ok(s.plan(&request(&request_json)?)
+            .map_err(err)?
+            .json()
+            .to_string())
+    }
+
+    /// Runs the experiment a JSON [`Request`] asks for; the report as JSON (or `{"stopped": true}`
+    /// where the page's progress hook asked to stop).
     #[wasm_bindgen(jspi)]
-    pub fn run(request: String) -> Result<String, JsError> {
-        let req: Request = serde_json::from_str(&request).map_err(err)?;
-        Ok(session()?.run(&req).map_err(err)?.to_string())
+    pub fn run(request_json: String) -> Result<String, JsError> {
+        let req = request(&request_json)?;
+        let progress = |p: &serde_json::Value| t3_progress(&p.to_string());
+        Ok(session()?.run(&req, &progress).map_err(err)?.to_string())
     }
 }

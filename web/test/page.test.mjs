@@ -1,7 +1,9 @@
 // The page test: builds nothing (run web/build.sh first; .ci/run does), serves web/dist, opens it in
 // headless Chromium with WebGPU on SwiftShader, runs a small preset in every mode, and checks that the
 // run completes, that every mode matches the f64 reference (max relative error under the tolerance,
-// trackers ok), and that the timeline was drawn; saves the screenshot as docs/web.png.
+// trackers ok), that every row is compared to one baseline, that the timeline was drawn on one axis in
+// ms and the downloads parse; saves the screenshot as docs/web.png. Then hostile URL and form values
+// (each named, defaults kept, Run disabled), Stop mid-mode, and a permalink that restores the controls.
 import { createServer } from "node:http";
 import { readFile, mkdtemp, mkdir } from "node:fs/promises";
 import { extname, join, normalize, dirname } from "node:path";
@@ -30,7 +32,6 @@ const server = createServer(async (req, res) => {
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 // T3_WEB_BASE: a server already running (e.g. the README's `python3 -m http.server -d web/dist`).
 const base = process.env.T3_WEB_BASE ?? `http://127.0.0.1:${server.address().port}/`;
-const url = `${base}index.html?${QUERY}`;
 
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
@@ -45,14 +46,24 @@ const browser = await puppeteer.launch({
   ],
 });
 let failed = null;
-try {
+const notFound = [];
+// A page at `query`, its console echoed, its 404s collected; resolves once window.t3.status is one of `until`.
+async function open(query, until) {
   const page = await browser.newPage();
   await page.setViewport({ width: 1200, height: 1000 });
   page.on("console", (m) => console.log(`page: ${m.text()}`));
   page.on("pageerror", (e) => console.log(`page error: ${e.message}`));
+  page.on("response", (r) => r.status() === 404 && notFound.push(r.url()));
+  await page.goto(`${base}index.html?${query}`);
+  await page.waitForFunction((u) => u.includes(window.t3?.status), { timeout: TIMEOUT_MS, polling: 200 }, until);
+  return page;
+}
+const check = (ok, what) => {
+  if (!ok) throw new Error(what);
+};
+try {
   const t0 = Date.now();
-  await page.goto(url);
-  await page.waitForFunction(() => ["done", "error"].includes(window.t3?.status), { timeout: TIMEOUT_MS, polling: 500 });
+  const page = await open(QUERY, ["done", "error"]);
   const t3 = await page.evaluate(() => window.t3);
   console.log(`adapter: ${JSON.stringify(t3.adapter?.adapter)}`);
   console.log(`adapter: ${t3.adapter?.describe}; status ${t3.status} after ${((Date.now() - t0) / 1000).toFixed(1)} s; first result ${(t3.firstResultMs / 1000).toFixed(1)} s after the click, ${(t3.firstResultSincePageMs / 1000).toFixed(1)} s after the page opened`);
@@ -67,6 +78,44 @@ try {
     if (!(r.max_rel_error <= TOLERANCE)) throw new Error(`${r.mode}: max_rel_error ${r.max_rel_error} over ${TOLERANCE}`);
     if (r.trackers_ok !== true) throw new Error(`${r.mode}: trackers not ok`);
   }
+  // One baseline for every row: each speedup is the baseline's T_seq over the row's median, sequential's 1.
+  const b = t3.baseline;
+  check(b && b.t_seq_ms === t3.reports[0].report.t_seq_ms, "no shared baseline from the first run");
+  for (const row of t3.rows) {
+    console.log(`row ${row.mode}: ${row.median_ms.toFixed(3)} ms, speedup ${row.speedup.toFixed(3)}, efficiency ${row.overlap_efficiency}; ${row.notes.join("; ")}`);
+    check(Math.abs(row.speedup - b.t_seq_ms / row.median_ms) < 1e-9, `${row.mode}: speedup not against the shared baseline`);
+    if (row.speedup < 0.995 && row.mode !== "sequential") check(row.notes.some((n) => n.includes("slower than sequential")), `${row.mode}: speedup ${row.speedup} < 1 without a note`);
+    const e = row.overlap_efficiency;
+    if (e !== null && (e < 0 || e > 1)) check(row.notes.some((n) => n.includes("efficiency")), `${row.mode}: efficiency ${e} unexplained`);
+  }
+  const seqRow = t3.rows.find((r) => r.mode === "sequential");
+  check(Math.abs(seqRow.speedup - 1) < 1e-9, `sequential's speedup ${seqRow.speedup}, not 1`);
+  const page1 = await page.evaluate(() => ({
+    baseline: document.getElementById("baseline").textContent,
+    svgs: document.querySelectorAll("#timeline svg").length,
+    axisMs: [...document.querySelectorAll("#timeline svg text")].some((t) => t.textContent === "ms"),
+    // Events drawn in their lanes (a rank's GEMM and steps rows), not piled into one.
+    eventRows: new Set([...document.querySelectorAll("#timeline svg rect > title")].map((t) => t.parentNode.getAttribute("y"))).size,
+    emulated: !document.getElementById("emulated").hidden,
+    device: document.getElementById("device-body").textContent,
+    viewport: !!document.querySelector('meta[name="viewport"]'),
+    locked: document.getElementById("settings").disabled,
+  }));
+  console.log(`baseline line: ${page1.baseline}`);
+  check(page1.baseline.startsWith("Baseline for every row"), "no baseline line");
+  check(page1.svgs === 1 && page1.axisMs, "the timelines are not one SVG on one axis in ms");
+  check(page1.eventRows >= 2 * modes.length, `events in only ${page1.eventRows} rows`);
+  check(page1.emulated === t3.adapter.cpu, "the CPU-emulation banner does not match the adapter");
+  check(page1.device.includes("max storage binding") && page1.device.includes("features"), "no device panel");
+  check(page1.viewport, "no viewport meta");
+  check(!page1.locked, "controls still locked after the run");
+  // The downloads parse: the JSON report has every mode's run.
+  const dl = await page.evaluate(async () => {
+    const j = await (await fetch(document.getElementById("dl-json").href)).json();
+    const svg = await (await fetch(document.getElementById("dl-svg").href)).text();
+    return { runs: j.runs.length, baseline: j.baseline?.t_seq_ms, svg: new DOMParser().parseFromString(svg, "image/svg+xml").querySelector("parsererror") === null };
+  });
+  check(dl.runs === modes.length && dl.baseline === b.t_seq_ms && dl.svg, `downloads: ${JSON.stringify(dl)}`);
   // The timeline: pixels in its area that are neither the page background nor the SVG's.
   const box = await (await page.$("#timeline")).boundingBox();
   if (!box || box.height < 20) throw new Error("no timeline drawn");
@@ -93,6 +142,77 @@ try {
   await mkdir(dirname(shot), { recursive: true });
   await page.screenshot({ path: shot, fullPage: true });
   console.log(`wrote ${shot}`);
+
+  // Hostile URL values: each named, the default kept (never the heaviest settings), nothing run.
+  const bad = await open("scale=7&preset=bogus&modes=bogus&reps=100000&chunks=abc&ranks=0&colour=red", ["ready", "error"]);
+  const h = await bad.evaluate(() => ({
+    notices: window.t3.notices, scale: document.getElementById("scale").value, preset: document.getElementById("preset").value,
+    modes: [...document.querySelectorAll("#modes input:checked")].map((c) => c.value), reps: document.getElementById("reps").value,
+    chunks: document.getElementById("chunks").value, ranks: document.getElementById("ranks").value, run: document.getElementById("run").disabled,
+    defaultScale: window.t3.adapter.default_scale, all: window.t3.adapter.modes,
+  }));
+  for (const n of h.notices) console.log(`notice: ${n}`);
+  check(h.notices.length === 7, `${h.notices.length} notices for 7 bad URL values`);
+  check(Number(h.scale) === h.defaultScale && h.preset === "tnlg-op-tp4" && h.modes.join() === h.all.join() && h.reps === "3" && h.chunks === "2" && h.ranks === "" && !h.run,
+    `bad URL values did not keep the defaults: ${JSON.stringify(h)}`);
+  // The form: the same rules, in the form's words; Run disabled while anything is wrong.
+  const formCheck = async (act) => {
+    await bad.evaluate(act);
+    return bad.evaluate(() => ({ problems: window.t3.problems, run: document.getElementById("run").disabled }));
+  };
+  let f = await formCheck(() => {
+    for (const c of document.querySelectorAll("#modes input")) c.checked = false;
+    document.getElementById("controls").dispatchEvent(new Event("change"));
+  });
+  console.log(`no mode: ${JSON.stringify(f)}`);
+  check(f.run && f.problems.some((p) => p.includes("check at least one mode")), `no mode checked: ${JSON.stringify(f)}`);
+  f = await formCheck(() => {
+    document.querySelector("#modes input[value=fused]").checked = true;
+    document.getElementById("reps").value = "";
+    document.getElementById("controls").dispatchEvent(new Event("input"));
+  });
+  console.log(`empty reps: ${JSON.stringify(f)}`);
+  check(f.run && f.problems.some((p) => p.includes("Reps is empty")), `empty reps: ${JSON.stringify(f)}`);
+  // The permalink follows the controls.
+  const link = await bad.evaluate(() => {
+    document.getElementById("reps").value = "50";
+    document.getElementById("scale").value = String(1 / 32);
+    document.getElementById("controls").dispatchEvent(new Event("change"));
+    return location.search;
+  });
+  console.log(`permalink: ${link}`);
+  check(link.includes("reps=50") && link.includes("modes=fused") && link.includes("scale=1%2F32"), `the URL does not follow the controls: ${link}`);
+  // Stop mid-mode: the run ends within a pass, nothing half-done is shown, the page is usable after; the
+  // error box from before is cleared when the run starts, the controls locked while it runs.
+  await bad.evaluate(() => {
+    document.getElementById("missing").hidden = false;
+    document.getElementById("run").click();
+  });
+  await bad.waitForFunction(() => window.t3.progress?.phase === "timing", { timeout: TIMEOUT_MS, polling: 100 });
+  const during = await bad.evaluate(() => ({
+    locked: document.getElementById("settings").disabled, stop: !document.getElementById("stop").disabled,
+    errorHidden: document.getElementById("missing").hidden, status: document.getElementById("status").textContent,
+  }));
+  console.log(`while running: ${JSON.stringify(during)}`);
+  check(during.locked && during.stop && during.errorHidden && during.status.includes("timing"), `while running: ${JSON.stringify(during)}`);
+  const tStop = Date.now();
+  await bad.click("#stop");
+  await bad.waitForFunction(() => window.t3.status !== "running", { timeout: 60000, polling: 100 });
+  const after = await bad.evaluate(() => ({
+    status: window.t3.status, reports: window.t3.reports.length, run: document.getElementById("run").disabled,
+    locked: document.getElementById("settings").disabled, text: document.getElementById("status").textContent,
+  }));
+  console.log(`stopped after ${((Date.now() - tStop) / 1000).toFixed(1)} s: ${JSON.stringify(after)}`);
+  check(after.status === "stopped" && after.reports === 0 && !after.run && !after.locked, `stop: ${JSON.stringify(after)}`);
+  // The permalink restores the controls.
+  const back = await open(link.slice(1), ["ready", "error"]);
+  const r = await back.evaluate(() => ({
+    reps: document.getElementById("reps").value, scale: Number(document.getElementById("scale").value),
+    modes: [...document.querySelectorAll("#modes input:checked")].map((c) => c.value), notices: window.t3.notices,
+  }));
+  console.log(`permalink reopened: ${JSON.stringify(r)}`);
+  check(r.reps === "50" && r.scale === 1 / 32 && r.modes.join() === "fused" && r.notices.length === 0, `the permalink did not restore the controls: ${JSON.stringify(r)}`);
+  check(notFound.length === 0, `404s: ${notFound.join(", ")}`);
 } catch (e) {
   failed = e;
 } finally {
