@@ -1,5 +1,7 @@
 //! What configures one system: shape, ranks, chunks, collective, reduce realisation, link,
-//! operand type, arbitration and the step lead.
+//! operand type, arbitration, the step lead and fused mode's knobs.
+
+pub mod fused;
 
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
@@ -32,6 +34,8 @@ pub struct Config {
     pub gemm_grid: Option<u32>,
     /// Where a pass's steps go among the GEMM workgroups sharing it (encoded and host modes).
     pub step_lead: StepLead,
+    /// Fused mode's knobs (each default: the device's defaults, resolved in lowering).
+    pub fused: fused::FusedOptions,
 }
 
 impl Config {

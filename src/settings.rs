@@ -3,7 +3,11 @@
 
 use std::time::Duration;
 
+use crate::config::fused::{
+    FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB, MIN_WINDOW,
+};
 use crate::error::{Error, Result};
+use crate::gemm::FusedPut;
 use crate::gpu::GpuOptions;
 
 /// Backend names `--backend` and WGPU_BACKEND accept, as a comma list (wgpu's spellings too).
@@ -250,23 +254,33 @@ const OTHERS: [&str; 7] = [
     "T3_COOP_VARIANT",
 ];
 
-/// Largest count a fused-mode knob takes (src/lower/fused.rs, `FusedTuning::from_env`).
-const MAX_FUSED_KNOB: u64 = 1 << 20;
-
-/// A word from `words`, or a whole number in `lo..=hi`, for the knob `name`.
-fn word_or_count(name: &'static str, words: &[&str], (lo, hi): (u64, u64)) -> Result<()> {
-    let Some(v) = env(name)? else { return Ok(()) };
-    if v.is_empty() || words.contains(&v.as_str()) {
-        return Ok(());
+/// A fused knob `name`: None where unset or empty, `Some(Err(word))` for one of `words`, else
+/// `Some(Ok(n))` for a whole number in `lo..=hi` (anything else is refused naming it).
+fn word_or_count(
+    name: &'static str,
+    words: &[&'static str],
+    (lo, hi): (u32, u32),
+) -> Result<Option<std::result::Result<u32, &'static str>>> {
+    let Some(v) = env(name)? else { return Ok(None) };
+    if v.is_empty() {
+        return Ok(None);
     }
-    match v.parse::<u64>() {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(()),
+    if let Some(w) = words.iter().find(|w| **w == v) {
+        return Ok(Some(Err(*w)));
+    }
+    match v.parse::<u32>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(Some(Ok(n))),
         _ => Err(Error::invalid(
             name,
             format!("'{v}'"),
             format!("{} or a whole number from {lo} to {hi}", words.join(", ")),
         )),
     }
+}
+
+/// A fused count `name`: None where unset, empty or `word` (its default), else the number.
+fn count(name: &'static str, word: &'static str, range: (u32, u32)) -> Result<Option<u32>> {
+    Ok(word_or_count(name, &[word], range)?.and_then(|c| c.ok()))
 }
 
 /// One of `words` (or empty: the default) for the knob `name`; returns the value.
@@ -281,11 +295,142 @@ fn one_of(name: &'static str, words: &[&str]) -> Result<Option<String>> {
     }
 }
 
+/// Fused mode's knobs from `T3_FUSED_*` and `T3_ALIAS` (docs/environment.md), each unset (or
+/// empty, or its default's word) left to its default; an invalid value, or a combination that the
+/// environment alone rules out (the others depend on the adapter), is a usage error naming it.
+/// Fused mode's put (`T3_FUSED_PUT`, unset or empty: auto) comes with them, checked in the
+/// variables' order.
+pub fn fused_options() -> Result<(FusedOptions, FusedPut)> {
+    let alias = one_of("T3_ALIAS", &["0", "off", "1", "on"])?;
+    let alias = !matches!(alias.as_deref(), Some("0" | "off"));
+    let put = fused_put()?;
+    let m = MAX_KNOB;
+    let pieces = match word_or_count("T3_FUSED_PIECES", &["link"], (1, m))? {
+        None => Pieces::Auto,
+        Some(Err(_)) => Pieces::Link,
+        Some(Ok(n)) => Pieces::Count(n),
+    };
+    let spares = count("T3_FUSED_SPARES", "auto", (0, m))?;
+    let polls = count("T3_FUSED_POLLS", "default", (0, m))?;
+    let window = count("T3_FUSED_WINDOW", "default", (MIN_WINDOW, u32::MAX))?;
+    // `off` is a grid of none (0), which the paying defaults do not override.
+    let grid = word_or_count("T3_FUSED_GRID", &["off"], (0, m))?.map(|g| g.unwrap_or(0));
+    let pause = count("T3_FUSED_PAUSE", "auto", (0, m))?;
+    let dispatch = one_of("T3_FUSED_SPARE_DISPATCH", &["auto", "gemm", "own"])?;
+    let help = one_of("T3_FUSED_HELP", &["always", "idle", "never"])?;
+    let trigger = one_of("T3_FUSED_TRIGGER", &["auto", "epilogue", "spares"])?;
+    let at = one_of("T3_FUSED_SPARES_AT", &["auto", "after", "before"])?;
+    let land = one_of("T3_FUSED_LAND", &["auto", "on", "off"])?;
+    let options = FusedOptions {
+        pieces,
+        spares,
+        polls,
+        window,
+        grid,
+        pause,
+        spare_dispatch: match dispatch.as_deref() {
+            Some("gemm") => Some(SpareDispatch::Gemm),
+            Some("own") => Some(SpareDispatch::Own),
+            _ => None,
+        },
+        help: match help.as_deref() {
+            Some("idle") => Help::Idle,
+            Some("never") => Help::Never,
+            _ => Help::Always,
+        },
+        trigger: match trigger.as_deref() {
+            Some("epilogue") => Some(Trigger::Epilogue),
+            Some("spares") => Some(Trigger::Spares),
+            _ => None,
+        },
+        spares_first: match at.as_deref() {
+            Some("after") => Some(false),
+            Some("before") => Some(true),
+            _ => None,
+        },
+        land: match land.as_deref() {
+            Some("on") => Some(true),
+            Some("off") => Some(false),
+            _ => None,
+        },
+        alias,
+    };
+    // The combinations that the environment alone rules out (the others depend on the adapter).
+    let own = options.spare_dispatch == Some(SpareDispatch::Own);
+    let gemm = options.spare_dispatch == Some(SpareDispatch::Gemm);
+    let refuse = |name: &'static str, v: &Option<String>, bound: &str| {
+        Err(Error::invalid(
+            name,
+            format!("'{}'", v.as_deref().unwrap_or_default()),
+            bound,
+        ))
+    };
+    if options.help == Help::Never && (!own || alias) {
+        return refuse(
+            "T3_FUSED_HELP",
+            &help,
+            "always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)",
+        );
+    }
+    if options.trigger == Some(Trigger::Spares) && gemm {
+        return refuse(
+            "T3_FUSED_TRIGGER",
+            &trigger,
+            "epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)",
+        );
+    }
+    if options.spares_first == Some(true) && (gemm || !alias) {
+        return refuse(
+            "T3_FUSED_SPARES_AT",
+            &at,
+            "after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)",
+        );
+    }
+    if options.land == Some(true) && options.trigger == Some(Trigger::Epilogue) {
+        return refuse(
+            "T3_FUSED_LAND",
+            &land,
+            "off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)",
+        );
+    }
+    Ok((options, put))
+}
+
+/// Fused mode's put from `T3_FUSED_PUT` (unset or empty: auto).
+fn fused_put() -> Result<FusedPut> {
+    Ok(
+        match one_of(
+            "T3_FUSED_PUT",
+            &["auto", "store", "coherent", "atomic", "cas"],
+        )?
+        .as_deref()
+        {
+            Some("store") => FusedPut::Store,
+            Some("coherent") => FusedPut::Coherent,
+            Some("atomic") => FusedPut::Atomic,
+            Some("cas") => FusedPut::Cas,
+            _ => FusedPut::Auto,
+        },
+    )
+}
+
+/// What the binary's environment sets, read once at its edge ([`check_environment`]) and handed to
+/// the commands as values: nothing below the binary reads these variables.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    /// Fused mode's knobs (`T3_FUSED_*` but the put, `T3_ALIAS`): each command's `Config::fused`.
+    pub fused: FusedOptions,
+    /// Fused mode's put (`T3_FUSED_PUT`), chosen when the kernels are made.
+    pub fused_put: FusedPut,
+    /// Warnings of `T3_*` variables that nothing reads (a typo, or a retired knob).
+    pub warnings: Vec<String>,
+}
+
 /// Every environment variable the binary reads, checked once before any GPU work with the rules of
 /// the flag or reader that uses it (`opts`: a flag given wins over its variable, which is then not
-/// read). An invalid value, or one that is not UTF-8, is a usage error naming the variable; the
-/// returned lines warn of `T3_*` variables that nothing reads (a typo, or a retired knob).
-pub fn check_environment(opts: &GpuOptions) -> Result<Vec<String>> {
+/// read), and those the commands take as values parsed. An invalid value, or one that is not UTF-8,
+/// is a usage error naming the variable; the warnings name `T3_*` variables that nothing reads.
+pub fn check_environment(opts: &GpuOptions) -> Result<Environment> {
     if opts.timeout.is_none() {
         env_timeout()?;
     }
@@ -299,65 +444,10 @@ pub fn check_environment(opts: &GpuOptions) -> Result<Vec<String>> {
     host_wait(false)?;
     env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?;
     env_count("T3_SMS", crate::sms::MAX_SMS)?;
-    let alias = one_of("T3_ALIAS", &["0", "off", "1", "on"])?;
-    let alias_on = !matches!(alias.as_deref(), Some("0" | "off"));
     for path in ["T3_SIMT_WGSL", "T3_COOP_WGSL"] {
         env(path)?;
     }
-    one_of(
-        "T3_FUSED_PUT",
-        &["auto", "store", "coherent", "atomic", "cas"],
-    )?;
-    let m = MAX_FUSED_KNOB;
-    word_or_count("T3_FUSED_PIECES", &["link"], (1, m))?;
-    word_or_count("T3_FUSED_SPARES", &["auto"], (0, m))?;
-    word_or_count("T3_FUSED_POLLS", &["default"], (0, m))?;
-    word_or_count("T3_FUSED_WINDOW", &["default"], (256, u32::MAX as u64))?;
-    word_or_count("T3_FUSED_GRID", &["off"], (0, m))?;
-    word_or_count("T3_FUSED_PAUSE", &["auto"], (0, m))?;
-    let dispatch = one_of("T3_FUSED_SPARE_DISPATCH", &["auto", "gemm", "own"])?;
-    let help = one_of("T3_FUSED_HELP", &["always", "idle", "never"])?;
-    let trigger = one_of("T3_FUSED_TRIGGER", &["auto", "epilogue", "spares"])?;
-    let at = one_of("T3_FUSED_SPARES_AT", &["auto", "after", "before"])?;
-    let land = one_of("T3_FUSED_LAND", &["auto", "on", "off"])?;
-    // The combinations that the environment alone rules out (the others depend on the adapter).
-    let own = dispatch.as_deref() == Some("own");
-    let gemm = dispatch.as_deref() == Some("gemm");
-    let refuse = |name: &'static str, v: &Option<String>, bound: &str| {
-        Err(Error::invalid(
-            name,
-            format!("'{}'", v.as_deref().unwrap_or_default()),
-            bound,
-        ))
-    };
-    if help.as_deref() == Some("never") && (!own || alias_on) {
-        return refuse(
-            "T3_FUSED_HELP",
-            &help,
-            "always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)",
-        );
-    }
-    if trigger.as_deref() == Some("spares") && gemm {
-        return refuse(
-            "T3_FUSED_TRIGGER",
-            &trigger,
-            "epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)",
-        );
-    }
-    if at.as_deref() == Some("before") && (gemm || !alias_on) {
-        return refuse(
-            "T3_FUSED_SPARES_AT",
-            &at,
-            "after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)",
-        );
-    }
-    if land.as_deref() == Some("on") && trigger.as_deref() == Some("epilogue") {
-        return refuse(
-            "T3_FUSED_LAND",
-            &land,
-            "off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)",
-        );
-    }
+    let (fused, fused_put) = fused_options()?;
     let mut warnings = Vec::new();
     for (k, _) in std::env::vars_os() {
         let Some(k) = k.to_str() else { continue };
@@ -368,7 +458,11 @@ pub fn check_environment(opts: &GpuOptions) -> Result<Vec<String>> {
             ));
         }
     }
-    Ok(warnings)
+    Ok(Environment {
+        fused,
+        fused_put,
+        warnings,
+    })
 }
 
 /// The kernel files `T3_SIMT_WGSL` and `T3_COOP_WGSL` name: inputs of every command that builds

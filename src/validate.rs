@@ -159,6 +159,7 @@ mod tests {
             dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
+            fused: Default::default(),
             step_lead: crate::config::StepLead::Auto,
         }
     }

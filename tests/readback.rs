@@ -38,6 +38,7 @@ fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
         dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
+        fused: Default::default(),
         step_lead: StepLead::Auto,
     }
 }
