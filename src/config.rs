@@ -2,6 +2,7 @@
 //! operand type, arbitration, the step lead and fused mode's knobs.
 
 pub mod fused;
+pub mod host;
 
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
@@ -36,6 +37,8 @@ pub struct Config {
     pub step_lead: StepLead,
     /// Fused mode's knobs (each default: the device's defaults, resolved in lowering).
     pub fused: fused::FusedOptions,
+    /// The host trigger loop's knobs (each default: its default).
+    pub host: host::HostOptions,
 }
 
 impl Config {

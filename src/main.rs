@@ -26,9 +26,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Every environment variable, checked (and those the commands take, parsed) once here, before
     // any command starts: nothing below the binary reads them.
-    let env = t3_wgpu::settings::check_environment(&cli::run::gpu_options(&cli.gpu)).inspect(
-        |env| env.warnings.iter().for_each(|w| note!("{w}")),
-    );
+    let env = t3_wgpu::settings::check_environment(&cli::run::gpu_options(&cli.gpu))
+        .inspect(|env| env.warnings.iter().for_each(|w| note!("{w}")));
     match env
         .map_err(anyhow::Error::from)
         .and_then(|env| dispatch(&cli, &env))

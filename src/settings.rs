@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::config::fused::{
     FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB, MIN_WINDOW,
 };
+pub use crate::config::host::{HostGrain, HostOptions, HostWait};
 use crate::error::{Error, Result};
 use crate::gemm::FusedPut;
 use crate::gpu::GpuOptions;
@@ -83,39 +84,19 @@ pub fn env_timeout() -> Result<Option<Duration>> {
 /// Most submissions the host trigger loop may keep queued per device.
 pub const MAX_IN_FLIGHT: usize = 16;
 
-/// Submissions host mode keeps queued per device: T3_HOST_IN_FLIGHT (1 to [`MAX_IN_FLIGHT`]), else
-/// `default`. A knob for the pipeline's depth against step delay: 1 makes every decision wait for the
-/// device (its idle time per GEMM stage is the loop's turnaround), which pays only where stages are
-/// long; more than 2 hides slower decisions but delays steps by a stage each.
-pub fn host_in_flight(default: usize) -> Result<usize> {
-    Ok(env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?.unwrap_or(default))
+/// Submissions host mode keeps queued per device: T3_HOST_IN_FLIGHT (1 to [`MAX_IN_FLIGHT`]; None
+/// where unset: `HostOptions::in_flight`).
+pub fn host_in_flight() -> Result<Option<usize>> {
+    env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)
 }
 
-/// How much GEMM work the host trigger loop puts in one submission (its counters come back only when
-/// the submission completes, so this is the trigger's grain).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HostGrain {
-    /// One chunk per rank: a stage of several chunks per rank goes in several submissions, so the
-    /// first chunks' steps go while the rest of the stage computes (T3's chunk-granular trigger).
-    Chunk,
-    /// A whole stage (every chunk its ranks produce for one step of the schedule) per submission:
-    /// fewer, fuller submissions; a chunk's steps wait for its whole stage.
-    Stage,
-}
-
-/// T3_HOST_GRAIN = chunk | stage | auto; unset or auto: stage, on one device or several (an invalid
-/// value is an error naming it). A stage's chunks side by side fill the GPU and its steps ride in the
-/// same passes, while a chunk per submission multiplies the submissions and runs each chunk's GEMM
-/// alone: on one GPU host mode then falls well behind sequential, and across devices, where a
-/// zero-copy chunk's transfer takes SMs beside the next chunk's GEMM, chunk grain falls below
-/// sequential on the long GEMMs where stage grain does not (see BENCHMARKS.md). `several` says
-/// whether the run spans devices (kept for callers; both take stage grain).
-pub fn host_grain(several: bool) -> Result<HostGrain> {
-    let _ = several;
+/// T3_HOST_GRAIN = chunk | stage | auto (None where unset or auto: `HostOptions::grain`); an
+/// invalid value is an error naming it.
+pub fn host_grain() -> Result<Option<HostGrain>> {
     match env("T3_HOST_GRAIN")?.as_deref().map(str::trim) {
-        None | Some("auto") => Ok(HostGrain::Stage),
-        Some("chunk") => Ok(HostGrain::Chunk),
-        Some("stage") => Ok(HostGrain::Stage),
+        None | Some("auto") => Ok(None),
+        Some("chunk") => Ok(Some(HostGrain::Chunk)),
+        Some("stage") => Ok(Some(HostGrain::Stage)),
         Some(v) => Err(Error::invalid(
             "T3_HOST_GRAIN",
             format!("'{v}'"),
@@ -124,34 +105,29 @@ pub fn host_grain(several: bool) -> Result<HostGrain> {
     }
 }
 
-/// How the host trigger loop waits for its devices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HostWait {
-    /// Non-blocking polls back to back (one host core busy): sees a completion within microseconds.
-    Spin,
-    /// Blocked in the driver on one device (polls 20 µs apart on several): on the H200 the blocked
-    /// wait returns up to hundreds of µs after the GPU finishes, and every such delay is a step
-    /// triggered that much later.
-    Block,
-}
-
-/// T3_HOST_WAIT (`spin` or `block`), else spin on GPUs and block on CPU adapters, whose cores the
-/// spinning thread would take from the device itself.
-pub fn host_wait(cpu_adapter: bool) -> Result<HostWait> {
+/// T3_HOST_WAIT, `spin` or `block` (None where unset: `HostOptions::wait`).
+pub fn host_wait() -> Result<Option<HostWait>> {
     match env("T3_HOST_WAIT")?.as_deref().map(str::trim) {
-        None => Ok(if cpu_adapter {
-            HostWait::Block
-        } else {
-            HostWait::Spin
-        }),
-        Some("spin") => Ok(HostWait::Spin),
-        Some("block") => Ok(HostWait::Block),
+        None => Ok(None),
+        Some("spin") => Ok(Some(HostWait::Spin)),
+        Some("block") => Ok(Some(HostWait::Block)),
         Some(v) => Err(Error::invalid(
             "T3_HOST_WAIT",
             format!("'{v}'"),
             "spin or block",
         )),
     }
+}
+
+/// The host trigger loop's knobs from T3_HOST_IN_FLIGHT, T3_HOST_GRAIN, T3_HOST_WAIT and
+/// T3_COPY_THREADS.
+pub fn host_options() -> Result<HostOptions> {
+    Ok(HostOptions {
+        in_flight: host_in_flight()?,
+        grain: host_grain()?,
+        wait: host_wait()?,
+        copy_threads: copy_threads()?,
+    })
 }
 
 /// A count from the environment variable `name`, 1 to `max`; None where it is unset.
@@ -169,14 +145,10 @@ pub(crate) fn env_count(name: &'static str, max: usize) -> Result<Option<usize>>
     }
 }
 
-/// Threads each link's copies run on (its copy lane): T3_COPY_THREADS (1 to the pool's maximum), else 8
-/// or the host's cores if fewer (one thread copies at about a third of the rate that 4 or more
-/// reach); unset, with `links` lanes copying at once, the host's cores are shared out among them
-/// (at least one each), so many links do not start threads by the hundred.
-pub fn copy_threads(links: usize) -> Result<usize> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let share = (cores / links.max(1)).max(1);
-    Ok(env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?.unwrap_or(8.min(share)))
+/// Threads each link's copies run on (its copy lane): T3_COPY_THREADS (1 to the pool's maximum; None
+/// where unset: `HostOptions::copy_threads`).
+pub fn copy_threads() -> Result<Option<usize>> {
+    env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)
 }
 
 pub fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {
@@ -418,6 +390,8 @@ fn fused_put() -> Result<FusedPut> {
 /// the commands as values: nothing below the binary reads these variables.
 #[derive(Clone, Debug, Default)]
 pub struct Environment {
+    /// The host trigger loop's knobs (`T3_HOST_*`): each command's `Config::host`.
+    pub host: HostOptions,
     /// Fused mode's knobs (`T3_FUSED_*` but the put, `T3_ALIAS`): each command's `Config::fused`.
     pub fused: FusedOptions,
     /// Fused mode's put (`T3_FUSED_PUT`), chosen when the kernels are made.
@@ -439,10 +413,7 @@ pub fn check_environment(opts: &GpuOptions) -> Result<Environment> {
     }
     name_filter(opts)?;
     power(opts)?;
-    env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?;
-    host_grain(false)?;
-    host_wait(false)?;
-    env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?;
+    let host = host_options()?;
     env_count("T3_SMS", crate::sms::MAX_SMS)?;
     for path in ["T3_SIMT_WGSL", "T3_COOP_WGSL"] {
         env(path)?;
@@ -459,6 +430,7 @@ pub fn check_environment(opts: &GpuOptions) -> Result<Environment> {
         }
     }
     Ok(Environment {
+        host,
         fused,
         fused_put,
         warnings,

@@ -160,6 +160,7 @@ mod tests {
             arbitrate: None,
             gemm_grid: None,
             fused: Default::default(),
+            host: Default::default(),
             step_lead: crate::config::StepLead::Auto,
         }
     }

@@ -40,6 +40,7 @@ fn run_typed(
             arbitrate: chunks.is_multiple_of(2).then_some(2),
             gemm_grid: None,
             fused: Default::default(),
+            host: Default::default(),
             step_lead: if chunks.is_multiple_of(2) {
                 StepLead::Auto
             } else {
@@ -146,6 +147,7 @@ fn gemm_grid_covers_every_tile() {
                     arbitrate: None,
                     gemm_grid: Some(grid),
                     fused: Default::default(),
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 },
                 &["sequential", "host", "encoded", "fused"],
@@ -179,6 +181,7 @@ fn step_lead_reorders_gemm_ops() {
                     arbitrate: None,
                     gemm_grid: None,
                     fused: Default::default(),
+                    host: Default::default(),
                     step_lead: lead,
                 },
                 &["encoded", "host"],
@@ -257,6 +260,7 @@ fn steps_over_chunks_of_many_strides() {
                 arbitrate: None,
                 gemm_grid: None,
                 fused: Default::default(),
+                host: Default::default(),
                 step_lead: StepLead::Auto,
             };
             run_config(config, &["sequential", "host", "encoded"]);
@@ -376,6 +380,7 @@ fn timelines_are_ordered_and_complete() {
             arbitrate: None,
             gemm_grid: None,
             fused: Default::default(),
+            host: Default::default(),
             step_lead: StepLead::Auto,
         };
         let mut sys = System::new(gpu, &kernels, config).unwrap();
@@ -491,6 +496,7 @@ fn host_loop_at_every_pipeline_depth() {
                     arbitrate: None,
                     gemm_grid: None,
                     fused: Default::default(),
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 };
                 let host = Host {

@@ -82,18 +82,37 @@ fn every_fused_variant_matches_reference() {
     runner
         .run(
             &strategy,
-            |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, (at, grid), seed)| {
+            |(
+                (m, n, k),
+                ranks,
+                chunks,
+                coll,
+                link,
+                pieces,
+                spares,
+                polls,
+                window,
+                (at, grid),
+                seed,
+            )| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
                 let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 5) {
                     (Some(k), _, 0) => (Dtype::F16, k),
                     (_, _, 1) => (Dtype::F32, &cas_kernels),
                     (_, Some(k), 2) => (Dtype::F32, k),
-                    (_, _, 3) => (Dtype::F32, coherent_kernels.as_ref().unwrap_or(&f32_kernels)),
+                    (_, _, 3) => (
+                        Dtype::F32,
+                        coherent_kernels.as_ref().unwrap_or(&f32_kernels),
+                    ),
                     _ => (Dtype::F32, &f32_kernels),
                 };
                 let pieces = (pieces > 0).then_some(pieces);
-                use {Help::*, SpareDispatch::{Gemm, Own}, Trigger::*};
+                use {
+                    Help::*,
+                    SpareDispatch::{Gemm, Own},
+                    Trigger::*,
+                };
                 let (dispatch, alias, help, trigger, first) = match at {
                     0 => (Gemm, true, Always, Epilogue, false),
                     1 => (Own, true, Always, Epilogue, false),
@@ -107,7 +126,11 @@ fn every_fused_variant_matches_reference() {
                 // Spares first beside a GEMM of a workgroup per tile, as the defaults run them.
                 let grid = if first && seed % 2 == 0 { 0 } else { grid };
                 // No help needs a spare to do the work.
-                let spares = if help == Never { spares.map(|s| s.max(1)) } else { spares };
+                let spares = if help == Never {
+                    spares.map(|s| s.max(1))
+                } else {
+                    spares
+                };
                 // Idle spares pausing between polls (0: not), from the seed (the strategy's tuple
                 // is full).
                 let pause = [0u32, 3, 40][(seed / 7 % 3) as usize];
@@ -143,6 +166,7 @@ fn every_fused_variant_matches_reference() {
                     arbitrate: None,
                     gemm_grid: None,
                     fused,
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 };
                 let what = format!("{config:?} seed {seed}");
@@ -208,6 +232,7 @@ fn spares_first_beside_runs_of_ranks(
                     pause: Some(5),
                     ..FusedOptions::default()
                 },
+                host: Default::default(),
                 step_lead: StepLead::Auto,
             };
             let mut sys = System::new(gpu, kernels, config).unwrap();
@@ -258,6 +283,7 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
                 trigger: Some(trigger),
                 ..FusedOptions::default()
             },
+            host: Default::default(),
             step_lead: StepLead::Auto,
         };
         let mut sys = System::new(gpu, kernels, config).unwrap();
@@ -294,6 +320,7 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         arbitrate: None,
         gemm_grid: None,
         fused: FusedOptions::default(),
+        host: Default::default(),
         step_lead: StepLead::Auto,
     };
     let skip = |fused: FusedOptions| {

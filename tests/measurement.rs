@@ -29,6 +29,7 @@ fn options(reps: usize) -> Options {
             arbitrate: None,
             gemm_grid: None,
             fused: Default::default(),
+            host: Default::default(),
             step_lead: StepLead::Auto,
         },
         modes: vec!["sequential".into(), "encoded".into(), "host".into()],

@@ -86,6 +86,7 @@ fn random_configurations_match_reference() {
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
                     fused: Default::default(),
+                    host: Default::default(),
                     step_lead: if seed.is_multiple_of(2) {
                         StepLead::Auto
                     } else {
@@ -167,6 +168,7 @@ fn random_placements_on_several_devices_match_reference() {
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
                     fused: Default::default(),
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 };
                 let what = format!("{config:?} on {devices} devices, seed {seed}");

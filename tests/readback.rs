@@ -39,6 +39,7 @@ fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
         arbitrate: None,
         gemm_grid: None,
         fused: Default::default(),
+        host: Default::default(),
         step_lead: StepLead::Auto,
     }
 }

@@ -100,7 +100,7 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             files::Files::default().output("--out", out).check()?;
             match devices {
                 Some(spec) => {
-                    calibrate_hostlink(&cli.gpu, spec, *link_path, *mib, *reps, out, *json)
+                    calibrate_hostlink(&cli.gpu, spec, *link_path, (*mib, *reps), out, *json, env)
                 }
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)

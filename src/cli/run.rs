@@ -11,8 +11,8 @@ use t3_wgpu::link::{self, LinkTable};
 use t3_wgpu::modes::{Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report::{self, Row};
-use t3_wgpu::settings::Environment;
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings::Environment;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
@@ -202,6 +202,7 @@ pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
         fused: env.fused,
+        host: env.host,
         step_lead: a.step_lead,
     };
     validate(&config, &mode_list(&a.mode))?;

@@ -10,8 +10,8 @@ use t3_wgpu::experiment;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::modes::Config;
 use t3_wgpu::report::{self, Row};
-use t3_wgpu::settings::Environment;
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings::Environment;
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::steps::Link;
 use t3_wgpu::workload;
@@ -114,6 +114,7 @@ pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Con
                                 arbitrate: (arb > 0).then_some(arb),
                                 gemm_grid: (grid > 0).then_some(grid),
                                 fused: env.fused,
+                                host: env.host,
                                 step_lead,
                             };
                             validate(&config, &mode_list(&a.mode))

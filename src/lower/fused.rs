@@ -80,7 +80,7 @@ const FREE_SMS_BELOW: f64 = 200.0;
 
 /// How fused mode's transfers are split and drained, resolved for a device from the caller's
 /// [`FusedOptions`] (the variants its benchmark compares, so that one device run can time them all).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FusedTuning {
     /// Pieces per transfer: None = the link's workgroups (as a step of the other modes gets);
     /// Some(1) = one workgroup moves the whole chunk (the first fused mode).

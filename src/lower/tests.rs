@@ -34,6 +34,7 @@ fn config(collective: Collective, via: ReduceVia) -> Config {
         arbitrate: None,
         gemm_grid: None,
         fused: Default::default(),
+        host: Default::default(),
         step_lead: StepLead::Workgroups(0),
     }
 }
