@@ -75,6 +75,8 @@ fn run() -> anyhow::Result<()> {
         want,
         // The streamed rows on the CPU too: two of the largest chunks per direction there.
         stream_bytes: if cpu { 2 * max_bytes } else { 1 << 30 },
+        // T3_COPY_THREADS, as `t3 calibrate` reads it (the streamed rows' threads per lane).
+        stream_threads: t3_wgpu::settings::copy_threads()?,
     };
     let table = calibrate(&devices, &opts)?;
     print!("{}", table.text());

@@ -17,12 +17,6 @@
 //! checked against the f64 reference; a driver where they did not would show as wrong results there,
 //! not as a silent error.
 
-/// Whether pool buffers with views get them: `T3_ALIAS=0` (or `off`) binds one buffer
-/// for both instead, so one device run can time the spares beside the GEMM against after it.
-pub fn enabled() -> bool {
-    !matches!(std::env::var("T3_ALIAS").as_deref(), Ok("0") | Ok("off"))
-}
-
 /// `count` (>= 1) buffers of `size` bytes and `usage` (storage and copies) over one device-local
 /// allocation, or None where this device cannot make them (then bind one buffer for all), or where
 /// wgpu is built without Vulkan (the web, Apple's platforms: `wgpu_vulkan` in build.rs). Fused mode

@@ -1,5 +1,8 @@
 //! What configures one system: shape, ranks, chunks, collective, reduce realisation, link,
-//! operand type, arbitration and the step lead.
+//! operand type, arbitration, the step lead and fused mode's knobs.
+
+pub mod fused;
+pub mod host;
 
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
@@ -32,6 +35,10 @@ pub struct Config {
     pub gemm_grid: Option<u32>,
     /// Where a pass's steps go among the GEMM workgroups sharing it (encoded and host modes).
     pub step_lead: StepLead,
+    /// Fused mode's knobs (each default: the device's defaults, resolved in lowering).
+    pub fused: fused::FusedOptions,
+    /// The host trigger loop's knobs (each default: its default).
+    pub host: host::HostOptions,
 }
 
 impl Config {

@@ -7,7 +7,7 @@ use web_time::Instant;
 
 use crate::error::Result;
 use crate::gather::GatherKernel;
-use crate::gemm::{Engine, GemmKernel};
+use crate::gemm::{Engine, FusedPut, GemmKernel};
 use crate::gpu::Gpu;
 use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, LinkBox, Lowered, Resource, Target};
 use crate::ranks::Ranks;
@@ -42,8 +42,18 @@ impl Kernels {
     /// The kernels of runs whose GEMM operands are `dtype`, computed by `engine` (None: the
     /// adapter's best, see [`Engine::resolve`]).
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
+        Self::with_put(gpu, dtype, engine, FusedPut::Auto)
+    }
+
+    /// As [`Kernels::with`], fused mode's put chosen by `put`.
+    pub fn with_put(
+        gpu: &Gpu,
+        dtype: Dtype,
+        engine: Option<Engine>,
+        put: FusedPut,
+    ) -> Result<Self> {
         Ok(Kernels {
-            gemm: GemmKernel::with(gpu, dtype, engine)?,
+            gemm: GemmKernel::with_put(gpu, dtype, engine, put)?,
             step: StepKernel::new(gpu)?,
             gather: GatherKernel::new(gpu)?,
         })
@@ -205,7 +215,7 @@ impl<'a> Executor<'a> {
                 let usage = wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST
                     | wgpu::BufferUsages::COPY_SRC;
-                let views = if b.views > 0 && crate::alias::enabled() {
+                let views = if b.views > 0 && lowered.alias {
                     // The checks the unaliased buffers below make themselves.
                     if b.windowed {
                         self.gpu.check_windowed(b.label, b.bytes)?;

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::gemm::Engine;
 use crate::gpu::Gpu;
 use crate::hostlink::Path;
+use crate::lower::FusedTuning;
 use crate::modes::{self, run_everywhere, Kernels, Mode, System};
 use crate::plan::key;
 use crate::ranks::{finished, Inputs};
@@ -123,9 +124,13 @@ pub struct Report {
     /// The reps' spread around each baseline median (ms).
     pub t_gemm_spread: Option<Spread>,
     pub t_gemm_untracked_spread: Option<Spread>,
-    /// Fused mode's configuration, where it ran: its knobs (T3_FUSED_*) or their defaults.
+    /// Fused mode's configuration, where it ran, in words: its knobs (`config.fused`) resolved
+    /// against the device, and its put.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_config: Option<String>,
+    /// The same as values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_tuning: Option<FusedTuning>,
     /// The own sequential runs of the modes that have one (fused mode's, where it ran).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub own: Vec<OwnRun>,
@@ -522,6 +527,9 @@ pub fn measure_with(
         ideal_ms: ideal,
         t_gemm_spread: measured.spread_ms(GEMM),
         t_gemm_untracked_spread: measured.spread_ms(GEMM_UNTRACKED),
+        fused_tuning: fused_runs
+            .then(|| sys.parts[0].lowered.fused_tuning)
+            .flatten(),
         fused_config: fused_runs
             .then(|| sys.parts[0].lowered.fused_tuning)
             .flatten()

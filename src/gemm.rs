@@ -307,26 +307,50 @@ fn made_once(
     Ok(cell.get_or_init(|| p))
 }
 
-/// Fused mode's put: `T3_FUSED_PUT` = store | coherent | atomic | cas | auto. store: tiles stored
-/// plainly behind the gates as relaxed atomic stores (faster than coherent on most TP-8 presets
-/// with the triggering epilogue: see BENCHMARKS.md). coherent = a `@coherent` output
-/// where the adapter has MEMORY_DECORATION_COHERENT (16-byte stores and loads: 4x fewer operations
-/// for the spares that move the pieces), atomic = native f32 atomic adds
-/// (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds: variants one device run can time beside
-/// each other. Unset or auto: coherent where it can be and the multiprocessors are known (fused mode's
+/// Fused mode's put as the caller chooses it (`T3_FUSED_PUT` at the binary's edge): store | coherent
+/// | atomic | cas | auto. store: tiles stored plainly behind the gates as relaxed atomic stores
+/// (faster than coherent on most TP-8 presets with the triggering epilogue: see BENCHMARKS.md).
+/// coherent = a `@coherent` output where the adapter has MEMORY_DECORATION_COHERENT (16-byte stores
+/// and loads: 4x fewer operations for the spares that move the pieces), atomic = native f32 atomic
+/// adds (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds: variants one device run can time
+/// beside each other. Auto: coherent where it can be and the multiprocessors are known (fused mode's
 /// paying defaults, `FusedTuning::paying`), else store.
-pub fn fused_put(gpu: &Gpu) -> Result<Put> {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FusedPut {
+    #[default]
+    Auto,
+    Store,
+    Coherent,
+    Atomic,
+    Cas,
+}
+
+impl FusedPut {
+    /// Its word (`T3_FUSED_PUT`'s value).
+    pub fn name(self) -> &'static str {
+        match self {
+            FusedPut::Auto => "auto",
+            FusedPut::Store => "store",
+            FusedPut::Coherent => "coherent",
+            FusedPut::Atomic => "atomic",
+            FusedPut::Cas => "cas",
+        }
+    }
+}
+
+/// The put `choice` gives on `gpu` (an error where the adapter lacks what it needs).
+pub fn fused_put(gpu: &Gpu, choice: FusedPut) -> Result<Put> {
     let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
     let coherent = gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT);
-    match std::env::var("T3_FUSED_PUT").as_deref() {
-        Ok("coherent") if coherent => Ok(Put::CoherentWindows),
-        Err(_) | Ok("") | Ok("auto") if coherent && gpu.sms.is_some() => Ok(Put::CoherentWindows),
-        Err(_) | Ok("") | Ok("auto") | Ok("store") => Ok(Put::StoreWindows),
-        Ok("cas") => Ok(Put::CasWindows),
-        Ok("atomic") if atomic => Ok(Put::AtomicWindows),
-        Ok(v) => Err(Error::invalid(
+    match choice {
+        FusedPut::Coherent if coherent => Ok(Put::CoherentWindows),
+        FusedPut::Auto if coherent && gpu.sms.is_some() => Ok(Put::CoherentWindows),
+        FusedPut::Auto | FusedPut::Store => Ok(Put::StoreWindows),
+        FusedPut::Cas => Ok(Put::CasWindows),
+        FusedPut::Atomic if atomic => Ok(Put::AtomicWindows),
+        FusedPut::Coherent | FusedPut::Atomic => Err(Error::invalid(
             "T3_FUSED_PUT",
-            v,
+            choice.name(),
             match (coherent, atomic) {
                 (true, true) => "coherent, store, atomic, cas or auto",
                 (true, false) => "coherent, store, cas or auto (no SHADER_FLOAT32_ATOMIC here)",
@@ -468,6 +492,16 @@ impl GemmKernel {
     /// entry point, with fused mode's spares and the persistent grid, is shaders/gemm/jobs.wgsl's);
     /// every GEMM test and benchmark then runs the experiment.
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
+        Self::with_put(gpu, dtype, engine, FusedPut::Auto)
+    }
+
+    /// As [`GemmKernel::with`], fused mode's put chosen by `put`.
+    pub fn with_put(
+        gpu: &Gpu,
+        dtype: Dtype,
+        engine: Option<Engine>,
+        put: FusedPut,
+    ) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
         let src = match std::env::var(&knob) {
@@ -523,7 +557,7 @@ impl GemmKernel {
                 ],
             )
         };
-        let fused_put = fused_put(gpu)?;
+        let fused_put = fused_put(gpu, put)?;
         let fv = variant(fused_put, Epilogue::Fused);
         let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
         // Trusted, as every GEMM (naga's bounds checks slow the fused GEMM markedly): the

@@ -24,12 +24,13 @@ fn main() -> ExitCode {
     // Anchors the clock every timing sample is stamped with (seconds since process start).
     t3_wgpu::stats::since_start();
     let cli = Cli::parse();
-    // Every environment variable, checked before any command starts.
-    let checked = t3_wgpu::settings::check_environment(&cli::run::gpu_options(&cli.gpu))
-        .map(|warnings| warnings.iter().for_each(|w| note!("{w}")));
-    match checked
+    // Every environment variable, checked (and those the commands take, parsed) once here, before
+    // any command starts: nothing below the binary reads them.
+    let env = t3_wgpu::settings::check_environment(&cli::run::gpu_options(&cli.gpu))
+        .inspect(|env| env.warnings.iter().for_each(|w| note!("{w}")));
+    match env
         .map_err(anyhow::Error::from)
-        .and_then(|()| dispatch(&cli))
+        .and_then(|env| dispatch(&cli, &env))
     {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of a pipe stopped reading: nothing is wrong, and nothing is left to say.

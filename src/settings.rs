@@ -3,7 +3,12 @@
 
 use std::time::Duration;
 
+use crate::config::fused::{
+    FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB, MIN_WINDOW,
+};
+pub use crate::config::host::{HostGrain, HostOptions, HostWait};
 use crate::error::{Error, Result};
+use crate::gemm::FusedPut;
 use crate::gpu::GpuOptions;
 
 /// Backend names `--backend` and WGPU_BACKEND accept, as a comma list (wgpu's spellings too).
@@ -79,39 +84,19 @@ pub fn env_timeout() -> Result<Option<Duration>> {
 /// Most submissions the host trigger loop may keep queued per device.
 pub const MAX_IN_FLIGHT: usize = 16;
 
-/// Submissions host mode keeps queued per device: T3_HOST_IN_FLIGHT (1 to [`MAX_IN_FLIGHT`]), else
-/// `default`. A knob for the pipeline's depth against step delay: 1 makes every decision wait for the
-/// device (its idle time per GEMM stage is the loop's turnaround), which pays only where stages are
-/// long; more than 2 hides slower decisions but delays steps by a stage each.
-pub fn host_in_flight(default: usize) -> Result<usize> {
-    Ok(env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?.unwrap_or(default))
+/// Submissions host mode keeps queued per device: T3_HOST_IN_FLIGHT (1 to [`MAX_IN_FLIGHT`]; None
+/// where unset: `HostOptions::in_flight`).
+pub fn host_in_flight() -> Result<Option<usize>> {
+    env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)
 }
 
-/// How much GEMM work the host trigger loop puts in one submission (its counters come back only when
-/// the submission completes, so this is the trigger's grain).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HostGrain {
-    /// One chunk per rank: a stage of several chunks per rank goes in several submissions, so the
-    /// first chunks' steps go while the rest of the stage computes (T3's chunk-granular trigger).
-    Chunk,
-    /// A whole stage (every chunk its ranks produce for one step of the schedule) per submission:
-    /// fewer, fuller submissions; a chunk's steps wait for its whole stage.
-    Stage,
-}
-
-/// T3_HOST_GRAIN = chunk | stage | auto; unset or auto: stage, on one device or several (an invalid
-/// value is an error naming it). A stage's chunks side by side fill the GPU and its steps ride in the
-/// same passes, while a chunk per submission multiplies the submissions and runs each chunk's GEMM
-/// alone: on one GPU host mode then falls well behind sequential, and across devices, where a
-/// zero-copy chunk's transfer takes SMs beside the next chunk's GEMM, chunk grain falls below
-/// sequential on the long GEMMs where stage grain does not (see BENCHMARKS.md). `several` says
-/// whether the run spans devices (kept for callers; both take stage grain).
-pub fn host_grain(several: bool) -> Result<HostGrain> {
-    let _ = several;
+/// T3_HOST_GRAIN = chunk | stage | auto (None where unset or auto: `HostOptions::grain`); an
+/// invalid value is an error naming it.
+pub fn host_grain() -> Result<Option<HostGrain>> {
     match env("T3_HOST_GRAIN")?.as_deref().map(str::trim) {
-        None | Some("auto") => Ok(HostGrain::Stage),
-        Some("chunk") => Ok(HostGrain::Chunk),
-        Some("stage") => Ok(HostGrain::Stage),
+        None | Some("auto") => Ok(None),
+        Some("chunk") => Ok(Some(HostGrain::Chunk)),
+        Some("stage") => Ok(Some(HostGrain::Stage)),
         Some(v) => Err(Error::invalid(
             "T3_HOST_GRAIN",
             format!("'{v}'"),
@@ -120,34 +105,29 @@ pub fn host_grain(several: bool) -> Result<HostGrain> {
     }
 }
 
-/// How the host trigger loop waits for its devices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HostWait {
-    /// Non-blocking polls back to back (one host core busy): sees a completion within microseconds.
-    Spin,
-    /// Blocked in the driver on one device (polls 20 µs apart on several): on the H200 the blocked
-    /// wait returns up to hundreds of µs after the GPU finishes, and every such delay is a step
-    /// triggered that much later.
-    Block,
-}
-
-/// T3_HOST_WAIT (`spin` or `block`), else spin on GPUs and block on CPU adapters, whose cores the
-/// spinning thread would take from the device itself.
-pub fn host_wait(cpu_adapter: bool) -> Result<HostWait> {
+/// T3_HOST_WAIT, `spin` or `block` (None where unset: `HostOptions::wait`).
+pub fn host_wait() -> Result<Option<HostWait>> {
     match env("T3_HOST_WAIT")?.as_deref().map(str::trim) {
-        None => Ok(if cpu_adapter {
-            HostWait::Block
-        } else {
-            HostWait::Spin
-        }),
-        Some("spin") => Ok(HostWait::Spin),
-        Some("block") => Ok(HostWait::Block),
+        None => Ok(None),
+        Some("spin") => Ok(Some(HostWait::Spin)),
+        Some("block") => Ok(Some(HostWait::Block)),
         Some(v) => Err(Error::invalid(
             "T3_HOST_WAIT",
             format!("'{v}'"),
             "spin or block",
         )),
     }
+}
+
+/// The host trigger loop's knobs from T3_HOST_IN_FLIGHT, T3_HOST_GRAIN, T3_HOST_WAIT and
+/// T3_COPY_THREADS.
+pub fn host_options() -> Result<HostOptions> {
+    Ok(HostOptions {
+        in_flight: host_in_flight()?,
+        grain: host_grain()?,
+        wait: host_wait()?,
+        copy_threads: copy_threads()?,
+    })
 }
 
 /// A count from the environment variable `name`, 1 to `max`; None where it is unset.
@@ -165,14 +145,10 @@ pub(crate) fn env_count(name: &'static str, max: usize) -> Result<Option<usize>>
     }
 }
 
-/// Threads each link's copies run on (its copy lane): T3_COPY_THREADS (1 to the pool's maximum), else 8
-/// or the host's cores if fewer (one thread copies at about a third of the rate that 4 or more
-/// reach); unset, with `links` lanes copying at once, the host's cores are shared out among them
-/// (at least one each), so many links do not start threads by the hundred.
-pub fn copy_threads(links: usize) -> Result<usize> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let share = (cores / links.max(1)).max(1);
-    Ok(env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?.unwrap_or(8.min(share)))
+/// Threads each link's copies run on (its copy lane): T3_COPY_THREADS (1 to the pool's maximum; None
+/// where unset: `HostOptions::copy_threads`).
+pub fn copy_threads() -> Result<Option<usize>> {
+    env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)
 }
 
 pub fn backends(opts: &GpuOptions) -> Result<wgpu::Backends> {
@@ -250,23 +226,33 @@ const OTHERS: [&str; 7] = [
     "T3_COOP_VARIANT",
 ];
 
-/// Largest count a fused-mode knob takes (src/lower/fused.rs, `FusedTuning::from_env`).
-const MAX_FUSED_KNOB: u64 = 1 << 20;
-
-/// A word from `words`, or a whole number in `lo..=hi`, for the knob `name`.
-fn word_or_count(name: &'static str, words: &[&str], (lo, hi): (u64, u64)) -> Result<()> {
-    let Some(v) = env(name)? else { return Ok(()) };
-    if v.is_empty() || words.contains(&v.as_str()) {
-        return Ok(());
+/// A fused knob `name`: None where unset or empty, `Some(Err(word))` for one of `words`, else
+/// `Some(Ok(n))` for a whole number in `lo..=hi` (anything else is refused naming it).
+fn word_or_count(
+    name: &'static str,
+    words: &[&'static str],
+    (lo, hi): (u32, u32),
+) -> Result<Option<std::result::Result<u32, &'static str>>> {
+    let Some(v) = env(name)? else { return Ok(None) };
+    if v.is_empty() {
+        return Ok(None);
     }
-    match v.parse::<u64>() {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(()),
+    if let Some(w) = words.iter().find(|w| **w == v) {
+        return Ok(Some(Err(*w)));
+    }
+    match v.parse::<u32>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(Some(Ok(n))),
         _ => Err(Error::invalid(
             name,
             format!("'{v}'"),
             format!("{} or a whole number from {lo} to {hi}", words.join(", ")),
         )),
     }
+}
+
+/// A fused count `name`: None where unset, empty or `word` (its default), else the number.
+fn count(name: &'static str, word: &'static str, range: (u32, u32)) -> Result<Option<u32>> {
+    Ok(word_or_count(name, &[word], range)?.and_then(|c| c.ok()))
 }
 
 /// One of `words` (or empty: the default) for the knob `name`; returns the value.
@@ -281,11 +267,144 @@ fn one_of(name: &'static str, words: &[&str]) -> Result<Option<String>> {
     }
 }
 
+/// Fused mode's knobs from `T3_FUSED_*` and `T3_ALIAS` (docs/environment.md), each unset (or
+/// empty, or its default's word) left to its default; an invalid value, or a combination that the
+/// environment alone rules out (the others depend on the adapter), is a usage error naming it.
+/// Fused mode's put (`T3_FUSED_PUT`, unset or empty: auto) comes with them, checked in the
+/// variables' order.
+pub fn fused_options() -> Result<(FusedOptions, FusedPut)> {
+    let alias = one_of("T3_ALIAS", &["0", "off", "1", "on"])?;
+    let alias = !matches!(alias.as_deref(), Some("0" | "off"));
+    let put = fused_put()?;
+    let m = MAX_KNOB;
+    let pieces = match word_or_count("T3_FUSED_PIECES", &["link"], (1, m))? {
+        None => Pieces::Auto,
+        Some(Err(_)) => Pieces::Link,
+        Some(Ok(n)) => Pieces::Count(n),
+    };
+    let spares = count("T3_FUSED_SPARES", "auto", (0, m))?;
+    let polls = count("T3_FUSED_POLLS", "default", (0, m))?;
+    let window = count("T3_FUSED_WINDOW", "default", (MIN_WINDOW, u32::MAX))?;
+    // `off` is a grid of none (0), which the paying defaults do not override.
+    let grid = word_or_count("T3_FUSED_GRID", &["off"], (0, m))?.map(|g| g.unwrap_or(0));
+    let pause = count("T3_FUSED_PAUSE", "auto", (0, m))?;
+    let dispatch = one_of("T3_FUSED_SPARE_DISPATCH", &["auto", "gemm", "own"])?;
+    let help = one_of("T3_FUSED_HELP", &["always", "idle", "never"])?;
+    let trigger = one_of("T3_FUSED_TRIGGER", &["auto", "epilogue", "spares"])?;
+    let at = one_of("T3_FUSED_SPARES_AT", &["auto", "after", "before"])?;
+    let land = one_of("T3_FUSED_LAND", &["auto", "on", "off"])?;
+    let options = FusedOptions {
+        pieces,
+        spares,
+        polls,
+        window,
+        grid,
+        pause,
+        spare_dispatch: match dispatch.as_deref() {
+            Some("gemm") => Some(SpareDispatch::Gemm),
+            Some("own") => Some(SpareDispatch::Own),
+            _ => None,
+        },
+        help: match help.as_deref() {
+            Some("idle") => Help::Idle,
+            Some("never") => Help::Never,
+            _ => Help::Always,
+        },
+        trigger: match trigger.as_deref() {
+            Some("epilogue") => Some(Trigger::Epilogue),
+            Some("spares") => Some(Trigger::Spares),
+            _ => None,
+        },
+        spares_first: match at.as_deref() {
+            Some("after") => Some(false),
+            Some("before") => Some(true),
+            _ => None,
+        },
+        land: match land.as_deref() {
+            Some("on") => Some(true),
+            Some("off") => Some(false),
+            _ => None,
+        },
+        alias,
+    };
+    // The combinations that the environment alone rules out (the others depend on the adapter).
+    let own = options.spare_dispatch == Some(SpareDispatch::Own);
+    let gemm = options.spare_dispatch == Some(SpareDispatch::Gemm);
+    let refuse = |name: &'static str, v: &Option<String>, bound: &str| {
+        Err(Error::invalid(
+            name,
+            format!("'{}'", v.as_deref().unwrap_or_default()),
+            bound,
+        ))
+    };
+    if options.help == Help::Never && (!own || alias) {
+        return refuse(
+            "T3_FUSED_HELP",
+            &help,
+            "always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)",
+        );
+    }
+    if options.trigger == Some(Trigger::Spares) && gemm {
+        return refuse(
+            "T3_FUSED_TRIGGER",
+            &trigger,
+            "epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)",
+        );
+    }
+    if options.spares_first == Some(true) && (gemm || !alias) {
+        return refuse(
+            "T3_FUSED_SPARES_AT",
+            &at,
+            "after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)",
+        );
+    }
+    if options.land == Some(true) && options.trigger == Some(Trigger::Epilogue) {
+        return refuse(
+            "T3_FUSED_LAND",
+            &land,
+            "off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)",
+        );
+    }
+    Ok((options, put))
+}
+
+/// Fused mode's put from `T3_FUSED_PUT` (unset or empty: auto).
+fn fused_put() -> Result<FusedPut> {
+    Ok(
+        match one_of(
+            "T3_FUSED_PUT",
+            &["auto", "store", "coherent", "atomic", "cas"],
+        )?
+        .as_deref()
+        {
+            Some("store") => FusedPut::Store,
+            Some("coherent") => FusedPut::Coherent,
+            Some("atomic") => FusedPut::Atomic,
+            Some("cas") => FusedPut::Cas,
+            _ => FusedPut::Auto,
+        },
+    )
+}
+
+/// What the binary's environment sets, read once at its edge ([`check_environment`]) and handed to
+/// the commands as values: nothing below the binary reads these variables.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    /// The host trigger loop's knobs (`T3_HOST_*`): each command's `Config::host`.
+    pub host: HostOptions,
+    /// Fused mode's knobs (`T3_FUSED_*` but the put, `T3_ALIAS`): each command's `Config::fused`.
+    pub fused: FusedOptions,
+    /// Fused mode's put (`T3_FUSED_PUT`), chosen when the kernels are made.
+    pub fused_put: FusedPut,
+    /// Warnings of `T3_*` variables that nothing reads (a typo, or a retired knob).
+    pub warnings: Vec<String>,
+}
+
 /// Every environment variable the binary reads, checked once before any GPU work with the rules of
 /// the flag or reader that uses it (`opts`: a flag given wins over its variable, which is then not
-/// read). An invalid value, or one that is not UTF-8, is a usage error naming the variable; the
-/// returned lines warn of `T3_*` variables that nothing reads (a typo, or a retired knob).
-pub fn check_environment(opts: &GpuOptions) -> Result<Vec<String>> {
+/// read), and those the commands take as values parsed. An invalid value, or one that is not UTF-8,
+/// is a usage error naming the variable; the warnings name `T3_*` variables that nothing reads.
+pub fn check_environment(opts: &GpuOptions) -> Result<Environment> {
     if opts.timeout.is_none() {
         env_timeout()?;
     }
@@ -294,70 +413,12 @@ pub fn check_environment(opts: &GpuOptions) -> Result<Vec<String>> {
     }
     name_filter(opts)?;
     power(opts)?;
-    env_count("T3_HOST_IN_FLIGHT", MAX_IN_FLIGHT)?;
-    host_grain(false)?;
-    host_wait(false)?;
-    env_count("T3_COPY_THREADS", crate::hostlink::MAX_COPY_THREADS)?;
+    let host = host_options()?;
     env_count("T3_SMS", crate::sms::MAX_SMS)?;
-    let alias = one_of("T3_ALIAS", &["0", "off", "1", "on"])?;
-    let alias_on = !matches!(alias.as_deref(), Some("0" | "off"));
     for path in ["T3_SIMT_WGSL", "T3_COOP_WGSL"] {
         env(path)?;
     }
-    one_of(
-        "T3_FUSED_PUT",
-        &["auto", "store", "coherent", "atomic", "cas"],
-    )?;
-    let m = MAX_FUSED_KNOB;
-    word_or_count("T3_FUSED_PIECES", &["link"], (1, m))?;
-    word_or_count("T3_FUSED_SPARES", &["auto"], (0, m))?;
-    word_or_count("T3_FUSED_POLLS", &["default"], (0, m))?;
-    word_or_count("T3_FUSED_WINDOW", &["default"], (256, u32::MAX as u64))?;
-    word_or_count("T3_FUSED_GRID", &["off"], (0, m))?;
-    word_or_count("T3_FUSED_PAUSE", &["auto"], (0, m))?;
-    let dispatch = one_of("T3_FUSED_SPARE_DISPATCH", &["auto", "gemm", "own"])?;
-    let help = one_of("T3_FUSED_HELP", &["always", "idle", "never"])?;
-    let trigger = one_of("T3_FUSED_TRIGGER", &["auto", "epilogue", "spares"])?;
-    let at = one_of("T3_FUSED_SPARES_AT", &["auto", "after", "before"])?;
-    let land = one_of("T3_FUSED_LAND", &["auto", "on", "off"])?;
-    // The combinations that the environment alone rules out (the others depend on the adapter).
-    let own = dispatch.as_deref() == Some("own");
-    let gemm = dispatch.as_deref() == Some("gemm");
-    let refuse = |name: &'static str, v: &Option<String>, bound: &str| {
-        Err(Error::invalid(
-            name,
-            format!("'{}'", v.as_deref().unwrap_or_default()),
-            bound,
-        ))
-    };
-    if help.as_deref() == Some("never") && (!own || alias_on) {
-        return refuse(
-            "T3_FUSED_HELP",
-            &help,
-            "always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)",
-        );
-    }
-    if trigger.as_deref() == Some("spares") && gemm {
-        return refuse(
-            "T3_FUSED_TRIGGER",
-            &trigger,
-            "epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)",
-        );
-    }
-    if at.as_deref() == Some("before") && (gemm || !alias_on) {
-        return refuse(
-            "T3_FUSED_SPARES_AT",
-            &at,
-            "after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)",
-        );
-    }
-    if land.as_deref() == Some("on") && trigger.as_deref() == Some("epilogue") {
-        return refuse(
-            "T3_FUSED_LAND",
-            &land,
-            "off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)",
-        );
-    }
+    let (fused, fused_put) = fused_options()?;
     let mut warnings = Vec::new();
     for (k, _) in std::env::vars_os() {
         let Some(k) = k.to_str() else { continue };
@@ -368,7 +429,12 @@ pub fn check_environment(opts: &GpuOptions) -> Result<Vec<String>> {
             ));
         }
     }
-    Ok(warnings)
+    Ok(Environment {
+        host,
+        fused,
+        fused_put,
+        warnings,
+    })
 }
 
 /// The kernel files `T3_SIMT_WGSL` and `T3_COOP_WGSL` name: inputs of every command that builds

@@ -159,6 +159,8 @@ mod tests {
             dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
+            fused: Default::default(),
+            host: Default::default(),
             step_lead: crate::config::StepLead::Auto,
         }
     }

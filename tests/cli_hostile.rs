@@ -246,6 +246,8 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
         ("T3_FUSED_POLLS", "-1"),
         ("T3_FUSED_WINDOW", "0"),
         ("T3_FUSED_GRID", "x"),
+        ("T3_FUSED_PAUSE", "soon"),
+        ("T3_FUSED_PAUSE", "1048577"),
         ("T3_FUSED_HELP", "x"),
         ("T3_FUSED_TRIGGER", " epilogue"),
         ("T3_FUSED_LAND", "x"),

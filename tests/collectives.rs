@@ -39,6 +39,8 @@ fn run_typed(
             // results must not change (the GEMM grid: `gemm_grid_covers_every_tile`).
             arbitrate: chunks.is_multiple_of(2).then_some(2),
             gemm_grid: None,
+            fused: Default::default(),
+            host: Default::default(),
             step_lead: if chunks.is_multiple_of(2) {
                 StepLead::Auto
             } else {
@@ -144,6 +146,8 @@ fn gemm_grid_covers_every_tile() {
                     dtype,
                     arbitrate: None,
                     gemm_grid: Some(grid),
+                    fused: Default::default(),
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 },
                 &["sequential", "host", "encoded", "fused"],
@@ -176,6 +180,8 @@ fn step_lead_reorders_gemm_ops() {
                     dtype: Dtype::F32,
                     arbitrate: None,
                     gemm_grid: None,
+                    fused: Default::default(),
+                    host: Default::default(),
                     step_lead: lead,
                 },
                 &["encoded", "host"],
@@ -253,6 +259,8 @@ fn steps_over_chunks_of_many_strides() {
                 dtype: Dtype::F32,
                 arbitrate: None,
                 gemm_grid: None,
+                fused: Default::default(),
+                host: Default::default(),
                 step_lead: StepLead::Auto,
             };
             run_config(config, &["sequential", "host", "encoded"]);
@@ -371,6 +379,8 @@ fn timelines_are_ordered_and_complete() {
             dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
+            fused: Default::default(),
+            host: Default::default(),
             step_lead: StepLead::Auto,
         };
         let mut sys = System::new(gpu, &kernels, config).unwrap();
@@ -485,6 +495,8 @@ fn host_loop_at_every_pipeline_depth() {
                     dtype: Dtype::F32,
                     arbitrate: None,
                     gemm_grid: None,
+                    fused: Default::default(),
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 };
                 let host = Host {

@@ -28,6 +28,8 @@ fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: Re
         dtype: Dtype::F32,
         arbitrate: chunks.is_multiple_of(2).then_some(2),
         gemm_grid: None,
+        fused: Default::default(),
+        host: Default::default(),
         step_lead: StepLead::Auto,
     }
 }

@@ -1,8 +1,8 @@
 //! Fused mode's variants (src/lower/fused.rs: pieces per transfer, spare workgroups, their poll
 //! budget, the output split over two binding windows; plain stores behind the gates, `@coherent`
 //! or relaxed atomic, CAS or native atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32
-//! and f16 operands, equal to the f64 reference with every tracker at its threshold. Its own test binary:
-//! the variants are environment knobs, set here per case with no other test reading them.
+//! and f16 operands, equal to the f64 reference with every tracker at its threshold. Each case sets
+//! the variant in its config (`Config::fused`) and the put in its kernels.
 //! T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
 
 mod common;
@@ -10,7 +10,9 @@ mod common;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestRunner};
 
+use t3_wgpu::config::fused::{FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB};
 use t3_wgpu::experiment::{check, Verify};
+use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::modes::{Config, Fused, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
@@ -27,23 +29,18 @@ fn every_fused_variant_matches_reference() {
     // The fused put is chosen when the kernels are made: relaxed atomic stores, CAS and native
     // atomic adds (where the adapter has them), `@coherent` plain stores beside the default, relaxed
     // atomic stores.
-    let put_kernels = |put: &str| {
-        std::env::set_var("T3_FUSED_PUT", put);
-        let k = Kernels::new(gpu).ok();
-        std::env::remove_var("T3_FUSED_PUT");
-        k
-    };
+    let put_kernels = |put| Kernels::with_put(gpu, Dtype::F32, None, put).ok();
     assert_eq!(f32_kernels.gemm.fused_put, Put::StoreWindows);
     // Every Vulkan adapter (lavapipe too) has MEMORY_DECORATION_COHERENT.
-    let coherent_kernels = put_kernels("coherent");
+    let coherent_kernels = put_kernels(FusedPut::Coherent);
     if gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT) {
         assert_eq!(
             coherent_kernels.as_ref().map(|k| k.gemm.fused_put),
             Some(Put::CoherentWindows)
         );
     }
-    let cas_kernels = put_kernels("cas").unwrap();
-    let atomic_kernels = put_kernels("atomic");
+    let cas_kernels = put_kernels(FusedPut::Cas).unwrap();
+    let atomic_kernels = put_kernels(FusedPut::Atomic);
     bad_knob_is_named(gpu, &f32_kernels);
     spares_move_every_piece(gpu, &f32_kernels);
     spares_first_beside_runs_of_ranks(gpu, &f32_kernels, f16_kernels.as_ref());
@@ -85,50 +82,75 @@ fn every_fused_variant_matches_reference() {
     runner
         .run(
             &strategy,
-            |((m, n, k), ranks, chunks, coll, link, pieces, spares, polls, window, (at, grid), seed)| {
+            |(
+                (m, n, k),
+                ranks,
+                chunks,
+                coll,
+                link,
+                pieces,
+                spares,
+                polls,
+                window,
+                (at, grid),
+                seed,
+            )| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
                 let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 5) {
                     (Some(k), _, 0) => (Dtype::F16, k),
                     (_, _, 1) => (Dtype::F32, &cas_kernels),
                     (_, Some(k), 2) => (Dtype::F32, k),
-                    (_, _, 3) => (Dtype::F32, coherent_kernels.as_ref().unwrap_or(&f32_kernels)),
+                    (_, _, 3) => (
+                        Dtype::F32,
+                        coherent_kernels.as_ref().unwrap_or(&f32_kernels),
+                    ),
                     _ => (Dtype::F32, &f32_kernels),
                 };
-                let knob = |v: Option<u32>, auto: &str| v.map_or(auto.into(), |x| x.to_string());
                 let pieces = (pieces > 0).then_some(pieces);
-                std::env::set_var("T3_FUSED_PIECES", knob(pieces, "link"));
-                std::env::set_var("T3_FUSED_POLLS", knob(polls, "default"));
-                std::env::set_var("T3_FUSED_WINDOW", knob(window, "default"));
+                use {
+                    Help::*,
+                    SpareDispatch::{Gemm, Own},
+                    Trigger::*,
+                };
                 let (dispatch, alias, help, trigger, first) = match at {
-                    0 => ("gemm", "1", "always", "epilogue", "after"),
-                    1 => ("own", "1", "always", "epilogue", "after"),
-                    2 => ("gemm", "1", "idle", "epilogue", "after"),
-                    3 => ("own", "1", "idle", "epilogue", "after"),
-                    4 => ("own", "0", "never", "epilogue", "after"),
-                    5 => ("own", "1", "always", "spares", "after"),
-                    6 => ("own", "0", "always", "spares", "after"),
-                    _ => ("own", "1", "always", "spares", "before"),
+                    0 => (Gemm, true, Always, Epilogue, false),
+                    1 => (Own, true, Always, Epilogue, false),
+                    2 => (Gemm, true, Idle, Epilogue, false),
+                    3 => (Own, true, Idle, Epilogue, false),
+                    4 => (Own, false, Never, Epilogue, false),
+                    5 => (Own, true, Always, Spares, false),
+                    6 => (Own, false, Always, Spares, false),
+                    _ => (Own, true, Always, Spares, true),
                 };
                 // Spares first beside a GEMM of a workgroup per tile, as the defaults run them.
-                let grid = if first == "before" && seed % 2 == 0 { 0 } else { grid };
-                std::env::set_var("T3_FUSED_GRID", grid.to_string());
-                std::env::set_var("T3_FUSED_SPARES_AT", first);
+                let grid = if first && seed % 2 == 0 { 0 } else { grid };
                 // No help needs a spare to do the work.
-                let spares = if help == "never" { spares.map(|s| s.max(1)) } else { spares };
-                std::env::set_var("T3_FUSED_SPARES", knob(spares, "auto"));
-                std::env::set_var("T3_FUSED_SPARE_DISPATCH", dispatch);
-                std::env::set_var("T3_ALIAS", alias);
-                std::env::set_var("T3_FUSED_HELP", help);
-                std::env::set_var("T3_FUSED_TRIGGER", trigger);
+                let spares = if help == Never {
+                    spares.map(|s| s.max(1))
+                } else {
+                    spares
+                };
                 // Idle spares pausing between polls (0: not), from the seed (the strategy's tuple
                 // is full).
                 let pause = [0u32, 3, 40][(seed / 7 % 3) as usize];
-                std::env::set_var("T3_FUSED_PAUSE", pause.to_string());
                 // Where the spares trigger, the ring's last hops land (the default) or reduce
                 // behind their gates, from the seed.
-                let land = if trigger == "spares" && seed / 21 % 3 == 0 { "off" } else { "auto" };
-                std::env::set_var("T3_FUSED_LAND", land);
+                let land = (trigger == Spares && seed / 21 % 3 == 0).then_some(false);
+                let fused = FusedOptions {
+                    pieces: pieces.map_or(Pieces::Link, Pieces::Count),
+                    spares,
+                    polls,
+                    pause: Some(pause),
+                    window,
+                    grid: Some(grid),
+                    spare_dispatch: Some(dispatch),
+                    help,
+                    trigger: Some(trigger),
+                    spares_first: Some(first),
+                    land,
+                    alias,
+                };
                 let config = Config {
                     shape: Shape::new(m, n, k).unwrap(),
                     ranks,
@@ -143,11 +165,11 @@ fn every_fused_variant_matches_reference() {
                     dtype,
                     arbitrate: None,
                     gemm_grid: None,
+                    fused,
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 };
-                let what = format!(
-                    "{config:?} pieces {pieces:?} spares {spares:?} polls {polls:?} pause {pause} land {land} window {window:?} spares in {dispatch} ({first}; alias {alias}, help {help}, trigger {trigger}) grid {grid} seed {seed}"
-                );
+                let what = format!("{config:?} seed {seed}");
                 let mut sys = System::new(gpu, kernels, config).unwrap();
                 prop_assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
                 let inputs =
@@ -200,20 +222,19 @@ fn spares_first_beside_runs_of_ranks(
                 dtype,
                 arbitrate: None,
                 gemm_grid: None,
+                fused: FusedOptions {
+                    spare_dispatch: Some(SpareDispatch::Own),
+                    trigger: Some(Trigger::Spares),
+                    spares_first: Some(true),
+                    grid: Some(0),
+                    spares: Some(3),
+                    window: Some(window),
+                    pause: Some(5),
+                    ..FusedOptions::default()
+                },
+                host: Default::default(),
                 step_lead: StepLead::Auto,
             };
-            let window = window.to_string();
-            for (k, v) in [
-                ("T3_FUSED_SPARE_DISPATCH", "own"),
-                ("T3_FUSED_TRIGGER", "spares"),
-                ("T3_FUSED_SPARES_AT", "before"),
-                ("T3_FUSED_GRID", "0"),
-                ("T3_FUSED_SPARES", "3"),
-                ("T3_FUSED_WINDOW", window.as_str()),
-                ("T3_FUSED_PAUSE", "5"),
-            ] {
-                std::env::set_var(k, v);
-            }
             let mut sys = System::new(gpu, kernels, config).unwrap();
             assert!(Fused.skip_reason(&sys).is_none());
             let seed = 40 + (3 * i + j) as u64;
@@ -229,31 +250,19 @@ fn spares_first_beside_runs_of_ranks(
             );
         }
     }
-    for k in [
-        "T3_FUSED_SPARE_DISPATCH",
-        "T3_FUSED_TRIGGER",
-        "T3_FUSED_SPARES_AT",
-        "T3_FUSED_GRID",
-        "T3_FUSED_SPARES",
-        "T3_FUSED_WINDOW",
-        "T3_FUSED_PAUSE",
-    ] {
-        std::env::remove_var(k);
-    }
 }
 
 /// Spares of their own (64 invocations, four turns per 256-lane row of a piece) do every transfer
 /// on chunks long enough that each invocation takes many rows, a partial last one included, of
 /// copies (all-gather) and reduces: where the GEMM's workgroups never help and the spares run after
 /// the GEMM, and where the GEMM only counts its tiles and, with no spares beside it, the finisher
-/// after it triggers and moves everything (`T3_FUSED_TRIGGER=spares`): equal to the f64 reference
-/// (run inside the one test: the knobs are process-wide).
+/// after it triggers and moves everything (the spares' trigger): equal to the f64 reference.
 fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     for (collective, seed, trigger, spares) in [
-        (Collective::AllReduce, 11u64, "epilogue", "1"),
-        (Collective::ReduceScatter, 12, "epilogue", "1"),
-        (Collective::AllReduce, 13, "spares", "0"),
-        (Collective::ReduceScatter, 14, "spares", "0"),
+        (Collective::AllReduce, 11u64, Trigger::Epilogue, 1),
+        (Collective::ReduceScatter, 12, Trigger::Epilogue, 1),
+        (Collective::AllReduce, 13, Trigger::Spares, 0),
+        (Collective::ReduceScatter, 14, Trigger::Spares, 0),
     ] {
         let config = Config {
             shape: Shape::new(40, 2100, 8).unwrap(),
@@ -265,18 +274,18 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
             dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
+            fused: FusedOptions {
+                spare_dispatch: Some(SpareDispatch::Own),
+                alias: false,
+                help: Help::Never,
+                spares: Some(spares),
+                pieces: Pieces::Count(1),
+                trigger: Some(trigger),
+                ..FusedOptions::default()
+            },
+            host: Default::default(),
             step_lead: StepLead::Auto,
         };
-        for (k, v) in [
-            ("T3_FUSED_SPARE_DISPATCH", "own"),
-            ("T3_ALIAS", "0"),
-            ("T3_FUSED_HELP", "never"),
-            ("T3_FUSED_SPARES", spares),
-            ("T3_FUSED_PIECES", "1"),
-            ("T3_FUSED_TRIGGER", trigger),
-        ] {
-            std::env::set_var(k, v);
-        }
         let mut sys = System::new(gpu, kernels, config).unwrap();
         assert!(Fused.skip_reason(&sys).is_none());
         let inputs = Inputs::random(
@@ -292,23 +301,13 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
         assert!(
             err <= 1e-5 && trackers_ok,
-            "{collective} (trigger {trigger}): rel error {err}, trackers {trackers_ok}"
+            "{collective} (trigger {trigger:?}): rel error {err}, trackers {trackers_ok}"
         );
-    }
-    for k in [
-        "T3_FUSED_SPARE_DISPATCH",
-        "T3_ALIAS",
-        "T3_FUSED_HELP",
-        "T3_FUSED_SPARES",
-        "T3_FUSED_PIECES",
-        "T3_FUSED_TRIGGER",
-    ] {
-        std::env::remove_var(k);
     }
 }
 
-/// A knob out of range skips fused mode with the knob named (run inside the one test: the knobs are
-/// process-wide).
+/// A knob out of range, or a combination this configuration cannot run, skips fused mode with the
+/// knob named (the environment variable that sets it at the binary's edge).
 fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     let config = Config {
         shape: Shape::new(8, 8, 8).unwrap(),
@@ -320,66 +319,79 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
+        fused: FusedOptions::default(),
+        host: Default::default(),
         step_lead: StepLead::Auto,
     };
-    std::env::set_var("T3_FUSED_PIECES", "0");
-    let sys = System::new(gpu, kernels, config.clone());
-    std::env::remove_var("T3_FUSED_PIECES");
-    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    let skip = |fused: FusedOptions| {
+        let sys = System::new(
+            gpu,
+            kernels,
+            Config {
+                fused,
+                ..config.clone()
+            },
+        );
+        Fused.skip_reason(&sys.unwrap())
+    };
+    let why = skip(FusedOptions {
+        pieces: Pieces::Count(0),
+        ..FusedOptions::default()
+    })
+    .unwrap();
     assert!(why.contains("T3_FUSED_PIECES"), "{why}");
-    // The pause: a count or auto, wherever the paying defaults do not apply too.
-    std::env::set_var("T3_FUSED_PAUSE", "soon");
-    let sys = System::new(gpu, kernels, config.clone());
-    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    // The pause: a count up to the knobs' bound, or auto (the default), wherever the paying
+    // defaults do not apply too.
+    let why = skip(FusedOptions {
+        pause: Some(MAX_KNOB + 1),
+        ..FusedOptions::default()
+    })
+    .unwrap();
     assert!(why.contains("T3_FUSED_PAUSE"), "{why}");
-    std::env::set_var("T3_FUSED_PAUSE", "auto");
-    let sys = System::new(gpu, kernels, config.clone());
-    std::env::remove_var("T3_FUSED_PAUSE");
-    assert_eq!(Fused.skip_reason(&sys.unwrap()), None);
+    assert_eq!(skip(FusedOptions::default()), None);
     // GEMM workgroups that leave every piece to spares which may run beside them (and give up).
-    std::env::set_var("T3_FUSED_HELP", "never");
-    let sys = System::new(gpu, kernels, config.clone());
-    std::env::remove_var("T3_FUSED_HELP");
-    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    let why = skip(FusedOptions {
+        help: Help::Never,
+        ..FusedOptions::default()
+    })
+    .unwrap();
     assert!(
         why.contains("T3_FUSED_HELP") && why.contains("T3_ALIAS=0"),
         "{why}"
     );
     // Spares before the GEMM on its own buffers: wgpu's barrier would hold the GEMM until they
     // gave up.
-    std::env::set_var("T3_FUSED_SPARE_DISPATCH", "own");
-    std::env::set_var("T3_ALIAS", "0");
-    std::env::set_var("T3_FUSED_SPARES_AT", "before");
-    let sys = System::new(gpu, kernels, config.clone());
-    for k in ["T3_FUSED_SPARE_DISPATCH", "T3_ALIAS", "T3_FUSED_SPARES_AT"] {
-        std::env::remove_var(k);
-    }
-    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    let why = skip(FusedOptions {
+        spare_dispatch: Some(SpareDispatch::Own),
+        alias: false,
+        spares_first: Some(true),
+        ..FusedOptions::default()
+    })
+    .unwrap();
     assert!(
         why.contains("T3_FUSED_SPARES_AT") && why.contains("T3_ALIAS=0"),
         "{why}"
     );
     // Spares that trigger need a dispatch of their own (none run in the watched GEMM's).
-    std::env::set_var("T3_FUSED_TRIGGER", "spares");
-    let sys = System::new(gpu, kernels, config.clone());
-    std::env::remove_var("T3_FUSED_TRIGGER");
-    let why = Fused.skip_reason(&sys.unwrap()).unwrap();
+    let why = skip(FusedOptions {
+        trigger: Some(Trigger::Spares),
+        ..FusedOptions::default()
+    })
+    .unwrap();
     assert!(
         why.contains("T3_FUSED_TRIGGER") && why.contains("T3_FUSED_SPARE_DISPATCH=own"),
         "{why}"
     );
-    // Only the spares that trigger land (the epilogue's trigger is the default here), and the
-    // knob is on or off.
-    for v in ["on", "soon"] {
-        std::env::set_var("T3_FUSED_LAND", v);
-        let sys = System::new(gpu, kernels, config.clone());
-        std::env::remove_var("T3_FUSED_LAND");
-        let why = Fused.skip_reason(&sys.unwrap()).unwrap();
-        assert!(
-            why.contains("T3_FUSED_LAND") && why.contains("T3_FUSED_TRIGGER=spares"),
-            "{v}: {why}"
-        );
-    }
+    // Only the spares that trigger land (the epilogue's trigger is the default here).
+    let why = skip(FusedOptions {
+        land: Some(true),
+        ..FusedOptions::default()
+    })
+    .unwrap();
+    assert!(
+        why.contains("T3_FUSED_LAND") && why.contains("T3_FUSED_TRIGGER=spares"),
+        "{why}"
+    );
 }
 
 /// The views src/alias.rs makes share their memory: what one dispatch-free write puts through one

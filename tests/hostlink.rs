@@ -420,6 +420,7 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         step_link: Link::Workgroups(4),
         want: Path::Mapped,
         stream_bytes: 3 << 20,
+        stream_threads: None,
     };
     let t = calibrate(&devices, &opts).unwrap();
     eprint!("{}", t.text());

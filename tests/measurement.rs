@@ -28,6 +28,8 @@ fn options(reps: usize) -> Options {
             dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
+            fused: Default::default(),
+            host: Default::default(),
             step_lead: StepLead::Auto,
         },
         modes: vec!["sequential".into(), "encoded".into(), "host".into()],

@@ -85,6 +85,8 @@ fn random_configurations_match_reference() {
                     dtype,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
+                    fused: Default::default(),
+                    host: Default::default(),
                     step_lead: if seed.is_multiple_of(2) {
                         StepLead::Auto
                     } else {
@@ -165,6 +167,8 @@ fn random_placements_on_several_devices_match_reference() {
                     dtype: Dtype::F32,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
+                    fused: Default::default(),
+                    host: Default::default(),
                     step_lead: StepLead::Auto,
                 };
                 let what = format!("{config:?} on {devices} devices, seed {seed}");

@@ -38,6 +38,8 @@ fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
         dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
+        fused: Default::default(),
+        host: Default::default(),
         step_lead: StepLead::Auto,
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use t3_wgpu::devices::DeviceSpec;
+use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::link;
 use t3_wgpu::modes::{Kernels, StepLead};
@@ -138,8 +139,9 @@ pub struct GemmArgs {
 }
 
 impl GemmArgs {
-    pub fn kernels(self, gpu: &Gpu) -> t3_wgpu::Result<Kernels> {
-        Kernels::with(gpu, self.dtype.0, self.gemm_kernel.0)
+    /// Its kernels on `gpu`, fused mode's put chosen by `put`.
+    pub fn kernels(self, gpu: &Gpu, put: FusedPut) -> t3_wgpu::Result<Kernels> {
+        Kernels::with_put(gpu, self.dtype.0, self.gemm_kernel.0, put)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod values;
 use anyhow::Result;
 
 use t3_wgpu::files;
+use t3_wgpu::settings::Environment;
 use t3_wgpu::workload;
 
 use args::{Cli, Cmd};
@@ -51,8 +52,9 @@ pub fn kernel_inputs(mut files: files::Files) -> Result<files::Files> {
     Ok(files)
 }
 
-/// Runs the command `cli` names; every check that needs no GPU comes before the GPU is opened.
-pub fn dispatch(cli: &Cli) -> Result<()> {
+/// Runs the command `cli` names under the values `env` read from the environment; every check that
+/// needs no GPU comes before the GPU is opened.
+pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
     match &cli.cmd {
         Some(Cmd::Info { json }) => info(&cli.gpu, *json),
         Some(Cmd::Presets {
@@ -68,7 +70,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             }
         }
         Some(Cmd::Run(a)) => {
-            let checked = check_run(a)?;
+            let checked = check_run(a, env)?;
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| run(g, a, checked))
         }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
@@ -76,8 +78,8 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             kernel_inputs(files::Files::default())?
                 .output("--csv", &a.csv)
                 .check()?;
-            let points = sweep_points(a)?;
-            sweep(&open_devices(&cli.gpu, &a.devices)?, a, points)
+            let points = sweep_points(a, env)?;
+            sweep(&open_devices(&cli.gpu, &a.devices)?, a, points, env)
         }
         Some(Cmd::Calibrate {
             mib,
@@ -98,13 +100,13 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             files::Files::default().output("--out", out).check()?;
             match devices {
                 Some(spec) => {
-                    calibrate_hostlink(&cli.gpu, spec, *link_path, *mib, *reps, out, *json)
+                    calibrate_hostlink(&cli.gpu, spec, *link_path, (*mib, *reps), out, *json, env)
                 }
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)
                 }),
             }
         }
-        None => bounded(vec![open_gpu(&cli.gpu)?], |g| demo(&g[0])),
+        None => bounded(vec![open_gpu(&cli.gpu)?], |g| demo(&g[0], env)),
     }
 }

@@ -5,12 +5,14 @@ use anyhow::{Context, Result};
 use t3_wgpu::devices::{Devices, Placement};
 use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::files;
+use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
 use t3_wgpu::modes::{Config, Kernels, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
+use t3_wgpu::settings::Environment;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
@@ -150,6 +152,8 @@ pub struct Checked {
     pub label: String,
     pub config: Config,
     pub link: Option<LinkChoice>,
+    /// Fused mode's put, chosen when the kernels are made.
+    pub put: FusedPut,
 }
 
 /// Chunks per rank where `--chunks` is not given: 1 on one device, 4 where the ranks span several
@@ -161,7 +165,7 @@ pub fn default_chunks(d: &DevicesArg) -> usize {
     }
 }
 
-pub fn check_run(a: &RunArgs) -> Result<Checked> {
+pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
     let mut files = super::kernel_inputs(files::Files::default())?;
     if a.link_gbps.is_some() {
         files = files.input("--link-table", &a.link_table);
@@ -197,6 +201,8 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         dtype: a.gemm.dtype.0,
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
+        fused: env.fused,
+        host: env.host,
         step_lead: a.step_lead,
     };
     validate(&config, &mode_list(&a.mode))?;
@@ -205,6 +211,7 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         label,
         config,
         link,
+        put: env.fused_put,
     })
 }
 
@@ -283,10 +290,10 @@ pub fn options(
 }
 
 /// Each device's kernels for `gemm`'s operands.
-pub fn kernels_on(gpus: &[Gpu], gemm: GemmArgs) -> Result<Vec<Kernels>> {
+pub fn kernels_on(gpus: &[Gpu], gemm: GemmArgs, put: FusedPut) -> Result<Vec<Kernels>> {
     Ok(gpus
         .iter()
-        .map(|g| gemm.kernels(g))
+        .map(|g| gemm.kernels(g, put))
         .collect::<t3_wgpu::Result<_>>()?)
 }
 
@@ -299,7 +306,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         }
         say_link(a, l);
     }
-    let kernels = kernels_on(gpus, a.gemm)?;
+    let kernels = kernels_on(gpus, a.gemm, c.put)?;
     let opts = options(
         c.config,
         &a.mode,
@@ -337,7 +344,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
 }
 
 /// The demo: T-NLG's output projection at 4 ranks, scaled to the adapter, every mode.
-pub fn demo(gpu: &Gpu) -> Result<()> {
+pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
     // On a CPU adapter (lavapipe) 1/16 of every dimension keeps the demo under a minute.
     let mut scale = if cpu { 1.0 / 16.0 } else { 1.0 };
@@ -392,7 +399,7 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
         dump: None,
         verbose: false,
     };
-    let checked = check_run(&a)?;
+    let checked = check_run(&a, env)?;
     run(std::slice::from_ref(gpu), &a, checked)?;
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())

@@ -7,6 +7,7 @@ use t3_wgpu::files;
 use t3_wgpu::gpu::{self, Gpu, GpuOptions};
 use t3_wgpu::hostlink::calibration;
 use t3_wgpu::link;
+use t3_wgpu::settings::Environment;
 
 use super::args::*;
 use super::output::out;
@@ -115,10 +116,10 @@ pub fn calibrate_hostlink(
     g: &GpuArgs,
     spec: &DeviceSpec,
     want: t3_wgpu::hostlink::Path,
-    mib: Option<usize>,
-    reps: usize,
+    (mib, reps): (Option<usize>, usize),
     out_path: &str,
     json: bool,
+    env: &Environment,
 ) -> Result<()> {
     let devices = Devices::open(spec, &gpu_options(g))?;
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
@@ -130,6 +131,7 @@ pub fn calibrate_hostlink(
         // Streamed: 1 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
         stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
         want,
+        stream_threads: env.host.copy_threads,
         ..Default::default()
     };
     let t = calibration::calibrate(&devices, &opts)?;

@@ -44,6 +44,9 @@ pub struct Options {
     /// About how many bytes each direction streams (chunks of the largest size, at most 64 MiB; 2 to
     /// 64 of them) in the streamed measurement; 0 leaves it out.
     pub stream_bytes: u64,
+    /// Threads each lane copies on in the streamed measurement (None: as the trigger loop gives
+    /// each lane by default when every link is in use, `config::host::default_copy_threads`).
+    pub stream_threads: Option<usize>,
 }
 
 impl Default for Options {
@@ -57,6 +60,7 @@ impl Default for Options {
             step_link: Link::Workgroups(16),
             want: Path::ZeroCopy,
             stream_bytes: 1 << 30,
+            stream_threads: None,
         }
     }
 }
@@ -298,7 +302,9 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
     let chunks = opts.stream_bytes.div_ceil(stream_bytes).clamp(2, 64) as usize;
     let dirs: Vec<(usize, usize)> = table.directions.iter().map(|d| (d.from, d.to)).collect();
     // The threads the trigger loop gives each lane when every link is in use.
-    let threads = crate::settings::copy_threads(dirs.len())?;
+    let threads = opts
+        .stream_threads
+        .unwrap_or_else(|| crate::config::host::default_copy_threads(dirs.len()));
     let mut cases: Vec<Vec<(usize, usize)>> = dirs.iter().map(|&d| vec![d]).collect();
     let n = devices.len();
     if n > 2 {

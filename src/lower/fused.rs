@@ -6,6 +6,8 @@ use super::{
     job_table, operands, Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Pass,
     Recording, Resource, Span, Target,
 };
+use crate::config::fused::{FusedOptions, Pieces, MAX_KNOB, MIN_WINDOW};
+pub use crate::config::fused::{Help, SpareDispatch, Trigger};
 use crate::config::Config;
 use crate::error::Error;
 use crate::gemm::{GemmParams, Job};
@@ -76,9 +78,9 @@ const SPARES_PER_FREE_SM: u32 = 2048 / SPARE_INVOCATIONS;
 /// save (the threshold lies between the f16 presets on either side of it: see BENCHMARKS.md).
 const FREE_SMS_BELOW: f64 = 200.0;
 
-/// How fused mode's transfers are split and drained: the variants its benchmark compares, chosen by
-/// environment knobs so that one device run can time them all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How fused mode's transfers are split and drained, resolved for a device from the caller's
+/// [`FusedOptions`] (the variants its benchmark compares, so that one device run can time them all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct FusedTuning {
     /// Pieces per transfer: None = the link's workgroups (as a step of the other modes gets);
     /// Some(1) = one workgroup moves the whole chunk (the first fused mode).
@@ -114,193 +116,116 @@ pub struct FusedTuning {
     pub land: bool,
 }
 
-/// What triggers the transfers of the chunks the GEMM completes (`T3_FUSED_TRIGGER`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trigger {
-    /// The GEMM's epilogue: the tile whose increment meets a transfer's last condition publishes it
-    /// (shaders/epilogue/fused.wgsl `bump`), and moves pieces as [`Help`] says.
-    Epilogue,
-    /// The spares: the GEMM only counts its tiles (the watched GEMM, shaders/epilogue/watched.wgsl:
-    /// the tracked GEMM's epilogue, no help), and spare workgroups of their own dispatch watch the
-    /// counters and publish what they meet (`watch`); the spare pipeline runs once more after both
-    /// (the finisher), so nothing rests on the spares running beside the GEMM.
-    Spares,
-}
-
-/// Whether GEMM workgroups move pieces after a tile (shaders/epilogue/fused.wgsl, `tile_done`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Help {
-    /// Always: as the publisher of a transfer, and whenever pieces are left unclaimed.
-    Always,
-    /// Never: only where every spare is sure to run after the GEMM (their own dispatch bound to the
-    /// GEMM's own buffers, `T3_ALIAS=0`, so wgpu's barrier orders them); the spares move every
-    /// piece, and the last one polling carries every chain on.
-    Never,
-    /// Only while no spare is alive: spares beside the GEMM move the pieces while they last, the
-    /// GEMM's workgroups before they start and after they leave.
-    Idle,
-}
-
-impl Help {
-    /// The header's code for it (`op0` of the forward table's last entry).
-    fn code(self) -> u32 {
-        match self {
-            Help::Always => 0,
-            Help::Never => 1,
-            Help::Idle => 2,
-        }
-    }
-}
-
-/// Where fused mode's spare workgroups run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpareDispatch {
-    /// Past the GEMM's workgroups in its dispatch (the GEMM's pipeline: a GEMM workgroup's
-    /// registers and workgroup memory each, issued once every GEMM workgroup has been).
-    Gemm,
-    /// A dispatch of their own right after the GEMM's (or before it: `FusedTuning::spares_first`),
-    /// in the same pass, on the spare pipeline (shaders/spares.wgsl) and views of their own of what
-    /// the GEMM writes (src/alias.rs): beside the GEMM where the device aliases buffers and the GEMM
-    /// leaves room (a persistent grid, or the spares first), after it otherwise.
-    Own,
-}
-
 impl FusedTuning {
-    /// `T3_FUSED_PIECES` (link | N >= 1), `T3_FUSED_SPARES` (auto | N), `T3_FUSED_POLLS` (N),
-    /// `T3_FUSED_WINDOW` (bytes >= 256), `T3_FUSED_SPARE_DISPATCH` (gemm | own), `T3_FUSED_GRID`
-    /// (N GEMM workgroups, off or 0 = one per tile), `T3_FUSED_HELP` (always | idle | never),
-    /// `T3_FUSED_TRIGGER` (epilogue | spares, the latter with their own dispatch),
-    /// `T3_FUSED_SPARES_AT` (after | before the GEMM's dispatch, the latter with their own),
-    /// `T3_FUSED_PAUSE` (N reads an idle spare pauses between polls), `T3_FUSED_LAND` (on | off:
-    /// whether the ring's last hops land; on where the spares trigger, on only where they pay under
-    /// the paying defaults), for `target` and `link`.
-    /// Unset (or auto / default), each takes its default: where the multiprocessors are known
-    /// (`Target::sms`, src/sms.rs) the paying configuration
-    /// ([`FusedTuning::paying`]) unless `T3_FUSED_TRIGGER=epilogue` (or
-    /// `T3_FUSED_SPARE_DISPATCH=gemm`) chose the other, else link, auto, 16384 or with their own
-    /// dispatch 1048576 (either shrunk by a pause, [`paused_polls`]), the largest binding, gemm, 0,
-    /// always, epilogue, no pause.
+    /// The tuning `o` chooses for `target` and `link`: each knob as set, else its default. Where
+    /// the multiprocessors are known (`Target::sms`, src/sms.rs) the defaults are the paying
+    /// configuration ([`FusedTuning::paying`]) unless the trigger was set to the epilogue (or the
+    /// spares to the GEMM's dispatch), else the link's pieces, ranks x pieces spares, 16384 polls
+    /// or with their own dispatch 1048576 (either shrunk by a pause, [`paused_polls`]), the largest
+    /// binding, the GEMM's dispatch, no grid, help always, the epilogue's trigger, no pause.
     /// `intensity`: the GEMM's flops per byte the transfers move (the paying defaults' grid follows
-    /// it).
-    pub fn from_env(
+    /// it). A knob out of range, or a combination that cannot run here, is refused naming the
+    /// environment variable that sets it (docs/environment.md).
+    pub fn resolve(
+        o: &FusedOptions,
         target: &Target,
         link: Link,
         intensity: f64,
     ) -> std::result::Result<Self, String> {
-        // Not where a knob chose the epilogue: that configuration keeps its own defaults.
+        let range = |name: &str, auto: &str, v: Option<u32>, min: u32, max: u32| match v {
+            Some(n) if n < min || n > max => Err(format!(
+                "{name}=\"{n}\": expected {auto} or a whole number {min}..={max}"
+            )),
+            _ => Ok(()),
+        };
+        let pieces = match o.pieces {
+            Pieces::Count(n) => Some(n),
+            _ => None,
+        };
+        range("T3_FUSED_PIECES", "link", pieces, 1, MAX_KNOB)?;
+        range("T3_FUSED_SPARES", "auto", o.spares, 0, MAX_KNOB)?;
+        range("T3_FUSED_POLLS", "default", o.polls, 0, MAX_KNOB)?;
+        range("T3_FUSED_WINDOW", "default", o.window, MIN_WINDOW, u32::MAX)?;
+        range("T3_FUSED_GRID", "off", o.grid, 0, MAX_KNOB)?;
+        range("T3_FUSED_PAUSE", "auto", o.pause, 0, MAX_KNOB)?;
+        // Not where the trigger was set to the epilogue: that configuration keeps its own defaults.
         let paying = target
             .sms
-            .filter(|_| std::env::var("T3_FUSED_TRIGGER").as_deref() != Ok("epilogue"))
+            .filter(|_| o.trigger != Some(Trigger::Epilogue))
             .map(|sms| Self::paying(sms, target.gemm_per_sm, link, intensity));
-        let unset =
-            |name: &str| matches!(std::env::var(name).as_deref(), Err(_) | Ok("") | Ok("auto"));
-        let knob = |name: &str, auto: &str, min: u32| -> std::result::Result<Option<u32>, String> {
-            match std::env::var(name) {
-                Err(_) => Ok(None),
-                Ok(v) if v.is_empty() || v == auto => Ok(None),
-                Ok(v) => v
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|&n| n >= min && (n <= 1 << 20 || name == "T3_FUSED_WINDOW"))
-                    .map(Some)
-                    .ok_or_else(|| {
-                        format!("{name}={v:?}: expected {auto} or a whole number {min}..=1048576")
-                    }),
-            }
-        };
-        let spare_dispatch = match std::env::var("T3_FUSED_SPARE_DISPATCH").as_deref() {
-            Err(_) | Ok("") | Ok("auto") => {
-                paying.map_or(SpareDispatch::Gemm, |p| p.spare_dispatch)
-            }
-            Ok("gemm") => SpareDispatch::Gemm,
-            Ok("own") => SpareDispatch::Own,
-            Ok(v) => {
-                return Err(format!(
-                    "T3_FUSED_SPARE_DISPATCH={v:?}: expected gemm or own"
-                ))
-            }
-        };
+        let spare_dispatch = o
+            .spare_dispatch
+            .unwrap_or(paying.map_or(SpareDispatch::Gemm, |p| p.spare_dispatch));
+        let own = spare_dispatch == SpareDispatch::Own;
         // Spares of their own dispatch start with the GEMM and poll until its last transfer is
         // done (they leave as soon as every piece is): a budget for the whole GEMM.
         let polls = match spare_dispatch {
             SpareDispatch::Gemm => 1 << 14,
             SpareDispatch::Own => OWN_POLLS,
         };
-        let help = match std::env::var("T3_FUSED_HELP").as_deref() {
-            Err(_) | Ok("") | Ok("always") => Help::Always,
-            Ok("idle") => Help::Idle,
-            Ok("never") if spare_dispatch == SpareDispatch::Own && !crate::alias::enabled() => {
-                Help::Never
+        let help = match o.help {
+            Help::Never if !own || o.alias => {
+                return Err(
+                    "T3_FUSED_HELP=\"never\": expected always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)".into()
+                )
             }
-            Ok(v) => {
-                return Err(format!(
-                    "T3_FUSED_HELP={v:?}: expected always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)"
-                ))
-            }
+            h => h,
         };
-        let trigger = match std::env::var("T3_FUSED_TRIGGER").as_deref() {
+        let trigger = match o.trigger {
             // The paying trigger needs the spares' own dispatch (a knob may have set the other).
-            Err(_) | Ok("") | Ok("auto") => paying
-                .filter(|_| spare_dispatch == SpareDispatch::Own)
+            None => paying
+                .filter(|_| own)
                 .map_or(Trigger::Epilogue, |p| p.trigger),
-            Ok("epilogue") => Trigger::Epilogue,
-            Ok("spares") if spare_dispatch == SpareDispatch::Own => Trigger::Spares,
-            Ok(v) => {
-                return Err(format!(
-                    "T3_FUSED_TRIGGER={v:?}: expected epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)"
-                ))
+            Some(Trigger::Spares) if !own => {
+                return Err(
+                    "T3_FUSED_TRIGGER=\"spares\": expected epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)".into()
+                )
             }
+            Some(t) => t,
         };
-        // A count's default: the paying one where the knob is unset and the paying trigger runs (a
-        // knob that chose the GEMM's dispatch for the spares gets the epilogue's counts), else the
-        // knob (None: its own default word).
+        // A default: the paying one where the knob is unset and the paying trigger runs (a knob
+        // that chose the GEMM's dispatch for the spares gets the epilogue's defaults).
         let paying = paying.filter(|_| trigger == Trigger::Spares);
-        let count = |name: &str, word: &str, min: u32, pay: Option<Option<u32>>| {
-            Ok::<_, String>(match pay {
-                Some(p) if unset(name) => p,
-                _ => knob(name, word, min)?,
-            })
-        };
-        let spares_first = match std::env::var("T3_FUSED_SPARES_AT").as_deref() {
+        let spares_first = match o.spares_first {
             // Before the GEMM only on views of their own: on the GEMM's buffers wgpu's barrier would
             // hold the GEMM until the spares had spent their poll budget.
-            Err(_) | Ok("") | Ok("auto") => {
-                paying.is_some_and(|p| p.spares_first) && crate::alias::enabled()
-            }
-            Ok("after") => false,
-            Ok("before") if spare_dispatch == SpareDispatch::Own && crate::alias::enabled() => true,
-            Ok(v) => {
-                return Err(format!(
-                    "T3_FUSED_SPARES_AT={v:?}: expected after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)"
-                ))
+            None => paying.is_some_and(|p| p.spares_first) && o.alias,
+            Some(false) => false,
+            Some(true) if own && o.alias => true,
+            Some(true) => {
+                return Err(
+                    "T3_FUSED_SPARES_AT=\"before\": expected after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)".into()
+                )
             }
         };
-        let pause = count("T3_FUSED_PAUSE", "auto", 0, paying.map(|p| Some(p.pause)))?.unwrap_or(0);
-        let land = match std::env::var("T3_FUSED_LAND").as_deref() {
+        let pause = o.pause.unwrap_or(paying.map_or(0, |p| p.pause));
+        let land = match o.land {
             // The paying defaults' where they apply (beside the SIMT GEMM), else wherever the
             // spares trigger.
-            Err(_) | Ok("") | Ok("auto") => {
-                trigger == Trigger::Spares && paying.is_none_or(|p| p.land)
-            }
-            Ok("on") if trigger == Trigger::Spares => true,
-            Ok("off") => false,
-            Ok(v) => {
-                return Err(format!(
-                    "T3_FUSED_LAND={v:?}: expected off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)"
-                ))
+            None => trigger == Trigger::Spares && paying.is_none_or(|p| p.land),
+            Some(true) if trigger == Trigger::Spares => true,
+            Some(false) => false,
+            Some(true) => {
+                return Err(
+                    "T3_FUSED_LAND=\"on\": expected off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)".into()
+                )
             }
         };
         Ok(FusedTuning {
             land,
             trigger,
             spares_first,
-            pieces: count("T3_FUSED_PIECES", "link", 1, paying.map(|p| p.pieces))?,
-            spares: count("T3_FUSED_SPARES", "auto", 0, paying.map(|p| p.spares))?,
-            polls: knob("T3_FUSED_POLLS", "default", 0)?.unwrap_or(paused_polls(polls, pause)),
+            pieces: match o.pieces {
+                Pieces::Auto => paying.and_then(|p| p.pieces),
+                Pieces::Link => None,
+                Pieces::Count(n) => Some(n),
+            },
+            spares: o.spares.or(paying.and_then(|p| p.spares)),
+            polls: o.polls.unwrap_or(paused_polls(polls, pause)),
             pause,
-            window: knob("T3_FUSED_WINDOW", "default", 256)?,
+            window: o.window,
             spare_dispatch,
-            grid: count("T3_FUSED_GRID", "off", 0, paying.map(|p| Some(p.grid)))?.unwrap_or(0),
+            grid: o.grid.unwrap_or(paying.map_or(0, |p| p.grid)),
             help,
         })
     }
@@ -768,8 +693,8 @@ fn alias_of(b: Buffer) -> Buffer {
 
 /// Fused mode: every rank's operands packed into one buffer per role, the GEMM over all ranks'
 /// staggered jobs in one pass (and the spares' own dispatch where they have one), and the results handed back to
-/// the ranks' own buffers (where checks and dumps read every mode's results). Tuned from the
-/// environment ([`FusedTuning::from_env`]).
+/// the ranks' own buffers (where checks and dumps read every mode's results). Tuned by
+/// `config.fused` ([`FusedTuning::resolve`]).
 pub(super) fn lower_fused(
     l: &mut Lowered,
     config: &Config,
@@ -778,7 +703,7 @@ pub(super) fn lower_fused(
     plan: &Plan,
 ) -> std::result::Result<Recording, String> {
     let intensity = config.shape.flops() * config.ranks as f64 / plan.step_bytes().max(1) as f64;
-    let tuning = FusedTuning::from_env(&l.target, config.link, intensity)?;
+    let tuning = FusedTuning::resolve(&config.fused, &l.target, config.link, intensity)?;
     let rec = lower_fused_with(l, config, chunking, schedule, plan, tuning)?;
     l.fused_tuning = Some(tuning);
     Ok(rec)
@@ -907,7 +832,7 @@ pub(super) fn lower_fused_with(
     // are made). Elsewhere, and where one rank's output or B alone exceeds a binding, one dispatch
     // over every job through the windows.
     let b_sizes: Vec<u64> = sizes.iter().map(|s| s.1).collect();
-    let runs = (tuning.trigger == Trigger::Spares && tuning.grid == 0 && crate::alias::enabled())
+    let runs = (tuning.trigger == Trigger::Spares && tuning.grid == 0 && config.fused.alias)
         .then(|| rank_runs((m * n * 4) as u64, out_bytes, &b_offs, &b_sizes, window))
         .flatten();
     let per_run = runs.is_some();

@@ -45,7 +45,7 @@ pub struct Target {
     /// inside it (`lower_fused`).
     pub loop_limit: Option<u32>,
     /// Multiprocessors, where known (src/sms.rs): fused mode's defaults follow them
-    /// (`FusedTuning::from_env`).
+    /// (`FusedTuning::resolve`).
     pub sms: Option<u32>,
     /// GEMM workgroups one multiprocessor holds at once (the kernel's registers: `Engine::per_sm`).
     pub gemm_per_sm: u32,
@@ -116,6 +116,9 @@ pub struct Lowered {
     pub fused_sequential: Recording,
     /// Fused mode's configuration (its knobs or their defaults), where it can run.
     pub fused_tuning: Option<FusedTuning>,
+    /// Whether pool buffers with views get them (`FusedOptions::alias`; src/alias.rs): else the
+    /// executor binds one buffer for all of a buffer's views.
+    pub alias: bool,
     /// Bytes fused mode's transfers read and write more than the plan's steps: a landed hop writes
     /// its inbox and the landing reads it again (2 chunks' bytes more than the reduce it replaces).
     pub fused_extra_bytes: u64,
@@ -187,6 +190,7 @@ pub fn lower_on(
         fused: Err(String::new()),
         fused_sequential: empty(target, "fused sequential"),
         fused_tuning: None,
+        alias: config.fused.alias,
         fused_extra_bytes: 0,
         gather: Vec::new(),
         gather_order: Vec::new(),

@@ -33,6 +33,8 @@ fn config(collective: Collective, via: ReduceVia) -> Config {
         dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
+        fused: Default::default(),
+        host: Default::default(),
         step_lead: StepLead::Workgroups(0),
     }
 }
@@ -990,10 +992,7 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
 
 #[test]
 fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
-    // Only the defaults are under test: a knob set in this process's environment would change them.
-    if std::env::vars().any(|(k, _)| k.starts_with("T3_FUSED_") || k == "T3_ALIAS") {
-        return;
-    }
+    // The defaults (`config`'s fused knobs are all unset), whatever this process's environment.
     let c = config(Collective::ReduceScatter, ReduceVia::Update);
     let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
     let s = Schedule::new(c.collective, &ch);
@@ -1261,5 +1260,74 @@ fn a_gemm_stages_trackers_gather_in_neighbouring_slots() {
             slots.windows(2).all(|w| w[1] == w[0] + 1),
             "stage {stage}: slots {slots:?}"
         );
+    }
+}
+
+#[test]
+fn fused_knobs_resolve_against_the_device_as_their_variables_did() {
+    use crate::config::fused::{FusedOptions, Help, Pieces, SpareDispatch, Trigger};
+    let resolve = |o: FusedOptions, sms: Option<u32>| {
+        let t = Target {
+            sms,
+            gemm_per_sm: 1,
+            ..TARGET
+        };
+        super::fused::FusedTuning::resolve(&o, &t, Link::Workgroups(16), 300.0)
+    };
+    let paying = super::fused::FusedTuning::paying(132, 1, Link::Workgroups(16), 300.0);
+    let auto = FusedOptions::default();
+    // Unset: the paying defaults where the multiprocessors are known, else the epilogue's.
+    assert_eq!(resolve(auto, Some(132)).unwrap(), paying);
+    let plain = resolve(auto, None).unwrap();
+    assert_eq!(
+        (
+            plain.trigger,
+            plain.spare_dispatch,
+            plain.grid,
+            plain.pieces
+        ),
+        (Trigger::Epilogue, SpareDispatch::Gemm, 0, None)
+    );
+    // The epilogue chosen keeps every other knob off the paying defaults.
+    let epilogue = FusedOptions {
+        trigger: Some(Trigger::Epilogue),
+        ..auto
+    };
+    assert_eq!(resolve(epilogue, Some(132)).unwrap(), plain);
+    // A knob's word differs from unset where the paying defaults apply: `link` pieces, `off` grid.
+    let words = FusedOptions {
+        pieces: Pieces::Link,
+        grid: Some(0),
+        ..auto
+    };
+    let w = resolve(words, Some(132)).unwrap();
+    assert_eq!((w.pieces, w.grid), (None, 0));
+    assert_eq!(w.spares, paying.spares);
+    // No aliased views: the spares never go first.
+    let unaliased = FusedOptions {
+        alias: false,
+        ..auto
+    };
+    assert!(!resolve(unaliased, Some(132)).unwrap().spares_first);
+    // Values out of range, and combinations the device rules out, are named.
+    for (o, name) in [
+        (
+            FusedOptions {
+                window: Some(255),
+                ..auto
+            },
+            "T3_FUSED_WINDOW",
+        ),
+        (
+            FusedOptions {
+                help: Help::Never,
+                spare_dispatch: Some(SpareDispatch::Own),
+                ..auto
+            },
+            "T3_FUSED_HELP",
+        ),
+    ] {
+        let e = resolve(o, Some(132)).unwrap_err();
+        assert!(e.contains(name), "{e}");
     }
 }

@@ -15,9 +15,9 @@ use std::collections::HashMap;
 
 use super::trigger_loop::{self, Gate};
 use super::{Mode, Run, System};
+use crate::config::host::{HostGrain, HostWait};
 use crate::error::Result;
 use crate::plan::{Kind, Loc, Plan};
-use crate::settings::{self, HostGrain, HostWait};
 
 /// Submissions the loop keeps queued on a device (T3_HOST_IN_FLIGHT overrides): one running while
 /// the host decides the next from the counters of the one before. Two is the least that hides a
@@ -25,10 +25,9 @@ use crate::settings::{self, HostGrain, HostWait};
 /// one more stage, since steps go with the first submission after the counters that made them ready.
 pub const IN_FLIGHT: usize = 2;
 
-/// The host trigger loop; `in_flight`: submissions kept queued per device (None: T3_HOST_IN_FLIGHT,
-/// else `IN_FLIGHT`, 2); `wait`: how it waits on the devices (None: T3_HOST_WAIT, else spin on GPUs
-/// and block on CPU adapters); `grain`: GEMM work per submission (None: T3_HOST_GRAIN, else a
-/// chunk per rank on several devices, a stage on one).
+/// The host trigger loop; `in_flight`: submissions kept queued per device, `wait`: how it waits on
+/// the devices, `grain`: GEMM work per submission (each None: the system's `Config::host`, else its
+/// default: `IN_FLIGHT` (2), spin on GPUs and block on CPU adapters, a stage).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Host {
     pub in_flight: Option<usize>,
@@ -130,19 +129,13 @@ impl Mode for Host {
     }
 
     fn run(&self, sys: &mut System) -> Result<Run> {
-        // Every setting read (and an invalid one refused) before the loop changes anything.
-        let depth = match self.in_flight {
-            Some(n) => n.max(1),
-            None => settings::host_in_flight(IN_FLIGHT)?,
-        };
-        let wait = match self.wait {
-            Some(w) => w,
-            None => trigger_loop::default_wait(sys)?,
-        };
-        let grain = match self.grain {
-            Some(g) => g,
-            None => settings::host_grain(sys.parts.len() > 1)?,
-        };
+        let knobs = sys.config.host;
+        let depth = self
+            .in_flight
+            .or(knobs.in_flight)
+            .map_or(IN_FLIGHT, |n| n.max(1));
+        let wait = self.wait.unwrap_or(trigger_loop::default_wait(sys));
+        let grain = self.grain.or(knobs.grain).unwrap_or(HostGrain::Stage);
         trigger_loop::run(sys, depth, Gate::Tracked(grain), wait, self.name())
     }
 }

@@ -21,7 +21,7 @@ impl Mode for Sequential {
         if sys.parts.len() > 1 {
             // Steps between devices need the host between their halves: the trigger loop, with
             // every step held until every GEMM completed.
-            let wait = trigger_loop::default_wait(sys)?;
+            let wait = trigger_loop::default_wait(sys);
             return trigger_loop::run(sys, host::IN_FLIGHT, Gate::AfterGemms, wait, self.name());
         }
         let t = run_recording(sys, |l| &l.sequential)?;

@@ -157,7 +157,7 @@ impl<'a> System<'a> {
         let threads = if links.is_empty() {
             1
         } else {
-            crate::settings::copy_threads(links.len())?
+            config.host.copy_threads(links.len())
         };
         let lanes = links
             .iter()

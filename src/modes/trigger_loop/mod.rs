@@ -14,12 +14,12 @@ use web_time::Instant;
 
 use super::host::{feeds, met, ready, wanted};
 use super::{Run, System};
+use crate::config::host::{HostGrain, HostWait};
 use crate::error::{Error, Result};
 use crate::executor::Launched;
 use crate::gemm::StoreMode;
 use crate::lower::Command;
 use crate::plan::{Kind, Loc};
-use crate::settings::{HostGrain, HostWait};
 
 mod timeline;
 use timeline::timeline;
@@ -72,14 +72,17 @@ struct Transfer {
     copying: Option<f64>,
 }
 
-/// How the loop waits on `sys` by default: T3_HOST_WAIT, else spin on GPUs and block where any
-/// device is a CPU adapter ([`crate::settings::host_wait`]; an invalid value is an error).
-pub fn default_wait(sys: &System) -> Result<HostWait> {
+/// How the loop waits on `sys` by default: as its `Config::host` says, else spin on GPUs and block
+/// where any device is a CPU adapter, whose cores the spinning thread would take from the device.
+pub fn default_wait(sys: &System) -> HostWait {
     let cpu = sys
         .gpus
         .iter()
         .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
-    crate::settings::host_wait(cpu)
+    sys.config
+        .host
+        .wait
+        .unwrap_or(if cpu { HostWait::Block } else { HostWait::Spin })
 }
 
 /// Runs the plan once through the loop with `depth` submissions queued per device, waiting on the

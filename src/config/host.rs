@@ -1,0 +1,68 @@
+//! The host trigger loop's choices (host mode, and sequential mode's waits across devices): each
+//! set, or left to its default. The binary fills them in from `T3_HOST_IN_FLIGHT`, `T3_HOST_GRAIN`
+//! and `T3_HOST_WAIT` (src/settings.rs, docs/environment.md).
+
+/// How much GEMM work the host trigger loop puts in one submission (its counters come back only when
+/// the submission completes, so this is the trigger's grain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostGrain {
+    /// One chunk per rank: a stage of several chunks per rank goes in several submissions, so the
+    /// first chunks' steps go while the rest of the stage computes (T3's chunk-granular trigger).
+    Chunk,
+    /// A whole stage (every chunk its ranks produce for one step of the schedule) per submission:
+    /// fewer, fuller submissions; a chunk's steps wait for its whole stage.
+    Stage,
+}
+
+/// How the host trigger loop waits for its devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostWait {
+    /// Non-blocking polls back to back (one host core busy): sees a completion within microseconds.
+    Spin,
+    /// Blocked in the driver on one device (polls 20 µs apart on several): on the H200 the blocked
+    /// wait returns up to hundreds of µs after the GPU finishes, and every such delay is a step
+    /// triggered that much later.
+    Block,
+}
+
+/// The host trigger loop's knobs; a mode's own choice (`modes::Host`'s fields) wins over them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HostOptions {
+    /// Submissions kept queued per device, 1 to 16 (None: 2). A knob for the pipeline's depth
+    /// against step delay: 1 makes every decision wait for the device (its idle time per GEMM stage
+    /// is the loop's turnaround), which pays only where stages are long; more than 2 hides slower
+    /// decisions but delays steps by a stage each.
+    pub in_flight: Option<usize>,
+    /// GEMM work per submission (None: a stage, on one device or several). A stage's chunks side by
+    /// side fill the GPU and its steps ride in the same passes, while a chunk per submission
+    /// multiplies the submissions and runs each chunk's GEMM alone: on one GPU host mode then falls
+    /// well behind sequential, and across devices, where a zero-copy chunk's transfer takes SMs
+    /// beside the next chunk's GEMM, chunk grain falls below sequential on the long GEMMs where
+    /// stage grain does not (see BENCHMARKS.md).
+    pub grain: Option<HostGrain>,
+    /// How the loop waits for its devices (None: spin on GPUs, block where any device is a CPU
+    /// adapter, whose cores the spinning thread would take from the device itself).
+    pub wait: Option<HostWait>,
+    /// Threads each link's copies run on, its copy lane (None: [`default_copy_threads`]).
+    pub copy_threads: Option<usize>,
+}
+
+impl HostOptions {
+    /// Threads each of `links` copy lanes runs on: `copy_threads`, else the default.
+    pub fn copy_threads(&self, links: usize) -> usize {
+        self.copy_threads
+            .unwrap_or_else(|| default_copy_threads(links))
+    }
+}
+
+/// Threads each link's copies run on by default, with `links` lanes copying at once: 8, or the
+/// host's cores if fewer (one thread copies at about a third of the rate that 4 or more reach),
+/// the cores shared out among the lanes (at least one each), so many links do not start threads by
+/// the hundred.
+pub fn default_copy_threads(links: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let share = (cores / links.max(1)).max(1);
+    8.min(share)
+}
