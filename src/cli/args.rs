@@ -81,7 +81,7 @@ pub enum Cmd {
         title: Option<String>,
     },
     /// Measure the GB/s a step reaches at each workgroup budget and save the link table; with
-    /// --devices, the host-staged link between devices instead (GB/s per direction by chunk size and
+    /// --devices, the link between devices instead (GB/s per direction by chunk size and
     /// copy threads).
     Calibrate {
         /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter; at most 4096); with
@@ -91,7 +91,7 @@ pub enum Cmd {
         /// Timed repetitions per measurement (medians reported), after one untimed one.
         #[arg(long, default_value_t = 5, value_parser = reps)]
         reps: usize,
-        /// Measure the host-staged link between these devices: all (every discrete adapter), a
+        /// Measure the link between these devices: all (every discrete adapter), a
         /// count N (N devices on the chosen adapter) or adapter indices as `t3 info` numbers them
         /// (`0,1`; one alone: `1,`).
         #[arg(long, value_parser = devices)]
@@ -148,8 +148,8 @@ impl GemmArgs {
 /// Where the ranks run.
 #[derive(Args, Clone, Default)]
 pub struct DevicesArg {
-    /// Put the ranks on several devices, in contiguous blocks; steps between devices go through the
-    /// host (the host-staged link): all (every discrete adapter), a count N (N devices on the chosen
+    /// Put the ranks on several devices, in contiguous blocks; steps between devices go through host
+    /// memory (see --link-path): all (every discrete adapter), a count N (N devices on the chosen
     /// adapter) or adapter indices as `t3 info` numbers them (`0,1`; one alone: `1,`). Sequential and
     /// host mode span devices; encoded and fused run on one. Default: every rank on one device.
     #[arg(long, value_parser = devices)]
