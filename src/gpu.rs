@@ -182,7 +182,9 @@ impl Gpu {
             trace: wgpu::Trace::Off,
         };
         // With the zero-copy link's extension where the adapter has it (it changes nothing else).
+        // A device the extension's open refused is opened the usual way (its links then copy).
         let (device, queue) = crate::hostlink::shared::request_device(&adapter, &desc)
+            .filter(|opened| opened.is_ok())
             .unwrap_or_else(|| {
                 crate::suspend::block_on(adapter.request_device(&desc)).map_err(|e| e.to_string())
             })

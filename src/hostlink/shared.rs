@@ -32,7 +32,8 @@ pub fn adapter_can_import(adapter: &wgpu::Adapter) -> bool {
 }
 
 /// Opens a device on `adapter` as `request_device` would, with `VK_EXT_external_memory_host` enabled
-/// besides; None where the adapter is not Vulkan or lacks the extension (open it the usual way then).
+/// besides; None where the adapter is not Vulkan or lacks the extension (open it the usual way then,
+/// as after an error).
 pub fn request_device(
     adapter: &wgpu::Adapter,
     desc: &wgpu::DeviceDescriptor,
