@@ -95,6 +95,9 @@ impl Session {
             arbitrate: None,
             gemm_grid: None,
             step_lead: StepLead::Auto,
+            // The page has no environment: every knob at its default.
+            fused: Default::default(),
+            host: Default::default(),
         };
         config.validate()?;
         req.modes.iter().try_for_each(|m| config.check_mode(m))?;
