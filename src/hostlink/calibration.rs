@@ -13,10 +13,13 @@
 //! the chunk out of host memory (submit to completion), and streaming alternates the sender's kernel
 //! writing one slot with the receiver's kernel reading the other.
 
-use std::fmt::Write as _;
 use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
+
+mod ends;
+mod stream;
+mod table;
 
 use super::{CopyPool, HostLink, Path};
 use crate::devices::Devices;
@@ -24,6 +27,8 @@ use crate::error::{Error, Result};
 use crate::shaders::Put;
 use crate::stats::median;
 use crate::steps::{Link, StepKernel};
+use ends::{Ends, ZeroCopyRead};
+use stream::{stream, StreamOptions, STREAM_CHUNK};
 
 /// Default file the table is saved to.
 pub const DEFAULT_TABLE: &str = "t3-hostlink.json";
@@ -206,51 +211,18 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                     len4,
                     opts.step_link,
                 );
-                if link.zero_copy() {
-                    let read = ZeroCopyRead::new(devices, &kernels, &srcs, &link, 0);
-                    let (mut write, mut reads, mut total) = (vec![], vec![], vec![]);
-                    for rep in 0..=opts.reps {
-                        let t0 = Instant::now();
-                        let mut enc = sender.device.create_command_encoder(&Default::default());
-                        {
-                            let mut pass = enc.begin_compute_pass(&Default::default());
-                            kernel.dispatch(sender, &mut pass, Put::Store, &bg, n_wg);
-                        }
-                        let idx = sender.submit("host link calibration", vec![enc.finish()])?;
-                        sender.wait(
-                            Some(idx),
-                            "the host link calibration's step",
-                            sender.timeout_for(0.0, 2.0 * bytes as f64),
-                        )?;
-                        let t1 = Instant::now();
-                        read.run(devices, &kernels, bytes)?;
-                        if rep > 0 {
-                            write.push((t1 - t0).as_secs_f64());
-                            reads.push(t1.elapsed().as_secs_f64());
-                            total.push(t0.elapsed().as_secs_f64());
-                        }
-                    }
-                    let (w, c, t) = (median(&write), median(&reads), median(&total));
-                    let gbps = |s: f64| bytes as f64 / s.max(1e-9) / 1e9;
-                    table.rows.push(HostLinkRow {
-                        from,
-                        to,
-                        bytes,
-                        threads: 0,
-                        write_ms: w * 1e3,
-                        write_gbps: gbps(w),
-                        map_ms: 0.0,
-                        copy_ms: c * 1e3,
-                        copy_gbps: gbps(c),
-                        host_gbps: gbps(c),
-                        total_gbps: gbps(t),
-                    });
-                    check_arrived(devices, &mut link, 0, bytes, &payload[..bytes as usize])?;
-                    read.check(devices, bytes, &payload[..bytes as usize])?;
-                    continue;
-                }
-                for &threads in &opts.threads {
-                    let mut pool = CopyPool::new(threads)?;
+                // A zero-copy link has no host copy (no threads to vary): its chunk arrives by the
+                // receiver's landing kernel, timed where a host copy's maps and copy are.
+                let read = link
+                    .zero_copy()
+                    .then(|| ZeroCopyRead::new(devices, &kernels, &srcs, &link, 0));
+                let threads = if read.is_some() {
+                    vec![0]
+                } else {
+                    opts.threads.clone()
+                };
+                for &threads in &threads {
+                    let mut pool = CopyPool::new(threads.max(1))?;
                     let (mut write, mut map, mut copy, mut total) =
                         (vec![], vec![], vec![], vec![]);
                     for rep in 0..=opts.reps {
@@ -268,11 +240,20 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                             sender.timeout_for(0.0, 2.0 * bytes as f64),
                         )?;
                         let t1 = Instant::now();
-                        let times = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
+                        let (waited, copied) = match &read {
+                            Some(read) => {
+                                read.run(devices, &kernels, bytes)?;
+                                (0.0, t1.elapsed().as_secs_f64())
+                            }
+                            None => {
+                                let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
+                                (t.wait.as_secs_f64(), t.copy.as_secs_f64())
+                            }
+                        };
                         if rep > 0 {
                             write.push((t1 - t0).as_secs_f64());
-                            map.push(times.wait.as_secs_f64());
-                            copy.push(times.copy.as_secs_f64());
+                            map.push(waited);
+                            copy.push(copied);
                             total.push(t0.elapsed().as_secs_f64());
                         }
                     }
@@ -292,6 +273,9 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                         host_gbps: gbps(m + c),
                         total_gbps: gbps(t),
                     });
+                }
+                if let Some(read) = &read {
+                    read.check(devices, bytes, &payload[..bytes as usize])?;
                 }
                 check_arrived(devices, &mut link, 0, bytes, &payload[..bytes as usize])?;
             }
@@ -336,309 +320,8 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
     Ok(table)
 }
 
-/// One device's calibration buffers: the payload a sender's step kernel reads, the counters it binds
-/// (never bumped), and where a receiver's step kernel puts a zero-copy chunk.
-struct Ends {
-    src: wgpu::Buffer,
-    counters: wgpu::Buffer,
-    landing: wgpu::Buffer,
-}
-
-/// The receiver's half of a zero-copy transfer: its step kernel reading one slot of the link out of
-/// host memory into its landing buffer.
-struct ZeroCopyRead {
-    to: usize,
-    bind: wgpu::BindGroup,
-    n_wg: u32,
-    landing: wgpu::Buffer,
-}
-
-impl ZeroCopyRead {
-    fn new(
-        devices: &Devices,
-        kernels: &[StepKernel],
-        ends: &[Ends],
-        link: &HostLink,
-        slot: usize,
-    ) -> Self {
-        // As the host loop lands a zero-copy chunk.
-        let step_link = Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS);
-        let to = link.to;
-        let e = &ends[to];
-        let inbox = link.inbox(slot).expect("the link has the slot");
-        let (bind, n_wg) = kernels[to].bind_standalone(
-            &devices.gpus[to],
-            &e.landing,
-            inbox,
-            &e.counters,
-            (link.capacity.min(e.landing.size()) / 16) as u32,
-            step_link,
-        );
-        ZeroCopyRead {
-            to,
-            bind,
-            n_wg,
-            landing: e.landing.clone(),
-        }
-    }
-
-    /// Submits the read on the receiver; a flag set when it completed (seen at the device's next poll).
-    fn submit(&self, devices: &Devices, kernels: &[StepKernel]) -> Result<Submitted> {
-        let r = &devices.gpus[self.to];
-        let mut enc = r.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            kernels[self.to].dispatch(r, &mut pass, Put::Store, &self.bind, self.n_wg);
-        }
-        let idx = r.submit("zero-copy calibration read", vec![enc.finish()])?;
-        Ok((idx, done_flag(r)))
-    }
-
-    /// The read, waited for (bounded).
-    fn run(&self, devices: &Devices, kernels: &[StepKernel], bytes: u64) -> Result<()> {
-        let r = &devices.gpus[self.to];
-        let (idx, _) = self.submit(devices, kernels)?;
-        r.wait(
-            Some(idx),
-            "the zero-copy calibration's read",
-            r.timeout_for(0.0, 2.0 * bytes as f64),
-        )
-    }
-
-    /// Fails where the receiver's landing buffer does not hold `want`.
-    fn check(&self, devices: &Devices, bytes: u64, want: &[u8]) -> Result<()> {
-        let r = &devices.gpus[self.to];
-        let got = r.read(
-            "the zero-copy calibration's landing",
-            &self.landing,
-            0,
-            bytes,
-        )?;
-        match got.iter().zip(want).position(|(g, w)| g != w) {
-            Some(i) => Err(Error::Gpu {
-                during: format!(
-                    "checking the zero-copy read on device {} at {bytes} bytes",
-                    self.to
-                ),
-                message: format!(
-                    "what the receiver's kernel read differs from the payload at byte {i}"
-                ),
-            }),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A submission and the flag its queue sets once it completed.
-type Submitted = (
-    wgpu::SubmissionIndex,
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-);
-
-/// A flag `gpu`'s queue sets once everything submitted so far completed (seen at its next poll).
-fn done_flag(gpu: &crate::gpu::Gpu) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = done.clone();
-    gpu.queue
-        .on_submitted_work_done(move || flag.store(true, std::sync::atomic::Ordering::Release));
-    done
-}
-
-/// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
-const STREAM_CHUNK: u64 = 64 << 20;
-
-/// How [`stream`] drives the links.
-struct StreamOptions {
-    bytes: u64,
-    chunks: usize,
-    threads: usize,
-    step_link: Link,
-    want: Path,
-}
-
-/// Where one slot of a streamed direction is: free, being written by the sender's kernel (then, on
-/// a host-copy link, mapped and copied by the lane), or, on a zero-copy link, being read by the
-/// receiver's kernel; the flag is its submission's completion.
-enum SlotState {
-    Free,
-    Written(std::sync::Arc<std::sync::atomic::AtomicBool>),
-    Copying,
-    Read(std::sync::Arc<std::sync::atomic::AtomicBool>),
-}
-
-/// One direction's state while streaming.
-struct Streamed {
-    link: HostLink,
-    lane: super::CopyLane,
-    /// The step kernel's binding per slot (writing that slot's outbox).
-    binds: Vec<wgpu::BindGroup>,
-    /// On a zero-copy link: the receiver's read of each slot.
-    reads: Vec<ZeroCopyRead>,
-    n_wg: u32,
-    sent: usize,
-    arrived: usize,
-    /// Slots written, oldest first.
-    waiting: std::collections::VecDeque<usize>,
-    slots: [SlotState; 2],
-    done_at: Option<Instant>,
-}
-
-fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
-    flag.load(std::sync::atomic::Ordering::Acquire)
-}
-
-/// Streams `opts.chunks` chunks over every direction of `dirs` at once, two slots per direction, as
-/// the trigger loop runs them: the sender's step kernel writes the next chunk while the direction's
-/// copy lane copies the last (or, zero-copy, while the receiver's kernel reads it). GB/s per
-/// direction, from the first submission to its last chunk arrived; the payload is checked in every
-/// receiver after.
-fn stream(
-    devices: &Devices,
-    kernels: &[StepKernel],
-    ends: &[Ends],
-    dirs: &[(usize, usize)],
-    opts: &StreamOptions,
-    payload: &[u8],
-) -> Result<Vec<f64>> {
-    let bytes = opts.bytes;
-    let mut state = Vec::new();
-    for &(from, to) in dirs {
-        let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
-        let e = &ends[from];
-        let mut binds = Vec::new();
-        let mut reads = Vec::new();
-        let mut n_wg = 0;
-        for slot in 0..2 {
-            let (bg, n) = kernels[from].bind_standalone(
-                &devices.gpus[from],
-                link.outbox(slot)?,
-                &e.src,
-                &e.counters,
-                (bytes / 16) as u32,
-                opts.step_link,
-            );
-            binds.push(bg);
-            n_wg = n;
-            if link.zero_copy() {
-                reads.push(ZeroCopyRead::new(devices, kernels, ends, &link, slot));
-            }
-        }
-        state.push(Streamed {
-            link,
-            lane: super::CopyLane::new(opts.threads)?,
-            binds,
-            reads,
-            n_wg,
-            sent: 0,
-            arrived: 0,
-            waiting: Default::default(),
-            slots: [SlotState::Free, SlotState::Free],
-            done_at: None,
-        });
-    }
-    let all = (opts.chunks * dirs.len()) as f64 * bytes as f64;
-    let bound = devices.gpus[0].timeout_for(0.0, 4.0 * all);
-    let t0 = Instant::now();
-    let result = (|| -> Result<()> {
-        while state.iter().any(|s| s.arrived < opts.chunks) {
-            if t0.elapsed() > bound {
-                return Err(Error::Timeout {
-                    pending: "the host link's streamed calibration".into(),
-                    after: t0.elapsed(),
-                });
-            }
-            for g in &devices.gpus {
-                g.device
-                    .poll(wgpu::PollType::Poll)
-                    .map_err(|e| Error::Gpu {
-                        during: "the host link's streamed calibration".into(),
-                        message: e.to_string(),
-                    })?;
-            }
-            for (s, &(from, _)) in state.iter_mut().zip(dirs) {
-                let sender = &devices.gpus[from];
-                while s.sent < opts.chunks && matches!(s.slots[s.sent % 2], SlotState::Free) {
-                    let slot = s.sent % 2;
-                    let mut enc = sender.device.create_command_encoder(&Default::default());
-                    {
-                        let mut pass = enc.begin_compute_pass(&Default::default());
-                        kernels[from].dispatch(
-                            sender,
-                            &mut pass,
-                            Put::Store,
-                            &s.binds[slot],
-                            s.n_wg,
-                        );
-                    }
-                    s.link.encode_drain(slot, &mut enc, bytes)?;
-                    sender.submit("host link streamed calibration", vec![enc.finish()])?;
-                    if !s.link.zero_copy() {
-                        s.link.start(slot, bytes)?;
-                    }
-                    s.slots[slot] = SlotState::Written(done_flag(sender));
-                    s.waiting.push_back(slot);
-                    s.sent += 1;
-                }
-                if let Some(&slot) = s.waiting.front() {
-                    if s.link.zero_copy() {
-                        // Written once the sender's submission completed: the receiver reads it.
-                        if matches!(&s.slots[slot], SlotState::Written(f) if is_set(f)) {
-                            let (_, flag) = s.reads[slot].submit(devices, kernels)?;
-                            s.slots[slot] = SlotState::Read(flag);
-                            s.waiting.pop_front();
-                        }
-                    } else if s.link.ready(&devices.gpus, slot)? {
-                        s.link.hand_over(slot, &mut s.lane, slot)?;
-                        s.slots[slot] = SlotState::Copying;
-                        s.waiting.pop_front();
-                    }
-                }
-                let mut arrived = Vec::new();
-                for (slot, r) in s.lane.done() {
-                    s.link.copied(slot, r)?;
-                    arrived.push(slot);
-                }
-                for slot in 0..2 {
-                    if matches!(&s.slots[slot], SlotState::Read(f) if is_set(f)) {
-                        arrived.push(slot);
-                    }
-                }
-                for slot in arrived {
-                    s.slots[slot] = SlotState::Free;
-                    s.arrived += 1;
-                    if s.arrived == opts.chunks {
-                        s.done_at = Some(Instant::now());
-                    }
-                }
-            }
-            std::thread::yield_now();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        // A copy still running writes into a mapping: let it end before the links drop.
-        for s in &mut state {
-            s.lane.drain();
-            s.link.release();
-        }
-    }
-    result?;
-    let mut gbps = Vec::new();
-    for s in &mut state {
-        let secs = s.done_at.map_or(f64::NAN, |t| (t - t0).as_secs_f64());
-        gbps.push(opts.chunks as f64 * bytes as f64 / secs.max(1e-9) / 1e9);
-        let last = (opts.chunks - 1) % 2;
-        let want = &payload[..bytes as usize];
-        check_arrived(devices, &mut s.link, last, bytes, want)?;
-        if let Some(read) = s.reads.get(last) {
-            read.check(devices, bytes, want)?;
-        }
-    }
-    Ok(gbps)
-}
-
 /// Fails where the receiver's inbox does not hold `want` (on the staged path, after landing it).
-fn check_arrived(
+pub(super) fn check_arrived(
     devices: &Devices,
     link: &mut HostLink,
     slot: usize,
@@ -663,136 +346,9 @@ fn check_arrived(
     Ok(())
 }
 
-/// "256 MiB", "46.9 KiB", "16 B".
-fn size(bytes: u64) -> String {
-    let b = bytes as f64;
-    if bytes >= 1 << 20 {
-        let mib = format!("{:.4}", b / (1u64 << 20) as f64);
-        format!("{} MiB", mib.trim_end_matches('0').trim_end_matches('.'))
-    } else if bytes >= 1 << 10 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{bytes} B")
-    }
-}
-
-impl HostLinkTable {
-    /// The row with the highest host rate for the direction `from` -> `to` at its largest size.
-    pub fn best(&self, from: usize, to: usize) -> Option<&HostLinkRow> {
-        let rows = self.rows.iter().filter(|r| r.from == from && r.to == to);
-        let largest = rows.clone().map(|r| r.bytes).max()?;
-        rows.filter(|r| r.bytes == largest)
-            .max_by(|a, b| a.host_gbps.total_cmp(&b.host_gbps))
-    }
-
-    /// A fixed-width text table, then one line per direction with its best rate.
-    pub fn text(&self) -> String {
-        let mut out = String::new();
-        for d in &self.devices {
-            let _ = writeln!(out, "{d}");
-        }
-        let _ = writeln!(
-            out,
-            "step kernel: {}; timer: {}; medians of {} reps",
-            self.step_link, self.timer, self.reps
-        );
-        let _ = writeln!(
-            out,
-            "{:<6} {:>10} {:>7} {:>10} {:>8} {:>10} {:>10} {:>10}",
-            "link",
-            "chunk",
-            "threads",
-            "write GB/s",
-            "map ms",
-            "copy GB/s",
-            "host GB/s",
-            "total GB/s"
-        );
-        for r in &self.rows {
-            let _ = writeln!(
-                out,
-                "{:<6} {:>10} {:>7} {:>10.2} {:>8.3} {:>10.2} {:>10.2} {:>10.2}",
-                format!("{}->{}", r.from, r.to),
-                size(r.bytes),
-                r.threads,
-                r.write_gbps,
-                r.map_ms,
-                r.copy_gbps,
-                r.host_gbps,
-                r.total_gbps
-            );
-        }
-        for d in &self.directions {
-            if let (Some(b), Path::ZeroCopy) = (self.best(d.from, d.to), d.send) {
-                let _ = writeln!(
-                    out,
-                    "{}->{} (zero-copy): the receiver's kernel reads {:.2} GB/s at {}; the sender's writes {:.2} GB/s",
-                    d.from,
-                    d.to,
-                    b.host_gbps,
-                    size(b.bytes),
-                    b.write_gbps
-                );
-            } else if let Some(b) = self.best(d.from, d.to) {
-                let _ = writeln!(
-                    out,
-                    "{}->{} (sender {}, receiver {}): {:.2} GB/s host part at {} on {} threads; kernel write {:.2} GB/s",
-                    d.from,
-                    d.to,
-                    d.send.name(),
-                    d.recv.name(),
-                    b.host_gbps,
-                    size(b.bytes),
-                    b.threads,
-                    b.write_gbps
-                );
-            }
-        }
-        for st in &self.streams {
-            let each: Vec<String> = st
-                .directions
-                .iter()
-                .zip(&st.gbps)
-                .map(|((f, t), g)| format!("{f}->{t} {g:.2} GB/s"))
-                .collect();
-            let zero_copy = self.directions.iter().all(|d| d.send == Path::ZeroCopy);
-            let how = if zero_copy {
-                "zero-copy".to_string()
-            } else {
-                format!("copies on {} threads", st.threads)
-            };
-            let n = self.devices.len();
-            let ring = n > 2
-                && st.directions.len() == n
-                && st.directions.iter().all(|&(f, t)| t == (f + 1) % n);
-            let _ = writeln!(
-                out,
-                "streamed {} x {} through 2 slots, {how}, {}: {}",
-                st.chunks,
-                size(st.bytes),
-                match st.directions.len() {
-                    1 => "alone",
-                    _ if ring => "the ring's directions at once",
-                    _ => "all directions at once",
-                },
-                each.join(", ")
-            );
-        }
-        out
-    }
-
-    /// Writes the table as JSON to `path`, atomically (src/files.rs).
-    pub fn save(&self, path: &str) -> Result<()> {
-        let json = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
-            path: path.to_string(),
-            source: e.into(),
-        })?;
-        crate::files::write(path, &json)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::table::size;
     use super::*;
 
     fn row(from: usize, to: usize, bytes: u64, threads: usize, host_gbps: f64) -> HostLinkRow {

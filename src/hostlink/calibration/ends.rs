@@ -1,0 +1,116 @@
+//! A calibration's buffers on each device, and the receiver's half of a zero-copy transfer: its
+//! landing kernel reading a slot out of host memory, submitted, waited for and checked.
+
+use super::HostLink;
+use crate::devices::Devices;
+use crate::error::{Error, Result};
+use crate::shaders::Put;
+use crate::steps::{Link, StepKernel};
+
+/// One device's calibration buffers: the payload a sender's step kernel reads, the counters it binds
+/// (never bumped), and where a receiver's step kernel puts a zero-copy chunk.
+pub(super) struct Ends {
+    pub(super) src: wgpu::Buffer,
+    pub(super) counters: wgpu::Buffer,
+    pub(super) landing: wgpu::Buffer,
+}
+
+/// The receiver's half of a zero-copy transfer: its step kernel reading one slot of the link out of
+/// host memory into its landing buffer.
+pub(super) struct ZeroCopyRead {
+    to: usize,
+    bind: wgpu::BindGroup,
+    n_wg: u32,
+    landing: wgpu::Buffer,
+}
+
+impl ZeroCopyRead {
+    pub(super) fn new(
+        devices: &Devices,
+        kernels: &[StepKernel],
+        ends: &[Ends],
+        link: &HostLink,
+        slot: usize,
+    ) -> Self {
+        // As the host loop lands a zero-copy chunk.
+        let step_link = Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS);
+        let to = link.to;
+        let e = &ends[to];
+        let inbox = link.inbox(slot).expect("the link has the slot");
+        let (bind, n_wg) = kernels[to].bind_standalone(
+            &devices.gpus[to],
+            &e.landing,
+            inbox,
+            &e.counters,
+            (link.capacity.min(e.landing.size()) / 16) as u32,
+            step_link,
+        );
+        ZeroCopyRead {
+            to,
+            bind,
+            n_wg,
+            landing: e.landing.clone(),
+        }
+    }
+
+    /// Submits the read on the receiver; a flag set when it completed (seen at the device's next poll).
+    pub(super) fn submit(&self, devices: &Devices, kernels: &[StepKernel]) -> Result<Submitted> {
+        let r = &devices.gpus[self.to];
+        let mut enc = r.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            kernels[self.to].dispatch(r, &mut pass, Put::Store, &self.bind, self.n_wg);
+        }
+        let idx = r.submit("zero-copy calibration read", vec![enc.finish()])?;
+        Ok((idx, done_flag(r)))
+    }
+
+    /// The read, waited for (bounded).
+    pub(super) fn run(&self, devices: &Devices, kernels: &[StepKernel], bytes: u64) -> Result<()> {
+        let r = &devices.gpus[self.to];
+        let (idx, _) = self.submit(devices, kernels)?;
+        r.wait(
+            Some(idx),
+            "the zero-copy calibration's read",
+            r.timeout_for(0.0, 2.0 * bytes as f64),
+        )
+    }
+
+    /// Fails where the receiver's landing buffer does not hold `want`.
+    pub(super) fn check(&self, devices: &Devices, bytes: u64, want: &[u8]) -> Result<()> {
+        let r = &devices.gpus[self.to];
+        let got = r.read(
+            "the zero-copy calibration's landing",
+            &self.landing,
+            0,
+            bytes,
+        )?;
+        match got.iter().zip(want).position(|(g, w)| g != w) {
+            Some(i) => Err(Error::Gpu {
+                during: format!(
+                    "checking the zero-copy read on device {} at {bytes} bytes",
+                    self.to
+                ),
+                message: format!(
+                    "what the receiver's kernel read differs from the payload at byte {i}"
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A submission and the flag its queue sets once it completed.
+pub(super) type Submitted = (
+    wgpu::SubmissionIndex,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+);
+
+/// A flag `gpu`'s queue sets once everything submitted so far completed (seen at its next poll).
+pub(super) fn done_flag(gpu: &crate::gpu::Gpu) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    gpu.queue
+        .on_submitted_work_done(move || flag.store(true, std::sync::atomic::Ordering::Release));
+    done
+}

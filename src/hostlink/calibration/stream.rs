@@ -1,0 +1,204 @@
+//! The links streamed as the host trigger loop drives them: two slots per direction, the sender's
+//! kernel writing one while the other's chunk is copied (a host copy's lane) or landed (zero-copy).
+
+use web_time::Instant;
+
+use super::ends::{done_flag, Ends, ZeroCopyRead};
+use super::{check_arrived, HostLink, Path};
+use crate::devices::Devices;
+use crate::error::{Error, Result};
+use crate::shaders::Put;
+use crate::steps::{Link, StepKernel};
+
+/// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
+pub(super) const STREAM_CHUNK: u64 = 64 << 20;
+
+/// How [`stream`] drives the links.
+pub(super) struct StreamOptions {
+    pub(super) bytes: u64,
+    pub(super) chunks: usize,
+    pub(super) threads: usize,
+    pub(super) step_link: Link,
+    pub(super) want: Path,
+}
+
+/// Where one slot of a streamed direction is: free, being written by the sender's kernel (then, on
+/// a host-copy link, mapped and copied by the lane), or, on a zero-copy link, being read by the
+/// receiver's kernel; the flag is its submission's completion.
+pub(super) enum SlotState {
+    Free,
+    Written(std::sync::Arc<std::sync::atomic::AtomicBool>),
+    Copying,
+    Read(std::sync::Arc<std::sync::atomic::AtomicBool>),
+}
+
+/// One direction's state while streaming.
+pub(super) struct Streamed {
+    link: HostLink,
+    lane: crate::hostlink::CopyLane,
+    /// The step kernel's binding per slot (writing that slot's outbox).
+    binds: Vec<wgpu::BindGroup>,
+    /// On a zero-copy link: the receiver's read of each slot.
+    reads: Vec<ZeroCopyRead>,
+    n_wg: u32,
+    sent: usize,
+    arrived: usize,
+    /// Slots written, oldest first.
+    waiting: std::collections::VecDeque<usize>,
+    slots: [SlotState; 2],
+    done_at: Option<Instant>,
+}
+
+pub(super) fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
+    flag.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// Streams `opts.chunks` chunks over every direction of `dirs` at once, two slots per direction, as
+/// the trigger loop runs them: the sender's step kernel writes the next chunk while the direction's
+/// copy lane copies the last (or, zero-copy, while the receiver's kernel reads it). GB/s per
+/// direction, from the first submission to its last chunk arrived; the payload is checked in every
+/// receiver after.
+pub(super) fn stream(
+    devices: &Devices,
+    kernels: &[StepKernel],
+    ends: &[Ends],
+    dirs: &[(usize, usize)],
+    opts: &StreamOptions,
+    payload: &[u8],
+) -> Result<Vec<f64>> {
+    let bytes = opts.bytes;
+    let mut state = Vec::new();
+    for &(from, to) in dirs {
+        let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
+        let e = &ends[from];
+        let mut binds = Vec::new();
+        let mut reads = Vec::new();
+        let mut n_wg = 0;
+        for slot in 0..2 {
+            let (bg, n) = kernels[from].bind_standalone(
+                &devices.gpus[from],
+                link.outbox(slot)?,
+                &e.src,
+                &e.counters,
+                (bytes / 16) as u32,
+                opts.step_link,
+            );
+            binds.push(bg);
+            n_wg = n;
+            if link.zero_copy() {
+                reads.push(ZeroCopyRead::new(devices, kernels, ends, &link, slot));
+            }
+        }
+        state.push(Streamed {
+            link,
+            lane: crate::hostlink::CopyLane::new(opts.threads)?,
+            binds,
+            reads,
+            n_wg,
+            sent: 0,
+            arrived: 0,
+            waiting: Default::default(),
+            slots: [SlotState::Free, SlotState::Free],
+            done_at: None,
+        });
+    }
+    let all = (opts.chunks * dirs.len()) as f64 * bytes as f64;
+    let bound = devices.gpus[0].timeout_for(0.0, 4.0 * all);
+    let t0 = Instant::now();
+    let result = (|| -> Result<()> {
+        while state.iter().any(|s| s.arrived < opts.chunks) {
+            if t0.elapsed() > bound {
+                return Err(Error::Timeout {
+                    pending: "the host link's streamed calibration".into(),
+                    after: t0.elapsed(),
+                });
+            }
+            for g in &devices.gpus {
+                g.device
+                    .poll(wgpu::PollType::Poll)
+                    .map_err(|e| Error::Gpu {
+                        during: "the host link's streamed calibration".into(),
+                        message: e.to_string(),
+                    })?;
+            }
+            for (s, &(from, _)) in state.iter_mut().zip(dirs) {
+                let sender = &devices.gpus[from];
+                while s.sent < opts.chunks && matches!(s.slots[s.sent % 2], SlotState::Free) {
+                    let slot = s.sent % 2;
+                    let mut enc = sender.device.create_command_encoder(&Default::default());
+                    {
+                        let mut pass = enc.begin_compute_pass(&Default::default());
+                        kernels[from].dispatch(
+                            sender,
+                            &mut pass,
+                            Put::Store,
+                            &s.binds[slot],
+                            s.n_wg,
+                        );
+                    }
+                    s.link.encode_drain(slot, &mut enc, bytes)?;
+                    sender.submit("host link streamed calibration", vec![enc.finish()])?;
+                    if !s.link.zero_copy() {
+                        s.link.start(slot, bytes)?;
+                    }
+                    s.slots[slot] = SlotState::Written(done_flag(sender));
+                    s.waiting.push_back(slot);
+                    s.sent += 1;
+                }
+                if let Some(&slot) = s.waiting.front() {
+                    if s.link.zero_copy() {
+                        // Written once the sender's submission completed: the receiver reads it.
+                        if matches!(&s.slots[slot], SlotState::Written(f) if is_set(f)) {
+                            let (_, flag) = s.reads[slot].submit(devices, kernels)?;
+                            s.slots[slot] = SlotState::Read(flag);
+                            s.waiting.pop_front();
+                        }
+                    } else if s.link.ready(&devices.gpus, slot)? {
+                        s.link.hand_over(slot, &mut s.lane, slot)?;
+                        s.slots[slot] = SlotState::Copying;
+                        s.waiting.pop_front();
+                    }
+                }
+                let mut arrived = Vec::new();
+                for (slot, r) in s.lane.done() {
+                    s.link.copied(slot, r)?;
+                    arrived.push(slot);
+                }
+                for slot in 0..2 {
+                    if matches!(&s.slots[slot], SlotState::Read(f) if is_set(f)) {
+                        arrived.push(slot);
+                    }
+                }
+                for slot in arrived {
+                    s.slots[slot] = SlotState::Free;
+                    s.arrived += 1;
+                    if s.arrived == opts.chunks {
+                        s.done_at = Some(Instant::now());
+                    }
+                }
+            }
+            std::thread::yield_now();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        // A copy still running writes into a mapping: let it end before the links drop.
+        for s in &mut state {
+            s.lane.drain();
+            s.link.release();
+        }
+    }
+    result?;
+    let mut gbps = Vec::new();
+    for s in &mut state {
+        let secs = s.done_at.map_or(f64::NAN, |t| (t - t0).as_secs_f64());
+        gbps.push(opts.chunks as f64 * bytes as f64 / secs.max(1e-9) / 1e9);
+        let last = (opts.chunks - 1) % 2;
+        let want = &payload[..bytes as usize];
+        check_arrived(devices, &mut s.link, last, bytes, want)?;
+        if let Some(read) = s.reads.get(last) {
+            read.check(devices, bytes, want)?;
+        }
+    }
+    Ok(gbps)
+}

@@ -1,0 +1,135 @@
+//! The calibration table as a person reads it (fixed-width text, each direction's best rate, the
+//! streamed rates) and as a file.
+
+use std::fmt::Write as _;
+
+use super::{HostLinkRow, HostLinkTable, Path};
+use crate::error::{Error, Result};
+
+/// "256 MiB", "46.9 KiB", "16 B".
+pub(super) fn size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if bytes >= 1 << 20 {
+        let mib = format!("{:.4}", b / (1u64 << 20) as f64);
+        format!("{} MiB", mib.trim_end_matches('0').trim_end_matches('.'))
+    } else if bytes >= 1 << 10 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+impl HostLinkTable {
+    /// The row with the highest host rate for the direction `from` -> `to` at its largest size.
+    pub fn best(&self, from: usize, to: usize) -> Option<&HostLinkRow> {
+        let rows = self.rows.iter().filter(|r| r.from == from && r.to == to);
+        let largest = rows.clone().map(|r| r.bytes).max()?;
+        rows.filter(|r| r.bytes == largest)
+            .max_by(|a, b| a.host_gbps.total_cmp(&b.host_gbps))
+    }
+
+    /// A fixed-width text table, then one line per direction with its best rate.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for d in &self.devices {
+            let _ = writeln!(out, "{d}");
+        }
+        let _ = writeln!(
+            out,
+            "step kernel: {}; timer: {}; medians of {} reps",
+            self.step_link, self.timer, self.reps
+        );
+        let _ = writeln!(
+            out,
+            "{:<6} {:>10} {:>7} {:>10} {:>8} {:>10} {:>10} {:>10}",
+            "link",
+            "chunk",
+            "threads",
+            "write GB/s",
+            "map ms",
+            "copy GB/s",
+            "host GB/s",
+            "total GB/s"
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                out,
+                "{:<6} {:>10} {:>7} {:>10.2} {:>8.3} {:>10.2} {:>10.2} {:>10.2}",
+                format!("{}->{}", r.from, r.to),
+                size(r.bytes),
+                r.threads,
+                r.write_gbps,
+                r.map_ms,
+                r.copy_gbps,
+                r.host_gbps,
+                r.total_gbps
+            );
+        }
+        for d in &self.directions {
+            if let (Some(b), Path::ZeroCopy) = (self.best(d.from, d.to), d.send) {
+                let _ = writeln!(
+                    out,
+                    "{}->{} (zero-copy): the receiver's kernel reads {:.2} GB/s at {}; the sender's writes {:.2} GB/s",
+                    d.from,
+                    d.to,
+                    b.host_gbps,
+                    size(b.bytes),
+                    b.write_gbps
+                );
+            } else if let Some(b) = self.best(d.from, d.to) {
+                let _ = writeln!(
+                    out,
+                    "{}->{} (sender {}, receiver {}): {:.2} GB/s host part at {} on {} threads; kernel write {:.2} GB/s",
+                    d.from,
+                    d.to,
+                    d.send.name(),
+                    d.recv.name(),
+                    b.host_gbps,
+                    size(b.bytes),
+                    b.threads,
+                    b.write_gbps
+                );
+            }
+        }
+        for st in &self.streams {
+            let each: Vec<String> = st
+                .directions
+                .iter()
+                .zip(&st.gbps)
+                .map(|((f, t), g)| format!("{f}->{t} {g:.2} GB/s"))
+                .collect();
+            let zero_copy = self.directions.iter().all(|d| d.send == Path::ZeroCopy);
+            let how = if zero_copy {
+                "zero-copy".to_string()
+            } else {
+                format!("copies on {} threads", st.threads)
+            };
+            let n = self.devices.len();
+            let ring = n > 2
+                && st.directions.len() == n
+                && st.directions.iter().all(|&(f, t)| t == (f + 1) % n);
+            let _ = writeln!(
+                out,
+                "streamed {} x {} through 2 slots, {how}, {}: {}",
+                st.chunks,
+                size(st.bytes),
+                match st.directions.len() {
+                    1 => "alone",
+                    _ if ring => "the ring's directions at once",
+                    _ => "all directions at once",
+                },
+                each.join(", ")
+            );
+        }
+        out
+    }
+
+    /// Writes the table as JSON to `path`, atomically (src/files.rs).
+    pub fn save(&self, path: &str) -> Result<()> {
+        let json = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
+            path: path.to_string(),
+            source: e.into(),
+        })?;
+        crate::files::write(path, &json)
+    }
+}
