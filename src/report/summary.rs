@@ -1,0 +1,137 @@
+//! The first screen of a run: the results table first, in 100 columns, then a line each for the
+//! baselines, the workload and the devices, and what failed.
+
+use super::{mode_checks, ms, sci};
+use crate::consistency::Kind;
+use crate::experiment::Report;
+
+/// "1.2 TFLOP/s", or GFLOP/s below one TFLOP/s (a CPU adapter's rate would print as 0.00).
+fn rate(tflops: f64) -> String {
+    if tflops >= 1.0 {
+        format!("{tflops:.1} TFLOP/s")
+    } else {
+        format!("{:.1} GFLOP/s", tflops * 1e3)
+    }
+}
+
+/// The first screen of a run: the results table first, in 100 columns, then the baselines and the
+/// workload in a line each, and what failed; [`text`] has every figure and setting (`--verbose`).
+pub fn summary(r: &Report) -> String {
+    let c = &r.config;
+    let mut s = String::new();
+    let mut line = |l: String| {
+        s += &clip(&l, 100);
+        s.push('\n');
+    };
+    if r.emulated {
+        line("note: a CPU adapter emulates the GPU here: its times are not a GPU's, and overlap may not pay".into());
+    }
+    line("mode       trigger   median ms   speedup  overlap eff  max rel err  checks".into());
+    for m in &r.results {
+        if let Some(why) = &m.skipped {
+            line(format!(
+                "{:<10} {:<8}  skipped: {why}",
+                m.mode,
+                m.trigger.name()
+            ));
+            continue;
+        }
+        let eff = match m.overlap_efficiency {
+            // Sequential is the baseline: no overlap to rate.
+            _ if m.mode == "sequential" => "-".to_string(),
+            Some(x) => format!("{x:.3}{}", if m.own_baseline { "*" } else { "" }),
+            None => "-".into(),
+        };
+        // The verdict only: the failed checks are listed below the table by name.
+        let full = mode_checks(r, &m.checks_failed);
+        let room = full.ends_with("no room to overlap");
+        let mut checks = match (full.starts_with("FAILED"), room) {
+            (false, _) => full,
+            (true, true) => "FAILED, no room to overlap".into(),
+            (true, false) => "FAILED (below)".into(),
+        };
+        if m.trackers_ok == Some(false) {
+            checks = format!("trackers WRONG; {checks}");
+        }
+        line(format!(
+            "{:<10} {:<8} {:>10} {:>9} {:>12} {:>12}  {checks}",
+            m.mode,
+            m.trigger.name(),
+            ms(m.median_ms),
+            ms(m.speedup),
+            eff,
+            sci(m.max_rel_error),
+        ));
+    }
+    if r.results.iter().any(|m| m.own_baseline) {
+        line("* efficiency against the mode's own GEMM (--verbose: its own baseline)".into());
+    }
+    line(String::new());
+    line(format!(
+        "baselines  ms: T_gemm {:.3} ({}), T_comm {:.3}, T_seq {:.3}, ideal {:.3}",
+        r.t_gemm_ms,
+        rate(r.gemm_tflops),
+        r.t_comm_ms,
+        r.t_seq_ms,
+        r.ideal_ms,
+    ));
+    let on = match r
+        .devices
+        .iter()
+        .filter(|d| d.starts_with("device "))
+        .count()
+    {
+        // The adapter's name without its driver's details (--verbose has them).
+        0 | 1 => r.adapter.split(" (").next().unwrap_or_default().to_string(),
+        n => {
+            let links: Vec<&String> = r
+                .devices
+                .iter()
+                .filter(|d| d.starts_with("link "))
+                .collect();
+            let zero = links.iter().filter(|l| l.contains("zero-copy")).count();
+            let path = match zero {
+                0 => "host-copy links",
+                z if z == links.len() => "zero-copy links",
+                _ => "zero-copy and host-copy links",
+            };
+            format!("{n} devices, {path}")
+        }
+    };
+    line(format!(
+        "workload   {} x {} ranks, {} chunks/rank, {} ({}), {} {}",
+        c.shape,
+        c.ranks,
+        c.chunks,
+        c.collective,
+        c.via.name(),
+        c.dtype.name(),
+        r.gemm_kernel.name(),
+    ));
+    line(format!("on         {on}"));
+    let (room, failed): (Vec<_>, Vec<_>) = r
+        .checks
+        .iter()
+        .filter(|c| !c.ok)
+        .partition(|c| c.kind == Kind::Room);
+    if !failed.is_empty() {
+        line("checks failed (overlap efficiency left empty where they bear on it):".into());
+        for c in failed {
+            line(format!("  {}: {}", c.name, c.detail));
+        }
+    }
+    if !room.is_empty() {
+        line("no room to overlap (T_seq within noise of ideal: efficiencies left empty, the times stand)".into());
+    }
+    line("(every figure, spread and setting: --verbose or --json)".into());
+    s
+}
+
+/// `line` cut to `width` characters, ending in "..." where cut.
+fn clip(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        line.to_string()
+    } else {
+        line.chars().take(width - 3).collect::<String>() + "..."
+    }
+}
