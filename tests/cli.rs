@@ -4,23 +4,18 @@ mod common;
 
 use std::process::{Command, Output};
 
+use common::cli::{stderr, t3_within};
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    common::cli::tmp("cli", name)
+}
+
 fn t3(args: &[&str], dir: &std::path::Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_t3"))
         .args(args)
         .current_dir(dir)
         .output()
         .expect("run t3")
-}
-
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("t3-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
@@ -272,30 +267,6 @@ fn sweep_writes_a_row_per_point_and_mode() {
         "{}",
         stderr(&o)
     );
-}
-
-/// Runs t3 with `env` set, killed (and the test failed) past `secs`: a hang must not hang the suite.
-/// Its output is read as it comes, so that a full pipe cannot stall it.
-fn t3_within(args: &[&str], env: &[(&str, &str)], dir: &std::path::Path, secs: u64) -> Output {
-    use std::process::Stdio;
-    let child = Command::new(env!("CARGO_BIN_EXE_t3"))
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run t3");
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
-        Ok(o) => o.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("{args:?} still running after {secs} s");
-        }
-    }
 }
 
 const SMALL: &[&str] = &[

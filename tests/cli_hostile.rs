@@ -9,6 +9,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::cli::{stderr, t3_within as t3};
+
+fn tmp(name: &str) -> PathBuf {
+    common::cli::tmp("hostile", name)
+}
+
 const S: &[&str] = &[
     "--shape",
     "64x48x32",
@@ -23,37 +29,6 @@ const S: &[&str] = &[
     "--mode",
     "sequential",
 ];
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("t3-hostile-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// `t3 args` in `dir` with `env`, killed past `secs` (a hang fails the test).
-fn t3(args: &[&str], env: &[(&str, &str)], dir: &Path, secs: u64) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_t3"))
-        .args(args)
-        .env_remove("T3_TIMEOUT_S")
-        .envs(env.iter().copied())
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
-        Ok(o) => o.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("t3 {args:?} still running after {secs} s");
-        }
-    }
-}
 
 fn run<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     ["run"].iter().chain(S).chain(extra).copied().collect()
@@ -88,10 +63,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (String, Vec<u8>)> {
         }
     }
     out
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Exit 2 naming every needle, and nothing under `dir` changed.

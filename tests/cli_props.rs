@@ -7,9 +7,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use proptest::prelude::*;
+
+mod common;
 use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
 
 fn cases(ci: u32) -> u32 {
@@ -321,26 +323,6 @@ fn command_line(picks: &[(u8, usize)]) -> (Vec<String>, Vec<(&'static str, &'sta
 /// Longest a case may run: a hang fails the case instead of hanging the suite.
 const LIMIT_S: u64 = 120;
 
-/// Runs `cmd` to its end, or kills it past [`LIMIT_S`] (None). Its output is read as it comes, so
-/// that a full pipe cannot stall it.
-fn within(cmd: &mut Command) -> Option<Output> {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    match rx.recv_timeout(std::time::Duration::from_secs(LIMIT_S)) {
-        Ok(o) => Some(o.unwrap()),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            None
-        }
-    }
-}
-
 #[test]
 fn random_command_lines_keep_the_contract() {
     let root = std::env::temp_dir().join(format!("t3-cli-props-{}", std::process::id()));
@@ -363,13 +345,14 @@ fn random_command_lines_keep_the_contract() {
                 seed_files(&dir);
                 let seeded = contents(&dir);
                 let (args, env) = command_line(&picks);
-                let o = within(
+                let o = common::cli::within(
                     Command::new(env!("CARGO_BIN_EXE_t3"))
                         .args(&args)
                         .env_remove("T3_TIMEOUT_S")
                         .env_remove("WGPU_BACKEND")
                         .envs(env.iter().copied())
                         .current_dir(&dir),
+                    LIMIT_S,
                 );
                 let Some(o) = o else {
                     return Err(TestCaseError::fail(format!(

@@ -1,6 +1,8 @@
 //! Shared test setup: one GPU context per test binary, and the T3_REQUIRE_GPU rule.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use std::sync::OnceLock;
 
 use t3_wgpu::gpu::{Gpu, GpuOptions};
