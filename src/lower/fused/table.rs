@@ -1,0 +1,254 @@
+//! Fused mode's forward table and counter words: for every (rank, chunk) counter, where its chunk
+//! sits and the steps it fires, as the WGSL reads them, built from the schedule and checked.
+
+use super::*;
+
+/// `Forward` in shaders/epilogue/fused.wgsl: per (rank, chunk) counter, where its chunk sits in the
+/// packed output, the counter values at which its (up to two) outgoing steps fire, the pieces each
+/// is split into and each one's gate (the destination counter's value from which it may write the
+/// destination chunk). The table ends with a header entry (see [`forward_table`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Forward {
+    pub off: u32,
+    pub len: u32,
+    pub at0: u32,
+    pub to0: u32,
+    pub op0: u32,
+    pub pc0: u32,
+    pub at1: u32,
+    pub to1: u32,
+    pub op1: u32,
+    pub pc1: u32,
+    pub g0: u32,
+    pub g1: u32,
+    /// A landed chunk's inbox entry (past the chunks' counters, [`landing`]): 1 + its landing
+    /// state's first word in the counters (0: none), the counter of the chunk it lands in, and that
+    /// chunk's tiles. The header: BM, BN, the output's columns and the first inbox entry (NONE:
+    /// none); its `g0` is the GEMM's tile group (`Engine::tile_group`).
+    pub land: u32,
+    pub into: u32,
+    pub tiles: u32,
+    pub inboxes: u32,
+}
+
+impl Forward {
+    /// An inbox entry's landing state, in u32 words of the counters: the claimed slots, the landed
+    /// tiles, then a slot per tile (shaders/epilogue/fused.wgsl `land`); empty for other entries.
+    fn landing_words(&self) -> std::ops::Range<usize> {
+        if self.land == 0 {
+            return 0..0;
+        }
+        let at = (self.land - 1) as usize;
+        at..at + 2 + self.tiles as usize
+    }
+}
+
+/// No action in a [`Forward`] slot.
+pub(super) const NONE: u32 = u32::MAX;
+
+/// u32 words of fused mode's counters buffer for `nc` (rank, chunk) counters: the counters, each
+/// action's claims, done pieces and conditions met, tail, head, pieces done and spares alive, and
+/// the live list (the layout in shaders/epilogue/fused.wgsl).
+pub(super) fn counter_words(nc: usize) -> usize {
+    9 * nc + 4 + PAUSE_WORDS
+}
+
+/// Words past the live list that idle spares read in their pause (`pause_at` in
+/// shaders/epilogue/fused.wgsl): 64 slots 128 bytes apart, so that the pauses of many spares do not
+/// all queue at one L2 slice, and one word more (a read's address is the slot's plus 0 or 1).
+pub(super) const PAUSE_WORDS: usize = 64 * 32 + 1;
+
+/// [`forward_table`]'s table and what its landed hops add past the ranks' own: the packed output's
+/// elements (whole vec4s; the inboxes after every rank's output), the counters' u32 words (the
+/// landing states after the counters' layout) and the elements the inboxes hold.
+pub(super) struct Table {
+    pub(super) fwd: Vec<Forward>,
+    pub(super) out_elems: usize,
+    pub(super) counter_words: usize,
+    pub(super) inbox_elems: u64,
+}
+
+/// The forward table: for each (rank, chunk) counter, the counter values at which its outgoing steps
+/// fire (local tiles plus the incoming steps that precede the step in the schedule), their pieces and
+/// their gates (the destination's tiles plus the steps into it that precede this one: every write of
+/// a chunk is exclusive, in the schedule's order); then an inbox entry per landed hop ([`landing`]);
+/// then the header: off = pieces of all transfers and landed tiles,
+/// len = the spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first
+/// `window` bytes, pc0 = an idle spare's pause in reads. With it, the sizes the table implies
+/// ([`Table`]).
+pub(super) fn forward_table(
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    (tile_n, tile_group): (usize, usize),
+    tuning: FusedTuning,
+    lands: &[usize],
+    window: u64,
+) -> std::result::Result<Table, String> {
+    let (m, n) = (config.shape.m, config.shape.n);
+    let nch = chunking.count();
+    let idx = |p: usize, x: usize| p * nch + x;
+    let mut fwd: Vec<Forward> = (0..config.ranks * nch)
+        .map(|c| {
+            let (p, x) = (c / nch, c % nch);
+            Forward {
+                off: (p * m * n + chunking.rows(x).start * n) as u32,
+                len: (chunking.rows(x).len() * n) as u32,
+                to0: NONE,
+                to1: NONE,
+                ..Default::default()
+            }
+        })
+        .collect();
+    let mut received = vec![0u32; fwd.len()];
+    let own_tiles = |p: usize, x: usize| {
+        if schedule.produces(p, x) {
+            tiles(chunking.rows(x).len(), n, tile_n) as u32
+        } else {
+            0
+        }
+    };
+    // Landed hops (`lands`, steps' indices): each a copy into an inbox entry past the chunks'
+    // counters, whose landing state follows the counters' layout (`counter_words`) and whose inbox
+    // follows the ranks' outputs.
+    let chunks = fwd.len();
+    let mut state = counter_words(chunks + lands.len());
+    let mut inbox = (config.ranks * m * n).next_multiple_of(4);
+    let mut landed_tiles = 0u32;
+    let mut inbox_elems = 0u64;
+    for (s, st) in schedule.steps.iter().enumerate() {
+        let at = own_tiles(st.src, st.chunk) + received[idx(st.src, st.chunk)];
+        let mut gate = own_tiles(st.dst, st.chunk) + received[idx(st.dst, st.chunk)];
+        let mut op = match st.op {
+            Op::Reduce => 1,
+            Op::Copy => 2,
+        };
+        let mut to = idx(st.dst, st.chunk) as u32;
+        if lands.contains(&s) {
+            let len = (chunking.rows(st.chunk).len() * n) as u32;
+            let tl = own_tiles(st.dst, st.chunk);
+            fwd.push(Forward {
+                off: inbox as u32,
+                len,
+                to0: NONE,
+                to1: NONE,
+                land: 1 + state as u32,
+                into: to,
+                tiles: tl,
+                ..Default::default()
+            });
+            (to, op, gate) = ((fwd.len() - 1) as u32, 2, 0);
+            state += 2 + tl as usize;
+            inbox = (inbox + len as usize).next_multiple_of(4);
+            landed_tiles += tl;
+            inbox_elems += u64::from(len);
+        }
+        let f = &mut fwd[idx(st.src, st.chunk)];
+        let pc = tuning.pieces(config.link, f.len as usize);
+        if f.to0 == NONE {
+            (f.at0, f.to0, f.op0, f.pc0, f.g0) = (at, to, op, pc, gate);
+        } else if f.to1 == NONE {
+            (f.at1, f.to1, f.op1, f.pc1, f.g1) = (at, to, op, pc, gate);
+        } else {
+            return Err(format!(
+                "chunk {} of rank {} leaves more than twice",
+                st.chunk, st.src
+            ));
+        }
+        received[idx(st.dst, st.chunk)] += 1;
+    }
+    let pieces: u32 = fwd
+        .iter()
+        .flat_map(|f| [(f.to0, f.pc0), (f.to1, f.pc1)])
+        .filter(|&(to, _)| to != NONE)
+        .map(|(_, pc)| pc)
+        .sum::<u32>()
+        + landed_tiles;
+    check_table(&fwd, inbox, state)?;
+    fwd.push(Forward {
+        off: pieces,
+        len: tuning.polls,
+        op0: tuning.help.code(),
+        pc0: tuning.pause,
+        at0: nch as u32,
+        at1: (window / 4) as u32,
+        to0: NONE,
+        to1: NONE,
+        land: crate::shapes::TILE as u32,
+        into: tile_n as u32,
+        tiles: n as u32,
+        inboxes: if lands.is_empty() {
+            NONE
+        } else {
+            chunks as u32
+        },
+        g0: tile_group as u32,
+        ..Default::default()
+    });
+    Ok(Table {
+        fwd,
+        out_elems: inbox,
+        counter_words: state,
+        inbox_elems,
+    })
+}
+
+/// The steps that land (with `T3_FUSED_LAND` on): each reduce that is the only transfer into its
+/// destination's chunk, a chunk its destination produces at its last stage: the ring's last hop,
+/// into the chunk its destination produces last, which as a reduce would wait for every tile of it
+/// and so run after the GEMM (in f32, most of fused mode's exposed time: see BENCHMARKS.md). The
+/// direct reduce-scatter's several reduces into one chunk keep their gates.
+pub(super) fn landing(schedule: &Schedule) -> Vec<usize> {
+    let mut into = std::collections::HashMap::new();
+    for s in &schedule.steps {
+        *into.entry((s.dst, s.chunk)).or_insert(0usize) += 1;
+    }
+    let last = |p: usize, x: usize| {
+        let prod = &schedule.production[p];
+        let end = prod.iter().map(|&(s, _)| s).max();
+        prod.iter().any(|&(s, c)| c == x && Some(s) == end)
+    };
+    schedule
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.op == Op::Reduce && into[&(s.dst, s.chunk)] == 1 && last(s.dst, s.chunk))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Every index the (trusted, unchecked) fused kernel takes from the forward table is in bounds: each
+/// chunk inside the packed output of `out_elems` elements, each action's destination a counter, its
+/// op a reduce or a copy, and at least one piece; each inbox's landing state inside the counters'
+/// `words` and the chunk it lands in a counter.
+pub(super) fn check_table(
+    fwd: &[Forward],
+    out_elems: usize,
+    words: usize,
+) -> std::result::Result<(), String> {
+    let nc = fwd.len() as u32;
+    for (c, f) in fwd.iter().enumerate() {
+        let state = f.landing_words();
+        if f.land != 0 && (f.into >= nc || f.tiles == 0 || state.end > words) {
+            return Err(format!(
+                "forward table: inbox {c} lands in counter {} ({} tiles, state at word {}) out of range (counters {nc}, {words} words)",
+                f.into, f.tiles, state.start
+            ));
+        }
+        if u64::from(f.off) + u64::from(f.len) > out_elems as u64 {
+            return Err(format!(
+                "forward table: counter {c}'s chunk [{}, +{}) past the packed output's {out_elems} elements",
+                f.off, f.len
+            ));
+        }
+        for (to, op, pc) in [(f.to0, f.op0, f.pc0), (f.to1, f.op1, f.pc1)] {
+            if to != NONE && (to >= nc || !(1..=2).contains(&op) || pc == 0) {
+                return Err(format!(
+                    "forward table: counter {c}'s action to {to} (op {op}, {pc} pieces) out of range (counters {nc}, ops 1..=2, pieces >= 1)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
