@@ -1,0 +1,757 @@
+//! CPU-only tests of fused mode's lowering: packing, the forward table and its header, landing, the
+//! spares' views and dispatches, its own sequential run, the paying defaults and the knobs.
+
+use super::*;
+
+#[test]
+fn fused_packs_every_rank_into_one_dispatch() {
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let (plan, l) = lowered(&c);
+    let rec = l.fused.as_ref().unwrap();
+    let passes: Vec<&Pass> = rec.passes().collect();
+    assert_eq!(passes.len(), 1);
+    assert_eq!(passes[0].ops.len(), plan.ops.len());
+    check_dispatch(&l, &passes[0].dispatches[0]);
+    // Every GEMM op's tiles are in the one dispatch.
+    let tiles: u32 = plan
+        .ops
+        .iter()
+        .filter(|o| o.kind == Kind::Gemm)
+        .map(|o| o.bumps)
+        .sum();
+    let d = passes[0].dispatches[0];
+    match l.bindings[d.binding].params {
+        Params::Gemm(p) => assert_eq!(p.total_wg, tiles),
+        other => panic!("fused params {other:?}"),
+    }
+    // Spares by default: ranks x the busiest transfer's pieces (the link's 3 workgroups at most).
+    assert!(d.workgroups > tiles && d.workgroups <= tiles + 3 * c.ranks as u32);
+    // A and B of every rank go in, every output chunk and counter comes back.
+    let copies = rec
+        .commands
+        .iter()
+        .filter(|c| matches!(c, Command::Copy { .. }))
+        .count();
+    let outs = l.locs.iter().filter(|l| l.buf == Buf::Out).count();
+    assert_eq!(copies, 2 * c.ranks + 2 * outs);
+    let land = lowered(&config(Collective::ReduceScatter, ReduceVia::Land)).1;
+    assert!(land.fused.unwrap_err().contains("update"));
+    let mut small = TARGET;
+    small.max_binding = 1024;
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let e = lower(&c, &ch, &s, &plan, small).fused.unwrap_err();
+    assert!(e.contains("max_storage_buffer_binding_size"), "{e}");
+}
+
+/// Fused mode's reduce-scatter lowered with 5 spares of their own beside a GEMM grid of 2, triggered
+/// by `trigger`: the config, plan, chunking, schedule, lowering and tuning, for a test to lower again.
+fn own_spares(
+    trigger: crate::lower::fused::Trigger,
+) -> (
+    Config,
+    Plan,
+    Chunking,
+    Schedule,
+    Lowered,
+    crate::lower::fused::FusedTuning,
+) {
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let (plan, l) = lowered(&c);
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let tuning = crate::lower::fused::FusedTuning {
+        pieces: None,
+        spares: Some(5),
+        polls: 9,
+        pause: 0,
+        window: None,
+        spare_dispatch: crate::lower::fused::SpareDispatch::Own,
+        spares_first: false,
+        grid: 2,
+        help: crate::lower::fused::Help::Idle,
+        trigger,
+        land: false,
+    };
+    (c, plan, ch, s, l, tuning)
+}
+
+#[test]
+fn fused_header_carries_the_pause_and_auto_spares_follow_the_busiest_transfer_alone() {
+    let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Spares);
+    let tuning = crate::lower::fused::FusedTuning {
+        pieces: Some(2),
+        spares: None,
+        pause: 77,
+        ..tuning
+    };
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let fwd: Vec<crate::lower::fused::Forward> = uploaded(&l, "fused forward table");
+    let header = fwd.last().unwrap();
+    assert_eq!(
+        (header.pc0, header.len),
+        (77, tuning.polls),
+        "the header's pc0 is the idle spares' pause"
+    );
+    // Every spare dispatch (beside the GEMM, and the finisher) is ranks x the busiest transfer's
+    // pieces: the header's pause is not a transfer's pieces.
+    let spares: Vec<u32> = rec
+        .passes()
+        .flat_map(|p| p.dispatches.iter())
+        .filter(|d| matches!(d.kernel, Kernel::Spares { .. }))
+        .map(|d| d.workgroups)
+        .collect();
+    assert!(
+        !spares.is_empty() && spares.iter().all(|&w| w == c.ranks as u32 * 2),
+        "{spares:?}"
+    );
+}
+
+/// The table and job table one fused lowering uploads (`lowered` made one before it: the last).
+fn uploaded<T: bytemuck::Pod>(l: &Lowered, label: &str) -> Vec<T> {
+    let bytes = l
+        .pool
+        .iter()
+        .rfind(|b| b.label == label)
+        .and_then(|b| b.init.clone())
+        .unwrap_or_else(|| panic!("{label} is uploaded"));
+    bytemuck::pod_collect_to_vec(&bytes)
+}
+
+#[test]
+fn fused_last_hops_land_in_inboxes_tile_by_tile() {
+    use crate::lower::fused::Forward;
+    let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Spares);
+    let landing = crate::lower::fused::FusedTuning {
+        pieces: Some(2),
+        land: true,
+        ..tuning
+    };
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, landing).unwrap();
+    let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
+    let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
+    let (m, n, nch) = (c.shape.m, c.shape.n, ch.count());
+    let chunks = c.ranks * nch;
+    let header = fwd.last().unwrap();
+    assert_eq!(
+        (
+            header.inboxes as usize,
+            header.land,
+            header.into,
+            header.tiles,
+            header.g0
+        ),
+        (chunks, 128, 128, n as u32, 0),
+        "the header: the first inbox, BM, BN, the output's columns, the tile order"
+    );
+    // One inbox per rank and chunk of its own shard (2 per rank): the ring's last hops.
+    let inboxes = &fwd[chunks..fwd.len() - 1];
+    assert_eq!(inboxes.len(), c.ranks * c.chunks);
+    let counters = |label: &str| {
+        l.pool
+            .iter()
+            .rfind(|b| b.label == label)
+            .map(|b| b.bytes)
+            .unwrap()
+    };
+    let words = (counters("fused trackers and transfer queue (all ranks)") / 4) as u32;
+    let mut states: Vec<(u32, u32)> = Vec::new();
+    let mut regions: Vec<(u32, u32)> = Vec::new();
+    for (i, b) in inboxes.iter().enumerate() {
+        let into = b.into as usize;
+        let (p, x) = (into / nch, into % nch);
+        assert_eq!(ch.shard_of(x), p, "inbox {i} lands in its rank's own chunk");
+        assert_eq!(b.len as usize, ch.rows(x).len() * n);
+        assert_eq!(
+            b.tiles as usize,
+            crate::shapes::tiles(ch.rows(x).len(), n, 128)
+        );
+        // The one action into it: a copy with no gate; nothing reduces into the own chunk itself.
+        let to_inbox: Vec<(u32, u32)> = fwd[..chunks]
+            .iter()
+            .flat_map(|f| [(f.to0, f.op0, f.g0), (f.to1, f.op1, f.g1)])
+            .filter(|a| a.0 == (chunks + i) as u32)
+            .map(|a| (a.1, a.2))
+            .collect();
+        assert_eq!(to_inbox, [(2, 0)], "inbox {i}");
+        assert!(fwd[..chunks]
+            .iter()
+            .all(|f| f.to0 != b.into && f.to1 != b.into));
+        // Its tiles record themselves: the one job of that chunk carries the landing state.
+        let marked: Vec<u32> = jobs
+            .iter()
+            .filter(|j| j.land != 0)
+            .filter(|j| j.land == b.land)
+            .map(|j| j.counter)
+            .collect();
+        assert_eq!(marked, [b.into]);
+        states.push((b.land - 1, b.land - 1 + 2 + b.tiles));
+        regions.push((b.off, b.off + b.len));
+    }
+    assert_eq!(jobs.iter().filter(|j| j.land != 0).count(), inboxes.len());
+    // Inboxes past every rank's output, landing states inside the counters, none overlapping.
+    for (v, lo, hi) in [
+        (&mut states, 9 * fwd.len() as u32, words),
+        (&mut regions, (c.ranks * m * n) as u32, u32::MAX),
+    ] {
+        v.sort();
+        assert!(v[0].0 >= lo && v.last().unwrap().1 <= hi, "{v:?}");
+        assert!(v.windows(2).all(|w| w[0].1 <= w[1].0), "{v:?}");
+    }
+    assert!(counters("fused outputs (all ranks)") >= u64::from(regions.last().unwrap().1) * 4);
+    // Every landed tile counts as a piece of the work the spares wait for.
+    let pieces: u32 = fwd[..chunks]
+        .iter()
+        .flat_map(|f| [(f.to0, f.pc0), (f.to1, f.pc1)])
+        .filter(|a| a.0 != u32::MAX)
+        .map(|a| a.1)
+        .sum();
+    let tiles: u32 = inboxes.iter().map(|b| b.tiles).sum();
+    assert_eq!(header.off, pieces + tiles);
+    // The report's bytes: each landed hop writes its inbox and the landing reads it, 2 chunks more
+    // than the reduce it replaces.
+    let own: u64 = inboxes.iter().map(|b| u64::from(b.len) * 4).sum();
+    assert_eq!(l.fused_extra_bytes, 2 * own);
+    // The spares that watch land; the pipeline is built with LAND.
+    assert!(rec
+        .passes()
+        .flat_map(|p| p.dispatches.iter())
+        .any(|d| d.kernel
+            == Kernel::Spares {
+                watch: true,
+                land: true
+            }));
+    // Off, where the epilogue triggers (only watching spares land), or where no reduce goes into a
+    // chunk produced last (the direct reduce-scatter: its owners produce their own chunks first):
+    // no inbox.
+    use crate::lower::fused::Trigger::{Epilogue, Spares};
+    for (collective, land, trigger) in [
+        (Collective::ReduceScatter, false, Spares),
+        (Collective::ReduceScatter, true, Epilogue),
+        (Collective::DirectReduceScatter, true, Spares),
+    ] {
+        let c = Config { collective, ..c };
+        let (plan, mut l) = lowered(&c);
+        let s = Schedule::new(collective, &ch);
+        let t = crate::lower::fused::FusedTuning {
+            land,
+            trigger,
+            ..landing
+        };
+        crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
+        let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
+        let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
+        assert_eq!(fwd.len(), chunks + 1, "{collective:?} land {land}");
+        assert_eq!(fwd.last().unwrap().inboxes, u32::MAX);
+        assert!(jobs.iter().all(|j| j.land == 0));
+        assert_eq!(l.fused_extra_bytes, 0);
+    }
+}
+
+#[test]
+fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
+    let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Epilogue);
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let [gemm, spares] = pass.dispatches[..] else {
+        panic!("{:?}", pass.dispatches)
+    };
+    for d in [&gemm, &spares] {
+        check_dispatch(&l, d);
+    }
+    assert!(matches!(gemm.kernel, Kernel::Fused { grid: true, .. }));
+    assert_eq!(
+        (spares.kernel, spares.workgroups),
+        (
+            Kernel::Spares {
+                watch: false,
+                land: false,
+            },
+            5
+        )
+    );
+    // The GEMM's dispatch holds its grid alone; the spares bind the same resources, except that
+    // what the GEMM writes (the output's windows, the counters) is a second view of the same pool
+    // buffer, marked for the executor to alias.
+    let (g, sp) = (&l.bindings[gemm.binding], &l.bindings[spares.binding]);
+    match g.params {
+        Params::Gemm(p) => assert_eq!((p.grid_wg, gemm.workgroups), (2, 2)),
+        other => panic!("{other:?}"),
+    }
+    let mut aliased = Vec::new();
+    for (a, b) in g.resources.iter().zip(&sp.resources) {
+        match (a.buffer(), b.buffer()) {
+            (Some(Buffer::Pool(i)), Some(Buffer::View(j, 1))) => {
+                assert!(i == j && l.pool[i].views >= 1);
+                aliased.push(i);
+            }
+            _ => assert_eq!(a, b),
+        }
+    }
+    aliased.sort_unstable();
+    aliased.dedup();
+    // The output (both windows) and the counters; never the operands or tables.
+    assert_eq!(aliased.len(), 2, "{aliased:?}");
+    // GEMM workgroups that never help need spares sure to run after the GEMM, and some spares.
+    for (spare_dispatch, spares) in [
+        (crate::lower::fused::SpareDispatch::Gemm, Some(5)),
+        (crate::lower::fused::SpareDispatch::Own, Some(0)),
+    ] {
+        let never = crate::lower::fused::FusedTuning {
+            spare_dispatch,
+            spares,
+            help: crate::lower::fused::Help::Never,
+            ..tuning
+        };
+        let e =
+            crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, never).unwrap_err();
+        assert!(e.contains("T3_FUSED_HELP=never"), "{e}");
+    }
+}
+
+#[test]
+fn fused_spares_first_watch_the_tracked_gemm_per_stage_and_run_of_ranks_through_views_of_their_own()
+{
+    let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Spares);
+    // Each rank's output is 2400 x 300 f32 (2.88 MB): two ranks to a window of 6 MB.
+    let window = 6_000_000u64;
+    let first = crate::lower::fused::FusedTuning {
+        spares_first: true,
+        grid: 0,
+        window: Some(window as u32),
+        ..tuning
+    };
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, first).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let d = &pass.dispatches;
+    let spares = d[0];
+    assert_eq!(
+        spares.kernel,
+        Kernel::Spares {
+            watch: true,
+            land: false,
+        }
+    );
+    assert_eq!(d[d.len() - 1], spares, "the finisher after everything");
+    let gemms = &d[1..d.len() - 1];
+    let nch = ch.count();
+    let stage_of = |p: usize, x: usize| {
+        s.production[p]
+            .iter()
+            .find(|&&(_, y)| y == x)
+            .map(|&(st, _)| st)
+            .unwrap()
+    };
+    let mut stages: Vec<usize> = s.production.iter().flatten().map(|&(st, _)| st).collect();
+    stages.sort_unstable();
+    stages.dedup();
+    assert_eq!(
+        gemms.len(),
+        stages.len() * 2,
+        "a dispatch per stage and run of two ranks"
+    );
+    let writes = |b: usize| {
+        let r = &l.bindings[b].resources;
+        (r[0].buffer().unwrap(), r[4].buffer().unwrap())
+    };
+    let mut seen_writes = vec![writes(spares.binding)];
+    let mut produced = Vec::new();
+    let mut last_stage = 0;
+    for g in gemms {
+        check_dispatch(&l, g);
+        assert_eq!(
+            g.kernel,
+            Kernel::Fused {
+                split_b: false,
+                split_c: false,
+                grid: false,
+                watched: true
+            }
+        );
+        // No two dispatches write the output or the counters through one buffer object: wgpu puts
+        // a barrier between any two that do.
+        let w = writes(g.binding);
+        assert!(
+            seen_writes.iter().all(|v| v.0 != w.0 && v.1 != w.1),
+            "{w:?} in {seen_writes:?}"
+        );
+        seen_writes.push(w);
+        let b = &l.bindings[g.binding];
+        let Params::Gemm(p) = b.params else {
+            panic!("gemm params")
+        };
+        let Resource::Window(out) = b.resources[0] else {
+            panic!("{:?}", b.resources[0])
+        };
+        assert!(out.offset % 256 == 0 && out.bytes <= window, "{out:?}");
+        let Some(Buffer::Pool(t)) = b.resources[5].buffer() else {
+            panic!("job table")
+        };
+        let table: &[crate::gemm::Job] = bytemuck::cast_slice(l.pool[t].init.as_ref().unwrap());
+        let jobs = &table[p.job_base as usize..(p.job_base + p.n_jobs) as usize];
+        // One stage, one run of ranks, in stagger order; workgroups numbered from 0 in the
+        // dispatch; every row stored inside the dispatch's window at the rank's place.
+        let mut wg = 0;
+        for j in jobs {
+            let (rank, x) = (j.counter as usize / nch, j.counter as usize % nch);
+            let st = stage_of(rank, x);
+            assert!(st >= last_stage, "stagger order");
+            last_stage = st;
+            assert_eq!(
+                stage_of(
+                    jobs[0].counter as usize / nch,
+                    jobs[0].counter as usize % nch
+                ),
+                st
+            );
+            assert_eq!(
+                rank / 2,
+                jobs[0].counter as usize / nch / 2,
+                "one run of ranks"
+            );
+            assert_eq!(j.wg_start, wg);
+            wg += crate::shapes::tiles((j.row1 - j.row0) as usize, c.shape.n, TARGET.tile_n) as u32;
+            let at =
+                |row: u32| out.offset / 4 + u64::from(j.c_off) + u64::from(row) * u64::from(p.ldc);
+            assert_eq!(
+                at(0),
+                (rank * c.shape.m * c.shape.n) as u64,
+                "rank {rank}'s place"
+            );
+            assert!((u64::from(j.c_off) + u64::from(j.row1) * u64::from(p.ldc)) * 4 <= out.bytes);
+            produced.push(j.counter);
+        }
+        assert_eq!((wg, p.total_wg), (g.workgroups, g.workgroups));
+    }
+    produced.sort_unstable();
+    assert_eq!(
+        produced,
+        (0..(c.ranks * nch) as u32).collect::<Vec<_>>(),
+        "every chunk once"
+    );
+    // Views: one for the spares, one per GEMM dispatch past the first.
+    for w in [seen_writes[1].0, seen_writes[1].1] {
+        let Buffer::Pool(i) = w else { panic!("{w:?}") };
+        assert_eq!(l.pool[i].views, gemms.len());
+    }
+}
+
+#[test]
+fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them() {
+    let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Spares);
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let [gemm, spares, finisher] = pass.dispatches[..] else {
+        panic!("{:?}", pass.dispatches)
+    };
+    for d in [&gemm, &spares, &finisher] {
+        check_dispatch(&l, d);
+    }
+    assert!(matches!(
+        gemm.kernel,
+        Kernel::Fused {
+            grid: true,
+            watched: true,
+            ..
+        }
+    ));
+    // The finisher is the spare pipeline on the spares' views, so wgpu orders it after them.
+    assert_eq!(
+        (spares.kernel, spares.workgroups),
+        (
+            Kernel::Spares {
+                watch: true,
+                land: false,
+            },
+            5
+        )
+    );
+    assert_eq!(finisher, spares);
+    // The GEMM stores into the output's second window from the header's element on.
+    let Params::Gemm(p) = l.bindings[gemm.binding].params else {
+        panic!("fused params")
+    };
+    assert_eq!(p.c_split, (TARGET.max_binding / 256 * 256 / 4) as u32);
+    // Without spares beside the GEMM the finisher alone moves every piece, as many as auto spares.
+    let alone = crate::lower::fused::FusedTuning {
+        spares: Some(0),
+        ..tuning
+    };
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, alone).unwrap();
+    let pass = rec.passes().next().unwrap();
+    let [_, finisher] = pass.dispatches[..] else {
+        panic!("{:?}", pass.dispatches)
+    };
+    assert_eq!(
+        finisher.kernel,
+        Kernel::Spares {
+            watch: true,
+            land: false,
+        }
+    );
+    assert!(finisher.workgroups >= c.ranks as u32, "{finisher:?}");
+}
+
+#[test]
+fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buffers() {
+    for trigger in [
+        crate::lower::fused::Trigger::Spares,
+        crate::lower::fused::Trigger::Epilogue,
+    ] {
+        let (c, plan, ch, s, mut l, tuning) = own_spares(trigger);
+        let rec =
+            crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+        let mode_gemm = rec.passes().next().unwrap().dispatches[0];
+        let own: Vec<&Pass> = l.fused_sequential.passes().collect();
+        let [gemm, transfers] = own[..] else {
+            panic!("{own:?}")
+        };
+        // The mode's GEMM as the watched GEMM (no trigger in it), on the same binding and grid.
+        let [g] = gemm.dispatches[..] else {
+            panic!("{gemm:?}")
+        };
+        assert_eq!(g.binding, mode_gemm.binding);
+        assert_eq!(g.workgroups, mode_gemm.workgroups);
+        assert!(
+            matches!(
+                g.kernel,
+                Kernel::Fused {
+                    watched: true,
+                    grid: true,
+                    ..
+                }
+            ),
+            "{g:?}"
+        );
+        // Then the finisher alone, on the GEMM's own binding (not the aliased views): wgpu's barrier
+        // orders it after the GEMM, so nothing overlaps.
+        let [f] = transfers.dispatches[..] else {
+            panic!("{transfers:?}")
+        };
+        assert_eq!(
+            (f.kernel, f.binding),
+            (
+                Kernel::Spares {
+                    watch: true,
+                    land: false,
+                },
+                g.binding
+            )
+        );
+        assert_eq!(f.workgroups, 5, "the mode's spares");
+        check_dispatch(&l, &f);
+        // Packed like the mode, inputs copied in and the trackers cleared first.
+        let copies = |r: &Recording| {
+            r.commands
+                .iter()
+                .take_while(|c| !matches!(c, Command::Pass(_)))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(copies(&l.fused_sequential), copies(&rec));
+        // Spares in the GEMM's dispatch are GEMM workgroups: the finisher gets the auto count.
+        let in_gemm = crate::lower::fused::FusedTuning {
+            spare_dispatch: crate::lower::fused::SpareDispatch::Gemm,
+            help: crate::lower::fused::Help::Always,
+            ..tuning
+        };
+        crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, in_gemm).unwrap();
+        let auto = l.fused_sequential.passes().nth(1).unwrap().dispatches[0];
+        assert!(
+            auto.workgroups >= c.ranks as u32 && auto.workgroups != 5,
+            "{auto:?}"
+        );
+    }
+}
+
+#[test]
+fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
+    // The defaults (`config`'s fused knobs are all unset), whatever this process's environment.
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let known = Target {
+        sms: Some(3),
+        gemm_per_sm: 2,
+        ..TARGET
+    };
+    let l = lower(&c, &ch, &s, &plan, known);
+    let tuning = l.fused_tuning.expect("fused mode lowers");
+    assert_eq!(
+        tuning,
+        // The SIMT GEMM's configuration does not follow the transfers' weight.
+        crate::lower::fused::FusedTuning::paying(3, 2, c.link, 0.0),
+        "{tuning:?}"
+    );
+    let pass = l.fused.as_ref().unwrap().passes().next().unwrap().clone();
+    let kinds: Vec<Kernel> = pass.dispatches.iter().map(|d| d.kernel).collect();
+    assert!(
+        matches!(
+            kinds[..],
+            [
+                Kernel::Spares {
+                    watch: true,
+                    land: true,
+                },
+                Kernel::Fused {
+                    watched: true,
+                    grid: false,
+                    split_b: false,
+                    split_c: false,
+                },
+                Kernel::Spares {
+                    watch: true,
+                    land: true,
+                }
+            ]
+        ),
+        "{kinds:?}"
+    );
+    let Params::Gemm(p) = l.bindings[pass.dispatches[1].binding].params else {
+        panic!("fused params")
+    };
+    assert_eq!(
+        (pass.dispatches[0].workgroups, pass.dispatches[1].workgroups),
+        (6, p.total_wg),
+        "two spares per SM (3 SMs) first, then the tracked GEMM a workgroup per tile"
+    );
+    assert_eq!(p.grid_wg, 0);
+    // Beside the cooperative GEMM (one per SM) the grid follows the GEMM's flops per byte its
+    // transfers move: K = 19 (13 flop/B) leaves an eighth of 16 SMs to spares, 32 each and two
+    // beside each GEMM workgroup; K = 4000 (2700 flop/B) keeps every SM and three spares per SM.
+    let coop = Target {
+        sms: Some(16),
+        gemm_per_sm: 1,
+        ..TARGET
+    };
+    for (k, grid, spares) in [(19, 14, 2 * 14 + 32 * 2), (4000, 16, 3 * 16)] {
+        let c = Config {
+            shape: Shape::new(c.shape.m, c.shape.n, k).unwrap(),
+            ..c
+        };
+        let l = lower(&c, &ch, &s, &plan, coop);
+        let t = l.fused_tuning.expect("fused mode lowers");
+        assert_eq!((t.grid, t.spares), (grid, Some(spares)), "K {k}: {t:?}");
+        // No landing beside the cooperative GEMM: its transfers lag the link already, and landing
+        // adds the inbox's traffic.
+        assert!(!t.land, "K {k}");
+    }
+    // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.
+    let l = lower(&c, &ch, &s, &plan, TARGET);
+    let t = l.fused_tuning.unwrap();
+    assert_eq!(
+        (t.trigger, t.spare_dispatch, t.grid),
+        (
+            crate::lower::fused::Trigger::Epilogue,
+            crate::lower::fused::SpareDispatch::Gemm,
+            0
+        )
+    );
+}
+
+#[test]
+fn fused_binds_b_and_the_output_in_two_windows_past_one_binding() {
+    // 4 ranks of 40x3000x19: packed A 71 KiB, packed B 1.5 MiB, outputs 1.8 MiB, against 1 MiB
+    // bindings: A in one, B and the output in two windows each.
+    let c = Config {
+        shape: Shape::new(40, 3000, 19).unwrap(),
+        chunks: 1,
+        ..config(Collective::ReduceScatter, ReduceVia::Update)
+    };
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let mut t = TARGET;
+    t.max_binding = 1 << 20;
+    let l = lower(&c, &ch, &s, &plan, t);
+    let rec = l.fused.as_ref().unwrap();
+    let d = rec.passes().next().unwrap().dispatches[0];
+    let b = &l.bindings[d.binding];
+    let Params::Gemm(p) = b.params else {
+        panic!("fused params {:?}", b.params)
+    };
+    assert_eq!(p.b_split, (1 << 20) / 4, "elements of B's first window");
+    let window = |r: &Resource| match r {
+        Resource::Window(s) => (s.offset, s.bytes),
+        other => panic!("not a window: {other:?}"),
+    };
+    // Bindings 3 and 8: B's windows, the second starting where the first ends.
+    let (lo, hi) = (window(&b.resources[3]), window(&b.resources[8]));
+    assert_eq!(lo, (0, 1 << 20));
+    assert_eq!(hi.0, 1 << 20);
+    assert!(hi.1 > 0 && hi.1 <= 1 << 20);
+    // Twice the binding is the most either may be.
+    t.max_binding = 1 << 19;
+    let e = lower(&c, &ch, &s, &plan, t).fused.unwrap_err();
+    assert!(e.contains("packed"), "{e}");
+}
+
+#[test]
+fn fused_knobs_resolve_against_the_device_as_their_variables_did() {
+    use crate::config::fused::{FusedOptions, Help, Pieces, SpareDispatch, Trigger};
+    let resolve = |o: FusedOptions, sms: Option<u32>| {
+        let t = Target {
+            sms,
+            gemm_per_sm: 1,
+            ..TARGET
+        };
+        crate::lower::fused::FusedTuning::resolve(&o, &t, Link::Workgroups(16), 300.0)
+    };
+    let paying = crate::lower::fused::FusedTuning::paying(132, 1, Link::Workgroups(16), 300.0);
+    let auto = FusedOptions::default();
+    // Unset: the paying defaults where the multiprocessors are known, else the epilogue's.
+    assert_eq!(resolve(auto, Some(132)).unwrap(), paying);
+    let plain = resolve(auto, None).unwrap();
+    assert_eq!(
+        (
+            plain.trigger,
+            plain.spare_dispatch,
+            plain.grid,
+            plain.pieces
+        ),
+        (Trigger::Epilogue, SpareDispatch::Gemm, 0, None)
+    );
+    // The epilogue chosen keeps every other knob off the paying defaults.
+    let epilogue = FusedOptions {
+        trigger: Some(Trigger::Epilogue),
+        ..auto
+    };
+    assert_eq!(resolve(epilogue, Some(132)).unwrap(), plain);
+    // A knob's word differs from unset where the paying defaults apply: `link` pieces, `off` grid.
+    let words = FusedOptions {
+        pieces: Pieces::Link,
+        grid: Some(0),
+        ..auto
+    };
+    let w = resolve(words, Some(132)).unwrap();
+    assert_eq!((w.pieces, w.grid), (None, 0));
+    assert_eq!(w.spares, paying.spares);
+    // No aliased views: the spares never go first.
+    let unaliased = FusedOptions {
+        alias: false,
+        ..auto
+    };
+    assert!(!resolve(unaliased, Some(132)).unwrap().spares_first);
+    // Values out of range, and combinations the device rules out, are named.
+    for (o, name) in [
+        (
+            FusedOptions {
+                window: Some(255),
+                ..auto
+            },
+            "T3_FUSED_WINDOW",
+        ),
+        (
+            FusedOptions {
+                help: Help::Never,
+                spare_dispatch: Some(SpareDispatch::Own),
+                ..auto
+            },
+            "T3_FUSED_HELP",
+        ),
+    ] {
+        let e = resolve(o, Some(132)).unwrap_err();
+        assert!(e.contains(name), "{e}");
+    }
+}
