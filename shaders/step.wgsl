@@ -2,9 +2,10 @@
 // (put = store) and the reduce (put = add, or an update: f32 atomic add or its CAS fallback); the
 // `put` snippet from shaders/put/ decides, so the two cannot drift apart.
 //
-// Access is vec4 (16 bytes per invocation) in a grid-stride loop over exactly the workgroups the link
+// Access is one 16-byte `Unit` per invocation (the put's: a vec4 of f32, or eight packed 2-byte
+// elements, shaders/put/packed.wgsl) in a grid-stride loop over exactly the workgroups the link
 // budget allows, the way NCCL channels bound a collective's SMs. Buffers are padded to 16 bytes, so
-// the last vec4 may cover pad elements past `len`.
+// the last unit may cover pad elements past `len`. `len4` and the offsets count units.
 //
 // When the last workgroup finishes (its increment of the step's done counter returns n_wg - 1), it bumps
 // the destination chunk's tracker counter by one: the "incoming update" of T3's threshold.
@@ -28,9 +29,9 @@ struct StepParams {
 }
 
 @group(0) @binding(1) var<uniform> p: StepParams;
-@group(0) @binding(2) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> src: array<Unit>;
 @group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read> acc: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> acc: array<Unit>;
 
 // Pipeline-overridable: false builds the step without the second source (`acc`), so `has_acc` must be
 // 0 with it (lowering picks the pipeline from `has_acc`). Why two pipelines: registers. A cooperative
@@ -49,11 +50,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let stride = p.n_wg * 256u;
     if (ACC && p.has_acc != 0u) {
         for (var i = w * 256u + t; i < p.len4; i += stride) {
-            put4(p.dst_off4 + i, src[p.src_off4 + i] + acc[p.src_off4 + i]);
+            put_sum(p.dst_off4 + i, src[p.src_off4 + i], acc[p.src_off4 + i]);
         }
     } else {
         for (var i = w * 256u + t; i < p.len4; i += stride) {
-            put4(p.dst_off4 + i, src[p.src_off4 + i]);
+            put_unit(p.dst_off4 + i, src[p.src_off4 + i]);
         }
     }
     if (p.bump == 0u) {

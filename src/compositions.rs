@@ -17,6 +17,13 @@ pub struct Kernel {
 /// Every put: how a kernel writes its destination.
 pub const PUTS: &[&str] = &["store", "add", "atomic", "cas"];
 
+/// The GEMM's plain stores of 2-byte outputs (`store_FORMAT`: shaders/elements/FORMAT.wgsl,
+/// shaders/put/packed.wgsl and shaders/put/store_packed.wgsl; see [`Composition::parts`]).
+const PACKED_STORES: &[&str] = &["store_f16", "store_bf16"];
+
+/// A step's copy and reduce of 2-byte outputs (`add_FORMAT`: put/add_packed.wgsl likewise).
+const PACKED_STEPS: &[&str] = &["store_f16", "store_bf16", "add_f16", "add_bf16"];
+
 /// The fused epilogue's output is in two windows (the packed output of every rank may exceed one
 /// binding), coherent: only the windowed puts write that (`@coherent` plain stores, relaxed atomic
 /// stores, CAS, or native f32 atomic adds).
@@ -31,6 +38,7 @@ const FUSED_PUTS: &[&str] = &[
 /// writing the packed output plainly (its spares read it through a fused put).
 const GEMM_VARIANTS: &[(&str, &[&str])] = &[
     ("track", PUTS),
+    ("track", PACKED_STORES),
     ("fused", FUSED_PUTS),
     ("watched", &["plain_windows"]),
 ];
@@ -49,7 +57,7 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         file: "step.wgsl",
         operands: &[],
-        variants: &[("", PUTS)],
+        variants: &[("", PUTS), ("", PACKED_STEPS)],
     },
     Kernel {
         file: "gather.wgsl",
@@ -93,7 +101,18 @@ impl Composition {
                 ]
             })
             .collect();
-        v.push(format!("put/{}.wgsl", self.put));
+        match packed_put(self.put) {
+            Some((how, format)) => v.extend([
+                format!("elements/{format}.wgsl"),
+                "put/packed.wgsl".into(),
+                format!("put/{how}_packed.wgsl"),
+            ]),
+            None => v.push(format!("put/{}.wgsl", self.put)),
+        }
+        // A step moves 16-byte units: an f32 put's is a vec4 through its `put4`.
+        if self.kernel == "step.wgsl" && packed_put(self.put).is_none() {
+            v.push("put/unit_f32.wgsl".into());
+        }
         // A windowed put of 4-byte atomics takes its 16-byte forms element by element.
         if self.put.ends_with("_windows")
             && !matches!(self.put, "coherent_windows" | "plain_windows")
@@ -121,7 +140,7 @@ impl Composition {
     /// without and with its second source (src/steps.rs); one pipeline of defaults otherwise.
     pub fn overrides(&self) -> Vec<Vec<(&'static str, f64)>> {
         match (self.kernel, self.epilogue) {
-            (_, "track") if self.put == "store" => vec![
+            (_, "track") if self.put.starts_with("store") => vec![
                 vec![("TRACK", 1.0), ("GRID", 0.0)],
                 vec![("TRACK", 0.0), ("GRID", 0.0)],
                 vec![("TRACK", 1.0), ("GRID", 1.0)],
@@ -147,6 +166,12 @@ impl Composition {
             _ => vec![vec![]],
         }
     }
+}
+
+/// A packed put's (how, element format): "store_f16" is ("store", "f16"); None for an f32 put.
+pub fn packed_put(put: &str) -> Option<(&str, &str)> {
+    let (how, format) = put.rsplit_once('_')?;
+    matches!(format, "f16" | "bf16").then_some((how, format))
 }
 
 /// Every declared composition.

@@ -19,8 +19,12 @@ pub struct Config {
     pub collective: Collective,
     pub via: ReduceVia,
     pub link: Link,
-    /// Element type of the GEMM operands (outputs and steps are f32 either way).
+    /// Element type of the GEMM operands.
     pub dtype: Dtype,
+    /// Element type of the GEMM outputs and of everything that moves them (steps, links, readback):
+    /// f32 or the operands' type. 2-byte outputs are packed two to a word, their rows padded to an
+    /// even length (`Padding::ldc`); the GEMM rounds each once, a reduce adds in f32 and rounds once.
+    pub out_dtype: Dtype,
     /// Arbitration (software's stand-in for T3's memory-controller arbitration): while a pass holds
     /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
     /// compute; passes without GEMM work, and sequential mode, keep the link budget.

@@ -52,9 +52,21 @@ impl Kernels {
         engine: Option<Engine>,
         put: FusedPut,
     ) -> Result<Self> {
+        Self::for_outputs(gpu, dtype, Dtype::F32, engine, put)
+    }
+
+    /// As [`Kernels::with_put`], the GEMM's plain stores and the steps' copies and adds moving
+    /// outputs of type `out` (`Config::out_dtype`).
+    pub fn for_outputs(
+        gpu: &Gpu,
+        dtype: Dtype,
+        out: Dtype,
+        engine: Option<Engine>,
+        put: FusedPut,
+    ) -> Result<Self> {
         Ok(Kernels {
-            gemm: GemmKernel::with_put(gpu, dtype, engine, put)?,
-            step: StepKernel::new(gpu)?,
+            gemm: GemmKernel::for_outputs(gpu, dtype, out, engine, put)?,
+            step: StepKernel::for_outputs(gpu, out)?,
             gather: GatherKernel::new(gpu)?,
         })
     }

@@ -102,6 +102,18 @@ impl Padding {
         }
     }
 
+    /// Elements between two rows of an output chunk stored as `out`: N, made even for 2-byte
+    /// elements so that no u32 word holds elements of two rows. Tiles start at even columns and an
+    /// invocation stores its columns in pairs from an even one, so each word has one writer
+    /// (shaders/put/packed.wgsl).
+    pub fn ldc(n: usize, out: Dtype) -> usize {
+        if out.bytes() == 2 {
+            n.next_multiple_of(2)
+        } else {
+            n
+        }
+    }
+
     /// Bytes of A's and B's buffers for operands of `dtype`.
     pub fn bytes(&self, dtype: Dtype) -> (u64, u64) {
         let e = dtype.bytes() as u64;
@@ -264,6 +276,9 @@ pub enum StoreMode {
 /// The GEMM's layout and pipelines for one operand type, made once per device.
 pub struct GemmKernel {
     pub dtype: Dtype,
+    /// Element type of the outputs its plain stores write (tracked, untracked, on the grid): f32, or
+    /// 2-byte elements packed two to a word. Update and fused mode's GEMMs store f32.
+    pub out: Dtype,
     pub engine: Engine,
     pub layout: wgpu::BindGroupLayout,
     store: wgpu::ComputePipeline,
@@ -502,6 +517,17 @@ impl GemmKernel {
         engine: Option<Engine>,
         put: FusedPut,
     ) -> Result<Self> {
+        Self::for_outputs(gpu, dtype, Dtype::F32, engine, put)
+    }
+
+    /// As [`GemmKernel::with_put`], its plain stores writing outputs of type `out`.
+    pub fn for_outputs(
+        gpu: &Gpu,
+        dtype: Dtype,
+        out: Dtype,
+        engine: Option<Engine>,
+        put: FusedPut,
+    ) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
         let src = match std::env::var(&knob) {
@@ -533,6 +559,12 @@ impl GemmKernel {
         };
         let store_module = module(Put::Store)?;
         let update_module = module(update_put)?;
+        // The plain stores' own module where they write 2-byte outputs (the tracked f32 module stays
+        // fused mode's watched GEMM).
+        let out_module = match out {
+            Dtype::F32 => None,
+            half => Some(module(Put::store(half))?),
+        };
         let make = |put: Put, track: bool, grid: bool| -> Result<wgpu::ComputePipeline> {
             let label = format!(
                 "gemm ({} {}, {put:?}{}{})",
@@ -541,10 +573,10 @@ impl GemmKernel {
                 if track { "" } else { ", untracked" },
                 if grid { ", persistent grid" } else { "" }
             );
-            let m = if put == Put::Store {
-                &store_module
-            } else {
-                &update_module
+            let m = match (put, &out_module) {
+                (Put::StorePacked(_), Some(m)) => m,
+                (Put::Store, _) => &store_module,
+                _ => &update_module,
             };
             shaders::pipeline(
                 gpu,
@@ -589,11 +621,12 @@ impl GemmKernel {
             watched: Default::default(),
             watched_plain: Default::default(),
             fused_put,
-            store: make(Put::Store, true, false)?,
+            store: make(Put::store(out), true, false)?,
             update: make(update_put, true, false)?,
-            untracked: make(Put::Store, false, false)?,
-            grid: make(Put::Store, true, true)?,
+            untracked: make(Put::store(out), false, false)?,
+            grid: make(Put::store(out), true, true)?,
             store_module,
+            out,
             update_put,
             layout,
         })

@@ -127,6 +127,8 @@ pub struct Plan {
     /// Done slots each tracked buffer needs (1 + steps writing it).
     pub slots: HashMap<LocKey, u32>,
     pub levels: usize,
+    /// Bytes per output element (4, or 2 for packed 2-byte outputs: [`Plan::stored`]).
+    pub elem_bytes: u64,
 }
 
 /// A [`Loc`] as a map key that serialises as a string.
@@ -301,7 +303,26 @@ impl Plan {
             ops,
             via,
             levels,
+            elem_bytes: 4,
         }
+    }
+
+    /// The plan with outputs `n` wide stored `ldc` elements a row (`Padding::ldc`) of `elem_bytes`
+    /// each: every op's elements and a step's bytes count what its kernel moves, pad columns
+    /// included (a chunk moves whole).
+    pub fn stored(mut self, n: usize, ldc: usize, elem_bytes: u64) -> Plan {
+        for op in &mut self.ops {
+            let per_elem = op.bytes / op.elems.max(1);
+            op.elems = op.elems / n as u64 * ldc as u64;
+            op.bytes = per_elem / 4 * elem_bytes * op.elems;
+        }
+        self.elem_bytes = elem_bytes;
+        self
+    }
+
+    /// Bytes of the output elements of op `i` (what one buffer of its chunk holds).
+    pub fn op_bytes(&self, i: usize) -> u64 {
+        self.ops[i].elems * self.elem_bytes
     }
 
     /// Bytes read plus written by all step kernels: the collective's data movement.

@@ -34,6 +34,9 @@ pub struct Ranks {
     pub shape: Shape,
     /// Element type of A and B.
     pub dtype: Dtype,
+    /// Element type of the outputs and inboxes, rows `ldc` elements apart (`Padding::ldc`).
+    pub out: Dtype,
+    pub ldc: usize,
     pub chunking: Chunking,
     /// The ranks held here: `ranks[i]` is rank `held.start + i`.
     pub held: std::ops::Range<usize>,
@@ -46,11 +49,11 @@ pub struct Ranks {
 }
 
 impl Ranks {
-    /// The buffers of ranks `held` on `gpu`.
+    /// The buffers of ranks `held` on `gpu`: operands of `dtype`, outputs of `out`.
     pub fn held(
         gpu: &Gpu,
         shape: Shape,
-        dtype: Dtype,
+        (dtype, out): (Dtype, Dtype),
         collective: Collective,
         chunking: &Chunking,
         plan: &Plan,
@@ -88,14 +91,15 @@ impl Ranks {
             .into_iter()
             .filter(|l| held.contains(&l.rank))
             .collect();
+        let ldc = Padding::ldc(shape.n, out);
         for &l in &loc_order {
-            let elems = chunking.rows(l.chunk).len() * shape.n;
+            let elems = chunking.rows(l.chunk).len() * ldc;
             let name = format!("rank {} chunk {} {:?}", l.rank, l.chunk, l.buf);
             let slots = plan.slots[&key(l)] as u64;
             locs.insert(
                 l,
                 LocBuffers {
-                    data: alloc(name.clone(), (elems * 4) as u64)?,
+                    data: alloc(name.clone(), (elems * out.bytes()) as u64)?,
                     tracker: alloc(format!("{name} tracker"), slots * 4)?,
                 },
             );
@@ -104,6 +108,8 @@ impl Ranks {
         Ok(Ranks {
             shape,
             dtype,
+            out,
+            ldc,
             chunking: chunking.clone(),
             held,
             ranks,
@@ -130,7 +136,8 @@ impl Ranks {
         }
     }
 
-    /// Fills every output and receive buffer with NaN, so an element no op writes fails the check.
+    /// Fills every output and receive buffer with NaN, so an element no op writes fails the check:
+    /// all ones, a NaN as an f32 and as each half of a packed word.
     pub fn poison(&self, gpu: &Gpu) {
         let max = self
             .locs
@@ -138,7 +145,7 @@ impl Ranks {
             .map(|l| l.data.size() as usize / 4)
             .max()
             .unwrap_or(0);
-        let nan = vec![f32::NAN; max];
+        let nan = vec![u32::MAX; max];
         for l in self.locs.values() {
             gpu.queue.write_buffer(
                 &l.data,
@@ -181,16 +188,13 @@ impl Ranks {
         gpu: &Gpu,
         want: &[(usize, usize, std::ops::Range<usize>)],
     ) -> Result<Vec<Vec<f32>>> {
-        let n = self.shape.n;
+        // Bytes of a stored row: `ldc` elements, even for 2-byte ones, so every span is whole words.
+        let row = (self.ldc * self.out.bytes()) as u64;
         // (buffer, byte offset, bytes) of each ask, checked before anything is read.
         let mut spans = Vec::with_capacity(want.len());
         for (p, x, rows) in want {
             let buffer = self.out_buffer(*p, *x, rows)?;
-            spans.push((
-                buffer,
-                (rows.start * n * 4) as u64,
-                (rows.len() * n * 4) as u64,
-            ));
+            spans.push((buffer, rows.start as u64 * row, rows.len() as u64 * row));
         }
         // Batches that fit the pool's budget, so that their staging buffer is kept for the next
         // check.
@@ -224,11 +228,13 @@ impl Ranks {
                 let enc = gpu.device.create_command_encoder(&Default::default());
                 gpu.read_spans(&what, enc, &copies)?
             };
-            let all: Vec<f32> = bytemuck::pod_collect_to_vec(&got);
+            let all = self.out.decode(&got);
+            let (n, ldc) = (self.shape.n, self.ldc);
             let mut vals = &all[..];
             for s in &spans[b] {
-                let (rows, rest) = vals.split_at(s.2 as usize / 4);
-                out.push(rows.to_vec());
+                let (rows, rest) = vals.split_at((s.2 / row) as usize * ldc);
+                // The pad columns of each row dropped.
+                out.push(rows.chunks(ldc).flat_map(|r| &r[..n]).copied().collect());
                 vals = rest;
             }
         }

@@ -35,6 +35,13 @@ pub enum Put {
     PlainWindows,
     /// A u32 word as it is (the gather kernel's counters).
     Word,
+    /// Plain store of 2-byte outputs of this type, two to a word (shaders/put/store_packed.wgsl): a
+    /// GEMM rounds each element once, a step copies the bits (rounding once where it adds a
+    /// forwarded partial sum). [`Put::store`] picks it.
+    StorePacked(Dtype),
+    /// Read-modify-write add of 2-byte outputs: widened to f32, added, rounded once per step
+    /// (shaders/put/add_packed.wgsl). [`Put::add`] picks it.
+    AddPacked(Dtype),
 }
 
 impl Put {
@@ -65,6 +72,29 @@ impl Put {
             Put::CoherentWindows => "coherent_windows",
             Put::PlainWindows => "plain_windows",
             Put::Word => "word",
+            Put::StorePacked(Dtype::F16) => "store_f16",
+            Put::StorePacked(Dtype::Bf16) => "store_bf16",
+            Put::AddPacked(Dtype::F16) => "add_f16",
+            Put::AddPacked(Dtype::Bf16) => "add_bf16",
+            // f32 outputs are the plain puts' (what `store` and `add` give).
+            Put::StorePacked(Dtype::F32) => "store",
+            Put::AddPacked(Dtype::F32) => "add",
+        }
+    }
+
+    /// Plain store of outputs of type `out`.
+    pub fn store(out: Dtype) -> Put {
+        match out {
+            Dtype::F32 => Put::Store,
+            half => Put::StorePacked(half),
+        }
+    }
+
+    /// Read-modify-write add into outputs of type `out`.
+    pub fn add(out: Dtype) -> Put {
+        match out {
+            Dtype::F32 => Put::Add,
+            half => Put::AddPacked(half),
         }
     }
 

@@ -9,10 +9,11 @@ pub const MAX_RANKS: usize = 64;
 /// Largest single GEMM dimension accepted (u32 indexing in the kernels, with headroom).
 pub const MAX_DIM: usize = 1 << 24;
 
-/// Element type of the GEMM operands A and B. Outputs, steps and collectives stay f32: the GEMM
-/// accumulates in f32 either way (f16 x f16 -> f32, what tensor cores offer). bf16 operands are the
-/// top 16 bits of an f32, two to a u32; every kernel widens them to f32 (wgpu 30 has neither a bf16
-/// shader type nor bf16 cooperative matrices).
+/// Element type of the GEMM operands A and B, and of the outputs the steps move (`Config::out_dtype`:
+/// the operands' type, or f32). The GEMM accumulates in f32 either way (f16 x f16 -> f32, what tensor
+/// cores offer) and rounds once when it stores a 2-byte output. bf16 values are the top 16 bits of an
+/// f32, two to a u32; every kernel widens them to f32 (wgpu 30 has neither a bf16 shader type nor bf16
+/// cooperative matrices).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Dtype {
@@ -55,6 +56,31 @@ impl Dtype {
             Dtype::F32 => v,
             Dtype::F16 => half::f16::from_f32(v).to_f32(),
             Dtype::Bf16 => half::bf16::from_f32(v).to_f32(),
+        }
+    }
+
+    /// Unit roundoff of one rounding to this type (round to nearest): half an ulp, relative.
+    pub fn unit_roundoff(self) -> f64 {
+        match self {
+            Dtype::F32 => f64::powi(2.0, -24),
+            Dtype::F16 => f64::powi(2.0, -11),
+            Dtype::Bf16 => f64::powi(2.0, -8),
+        }
+    }
+
+    /// Little-endian device bytes of this type back to f32 values (exact: every f16 and bf16 is an
+    /// f32); a trailing partial element is dropped.
+    pub fn decode(self, bytes: &[u8]) -> Vec<f32> {
+        match self {
+            Dtype::F32 => bytemuck::pod_collect_to_vec(&bytes[..bytes.len() / 4 * 4]),
+            Dtype::F16 => bytes
+                .chunks_exact(2)
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
+            Dtype::Bf16 => bytes
+                .chunks_exact(2)
+                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
         }
     }
 

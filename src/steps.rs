@@ -6,6 +6,7 @@ use bytemuck::{Pod, Zeroable};
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::shaders::{self, Put, Variant};
+use crate::shapes::Dtype;
 
 /// Invocations per step workgroup (workgroup_size in shaders/step.wgsl).
 pub const STEP_WG: u32 = 256;
@@ -54,16 +55,25 @@ impl Link {
 }
 
 /// Step pipelines, made once per device: each put without and with the second source (`acc`; see
-/// `ACC` in shaders/step.wgsl for why they are two pipelines).
+/// `ACC` in shaders/step.wgsl for why they are two pipelines). The copy and the add move outputs of
+/// type `out` (2-byte ones packed, shaders/put/packed.wgsl); the update is f32's.
 pub struct StepKernel {
     pub layout: wgpu::BindGroupLayout,
+    /// Element type of the outputs its copy and add move.
+    pub out: Dtype,
     copy: [wgpu::ComputePipeline; 2],
     add: [wgpu::ComputePipeline; 2],
     update: [wgpu::ComputePipeline; 2],
 }
 
 impl StepKernel {
+    /// Pipelines for f32 outputs.
     pub fn new(gpu: &Gpu) -> Result<Self> {
+        Self::for_outputs(gpu, Dtype::F32)
+    }
+
+    /// Pipelines whose copy and add move outputs of type `out`.
+    pub fn for_outputs(gpu: &Gpu, out: Dtype) -> Result<Self> {
         let variant = |put| Variant {
             kernel: "step.wgsl",
             gemm: None,
@@ -87,19 +97,21 @@ impl StepKernel {
             Ok([with(false)?, with(true)?])
         };
         Ok(StepKernel {
-            copy: make(Put::Store)?,
-            add: make(Put::Add)?,
+            copy: make(Put::store(out))?,
+            add: make(Put::add(out))?,
             update: make(Put::update(gpu))?,
             layout,
+            out,
         })
     }
 
-    /// The pipeline for `put` (Store copies, Add reduces, Atomic/Cas reduce with update semantics),
-    /// with the second source where `acc` (a step whose params have `has_acc` set).
+    /// The pipeline for `put` (Store copies, Add reduces, both at the kernel's output type;
+    /// Atomic/Cas reduce f32 with update semantics), with the second source where `acc` (a step whose
+    /// params have `has_acc` set).
     pub fn pipeline(&self, put: Put, acc: bool) -> &wgpu::ComputePipeline {
         let pair = match put {
-            Put::Store => &self.copy,
-            Put::Add => &self.add,
+            Put::Store | Put::StorePacked(_) => &self.copy,
+            Put::Add | Put::AddPacked(_) => &self.add,
             Put::Atomic
             | Put::Cas
             | Put::CasWindows

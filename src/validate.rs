@@ -7,7 +7,7 @@ use crate::gemm::Padding;
 use crate::plan::ReduceVia;
 use crate::schedule::a_rows;
 use crate::schedule::Collective;
-use crate::shapes::Chunking;
+use crate::shapes::{Chunking, Dtype};
 
 /// Host bytes the plan, the schedule and every mode's lowering take per chunk and per step, an upper
 /// bound: on lavapipe (2026-11-27, peak RSS less the process' 110 MB) 9.2 KB per chunk at one rank
@@ -44,6 +44,13 @@ impl Config {
             }
             _ => {}
         }
+        if self.out_dtype != Dtype::F32 && self.out_dtype != self.dtype {
+            return Err(Error::invalid(
+                "output dtype",
+                format!("{} outputs of {} operands", self.out_dtype.name(), self.dtype.name()),
+                format!("f32 or the operands' type ({})", self.dtype.name()),
+            ));
+        }
         Chunking::new(self.shape.m, self.ranks, self.chunks)?;
         Ok(())
     }
@@ -74,7 +81,8 @@ impl Config {
             packed = packed.max(a + b);
             inputs += ((rows * s.k + s.k * s.n) * 4) as u64;
         }
-        let outputs = (s.m * s.n * 4) as u64 * self.ranks as u64;
+        let ldc = Padding::ldc(s.n, self.out_dtype);
+        let outputs = (s.m * ldc * self.out_dtype.bytes()) as u64 * self.ranks as u64;
         let inboxes = self.via != ReduceVia::Update && self.collective != Collective::AllGather;
         device += outputs * if inboxes { 2 } else { 1 };
         // Packing builds the padded f32 copy and its encoded bytes of one rank at a time.
@@ -157,6 +165,7 @@ mod tests {
             via,
             link: Link::Unthrottled,
             dtype: Dtype::F32,
+            out_dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
             fused: Default::default(),

@@ -26,6 +26,7 @@ fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: Re
         via,
         link: Link::Workgroups(3),
         dtype: Dtype::F32,
+        out_dtype: Dtype::F32,
         arbitrate: chunks.is_multiple_of(2).then_some(2),
         gemm_grid: None,
         fused: Default::default(),

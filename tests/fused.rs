@@ -163,6 +163,7 @@ fn every_fused_variant_matches_reference() {
                         Link::Workgroups(link)
                     },
                     dtype,
+                    out_dtype: Dtype::F32,
                     arbitrate: None,
                     gemm_grid: None,
                     fused,
@@ -220,6 +221,7 @@ fn spares_first_beside_runs_of_ranks(
                 via: ReduceVia::Update,
                 link: Link::Workgroups(2),
                 dtype,
+                out_dtype: Dtype::F32,
                 arbitrate: None,
                 gemm_grid: None,
                 fused: FusedOptions {
@@ -272,6 +274,7 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
             via: ReduceVia::Update,
             link: Link::Workgroups(2),
             dtype: Dtype::F32,
+            out_dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
             fused: FusedOptions {
@@ -317,6 +320,7 @@ fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         via: ReduceVia::Update,
         link: Link::Unthrottled,
         dtype: Dtype::F32,
+        out_dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
         fused: FusedOptions::default(),

@@ -26,6 +26,7 @@ fn options(reps: usize) -> Options {
             via: ReduceVia::Update,
             link: Link::Unthrottled,
             dtype: Dtype::F32,
+            out_dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
             fused: Default::default(),

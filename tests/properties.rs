@@ -83,6 +83,7 @@ fn random_configurations_match_reference() {
                         Link::Workgroups(link)
                     },
                     dtype,
+                    out_dtype: Dtype::F32,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
                     fused: Default::default(),
@@ -165,6 +166,7 @@ fn random_placements_on_several_devices_match_reference() {
                         Link::Workgroups(link)
                     },
                     dtype: Dtype::F32,
+                    out_dtype: Dtype::F32,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
                     fused: Default::default(),

@@ -36,6 +36,7 @@ fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
         via: ReduceVia::Update,
         link: Link::Workgroups(3),
         dtype: Dtype::F32,
+        out_dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
         fused: Default::default(),

@@ -130,9 +130,16 @@ pub struct Workload {
 pub struct GemmArgs {
     /// Element type of the GEMM operands: f32, f16 (tensor cores through cooperative matrices
     /// where the adapter has them, else a SHADER_F16 SIMT kernel) or bf16 (SIMT on any adapter:
-    /// wgpu 30 has no bf16 cooperative matrices). Accumulation, outputs and steps are f32 either way.
+    /// wgpu 30 has no bf16 cooperative matrices). Accumulation is f32 either way; the outputs and
+    /// the steps that move them take --out-dtype.
     #[arg(long, default_value = "f32", ignore_case = true)]
     pub dtype: DtypeArg,
+    /// Element type of the GEMM outputs and of every step, link and readback that moves them: the
+    /// operands' (--dtype) by default, or f32. 2-byte outputs round once when the GEMM stores them
+    /// and once per reduce (added in f32). Fused mode moves f32 outputs only: with 2-byte ones it is
+    /// skipped, and --out-dtype f32 runs it.
+    #[arg(long, ignore_case = true)]
+    pub out_dtype: Option<DtypeArg>,
     /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
     #[arg(long, default_value = "auto", ignore_case = true)]
     pub gemm_kernel: KernelArg,
@@ -141,7 +148,12 @@ pub struct GemmArgs {
 impl GemmArgs {
     /// Its kernels on `gpu`, fused mode's put chosen by `put`.
     pub fn kernels(self, gpu: &Gpu, put: FusedPut) -> t3_wgpu::Result<Kernels> {
-        Kernels::with_put(gpu, self.dtype.0, self.gemm_kernel.0, put)
+        Kernels::for_outputs(gpu, self.dtype.0, self.out(), self.gemm_kernel.0, put)
+    }
+
+    /// The outputs' element type: --out-dtype, else the operands'.
+    pub fn out(self) -> t3_wgpu::shapes::Dtype {
+        self.out_dtype.map_or(self.dtype.0, |d| d.0)
     }
 }
 

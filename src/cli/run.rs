@@ -199,6 +199,7 @@ pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
             (None, None) => Link::Unthrottled,
         },
         dtype: a.gemm.dtype.0,
+        out_dtype: a.gemm.out(),
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
         fused: env.fused,
@@ -377,6 +378,7 @@ pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
         chunks: Some(2),
         gemm: GemmArgs {
             dtype: DtypeArg(Dtype::F32),
+            out_dtype: None,
             gemm_kernel: KernelArg(None),
         },
         reduce: ReduceArg(ReduceVia::Update),

@@ -111,6 +111,7 @@ pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Con
                                     Link::Workgroups(w)
                                 },
                                 dtype: a.gemm.dtype.0,
+                                out_dtype: a.gemm.out(),
                                 arbitrate: (arb > 0).then_some(arb),
                                 gemm_grid: (grid > 0).then_some(grid),
                                 fused: env.fused,

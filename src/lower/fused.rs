@@ -148,6 +148,13 @@ pub(super) fn lower_fused_with(
     if config.via != ReduceVia::Update {
         return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land and forward do not apply".into());
     }
+    if config.out_dtype != crate::shapes::Dtype::F32 {
+        return Err(format!(
+            "fused mode moves f32 outputs only (its puts add f32 words); these are {}: \
+             --out-dtype f32 runs it",
+            config.out_dtype.name()
+        ));
+    }
     let t = l.target;
     let (m, n) = (config.shape.m, config.shape.n);
     let r = config.ranks;

@@ -32,7 +32,7 @@ pub struct Crossing {
     /// Sending and receiving device.
     pub from: usize,
     pub to: usize,
-    /// Bytes it moves (the chunk as f32).
+    /// Bytes it moves (the chunk as stored: `Plan::op_bytes`).
     pub bytes: u64,
     /// The plan op that held this slot before: this one's send half waits until that one's receive
     /// half is submitted (the inbox is then free once that submission completes, which mapping it
@@ -77,7 +77,7 @@ impl HostLinks {
                     links.len() - 1
                 }
             };
-            let bytes = op.elems * 4;
+            let bytes = plan.op_bytes(i);
             links[link].capacity = links[link].capacity.max(bytes);
             users[link].push(i);
             of_op[i] = Some(Crossing {

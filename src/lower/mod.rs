@@ -341,7 +341,7 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
         .iter()
         .zip(&runs)
         .map(|(op, r)| {
-            let bytes = op.elems.div_ceil(4) * 16;
+            let bytes = (op.elems * plan.elem_bytes).div_ceil(16) * 16;
             lands(r).then(|| l.pool_buffer("zero-copy landing", bytes, None))
         })
         .collect();
@@ -371,14 +371,17 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
                 );
                 let j = jobs.len();
                 jobs.extend(table);
-                let p = GemmParams::new(
-                    config.shape,
-                    &padding,
-                    t.tile_n,
-                    j..j + 1,
-                    wg,
-                    t.max_workgroups_per_dim,
-                );
+                let p = GemmParams {
+                    ldc: Padding::ldc(n, config.out_dtype) as u32,
+                    ..GemmParams::new(
+                        config.shape,
+                        &padding,
+                        t.tile_n,
+                        j..j + 1,
+                        wg,
+                        t.max_workgroups_per_dim,
+                    )
+                };
                 let binding = Binding {
                     group: Group::Gemm,
                     params: Params::Gemm(p),
@@ -394,7 +397,8 @@ fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan,
                 (binding, Kernel::Gemm(StoreMode::Store), wg)
             }
             Kind::Copy { src } | Kind::Reduce { src } => {
-                let len4 = (op.elems as u32).div_ceil(4);
+                // 16-byte units: four f32 elements, or eight packed 2-byte ones.
+                let len4 = (op.elems * plan.elem_bytes).div_ceil(16) as u32;
                 // The link's budget throttles what crosses between ranks; on several devices the
                 // sender's half writes host memory under it (an unthrottled link: on
                 // HOST_SEND_WORKGROUPS), the receiver's reads its own memory.

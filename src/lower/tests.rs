@@ -34,6 +34,7 @@ fn config(collective: Collective, via: ReduceVia) -> Config {
         via,
         link: Link::Workgroups(3),
         dtype: Dtype::F32,
+        out_dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
         fused: Default::default(),

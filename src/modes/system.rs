@@ -80,6 +80,21 @@ impl<'a> System<'a> {
                 format!("those of the run's {} operands", config.dtype.name()),
             ));
         }
+        let out = config.out_dtype;
+        if let Some(k) = kernels
+            .iter()
+            .find(|k| k.gemm.out != out || k.step.out != out)
+        {
+            return Err(Error::invalid(
+                "kernels",
+                format!(
+                    "kernels storing {} and stepping {} outputs",
+                    k.gemm.out.name(),
+                    k.step.out.name()
+                ),
+                format!("those of the run's {} outputs", out.name()),
+            ));
+        }
         let chunking = Chunking::new(config.shape.m, config.ranks, config.chunks)?;
         let placement = Placement::new(config.ranks, gpus.len())?;
         let schedule = Schedule::new(config.collective, &chunking);
@@ -107,12 +122,12 @@ impl<'a> System<'a> {
                 ),
             ));
         }
-        let plan = Plan::new(
-            &schedule,
-            &chunking,
-            config.shape.n,
-            targets[0].tile_n,
-            config.via,
+        let n = config.shape.n;
+        let out = config.out_dtype;
+        let plan = Plan::new(&schedule, &chunking, n, targets[0].tile_n, config.via).stored(
+            n,
+            crate::gemm::Padding::ldc(n, out),
+            out.bytes() as u64,
         );
         let mut host_links = HostLinks::new(&plan, &placement);
         let mut links = Vec::new();
@@ -137,7 +152,7 @@ impl<'a> System<'a> {
             let ranks = Ranks::held(
                 gpu,
                 config.shape,
-                config.dtype,
+                (config.dtype, config.out_dtype),
                 config.collective,
                 &chunking,
                 &plan,

@@ -92,6 +92,7 @@ impl Session {
             via: ReduceVia::Update,
             link: Link::Unthrottled,
             dtype: Dtype::F32,
+            out_dtype: Dtype::F32,
             arbitrate: None,
             gemm_grid: None,
             step_lead: StepLead::Auto,
