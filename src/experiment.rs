@@ -15,7 +15,7 @@ use crate::lower::FusedTuning;
 use crate::modes::{self, run_everywhere, Kernels, Mode, System};
 use crate::plan::key;
 use crate::ranks::{finished, Inputs};
-use crate::reference::{rel_to_scale, Rng};
+use crate::reference::{rel_to_scale, Rng, Rounding};
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
 use crate::timing::{adjusted, time_things};
@@ -68,7 +68,14 @@ pub struct ModeResult {
     pub ideal_ms: Option<f64>,
     pub own_baseline: bool,
     pub bytes_moved: u64,
+    /// Element type of the outputs it computed and moved (fused mode: f32 always).
+    pub output_dtype: crate::shapes::Dtype,
     pub max_rel_error: Option<f64>,
+    /// The bound on `max_rel_error`, derived from the outputs' rounding along the schedule
+    /// ([`Rounding`]).
+    pub tolerance: f64,
+    /// Checked elements past their own rounding bound ([`Rounding::excess`]): 0 where right.
+    pub elements_past_rounding: Option<usize>,
     pub trackers_ok: Option<bool>,
     pub trigger_latency_median_us: Option<f64>,
     pub trigger_latency_p99_us: Option<f64>,
@@ -154,9 +161,42 @@ pub struct Report {
     pub timelines: Vec<Timeline>,
 }
 
+/// What a check found.
+#[derive(Clone, Copy, Debug)]
+pub struct Verdict {
+    pub max_rel_error: f64,
+    pub trackers_ok: bool,
+    /// The rounding the outputs went through, and the elements past its bound.
+    pub rounding: Rounding,
+    pub excess: usize,
+}
+
+impl Verdict {
+    /// Every tracker at its threshold, the error within its derived bound, no element past its own.
+    pub fn ok(&self) -> bool {
+        self.trackers_ok && self.max_rel_error <= self.rounding.tolerance() && self.excess == 0
+    }
+}
+
+/// The rounding `sys`'s outputs go through.
+pub fn rounding(sys: &System) -> Rounding {
+    Rounding {
+        out: sys.config.out_dtype,
+        reduces: sys.plan.reduces_per_chunk(),
+    }
+}
+
 /// Checks every finished output against the reference (all rows or a sample) and every tracker
 /// against its threshold. Returns (max relative error, trackers ok).
 pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool)> {
+    let v = verdict(sys, inputs, verify)?;
+    Ok((v.max_rel_error, v.trackers_ok))
+}
+
+/// [`check`], with each element against its own rounding bound.
+pub fn verdict(sys: &System, inputs: &Inputs, verify: Verify) -> Result<Verdict> {
+    let rounding = rounding(sys);
+    let mut excess = 0;
     let counters = sys.read_counters()?;
     let trackers_ok = counters
         .iter()
@@ -189,6 +229,7 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
                 let got = sys.read_rows(p, x, 0..rows.len())?;
                 let (want, scale) = want_rows(rows);
                 worst = worst.max(rel_to_scale(&got, &want, &scale));
+                excess += rounding.excess(&got, &want, &scale);
             }
         }
         Verify::Sample(count) => {
@@ -200,10 +241,16 @@ pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool
                 let start = ch.rows(x).start;
                 let (want, scale) = want_rows(start + r.start..start + r.end);
                 worst = worst.max(rel_to_scale(&got, &want, &scale));
+                excess += rounding.excess(&got, &want, &scale);
             }
         }
     }
-    Ok((worst, trackers_ok))
+    Ok(Verdict {
+        max_rel_error: worst,
+        trackers_ok,
+        rounding,
+        excess,
+    })
 }
 
 /// The rows `Verify::Sample(count)` checks: `count` (rank, chunk, one row relative to the chunk)
@@ -344,17 +391,17 @@ pub fn measure_with(
         .collect();
     let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
     // Checks first, on poisoned outputs.
-    let mut checks: Vec<(Option<f64>, Option<bool>)> = vec![(None, None); order.len()];
+    let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
     if verify != Verify::Off {
         for (i, m) in order.iter().enumerate() {
             if skipped[i].is_none() {
                 sys.poison();
                 m.run(sys)?;
-                let (e, ok) = check(sys, inputs, verify)?;
-                checks[i] = (Some(e), Some(ok));
+                checks[i] = Some(verdict(sys, inputs, verify)?);
             }
         }
     }
+    let rounding = rounding(sys);
     // A GEMM alone: the recording `pick` chooses, timed.
     fn gemm_alone(
         pick: fn(&crate::lower::Lowered) -> &crate::lower::Recording,
@@ -433,7 +480,8 @@ pub fn measure_with(
         if !opts.modes.iter().any(|n| n == m.name()) {
             continue;
         }
-        let (err, trackers_ok) = checks[i];
+        let v = checks[i];
+        let (err, trackers_ok) = (v.map(|v| v.max_rel_error), v.map(|v| v.trackers_ok));
         let mut result = ModeResult {
             mode: m.name().into(),
             trigger: crate::modes::Trigger::of(m.name()),
@@ -450,7 +498,10 @@ pub fn measure_with(
                 } else {
                     0
                 },
+            output_dtype: rounding.out,
             max_rel_error: None,
+            tolerance: rounding.tolerance(),
+            elements_past_rounding: v.map(|v| v.excess),
             trackers_ok: None,
             trigger_latency_median_us: None,
             trigger_latency_p99_us: None,

@@ -320,6 +320,23 @@ impl Plan {
         self
     }
 
+    /// Most times one chunk's values are rounded by a step along the plan: its reduces, and the
+    /// copies that add a forwarded partial sum (a plain copy moves the bits).
+    pub fn reduces_per_chunk(&self) -> usize {
+        let mut per: HashMap<usize, usize> = HashMap::new();
+        for op in &self.ops {
+            let rounds = match op.kind {
+                Kind::Gemm => false,
+                Kind::Reduce { .. } => true,
+                Kind::Copy { .. } => op.acc.is_some(),
+            };
+            if rounds {
+                *per.entry(op.dst.chunk).or_default() += 1;
+            }
+        }
+        per.into_values().max().unwrap_or(0)
+    }
+
     /// Bytes of the output elements of op `i` (what one buffer of its chunk holds).
     pub fn op_bytes(&self, i: usize) -> u64 {
         self.ops[i].elems * self.elem_bytes

@@ -18,7 +18,7 @@ pub struct Point {
 
 /// The configuration columns of a sweep's CSV: those that vary besides x split a mode into lines
 /// (a ranks x chunks sweep plotted against ranks gives one line per chunk count, not a zig-zag).
-const CONFIG_COLUMNS: [&str; 14] = [
+const CONFIG_COLUMNS: [&str; 15] = [
     "workload",
     "m",
     "n",
@@ -32,6 +32,7 @@ const CONFIG_COLUMNS: [&str; 14] = [
     "gemm_grid",
     "step_lead",
     "dtype",
+    "output_dtype",
     "gemm_kernel",
 ];
 

@@ -39,6 +39,57 @@ pub fn rel_to_scale(got: &[f32], want: &[f64], scale: &[f64]) -> f64 {
     (num / den).sqrt()
 }
 
+/// The bound every GEMM check allows on [`rel_to_scale`] with f32 outputs: the f32 accumulation's
+/// error, whatever the operands (f16 and bf16 ones are rounded before the reference sees them).
+pub const GEMM_BOUND: f64 = 1e-4;
+
+/// How far outputs stored as `out` may lie from the f64 reference: the GEMM's bound plus one
+/// rounding per time a value is rounded along the schedule. A 2-byte output is rounded once when its
+/// GEMM stores it and once by every reduce that adds into it (widened to f32, added, rounded once);
+/// a copy moves the bits. Each rounding is at most `u` (the type's unit roundoff: round to nearest)
+/// of the value rounded, and every value along the way (a rank's output, a partial sum) is at most the
+/// element's scale (the sum of |products|), so per element
+/// `|got - want| <= (GEMM_BOUND + reduces u) scale + u |want|` to first order (the last rounding is of
+/// the finished value), and over a row `rel_to_scale <= GEMM_BOUND + (reduces + 1) u`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Rounding {
+    pub out: crate::shapes::Dtype,
+    /// Most reduces into one chunk along the schedule.
+    pub reduces: usize,
+}
+
+impl Rounding {
+    /// Unit roundoff of the stored outputs (0 for f32: its roundings are the GEMM bound's).
+    fn u(&self) -> f64 {
+        match self.out {
+            crate::shapes::Dtype::F32 => 0.0,
+            half => half.unit_roundoff(),
+        }
+    }
+
+    /// The bound on [`rel_to_scale`].
+    pub fn tolerance(&self) -> f64 {
+        GEMM_BOUND + (self.reduces + 1) as f64 * self.u()
+    }
+
+    /// Elements of `got` past their own bound (above): a wrong rounding (truncation, a step that
+    /// reads one type as another) shows here long before it moves the row's norm. A non-finite
+    /// element is past any bound.
+    pub fn excess(&self, got: &[f32], want: &[f64], scale: &[f64]) -> usize {
+        let u = self.u();
+        // Second-order terms (a rounding of a value already off by earlier ones): u^2 per rounding.
+        let slack = 1.0 + (self.reduces + 2) as f64 * u;
+        got.iter()
+            .zip(want)
+            .zip(scale)
+            .filter(|((&g, &w), &s)| {
+                let bound = ((GEMM_BOUND + self.reduces as f64 * u) * s + u * w.abs()) * slack;
+                !g.is_finite() || (g as f64 - w).abs() > bound
+            })
+            .count()
+    }
+}
+
 pub fn rel_frobenius(got: &[f32], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len(), "length mismatch");
     let mut num = 0f64;

@@ -47,7 +47,11 @@ impl Config {
         if self.out_dtype != Dtype::F32 && self.out_dtype != self.dtype {
             return Err(Error::invalid(
                 "output dtype",
-                format!("{} outputs of {} operands", self.out_dtype.name(), self.dtype.name()),
+                format!(
+                    "{} outputs of {} operands",
+                    self.out_dtype.name(),
+                    self.dtype.name()
+                ),
                 format!("f32 or the operands' type ({})", self.dtype.name()),
             ));
         }

@@ -253,7 +253,10 @@ pub fn outputs(a: &RunArgs, label: &str, r: &Report) -> Result<Option<String>> {
 /// Whether any mode's check failed: a wrong number is a failure, never just a row.
 pub fn wrong(r: &Report) -> bool {
     r.results.iter().any(|m| {
-        m.trackers_ok == Some(false) || m.max_rel_error.is_some_and(|e| e.is_nan() || e > 1e-4)
+        m.trackers_ok == Some(false)
+            || m.max_rel_error
+                .is_some_and(|e| e.is_nan() || e > m.tolerance)
+            || m.elements_past_rounding.is_some_and(|n| n > 0)
     })
 }
 

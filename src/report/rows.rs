@@ -27,6 +27,8 @@ pub struct Row {
     pub gemm_grid: Option<u32>,
     pub step_lead: String,
     pub dtype: String,
+    /// Element type of the outputs the mode computed and moved.
+    pub output_dtype: String,
     pub gemm_kernel: String,
     pub mode: String,
     /// "tracked" (triggers at run time: host, fused), "planned" (encoded) or "none" (sequential).
@@ -116,6 +118,7 @@ impl Row {
             gemm_grid: c.gemm_grid,
             step_lead: c.step_lead.describe(),
             dtype: c.dtype.name().into(),
+            output_dtype: c.out_dtype.name().into(),
             ..Row::default()
         }
     }
@@ -128,6 +131,7 @@ impl Row {
                 adapter: r.adapter.clone(),
                 gemm_kernel: r.gemm_kernel.name().into(),
                 mode: m.mode.clone(),
+                output_dtype: m.output_dtype.name().into(),
                 trigger: m.trigger.name().into(),
                 median_ms: m.median_ms,
                 speedup: m.speedup,

@@ -53,6 +53,9 @@ pub fn summary(r: &Report) -> String {
         if m.trackers_ok == Some(false) {
             checks = format!("trackers WRONG; {checks}");
         }
+        if let Some(n) = m.elements_past_rounding.filter(|&n| n > 0) {
+            checks = format!("{n} elements past the rounding bound; {checks}");
+        }
         line(format!(
             "{:<10} {:<8} {:>10} {:>9} {:>12} {:>12}  {checks}",
             m.mode,
@@ -99,7 +102,7 @@ pub fn summary(r: &Report) -> String {
         }
     };
     line(format!(
-        "workload   {} x {} ranks, {} chunks/rank, {} ({}), {} {}",
+        "workload   {} x {} ranks, {} chunks/rank, {} ({}), {} {}, {} outputs",
         c.shape,
         c.ranks,
         c.chunks,
@@ -107,6 +110,7 @@ pub fn summary(r: &Report) -> String {
         c.via.name(),
         c.dtype.name(),
         r.gemm_kernel.name(),
+        c.out_dtype.name(),
     ));
     line(format!("on         {on}"));
     let (room, failed): (Vec<_>, Vec<_>) = r

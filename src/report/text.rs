@@ -32,6 +32,21 @@ pub fn text(r: &Report) -> String {
         c.dtype.name(),
         r.gemm_kernel.name()
     );
+    // Each mode's outputs: the run's, f32 for a mode that moves no other (fused).
+    let outs: Vec<String> = r
+        .results
+        .iter()
+        .filter(|m| m.skipped.is_none())
+        .map(|m| format!("{} {}", m.mode, m.output_dtype.name()))
+        .collect();
+    s += &format!(
+        "outputs    {} (each mode: {}); error bound {:.2e} (GEMM {:.0e} + one unit roundoff per \
+         rounding along the schedule)\n",
+        c.out_dtype.name(),
+        outs.join(", "),
+        r.results.first().map_or(0.0, |m| m.tolerance),
+        crate::reference::GEMM_BOUND
+    );
     if let Some(f) = &r.fused_config {
         s += &format!("fused      {f}\n");
     }
