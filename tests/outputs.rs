@@ -1,0 +1,262 @@
+//! 2-byte outputs (f16, bf16): every collective under sequential, host and encoded mode, on one device
+//! and on 2 to 4 devices over zero-copy and staged links, at odd shapes, 1x1x1 and ranks 1 to 4,
+//! equals the f64 reference within its derived rounding bound, element by element, with every tracker
+//! at its threshold; the device rounds to nearest-even bit for bit; fused mode says it moves f32 only.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use t3_wgpu::devices::{DeviceSpec, Devices};
+use t3_wgpu::experiment::{verdict, Verify};
+use t3_wgpu::gemm::FusedPut;
+use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::hostlink::Path;
+use t3_wgpu::modes::{self, Config, Kernels, Mode, StepLead, System};
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::ranks::Inputs;
+use t3_wgpu::schedule::Collective;
+use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::steps::Link;
+
+const HALVES: [Dtype; 2] = [Dtype::F16, Dtype::Bf16];
+
+fn config(
+    shape: Shape,
+    ranks: usize,
+    chunks: usize,
+    collective: Collective,
+    via: ReduceVia,
+    out: Dtype,
+) -> Config {
+    Config {
+        shape,
+        ranks,
+        chunks,
+        collective,
+        via,
+        link: Link::Workgroups(3),
+        dtype: out,
+        out_dtype: out,
+        arbitrate: chunks.is_multiple_of(2).then_some(2),
+        gemm_grid: None,
+        fused: Default::default(),
+        host: Default::default(),
+        step_lead: StepLead::Auto,
+    }
+}
+
+/// The kernels of `out` operands and outputs on `gpu` (None: skipped where the adapter has no f16).
+fn kernels(gpu: &Gpu, out: Dtype) -> Option<Kernels> {
+    match Kernels::for_outputs(gpu, out, out, None, FusedPut::Auto) {
+        Ok(k) => Some(k),
+        Err(e @ t3_wgpu::Error::MissingFeature { .. }) => {
+            eprintln!("SKIPPED {}: {e}", out.name());
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The reduces a collective can take: update always, land and forward where they apply.
+fn vias(c: Collective) -> Vec<ReduceVia> {
+    match c {
+        Collective::AllGather => vec![ReduceVia::Update],
+        Collective::DirectReduceScatter => vec![ReduceVia::Update, ReduceVia::Land],
+        _ => vec![ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward],
+    }
+}
+
+/// Runs every mode of `modes` on `sys` from poisoned outputs and checks each against the reference
+/// within its rounding bound, element by element.
+fn check_modes(sys: &mut System, what: &str, modes: &[Box<dyn Mode>]) {
+    let c = sys.config.clone();
+    let seed = common::seed(what);
+    let inputs = Inputs::random(c.shape, c.dtype, c.collective, &sys.chunking, seed);
+    sys.upload(&inputs);
+    for mode in modes {
+        if let Some(reason) = mode.skip_reason(sys) {
+            // Fused mode adds f32 words: it says so rather than moving other outputs silently.
+            if mode.name() == "fused" {
+                assert!(reason.contains("f32 outputs only"), "{what}: {reason}");
+            }
+            eprintln!("{what}: {} skipped: {reason}", mode.name());
+            continue;
+        }
+        sys.poison();
+        mode.run(sys)
+            .unwrap_or_else(|e| panic!("{what} {}: {e}", mode.name()));
+        let v = verdict(sys, &inputs, Verify::Full).unwrap();
+        let m = mode.name();
+        assert!(v.trackers_ok, "{what} {m}: a tracker missed its threshold");
+        assert_eq!(
+            v.excess, 0,
+            "{what} {m}: elements past the rounding bound ({v:?})"
+        );
+        assert!(
+            v.max_rel_error <= v.rounding.tolerance(),
+            "{what} {m}: rel error {} over {} ({v:?})",
+            v.max_rel_error,
+            v.rounding.tolerance()
+        );
+    }
+}
+
+#[test]
+fn every_collective_every_mode_on_one_device() {
+    let Some(gpu) = common::gpu() else { return };
+    let modes = modes::all();
+    for out in HALVES {
+        let Some(kernels) = kernels(gpu, out) else {
+            continue;
+        };
+        // Odd M, N and K (rows of an odd length share no word: `Padding::ldc`), chunks that do not
+        // divide the rows, and 1x1x1 on one rank.
+        let cases = [
+            (Shape::new(1, 1, 1).unwrap(), 1, 1),
+            (Shape::new(2, 1, 1).unwrap(), 2, 1),
+            (Shape::new(67, 37, 19).unwrap(), 2, 2),
+            (Shape::new(45, 131, 7).unwrap(), 3, 1),
+            (Shape::new(61, 9, 33).unwrap(), 4, 3),
+        ];
+        for (shape, ranks, chunks) in cases {
+            for collective in Collective::ALL {
+                for via in vias(collective) {
+                    let cfg = config(shape, ranks, chunks, collective, via, out);
+                    let what = format!(
+                        "{} outputs {collective} {via:?} ranks {ranks} chunks {chunks} {shape:?}",
+                        out.name()
+                    );
+                    let mut sys =
+                        System::new(gpu, &kernels, cfg).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    check_modes(&mut sys, &what, &modes);
+                }
+            }
+        }
+    }
+}
+
+/// Four devices on the test adapter with the kernels of each 2-byte output type (HALVES' order),
+/// opened once.
+fn devices() -> Option<&'static (Devices, [Vec<Kernels>; 2])> {
+    static SET: OnceLock<Option<(Devices, [Vec<Kernels>; 2])>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let d = Devices::open(&DeviceSpec::Count(4), &GpuOptions::default()).ok()?;
+        let of = |out| {
+            d.gpus
+                .iter()
+                .map(|g| kernels(g, out))
+                .collect::<Option<Vec<_>>>()
+        };
+        let k = [of(Dtype::F16)?, of(Dtype::Bf16)?];
+        Some((d, k))
+    })
+    .as_ref()
+}
+
+#[test]
+fn every_collective_across_two_to_four_devices() {
+    let Some((devs, kernels)) = devices() else {
+        eprintln!("SKIPPED: no devices with f16");
+        return;
+    };
+    let modes: Vec<Box<dyn Mode>> = modes::all()
+        .into_iter()
+        .filter(|m| matches!(m.name(), "sequential" | "host"))
+        .collect();
+    for (i, out) in HALVES.into_iter().enumerate() {
+        for (n, ranks, path) in [
+            (2, 2, Path::ZeroCopy),
+            (3, 3, Path::Staged),
+            (4, 4, Path::ZeroCopy),
+            (2, 4, Path::Mapped),
+        ] {
+            for collective in Collective::ALL {
+                let v = vias(collective);
+                let via = v[(n + ranks + i) % v.len()];
+                let shape = Shape::new(8 * ranks + 3, 23, 13).unwrap();
+                let cfg = config(shape, ranks, 2, collective, via, out);
+                let what = format!(
+                    "{} outputs {collective} {via:?} ranks {ranks} on {n} devices ({path:?})",
+                    out.name()
+                );
+                let mut sys = System::on_devices(&devs.gpus[..n], &kernels[i][..n], cfg, path)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                check_modes(&mut sys, &what, &modes);
+            }
+        }
+    }
+}
+
+/// One product per output (K = 1) is exact in f32 for f16 and bf16 operands, so the device's stored
+/// output must be that product rounded to nearest-even, bit for bit: the half crate's conversion.
+/// Inputs span normal values, halfway cases, the f16 subnormal range and its overflow.
+#[test]
+fn the_device_rounds_to_nearest_even() {
+    let Some(gpu) = common::gpu() else { return };
+    for out in HALVES {
+        let Some(kernels) = kernels(gpu, out) else {
+            continue;
+        };
+        let (m, n) = (64, 96);
+        let cfg = config(
+            Shape::new(m, n, 1).unwrap(),
+            2,
+            1,
+            Collective::AllGather,
+            ReduceVia::Update,
+            out,
+        );
+        let mut sys = System::new(gpu, &kernels, cfg).unwrap();
+        let seed = common::seed(&format!("{} rounding", out.name()));
+        let mut rng = t3_wgpu::reference::Rng::new(seed);
+        // A: normal magnitudes from 2^-13 to 2^10; B: 1 + j 2^-10, a fifth of them over 64 (products
+        // in f16's subnormal range) and a few large (past f16's range), so products carry more bits
+        // than the output keeps, and some land exactly halfway.
+        let a: Vec<f32> = (0..m)
+            .map(|i| out.round((0.5 + rng.next_f32().abs() / 2.0) * 2f32.powi(i as i32 % 24 - 13)))
+            .collect();
+        let b: Vec<f32> = (0..n)
+            .map(|j| {
+                let v = 1.0 + j as f32 / 1024.0;
+                out.round(match j % 17 {
+                    16 => 300.0 * v,
+                    r if r % 5 == 0 => v / 64.0,
+                    _ => v,
+                })
+            })
+            .collect();
+        let inputs = Inputs {
+            a: (0..2)
+                .map(|p| a[p * m / 2..(p + 1) * m / 2].to_vec())
+                .collect(),
+            b: vec![b.clone(); 2],
+            seed,
+        };
+        sys.upload(&inputs);
+        for mode in modes::all().iter().filter(|m| m.name() == "sequential") {
+            sys.poison();
+            mode.run(&mut sys).unwrap();
+            for p in 0..2 {
+                let got = sys.read_rows(p, 0, 0..m / 2).unwrap();
+                let mut rest = sys.read_rows(p, 1, 0..m / 2).unwrap();
+                let mut all = got;
+                all.append(&mut rest);
+                for (i, row) in all.chunks(n).enumerate() {
+                    for (j, &g) in row.iter().enumerate() {
+                        let exact = a[i] * b[j];
+                        let want = match out {
+                            Dtype::F16 => half::f16::from_f32(exact).to_f32(),
+                            _ => half::bf16::from_f32(exact).to_f32(),
+                        };
+                        assert!(
+                            g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
+                            "{} rank {p} ({i}, {j}): {exact:e} stored as {g:e}, nearest-even {want:e}",
+                            out.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
