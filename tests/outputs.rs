@@ -76,8 +76,9 @@ fn check_modes(sys: &mut System, what: &str, modes: &[Box<dyn Mode>]) {
     sys.upload(&inputs);
     for mode in modes {
         if let Some(reason) = mode.skip_reason(sys) {
-            // Fused mode adds f32 words: it says so rather than moving other outputs silently.
-            if mode.name() == "fused" {
+            // Fused mode adds f32 words: it says so rather than moving other outputs silently
+            // (where it would run at all: reduces by update).
+            if mode.name() == "fused" && c.via == ReduceVia::Update {
                 assert!(reason.contains("f32 outputs only"), "{what}: {reason}");
             }
             eprintln!("{what}: {} skipped: {reason}", mode.name());
@@ -258,5 +259,89 @@ fn the_device_rounds_to_nearest_even() {
                 }
             }
         }
+    }
+}
+
+/// The element check catches a wrong rounding that a row's norm would not: a ring's reduces simulated
+/// on the CPU (each rank's partial rounded when stored, each reduce added in f32 and rounded once)
+/// pass with round-to-nearest-even, and fail with truncation (one and two ranks: with more reduces
+/// the bound's worst case of every partial at the element's scale leaves room for truncation's
+/// smaller average error, and `the_device_rounds_to_nearest_even` pins the rounding bit for bit)
+/// or with a step that reads the wrong half of each word.
+#[test]
+fn a_planted_wrong_rounding_fails_the_check() {
+    for out in HALVES {
+        for ranks in [1, 2, 4] {
+            planted(out, ranks);
+        }
+    }
+}
+
+fn planted(out: Dtype, ranks: usize) {
+    use t3_wgpu::reference::{rel_to_scale, Rng, Rounding};
+    {
+        let nearest = |v: f32| out.round(v);
+        let truncated = |v: f32| match out {
+            Dtype::F16 => {
+                let h = half::f16::from_f32(v);
+                // Toward zero: one ulp less in magnitude where nearest rounded away.
+                if (h.to_f32() as f64).abs() > (v as f64).abs() {
+                    half::f16::from_bits(h.to_bits() - 1).to_f32()
+                } else {
+                    h.to_f32()
+                }
+            }
+            _ => f32::from_bits(v.to_bits() & 0xffff_0000),
+        };
+        let (k, elems) = (8, 4096);
+        let seed = common::seed(&format!("{} planted rounding", out.name()));
+        let mut rng = Rng::new(seed);
+        let (mut want, mut scale) = (vec![0f64; elems], vec![0f64; elems]);
+        let mut partials = vec![vec![0f64; elems]; ranks];
+        for e in 0..elems {
+            for part in partials.iter_mut() {
+                for _ in 0..k {
+                    let p = out.round(rng.next_f32()) as f64 * out.round(rng.next_f32()) as f64;
+                    part[e] += p;
+                    want[e] += p;
+                    scale[e] += p.abs();
+                }
+            }
+        }
+        let ring = |round: &dyn Fn(f32) -> f32| -> Vec<f32> {
+            (0..elems)
+                .map(|e| {
+                    let mut acc = round(partials[0][e] as f32);
+                    for part in &partials[1..] {
+                        acc = round(acc + round(part[e] as f32));
+                    }
+                    acc
+                })
+                .collect()
+        };
+        let rounding = Rounding {
+            out,
+            reduces: ranks - 1,
+        };
+        let good = ring(&nearest);
+        assert_eq!(rounding.excess(&good, &want, &scale), 0, "{}", out.name());
+        assert!(rel_to_scale(&good, &want, &scale) <= rounding.tolerance());
+        let bad = ring(&truncated);
+        assert!(
+            ranks > 2 || rounding.excess(&bad, &want, &scale) > 0,
+            "{} ranks {ranks}: truncation passed the element check",
+            out.name()
+        );
+        // Each pair's halves swapped: a step reading the wrong half of every word.
+        let swapped: Vec<f32> = good
+            .chunks(2)
+            .flat_map(|p| p.iter().rev())
+            .copied()
+            .collect();
+        assert!(
+            rounding.excess(&swapped, &want, &scale) > 0,
+            "{}",
+            out.name()
+        );
     }
 }
