@@ -315,6 +315,27 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
             &[&format!("a row of {w} workgroups")],
         );
     }
+    // A link budget beyond what a dispatch holds, on run and on sweep.
+    refused(
+        &d,
+        &run(&["--link-workgroups", "4294967295"]),
+        &[],
+        &["link workgroups", "4294967295", "65535"],
+    );
+    refused(
+        &d,
+        &[
+            "sweep",
+            "--shape",
+            "64x48x32",
+            "--ranks",
+            "2",
+            "--link-workgroups",
+            "65536",
+        ],
+        &[],
+        &["link workgroups", "65536"],
+    );
     // 16: a preset beside a shape is a conflict in sweep as in run.
     refused(
         &d,

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod output;
+pub mod progress;
 pub mod run;
 pub mod sweep;
 pub mod tools;
