@@ -65,6 +65,14 @@ impl TrackedGemm {
         order: Option<Vec<usize>>,
         grid: Option<u32>,
     ) -> Result<Self> {
+        // Its output buffer and readback are f32's (rows N apart).
+        if kernel.out != crate::shapes::Dtype::F32 {
+            return Err(Error::invalid(
+                "GEMM kernel",
+                format!("one storing {} outputs", kernel.out.name()),
+                "one storing f32 outputs (the standalone tracked GEMM reads f32)",
+            ));
+        }
         if chunks == 0 || chunks > shape.m {
             return Err(Error::invalid(
                 "chunk count",
