@@ -345,3 +345,47 @@ fn planted(out: Dtype, ranks: usize) {
         );
     }
 }
+
+/// `t3 run`'s JSON names each mode's output type and its derived bound: bf16 operands move bf16
+/// outputs by default (fused mode skipped, saying why), and `--out-dtype f32` moves f32 in every mode.
+#[test]
+fn the_json_names_each_modes_outputs() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let dir = common::cli::tmp("outputs", "json");
+    for (extra, want, fused_runs) in [(None, "bf16", false), (Some("f32"), "f32", true)] {
+        let mut args = vec![
+            "run",
+            "--shape",
+            "9x7x5",
+            "--ranks",
+            "2",
+            "--dtype",
+            "bf16",
+            "--mode",
+            "sequential,fused",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            "-",
+        ];
+        if let Some(o) = extra {
+            args.extend(["--out-dtype", o]);
+        }
+        let o = common::cli::t3_within(&args, &[], &dir, 300);
+        assert!(o.status.success(), "{args:?}: {}", common::cli::stderr(&o));
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["config"]["out_dtype"], want, "{args:?}");
+        for m in r["results"].as_array().unwrap() {
+            assert_eq!(m["output_dtype"], want, "{args:?}: {m}");
+            let bound = m["tolerance"].as_f64().unwrap();
+            assert!(bound > 0.0 && bound < 0.05, "{args:?}: {m}");
+            if m["mode"] == "fused" {
+                assert_eq!(m["skipped"].is_null(), fused_runs, "{args:?}: {m}");
+            }
+        }
+    }
+}
