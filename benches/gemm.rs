@@ -52,8 +52,11 @@ fn run() -> anyhow::Result<()> {
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
     let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_6e6d)?;
     let grid: u32 = env_one("T3_BENCH_GRID", 0)?;
-    let gpu = Gpu::new(&GpuOptions::default())
-        .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
+    let gpu = Gpu::new(
+        &t3_wgpu::settings::with_environment(GpuOptions::default())
+            .expect("the environment's GPU settings"),
+    )
+    .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let mut clock = Clock::new(&gpu, reps)?;
     println!(
         "adapter: {}; timing: {}; {reps} reps after a warm-up until settled, medians; {chunks} chunks",

@@ -61,14 +61,18 @@ pub struct AdapterReport {
     pub multiprocessors: Option<u32>,
 }
 
-pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
+pub(crate) fn report(
+    adapter: &wgpu::Adapter,
+    period: Option<f32>,
+    sms: Option<u32>,
+) -> AdapterReport {
     let info = adapter.get_info();
     let f = adapter.features();
     let l = adapter.limits();
     AdapterReport {
         // A bad T3_SMS is refused before the adapters are probed (gpu.rs, `environment`); a report
         // shows what it can.
-        multiprocessors: crate::sms::sm_count(adapter).unwrap_or(None),
+        multiprocessors: crate::sms::sm_count(adapter, sms),
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
         device_type: format!("{:?}", info.device_type),
@@ -124,7 +128,7 @@ pub fn numbered_adapters(opts: &GpuOptions) -> Result<Vec<(usize, AdapterReport)
         .iter()
         .enumerate()
         .filter(|(_, a)| matches_name(a, &name))
-        .map(|(i, a)| (i, report(a, None)))
+        .map(|(i, a)| (i, report(a, None, opts.sms)))
         .collect();
     if let (Some(n), true) = (&name, list.is_empty()) {
         return Err(no_adapter(b, Some(n), &all));

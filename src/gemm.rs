@@ -282,7 +282,7 @@ pub struct GemmKernel {
     fused_module: wgpu::ShaderModule,
     fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
     spares: [OnceLock<wgpu::ComputePipeline>; 3],
-    /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `T3_FUSED_TRIGGER`),
+    /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `--fused trigger`),
     /// indexed by split B + 2 x grid, made on first use.
     watched_module: wgpu::ShaderModule,
     watched: [OnceLock<wgpu::ComputePipeline>; 4],
@@ -307,7 +307,7 @@ fn made_once(
     Ok(cell.get_or_init(|| p))
 }
 
-/// Fused mode's put as the caller chooses it (`T3_FUSED_PUT` at the binary's edge): store | coherent
+/// Fused mode's put as the caller chooses it (`--fused put` at the binary's edge): store | coherent
 /// | atomic | cas | auto. store: tiles stored plainly behind the gates as relaxed atomic stores
 /// (faster than coherent on most TP-8 presets with the triggering epilogue: see BENCHMARKS.md).
 /// coherent = a `@coherent` output where the adapter has MEMORY_DECORATION_COHERENT (16-byte stores
@@ -326,7 +326,7 @@ pub enum FusedPut {
 }
 
 impl FusedPut {
-    /// Its word (`T3_FUSED_PUT`'s value).
+    /// Its word (`--fused put`'s value).
     pub fn name(self) -> &'static str {
         match self {
             FusedPut::Auto => "auto",
@@ -349,7 +349,7 @@ pub fn fused_put(gpu: &Gpu, choice: FusedPut) -> Result<Put> {
         FusedPut::Cas => Ok(Put::CasWindows),
         FusedPut::Atomic if atomic => Ok(Put::AtomicWindows),
         FusedPut::Coherent | FusedPut::Atomic => Err(Error::invalid(
-            "T3_FUSED_PUT",
+            "--fused put",
             choice.name(),
             match (coherent, atomic) {
                 (true, true) => "coherent, store, atomic, cas or auto",

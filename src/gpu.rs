@@ -19,7 +19,8 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::MEMORY_DECORATION_COHERENT)
     .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
 
-/// How to pick an adapter. Empty fields fall back to WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF.
+/// How to pick an adapter and bound its waits. Empty fields take their defaults; the binary, the tests
+/// and the benchmarks fill them from the environment first (`settings::with_environment`).
 #[derive(Clone, Debug, Default)]
 pub struct GpuOptions {
     /// Comma list of backends (vulkan, metal, dx12, gl).
@@ -28,9 +29,12 @@ pub struct GpuOptions {
     pub adapter: Option<String>,
     /// "high", "low" or "none".
     pub power: Option<String>,
-    /// Bound on every wait, exactly (overrides the derived bound); default from T3_TIMEOUT_S, else
-    /// 120 s plus a share derived from the work.
+    /// Bound on every wait, exactly (overrides the derived bound); default 120 s plus a share derived
+    /// from the work.
     pub timeout: Option<Duration>,
+    /// The GPU's multiprocessors where the driver does not report them (1 to `sms::MAX_SMS`; None:
+    /// what the driver reports, if anything).
+    pub sms: Option<u32>,
     /// Lower the storage-binding and buffer-size limits below the adapter's (tests of the limit paths).
     pub limit_override: Option<u64>,
     /// Lower the workgroups per dispatch dimension below the adapter's (tests of 2-D folding).
@@ -65,19 +69,10 @@ fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
 
 /// The instance for `opts`' backends and every adapter it sees, in the order `t3 info` lists them.
 pub fn adapters(opts: &GpuOptions) -> Result<(wgpu::Instance, Vec<wgpu::Adapter>)> {
-    environment(opts)?;
     let b = backends(opts)?;
     let inst = instance(b);
     let adapters = crate::suspend::block_on(inst.enumerate_adapters(b));
     Ok((inst, adapters))
-}
-
-/// Every environment value a device's opening reads, checked before the adapters are probed, as the
-/// flags are: a bad value is a usage error on a machine without a GPU too.
-fn environment(opts: &GpuOptions) -> Result<()> {
-    settings::timeout(opts)?;
-    crate::sms::named()?;
-    Ok(())
 }
 
 /// A wgpu error with its description and source chain (its Display alone says only "Validation Error").
@@ -127,14 +122,13 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
+    /// Picks an adapter per `opts` and opens a device with every wanted feature it has.
     pub fn new(opts: &GpuOptions) -> Result<Self> {
         Gpu::with_features(opts, WANTED_FEATURES)
     }
 
     /// [`Gpu::new`] with those of `wanted` the adapter has.
     pub fn with_features(opts: &GpuOptions, wanted: wgpu::Features) -> Result<Self> {
-        environment(opts)?;
         let b = backends(opts)?;
         let name = name_filter(opts)?;
         let power = settings::power(opts)?;
@@ -159,8 +153,8 @@ impl Gpu {
         opts: &GpuOptions,
         wanted: wgpu::Features,
     ) -> Result<Self> {
-        let timeout = settings::timeout(opts)?;
-        let sms = crate::sms::sm_count(&adapter)?;
+        let timeout = opts.timeout;
+        let sms = crate::sms::sm_count(&adapter, opts.sms);
         let info = adapter.get_info();
         let features = adapter.features() & wanted;
         let limits = adapter.limits();
@@ -265,7 +259,7 @@ impl Gpu {
         let period = self
             .has(wgpu::Features::TIMESTAMP_QUERY)
             .then(|| self.queue.get_timestamp_period());
-        report(&self.adapter, period)
+        report(&self.adapter, period, self.sms)
     }
 
     /// A short adapter description for reports: "NVIDIA H200 (Vulkan, 580.159.04)".

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use t3_wgpu::config::fused::FusedOptions;
+use t3_wgpu::config::host::HostOptions;
 use t3_wgpu::devices::DeviceSpec;
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::Gpu;
@@ -106,7 +108,41 @@ pub enum Cmd {
         /// Print the table as JSON instead of text (it is saved to --out either way).
         #[arg(long)]
         json: bool,
+        /// With --devices: the streamed rows' copy threads per link, as `--host-loop
+        /// copy-threads=N` (the other keys are accepted and unused here).
+        #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
+        host_loop: Option<HostOptions>,
     },
+}
+
+/// Fused mode's and the host trigger loop's knobs, shared by `run` and `sweep`.
+#[derive(Args, Clone, Default)]
+pub struct KnobArgs {
+    /// Fused mode's variant and tuning, a comma list of KEY=VALUE (docs/modes.md#fused-mode):
+    /// trigger=auto|epilogue|spares, spare-dispatch=auto|gemm|own, spares-at=auto|after|before,
+    /// spares=auto|N, grid=off|N, pieces=auto|link|N, put=auto|store|coherent|atomic|cas,
+    /// pause=auto|N, polls=default|N, help=always|idle|never, land=auto|on|off,
+    /// window=default|BYTES, alias=on|off [default: each its default]
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = fused_knobs)]
+    pub fused: Option<(FusedOptions, FusedPut)>,
+    /// The host trigger loop's choices, a comma list of KEY=VALUE: in-flight=1..16 (submissions
+    /// queued per device, default 2), grain=auto|chunk|stage (GEMM work per submission, default
+    /// stage), wait=auto|spin|block (default spin on GPUs, block on CPU adapters), copy-threads=N
+    /// (threads per link's host copies) [default: each its default]
+    #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
+    pub host_loop: Option<HostOptions>,
+}
+
+impl KnobArgs {
+    pub fn fused(&self) -> FusedOptions {
+        self.fused.map(|f| f.0).unwrap_or_default()
+    }
+    pub fn put(&self) -> FusedPut {
+        self.fused.map(|f| f.1).unwrap_or_default()
+    }
+    pub fn host(&self) -> HostOptions {
+        self.host_loop.unwrap_or_default()
+    }
 }
 
 #[derive(Args, Clone)]
@@ -183,6 +219,8 @@ pub struct RunArgs {
     /// only chunk leaves nothing to send until its whole GEMM is done.
     #[arg(long, value_parser = chunks)]
     pub chunks: Option<usize>,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
     #[command(flatten)]
     pub gemm: GemmArgs,
     /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward
@@ -294,6 +332,8 @@ pub struct SweepArgs {
     pub collective: Option<CollectiveArg>,
     #[command(flatten)]
     pub gemm: GemmArgs,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
     /// How a reduce step is realised (see `t3 run --reduce`).
     #[arg(long, default_value = "update", ignore_case = true)]
     pub reduce: ReduceArg,

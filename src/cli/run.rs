@@ -12,9 +12,9 @@ use t3_wgpu::modes::{Config, Kernels, ModeKind, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::settings::Environment;
 
 use super::progress::Progress;
+use t3_wgpu::settings;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
@@ -24,13 +24,13 @@ use super::output::out;
 use super::values::*;
 
 pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
-    Ok(Gpu::new(&gpu_options(g))?)
+    Ok(Gpu::new(&gpu_options(g)?)?)
 }
 
 /// The devices the ranks run on: those `--devices` names, else the one device the options pick.
 pub fn open_devices(g: &GpuArgs, d: &DevicesArg) -> Result<Vec<Gpu>> {
     Ok(match &d.devices {
-        Some(spec) => Devices::open(spec, &gpu_options(g))?.gpus,
+        Some(spec) => Devices::open(spec, &gpu_options(g)?)?.gpus,
         None => vec![open_gpu(g)?],
     })
 }
@@ -59,14 +59,19 @@ pub fn check_spanning(modes: &ModeList, devices: usize) -> t3_wgpu::Result<()> {
     }
 }
 
-/// The options every device is opened with.
-pub fn gpu_options(g: &GpuArgs) -> GpuOptions {
+/// What the flags say of the devices to open.
+pub fn flag_options(g: &GpuArgs) -> GpuOptions {
     GpuOptions {
         backend: g.backend.clone(),
         adapter: g.adapter.clone(),
         timeout: g.timeout,
         ..Default::default()
     }
+}
+
+/// The options every device is opened with: the flags, and the environment where they are silent.
+pub fn gpu_options(g: &GpuArgs) -> t3_wgpu::Result<GpuOptions> {
+    settings::with_environment(flag_options(g))
 }
 
 /// Shape, ranks and collective from --shape or --preset (and their overrides).
@@ -164,7 +169,7 @@ pub fn default_chunks(d: &DevicesArg) -> usize {
     }
 }
 
-pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
+pub fn check_run(a: &RunArgs) -> Result<Checked> {
     let mut files = super::kernel_inputs(files::Files::default())?;
     if a.link_gbps.is_some() {
         files = files.input("--link-table", &a.link_table);
@@ -200,8 +205,8 @@ pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
         dtype: a.gemm.dtype.0,
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
-        fused: env.fused,
-        host: env.host,
+        fused: a.knobs.fused(),
+        host: a.knobs.host(),
         step_lead: a.step_lead,
     };
     validate(&config, &mode_list(&a.mode))?;
@@ -210,7 +215,7 @@ pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
         label,
         config,
         link,
-        put: env.fused_put,
+        put: a.knobs.put(),
     })
 }
 
@@ -350,7 +355,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
 }
 
 /// The demo: T-NLG's output projection at 4 ranks, scaled to the adapter, every mode.
-pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
+pub fn demo(gpu: &Gpu) -> Result<()> {
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
     // On a CPU adapter (lavapipe) 1/16 of every dimension keeps the demo under a minute.
     let mut scale = if cpu { 1.0 / 16.0 } else { 1.0 };
@@ -381,6 +386,7 @@ pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
         collective: None,
         mode: vec!["all".into()],
         chunks: Some(2),
+        knobs: Default::default(),
         gemm: GemmArgs {
             dtype: DtypeArg(Dtype::F32),
             gemm_kernel: KernelArg(None),
@@ -405,7 +411,7 @@ pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
         dump: None,
         verbose: false,
     };
-    let checked = check_run(&a, env)?;
+    let checked = check_run(&a)?;
     run(std::slice::from_ref(gpu), &a, checked)?;
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())

@@ -11,7 +11,6 @@ use t3_wgpu::gpu::Gpu;
 use t3_wgpu::modes::Config;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::settings::Environment;
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::steps::Link;
 use t3_wgpu::workload;
@@ -25,7 +24,7 @@ use super::values::*;
 pub const MAX_POINTS: usize = 100_000;
 
 /// Every point of a sweep, checked before any GPU work.
-pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Config)>> {
+pub fn sweep_points(a: &SweepArgs) -> Result<Vec<(String, Config)>> {
     let workloads: Vec<(Shape, Option<usize>, Collective, String)> = if let Some(s) = a.shape {
         vec![(
             s,
@@ -113,8 +112,8 @@ pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Con
                                 dtype: a.gemm.dtype.0,
                                 arbitrate: (arb > 0).then_some(arb),
                                 gemm_grid: (grid > 0).then_some(grid),
-                                fused: env.fused,
-                                host: env.host,
+                                fused: a.knobs.fused(),
+                                host: a.knobs.host(),
                                 step_lead,
                             };
                             validate(&config, &mode_list(&a.mode))
@@ -176,14 +175,9 @@ impl Saved<'_> {
     }
 }
 
-pub fn sweep(
-    gpus: &[Gpu],
-    a: &SweepArgs,
-    points: Vec<(String, Config)>,
-    env: &Environment,
-) -> Result<()> {
+pub fn sweep(gpus: &[Gpu], a: &SweepArgs, points: Vec<(String, Config)>) -> Result<()> {
     super::run::check_spanning(&mode_list(&a.mode), gpus.len())?;
-    let kernels = kernels_on(gpus, a.gemm, env.fused_put)?;
+    let kernels = kernels_on(gpus, a.gemm, a.knobs.put())?;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(points.len() as u64);
         b.set_style(

@@ -25,6 +25,24 @@ pub fn bounded_usize(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
     }
 }
 
+/// `--fused`: fused mode's knobs and put.
+pub fn fused_knobs(
+    s: &str,
+) -> Result<
+    (
+        t3_wgpu::config::fused::FusedOptions,
+        t3_wgpu::gemm::FusedPut,
+    ),
+    String,
+> {
+    super::knobs::parse_fused(s).map_err(|e| e.to_string())
+}
+
+/// `--host-loop`: the host trigger loop's choices.
+pub fn host_loop(s: &str) -> Result<t3_wgpu::config::host::HostOptions, String> {
+    super::knobs::parse_host(s).map_err(|e| e.to_string())
+}
+
 pub fn positive_u32(s: &str) -> Result<u32, String> {
     bounded_usize(s, 1, u32::MAX as usize).map(|v| v as u32)
 }

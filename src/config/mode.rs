@@ -106,7 +106,7 @@ impl ModeKind {
 
 impl std::fmt::Display for ModeKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

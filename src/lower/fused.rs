@@ -57,7 +57,7 @@ fn windows(
 }
 
 /// Bytes of the first window of fused mode's packed output (its second starts there): the largest
-/// binding, or `T3_FUSED_WINDOW` bytes where smaller (tests split small outputs with it), aligned
+/// binding, or `--fused window` bytes where smaller (tests split small outputs with it), aligned
 /// for a binding offset (256 bytes covers every adapter's min_storage_buffer_offset_alignment).
 fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
     let w = knob.map_or(max_binding, |k| max_binding.min(u64::from(k)));
@@ -236,10 +236,10 @@ pub(super) fn lower_fused_with(
     let pieces = fwd[fwd.len() - 1].off;
     if tuning.help == Help::Never && tuning.trigger == Trigger::Epilogue && pieces > 0 {
         if tuning.spare_dispatch != SpareDispatch::Own {
-            return Err("T3_FUSED_HELP=never needs spares that run after the GEMM (T3_FUSED_SPARE_DISPATCH=own, T3_ALIAS=0)".into());
+            return Err("--fused help=never needs spares that run after the GEMM (--fused spare-dispatch=own, --fused alias=off)".into());
         }
         if spares == 0 {
-            return Err("T3_FUSED_HELP=never leaves every piece to the spares, and there are none (T3_FUSED_SPARES=0)".into());
+            return Err("--fused help=never leaves every piece to the spares, and there are none (--fused spares=0)".into());
         }
     }
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.

@@ -194,7 +194,7 @@ pub(super) fn forward_table(
     })
 }
 
-/// The steps that land (with `T3_FUSED_LAND` on): each reduce that is the only transfer into its
+/// The steps that land (with `--fused land` on): each reduce that is the only transfer into its
 /// destination's chunk, a chunk its destination produces at its last stage: the ring's last hop,
 /// into the chunk its destination produces last, which as a reduce would wait for every tile of it
 /// and so run after the GEMM (in f32, most of fused mode's exposed time: see BENCHMARKS.md). The
