@@ -3,7 +3,8 @@
 //!
 //! Environment: T3_BENCH_SIZES (comma list of N for N³ or MxNxK, default "512"; a run of shapes that
 //! differ only in K separates a tile's fixed cost, its prologue and epilogue, from its cost per slice), T3_BENCH_DTYPES (comma list of f32, f16, bf16;
-//! default "f32"), T3_BENCH_KERNEL (auto, simt or coop; default auto: the adapter's best per dtype),
+//! default "f32"), T3_BENCH_KERNEL (auto, simt, coop or coopmat2, NVIDIA's cooperative_matrix2 through SPIR-V
+//! passthrough; default auto: the adapter's best per dtype),
 //! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
 //! default 1), T3_BENCH_SETTLE_S (then at most this many seconds more until the times settle,
 //! default 10), T3_BENCH_SEED, T3_BENCH_DEBUG=1 (every rep's GPU span), T3_BENCH_JSON (file to
@@ -47,7 +48,7 @@ fn run() -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()
         .context("T3_BENCH_SIZES")?;
     let dtypes: Vec<String> = env_list("T3_BENCH_DTYPES", "f32")?;
-    let engine = Engine::parse(&std::env::var("T3_BENCH_KERNEL").unwrap_or("auto".into()))?;
+    let engine = Engine::parse_bench(&std::env::var("T3_BENCH_KERNEL").unwrap_or("auto".into()))?;
     let chunks: usize = env_one("T3_BENCH_CHUNKS", 8)?;
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
     let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_6e6d)?;
