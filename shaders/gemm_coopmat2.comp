@@ -28,11 +28,20 @@ layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 #endif
 
 // The tile (BN is `Engine::tile_n`, checked against the host by a test) and the K depth of one
-// load; a main-loop step loads two (the padding holds K to 32 only: an odd slice ends the loop).
+// load (BK: the padding holds K to whole 32-deep slices). A main-loop step loads STEP deep, UNROLL
+// steps unrolled so that the driver sees the next loads while the current products run (as
+// llama.cpp's mul_mm_cm2); a shorter tail ends the loop. STEP and UNROLL are build macros, so that
+// one device run can time variants (scripts/coopmat2/spirv.sh builds the defaults).
 const uint BM = 128;
 const uint BN = 256;
 const uint BK = 32;
-const uint WIDE = 2 * BK;
+// Defaults: the fastest of the variants timed at 8192^3 on an H200 (BENCHMARKS.md).
+#ifndef STEP
+#define STEP 32
+#endif
+#ifndef UNROLL
+#define UNROLL 32
+#endif
 // Tile rows consecutive workgroups walk down before moving one tile column right (L2 reuse), as
 // gemm_coop.wgsl's GROUP.
 const uint GROUP = 8;
@@ -109,36 +118,51 @@ void main() {
     uint row0 = job.row0 + (first + i % h) * BM;
     uint col0 = (i / h) * BN;
 
-    // K as the padding holds it: whole 32-deep slices.
+    // K as the padding holds it: whole 32-deep slices. The strides and A's and B's offsets are
+    // multiples of 32 elements (`gemm::Padding`: lda of K_SLICE, ldb of whole tiles, offsets whole
+    // rows of them); masked so that the driver knows (aligned, wide loads), as llama.cpp does.
     uint kp = (p.k + BK - 1u) / BK * BK;
+    uint lda = p.lda & ~31u;
+    uint ldb = p.ldb & ~31u;
     tensorLayoutNV<2> la = createTensorLayoutNV(2);
     la = setTensorLayoutDimensionNV(la, BM, kp);
-    la = setTensorLayoutStrideNV(la, p.lda, 1);
+    la = setTensorLayoutStrideNV(la, lda, 1);
     tensorLayoutNV<2> lb = createTensorLayoutNV(2);
-    lb = setTensorLayoutDimensionNV(lb, kp, p.ldb);
-    lb = setTensorLayoutStrideNV(lb, p.ldb, 1);
+    lb = setTensorLayoutDimensionNV(lb, kp, ldb);
+    lb = setTensorLayoutStrideNV(lb, ldb, 1);
     tensorLayoutNV<2, gl_CooperativeMatrixClampModeConstantNV> lc =
         createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
     lc = setTensorLayoutDimensionNV(lc, min(job.row1 - row0, BM), p.n);
     lc = setTensorLayoutStrideNV(lc, p.ldc, 1);
-    uint a0 = job.a_off + (row0 - job.a_row_base) * p.lda;
+    uint a0 = (job.a_off + (row0 - job.a_row_base) * lda) & ~31u;
+    uint b0 = job.b_off & ~31u;
     uint c0 = job.c_off + (row0 - job.c_row_base) * p.ldc;
 
     coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> acc =
         coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(0.0);
     uint kk = 0u;
-    for (; kk + WIDE <= kp; kk += WIDE) {
-        coopmat<float16_t, gl_ScopeWorkgroup, BM, WIDE, gl_MatrixUseA> ma;
-        coopmat<float16_t, gl_ScopeWorkgroup, WIDE, BN, gl_MatrixUseB> mb;
-        coopMatLoadTensorNV(ma, a, a0, sliceTensorLayoutNV(la, 0, BM, kk, WIDE));
-        coopMatLoadTensorNV(mb, b, job.b_off, sliceTensorLayoutNV(lb, kk, WIDE, col0, BN));
+    for (; kk + STEP * UNROLL <= kp;) {
+        [[unroll]] for (uint j = 0u; j < UNROLL; ++j) {
+            coopmat<float16_t, gl_ScopeWorkgroup, BM, STEP, gl_MatrixUseA> ma;
+            coopmat<float16_t, gl_ScopeWorkgroup, STEP, BN, gl_MatrixUseB> mb;
+            coopMatLoadTensorNV(ma, a, a0, sliceTensorLayoutNV(la, 0, BM, kk, STEP));
+            coopMatLoadTensorNV(mb, b, b0, sliceTensorLayoutNV(lb, kk, STEP, col0, BN));
+            acc = coopMatMulAdd(ma, mb, acc);
+            kk += STEP;
+        }
+    }
+    for (; kk + STEP <= kp; kk += STEP) {
+        coopmat<float16_t, gl_ScopeWorkgroup, BM, STEP, gl_MatrixUseA> ma;
+        coopmat<float16_t, gl_ScopeWorkgroup, STEP, BN, gl_MatrixUseB> mb;
+        coopMatLoadTensorNV(ma, a, a0, sliceTensorLayoutNV(la, 0, BM, kk, STEP));
+        coopMatLoadTensorNV(mb, b, b0, sliceTensorLayoutNV(lb, kk, STEP, col0, BN));
         acc = coopMatMulAdd(ma, mb, acc);
     }
-    if (kk < kp) {
+    for (; kk < kp; kk += BK) {
         coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> ma;
         coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> mb;
         coopMatLoadTensorNV(ma, a, a0, sliceTensorLayoutNV(la, 0, BM, kk, BK));
-        coopMatLoadTensorNV(mb, b, job.b_off, sliceTensorLayoutNV(lb, kk, BK, col0, BN));
+        coopMatLoadTensorNV(mb, b, b0, sliceTensorLayoutNV(lb, kk, BK, col0, BN));
         acc = coopMatMulAdd(ma, mb, acc);
     }
     coopMatStoreTensorNV(acc, c, c0, sliceTensorLayoutNV(lc, 0, BM, col0, BN));

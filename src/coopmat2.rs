@@ -118,17 +118,19 @@ pub fn spirv() -> crate::Result<[Vec<u32>; 2]> {
     Ok([words(SPIRV_TRACKED)?, words(SPIRV_UNTRACKED)?])
 }
 
-/// The kernel's pipelines on `layout` (the tracked GEMM's: src/gemm.rs), tracked and untracked.
-/// The caller checked [`crate::gpu::Gpu::has_coopmat2`].
+/// The kernel's pipelines on `layout` (the tracked GEMM's: src/gemm.rs) from `spirv`, tracked and
+/// untracked. The caller checked [`crate::gpu::Gpu::has_coopmat2`].
 pub fn pipelines(
     gpu: &crate::gpu::Gpu,
     layout: &wgpu::BindGroupLayout,
+    spirv: [Vec<u32>; 2],
 ) -> crate::Result<[wgpu::ComputePipeline; 2]> {
-    let [tracked, untracked] = spirv()?;
+    let [tracked, untracked] = spirv;
     let make = |label: &str, words: Vec<u32>| {
         gpu.scoped(&format!("creating the {label}"), || {
             // SAFETY: the SPIR-V is the committed output of the pinned glslang (scripts/coopmat2),
-            // validated by spirv-val when it was made; it uses only what the device was opened with
+            // validated by spirv-val when it was made (or a variant the same script built, which
+            // bench-gemm checks against the f64 reference before timing it); it uses only what the device was opened with
             // (the extension, its features, f16, 16-bit storage, the Vulkan memory model), and its
             // bindings are `layout`'s (the tracked GEMM's, tests/coopmat2.rs checks the results
             // against the f64 reference). Every read it makes lies inside the operands' padding.
@@ -287,7 +289,7 @@ pub(crate) mod nv {
             }
             let features = features(instance, phd).features();
             let mut props = PropertiesNV {
-                s_type: vk::StructureType::from_raw(1_000_593_001),
+                s_type: vk::StructureType::from_raw(1_000_593_002),
                 p_next: std::ptr::null_mut(),
                 workgroup_scope_max_workgroup_size: 0,
                 flexible_dimensions_max_dimension: 0,
@@ -319,7 +321,7 @@ pub(crate) mod nv {
     /// The flexible-dimension configurations, described.
     unsafe fn flexible(get: GetFlexible, phd: vk::PhysicalDevice) -> Vec<String> {
         let blank = FlexibleNV {
-            s_type: vk::StructureType::from_raw(1_000_593_002),
+            s_type: vk::StructureType::from_raw(1_000_593_001),
             p_next: std::ptr::null_mut(),
             m_granularity: 0,
             n_granularity: 0,

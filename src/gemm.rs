@@ -537,9 +537,16 @@ impl GemmKernel {
         if engine != Engine::Coopmat2 {
             return Self::wgsl(gpu, dtype, engine, put);
         }
-        // The cooperative WGSL kernel's, its tracked store and untracked GEMM replaced.
-        let mut k = Self::wgsl(gpu, dtype, Engine::Coop, put)?;
-        let [store, untracked] = crate::coopmat2::pipelines(gpu, &k.layout)?;
+        Self::coopmat2(gpu, dtype, crate::coopmat2::spirv()?)
+    }
+
+    /// The coopmat2 kernel from `spirv` (tracked, untracked): the committed build, or a variant's
+    /// (bench-gemm's `T3_BENCH_COOPMAT2_SPV`). The cooperative WGSL kernel's, its tracked store and
+    /// untracked GEMM replaced.
+    pub fn coopmat2(gpu: &Gpu, dtype: Dtype, spirv: [Vec<u32>; 2]) -> Result<Self> {
+        let engine = Engine::resolve(gpu, dtype, Some(Engine::Coopmat2))?;
+        let mut k = Self::wgsl(gpu, dtype, Engine::Coop, FusedPut::Auto)?;
+        let [store, untracked] = crate::coopmat2::pipelines(gpu, &k.layout, spirv)?;
         (k.engine, k.store, k.untracked) = (engine, store, untracked);
         Ok(k)
     }
