@@ -131,3 +131,33 @@ fn coopmat2_is_refused_plainly() {
     let e = Engine::parse_bench("coopmat3").unwrap_err().to_string();
     assert!(e.contains("coopmat3") && e.contains("coopmat2"), "{e}");
 }
+
+/// The one opening path (src/vkdevice.rs) enables each extension the adapter offers, the zero-copy
+/// link's beside coopmat2's: neither takes the other's place.
+#[test]
+fn the_device_has_every_extension_its_adapter_offers() {
+    let Some(gpu) = common::gpu() else { return };
+    use t3_wgpu::hostlink::shared;
+    assert_eq!(
+        shared::can_import(&gpu.device),
+        shared::adapter_can_import(&gpu.adapter),
+        "{}: VK_EXT_external_memory_host",
+        gpu.info.name
+    );
+    let needs = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+        | wgpu::Features::PASSTHROUGH_SHADERS
+        | wgpu::Features::SHADER_F16;
+    let offered = t3_wgpu::coopmat2::offer(&gpu.adapter).is_some_and(|o| o.features.suffice());
+    assert_eq!(
+        t3_wgpu::coopmat2::device_ready(&gpu.device),
+        offered && gpu.has(needs),
+        "{}: VK_NV_cooperative_matrix2",
+        gpu.info.name
+    );
+    eprintln!(
+        "{}: external_memory_host {}, cooperative_matrix2 {}",
+        gpu.info.name,
+        shared::can_import(&gpu.device),
+        t3_wgpu::coopmat2::device_ready(&gpu.device)
+    );
+}
