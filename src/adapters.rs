@@ -48,6 +48,9 @@ pub struct AdapterReport {
     pub subgroup_sizes: [u32; 2],
     /// Cooperative-matrix configurations, "MxNxK ab->cr" (empty without the feature).
     pub cooperative_matrix: Vec<String>,
+    /// What the adapter offers of VK_NV_cooperative_matrix2 (None: not offered), which the coopmat2
+    /// GEMM runs on.
+    pub cooperative_matrix2: Option<crate::coopmat2::Offer>,
     pub max_storage_buffer_binding_size: u64,
     pub max_buffer_size: u64,
     pub max_compute_workgroups_per_dimension: u32,
@@ -97,6 +100,7 @@ pub(crate) fn report(
                 .to_lowercase()
             })
             .collect(),
+        cooperative_matrix2: crate::coopmat2::offer(adapter),
         max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
         max_buffer_size: l.max_buffer_size,
         max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,

@@ -52,6 +52,14 @@ impl Kernels {
         engine: Option<Engine>,
         put: FusedPut,
     ) -> Result<Self> {
+        if engine == Some(Engine::Coopmat2) {
+            return Err(crate::Error::invalid(
+                "GEMM kernel",
+                "coopmat2",
+                "auto, simt or coop (the coopmat2 kernel has only its tracked store and untracked \
+                 GEMM so far: bench-gemm's T3_BENCH_KERNEL=coopmat2)",
+            ));
+        }
         Ok(Kernels {
             gemm: GemmKernel::with_put(gpu, dtype, engine, put)?,
             step: StepKernel::new(gpu)?,

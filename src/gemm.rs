@@ -139,6 +139,11 @@ pub enum Engine {
     Simt,
     /// Cooperative matrices, f16 x f16 -> f32 at 16x16x16 (shaders/gemm_coop.wgsl).
     Coop,
+    /// NVIDIA's cooperative_matrix2 through SPIR-V passthrough (shaders/gemm_coopmat2.comp,
+    /// src/coopmat2.rs): the tracked store and the untracked GEMM only, in `bench-gemm` and the
+    /// tests; the other pipelines of its [`GemmKernel`] are the cooperative WGSL kernel's (same
+    /// tiles and job table), so runs refuse it (`Kernels::with_put`).
+    Coopmat2,
 }
 
 impl Engine {
@@ -146,16 +151,27 @@ impl Engine {
         match self {
             Engine::Simt => "simt",
             Engine::Coop => "coop",
+            Engine::Coopmat2 => "coopmat2",
         }
     }
 
-    /// "auto" (None), "simt" or "coop".
+    /// "auto" (None), "simt" or "coop" (what a run takes: `--gemm-kernel`).
+    /// [`Engine::parse_bench`] takes "coopmat2" too.
     pub fn parse(s: &str) -> Result<Option<Self>> {
         match s.trim().to_lowercase().as_str() {
             "auto" => Ok(None),
             "simt" => Ok(Some(Engine::Simt)),
             "coop" => Ok(Some(Engine::Coop)),
             _ => Err(Error::invalid("GEMM kernel", s, "auto, simt or coop")),
+        }
+    }
+
+    /// As [`Engine::parse`], and "coopmat2" (`bench-gemm`, the tests).
+    pub fn parse_bench(s: &str) -> Result<Option<Self>> {
+        match s.trim().to_lowercase().as_str() {
+            "coopmat2" => Ok(Some(Engine::Coopmat2)),
+            _ => Engine::parse(s)
+                .map_err(|_| Error::invalid("GEMM kernel", s, "auto, simt, coop or coopmat2")),
         }
     }
 
@@ -183,6 +199,17 @@ impl Engine {
                  adapter: its component types are f16, f32, i32 and u32; cooperative matrices take \
                  f16: --dtype f16)",
             )),
+            (Dtype::F32 | Dtype::Bf16, Some(Engine::Coopmat2)) => Err(Error::invalid(
+                "GEMM kernel",
+                format!("coopmat2 with {} operands", dtype.name()),
+                "f16 operands (--dtype f16): the coopmat2 kernel multiplies f16 x f16 -> f32",
+            )),
+            (Dtype::F16, Some(Engine::Coopmat2)) if !gpu.has_coopmat2() => Err(missing(
+                "VK_NV_cooperative_matrix2",
+                "the coopmat2 GEMM (workgroup-scope matrices with tensor addressing, through SPIR-V \
+                 passthrough, on a Vulkan device opened with the extension; and what the coop \
+                 kernel needs)",
+            )),
             (Dtype::F16, Some(Engine::Coop)) if !gpu.has_coop_f16() => Err(missing(
                 "EXPERIMENTAL_COOPERATIVE_MATRIX",
                 "the cooperative-matrix GEMM (f16 x f16 -> f32 at 16x16x16, 32-wide subgroups)",
@@ -196,6 +223,9 @@ impl Engine {
     /// Output tile columns of one workgroup: BN in the engine's kernel, as build.rs reflected it.
     /// Tracker thresholds count tiles of this width.
     pub fn tile_n(self) -> usize {
+        if self == Engine::Coopmat2 {
+            return crate::coopmat2::TILE_N;
+        }
         crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile[1] as usize)
     }
 
@@ -204,7 +234,7 @@ impl Engine {
     pub fn tile_group(self) -> usize {
         match self {
             Engine::Simt => 0,
-            Engine::Coop => 8,
+            Engine::Coop | Engine::Coopmat2 => 8,
         }
     }
 
@@ -215,7 +245,7 @@ impl Engine {
     pub fn per_sm(self) -> u32 {
         match self {
             Engine::Simt => 2,
-            Engine::Coop => 1,
+            Engine::Coop | Engine::Coopmat2 => 1,
         }
     }
 
@@ -224,6 +254,7 @@ impl Engine {
         match self {
             Engine::Simt => "gemm.wgsl",
             Engine::Coop => "gemm_coop.wgsl",
+            Engine::Coopmat2 => "gemm_coopmat2.comp",
         }
     }
 }
@@ -503,6 +534,25 @@ impl GemmKernel {
         put: FusedPut,
     ) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
+        if engine != Engine::Coopmat2 {
+            return Self::wgsl(gpu, dtype, engine, put);
+        }
+        Self::coopmat2(gpu, dtype, crate::coopmat2::spirv()?)
+    }
+
+    /// The coopmat2 kernel from `spirv` (tracked, untracked): the committed build, or a variant's
+    /// (bench-gemm's `T3_BENCH_COOPMAT2_SPV`). The cooperative WGSL kernel's, its tracked store and
+    /// untracked GEMM replaced.
+    pub fn coopmat2(gpu: &Gpu, dtype: Dtype, spirv: [Vec<u32>; 2]) -> Result<Self> {
+        let engine = Engine::resolve(gpu, dtype, Some(Engine::Coopmat2))?;
+        let mut k = Self::wgsl(gpu, dtype, Engine::Coop, FusedPut::Auto)?;
+        let [store, untracked] = crate::coopmat2::pipelines(gpu, &k.layout, spirv)?;
+        (k.engine, k.store, k.untracked) = (engine, store, untracked);
+        Ok(k)
+    }
+
+    /// The kernel of a WGSL `engine`.
+    fn wgsl(gpu: &Gpu, dtype: Dtype, engine: Engine, put: FusedPut) -> Result<Self> {
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
         let src = match std::env::var(&knob) {
             Ok(path) if !path.is_empty() => Some(crate::files::read_text(

@@ -17,7 +17,9 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SUBGROUP)
     .union(wgpu::Features::SHADER_FLOAT32_ATOMIC)
     .union(wgpu::Features::MEMORY_DECORATION_COHERENT)
-    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+    // SPIR-V straight to the driver: the coopmat2 GEMM (src/coopmat2.rs), which no WGSL can express.
+    .union(wgpu::Features::PASSTHROUGH_SHADERS);
 
 /// How to pick an adapter and bound its waits. Empty fields take their defaults; the binary, the tests
 /// and the benchmarks fill them from the environment first (`settings::with_environment`).
@@ -175,9 +177,10 @@ impl Gpu {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
-        // With the zero-copy link's extension where the adapter has it (it changes nothing else).
-        // A device the extension's open refused is opened the usual way (its links then copy).
-        let (device, queue) = crate::hostlink::shared::request_device(&adapter, &desc)
+        // With the zero-copy link's and the coopmat2 GEMM's extensions where the adapter has them
+        // (they change nothing else). A device their open refused is opened the usual way (its links
+        // then copy, and the coopmat2 GEMM is refused).
+        let (device, queue) = crate::vkdevice::request_device(&adapter, &desc)
             .filter(|opened| opened.is_ok())
             .unwrap_or_else(|| {
                 crate::suspend::block_on(adapter.request_device(&desc)).map_err(|e| e.to_string())
@@ -252,6 +255,15 @@ impl Gpu {
                         && c.ab_type == wgpu::CooperativeScalarType::F16
                         && c.cr_type == wgpu::CooperativeScalarType::F32
                 })
+    }
+
+    /// Whether the coopmat2 GEMM can run here: the device was opened with VK_NV_cooperative_matrix2
+    /// and the features it needs (src/vkdevice.rs), passthrough shaders, and what the WGSL
+    /// cooperative kernel needs (its pipelines serve the modes coopmat2 does not cover yet).
+    pub fn has_coopmat2(&self) -> bool {
+        self.has(wgpu::Features::PASSTHROUGH_SHADERS)
+            && self.has_coop_f16()
+            && crate::coopmat2::device_ready(&self.device)
     }
 
     /// `t3 info`'s view of the chosen adapter.

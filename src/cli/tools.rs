@@ -54,6 +54,30 @@ pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
             }
         );
         s += &format!(
+            "  coopmat2      {}\n",
+            a.cooperative_matrix2.as_ref().map_or_else(
+                || "not offered (VK_NV_cooperative_matrix2): no coopmat2 GEMM".into(),
+                |o| format!(
+                    "{} ({}); workgroup scope up to {} invocations, {} B reserved; flexible \
+                     dimensions up to {}: {}",
+                    if o.features.suffice() {
+                        "the coopmat2 GEMM can run"
+                    } else {
+                        "offered without the features the coopmat2 GEMM needs"
+                    },
+                    o.features.names().join(" "),
+                    o.workgroup_scope_max_workgroup_size,
+                    o.reserved_shared_memory,
+                    o.flexible_max_dimension,
+                    if o.flexible.is_empty() {
+                        "none listed".into()
+                    } else {
+                        o.flexible.join(", ")
+                    }
+                )
+            )
+        );
+        s += &format!(
             "  multiprocessors {}\n",
             a.multiprocessors.map_or_else(
                 || "not reported (T3_SMS names them; fused mode's defaults need them)".into(),
