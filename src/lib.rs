@@ -45,6 +45,7 @@ pub mod timestamps;
 pub mod timing;
 pub mod trace;
 pub mod tracked;
+pub mod tune;
 pub mod validate;
 pub mod workload;
 

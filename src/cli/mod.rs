@@ -5,6 +5,7 @@ pub mod output;
 pub mod run;
 pub mod sweep;
 pub mod tools;
+pub mod tune;
 pub mod values;
 
 use anyhow::Result;
@@ -73,13 +74,25 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             let checked = check_run(a, env)?;
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| run(g, a, checked))
         }
+        Some(Cmd::Tune(a)) => {
+            kernel_inputs(files::Files::default())?.check()?;
+            if let Some(out) = &a.out {
+                files::Files::default().output("--out", out).check()?;
+            }
+            let jobs = tune::tune_jobs(a, env)?;
+            bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
+                tune::tune(g, a, jobs, env)
+            })
+        }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => {
-            kernel_inputs(files::Files::default())?
-                .output("--csv", &a.csv)
-                .check()?;
+            let (f, pre) = tune::check_tune(
+                &a.tune,
+                kernel_inputs(files::Files::default())?.output("--csv", &a.csv),
+            )?;
+            f.check()?;
             let points = sweep_points(a, env)?;
-            sweep(&open_devices(&cli.gpu, &a.devices)?, a, points, env)
+            sweep(&open_devices(&cli.gpu, &a.devices)?, a, (points, pre), env)
         }
         Some(Cmd::Calibrate {
             mib,
