@@ -9,5 +9,8 @@ pub mod search;
 pub mod space;
 pub mod table;
 
+#[cfg(test)]
+mod tests;
+
 pub use knobs::{Knobs, Source};
 pub use table::Table;
