@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod output;
+pub mod progress;
 pub mod run;
 pub mod sweep;
 pub mod tools;
@@ -10,6 +11,7 @@ pub mod values;
 
 use anyhow::Result;
 
+use t3_wgpu::devices::Devices;
 use t3_wgpu::files;
 use t3_wgpu::settings::Environment;
 use t3_wgpu::workload;
@@ -20,17 +22,14 @@ use run::{check_run, demo, open_devices, open_gpu, run};
 use sweep::{sweep, sweep_points};
 use tools::{calibrate, calibrate_hostlink, info, plot};
 
-/// Runs `work` on `gpus`, and after a wait that ran past its bound leaves the devices undropped: a
+/// Runs `work` on `devices` (the opened GPUs), and after a wait that ran past its bound leaves the devices undropped: a
 /// device's drop waits for its GPU to go idle, without bound (issue 41: 31 s after a 1 s timeout),
 /// and the process is about to end anyway, which releases them. The one shutdown path after a
 /// timeout: the error is said and the process exits 1 within the bound plus the time to say it.
-fn bounded(
-    gpus: Vec<t3_wgpu::gpu::Gpu>,
-    work: impl FnOnce(&[t3_wgpu::gpu::Gpu]) -> Result<()>,
-) -> Result<()> {
-    let r = work(&gpus);
+fn bounded<D>(devices: D, work: impl FnOnce(&D) -> Result<()>) -> Result<()> {
+    let r = work(&devices);
     if r.as_ref().is_err_and(timed_out) {
-        std::mem::forget(gpus);
+        std::mem::forget(devices);
     }
     r
 }
@@ -92,7 +91,9 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             )?;
             f.check()?;
             let points = sweep_points(a, env)?;
-            sweep(&open_devices(&cli.gpu, &a.devices)?, a, (points, pre), env)
+            bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
+                sweep(g, a, (points, pre), env)
+            })
         }
         Some(Cmd::Calibrate {
             mib,
@@ -112,9 +113,9 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             }
             files::Files::default().output("--out", out).check()?;
             match devices {
-                Some(spec) => {
-                    calibrate_hostlink(&cli.gpu, spec, *link_path, (*mib, *reps), out, *json, env)
-                }
+                Some(spec) => bounded(Devices::open(spec, &run::gpu_options(&cli.gpu))?, |d| {
+                    calibrate_hostlink(d, *link_path, (*mib, *reps), out, *json, env)
+                }),
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)
                 }),

@@ -8,11 +8,13 @@ use t3_wgpu::files;
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
-use t3_wgpu::modes::{Config, Kernels, StepLead};
+use t3_wgpu::modes::{Config, Kernels, ModeKind, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::settings::Environment;
+
+use super::progress::Progress;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
@@ -50,12 +52,9 @@ pub fn check_devices(d: &DevicesArg, ranks: usize, modes: &ModeList) -> t3_wgpu:
     }
 }
 
-/// The modes that run on one device only (their submissions cannot hold the host's copies).
-const ONE_DEVICE: [&str; 2] = ["encoded", "fused"];
-
 /// Refuses a mode named explicitly that runs on one device where the ranks span `devices`.
 pub fn check_spanning(modes: &ModeList, devices: usize) -> t3_wgpu::Result<()> {
-    match modes.named.iter().find(|m| ONE_DEVICE.contains(&m.as_str())) {
+    match modes.named.iter().find(|m| !m.spans_devices()) {
         Some(m) if devices > 1 => Err(t3_wgpu::Error::invalid(
             "--mode",
             format!("{m} with the ranks on {devices} devices"),
@@ -109,7 +108,7 @@ pub fn resolve(
 /// Refuses a configuration that cannot apply, or a mode named for it that cannot run it.
 pub fn validate(config: &Config, modes: &ModeList) -> t3_wgpu::Result<()> {
     config.validate()?;
-    modes.named.iter().try_for_each(|m| config.check_mode(m))
+    modes.named.iter().try_for_each(|&m| config.check_mode(m))
 }
 
 /// `--link-gbps`: the table and the budget it picks, before any GPU work (the adapter is checked
@@ -276,12 +275,12 @@ pub fn wrong(r: &Report) -> bool {
 }
 
 /// The mode whose run left the outputs: the last one measured (sequential always runs first).
-pub fn last_mode(r: &Report) -> &str {
+pub fn last_mode(r: &Report) -> ModeKind {
     r.results
         .iter()
         .rev()
         .find(|m| m.skipped.is_none())
-        .map_or("sequential", |m| m.mode.as_str())
+        .map_or(ModeKind::Sequential, |m| m.mode)
 }
 
 /// What `run` and `sweep` measure a point with: its modes, (reps, warm-up rounds, warm-up bound in
@@ -333,6 +332,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         a.seed,
         a.no_verify,
     );
+    let progress = Progress::start("lowering the plan and uploading the inputs");
     let table = table_for(&a.tune, c.tune_table, &gpus[0])?;
     let plans = plan(
         &opts.config,
@@ -358,13 +358,26 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
                 &sys.chunking,
                 inputs,
                 &outputs,
-                last_mode(r),
+                last_mode(r).name(),
             )?;
             dumped = true;
         }
         Ok(())
     };
-    let r = run_plans(&devices, &plans, &opts, a.tune.no_fallback, &mut after)?;
+    progress.phase(if a.no_verify {
+        "lowering the plan, uploading the inputs, warming up"
+    } else {
+        "lowering the plan, uploading the inputs, checking every mode against the f64 reference"
+    });
+    let r = run_plans(
+        &devices,
+        &plans,
+        &opts,
+        a.tune.no_fallback,
+        &|w, r| progress.timed(w, r),
+        &mut after,
+    )?;
+    drop(progress);
     // Every file first: what standard output's reader does cannot lose them.
     let stdout = outputs(a, &c.label, &r)?;
     if let Some(dir) = a.dump.as_ref().filter(|_| dumped) {

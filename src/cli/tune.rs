@@ -8,7 +8,7 @@ use web_time::{Duration, Instant};
 
 use t3_wgpu::files;
 use t3_wgpu::gpu::Gpu;
-use t3_wgpu::modes::{Config, StepLead};
+use t3_wgpu::modes::{Config, ModeKind, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::settings::Environment;
 use t3_wgpu::steps::Link;
@@ -80,7 +80,7 @@ pub fn model_chunks(devices: Option<Option<usize>>, c: &Config) -> Option<usize>
         Some(n) => n.unwrap_or(2),
     };
     let costs = Prior::of(None, c.dtype, n, None).costs(c, n);
-    Some(model::best_chunks("host", &costs, c))
+    Some(model::best_chunks(ModeKind::Host, &costs, c))
 }
 
 /// The knobs the environment sets explicitly (they win over the table, as flags do).
@@ -182,11 +182,11 @@ pub fn describe_point(p: &Point) -> String {
         let what = if c.fallback {
             format!(
                 "falls back to sequential (its best, {}, is {:.1}% slower)",
-                c.knobs.describe(&c.mode),
+                c.knobs.describe(c.mode),
                 (1.0 / c.speedup - 1.0) * 100.0
             )
         } else {
-            c.knobs.describe(&c.mode)
+            c.knobs.describe(c.mode)
         };
         s += &format!(
             "  {:<8} {:>10.3} ms {:>7.3}x  {what} ({} measured{})\n",

@@ -145,7 +145,7 @@ impl Row {
                 },
                 adapter: r.adapter.clone(),
                 gemm_kernel: r.gemm_kernel.name().into(),
-                mode: m.mode.clone(),
+                mode: m.mode.name().into(),
                 trigger: m.trigger.name().into(),
                 median_ms: m.median_ms,
                 speedup: m.speedup,

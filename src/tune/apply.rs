@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::error::Result;
-use crate::experiment::{self, ModeResult, Options, Report};
-use crate::modes::{System, Trigger};
+use crate::experiment::{self, ModeResult, Options, Rep, Report};
+use crate::modes::{ModeKind, System};
 use crate::ranks::Inputs;
 
 use super::knobs::{Knobs, Source};
@@ -79,7 +79,7 @@ pub struct Fallback {
 /// How one mode runs.
 #[derive(Clone, Debug)]
 pub struct ModePlan {
-    pub mode: String,
+    pub mode: ModeKind,
     pub config: Config,
     pub source: Source,
     pub fallback: Option<Fallback>,
@@ -90,7 +90,7 @@ pub struct ModePlan {
 /// chunk count came from the model where `model_chunks`.
 pub fn plan(
     base: &Config,
-    modes: &[String],
+    modes: &[ModeKind],
     table: Option<&Table>,
     devices: usize,
     given: &Given,
@@ -105,7 +105,7 @@ pub fn plan(
     };
     modes
         .iter()
-        .map(|mode| {
+        .map(|&mode| {
             let tuned = table.and_then(|t| t.choice(&key, mode)).and_then(|(_, c)| {
                 let k = given.overlay(&c.knobs, &flags);
                 let config = k.apply(base).ok()?;
@@ -115,7 +115,7 @@ pub fn plan(
             });
             match tuned {
                 Some((config, c)) => ModePlan {
-                    mode: mode.clone(),
+                    mode,
                     fallback: c.fallback.then(|| Fallback {
                         speedup: c.speedup,
                         config: c.knobs.describe(mode),
@@ -124,7 +124,7 @@ pub fn plan(
                     source: Source::Table,
                 },
                 None => ModePlan {
-                    mode: mode.clone(),
+                    mode,
                     config: base.clone(),
                     source: untuned,
                     fallback: None,
@@ -153,21 +153,22 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
 /// and merges them into one report: the baselines are the first configuration's, and each mode's
 /// row comes from the run of its own configuration. A mode that falls back (unless `no_fallback`)
 /// is not run: its row is sequential's, and says so.
-/// `after` sees each configuration's system and report once measured (a dump keeps the last).
+/// `adjust` sees every timed run (`experiment::measure_with`'s seam); `after` sees each configuration's system and report once measured (a dump keeps the last).
 pub fn run_plans(
     d: &Devices,
     plans: &[ModePlan],
     opts: &Options,
     no_fallback: bool,
+    adjust: &dyn Fn(&str, &mut Rep) -> Result<()>,
     after: &mut dyn FnMut(&System, &Inputs, &Report) -> Result<()>,
 ) -> Result<Report> {
     let runs_itself = |p: &ModePlan| p.fallback.is_none() || no_fallback;
-    let mut groups: Vec<(Config, Vec<String>, String)> = Vec::new();
+    let mut groups: Vec<(Config, Vec<ModeKind>, String)> = Vec::new();
     for p in plans.iter().filter(|p| runs_itself(p)) {
         let id = serde_json::to_string(&p.config).unwrap_or_default();
         match groups.iter_mut().find(|g| g.2 == id) {
-            Some(g) => g.1.push(p.mode.clone()),
-            None => groups.push((p.config.clone(), vec![p.mode.clone()], id)),
+            Some(g) => g.1.push(p.mode),
+            None => groups.push((p.config.clone(), vec![p.mode], id)),
         }
     }
     if groups.is_empty() {
@@ -185,7 +186,7 @@ pub fn run_plans(
             ..opts.clone()
         };
         let (mut sys, inputs) = experiment::prepare_on(d.gpus, d.kernels, &o, d.path)?;
-        let r = experiment::measure(&mut sys, &inputs, &o)?;
+        let r = experiment::measure_with(&mut sys, &inputs, &o, adjust)?;
         after(&sys, &inputs, &r)?;
         reports.push(r);
     }
@@ -207,9 +208,9 @@ pub fn run_plans(
                 None => continue,
             }
         } else {
-            sequential_row(&merged, &p.mode)
+            sequential_row(&merged, p.mode)
         };
-        r.config = Some(Knobs::of(&p.config).describe(&p.mode));
+        r.config = Some(Knobs::of(&p.config).describe(p.mode));
         r.knobs = Some(Knobs::of(&p.config));
         r.config_source = Some(p.source);
         r.fallback = p
@@ -227,11 +228,11 @@ pub fn run_plans(
 }
 
 /// A row for `mode` that is sequential's run in `r`.
-fn sequential_row(r: &Report, mode: &str) -> ModeResult {
-    let seq = r.results.iter().find(|m| m.mode == "sequential");
+fn sequential_row(r: &Report, mode: ModeKind) -> ModeResult {
+    let seq = r.results.iter().find(|m| m.mode == ModeKind::Sequential);
     ModeResult {
-        mode: mode.into(),
-        trigger: Trigger::of("sequential"),
+        mode,
+        trigger: ModeKind::Sequential.trigger(),
         median_ms: Some(r.t_seq_ms),
         spread_ms: r.t_seq_spread,
         speedup: Some(1.0),

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::fused::Pieces;
 use crate::config::host::HostGrain;
-use crate::config::{Config, StepLead};
+use crate::config::{Config, ModeKind, StepLead};
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
 use crate::steps::Link;
@@ -137,13 +137,13 @@ impl Knobs {
     }
 
     /// The knobs in words, those that matter to `mode` only: "chunks 2, reduce update, grid 132, ...".
-    pub fn describe(&self, mode: &str) -> String {
+    pub fn describe(&self, mode: ModeKind) -> String {
         let opt = |v: Option<String>, default: &str| v.unwrap_or_else(|| default.into());
         let mut parts = vec![
             format!("chunks {}", self.chunks),
             format!("reduce {}", self.reduce),
         ];
-        if mode != "fused" {
+        if mode != ModeKind::Fused {
             parts.push(format!(
                 "grid {}",
                 opt(self.gemm_grid.map(|g| g.to_string()), "off")
@@ -156,14 +156,14 @@ impl Knobs {
         if let Some(w) = self.link_workgroups {
             parts.push(format!("link {w} wg"));
         }
-        if mode == "host" {
+        if mode == ModeKind::Host {
             parts.push(format!("grain {}", opt(self.host_grain.clone(), "default")));
             parts.push(format!(
                 "depth {}",
                 opt(self.host_depth.map(|d| d.to_string()), "default")
             ));
         }
-        if mode == "fused" {
+        if mode == ModeKind::Fused {
             let pieces = match self.fused_pieces {
                 None => "auto".into(),
                 Some(0) => "link".into(),

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, ModeKind};
 use crate::shapes::Dtype;
 
 /// Chunk counts per rank the model and the tuner consider.
@@ -95,11 +95,11 @@ impl Prior {
 }
 
 /// The model's time for `mode` at `chunks` chunks per rank over `ranks` ranks, ms.
-pub fn predict_ms(mode: &str, costs: &Costs, ranks: usize, chunks: usize) -> f64 {
+pub fn predict_ms(mode: ModeKind, costs: &Costs, ranks: usize, chunks: usize) -> f64 {
     let n = (ranks.max(1) * chunks.max(1)) as f64;
     let (g, c) = (costs.gemm_ms.max(0.0), costs.comm_ms.max(0.0));
     let passes = costs.pass_ms.max(0.0) * n;
-    if mode == "sequential" {
+    if mode == ModeKind::Sequential {
         g + c + passes
     } else {
         g.max(c) + g.min(c) / n + passes
@@ -112,7 +112,7 @@ pub fn max_chunks(c: &Config) -> usize {
 }
 
 /// The chunk counts of [`CHUNKS`] that `c` can take, best first by the model for `mode`.
-pub fn ranked_chunks(mode: &str, costs: &Costs, c: &Config) -> Vec<usize> {
+pub fn ranked_chunks(mode: ModeKind, costs: &Costs, c: &Config) -> Vec<usize> {
     let mut v: Vec<usize> = CHUNKS.into_iter().filter(|&n| n <= max_chunks(c)).collect();
     v.sort_by(|&a, &b| {
         predict_ms(mode, costs, c.ranks, a).total_cmp(&predict_ms(mode, costs, c.ranks, b))
@@ -121,13 +121,13 @@ pub fn ranked_chunks(mode: &str, costs: &Costs, c: &Config) -> Vec<usize> {
 }
 
 /// The model's chunk count per rank for `mode` on `c` (ties: fewer chunks).
-pub fn best_chunks(mode: &str, costs: &Costs, c: &Config) -> usize {
+pub fn best_chunks(mode: ModeKind, costs: &Costs, c: &Config) -> usize {
     ranked_chunks(mode, costs, c).first().copied().unwrap_or(1)
 }
 
 /// `costs` with the pass cost fitted to a measured time `ms` of `mode` at `chunks` chunks (never
 /// negative: a measured time under the model's floor says only that passes cost little).
-pub fn fit_pass(mode: &str, costs: &Costs, ranks: usize, chunks: usize, ms: f64) -> Costs {
+pub fn fit_pass(mode: ModeKind, costs: &Costs, ranks: usize, chunks: usize, ms: f64) -> Costs {
     let n = (ranks.max(1) * chunks.max(1)) as f64;
     let floor = predict_ms(
         mode,
@@ -156,13 +156,13 @@ mod tests {
             pass_ms: 0.05,
         };
         // 2 ranks: 1 chunk hides half of 8 ms; 8 chunks cost 0.8 ms of passes and hide 7.5.
-        let t = |n| predict_ms("host", &c, 2, n);
+        let t = |n| predict_ms(ModeKind::Host, &c, 2, n);
         assert!(t(2) < t(1));
         let free = Costs { pass_ms: 0.0, ..c };
-        assert!(predict_ms("host", &free, 2, 16) < predict_ms("host", &free, 2, 8));
+        assert!(predict_ms(ModeKind::Host, &free, 2, 16) < predict_ms(ModeKind::Host, &free, 2, 8));
         let dear = Costs { pass_ms: 5.0, ..c };
-        assert!(predict_ms("host", &dear, 2, 1) < predict_ms("host", &dear, 2, 2));
-        assert!(predict_ms("sequential", &c, 2, 1) > t(1));
+        assert!(predict_ms(ModeKind::Host, &dear, 2, 1) < predict_ms(ModeKind::Host, &dear, 2, 2));
+        assert!(predict_ms(ModeKind::Sequential, &c, 2, 1) > t(1));
     }
 
     #[test]
@@ -172,8 +172,8 @@ mod tests {
             comm_ms: 3.0,
             pass_ms: 0.0,
         };
-        let f = fit_pass("encoded", &c, 4, 2, 6.0);
-        assert!((predict_ms("encoded", &f, 4, 2) - 6.0).abs() < 1e-9);
-        assert_eq!(fit_pass("encoded", &c, 4, 2, 1.0).pass_ms, 0.0);
+        let f = fit_pass(ModeKind::Encoded, &c, 4, 2, 6.0);
+        assert!((predict_ms(ModeKind::Encoded, &f, 4, 2) - 6.0).abs() < 1e-9);
+        assert_eq!(fit_pass(ModeKind::Encoded, &c, 4, 2, 1.0).pass_ms, 0.0);
     }
 }

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::experiment::{self, Options, Report, Stability, Verify, MIN_WARMUP_S};
 use crate::gpu::Gpu;
 use crate::hostlink::Path;
-use crate::modes::Kernels;
+use crate::modes::{Kernels, ModeKind};
 
 use super::knobs::Knobs;
 use super::model::{self, Costs};
@@ -52,7 +52,7 @@ pub const MAX_GRID: usize = 4096;
 pub struct Job {
     pub workload: String,
     pub base: Config,
-    pub modes: Vec<String>,
+    pub modes: Vec<ModeKind>,
 }
 
 /// The devices a point runs on and how they are linked.
@@ -71,13 +71,13 @@ fn fatal(e: &Error) -> bool {
 fn experiment(
     d: &Devices,
     config: &Config,
-    modes: &[String],
+    modes: &[ModeKind],
     s: &Settings,
     first: bool,
 ) -> Result<std::result::Result<Report, String>> {
     if let Err(e) = config
         .validate()
-        .and_then(|()| modes.iter().try_for_each(|m| config.check_mode(m)))
+        .and_then(|()| modes.iter().try_for_each(|&m| config.check_mode(m)))
     {
         return Ok(Err(e.to_string()));
     }
@@ -107,7 +107,7 @@ fn experiment(
 }
 
 /// What one report says of `mode` at `knobs`.
-fn measured(knobs: &Knobs, r: &std::result::Result<Report, String>, mode: &str) -> Measured {
+fn measured(knobs: &Knobs, r: &std::result::Result<Report, String>, mode: ModeKind) -> Measured {
     let failed = |why: String| Measured {
         knobs: knobs.clone(),
         median_ms: None,
@@ -144,15 +144,15 @@ struct Point1<'a, 'b> {
     d: &'a Devices<'b>,
     job: &'a Job,
     s: &'a Settings,
-    seen: HashMap<(String, Knobs), Measured>,
+    seen: HashMap<(ModeKind, Knobs), Measured>,
     first: bool,
     progress: &'a dyn Fn(&str),
 }
 
 impl Point1<'_, '_> {
     /// `mode` at `knobs`, measured once (a second ask returns the first figure).
-    fn measure(&mut self, mode: &str, knobs: &Knobs) -> Result<Measured> {
-        let key = (mode.to_string(), knobs.clone());
+    fn measure(&mut self, mode: ModeKind, knobs: &Knobs) -> Result<Measured> {
+        let key = (mode, knobs.clone());
         if let Some(m) = self.seen.get(&key) {
             return Ok(m.clone());
         }
@@ -162,7 +162,7 @@ impl Point1<'_, '_> {
             knobs.describe(mode)
         ));
         let r = match knobs.apply(&self.job.base) {
-            Ok(c) => experiment(self.d, &c, &[mode.to_string()], self.s, self.first)?,
+            Ok(c) => experiment(self.d, &c, &[mode], self.s, self.first)?,
             Err(e) => Err(e.to_string()),
         };
         self.first = false;
@@ -172,10 +172,10 @@ impl Point1<'_, '_> {
     }
 
     /// The fastest of `mode`'s measurements.
-    fn best(&self, mode: &str) -> Option<Measured> {
+    fn best(&self, mode: ModeKind) -> Option<Measured> {
         self.seen
             .iter()
-            .filter(|((m, _), _)| m == mode)
+            .filter(|((m, _), _)| *m == mode)
             .filter_map(|(_, v)| v.median_ms.map(|t| (t, v)))
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, v)| v.clone())
@@ -206,9 +206,9 @@ pub fn tune_point(
     progress(&format!("{}: every mode as given", job.workload));
     let base = experiment(d, &job.base, &job.modes, s, true)?;
     p.first = false;
-    for m in &job.modes {
+    for &m in &job.modes {
         let got = measured(&base_knobs, &base, m);
-        p.seen.insert((m.clone(), base_knobs.clone()), got);
+        p.seen.insert((m, base_knobs.clone()), got);
     }
     let costs = match &base {
         Ok(r) => Costs {
@@ -224,14 +224,19 @@ pub fn tune_point(
             ))
         }
     };
-    let modes: Vec<&String> = job.modes.iter().filter(|m| *m != "sequential").collect();
+    let modes: Vec<ModeKind> = job
+        .modes
+        .iter()
+        .copied()
+        .filter(|&m| m != ModeKind::Sequential)
+        .collect();
     let n_modes = modes.len().max(1) as u32;
     let mut choices = Vec::new();
-    for (i, mode) in modes.iter().enumerate() {
+    for (i, &mode) in modes.iter().enumerate() {
         // This mode's share of what is left.
         let left = deadline.saturating_duration_since(Instant::now());
         let mode_deadline = Instant::now() + left / (n_modes - i as u32);
-        let at_base = p.seen[&((*mode).clone(), base_knobs.clone())].clone();
+        let at_base = p.seen[&(mode, base_knobs.clone())].clone();
         let Some(t) = at_base.median_ms else {
             // Skipped or failed as given (a mode that cannot run here): nothing to tune.
             continue;
@@ -264,7 +269,7 @@ pub fn tune_point(
         let mut alternatives: Vec<Measured> = p
             .seen
             .iter()
-            .filter(|((m, _), _)| m == *mode)
+            .filter(|((m, _), _)| *m == mode)
             .map(|(_, v)| v.clone())
             .collect();
         alternatives.sort_by(|a, b| {
@@ -272,7 +277,7 @@ pub fn tune_point(
             t(a).total_cmp(&t(b))
         });
         choices.push(Choice {
-            mode: (*mode).clone(),
+            mode,
             model_ms: Some(model::predict_ms(
                 mode,
                 &fitted,

@@ -1,7 +1,7 @@
 //! The space `t3 tune` searches: per mode, the values each knob may take on this point, as axes whose
 //! product is the exhaustive grid and along which the search moves one knob at a time.
 
-use crate::config::Config;
+use crate::config::{Config, ModeKind};
 
 use super::knobs::Knobs;
 use super::model;
@@ -50,7 +50,7 @@ pub struct Context {
 
 /// The axes of `mode`'s space at `base` (the chunk axis in the order `chunks` gives, best first),
 /// each value one that `base`'s collective and the mode accept.
-pub fn axes(mode: &str, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Vec<Value>> {
+pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Vec<Value>> {
     let mut axes = vec![chunks.iter().map(|&n| Value::Chunks(n)).collect()];
     let reduces: Vec<Value> = ["update", "forward", "land"]
         .into_iter()
@@ -65,7 +65,7 @@ pub fn axes(mode: &str, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Ve
     if reduces.len() > 1 {
         axes.push(reduces);
     }
-    if mode == "host" || mode == "encoded" {
+    if mode == ModeKind::Host || mode == ModeKind::Encoded {
         if let Some(s) = ctx.sms {
             // The whole GPU, or just below it (room for the steps beside every GEMM workgroup).
             let below = ((s - s / 32) / 4 * 4).max(1);
@@ -78,14 +78,14 @@ pub fn axes(mode: &str, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Ve
         axes.push(vec![Value::Lead(None), Value::Lead(Some(0))]);
     }
     // Only a real link's budget is tuned: an emulated one's stands for the rate asked of it.
-    if ctx.devices > 1 && mode != "fused" {
+    if ctx.devices > 1 && mode != ModeKind::Fused {
         axes.push(vec![
             Value::Link(None),
             Value::Link(Some(64)),
             Value::Link(Some(256)),
         ]);
     }
-    if mode == "host" {
+    if mode == ModeKind::Host {
         axes.push(vec![Value::Grain(None), Value::Grain(Some("chunk"))]);
         axes.push(vec![
             Value::Depth(None),
@@ -93,7 +93,7 @@ pub fn axes(mode: &str, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Ve
             Value::Depth(Some(4)),
         ]);
     }
-    if mode == "fused" {
+    if mode == ModeKind::Fused {
         let r = base.ranks as u32;
         let mut spares = vec![Value::Spares(None), Value::Spares(Some(r))];
         if let Some(s) = ctx.sms {
@@ -141,6 +141,6 @@ pub fn grid(start: &Knobs, axes: &[Vec<Value>], limit: usize) -> Vec<Knobs> {
 }
 
 /// Chunk counts for `mode` on `base`, best first by the model at `costs`.
-pub fn chunk_order(mode: &str, costs: &model::Costs, base: &Config) -> Vec<usize> {
+pub fn chunk_order(mode: ModeKind, costs: &model::Costs, base: &Config) -> Vec<usize> {
     model::ranked_chunks(mode, costs, base)
 }

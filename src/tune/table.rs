@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, ModeKind};
 use crate::error::{Error, Result};
 
 use super::knobs::Knobs;
@@ -63,7 +63,7 @@ pub struct Measured {
 /// A mode's choice at one point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Choice {
-    pub mode: String,
+    pub mode: ModeKind,
     pub knobs: Knobs,
     pub median_ms: f64,
     /// The point's best sequential time over the speed of this choice.
@@ -117,7 +117,7 @@ impl Table {
     }
 
     /// The choice of `mode` at `key`, if tuned.
-    pub fn choice(&self, key: &Key, mode: &str) -> Option<(&Point, &Choice)> {
+    pub fn choice(&self, key: &Key, mode: ModeKind) -> Option<(&Point, &Choice)> {
         let p = self.points.iter().find(|p| &p.key == key)?;
         p.modes.iter().find(|c| c.mode == mode).map(|c| (p, c))
     }

@@ -4,7 +4,7 @@
 use super::apply::Given;
 use super::knobs::Knobs;
 use super::space::{self, Context, Value};
-use crate::config::{Config, StepLead};
+use crate::config::{Config, ModeKind, StepLead};
 use crate::plan::ReduceVia;
 use crate::schedule::Collective;
 use crate::shapes::{Dtype, Shape};
@@ -53,11 +53,11 @@ fn knobs_survive_a_configuration_and_back() {
     // None leaves a knob to its default, and an emulated link as it was.
     let plain = Knobs::of(&base);
     assert_eq!(plain.apply(&base).unwrap().link, Link::Unthrottled);
-    assert!(k.describe("host").contains("grain chunk, depth 4"));
+    assert!(k.describe(ModeKind::Host).contains("grain chunk, depth 4"));
     assert!(k
-        .describe("fused")
+        .describe(ModeKind::Fused)
         .contains("spares 16, pieces link, pause 64"));
-    assert!(!k.describe("fused").contains("grid"));
+    assert!(!k.describe(ModeKind::Fused).contains("grid"));
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn the_space_offers_only_what_the_point_accepts() {
         sms: None,
     };
     let rs = config(Collective::ReduceScatter);
-    let axes = space::axes("host", &rs, &[2, 1], ctx);
+    let axes = space::axes(ModeKind::Host, &rs, &[2, 1], ctx);
     assert_eq!(axes[0], vec![Value::Chunks(2), Value::Chunks(1)]);
     assert!(axes
         .iter()
@@ -124,19 +124,19 @@ fn the_space_offers_only_what_the_point_accepts() {
     // No link axis on one device: an emulated link's budget is not tuned.
     assert!(!axes.iter().flatten().any(|v| matches!(v, Value::Link(_))));
     // Fused mode reduces by update only; an all-gather reduces nothing.
-    let fused = space::axes("fused", &rs, &[1], ctx);
+    let fused = space::axes(ModeKind::Fused, &rs, &[1], ctx);
     assert!(!fused
         .iter()
         .flatten()
         .any(|v| matches!(v, Value::Reduce(_))));
-    let ag = space::axes("encoded", &config(Collective::AllGather), &[1], ctx);
+    let ag = space::axes(ModeKind::Encoded, &config(Collective::AllGather), &[1], ctx);
     assert!(!ag.iter().flatten().any(|v| matches!(v, Value::Reduce(_))));
     // Across devices the real link's budget is; known multiprocessors size the grids.
     let two = Context {
         devices: 2,
         sms: Some(132),
     };
-    let axes = space::axes("encoded", &rs, &[1], two);
+    let axes = space::axes(ModeKind::Encoded, &rs, &[1], two);
     assert!(axes.iter().flatten().any(|v| *v == Value::Link(Some(64))));
     assert!(axes.iter().flatten().any(|v| *v == Value::Grid(Some(128))));
     // The grid is the axes' product, each point distinct, capped.
@@ -156,7 +156,7 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
     use super::table::{Choice, Key, Measured, Point, Table};
     let c = config(Collective::ReduceScatter);
     let choice = Choice {
-        mode: "host".into(),
+        mode: ModeKind::Host,
         knobs: every_knob(),
         median_ms: 2.0,
         speedup: 1.5,
@@ -187,8 +187,8 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
     let back = Table::load(&path).unwrap();
     assert_eq!(back, t);
     assert_eq!(back.points[0].sequential_ms, 4.0);
-    assert!(back.choice(&Key::of(&c, 1), "host").is_some());
-    assert!(back.choice(&Key::of(&c, 2), "host").is_none());
+    assert!(back.choice(&Key::of(&c, 1), ModeKind::Host).is_some());
+    assert!(back.choice(&Key::of(&c, 2), ModeKind::Host).is_none());
     back.check_adapter(&path, "GPU (Vulkan, 1)").unwrap();
     let e = back.check_adapter(&path, "GPU (Vulkan, 2)").unwrap_err();
     assert!(e.to_string().contains("tuned on GPU (Vulkan, 1)"), "{e}");
