@@ -364,8 +364,9 @@ pub struct TuneCmdArgs {
     /// Modes to tune, comma-separated, or `all` (sequential is the baseline: always measured).
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
-    /// Bound on the whole tuning, seconds (shared out over the points and modes; each mode gets at
-    /// least one measurement beside its configuration as given).
+    /// Bound on the tuning's search, seconds, shared out over the points and modes: no measurement
+    /// starts past it, but every point is measured once as given (every mode in one run) whatever
+    /// is left, so a measurement under way may carry the whole past it.
     #[arg(long, default_value_t = 60.0, value_parser = budget)]
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search
