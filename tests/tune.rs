@@ -297,3 +297,43 @@ fn tune_refuses_bad_budgets_and_workloads_before_any_gpu_work() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn across_devices_the_chunk_count_is_the_models_and_the_table_keys_the_device_count() {
+    let d = tmp("devices");
+    let base = ["--shape", SHAPE, "--ranks", "2", "--devices", "2"];
+    let modes = ["--mode", "sequential,host"];
+    // No table, no --chunks: the model's count, said as such.
+    let mut args = vec!["run"];
+    args.extend(base);
+    args.extend(modes);
+    args.extend(FAST);
+    args.extend(["--tune", "off", "--csv", "-"]);
+    let o = t3(&args, &d);
+    if no_adapter(&o) {
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        assert_eq!(&row[col("config_source")], "model", "{row:?}");
+    }
+    // Tuned across the devices: the point is the two-device one, and a one-device run ignores it.
+    let mut args = vec!["tune"];
+    args.extend(base);
+    args.extend(modes);
+    args.extend(FAST);
+    args.extend(["--budget-s", "2", "--out", "two.json"]);
+    let o = t3(&args, &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("two.json")).unwrap()).unwrap();
+    assert_eq!(t["points"][0]["key"]["devices"], 2);
+    assert_eq!(t["points"][0]["modes"][0]["mode"], "host");
+    let rows = run_csv(&d, &["--mode", "host", "--tune", "two.json"]);
+    assert_eq!(&rows[0][5], "flags", "{:?}", rows[0]);
+}
