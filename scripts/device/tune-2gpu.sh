@@ -1,45 +1,8 @@
 #!/usr/bin/env bash
-# Issue 39 on two GPUs of one host (kind nvidia-h200-x2): `t3 tune --devices 2` (sequential and host
-# mode: the modes that span devices) on the four TP-8 presets at 2 and 8 ranks, f32 and f16,
-# then the exhaustive grid of the same space (`t3 tune --exhaustive`), then the comparison
-# (scripts/device/tune_compare.py: the search within 3% of the grid's best, every mode >= 1.0x of
-# sequential or a said fallback). On the GPU machine, as docs/device-runs.md sets it up (t3 on the
-# PATH, the Vulkan loader installed), in a copy of the project root:
-#   bash scripts/device/tune-2gpu.sh [PART]     PART: all (default), search, grid, compare
-# Each part stays well inside 8 minutes at the default budgets (SEARCH_S, GRID_S seconds per dtype);
-# the grid is cut at its budget, and the comparison says how many of its points were measured.
-# Results in $OUT (or ./out): tune-PART.tgz with the tables, the logs and compare.md.
-set -uo pipefail
-dest=${OUT:-out}; part=${1:-all}
-work=$(mktemp -d); mkdir -p "$dest"; trap 'tar -C "$work" -czf "$dest/tune2-$part.tgz" .' EXIT
-presets=tnlg-op-tp8,gpt3-op-tp8,tnlg-fc2-tp8,gpt3-fc2-tp8
-SEARCH_S=${SEARCH_S:-90}; GRID_S=${GRID_S:-120}
-# SCALE shrinks the presets (a smoke test on lavapipe: SCALE=0.01 SEARCH_S=5 GRID_S=5).
-common=(--presets "$presets" --scale "${SCALE:-1}" --ranks 2,8 --devices 2 --mode sequential,host --reps 3 --warmup 1 --warmup-s 1)
-t3 info --json > "$work/info.json" || exit 1
-if [[ $part == all || $part == search ]]; then
-  for dt in f32 f16; do
-    start=$SECONDS
-    t3 tune "${common[@]}" --dtype $dt --budget-s "$SEARCH_S" --out "$work/search.json" 2>&1 \
-      | tee -a "$work/search.log" || exit 1
-    echo "search $dt: $((SECONDS - start)) s" | tee -a "$work/search.log"
-  done
-fi
-if [[ $part == all || $part == grid ]]; then
-  for dt in f32 f16; do
-    t3 tune "${common[@]}" --dtype $dt --exhaustive --budget-s "$GRID_S" --out "$work/grid.json" \
-      2>&1 | tee -a "$work/grid.log" || exit 1
-  done
-fi
-if [[ $part == all || $part == compare ]]; then
-  # A part run alone compares the tables an earlier part left in $OUT's tarballs.
-  for f in search grid; do
-    [[ -f $work/$f.json ]] || tar -xzf "$dest/tune2-$f.tgz" -C "$work" "./$f.json" 2>/dev/null
-  done
-  python3 scripts/device/tune_compare.py "$work/search.json" "$work/grid.json" --within 3 | tee "$work/compare.md"
-  # `t3 run` with the tuned table: each mode's row names its configuration, source and fallback.
-  for p in tnlg-op-tp8 tnlg-fc2-tp8; do for dt in f32 f16; do
-    t3 run --preset $p --ranks 2 --devices 2 --mode sequential,host --dtype $dt --tune "$work/search.json" \
-      --scale "${SCALE:-1}" --reps 3 --no-verify --csv - >> "$work/run-tuned.csv" || exit 1
-  done; done
-fi
+# Issue 39 on two GPUs of one host (kind nvidia-h200-x2): scripts/device/tune.sh's parts (search,
+# grid, compare; results in $OUT/tune2-PART.tgz) for sequential and host mode, the modes that span
+# devices, on the four TP-8 presets at 2 and 8 ranks over the two devices, f32 and f16.
+#   bash scripts/device/tune-2gpu.sh [PART]
+TAG=tune2 TUNE_ARGS="--ranks 2,8 --devices 2 --mode sequential,host" \
+  RUN_ARGS="--ranks 2 --devices 2 --mode sequential,host" \
+  SEARCH_S=${SEARCH_S:-90} GRID_S=${GRID_S:-120} exec bash "$(dirname "$0")/tune.sh" "$@"
