@@ -7,7 +7,9 @@ For every point and mode of the search's table: its choice and time, the grid's 
 (the fastest of every configuration the grid measured, the search's own measurements not counted),
 the gap (the search's choice as the grid measured it, where the grid reached it, so that both
 figures come from one run; else the search's own figure), how much of the grid was measured (a grid cut short by its budget says so), the speedup over
-the point's best sequential run and whether the mode falls back. Exits 1 if a mode is more than
+the point's best sequential run, whether the mode falls back, and what a run without a table gets
+(the configuration as given: the defaults, with the model's chunk count across devices) against
+the grid's best. Exits 1 if a mode is more than
 --within percent behind the grid's best, or loses to sequential without saying so.
 """
 import json
@@ -32,6 +34,14 @@ def knobs(k, mode):
     return ", ".join(str(p) for p in parts)
 
 
+def untuned(gm, best):
+    """The grid's own time of the configuration as given, against its best."""
+    given = gm.get("given_ms") if gm else None
+    if not (given and best):
+        return "-"
+    return f"{(given / best['median_ms'] - 1) * 100:+.1f}%"
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -44,8 +54,8 @@ def main(argv):
         return 2
     gridpoints = {key(p): p for p in grid["points"]}
     print(f"adapter: {search['adapter']}; search {search['date']}, grid {grid['date']}\n")
-    print("| point | dtype | mode | search ms | search choice | grid best ms | grid best | gap | grid measured | x seq | fallback |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| point | dtype | mode | search ms | search choice | grid best ms | grid best | gap | grid measured | x seq | fallback | no table: gap |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     bad = 0
     for p in search["points"]:
         g = gridpoints.get(key(p))
@@ -65,7 +75,8 @@ def main(argv):
             print(
                 f"| {p['workload']} | {p['key']['dtype']} | {c['mode']} | {c['median_ms']:.3f} | {knobs(c['knobs'], c['mode'])} "
                 f"| {best['median_ms'] if best else float('nan'):.3f} | {knobs(best['knobs'], c['mode']) if best else '-'} "
-                f"| {gap:+.1f}%{'' if same else ' (search run)'}{verdict} | {len(alts)} | {c['speedup']:.3f} | {'yes' if c['fallback'] else 'no'} |"
+                f"| {gap:+.1f}%{'' if same else ' (search run)'}{verdict} | {len(alts)} | {c['speedup']:.3f} | {'yes' if c['fallback'] else 'no'} "
+                f"| {untuned(gm, best)} |"
             )
     return 1 if bad else 0
 

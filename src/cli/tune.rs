@@ -197,6 +197,9 @@ pub fn describe_point(p: &Point) -> String {
             c.model_ms
                 .map(|m| format!(", model {m:.3} ms"))
                 .unwrap_or_default()
+                + &c.given_ms
+                    .map(|m| format!(", as given {m:.3} ms"))
+                    .unwrap_or_default()
         );
     }
     s

@@ -284,6 +284,7 @@ pub fn tune_point(
                 job.base.ranks,
                 best.knobs.chunks,
             )),
+            given_ms: at_base.median_ms,
             knobs: best.knobs,
             median_ms: best.median_ms.unwrap_or(f64::NAN),
             speedup: f64::NAN,

@@ -72,6 +72,10 @@ pub struct Choice {
     pub fallback: bool,
     /// What the model predicted for the choice, ms.
     pub model_ms: Option<f64>,
+    /// The configuration as given (the defaults, the chunk count the model's across devices: what a
+    /// run without a table gets), as measured here, ms.
+    #[serde(default)]
+    pub given_ms: Option<f64>,
     /// Every configuration measured, the choice included.
     pub alternatives: Vec<Measured>,
 }

@@ -162,6 +162,7 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
         speedup: 1.5,
         fallback: false,
         model_ms: Some(2.1),
+        given_ms: Some(2.5),
         alternatives: vec![Measured {
             knobs: every_knob(),
             median_ms: Some(2.0),
