@@ -264,6 +264,27 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
     let o = with("missing.json");
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("missing.json"));
+    // `t3 tune --out` never replaces another adapter's table.
+    let mut args = vec![
+        "tune",
+        "--shape",
+        SHAPE,
+        "--ranks",
+        "2",
+        "--mode",
+        "encoded",
+        "--budget-s",
+        "1",
+    ];
+    args.extend(FAST);
+    args.extend(["--out", "foreign.json"]);
+    let o = t3(&args, &d);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("tuned on Other GPU"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("foreign.json")).unwrap(),
+        foreign.to_string()
+    );
     // auto: the same faults in the default table are said, and the run goes on without it.
     for (bad, says) in [(&stale, "stale"), (&foreign, "tuned on Other GPU")] {
         std::fs::write(d.join(&name), bad.to_string()).unwrap();

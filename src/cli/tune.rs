@@ -138,8 +138,9 @@ pub fn tune_jobs(a: &TuneCmdArgs, env: &Environment) -> Result<Vec<(String, Conf
 }
 
 /// The table `t3 tune` adds to: the one at `out` where it is this adapter's and sound, else a new
-/// one (what was wrong with the old one is said; it is replaced when the first point is saved).
-fn table_to_extend(out: &str, gpu: &Gpu) -> Table {
+/// one (a bad or stale one is said, and replaced when the first point is saved). Another adapter's
+/// is refused: its points would be lost.
+fn table_to_extend(out: &str, gpu: &Gpu) -> Result<Table> {
     let new = || {
         Table::new(
             &gpu.describe(),
@@ -148,16 +149,16 @@ fn table_to_extend(out: &str, gpu: &Gpu) -> Table {
         )
     };
     if !std::path::Path::new(out).exists() {
-        return new();
+        return Ok(new());
     }
-    match Table::load(out).and_then(|t| {
-        t.check_adapter(out, &gpu.describe())?;
-        Ok(t)
-    }) {
-        Ok(t) => t,
+    match Table::load(out) {
+        Ok(t) => {
+            t.check_adapter(out, &gpu.describe())?;
+            Ok(t)
+        }
         Err(e) => {
             note!("warning: {e}; starting a new table");
-            new()
+            Ok(new())
         }
     }
 }
@@ -216,7 +217,7 @@ pub fn tune(
     let out = a.out.clone().unwrap_or_else(|| default_table(&gpus[0]));
     files::Files::default().output("--out", &out).check()?;
     let kernels = kernels_on(gpus, a.gemm, env.fused_put)?;
-    let mut table = table_to_extend(&out, &gpus[0]);
+    let mut table = table_to_extend(&out, &gpus[0])?;
     let devices = search::Devices {
         gpus,
         kernels: &kernels,
