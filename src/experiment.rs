@@ -76,6 +76,13 @@ pub struct ModeResult {
     /// Failed checks that concern this mode (its own and the baselines'): its overlap efficiency
     /// is then empty.
     pub checks_failed: Vec<String>,
+    /// The configuration it ran, in words, and where it came from (src/tune/apply.rs).
+    pub config: Option<String>,
+    /// The same as values, where they differ from the report's `config` or were planned.
+    pub knobs: Option<crate::tune::Knobs>,
+    pub config_source: Option<crate::tune::Source>,
+    /// Where the tune table says the mode loses to sequential at this point: what was done.
+    pub fallback: Option<String>,
 }
 
 /// A mode's own GEMM and transfers and the baseline its efficiency is against (fused mode's: its
@@ -443,6 +450,10 @@ pub fn measure_with(
             trigger_latency_p99_us: None,
             skipped: skipped[i].take(),
             checks_failed: Vec::new(),
+            config: None,
+            knobs: None,
+            config_source: None,
+            fallback: None,
         };
         let Some(k) = index(m.name()).filter(|_| result.skipped.is_none()) else {
             results.push(result);

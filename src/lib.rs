@@ -46,6 +46,7 @@ pub mod timestamps;
 pub mod timing;
 pub mod trace;
 pub mod tracked;
+pub mod tune;
 pub mod validate;
 pub mod vkdevice;
 pub mod workload;

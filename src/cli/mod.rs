@@ -7,6 +7,7 @@ pub mod progress;
 pub mod run;
 pub mod sweep;
 pub mod tools;
+pub mod tune;
 pub mod values;
 
 use anyhow::Result;
@@ -72,13 +73,27 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             let checked = check_run(a)?;
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| run(g, a, checked))
         }
+        Some(Cmd::Tune(a)) => {
+            kernel_inputs(files::Files::default())?.check()?;
+            if let Some(out) = &a.out {
+                files::Files::default().output("--out", out).check()?;
+            }
+            let jobs = tune::tune_jobs(a)?;
+            bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
+                tune::tune(g, a, jobs)
+            })
+        }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => {
-            kernel_inputs(files::Files::default())?
-                .output("--csv", &a.csv)
-                .check()?;
+            let (f, pre) = tune::check_tune(
+                &a.tune,
+                kernel_inputs(files::Files::default())?.output("--csv", &a.csv),
+            )?;
+            f.check()?;
             let points = sweep_points(a)?;
-            bounded(open_devices(&cli.gpu, &a.devices)?, |g| sweep(g, a, points))
+            bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
+                sweep(g, a, (points, pre))
+            })
         }
         Some(Cmd::Calibrate {
             mib,

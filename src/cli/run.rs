@@ -19,8 +19,13 @@ use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
 
+use t3_wgpu::tune::apply::{plan, run_plans, Given};
+use t3_wgpu::tune::search;
+use t3_wgpu::tune::Table;
+
 use super::args::*;
 use super::output::out;
+use super::tune::{given_knobs, model_chunks, table_for};
 use super::values::*;
 
 pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
@@ -158,15 +163,11 @@ pub struct Checked {
     pub link: Option<LinkChoice>,
     /// Fused mode's put, chosen when the kernels are made.
     pub put: FusedPut,
-}
-
-/// Chunks per rank where `--chunks` is not given: 1 on one device, 4 where the ranks span several
-/// (`--devices all` counted as several).
-pub fn default_chunks(d: &DevicesArg) -> usize {
-    match d.devices.as_ref().map(|s| s.count()) {
-        None | Some(Some(1)) => 1,
-        Some(_) => 4,
-    }
+    /// The knobs given explicitly (they win over the tune table's), whether the chunk count is the
+    /// model's, and a `--tune FILE` table as read.
+    pub given: Given,
+    pub model_chunks: bool,
+    pub tune_table: Option<Table>,
 }
 
 pub fn check_run(a: &RunArgs) -> Result<Checked> {
@@ -187,16 +188,17 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
     if let Some(d) = &a.dump {
         files = files.dump("--dump", d);
     }
+    let (files, tune_table) = super::tune::check_tune(&a.tune, files)?;
     files.check()?;
     let (shape, ranks, collective, label) =
         resolve(&a.workload, a.ranks, a.collective.map(|c| c.0))?;
     let link = link_choice(a)?;
-    let config = Config {
+    let mut config = Config {
         shape,
         ranks,
-        chunks: a.chunks.unwrap_or(default_chunks(&a.devices)),
+        chunks: a.chunks.unwrap_or(1),
         collective,
-        via: a.reduce.0,
+        via: a.reduce.map_or(ReduceVia::Update, |r| r.0),
         link: match (a.link_workgroups, &link) {
             (Some(w), _) => Link::Workgroups(w),
             (None, Some(c)) => c.link,
@@ -207,8 +209,15 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         gemm_grid: a.gemm_grid,
         fused: a.knobs.fused(),
         host: a.knobs.host(),
-        step_lead: a.step_lead,
+        step_lead: a.step_lead.unwrap_or(StepLead::Auto),
     };
+    let model = match a.chunks {
+        Some(_) => None,
+        None => model_chunks(a.devices.devices.as_ref().map(|s| s.count()), &config),
+    };
+    if let Some(n) = model {
+        config.chunks = n;
+    }
     validate(&config, &mode_list(&a.mode))?;
     check_devices(&a.devices, config.ranks, &mode_list(&a.mode))?;
     Ok(Checked {
@@ -216,6 +225,16 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         config,
         link,
         put: a.knobs.put(),
+        given: Given {
+            chunks: a.chunks.is_some(),
+            reduce: a.reduce.is_some(),
+            gemm_grid: a.gemm_grid.is_some(),
+            step_lead: a.step_lead.is_some(),
+            link: a.link_workgroups.is_some() || a.link_gbps.is_some(),
+            ..given_knobs(&a.knobs)
+        },
+        model_chunks: model.is_some(),
+        tune_table,
     })
 }
 
@@ -319,26 +338,54 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         a.no_verify,
     );
     let progress = Progress::start("lowering the plan and uploading the inputs");
-    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)?;
+    let table = table_for(&a.tune, c.tune_table, &gpus[0])?;
+    let plans = plan(
+        &opts.config,
+        &opts.modes,
+        table.as_ref(),
+        gpus.len(),
+        &c.given,
+        c.model_chunks,
+    );
+    let devices = search::Devices {
+        gpus,
+        kernels: &kernels,
+        path: a.devices.link_path,
+    };
+    // A dump holds one run: the last configuration's, its last mode's outputs.
+    let mut dumped = false;
+    let mut after = |sys: &t3_wgpu::modes::System, inputs: &t3_wgpu::ranks::Inputs, r: &Report| {
+        if let Some(dir) = &a.dump {
+            let outputs = experiment::outputs(sys)?;
+            report::dump(
+                dir,
+                &sys.config,
+                &sys.chunking,
+                inputs,
+                &outputs,
+                last_mode(r).name(),
+            )?;
+            dumped = true;
+        }
+        Ok(())
+    };
     progress.phase(if a.no_verify {
-        "warming up"
+        "lowering the plan, uploading the inputs, warming up"
     } else {
-        "checking every mode against the f64 reference"
+        "lowering the plan, uploading the inputs, checking every mode against the f64 reference"
     });
-    let r = experiment::measure_with(&mut sys, &inputs, &opts, &|w, r| progress.timed(w, r))?;
+    let r = run_plans(
+        &devices,
+        &plans,
+        &opts,
+        a.tune.no_fallback,
+        &|w, r| progress.timed(w, r),
+        &mut after,
+    )?;
     drop(progress);
     // Every file first: what standard output's reader does cannot lose them.
     let stdout = outputs(a, &c.label, &r)?;
-    if let Some(dir) = &a.dump {
-        let outputs = experiment::outputs(&sys)?;
-        report::dump(
-            dir,
-            &sys.config,
-            &sys.chunking,
-            &inputs,
-            &outputs,
-            last_mode(&r).name(),
-        )?;
+    if let Some(dir) = a.dump.as_ref().filter(|_| dumped) {
         note!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }
     let shown = match stdout {
@@ -391,11 +438,15 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
             dtype: DtypeArg(Dtype::F32),
             gemm_kernel: KernelArg(None),
         },
-        reduce: ReduceArg(ReduceVia::Update),
+        reduce: None,
         link_workgroups: None,
         arbitrate: None,
         gemm_grid: None,
-        step_lead: StepLead::Auto,
+        step_lead: None,
+        tune: TuneArgs {
+            tune: "auto".into(),
+            no_fallback: false,
+        },
         link_gbps: None,
         link_table: link::DEFAULT_TABLE.into(),
         reps: if cpu { 3 } else { 10 },

@@ -62,6 +62,14 @@ pub fn seconds(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `t3 tune --budget-s`: 1 s to a day.
+pub fn budget(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (1.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 1 to 86400")),
+    }
+}
+
 pub fn chunks(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, MAX_DIM)
 }
