@@ -207,11 +207,7 @@ pub fn describe_point(p: &Point) -> String {
 }
 
 /// `t3 tune`: every point of `a` on `gpus`, within `--budget-s`, into the adapter's table.
-pub fn tune(
-    gpus: &[Gpu],
-    a: &TuneCmdArgs,
-    jobs: Vec<(String, Config)>,
-) -> Result<()> {
+pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Result<()> {
     check_spanning(&mode_list(&a.mode), gpus.len())?;
     let out = a.out.clone().unwrap_or_else(|| default_table(&gpus[0]));
     files::Files::default().output("--out", &out).check()?;
