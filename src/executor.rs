@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use web_time::Instant;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gather::GatherKernel;
 use crate::gemm::{Engine, FusedPut, GemmKernel};
 use crate::gpu::Gpu;
@@ -200,6 +200,17 @@ impl<'a> Executor<'a> {
     /// Device memory of the pooled working buffers made so far (tables aside).
     pub fn allocated(&self) -> u64 {
         self.allocated
+    }
+
+    /// `bytes` at byte `offset` of pool buffer `b` (one a launch made), read back now (bounded wait).
+    pub fn read_pool(&self, what: &str, b: Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+        let made = match b {
+            Buffer::Pool(i) => self.pool.get(i).and_then(|p| p.as_ref()),
+            _ => None,
+        };
+        let buffer = made
+            .ok_or_else(|| Error::invalid("pool buffer", format!("{b:?}"), "one a launch made"))?;
+        self.gpu.read(what, buffer, offset, bytes)
     }
 
     fn make_pooled(&mut self, lowered: &Lowered, i: usize) -> Result<()> {

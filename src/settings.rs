@@ -326,6 +326,8 @@ pub fn fused_options() -> Result<(FusedOptions, FusedPut)> {
             _ => None,
         },
         alias,
+        // Set by the command, where it writes a timeline.
+        timeline: false,
     };
     // The combinations that the environment alone rules out (the others depend on the adapter).
     let own = options.spare_dispatch == Some(SpareDispatch::Own);

@@ -275,6 +275,11 @@ function niceStep(range) {
   return best;
 }
 
+// A timeline's grain in a panel's title: fused mode's progress clock said plainly (WGSL has no clock).
+const grainText = (g) => g.startsWith("chunk, by a progress clock")
+  ? "chunks timed by a progress clock (tiles and pieces done, on the pass's measured span)"
+  : `timed at ${g.length > 70 ? g.slice(0, 70) + "…" : g}`;
+
 function timelineSvg(panels) {
   const W = 1200, L = 110, R = 30, P = W - L - R, LANE = 18, TITLE = 26, AXIS = 34, GAP = 12, LEGEND = 30;
   const longest = Math.max(1e-3, ...panels.flatMap((p) => p.timeline.events.map((e) => e.end_us / 1000)));
@@ -296,7 +301,7 @@ function timelineSvg(panels) {
   let top = LEGEND;
   for (const { mode, label, timeline } of panels) {
     const lanes = lanesOf(timeline);
-    out.push(`<text x="4" y="${top + 18}" font-weight="bold">${esc(mode)}</text><text x="${L}" y="${top + 18}" fill="#444">span ${fmt(Math.max(0, ...timeline.events.map((e) => e.end_us)) / 1000, 2)} ms · ${esc(label)} · timed at ${esc(timeline.grain.length > 70 ? timeline.grain.slice(0, 70) + "…" : timeline.grain)}<title>${esc(timeline.grain)}</title></text>`);
+    out.push(`<text x="4" y="${top + 18}" font-weight="bold">${esc(mode)}</text><text x="${L}" y="${top + 18}" fill="#444">span ${fmt(Math.max(0, ...timeline.events.map((e) => e.end_us)) / 1000, 2)} ms · ${esc(label)} · ${esc(grainText(timeline.grain))}<title>${esc(timeline.grain)}</title></text>`);
     const y0 = top + TITLE;
     lanes.forEach((k, i) => {
       out.push(`<rect x="${L}" y="${y0 + i * LANE}" width="${P}" height="${LANE - 3}" fill="${i % 2 ? "#f4f4f4" : "#ebebeb"}"/><text x="${L - 6}" y="${y0 + i * LANE + 12}" text-anchor="end">${esc(k)}</text>`);

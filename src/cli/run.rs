@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 
+use t3_wgpu::config::fused::FusedOptions;
 use t3_wgpu::devices::{Devices, Placement};
 use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::files;
@@ -201,7 +202,11 @@ pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
         dtype: a.gemm.dtype.0,
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
-        fused: env.fused,
+        // The progress log only where a file carries the timeline.
+        fused: FusedOptions {
+            timeline: a.json.is_some() || a.svg.is_some() || a.trace.is_some(),
+            ..env.fused
+        },
         host: env.host,
         step_lead: a.step_lead,
     };

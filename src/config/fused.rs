@@ -121,6 +121,9 @@ pub struct FusedOptions {
     /// binds one buffer for both, so one device run can time the spares beside the GEMM against
     /// after it.
     pub alias: bool,
+    /// Whether fused mode keeps its progress log, its timeline at chunk grain (a timeline is asked
+    /// for: the CLI's --json, --svg or --trace, the page); off, the log costs nothing.
+    pub timeline: bool,
 }
 
 impl Default for FusedOptions {
@@ -138,6 +141,7 @@ impl Default for FusedOptions {
             spares_first: None,
             land: None,
             alias: true,
+            timeline: false,
         }
     }
 }

@@ -4,8 +4,10 @@
 //! a chunk, a GEMM tile's or an incoming transfer's, publishes that chunk's transfer on a device-side
 //! queue, split into the link's pieces, which any workgroup claims and performs with update
 //! semantics (shaders/epilogue/fused.wgsl). Nothing waits on another workgroup. The packing and the
-//! variants (T3_FUSED_*) are lowered in src/lower/fused.rs.
+//! variants (T3_FUSED_*) are lowered in src/lower/fused.rs. Its timeline is at chunk grain where the
+//! progress log is kept (src/modes/progress.rs), else one bar per rank.
 
+use super::progress::{chunk_grain, ChunkGrain, MAX_GAP};
 use super::{run_recording, Mode, Run, System};
 use crate::error::{Error, Result};
 use crate::timeline::{pass_events, Timeline};
@@ -31,25 +33,59 @@ impl Mode for Fused {
         }
         let t = run_recording(sys, |l| l.fused.as_ref().expect("checked above"))?;
         let (start, end) = t.first().copied().unwrap_or_default();
-        let grain = if sys.parts[0].exec.timer.covered() {
-            "dispatch (one fused dispatch holds every tile, trigger and transfer; WGSL has no clock to split it)"
-        } else {
-            "submission (host clock)"
+        let timed = sys.parts[0].exec.timer.covered();
+        let (grain, events) = match progress(sys, (start, end))? {
+            Some(g) if g.coverage >= 1.0 - MAX_GAP => (
+                format!(
+                    "chunk, by a progress clock: WGSL has no clock, so time is the pass's own work (tiles stored plus transfer pieces moved) mapped linearly onto the fused dispatch's {} span; the chunks' span is {:.1}% of it",
+                    if timed { "GPU-timestamped" } else { "host-clock" },
+                    g.coverage * 100.0
+                ),
+                g.events,
+            ),
+            _ => {
+                let all: Vec<usize> = (0..sys.plan.ops.len()).collect();
+                let grain = if timed {
+                    "dispatch (one fused dispatch holds every tile, trigger and transfer; WGSL has no clock to split it)"
+                } else {
+                    "submission (host clock)"
+                };
+                (
+                    grain.to_string(),
+                    pass_events(&sys.plan, &all, start, end, Some(0)),
+                )
+            }
         };
-        let all: Vec<usize> = (0..sys.plan.ops.len()).collect();
         Ok(Run {
             total_us: end - start,
             gemm_us: None,
             comm_us: None,
             timeline: Timeline {
                 mode: self.name().into(),
-                grain: grain.into(),
+                grain,
                 ranks: sys.config.ranks,
                 device_of: Vec::new(),
-                events: pass_events(&sys.plan, &all, start, end, Some(0)),
+                events,
             },
             trigger_latency_us: vec![],
             op_spans: vec![(start, end); sys.plan.ops.len()],
         })
     }
+}
+
+/// The run's progress log read back and placed on [start, end] (µs), where the lowering keeps one.
+fn progress(sys: &System, span: (f64, f64)) -> Result<Option<ChunkGrain>> {
+    let part = &sys.parts[0];
+    let Some((counters, log)) = &part.lowered.fused_log else {
+        return Ok(None);
+    };
+    let words = log.words();
+    let bytes = part.exec.read_pool(
+        "fused progress log",
+        *counters,
+        (log.word * 4) as u64,
+        (words * 4) as u64,
+    )?;
+    let words: Vec<u32> = bytemuck::cast_slice(&bytes).to_vec();
+    Ok(chunk_grain(log, sys.config.ranks, &words, span))
 }

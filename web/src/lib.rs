@@ -95,8 +95,11 @@ impl Session {
             arbitrate: None,
             gemm_grid: None,
             step_lead: StepLead::Auto,
-            // The page has no environment: every knob at its default.
-            fused: Default::default(),
+            // The page has no environment: every knob at its default; it draws the timeline.
+            fused: t3_wgpu::config::fused::FusedOptions {
+                timeline: true,
+                ..Default::default()
+            },
             host: Default::default(),
         };
         config.validate()?;

@@ -94,12 +94,20 @@ try {
     const e = row.overlap_efficiency;
     if (e !== null && (e < 0 || e > 1)) check(row.notes.some((n) => n.includes("efficiency")), `${row.mode}: efficiency ${e} unexplained`);
   }
+  // Fused mode's timeline at chunk grain, told by its progress clock (src/modes/progress.rs): a GEMM
+  // bar per chunk and rank and a bar per transfer, the chart saying so.
+  const fusedTimeline = t3.reports.find((o) => o.mode === "fused").report.timelines[0];
+  const fusedGemm = fusedTimeline.events.filter((e) => e.kind === "gemm");
+  console.log(`fused timeline: ${fusedTimeline.grain}; ${fusedTimeline.events.length} events`);
+  check(fusedTimeline.grain.startsWith("chunk, by a progress clock") && fusedGemm.length > fusedTimeline.ranks && fusedGemm.every((e) => e.chunk !== null)
+    && fusedTimeline.events.some((e) => e.kind !== "gemm"), `fused mode's timeline is not at chunk grain: ${fusedTimeline.grain}`);
   const seqRow = t3.rows.find((r) => r.mode === "sequential");
   check(Math.abs(seqRow.speedup - 1) < 1e-9, `sequential's speedup ${seqRow.speedup}, not 1`);
   const page1 = await page.evaluate(() => ({
     baseline: document.getElementById("baseline").textContent,
     svgs: document.querySelectorAll("#timeline svg").length,
     axisMs: [...document.querySelectorAll("#timeline svg text")].some((t) => t.textContent === "ms"),
+    progressClock: [...document.querySelectorAll("#timeline svg text")].some((t) => t.textContent.includes("progress clock")),
     // Events drawn in their lanes (a rank's GEMM and steps rows), not piled into one.
     eventRows: new Set([...document.querySelectorAll("#timeline svg rect > title")].map((t) => t.parentNode.getAttribute("y"))).size,
     emulated: !document.getElementById("emulated").hidden,
@@ -110,6 +118,7 @@ try {
   console.log(`baseline line: ${page1.baseline}`);
   check(page1.baseline.startsWith("Baseline for every row"), "no baseline line");
   check(page1.svgs === 1 && page1.axisMs, "the timelines are not one SVG on one axis in ms");
+  check(page1.progressClock, "the chart does not say that fused mode's timeline is a progress clock");
   check(page1.eventRows >= 2 * modes.length, `events in only ${page1.eventRows} rows`);
   check(page1.emulated === t3.adapter.cpu, "the CPU-emulation banner does not match the adapter");
   check(page1.device.includes("max storage binding") && page1.device.includes("features"), "no device panel");
@@ -169,13 +178,14 @@ try {
     return page.evaluate(() => ({
       ...window.t3.viewed, report: undefined, status: document.getElementById("view-status").textContent,
       shown: document.getElementById("view-table").textContent, svgs: document.querySelectorAll("#view-timeline svg").length,
+      progressClock: document.getElementById("view-timeline").textContent.includes("progress clock"),
     }));
   };
   let v = await viewed(native);
   const cliTable = printed.split("\n").slice(1).join("\n").trimEnd();
   console.log(`viewer, native file: ${v.status}\n${v.shown}`);
   check(v.shown.trimEnd() === cliTable, `the viewer's table is not the CLI's:\n${v.shown}\n--- the CLI printed:\n${cliTable}`);
-  check(v.version === 1 && v.svgs === 1, `the native file's timelines: ${JSON.stringify({ version: v.version, svgs: v.svgs })}`);
+  check(v.version === 1 && v.svgs === 1 && v.progressClock, `the native file's timelines (fused mode's at chunk grain): ${JSON.stringify({ version: v.version, svgs: v.svgs, progressClock: v.progressClock })}`);
   // A real H200 file, written before the format was versioned: its table, and no timelines said plainly.
   v = await viewed(join(root, "web", "test", "fixtures", "h200-tnlg-op-tp8.json"));
   console.log(`viewer, H200 file: ${v.status}\n${v.shown}`);
