@@ -3,6 +3,9 @@
 
 pub mod fused;
 pub mod host;
+pub mod mode;
+
+pub use mode::ModeKind;
 
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{Config, ModeKind};
 use crate::consistency::{failed_for, Check};
 use crate::error::{Error, Result};
 use crate::gemm::Engine;
@@ -40,7 +40,7 @@ pub enum Verify {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub config: Config,
-    pub modes: Vec<String>,
+    pub modes: Vec<ModeKind>,
     pub reps: usize,
     /// Least warm-up rounds; [`Stability`] says how long the warm-up may go on until it settles.
     pub warmup: usize,
@@ -53,7 +53,7 @@ pub struct Options {
 /// One mode's line of the report.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModeResult {
-    pub mode: String,
+    pub mode: ModeKind,
     /// Whether its triggers are tracked at run time or planned ahead.
     pub trigger: crate::modes::Trigger,
     pub median_ms: Option<f64>,
@@ -83,7 +83,7 @@ pub struct ModeResult {
 /// own sequential run, [`crate::consistency::Own`]). Medians and spreads, ms.
 #[derive(Clone, Debug, Serialize)]
 pub struct OwnRun {
-    pub mode: String,
+    pub mode: ModeKind,
     pub gemm_ms: f64,
     pub gemm_spread: Spread,
     pub comm_ms: f64,
@@ -285,15 +285,6 @@ pub fn prepare_on<'a>(
     opts: &Options,
     want: Path,
 ) -> Result<(System<'a>, Inputs)> {
-    for m in &opts.modes {
-        if !modes::names().contains(&m.as_str()) {
-            return Err(Error::invalid(
-                "mode",
-                m,
-                format!("one of {}", modes::names().join(", ")),
-            ));
-        }
-    }
     if opts.reps == 0 {
         return Err(Error::invalid("repetition count", 0, "at least 1"));
     }
@@ -302,7 +293,7 @@ pub fn prepare_on<'a>(
         .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
     opts.config
         .check_memory(cpu, crate::validate::available_host_memory())?;
-    let sys = System::on_devices(gpus, kernels, opts.config.clone(), want)?;
+    let sys = System::for_modes(gpus, kernels, opts.config.clone(), want, &opts.modes)?;
     let inputs = Inputs::random(
         opts.config.shape,
         opts.config.dtype,
@@ -334,7 +325,6 @@ pub fn measure_with(
     opts: &Options,
     adjust: &dyn Fn(&str, &mut Rep) -> Result<()>,
 ) -> Result<Report> {
-    let all = modes::all();
     let verify = opts
         .verify
         .unwrap_or(if reference_work(&opts.config) <= 1e9 {
@@ -344,13 +334,10 @@ pub fn measure_with(
         });
 
     // Modes to run: sequential always (it defines T_seq and T_comm), then the requested ones.
-    let seq: &dyn Mode = &modes::Sequential;
-    let order: Vec<&dyn Mode> = std::iter::once(seq)
-        .chain(
-            all.iter()
-                .filter(|m| m.name() != SEQ && opts.modes.iter().any(|n| n == m.name()))
-                .map(|m| m.as_ref()),
-        )
+    let order: Vec<Box<dyn Mode>> = ModeKind::ALL
+        .into_iter()
+        .filter(|&k| k == ModeKind::Sequential || opts.modes.contains(&k))
+        .map(modes::runner)
         .collect();
     let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
     // Checks first, on poisoned outputs.
@@ -385,7 +372,7 @@ pub fn measure_with(
     let fused_runs = order
         .iter()
         .zip(&skipped)
-        .any(|(m, s)| m.name() == "fused" && s.is_none());
+        .any(|(m, s)| m.kind() == ModeKind::Fused && s.is_none());
     if fused_runs {
         things.push(adjusted(FUSED_SEQ, adjust, |sys: &mut System| {
             let t = modes::run_recording(sys, |l| &l.fused_sequential)?;
@@ -440,13 +427,13 @@ pub fn measure_with(
     let mut results = Vec::new();
     let mut timelines = Vec::new();
     for (i, m) in order.iter().enumerate() {
-        if !opts.modes.iter().any(|n| n == m.name()) {
+        if !opts.modes.contains(&m.kind()) {
             continue;
         }
         let (err, trackers_ok) = checks[i];
         let mut result = ModeResult {
-            mode: m.name().into(),
-            trigger: crate::modes::Trigger::of(m.name()),
+            mode: m.kind(),
+            trigger: m.kind().trigger(),
             median_ms: None,
             spread_ms: None,
             speedup: None,
@@ -455,7 +442,7 @@ pub fn measure_with(
             ideal_ms: None,
             own_baseline: false,
             bytes_moved: sys.plan.step_bytes()
-                + if m.name() == "fused" {
+                + if m.kind() == ModeKind::Fused {
                     sys.parts[0].lowered.fused_extra_bytes
                 } else {
                     0
@@ -552,13 +539,14 @@ pub fn measure_with(
                     sys.parts[0].kernels.gemm.fused_put.name()
                 )
             }),
-        own: ["fused"]
+        own: ModeKind::ALL
             .into_iter()
+            .filter(|m| m.own_baseline())
             .filter_map(|mode| {
-                let o = measured.own(mode)?;
-                let b = measured.bounds(mode)?;
+                let o = measured.own(mode.name())?;
+                let b = measured.bounds(mode.name())?;
                 Some(OwnRun {
-                    mode: mode.into(),
+                    mode,
                     gemm_ms: o.gemm.median,
                     gemm_spread: o.gemm,
                     comm_ms: o.comm.median,

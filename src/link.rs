@@ -11,9 +11,9 @@ use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::Timestamps;
 
-/// Most workgroups a link table's row may name (a dispatch's limit per dimension; `t3 calibrate`
-/// measures at most the largest of [`BUDGETS`]).
-pub const MAX_TABLE_WORKGROUPS: u32 = 65535;
+/// Most workgroups a link table's row may name (a link budget's limit; `t3 calibrate` measures at
+/// most the largest of [`BUDGETS`]).
+pub const MAX_TABLE_WORKGROUPS: u32 = crate::steps::MAX_LINK_WORKGROUPS;
 
 /// Budgets `t3 calibrate` measures (plus unthrottled), about 1.5x apart: powers of two alone leave an
 /// asked rate up to 40% from the nearest budget.

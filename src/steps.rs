@@ -26,6 +26,10 @@ pub struct StepParams {
     pub _pad: [u32; 3],
 }
 
+/// Most workgroups a link budget may name: a dispatch's limit per dimension on every adapter
+/// (WebGPU's default); a budget above a chunk's need is the need, so larger ones only mislead.
+pub const MAX_LINK_WORKGROUPS: u32 = 65535;
+
 /// The emulated interconnect: how many workgroups one step may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Link {

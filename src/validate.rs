@@ -1,13 +1,14 @@
 //! What a configuration must satisfy before any GPU work: combinations of collective, reduce and
 //! mode that apply, and the memory every rank's buffers need together.
 
-use crate::config::Config;
+use crate::config::{Config, ModeKind};
 use crate::error::{Error, Result};
 use crate::gemm::Padding;
 use crate::plan::ReduceVia;
 use crate::schedule::a_rows;
 use crate::schedule::Collective;
 use crate::shapes::Chunking;
+use crate::steps::{Link, MAX_LINK_WORKGROUPS};
 
 /// Host bytes the plan, the schedule and every mode's lowering take per chunk and per step, an upper
 /// bound: on lavapipe (2026-11-27, peak RSS less the process' 110 MB) 9.2 KB per chunk at one rank
@@ -44,14 +45,23 @@ impl Config {
             }
             _ => {}
         }
+        if let Link::Workgroups(w) = self.link {
+            if !(1..=MAX_LINK_WORKGROUPS).contains(&w) {
+                return Err(Error::invalid(
+                    "link workgroups",
+                    w,
+                    format!("1 to {MAX_LINK_WORKGROUPS} (a dispatch's limit per dimension)"),
+                ));
+            }
+        }
         Chunking::new(self.shape.m, self.ranks, self.chunks)?;
         Ok(())
     }
 
     /// Refuses a mode named explicitly that cannot run this configuration (under `all` such a
     /// mode is listed as skipped instead).
-    pub fn check_mode(&self, mode: &str) -> Result<()> {
-        if mode == "fused" && self.via != ReduceVia::Update {
+    pub fn check_mode(&self, mode: ModeKind) -> Result<()> {
+        if mode == ModeKind::Fused && self.via != ReduceVia::Update {
             return Err(Error::invalid(
                 "reduce",
                 format!("{} with --mode fused", self.via.name()),
@@ -181,9 +191,9 @@ mod tests {
                     assert!(matches!(e, Error::Invalid { .. }));
                     assert!(e.to_string().contains(via.name()), "{e}");
                 }
-                let fused = config(c, via).check_mode("fused");
+                let fused = config(c, via).check_mode(ModeKind::Fused);
                 assert_eq!(fused.is_ok(), via == ReduceVia::Update, "{fused:?}");
-                assert!(config(c, via).check_mode("host").is_ok());
+                assert!(config(c, via).check_mode(ModeKind::Host).is_ok());
             }
         }
         let mut c = config(Collective::ReduceScatter, ReduceVia::Update);

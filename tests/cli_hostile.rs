@@ -315,6 +315,27 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
             &[&format!("a row of {w} workgroups")],
         );
     }
+    // A link budget beyond what a dispatch holds, on run and on sweep.
+    refused(
+        &d,
+        &run(&["--link-workgroups", "4294967295"]),
+        &[],
+        &["link workgroups", "4294967295", "65535"],
+    );
+    refused(
+        &d,
+        &[
+            "sweep",
+            "--shape",
+            "64x48x32",
+            "--ranks",
+            "2",
+            "--link-workgroups",
+            "65536",
+        ],
+        &[],
+        &["link workgroups", "65536"],
+    );
     // 16: a preset beside a shape is a conflict in sweep as in run.
     refused(
         &d,
@@ -507,6 +528,48 @@ fn a_timeout_ends_the_process_within_its_bound() {
         stderr(&o)
     );
     assert!(!d.join("o.json").exists());
+    // A sweep stops at the point that timed out, keeps the rows before it, and ends in the same
+    // bound (it went on to its next point, and dropped its devices after waiting for them).
+    let sweep = [
+        "sweep",
+        "--shape",
+        "2048x2048x2048",
+        "--ranks",
+        "4,2",
+        "--mode",
+        "sequential",
+        "--no-verify",
+        "--timeout",
+        "1",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--warmup-s",
+        "0",
+        "--csv",
+        "s.csv",
+    ];
+    let t0 = std::time::Instant::now();
+    let o = t3(&sweep, &[], &d, 120);
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the sweep stopped at point 1 of 2"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        took < 20.0,
+        "sweep: ended {took:.1} s after it started: {}",
+        stderr(&o)
+    );
+    let rows = std::fs::read_to_string(d.join("s.csv")).unwrap();
+    assert_eq!(
+        rows.lines().count(),
+        2,
+        "the header and the failed point: {rows}"
+    );
     // Fused mode's spares polling a million times over: the same bound (it ran past 120 s).
     let fused = [
         "run",

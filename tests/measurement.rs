@@ -9,7 +9,7 @@ use t3_wgpu::experiment::{
     self, Options, Stability, Verify, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM,
     GEMM_UNTRACKED, SEQ,
 };
-use t3_wgpu::modes::{Config, Kernels, StepLead};
+use t3_wgpu::modes::{Config, Kernels, ModeKind, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report;
 use t3_wgpu::schedule::Collective;
@@ -32,7 +32,7 @@ fn options(reps: usize) -> Options {
             host: Default::default(),
             step_lead: StepLead::Auto,
         },
-        modes: vec!["sequential".into(), "encoded".into(), "host".into()],
+        modes: vec![ModeKind::Sequential, ModeKind::Encoded, ModeKind::Host],
         reps,
         warmup: 1,
         seed: common::seed("measurement"),
@@ -164,7 +164,7 @@ fn fused_mode_is_judged_against_its_own_gemm() {
     let Some(gpu) = common::gpu() else { return };
     let kernels = Kernels::new(gpu).unwrap();
     let mut opts = options(3);
-    opts.modes = vec!["sequential".into(), "encoded".into(), "fused".into()];
+    opts.modes = vec![ModeKind::Sequential, ModeKind::Encoded, ModeKind::Fused];
     let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
     // Every figure set through the measurement's seam (the runs still happen and are checked), so
     // that the accounting is exact: T_gemm 1000 µs, T_comm 500, T_seq 1500; fused mode's own GEMM
@@ -188,14 +188,18 @@ fn fused_mode_is_judged_against_its_own_gemm() {
     let [own] = &r.own[..] else {
         panic!("fused mode's own run: {:?}", r.own)
     };
-    assert_eq!(own.mode, "fused");
+    assert_eq!(own.mode, ModeKind::Fused);
     // Its own transfers (400) are faster than T_comm (500): its GEMM then them.
     assert!(own.own_comm, "{own:?}");
     let figures = [own.gemm_ms, own.comm_ms, own.seq_ms, own.ideal_ms];
     for (got, want) in figures.into_iter().zip([0.8, 0.4, 1.2, 0.8]) {
         assert!((got - want).abs() < 1e-9, "{own:?}");
     }
-    let fused = r.results.iter().find(|m| m.mode == "fused").unwrap();
+    let fused = r
+        .results
+        .iter()
+        .find(|m| m.mode == ModeKind::Fused)
+        .unwrap();
     assert!(fused.max_rel_error.unwrap() <= 1e-5, "{fused:?}");
     assert_eq!(fused.trackers_ok, Some(true), "{fused:?}");
     assert!(fused.own_baseline, "{fused:?}");
@@ -207,10 +211,14 @@ fn fused_mode_is_judged_against_its_own_gemm() {
     let near = |e: Option<f64>, want: f64| e.is_some_and(|e| (e - want).abs() < 1e-9);
     assert!(near(fused.overlap_efficiency, 0.5), "{fused:?}");
     assert!(fused.checks_failed.is_empty(), "{fused:?}");
-    let encoded = r.results.iter().find(|m| m.mode == "encoded").unwrap();
+    let encoded = r
+        .results
+        .iter()
+        .find(|m| m.mode == ModeKind::Encoded)
+        .unwrap();
     assert!(near(encoded.overlap_efficiency, 0.4), "{encoded:?}");
     // Every other mode keeps T_seq and max(T_gemm, T_comm).
-    for m in r.results.iter().filter(|m| m.mode != "fused") {
+    for m in r.results.iter().filter(|m| m.mode != ModeKind::Fused) {
         assert!(!m.own_baseline, "{m:?}");
         assert_eq!(
             (m.seq_ms, m.ideal_ms),
@@ -254,4 +262,21 @@ fn fused_mode_is_judged_against_its_own_gemm() {
         (row.own_baseline, row.efficiency_seq_ms),
         (Some(true), Some(own.seq_ms))
     );
+}
+
+/// A mode not asked for costs no lowering: fused mode's packing and tables (which grow with ranks
+/// times chunks) are built only when fused mode runs.
+#[test]
+fn modes_not_asked_for_are_not_lowered() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    let mut opts = options(1);
+    let (sys, _) = experiment::prepare(gpu, &kernels, &opts).unwrap();
+    let l = &sys.parts[0].lowered;
+    assert!(l.fused.is_err() && l.fused_sequential.commands.is_empty());
+    assert!(l.fused_tuning.is_none());
+    opts.modes.push(ModeKind::Fused);
+    let (sys, _) = experiment::prepare(gpu, &kernels, &opts).unwrap();
+    let l = &sys.parts[0].lowered;
+    assert!(l.fused.is_ok() && !l.fused_sequential.commands.is_empty());
 }

@@ -8,7 +8,7 @@ use t3_wgpu::devices::DeviceSpec;
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::link;
-use t3_wgpu::modes::{Kernels, StepLead};
+use t3_wgpu::modes::{Kernels, ModeKind, StepLead};
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::workload;
 
@@ -324,8 +324,8 @@ pub struct SweepArgs {
 /// named; under `all` it is listed as skipped).
 #[derive(Clone, Debug)]
 pub struct ModeList {
-    pub modes: Vec<String>,
-    pub named: Vec<String>,
+    pub modes: Vec<ModeKind>,
+    pub named: Vec<ModeKind>,
 }
 
 /// The swept column `t3 plot` puts on the x axis.

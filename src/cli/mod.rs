@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod output;
+pub mod progress;
 pub mod run;
 pub mod sweep;
 pub mod tools;
@@ -9,6 +10,7 @@ pub mod values;
 
 use anyhow::Result;
 
+use t3_wgpu::devices::Devices;
 use t3_wgpu::files;
 use t3_wgpu::settings::Environment;
 use t3_wgpu::workload;
@@ -19,17 +21,14 @@ use run::{check_run, demo, open_devices, open_gpu, run};
 use sweep::{sweep, sweep_points};
 use tools::{calibrate, calibrate_hostlink, info, plot};
 
-/// Runs `work` on `gpus`, and after a wait that ran past its bound leaves the devices undropped: a
+/// Runs `work` on `devices` (the opened GPUs), and after a wait that ran past its bound leaves the devices undropped: a
 /// device's drop waits for its GPU to go idle, without bound (issue 41: 31 s after a 1 s timeout),
 /// and the process is about to end anyway, which releases them. The one shutdown path after a
 /// timeout: the error is said and the process exits 1 within the bound plus the time to say it.
-fn bounded(
-    gpus: Vec<t3_wgpu::gpu::Gpu>,
-    work: impl FnOnce(&[t3_wgpu::gpu::Gpu]) -> Result<()>,
-) -> Result<()> {
-    let r = work(&gpus);
+fn bounded<D>(devices: D, work: impl FnOnce(&D) -> Result<()>) -> Result<()> {
+    let r = work(&devices);
     if r.as_ref().is_err_and(timed_out) {
-        std::mem::forget(gpus);
+        std::mem::forget(devices);
     }
     r
 }
@@ -79,7 +78,9 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
                 .output("--csv", &a.csv)
                 .check()?;
             let points = sweep_points(a, env)?;
-            sweep(&open_devices(&cli.gpu, &a.devices)?, a, points, env)
+            bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
+                sweep(g, a, points, env)
+            })
         }
         Some(Cmd::Calibrate {
             mib,
@@ -99,9 +100,9 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             }
             files::Files::default().output("--out", out).check()?;
             match devices {
-                Some(spec) => {
-                    calibrate_hostlink(&cli.gpu, spec, *link_path, (*mib, *reps), out, *json, env)
-                }
+                Some(spec) => bounded(Devices::open(spec, &run::gpu_options(&cli.gpu))?, |d| {
+                    calibrate_hostlink(d, *link_path, (*mib, *reps), out, *json, env)
+                }),
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)
                 }),

@@ -9,11 +9,13 @@ use t3_wgpu::files;
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::link::{self, LinkTable};
-use t3_wgpu::modes::{Config, Kernels, StepLead};
+use t3_wgpu::modes::{Config, Kernels, ModeKind, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::settings::Environment;
+
+use super::progress::Progress;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
@@ -46,12 +48,9 @@ pub fn check_devices(d: &DevicesArg, ranks: usize, modes: &ModeList) -> t3_wgpu:
     }
 }
 
-/// The modes that run on one device only (their submissions cannot hold the host's copies).
-const ONE_DEVICE: [&str; 2] = ["encoded", "fused"];
-
 /// Refuses a mode named explicitly that runs on one device where the ranks span `devices`.
 pub fn check_spanning(modes: &ModeList, devices: usize) -> t3_wgpu::Result<()> {
-    match modes.named.iter().find(|m| ONE_DEVICE.contains(&m.as_str())) {
+    match modes.named.iter().find(|m| !m.spans_devices()) {
         Some(m) if devices > 1 => Err(t3_wgpu::Error::invalid(
             "--mode",
             format!("{m} with the ranks on {devices} devices"),
@@ -105,7 +104,7 @@ pub fn resolve(
 /// Refuses a configuration that cannot apply, or a mode named for it that cannot run it.
 pub fn validate(config: &Config, modes: &ModeList) -> t3_wgpu::Result<()> {
     config.validate()?;
-    modes.named.iter().try_for_each(|m| config.check_mode(m))
+    modes.named.iter().try_for_each(|&m| config.check_mode(m))
 }
 
 /// `--link-gbps`: the table and the budget it picks, before any GPU work (the adapter is checked
@@ -262,12 +261,12 @@ pub fn wrong(r: &Report) -> bool {
 }
 
 /// The mode whose run left the outputs: the last one measured (sequential always runs first).
-pub fn last_mode(r: &Report) -> &str {
+pub fn last_mode(r: &Report) -> ModeKind {
     r.results
         .iter()
         .rev()
         .find(|m| m.skipped.is_none())
-        .map_or("sequential", |m| m.mode.as_str())
+        .map_or(ModeKind::Sequential, |m| m.mode)
 }
 
 /// What `run` and `sweep` measure a point with: its modes, (reps, warm-up rounds, warm-up bound in
@@ -319,8 +318,15 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         a.seed,
         a.no_verify,
     );
+    let progress = Progress::start("lowering the plan and uploading the inputs");
     let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)?;
-    let r = experiment::measure(&mut sys, &inputs, &opts)?;
+    progress.phase(if a.no_verify {
+        "warming up"
+    } else {
+        "checking every mode against the f64 reference"
+    });
+    let r = experiment::measure_with(&mut sys, &inputs, &opts, &|w, r| progress.timed(w, r))?;
+    drop(progress);
     // Every file first: what standard output's reader does cannot lose them.
     let stdout = outputs(a, &c.label, &r)?;
     if let Some(dir) = &a.dump {
@@ -331,7 +337,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
             &sys.chunking,
             &inputs,
             &outputs,
-            last_mode(&r),
+            last_mode(&r).name(),
         )?;
         note!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }

@@ -229,7 +229,10 @@ pub fn sweep(
             a.seed,
             a.no_verify,
         );
-        // A failed point is recorded and the sweep goes on: hours of other points stay useful.
+        // A failed point is recorded and the sweep goes on: hours of other points stay useful. A wait
+        // past its bound ends the sweep once its row is saved: the GPU may still hold the point's
+        // work, which would slow every later point and make its figures wrong.
+        let mut timeout = None;
         let rows = match experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)
             .and_then(|(mut sys, inputs)| experiment::measure(&mut sys, &inputs, &opts))
         {
@@ -258,7 +261,11 @@ pub fn sweep(
             Err(e) => {
                 failures += 1;
                 say(&format!("error: {msg}: {e}"));
-                vec![Row::failed(label, &opts.config, &e.to_string())]
+                let row = vec![Row::failed(label, &opts.config, &e.to_string())];
+                if matches!(e, t3_wgpu::Error::Timeout { .. }) {
+                    timeout = Some(e);
+                }
+                row
             }
         };
         let text = report::csv_text(&rows, i == 0)?;
@@ -266,8 +273,15 @@ pub fn sweep(
             None => out(&text)?,
             Some(f) => {
                 f.text += &text;
-                f.save(i + 1 == points.len())?;
+                f.save(i + 1 == points.len() || timeout.is_some())?;
             }
+        }
+        if let Some(e) = timeout {
+            return Err(anyhow::Error::new(e).context(format!(
+                "the sweep stopped at point {} of {} (the rows before it are kept)",
+                i + 1,
+                points.len()
+            )));
         }
         if i == 0 && points.len() > 1 {
             let each = started.elapsed().as_secs_f64();

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use t3_wgpu::devices::{DeviceSpec, Devices};
+use t3_wgpu::devices::Devices;
 use t3_wgpu::files;
 use t3_wgpu::gpu::{self, Gpu, GpuOptions};
 use t3_wgpu::hostlink::calibration;
@@ -11,7 +11,6 @@ use t3_wgpu::settings::Environment;
 
 use super::args::*;
 use super::output::out;
-use super::run::gpu_options;
 
 /// An adapter as `t3 info --json` lists it: with the index `--devices i,j` reads.
 #[derive(serde::Serialize)]
@@ -113,15 +112,13 @@ pub fn calibrate(
 /// `t3 calibrate --devices`: the host-staged link per direction between the devices `spec` opens,
 /// chunks from 1 MiB up by factors of 4 to `mib` (default 256, or 16 on a CPU adapter).
 pub fn calibrate_hostlink(
-    g: &GpuArgs,
-    spec: &DeviceSpec,
+    devices: &Devices,
     want: t3_wgpu::hostlink::Path,
     (mib, reps): (Option<usize>, usize),
     out_path: &str,
     json: bool,
     env: &Environment,
 ) -> Result<()> {
-    let devices = Devices::open(spec, &gpu_options(g))?;
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
     let top = mib.unwrap_or(if cpu { 16 } else { 256 }) as u64;
     let sizes = std::iter::successors(Some(1u64), |m| Some(m * 4)).take_while(|&m| m < top);
@@ -134,7 +131,7 @@ pub fn calibrate_hostlink(
         stream_threads: env.host.copy_threads,
         ..Default::default()
     };
-    let t = calibration::calibrate(&devices, &opts)?;
+    let t = calibration::calibrate(devices, &opts)?;
     t.save(out_path)?;
     show_saved(&t, || t.text(), out_path, json)
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 
 use t3_wgpu::gemm::Engine;
-use t3_wgpu::modes::{self, StepLead};
+use t3_wgpu::modes::{ModeKind, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::settings;
@@ -172,19 +172,22 @@ pub fn parse_step_lead(s: &str) -> Result<StepLead, String> {
 
 /// `--mode`: the modes' names, and `all`.
 pub fn mode_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(modes::names().into_iter().chain(["all"]))
+    clap::builder::PossibleValuesParser::new(ModeKind::names().into_iter().chain(["all"]))
 }
 
 /// The modes to run, in report order, each once (`all` anywhere stands for every mode).
 pub fn mode_list(list: &[String]) -> ModeList {
     let all = list.iter().any(|m| m == "all");
-    let mut named: Vec<String> = list.iter().filter(|m| *m != "all").cloned().collect();
+    // clap has checked each name against `mode_names`.
+    let mut named: Vec<ModeKind> = list
+        .iter()
+        .filter_map(|m| ModeKind::parse(m).ok())
+        .collect();
     named.sort();
     named.dedup();
-    let modes = modes::names()
-        .iter()
-        .filter(|n| all || named.iter().any(|m| m == *n))
-        .map(|n| n.to_string())
+    let modes = ModeKind::ALL
+        .into_iter()
+        .filter(|k| all || named.contains(k))
         .collect();
     ModeList { modes, named }
 }

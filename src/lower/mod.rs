@@ -165,11 +165,11 @@ pub fn lower(
         placement: &placement,
         links: &links,
     };
-    lower_on(config, chunking, schedule, plan, target, share)
+    lower_on(config, chunking, schedule, plan, target, share, true)
 }
 
 /// Lowers `plan` for device `target.device` of `share`'s placement: the recordings hold only its ops
-/// and halves. Fused mode runs on one device only.
+/// and halves. Fused mode runs on one device only, and is lowered only where `fused` asks for it.
 pub fn lower_on(
     config: &Config,
     chunking: &Chunking,
@@ -177,6 +177,7 @@ pub fn lower_on(
     plan: &Plan,
     target: Target,
     share: Share,
+    fused: bool,
 ) -> Lowered {
     let here = |rank: usize| share.placement.device(rank) == target.device;
     let mut l = Lowered {
@@ -243,7 +244,9 @@ pub fn lower_on(
         &gemm_passes,
         StoreMode::Untracked,
     );
-    l.fused = if share.placement.devices() > 1 {
+    l.fused = if !fused {
+        Err("fused mode was not asked for".into())
+    } else if share.placement.devices() > 1 {
         Err(format!(
             "fused mode runs on one device (its GEMM epilogue writes the peers' buffers); these ranks \
              are on {}",

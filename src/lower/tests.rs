@@ -65,7 +65,7 @@ fn placed(
                 host_mapped: mapped(d),
                 ..TARGET
             };
-            lower_on(c, &ch, &s, &plan, t, share)
+            lower_on(c, &ch, &s, &plan, t, share, true)
         })
         .collect();
     (plan, placement, links, lowered)

@@ -9,13 +9,14 @@
 //! ring step runs after the last GEMM stage (plan.rs, `steps_overlap_later_gemm_stages`).
 
 use super::{run_recording, Mode, Run, System};
+use crate::config::ModeKind;
 use crate::error::Result;
 
 pub struct Encoded;
 
 impl Mode for Encoded {
-    fn name(&self) -> &'static str {
-        "encoded"
+    fn kind(&self) -> ModeKind {
+        ModeKind::Encoded
     }
 
     fn skip_reason(&self, sys: &System) -> Option<String> {

@@ -9,14 +9,15 @@
 
 use super::progress::{chunk_grain, ChunkGrain, MAX_GAP};
 use super::{run_recording, Mode, Run, System};
+use crate::config::ModeKind;
 use crate::error::{Error, Result};
 use crate::timeline::{pass_events, Timeline};
 
 pub struct Fused;
 
 impl Mode for Fused {
-    fn name(&self) -> &'static str {
-        "fused"
+    fn kind(&self) -> ModeKind {
+        ModeKind::Fused
     }
 
     fn skip_reason(&self, sys: &System) -> Option<String> {

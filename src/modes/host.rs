@@ -11,6 +11,7 @@
 //! the loop records each trigger's latency and its own waits, on the GPU clock by the offset the
 //! submissions bound ([`align`]).
 
+use crate::config::ModeKind;
 use std::collections::HashMap;
 
 use super::trigger_loop::{self, Gate};
@@ -120,8 +121,8 @@ pub fn align(subs: &[f64], ends: &[f64], t: &[(f64, f64)]) -> (f64, f64) {
 }
 
 impl Mode for Host {
-    fn name(&self) -> &'static str {
-        "host"
+    fn kind(&self) -> ModeKind {
+        ModeKind::Host
     }
 
     fn skip_reason(&self, _sys: &System) -> Option<String> {

@@ -9,7 +9,8 @@ mod sequential;
 mod system;
 mod trigger_loop;
 
-pub use crate::config::{Config, StepLead};
+pub use crate::config::mode::Trigger;
+pub use crate::config::{Config, ModeKind, StepLead};
 use crate::error::Result;
 pub use crate::executor::Kernels;
 use crate::timeline::{pass_events, Timeline};
@@ -22,59 +23,34 @@ pub use sequential::Sequential;
 
 /// One way of running the plan.
 pub trait Mode {
-    fn name(&self) -> &'static str;
+    fn kind(&self) -> ModeKind;
+    fn name(&self) -> &'static str {
+        self.kind().name()
+    }
     /// Why this mode cannot run here (a one-line reason), or None.
     fn skip_reason(&self, sys: &System) -> Option<String>;
     /// One repetition: reset the trackers, run the whole plan, return its timing and timeline.
     fn run(&self, sys: &mut System) -> Result<Run>;
 }
 
-/// Every mode, in report order.
+/// Every mode's runner, in report order.
 pub fn all() -> Vec<Box<dyn Mode>> {
-    vec![
-        Box::new(Sequential),
-        Box::new(Host::default()),
-        Box::new(Encoded),
-        Box::new(Fused),
-    ]
-}
-
-/// When a mode decides that a step may start: the report marks the modes that track chunk completion
-/// at run time (T3's trigger) apart from those whose order is fixed before anything runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trigger {
-    /// No overlap: every step after every GEMM (sequential).
-    None,
-    /// Planned ahead: the order of GEMMs and steps is encoded before the run (encoded).
-    Planned,
-    /// Tracked at run time: a chunk's counter reaching its threshold starts its steps (host, fused).
-    Tracked,
-}
-
-impl Trigger {
-    /// Of the mode named `mode` (by name, so each mode's file stays as it is).
-    pub fn of(mode: &str) -> Trigger {
-        match mode {
-            "host" | "fused" => Trigger::Tracked,
-            "encoded" => Trigger::Planned,
-            _ => Trigger::None,
-        }
-    }
-
-    /// Its word in the report's table and CSV.
-    pub fn name(self) -> &'static str {
-        match self {
-            Trigger::None => "none",
-            Trigger::Planned => "planned",
-            Trigger::Tracked => "tracked",
-        }
-    }
+    ModeKind::ALL.into_iter().map(runner).collect()
 }
 
 /// Mode names accepted on the command line.
 pub fn names() -> Vec<&'static str> {
-    all().iter().map(|m| m.name()).collect()
+    ModeKind::names().to_vec()
+}
+
+/// The runner of mode `kind`.
+pub fn runner(kind: ModeKind) -> Box<dyn Mode> {
+    match kind {
+        ModeKind::Sequential => Box::new(Sequential),
+        ModeKind::Host => Box::new(Host::default()),
+        ModeKind::Encoded => Box::new(Encoded),
+        ModeKind::Fused => Box::new(Fused),
+    }
 }
 
 /// First start to last end of the intervals `t` (µs; 0 for none): what passes in order took.
@@ -160,8 +136,10 @@ mod tests {
 
     #[test]
     fn tracked_modes_are_marked_apart_from_planned_ones() {
-        let marks: Vec<(&str, Trigger)> =
-            names().into_iter().map(|n| (n, Trigger::of(n))).collect();
+        let marks: Vec<(&str, Trigger)> = all()
+            .iter()
+            .map(|m| (m.name(), m.kind().trigger()))
+            .collect();
         assert_eq!(
             marks,
             [

@@ -4,13 +4,14 @@
 
 use super::trigger_loop::{self, Gate};
 use super::{host, run_recording, span, Mode, Run, System};
+use crate::config::ModeKind;
 use crate::error::Result;
 
 pub struct Sequential;
 
 impl Mode for Sequential {
-    fn name(&self) -> &'static str {
-        "sequential"
+    fn kind(&self) -> ModeKind {
+        ModeKind::Sequential
     }
 
     fn skip_reason(&self, _sys: &System) -> Option<String> {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use web_time::Instant;
 
-use crate::config::Config;
+use crate::config::{Config, ModeKind};
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Kernels, Launched};
 use crate::gpu::Gpu;
@@ -65,6 +65,18 @@ impl<'a> System<'a> {
         kernels: &'a [Kernels],
         config: Config,
         want: Path,
+    ) -> Result<Self> {
+        Self::for_modes(gpus, kernels, config, want, &ModeKind::ALL)
+    }
+
+    /// [`System::on_devices`], lowered for `modes` only: a mode not asked for costs no lowering
+    /// (fused mode's packing and tables grow with ranks times chunks) and cannot run on it.
+    pub fn for_modes(
+        gpus: &'a [Gpu],
+        kernels: &'a [Kernels],
+        config: Config,
+        want: Path,
+        modes: &[ModeKind],
     ) -> Result<Self> {
         if kernels.len() != gpus.len() {
             return Err(Error::invalid(
@@ -133,7 +145,8 @@ impl<'a> System<'a> {
         let passes = (plan.ops.len() + plan.levels + 8) as u32;
         let mut parts = Vec::new();
         for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
-            let lowered = lower_on(&config, &chunking, &schedule, &plan, target, share);
+            let fused = modes.contains(&ModeKind::Fused);
+            let lowered = lower_on(&config, &chunking, &schedule, &plan, target, share, fused);
             let ranks = Ranks::held(
                 gpu,
                 config.shape,

@@ -127,7 +127,7 @@ impl Row {
             .map(|m| Row {
                 adapter: r.adapter.clone(),
                 gemm_kernel: r.gemm_kernel.name().into(),
-                mode: m.mode.clone(),
+                mode: m.mode.name().into(),
                 trigger: m.trigger.name().into(),
                 median_ms: m.median_ms,
                 speedup: m.speedup,

@@ -2,6 +2,7 @@
 //! baselines, the workload and the devices, and what failed.
 
 use super::{mode_checks, ms, sci};
+use crate::config::ModeKind;
 use crate::consistency::Kind;
 use crate::experiment::Report;
 
@@ -38,7 +39,7 @@ pub fn summary(r: &Report) -> String {
         }
         let eff = match m.overlap_efficiency {
             // Sequential is the baseline: no overlap to rate.
-            _ if m.mode == "sequential" => "-".to_string(),
+            _ if m.mode == ModeKind::Sequential => "-".to_string(),
             Some(x) => format!("{x:.3}{}", if m.own_baseline { "*" } else { "" }),
             None => "-".into(),
         };

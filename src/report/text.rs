@@ -88,7 +88,7 @@ pub fn text(r: &Report) -> String {
     s += &baseline("ideal", r.ideal_ms, None, String::new(), "ideal");
     // A mode's own sequential run: the baseline its efficiency is against.
     for o in &r.own {
-        let m = o.mode.as_str();
+        let m = o.mode.name();
         let comm = if o.own_comm {
             "its transfers"
         } else {

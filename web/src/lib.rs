@@ -8,7 +8,7 @@ use serde::Deserialize;
 use t3_wgpu::config::{Config, StepLead};
 use t3_wgpu::experiment::{self, Options, Stability};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
-use t3_wgpu::modes::Kernels;
+use t3_wgpu::modes::{Kernels, ModeKind};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape};
@@ -25,7 +25,7 @@ pub struct Request {
     pub ranks: Option<usize>,
     pub chunks: usize,
     pub collective: Option<String>,
-    pub modes: Vec<String>,
+    pub modes: Vec<ModeKind>,
     pub reps: usize,
     pub warmup: usize,
     pub seed: u64,
@@ -103,7 +103,7 @@ impl Session {
             host: Default::default(),
         };
         config.validate()?;
-        req.modes.iter().try_for_each(|m| config.check_mode(m))?;
+        req.modes.iter().try_for_each(|&m| config.check_mode(m))?;
         let cpu = self.gpu.info.device_type == wgpu::DeviceType::Cpu;
         config.check_memory(cpu, t3_wgpu::validate::available_host_memory())?;
         if req.reps == 0 {
