@@ -20,7 +20,7 @@ mod table;
 mod tuning;
 
 use table::*;
-pub use table::{Forward, ProgressLog};
+pub use table::{Forward, FusedLog, ProgressLog};
 pub use tuning::FusedTuning;
 use tuning::*;
 
@@ -359,7 +359,6 @@ pub(super) fn lower_fused_with(
         (table.counter_words * 4) as u64,
         None,
     );
-    l.fused_log = log.map(|g| (counters, g));
     let job_bytes = bytemuck::cast_slice(&jobs).to_vec();
     let jobs = l.pool_buffer("fused jobs", job_bytes.len() as u64, Some(job_bytes));
     let fwd_bytes = bytemuck::cast_slice(&fwd).to_vec();
@@ -368,6 +367,14 @@ pub(super) fn lower_fused_with(
         fwd_bytes.len() as u64,
         Some(fwd_bytes),
     );
+    l.fused_log = log.map(|log| FusedLog {
+        counters,
+        forward,
+        switch_at: (std::mem::size_of_val(&fwd[..fwd.len() - 1])
+            + std::mem::offset_of!(Forward, g1)) as u64,
+        log,
+        first: None,
+    });
     let resources = |out_at: Resource, b_at: Resource, counters: Buffer, hi, b_hi| {
         vec![
             out_at,

@@ -9,7 +9,7 @@ mod gather;
 mod links;
 mod recording;
 
-pub use fused::{Forward, FusedTuning, ProgressLog};
+pub use fused::{Forward, FusedLog, FusedTuning, ProgressLog};
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use recording::*;
 
@@ -116,7 +116,7 @@ pub struct Lowered {
     pub fused_sequential: Recording,
     /// Fused mode's progress log (its counters buffer, where the log sits), where a timeline is
     /// asked for.
-    pub fused_log: Option<(Buffer, ProgressLog)>,
+    pub fused_log: Option<FusedLog>,
     /// Fused mode's configuration (its knobs or their defaults), where it can run.
     pub fused_tuning: Option<FusedTuning>,
     /// Whether pool buffers with views get them (`FusedOptions::alias`; src/alias.rs): else the

@@ -38,7 +38,7 @@ impl Mode for Fused {
         let (grain, events) = match progress(sys, (start, end))? {
             Some(g) if g.coverage >= 1.0 - MAX_GAP => (
                 format!(
-                    "chunk, by a progress clock: WGSL has no clock, so time is the pass's own work (tiles stored plus transfer pieces moved) mapped linearly onto the fused dispatch's {} span; the chunks' span is {:.1}% of it",
+                    "chunk, by a progress clock: WGSL has no clock, so time is the pass's own work (tiles stored plus transfer pieces moved, as its first run logged it; later runs skip the log) mapped linearly onto this run's {} span; the chunks' span is {:.1}% of it",
                     if timed { "GPU-timestamped" } else { "host-clock" },
                     g.coverage * 100.0
                 ),
@@ -74,19 +74,26 @@ impl Mode for Fused {
     }
 }
 
-/// The run's progress log read back and placed on [start, end] (µs), where the lowering keeps one.
-fn progress(sys: &System, span: (f64, f64)) -> Result<Option<ChunkGrain>> {
-    let part = &sys.parts[0];
-    let Some((counters, log)) = &part.lowered.fused_log else {
+/// The progress log's words placed on [start, end] (µs), where the lowering keeps a log: those of
+/// the first run (the check, before any timed run), read back after it, which then turns the log
+/// off (the header's g1 to 0), so that every later run, the timed ones among them, runs without it.
+fn progress(sys: &mut System, span: (f64, f64)) -> Result<Option<ChunkGrain>> {
+    let ranks = sys.config.ranks;
+    let part = &mut sys.parts[0];
+    let Some(f) = &mut part.lowered.fused_log else {
         return Ok(None);
     };
-    let words = log.words();
-    let bytes = part.exec.read_pool(
-        "fused progress log",
-        *counters,
-        (log.word * 4) as u64,
-        (words * 4) as u64,
-    )?;
-    let words: Vec<u32> = bytemuck::cast_slice(&bytes).to_vec();
-    Ok(chunk_grain(log, sys.config.ranks, &words, span))
+    if f.first.is_none() {
+        let bytes = part.exec.read_pool(
+            "fused progress log",
+            f.counters,
+            (f.log.word * 4) as u64,
+            (f.log.words() * 4) as u64,
+        )?;
+        f.first = Some(bytemuck::cast_slice(&bytes).to_vec());
+        part.exec
+            .write_pool(f.forward, f.switch_at, &0u32.to_le_bytes())?;
+    }
+    let words = f.first.as_deref().unwrap_or_default();
+    Ok(chunk_grain(&f.log, ranks, words, span))
 }

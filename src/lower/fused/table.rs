@@ -213,6 +213,21 @@ pub struct ProgressLog {
     pub actions: Vec<Option<(usize, bool)>>,
 }
 
+/// Fused mode's progress log in a lowering: its buffers, its layout, and what its first run saw
+/// (only that run keeps the log: the kernel skips it once the header's g1 is 0, so timed runs pay
+/// nothing for it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FusedLog {
+    /// The counters buffer (the log past their words) and the forward table.
+    pub counters: Buffer,
+    pub forward: Buffer,
+    /// The byte in the forward table of the header's g1 (the log's first word; 0 turns it off).
+    pub switch_at: u64,
+    pub log: ProgressLog,
+    /// The log's words as its first run left them.
+    pub first: Option<Vec<u32>>,
+}
+
 impl ProgressLog {
     /// Its u32 words: the clock, each entry's completion, each of its two actions' first claim and
     /// last end.
