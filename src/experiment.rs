@@ -106,6 +106,10 @@ pub struct OwnRun {
 /// The report of one experiment (the `--json` object).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// What the file is ([`FORMAT`]) and its layout's version ([`FORMAT_VERSION`]): the page's
+    /// viewer reads a `--json` file by them.
+    pub format: &'static str,
+    pub format_version: u32,
     pub adapter: String,
     /// Whether any device is a CPU adapter (lavapipe, SwiftShader): its timings emulate a GPU's.
     pub emulated: bool,
@@ -157,9 +161,15 @@ pub struct Report {
     /// Every run of every timed thing, warm-up included, with the host time it was launched at;
     /// every attempt.
     pub samples: Vec<Series>,
-    #[serde(skip)]
+    /// Each measured mode's timeline (its last repetition), as the SVG and the trace draw it.
     pub timelines: Vec<Timeline>,
 }
+
+/// [`Report::format`]: what a `--json` file is.
+pub const FORMAT: &str = "t3-results";
+/// [`Report::format_version`]: 1 added the format and the timelines (files before it have
+/// neither); a change of a field's meaning, or a field gone, bumps it.
+pub const FORMAT_VERSION: u32 = 1;
 
 /// Checks every finished output against the reference (all rows or a sample) and every tracker
 /// against its threshold. Returns (max relative error, trackers ok).
@@ -495,6 +505,8 @@ pub fn measure_with(
     }
     let consistent = measured.consistent();
     Ok(Report {
+        format: FORMAT,
+        format_version: FORMAT_VERSION,
         emulated: sys
             .parts
             .iter()

@@ -179,6 +179,8 @@ pub fn parse_fused(spec: &str) -> Result<(FusedOptions, FusedPut)> {
             _ => None,
         },
         alias,
+        // Asked for by the outputs that carry a timeline, not by a knob.
+        timeline: false,
     };
     // The combinations that the knobs alone rule out (the others depend on the adapter).
     let own = options.spare_dispatch == Some(SpareDispatch::Own);

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 
+use t3_wgpu::config::fused::FusedOptions;
 use t3_wgpu::devices::{Devices, Placement};
 use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::files;
@@ -207,7 +208,11 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
         dtype: a.gemm.dtype.0,
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
-        fused: a.knobs.fused(),
+        // The progress log only where a file carries the timeline.
+        fused: FusedOptions {
+            timeline: a.json.is_some() || a.svg.is_some() || a.trace.is_some(),
+            ..a.knobs.fused()
+        },
         host: a.knobs.host(),
         step_lead: a.step_lead.unwrap_or(StepLead::Auto),
     };

@@ -1,6 +1,6 @@
 //! Fused mode's choices as the caller makes them: each knob set, or left to its default, which
 //! lowering resolves against the device (`lower::FusedTuning::resolve`). The binary fills them in
-//! from its `T3_FUSED_*` and `--fused alias` variables (src/settings.rs, docs/environment.md); nothing
+//! from `--fused KEY=VALUE` (src/cli/knobs.rs, docs/environment.md); nothing
 //! below it reads the environment.
 
 /// What triggers the transfers of the chunks the GEMM completes (`--fused trigger`).
@@ -121,6 +121,9 @@ pub struct FusedOptions {
     /// binds one buffer for both, so one device run can time the spares beside the GEMM against
     /// after it.
     pub alias: bool,
+    /// Whether fused mode keeps its progress log, its timeline at chunk grain (a timeline is asked
+    /// for: the CLI's --json, --svg or --trace, the page); off, the log costs nothing.
+    pub timeline: bool,
 }
 
 impl Default for FusedOptions {
@@ -138,6 +141,7 @@ impl Default for FusedOptions {
             spares_first: None,
             land: None,
             alias: true,
+            timeline: false,
         }
     }
 }

@@ -19,8 +19,8 @@ use crate::steps::{Link, STEP_WG};
 mod table;
 mod tuning;
 
-pub use table::Forward;
 use table::*;
+pub use table::{Forward, FusedLog, ProgressLog};
 pub use tuning::FusedTuning;
 use tuning::*;
 
@@ -195,7 +195,7 @@ pub(super) fn lower_fused_with(
     // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
     // would pass WebGPU's default limit of eight per stage).
     let window = fused_window(t.max_binding, tuning.window);
-    let table = forward_table(
+    let mut table = forward_table(
         config,
         chunking,
         schedule,
@@ -204,6 +204,10 @@ pub(super) fn lower_fused_with(
         &lands,
         window,
     )?;
+    // The progress log where a timeline is asked for and the epilogue counts the tiles (the watched
+    // GEMM's tiles tick no clock).
+    let log = (config.fused.timeline && tuning.trigger == Trigger::Epilogue)
+        .then(|| table.add_progress(chunking.count()));
     let fwd = table.fwd;
     // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
     let out_bytes = table.out_elems as u64 * 4;
@@ -363,6 +367,14 @@ pub(super) fn lower_fused_with(
         fwd_bytes.len() as u64,
         Some(fwd_bytes),
     );
+    l.fused_log = log.map(|log| FusedLog {
+        counters,
+        forward,
+        switch_at: (std::mem::size_of_val(&fwd[..fwd.len() - 1])
+            + std::mem::offset_of!(Forward, g1)) as u64,
+        log,
+        first: None,
+    });
     let resources = |out_at: Resource, b_at: Resource, counters: Buffer, hi, b_hi| {
         vec![
             out_at,
