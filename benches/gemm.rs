@@ -3,8 +3,10 @@
 //!
 //! Environment: T3_BENCH_SIZES (comma list of N for N³ or MxNxK, default "512"; a run of shapes that
 //! differ only in K separates a tile's fixed cost, its prologue and epilogue, from its cost per slice), T3_BENCH_DTYPES (comma list of f32, f16, bf16;
-//! default "f32"), T3_BENCH_KERNEL (auto, simt or coop; default auto: the adapter's best per dtype),
-//! T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
+//! default "f32"), T3_BENCH_KERNEL (auto, simt, coop or coopmat2, NVIDIA's cooperative_matrix2 through SPIR-V
+//! passthrough; default auto: the adapter's best per dtype),
+//! T3_BENCH_COOPMAT2_SPV=TRACKED.spv,UNTRACKED.spv (a coopmat2 variant built by scripts/coopmat2/spirv.sh
+//! with other macros, checked and timed as the kernel), T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
 //! default 1), T3_BENCH_SETTLE_S (then at most this many seconds more until the times settle,
 //! default 10), T3_BENCH_SEED, T3_BENCH_DEBUG=1 (every rep's GPU span), T3_BENCH_JSON (file to
 //! append JSON lines to), T3_BENCH_GRID=G (the tracked GEMM on a persistent
@@ -47,13 +49,32 @@ fn run() -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()
         .context("T3_BENCH_SIZES")?;
     let dtypes: Vec<String> = env_list("T3_BENCH_DTYPES", "f32")?;
-    let engine = Engine::parse(&std::env::var("T3_BENCH_KERNEL").unwrap_or("auto".into()))?;
+    let engine = Engine::parse_bench(&std::env::var("T3_BENCH_KERNEL").unwrap_or("auto".into()))?;
     let chunks: usize = env_one("T3_BENCH_CHUNKS", 8)?;
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
     let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_6e6d)?;
     let grid: u32 = env_one("T3_BENCH_GRID", 0)?;
-    let gpu = Gpu::new(&GpuOptions::default())
-        .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
+    // A coopmat2 build of the experiment's own: "TRACKED.spv,UNTRACKED.spv".
+    let variant = match std::env::var("T3_BENCH_COOPMAT2_SPV") {
+        Ok(v) if !v.is_empty() => {
+            let files: Vec<&str> = v.split(',').collect();
+            let [t, u] = files[..] else {
+                bail!("T3_BENCH_COOPMAT2_SPV={v}: two files, TRACKED.spv,UNTRACKED.spv");
+            };
+            let read = |f: &str| -> anyhow::Result<Vec<u32>> {
+                Ok(t3_wgpu::coopmat2::words(
+                    &std::fs::read(f).with_context(|| format!("T3_BENCH_COOPMAT2_SPV {f}"))?,
+                )?)
+            };
+            Some([read(t)?, read(u)?])
+        }
+        _ => None,
+    };
+    let gpu = Gpu::new(
+        &t3_wgpu::settings::with_environment(GpuOptions::default())
+            .expect("the environment's GPU settings"),
+    )
+    .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let mut clock = Clock::new(&gpu, reps)?;
     println!(
         "adapter: {}; timing: {}; {reps} reps after a warm-up until settled, medians; {chunks} chunks",
@@ -62,7 +83,10 @@ fn run() -> anyhow::Result<()> {
     );
     for d in &dtypes {
         let dtype = Dtype::parse(d)?;
-        let kernel = GemmKernel::with(&gpu, dtype, engine)?;
+        let kernel = match &variant {
+            Some(spirv) => GemmKernel::coopmat2(&gpu, dtype, spirv.clone())?,
+            None => GemmKernel::with(&gpu, dtype, engine)?,
+        };
         for &shape in &shapes {
             let run = Run {
                 chunks,

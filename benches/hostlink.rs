@@ -41,8 +41,11 @@ fn run() -> anyhow::Result<()> {
         Ok("staged") => Path::Staged,
         Ok(other) => bail!("T3_BENCH_PATH = {other:?}: mapped or staged"),
     };
-    let devices = Devices::open(&spec, &GpuOptions::default())
-        .context("the hostlink bench needs devices (see T3_BENCH_DEVICES, WGPU_BACKEND)")?;
+    let devices = Devices::open(
+        &spec,
+        &t3_wgpu::settings::with_environment(GpuOptions::default())?,
+    )
+    .context("the hostlink bench needs devices (see T3_BENCH_DEVICES, WGPU_BACKEND)")?;
     let limit = devices
         .gpus
         .iter()
@@ -63,6 +66,7 @@ fn run() -> anyhow::Result<()> {
     }
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
     let max_bytes = bytes.iter().copied().max().unwrap_or(16);
+    let opts_threads = threads.clone();
     let opts = Options {
         bytes,
         threads,
@@ -75,8 +79,8 @@ fn run() -> anyhow::Result<()> {
         want,
         // The streamed rows on the CPU too: two of the largest chunks per direction there.
         stream_bytes: if cpu { 2 * max_bytes } else { 1 << 30 },
-        // T3_COPY_THREADS, as `t3 calibrate` reads it (the streamed rows' threads per lane).
-        stream_threads: t3_wgpu::settings::copy_threads()?,
+        // The streamed rows' threads per lane: the largest of T3_BENCH_THREADS.
+        stream_threads: opts_threads.iter().copied().max(),
     };
     let table = calibrate(&devices, &opts)?;
     print!("{}", table.text());

@@ -39,8 +39,11 @@ fn run() -> anyhow::Result<()> {
     let link_wg: Vec<u32> = env_list("T3_BENCH_LINK_WG", "4,16,64,256")?;
     let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
     let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_5e90)?;
-    let gpu = Gpu::new(&GpuOptions::default())
-        .context("the steps bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
+    let gpu = Gpu::new(
+        &t3_wgpu::settings::with_environment(GpuOptions::default())
+            .expect("the environment's GPU settings"),
+    )
+    .context("the steps bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let kernel = StepKernel::new(&gpu)?;
     let mut clock = Clock::new(&gpu, reps)?;
     let kinds = [

@@ -48,6 +48,9 @@ pub struct AdapterReport {
     pub subgroup_sizes: [u32; 2],
     /// Cooperative-matrix configurations, "MxNxK ab->cr" (empty without the feature).
     pub cooperative_matrix: Vec<String>,
+    /// What the adapter offers of VK_NV_cooperative_matrix2 (None: not offered), which the coopmat2
+    /// GEMM runs on.
+    pub cooperative_matrix2: Option<crate::coopmat2::Offer>,
     pub max_storage_buffer_binding_size: u64,
     pub max_buffer_size: u64,
     pub max_compute_workgroups_per_dimension: u32,
@@ -61,14 +64,18 @@ pub struct AdapterReport {
     pub multiprocessors: Option<u32>,
 }
 
-pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterReport {
+pub(crate) fn report(
+    adapter: &wgpu::Adapter,
+    period: Option<f32>,
+    sms: Option<u32>,
+) -> AdapterReport {
     let info = adapter.get_info();
     let f = adapter.features();
     let l = adapter.limits();
     AdapterReport {
         // A bad T3_SMS is refused before the adapters are probed (gpu.rs, `environment`); a report
         // shows what it can.
-        multiprocessors: crate::sms::sm_count(adapter).unwrap_or(None),
+        multiprocessors: crate::sms::sm_count(adapter, sms),
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
         device_type: format!("{:?}", info.device_type),
@@ -93,6 +100,7 @@ pub(crate) fn report(adapter: &wgpu::Adapter, period: Option<f32>) -> AdapterRep
                 .to_lowercase()
             })
             .collect(),
+        cooperative_matrix2: crate::coopmat2::offer(adapter),
         max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
         max_buffer_size: l.max_buffer_size,
         max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
@@ -124,7 +132,7 @@ pub fn numbered_adapters(opts: &GpuOptions) -> Result<Vec<(usize, AdapterReport)
         .iter()
         .enumerate()
         .filter(|(_, a)| matches_name(a, &name))
-        .map(|(i, a)| (i, report(a, None)))
+        .map(|(i, a)| (i, report(a, None, opts.sms)))
         .collect();
     if let (Some(n), true) = (&name, list.is_empty()) {
         return Err(no_adapter(b, Some(n), &all));

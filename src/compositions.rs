@@ -34,7 +34,7 @@ const FUSED_PUTS: &[&str] = &[
     "atomic_windows",
 ];
 
-/// Fused mode's watched GEMM (`T3_FUSED_TRIGGER=spares`): the tracker alone in fused mode's bindings,
+/// Fused mode's watched GEMM (`--fused trigger=spares`): the tracker alone in fused mode's bindings,
 /// writing the packed output plainly (its spares read it through a fused put).
 const GEMM_VARIANTS: &[(&str, &[&str])] = &[
     ("track", PUTS),

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use web_time::Instant;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gather::GatherKernel;
 use crate::gemm::{Engine, FusedPut, GemmKernel};
 use crate::gpu::Gpu;
@@ -64,6 +64,14 @@ impl Kernels {
         engine: Option<Engine>,
         put: FusedPut,
     ) -> Result<Self> {
+        if engine == Some(Engine::Coopmat2) {
+            return Err(crate::Error::invalid(
+                "GEMM kernel",
+                "coopmat2",
+                "auto, simt or coop (the coopmat2 kernel has only its tracked store and untracked \
+                 GEMM so far: bench-gemm's T3_BENCH_KERNEL=coopmat2)",
+            ));
+        }
         Ok(Kernels {
             gemm: GemmKernel::for_outputs(gpu, dtype, out, engine, put)?,
             step: StepKernel::for_outputs(gpu, out)?,
@@ -214,15 +222,39 @@ impl<'a> Executor<'a> {
         self.allocated
     }
 
+    /// Pool buffer `b`, where a launch made it.
+    fn made(&self, b: Buffer) -> Result<&wgpu::Buffer> {
+        let made = match b {
+            Buffer::Pool(i) => self.pool.get(i).and_then(|p| p.as_ref()),
+            _ => None,
+        };
+        made.ok_or_else(|| Error::invalid("pool buffer", format!("{b:?}"), "one a launch made"))
+    }
+
+    /// `bytes` at byte `offset` of pool buffer `b` (one a launch made), read back now (bounded wait).
+    pub fn read_pool(&self, what: &str, b: Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
+        self.gpu.read(what, self.made(b)?, offset, bytes)
+    }
+
+    /// Writes `bytes` at byte `offset` of pool buffer `b` (one a launch made), before the next
+    /// submission.
+    pub fn write_pool(&self, b: Buffer, offset: u64, bytes: &[u8]) -> Result<()> {
+        self.gpu.queue.write_buffer(self.made(b)?, offset, bytes);
+        Ok(())
+    }
+
     fn make_pooled(&mut self, lowered: &Lowered, i: usize) -> Result<()> {
         if self.pool[i].is_some() {
             return Ok(());
         }
         let b = &lowered.pool[i];
         let buffer = match &b.init {
-            Some(contents) => self
-                .gpu
-                .init_buffer(b.label, contents, wgpu::BufferUsages::STORAGE),
+            Some(contents) => self.gpu.init_buffer(
+                b.label,
+                contents,
+                // COPY_DST: a table may be changed between runs (fused mode's log switch).
+                wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            ),
             None => {
                 let usage = wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::COPY_DST

@@ -83,6 +83,13 @@ pub struct ModeResult {
     /// Failed checks that concern this mode (its own and the baselines'): its overlap efficiency
     /// is then empty.
     pub checks_failed: Vec<String>,
+    /// The configuration it ran, in words, and where it came from (src/tune/apply.rs).
+    pub config: Option<String>,
+    /// The same as values, where they differ from the report's `config` or were planned.
+    pub knobs: Option<crate::tune::Knobs>,
+    pub config_source: Option<crate::tune::Source>,
+    /// Where the tune table says the mode loses to sequential at this point: what was done.
+    pub fallback: Option<String>,
 }
 
 /// A mode's own GEMM and transfers and the baseline its efficiency is against (fused mode's: its
@@ -106,6 +113,10 @@ pub struct OwnRun {
 /// The report of one experiment (the `--json` object).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// What the file is ([`FORMAT`]) and its layout's version ([`FORMAT_VERSION`]): the page's
+    /// viewer reads a `--json` file by them.
+    pub format: &'static str,
+    pub format_version: u32,
     pub adapter: String,
     /// Whether any device is a CPU adapter (lavapipe, SwiftShader): its timings emulate a GPU's.
     pub emulated: bool,
@@ -157,7 +168,7 @@ pub struct Report {
     /// Every run of every timed thing, warm-up included, with the host time it was launched at;
     /// every attempt.
     pub samples: Vec<Series>,
-    #[serde(skip)]
+    /// Each measured mode's timeline (its last repetition), as the SVG and the trace draw it.
     pub timelines: Vec<Timeline>,
 }
 
@@ -185,6 +196,12 @@ pub fn rounding(sys: &System) -> Rounding {
         reduces: sys.plan.reduces_per_chunk(),
     }
 }
+
+/// [`Report::format`]: what a `--json` file is.
+pub const FORMAT: &str = "t3-results";
+/// [`Report::format_version`]: 1 added the format and the timelines (files before it have
+/// neither); a change of a field's meaning, or a field gone, bumps it.
+pub const FORMAT_VERSION: u32 = 1;
 
 /// Checks every finished output against the reference (all rows or a sample) and every tracker
 /// against its threshold. Returns (max relative error, trackers ok).
@@ -494,6 +511,10 @@ pub fn measure_with(
             trigger_latency_p99_us: None,
             skipped: skipped[i].take(),
             checks_failed: Vec::new(),
+            config: None,
+            knobs: None,
+            config_source: None,
+            fallback: None,
         };
         let Some(k) = index(m.name()).filter(|_| result.skipped.is_none()) else {
             results.push(result);
@@ -535,6 +556,8 @@ pub fn measure_with(
     }
     let consistent = measured.consistent();
     Ok(Report {
+        format: FORMAT,
+        format_version: FORMAT_VERSION,
         emulated: sys
             .parts
             .iter()

@@ -151,6 +151,11 @@ pub enum Engine {
     Simt,
     /// Cooperative matrices, f16 x f16 -> f32 at 16x16x16 (shaders/gemm_coop.wgsl).
     Coop,
+    /// NVIDIA's cooperative_matrix2 through SPIR-V passthrough (shaders/gemm_coopmat2.comp,
+    /// src/coopmat2.rs): the tracked store and the untracked GEMM only, in `bench-gemm` and the
+    /// tests; the other pipelines of its [`GemmKernel`] are the cooperative WGSL kernel's (same
+    /// tiles and job table), so runs refuse it (`Kernels::with_put`).
+    Coopmat2,
 }
 
 impl Engine {
@@ -158,16 +163,27 @@ impl Engine {
         match self {
             Engine::Simt => "simt",
             Engine::Coop => "coop",
+            Engine::Coopmat2 => "coopmat2",
         }
     }
 
-    /// "auto" (None), "simt" or "coop".
+    /// "auto" (None), "simt" or "coop" (what a run takes: `--gemm-kernel`).
+    /// [`Engine::parse_bench`] takes "coopmat2" too.
     pub fn parse(s: &str) -> Result<Option<Self>> {
         match s.trim().to_lowercase().as_str() {
             "auto" => Ok(None),
             "simt" => Ok(Some(Engine::Simt)),
             "coop" => Ok(Some(Engine::Coop)),
             _ => Err(Error::invalid("GEMM kernel", s, "auto, simt or coop")),
+        }
+    }
+
+    /// As [`Engine::parse`], and "coopmat2" (`bench-gemm`, the tests).
+    pub fn parse_bench(s: &str) -> Result<Option<Self>> {
+        match s.trim().to_lowercase().as_str() {
+            "coopmat2" => Ok(Some(Engine::Coopmat2)),
+            _ => Engine::parse(s)
+                .map_err(|_| Error::invalid("GEMM kernel", s, "auto, simt, coop or coopmat2")),
         }
     }
 
@@ -195,6 +211,17 @@ impl Engine {
                  adapter: its component types are f16, f32, i32 and u32; cooperative matrices take \
                  f16: --dtype f16)",
             )),
+            (Dtype::F32 | Dtype::Bf16, Some(Engine::Coopmat2)) => Err(Error::invalid(
+                "GEMM kernel",
+                format!("coopmat2 with {} operands", dtype.name()),
+                "f16 operands (--dtype f16): the coopmat2 kernel multiplies f16 x f16 -> f32",
+            )),
+            (Dtype::F16, Some(Engine::Coopmat2)) if !gpu.has_coopmat2() => Err(missing(
+                "VK_NV_cooperative_matrix2",
+                "the coopmat2 GEMM (workgroup-scope matrices with tensor addressing, through SPIR-V \
+                 passthrough, on a Vulkan device opened with the extension; and what the coop \
+                 kernel needs)",
+            )),
             (Dtype::F16, Some(Engine::Coop)) if !gpu.has_coop_f16() => Err(missing(
                 "EXPERIMENTAL_COOPERATIVE_MATRIX",
                 "the cooperative-matrix GEMM (f16 x f16 -> f32 at 16x16x16, 32-wide subgroups)",
@@ -208,6 +235,9 @@ impl Engine {
     /// Output tile columns of one workgroup: BN in the engine's kernel, as build.rs reflected it.
     /// Tracker thresholds count tiles of this width.
     pub fn tile_n(self) -> usize {
+        if self == Engine::Coopmat2 {
+            return crate::coopmat2::TILE_N;
+        }
         crate::reflect::interface(self.file(), "track").map_or(TILE_N_MAX, |i| i.tile[1] as usize)
     }
 
@@ -216,7 +246,7 @@ impl Engine {
     pub fn tile_group(self) -> usize {
         match self {
             Engine::Simt => 0,
-            Engine::Coop => 8,
+            Engine::Coop | Engine::Coopmat2 => 8,
         }
     }
 
@@ -227,7 +257,7 @@ impl Engine {
     pub fn per_sm(self) -> u32 {
         match self {
             Engine::Simt => 2,
-            Engine::Coop => 1,
+            Engine::Coop | Engine::Coopmat2 => 1,
         }
     }
 
@@ -236,6 +266,7 @@ impl Engine {
         match self {
             Engine::Simt => "gemm.wgsl",
             Engine::Coop => "gemm_coop.wgsl",
+            Engine::Coopmat2 => "gemm_coopmat2.comp",
         }
     }
 }
@@ -297,7 +328,7 @@ pub struct GemmKernel {
     fused_module: wgpu::ShaderModule,
     fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
     spares: [OnceLock<wgpu::ComputePipeline>; 3],
-    /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `T3_FUSED_TRIGGER`),
+    /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `--fused trigger`),
     /// indexed by split B + 2 x grid, made on first use.
     watched_module: wgpu::ShaderModule,
     watched: [OnceLock<wgpu::ComputePipeline>; 4],
@@ -322,7 +353,7 @@ fn made_once(
     Ok(cell.get_or_init(|| p))
 }
 
-/// Fused mode's put as the caller chooses it (`T3_FUSED_PUT` at the binary's edge): store | coherent
+/// Fused mode's put as the caller chooses it (`--fused put` at the binary's edge): store | coherent
 /// | atomic | cas | auto. store: tiles stored plainly behind the gates as relaxed atomic stores
 /// (faster than coherent on most TP-8 presets with the triggering epilogue: see BENCHMARKS.md).
 /// coherent = a `@coherent` output where the adapter has MEMORY_DECORATION_COHERENT (16-byte stores
@@ -341,7 +372,7 @@ pub enum FusedPut {
 }
 
 impl FusedPut {
-    /// Its word (`T3_FUSED_PUT`'s value).
+    /// Its word (`--fused put`'s value).
     pub fn name(self) -> &'static str {
         match self {
             FusedPut::Auto => "auto",
@@ -364,7 +395,7 @@ pub fn fused_put(gpu: &Gpu, choice: FusedPut) -> Result<Put> {
         FusedPut::Cas => Ok(Put::CasWindows),
         FusedPut::Atomic if atomic => Ok(Put::AtomicWindows),
         FusedPut::Coherent | FusedPut::Atomic => Err(Error::invalid(
-            "T3_FUSED_PUT",
+            "--fused put",
             choice.name(),
             match (coherent, atomic) {
                 (true, true) => "coherent, store, atomic, cas or auto",
@@ -529,6 +560,32 @@ impl GemmKernel {
         put: FusedPut,
     ) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, engine)?;
+        if engine != Engine::Coopmat2 {
+            return Self::wgsl(gpu, dtype, out, engine, put);
+        }
+        if out != Dtype::F32 {
+            return Err(Error::invalid(
+                "GEMM kernel",
+                format!("coopmat2 storing {} outputs", out.name()),
+                "coopmat2 with f32 outputs (--out-dtype f32), or auto, simt or coop",
+            ));
+        }
+        Self::coopmat2(gpu, dtype, crate::coopmat2::spirv()?)
+    }
+
+    /// The coopmat2 kernel from `spirv` (tracked, untracked): the committed build, or a variant's
+    /// (bench-gemm's `T3_BENCH_COOPMAT2_SPV`). The cooperative WGSL kernel's, its tracked store and
+    /// untracked GEMM replaced.
+    pub fn coopmat2(gpu: &Gpu, dtype: Dtype, spirv: [Vec<u32>; 2]) -> Result<Self> {
+        let engine = Engine::resolve(gpu, dtype, Some(Engine::Coopmat2))?;
+        let mut k = Self::wgsl(gpu, dtype, Dtype::F32, Engine::Coop, FusedPut::Auto)?;
+        let [store, untracked] = crate::coopmat2::pipelines(gpu, &k.layout, spirv)?;
+        (k.engine, k.store, k.untracked) = (engine, store, untracked);
+        Ok(k)
+    }
+
+    /// The kernel of a WGSL `engine`, its plain stores writing outputs of type `out`.
+    fn wgsl(gpu: &Gpu, dtype: Dtype, out: Dtype, engine: Engine, put: FusedPut) -> Result<Self> {
         let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
         let src = match std::env::var(&knob) {
             Ok(path) if !path.is_empty() => Some(crate::files::read_text(

@@ -17,9 +17,12 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SUBGROUP)
     .union(wgpu::Features::SHADER_FLOAT32_ATOMIC)
     .union(wgpu::Features::MEMORY_DECORATION_COHERENT)
-    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+    .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+    // SPIR-V straight to the driver: the coopmat2 GEMM (src/coopmat2.rs), which no WGSL can express.
+    .union(wgpu::Features::PASSTHROUGH_SHADERS);
 
-/// How to pick an adapter. Empty fields fall back to WGPU_BACKEND, WGPU_ADAPTER_NAME and WGPU_POWER_PREF.
+/// How to pick an adapter and bound its waits. Empty fields take their defaults; the binary, the tests
+/// and the benchmarks fill them from the environment first (`settings::with_environment`).
 #[derive(Clone, Debug, Default)]
 pub struct GpuOptions {
     /// Comma list of backends (vulkan, metal, dx12, gl).
@@ -28,9 +31,12 @@ pub struct GpuOptions {
     pub adapter: Option<String>,
     /// "high", "low" or "none".
     pub power: Option<String>,
-    /// Bound on every wait, exactly (overrides the derived bound); default from T3_TIMEOUT_S, else
-    /// 120 s plus a share derived from the work.
+    /// Bound on every wait, exactly (overrides the derived bound); default 120 s plus a share derived
+    /// from the work.
     pub timeout: Option<Duration>,
+    /// The GPU's multiprocessors where the driver does not report them (1 to `sms::MAX_SMS`; None:
+    /// what the driver reports, if anything).
+    pub sms: Option<u32>,
     /// Lower the storage-binding and buffer-size limits below the adapter's (tests of the limit paths).
     pub limit_override: Option<u64>,
     /// Lower the workgroups per dispatch dimension below the adapter's (tests of 2-D folding).
@@ -65,19 +71,10 @@ fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
 
 /// The instance for `opts`' backends and every adapter it sees, in the order `t3 info` lists them.
 pub fn adapters(opts: &GpuOptions) -> Result<(wgpu::Instance, Vec<wgpu::Adapter>)> {
-    environment(opts)?;
     let b = backends(opts)?;
     let inst = instance(b);
     let adapters = crate::suspend::block_on(inst.enumerate_adapters(b));
     Ok((inst, adapters))
-}
-
-/// Every environment value a device's opening reads, checked before the adapters are probed, as the
-/// flags are: a bad value is a usage error on a machine without a GPU too.
-fn environment(opts: &GpuOptions) -> Result<()> {
-    settings::timeout(opts)?;
-    crate::sms::named()?;
-    Ok(())
 }
 
 /// A wgpu error with its description and source chain (its Display alone says only "Validation Error").
@@ -127,14 +124,13 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Picks an adapter per `opts` (and the WGPU_* variables) and opens a device with every wanted feature it has.
+    /// Picks an adapter per `opts` and opens a device with every wanted feature it has.
     pub fn new(opts: &GpuOptions) -> Result<Self> {
         Gpu::with_features(opts, WANTED_FEATURES)
     }
 
     /// [`Gpu::new`] with those of `wanted` the adapter has.
     pub fn with_features(opts: &GpuOptions, wanted: wgpu::Features) -> Result<Self> {
-        environment(opts)?;
         let b = backends(opts)?;
         let name = name_filter(opts)?;
         let power = settings::power(opts)?;
@@ -159,8 +155,8 @@ impl Gpu {
         opts: &GpuOptions,
         wanted: wgpu::Features,
     ) -> Result<Self> {
-        let timeout = settings::timeout(opts)?;
-        let sms = crate::sms::sm_count(&adapter)?;
+        let timeout = opts.timeout;
+        let sms = crate::sms::sm_count(&adapter, opts.sms);
         let info = adapter.get_info();
         let features = adapter.features() & wanted;
         let limits = adapter.limits();
@@ -181,9 +177,10 @@ impl Gpu {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
-        // With the zero-copy link's extension where the adapter has it (it changes nothing else).
-        // A device the extension's open refused is opened the usual way (its links then copy).
-        let (device, queue) = crate::hostlink::shared::request_device(&adapter, &desc)
+        // With the zero-copy link's and the coopmat2 GEMM's extensions where the adapter has them
+        // (they change nothing else). A device their open refused is opened the usual way (its links
+        // then copy, and the coopmat2 GEMM is refused).
+        let (device, queue) = crate::vkdevice::request_device(&adapter, &desc)
             .filter(|opened| opened.is_ok())
             .unwrap_or_else(|| {
                 crate::suspend::block_on(adapter.request_device(&desc)).map_err(|e| e.to_string())
@@ -260,12 +257,21 @@ impl Gpu {
                 })
     }
 
+    /// Whether the coopmat2 GEMM can run here: the device was opened with VK_NV_cooperative_matrix2
+    /// and the features it needs (src/vkdevice.rs), passthrough shaders, and what the WGSL
+    /// cooperative kernel needs (its pipelines serve the modes coopmat2 does not cover yet).
+    pub fn has_coopmat2(&self) -> bool {
+        self.has(wgpu::Features::PASSTHROUGH_SHADERS)
+            && self.has_coop_f16()
+            && crate::coopmat2::device_ready(&self.device)
+    }
+
     /// `t3 info`'s view of the chosen adapter.
     pub fn report(&self) -> AdapterReport {
         let period = self
             .has(wgpu::Features::TIMESTAMP_QUERY)
             .then(|| self.queue.get_timestamp_period());
-        report(&self.adapter, period)
+        report(&self.adapter, period, self.sms)
     }
 
     /// A short adapter description for reports: "NVIDIA H200 (Vulkan, 580.159.04)".

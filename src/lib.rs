@@ -11,6 +11,7 @@ pub mod compose;
 pub mod compositions;
 pub mod config;
 pub mod consistency;
+pub mod coopmat2;
 pub mod devices;
 pub mod error;
 pub mod executor;
@@ -45,7 +46,9 @@ pub mod timestamps;
 pub mod timing;
 pub mod trace;
 pub mod tracked;
+pub mod tune;
 pub mod validate;
+pub mod vkdevice;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -24,13 +24,12 @@ fn main() -> ExitCode {
     // Anchors the clock every timing sample is stamped with (seconds since process start).
     t3_wgpu::stats::since_start();
     let cli = Cli::parse();
-    // Every environment variable, checked (and those the commands take, parsed) once here, before
-    // any command starts: nothing below the binary reads them.
-    let env = t3_wgpu::settings::check_environment(&cli::run::gpu_options(&cli.gpu))
+    // Every environment variable, checked once here, before any command starts.
+    let env = t3_wgpu::settings::check_environment(&cli::run::flag_options(&cli.gpu))
         .inspect(|env| env.warnings.iter().for_each(|w| note!("{w}")));
     match env
         .map_err(anyhow::Error::from)
-        .and_then(|env| dispatch(&cli, &env))
+        .and_then(|_| dispatch(&cli))
     {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of a pipe stopped reading: nothing is wrong, and nothing is left to say.

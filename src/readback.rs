@@ -9,9 +9,9 @@ use crate::gpu::Gpu;
 type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
 
 /// Free staging buffers the pool keeps of one size. The host trigger loop holds one counters'
-/// readback per queued submission (up to [`crate::settings::MAX_IN_FLIGHT`] per device) and they
+/// readback per queued submission (up to [`crate::config::host::MAX_IN_FLIGHT`] per device) and they
 /// all come back when a run ends: keeping fewer would make the next run allocate them again.
-pub const STAGING_PER_SIZE: usize = crate::settings::MAX_IN_FLIGHT;
+pub const STAGING_PER_SIZE: usize = crate::config::host::MAX_IN_FLIGHT;
 
 /// Bytes of free staging buffers the pool keeps in all. Staging is host-visible memory the process
 /// holds for nothing between reads; a read larger than this (a whole chunk under `Verify::Full`, a

@@ -31,7 +31,7 @@ pub enum Put {
     /// Plain 16-byte stores into two `@coherent` windows (MEMORY_DECORATION_COHERENT), likewise.
     CoherentWindows,
     /// Plain (non-atomic) stores into two windows, never a load: the watched GEMM's (fused mode's
-    /// tracker alone, `T3_FUSED_TRIGGER=spares`), whose spares read what it stored through theirs.
+    /// tracker alone, `--fused trigger=spares`), whose spares read what it stored through theirs.
     PlainWindows,
     /// A u32 word as it is (the gather kernel's counters).
     Word,

@@ -1,16 +1,15 @@
 //! The GPU's multiprocessor count, where the driver reports it: wgpu does not, and fused mode's
 //! persistent grid and spare workgroups follow it (src/lower/fused.rs, `FusedTuning`).
 
-use crate::error::Result;
-
 /// The most multiprocessors `T3_SMS` may name.
 pub const MAX_SMS: usize = 1 << 16;
 
-/// `T3_SMS` (1 to [`MAX_SMS`]) where set, else what the adapter's Vulkan driver reports (NVIDIA:
-/// VK_NV_shader_sm_builtins' `shaderSMCount`), else None (every other driver, the web, lavapipe).
-pub fn sm_count(adapter: &wgpu::Adapter) -> Result<Option<u32>> {
-    if let Some(n) = named()? {
-        return Ok(Some(n));
+/// `named` (`GpuOptions::sms`: T3_SMS at the edge) where given, else what the adapter's Vulkan
+/// driver reports (NVIDIA: VK_NV_shader_sm_builtins' `shaderSMCount`), else None (every other
+/// driver, the web, lavapipe).
+pub fn sm_count(adapter: &wgpu::Adapter, named: Option<u32>) -> Option<u32> {
+    if named.is_some() {
+        return named;
     }
     #[cfg(wgpu_vulkan)]
     // SAFETY: only reads properties of the adapter's own physical device through its own instance.
@@ -20,13 +19,7 @@ pub fn sm_count(adapter: &wgpu::Adapter) -> Result<Option<u32>> {
         let _ = adapter;
         None
     };
-    Ok(reported)
-}
-
-/// What `T3_SMS` names (1 to [`MAX_SMS`]), None where it is unset (checked before the adapters are
-/// probed: gpu.rs, `environment`).
-pub fn named() -> Result<Option<u32>> {
-    Ok(crate::settings::env_count("T3_SMS", MAX_SMS)?.map(|n| n as u32))
+    reported
 }
 
 /// VK_NV_shader_sm_builtins' count, where the adapter is Vulkan and offers the extension.

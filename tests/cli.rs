@@ -410,9 +410,11 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     // workgroup per tile; the result still matches the f64 reference and every tracker.
     let json = d.join("sms.json");
     // Fused mode alone on `shape` and `ranks` with `env`: its report's JSON.
-    let fused_run = |shape: &str, ranks: &str, env: &[(&str, &str)]| -> serde_json::Value {
+    let fused_run = |shape: &str, ranks: &str, knobs: &str| -> serde_json::Value {
         let args = [
             "run",
+            "--fused",
+            knobs,
             "--shape",
             shape,
             "--ranks",
@@ -428,11 +430,11 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
             "--json",
             json.to_str().unwrap(),
         ];
-        let o = t3_within(&args, env, &d, 240);
+        let o = t3_within(&args, &[("T3_SMS", "4")], &d, 240);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
     };
-    let v = fused_run("96x64x40", "4", &[("T3_SMS", "4")]);
+    let v = fused_run("96x64x40", "4", "");
     let config = v["fused_config"].as_str().unwrap();
     assert!(
         config.contains("trigger the spares")
@@ -444,11 +446,7 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
     assert!(fused["max_rel_error"].as_f64().unwrap() < 1e-5, "{fused}");
     assert_eq!(fused["trackers_ok"], true, "{fused}");
     // A knob that chooses the epilogue gets that configuration's counts, not the spares trigger's.
-    let v = fused_run(
-        "32x32x32",
-        "2",
-        &[("T3_SMS", "4"), ("T3_FUSED_TRIGGER", "epilogue")],
-    );
+    let v = fused_run("32x32x32", "2", "trigger=epilogue");
     let config = v["fused_config"].as_str().unwrap();
     assert!(
         config.contains("trigger the GEMM's epilogue")
@@ -879,7 +877,7 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
 }
 
 #[test]
-fn host_loop_depth_from_the_environment_is_validated() {
+fn host_loop_knobs_are_validated() {
     if common::gpu().is_none() {
         return;
     }
@@ -890,12 +888,19 @@ fn host_loop_depth_from_the_environment_is_validated() {
         .chain(&["--mode", "host"])
         .copied()
         .collect();
-    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "0")], &d, 120);
-    assert_usage(&o, &["T3_HOST_IN_FLIGHT", "'0'", "1 to 16"]);
-    let o = t3_within(&args, &[("T3_HOST_IN_FLIGHT", "3")], &d, 120);
+    let with = |knobs: &'static str| -> Vec<&str> {
+        args.iter().copied().chain(["--host-loop", knobs]).collect()
+    };
+    let o = t3_within(&with("in-flight=0"), &[], &d, 120);
+    assert_usage(&o, &["--host-loop in-flight", "'0'", "1 to 16"]);
+    let o = t3_within(&with("in-flight=3"), &[], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let o = t3_within(&args, &[("T3_HOST_GRAIN", "tile")], &d, 120);
-    assert_usage(&o, &["T3_HOST_GRAIN", "'tile'", "chunk, stage or auto"]);
+    let o = t3_within(&with("grain=tile"), &[], &d, 120);
+    assert_usage(&o, &["--host-loop grain", "'tile'", "auto, chunk, stage"]);
+    let o = t3_within(&with("grain=chunk"), &[], &d, 120);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A retired variable is named in a warning with the flag that took its place.
     let o = t3_within(&args, &[("T3_HOST_GRAIN", "chunk")], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("T3_HOST_GRAIN") && stderr(&o).contains("--host-loop"));
 }

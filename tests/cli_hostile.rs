@@ -209,47 +209,49 @@ fn unwritable_outputs_are_refused_before_any_gpu_work() {
 fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
     let d = tmp("env");
     let r = run(&[]);
-    // 13: fused mode's knobs, and T3_ALIAS; each checked with the knob's own rules.
+    // 13: fused mode's knobs (once variables, now `--fused`), each checked with its own rules.
     for (k, v) in [
-        ("T3_FUSED_PIECES", "x"),
-        ("T3_FUSED_PIECES", "0"),
-        ("T3_FUSED_SPARES", "x"),
-        ("T3_FUSED_POLLS", "-1"),
-        ("T3_FUSED_WINDOW", "0"),
-        ("T3_FUSED_GRID", "x"),
-        ("T3_FUSED_PAUSE", "soon"),
-        ("T3_FUSED_PAUSE", "1048577"),
-        ("T3_FUSED_HELP", "x"),
-        ("T3_FUSED_TRIGGER", " epilogue"),
-        ("T3_FUSED_LAND", "x"),
-        ("T3_FUSED_SPARES_AT", "x"),
-        ("T3_FUSED_SPARE_DISPATCH", "x"),
-        ("T3_FUSED_PUT", "x"),
-        ("T3_ALIAS", "x"),
+        ("pieces", "x"),
+        ("pieces", "0"),
+        ("spares", "x"),
+        ("polls", "-1"),
+        ("window", "0"),
+        ("grid", "x"),
+        ("pause", "soon"),
+        ("pause", "1048577"),
+        ("help", "x"),
+        ("trigger", "epilogue!"),
+        ("land", "x"),
+        ("spares-at", "x"),
+        ("spare-dispatch", "x"),
+        ("put", "x"),
+        ("alias", "x"),
     ] {
-        refused(&d, &r, &[(k, v)], &[k, &format!("'{v}'")]);
+        let knob = format!("{k}={v}");
+        let args: Vec<&str> = r.iter().copied().chain(["--fused", &knob]).collect();
+        refused(
+            &d,
+            &args,
+            &[],
+            &[&format!("--fused {k}"), &format!("'{v}'")],
+        );
     }
-    // Combinations the environment alone rules out.
+    // Combinations the knobs alone rule out.
+    let with = |knobs: &'static str| -> Vec<&str> {
+        r.iter().copied().chain(["--fused", knobs]).collect()
+    };
+    refused(&d, &with("help=never"), &[], &["--fused help", "alias=off"]);
     refused(
         &d,
-        &r,
-        &[("T3_FUSED_HELP", "never")],
-        &["T3_FUSED_HELP", "T3_ALIAS=0"],
-    );
-    refused(
-        &d,
-        &r,
-        &[
-            ("T3_FUSED_TRIGGER", "spares"),
-            ("T3_FUSED_SPARE_DISPATCH", "gemm"),
-        ],
-        &["T3_FUSED_TRIGGER"],
+        &with("trigger=spares,spare-dispatch=gemm"),
+        &[],
+        &["--fused trigger"],
     );
     // 17: every command checks the environment, `info` and `sweep` too.
     for (k, v) in [
         ("T3_TIMEOUT_S", "abc"),
         ("WGPU_POWER_PREF", "x"),
-        ("T3_HOST_IN_FLIGHT", "x"),
+        ("T3_SMS", "0"),
     ] {
         refused(&d, &["info"], &[(k, v)], &[k]);
         refused(&d, &["presets"], &[(k, v)], &[k]);
@@ -260,12 +262,13 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
         .chain(&["--mode", "host"])
         .copied()
         .collect();
-    refused(
-        &d,
-        &sweep,
-        &[("T3_HOST_IN_FLIGHT", "x")],
-        &["T3_HOST_IN_FLIGHT", "1 to 16"],
-    );
+    refused(&d, &sweep, &[("T3_SMS", "x")], &["T3_SMS", "1 to 65536"]);
+    let host: Vec<&str> = sweep
+        .iter()
+        .copied()
+        .chain(["--host-loop", "in-flight=x"])
+        .collect();
+    refused(&d, &host, &[], &["--host-loop in-flight", "1 to 16"]);
     // A value that is not UTF-8.
     {
         use std::os::unix::ffi::OsStrExt;
@@ -279,11 +282,18 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains("T3_SIMT_WGSL"), "{}", stderr(&o));
     }
-    // An unknown T3_* variable is named in a warning; the command goes on.
-    let o = t3(&["presets"], &[("T3_FUSED_PEICES", "4")], &d, 60);
+    // An unknown T3_* variable is named in a warning, a retired one with its flag; the command
+    // goes on.
+    let o = t3(
+        &["presets"],
+        &[("T3_PEICES", "4"), ("T3_FUSED_PIECES", "4")],
+        &d,
+        60,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning: T3_PEICES"), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("warning: T3_FUSED_PEICES"),
+        stderr(&o).contains("T3_FUSED_PIECES is set, but t3 no longer reads it: use --fused"),
         "{}",
         stderr(&o)
     );
@@ -589,7 +599,12 @@ fn a_timeout_ends_the_process_within_its_bound() {
         "0",
     ];
     let t0 = std::time::Instant::now();
-    let o = t3(&fused, &[("T3_FUSED_SPARES", "1048576")], &d, 120);
+    let fused: Vec<&str> = fused
+        .iter()
+        .copied()
+        .chain(["--fused", "spares=1048576"])
+        .collect();
+    let o = t3(&fused, &[], &d, 120);
     let took = t0.elapsed().as_secs_f64();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("timed out after"), "{}", stderr(&o));

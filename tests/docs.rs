@@ -10,6 +10,9 @@ mod common;
 #[path = "../src/cli/args.rs"]
 mod args;
 #[allow(dead_code, unused_imports)]
+#[path = "../src/cli/knobs.rs"]
+mod knobs;
+#[allow(dead_code, unused_imports)]
 #[path = "../src/cli/values.rs"]
 mod values;
 
@@ -253,7 +256,7 @@ fn extractor_reads_what_the_docs_write() {
     std::fs::write(
         &md,
         "t3 run outside a block\n```sh\nt3 info            # adapters\nt3 run --preset gpt3-op-tp8 \\\n   --chunks 2 # gpu: a large preset\n\
-         T3_HOST_WAIT=block t3 run --shape 64x64x64 --title 'a b'\ncargo test --release\n```\n```text\nt3 not a command\n```\n",
+         T3_TIMEOUT_S=30 t3 run --shape 64x64x64 --title 'a b'\ncargo test --release\n```\n```text\nt3 not a command\n```\n",
     )
     .unwrap();
     let c = commands(&md);
@@ -266,10 +269,7 @@ fn extractor_reads_what_the_docs_write() {
     );
     assert!(c[1].gpu);
     assert!(c[1].at.ends_with(":4"), "{}", c[1].at);
-    assert_eq!(
-        c[2].env,
-        [("T3_HOST_WAIT".to_string(), "block".to_string())]
-    );
+    assert_eq!(c[2].env, [("T3_TIMEOUT_S".to_string(), "30".to_string())]);
     assert_eq!(c[2].args, ["run", "--shape", "64x64x64", "--title", "a b"]);
 }
 

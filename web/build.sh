@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --target wasm32-unknown-unknown -p t3-web
 rm -rf web/dist
-wasm-bindgen --target web --out-dir web/dist/pkg target/wasm32-unknown-unknown/release/t3_web.wasm
-cp web/index.html web/main.js web/style.css web/dist/
+# The name section (function names for a debugger, about a sixth of the module) left out.
+wasm-bindgen --target web --remove-name-section --out-dir web/dist/pkg target/wasm32-unknown-unknown/release/t3_web.wasm
+cp web/index.html web/main.js web/viewer.js web/style.css web/dist/
 ls -l web/dist/pkg/t3_web_bg.wasm

@@ -1,8 +1,11 @@
 // The page: checks for WebGPU and JSPI, fills the controls from the adapter, validates every form and URL
 // value by one set of rules, runs each chosen mode through the wasm export (progress and Stop through the
 // t3Progress hook), and shows each row against the run's one sequential baseline, every timeline on one
-// axis in ms, and downloads of what it measured. window.t3 carries the state for the page test (web/test).
+// axis in ms, and downloads of what it measured (the report, the SVG, the Perfetto trace); its viewer shows
+// a results file the CLI wrote (web/viewer.js), with or without WebGPU. window.t3 carries the state for the
+// page test (web/test).
 import init, { describe, plan, run } from "./pkg/t3_web.js";
+import { readResults, summaryText } from "./viewer.js";
 
 const $ = (id) => document.getElementById(id);
 const state = (window.t3 = {
@@ -272,6 +275,11 @@ function niceStep(range) {
   return best;
 }
 
+// A timeline's grain in a panel's title: fused mode's progress clock said plainly (WGSL has no clock).
+const grainText = (g) => g.startsWith("chunk, by a progress clock")
+  ? "chunks timed by a progress clock (tiles and pieces done, on the pass's measured span)"
+  : `timed at ${g.length > 70 ? g.slice(0, 70) + "…" : g}`;
+
 function timelineSvg(panels) {
   const W = 1200, L = 110, R = 30, P = W - L - R, LANE = 18, TITLE = 26, AXIS = 34, GAP = 12, LEGEND = 30;
   const longest = Math.max(1e-3, ...panels.flatMap((p) => p.timeline.events.map((e) => e.end_us / 1000)));
@@ -293,7 +301,7 @@ function timelineSvg(panels) {
   let top = LEGEND;
   for (const { mode, label, timeline } of panels) {
     const lanes = lanesOf(timeline);
-    out.push(`<text x="4" y="${top + 18}" font-weight="bold">${esc(mode)}</text><text x="${L}" y="${top + 18}" fill="#444">span ${fmt(Math.max(0, ...timeline.events.map((e) => e.end_us)) / 1000, 2)} ms · ${esc(label)} · timed at ${esc(timeline.grain.length > 70 ? timeline.grain.slice(0, 70) + "…" : timeline.grain)}<title>${esc(timeline.grain)}</title></text>`);
+    out.push(`<text x="4" y="${top + 18}" font-weight="bold">${esc(mode)}</text><text x="${L}" y="${top + 18}" fill="#444">span ${fmt(Math.max(0, ...timeline.events.map((e) => e.end_us)) / 1000, 2)} ms · ${esc(label)} · ${esc(grainText(timeline.grain))}<title>${esc(timeline.grain)}</title></text>`);
     const y0 = top + TITLE;
     lanes.forEach((k, i) => {
       out.push(`<rect x="${L}" y="${y0 + i * LANE}" width="${P}" height="${LANE - 3}" fill="${i % 2 ? "#f4f4f4" : "#ebebeb"}"/><text x="${L - 6}" y="${y0 + i * LANE + 12}" text-anchor="end">${esc(k)}</text>`);
@@ -317,7 +325,7 @@ function timelineSvg(panels) {
 }
 
 function drawTimelines() {
-  const panels = state.reports.flatMap((o) => o.timelines.filter((t) => t.mode === o.mode).map((timeline) => ({ mode: o.mode, label: o.label, timeline })));
+  const panels = state.reports.flatMap((o) => o.report.timelines.filter((t) => t.mode === o.mode).map((timeline) => ({ mode: o.mode, label: o.label, timeline })));
   $("timeline").innerHTML = panels.length ? timelineSvg(panels) : "";
 }
 
@@ -326,13 +334,32 @@ function drawTimelines() {
 function exportJson() {
   return {
     page: "t3-wgpu web page", adapter: state.adapter?.adapter, request: state.request, baseline: state.baseline,
-    rows: state.rows, runs: state.reports.map(({ mode, label, scale, report, timelines }) => ({ mode, label, scale, report, timelines })),
+    rows: state.rows, runs: state.reports.map(({ mode, label, scale, report }) => ({ mode, label, scale, report })),
   };
 }
 
+// The runs' traces (each the CLI's t3-trace.json for its one mode) as one: run i's processes renumbered
+// after the runs before it, in run order.
+function exportTrace() {
+  const traceEvents = [];
+  let base = 0;
+  for (const o of state.reports) {
+    const events = o.trace.traceEvents;
+    const pids = Math.max(0, ...events.map((e) => e.pid));
+    for (const e of events) {
+      const moved = { ...e, pid: base + e.pid };
+      if (e.name === "process_sort_index") moved.args = { sort_index: base + e.args.sort_index };
+      traceEvents.push(moved);
+    }
+    base += pids;
+  }
+  return { traceEvents, displayTimeUnit: "ms" };
+}
+
 function showDownloads() {
-  for (const id of ["dl-json", "dl-svg"]) if ($(id).href.startsWith("blob:")) URL.revokeObjectURL($(id).href);
+  for (const id of ["dl-json", "dl-svg", "dl-trace"]) if ($(id).href.startsWith("blob:")) URL.revokeObjectURL($(id).href);
   $("dl-json").href = URL.createObjectURL(new Blob([JSON.stringify(exportJson(), null, 1)], { type: "application/json" }));
+  $("dl-trace").href = URL.createObjectURL(new Blob([JSON.stringify(exportTrace())], { type: "application/json" }));
   const svg = document.querySelector("#timeline svg");
   $("dl-svg").hidden = !svg;
   if (svg) $("dl-svg").href = URL.createObjectURL(new Blob([new XMLSerializer().serializeToString(svg)], { type: "image/svg+xml" }));
@@ -449,8 +476,32 @@ function showDevice(info) {
   $("device").hidden = false;
 }
 
+// ---- The viewer: a results file from the CLI, its table as `t3 run` printed it and its timelines ----
+
+async function view(file) {
+  const v = readResults(await file.text(), file.name, file.size);
+  state.viewed = v.error ? { error: v.error } : { name: file.name, version: v.version, notes: v.notes, table: summaryText(v.report), report: v.report };
+  $("view-status").textContent = v.error ?? `${file.name}: ${v.report.adapter}, results format version ${v.version}${v.notes.length ? `; ${v.notes.join(" ")}` : ""}`;
+  $("view-status").className = v.error ? "bad" : "";
+  $("view-table").hidden = !!v.error;
+  $("view-table").textContent = v.error ? "" : state.viewed.table;
+  const panels = v.error ? [] : v.report.timelines?.map((timeline) => ({ mode: timeline.mode, label: file.name, timeline })) ?? [];
+  $("view-timeline").innerHTML = panels.length ? timelineSvg(panels) : "";
+}
+
+function setupViewer() {
+  $("view-file").addEventListener("change", () => $("view-file").files[0] && view($("view-file").files[0]));
+  addEventListener("dragover", (e) => e.preventDefault());
+  addEventListener("drop", (e) => {
+    e.preventDefault();
+    const f = e.dataTransfer?.files?.[0];
+    if (f) view(f);
+  });
+}
+
 async function main() {
   const params = new URLSearchParams(location.search);
+  setupViewer();
   const why = missing();
   if (why) return fail(why);
   await init();

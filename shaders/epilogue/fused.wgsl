@@ -150,6 +150,33 @@ fn chunks_per_rank() -> u32 {
     return fwd[n_chunks()].at0;
 }
 
+// The progress log, fused mode's timeline at chunk grain (src/modes/fused.rs): WGSL has no clock, so
+// time is told by the work done. Where the header's g1 is not 0 (a timeline was asked for), the
+// counters from word g1 hold the clock (tiles stored plus transfer pieces moved so far, by every
+// workgroup of the pass), then the clock when each counter's chunk had all its tiles (its entry's
+// `tiles`), when each action's first piece was claimed and when its last piece ended (0: not seen).
+// Where g1 is 0 nothing is written. Host twin: `progress_words` in src/lower/fused/table.rs.
+fn log_at() -> u32 {
+    return fwd[n_chunks()].g1;
+}
+
+// One unit of work done (a tile stored or a piece moved), by the invocation that counts it.
+fn log_tick() {
+    let at = log_at();
+    if (at != 0u) {
+        atomicAdd(&counters[at], 1u);
+    }
+}
+
+// Slot `slot` of the log takes the clock now (each slot has one writer; at least 1, so that 0 says
+// not seen).
+fn log_mark(slot: u32) {
+    let at = log_at();
+    if (at != 0u) {
+        atomicStore(&counters[at + 1u + slot], max(atomicLoad(&counters[at]), 1u));
+    }
+}
+
 // Action a's destination counter, op and pieces.
 fn action(a: u32) -> vec3<u32> {
     let f = fwd[a / 2u];
@@ -217,6 +244,9 @@ fn bump(c: u32, t: u32) {
             // the watchers' bits, the triggering epilogue's f32 pipeline does not finish on the
             // H100 (which of the two is to blame is not known).
             let f = fwd[c];
+            if (v == f.tiles && f.land == 0u) {
+                log_mark(c);
+            }
             if (v == f.at0 && f.to0 != NONE) {
                 arm(2u * c, SOURCE, needs(f.g0));
             }
@@ -410,6 +440,9 @@ fn claim(t: u32) -> u32 {
                 if (k < pc) {
                     wg_act = a;
                     wg_piece = k;
+                    if (k == 0u) {
+                        log_mark(n_chunks() + a);
+                    }
                     break;
                 }
             }
@@ -478,6 +511,10 @@ fn do_piece(a: u32, k: u32, t: u32) {
     if (t == 0u && !sink_read(a)) {
         let n = atomicAdd(&counters[done_at(a)], 1u) + 1u;
         atomicAdd(&counters[tail_at() + 2u], 1u);
+        log_tick();
+        if (n == act.z) {
+            log_mark(3u * n_chunks() + a);
+        }
         wg_act = select(NONE, a, n == act.z);
     }
     if (workgroupUniformLoad(&wg_act) != NONE) {
@@ -536,6 +573,9 @@ fn pause(t: u32, slot: u32) {
 // publisher that saw no spare alive helps itself. A claimed piece is moved by its claimer without
 // waiting, as ever.
 fn tile_done(counter: u32, t: u32) {
+    if (t == 0u) {
+        log_tick();
+    }
     bump(counter, t);
     let helping = fwd[n_chunks()].op0;
     if (helping == 0u) {

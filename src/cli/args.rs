@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use t3_wgpu::config::fused::FusedOptions;
+use t3_wgpu::config::host::HostOptions;
 use t3_wgpu::devices::DeviceSpec;
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::Gpu;
@@ -53,6 +55,9 @@ pub enum Cmd {
     Run(RunArgs),
     /// Run a grid over ranks, chunks, link budgets and presets; one CSV row per point and mode.
     Sweep(SweepArgs),
+    /// Find, per mode, the fastest configuration of each point on this adapter and save it in the
+    /// adapter's tune table (which `run` and `sweep` then use).
+    Tune(TuneCmdArgs),
     /// Print the workload table.
     Presets {
         /// Tokens per step (the GEMMs' M) the presets are computed for.
@@ -106,7 +111,41 @@ pub enum Cmd {
         /// Print the table as JSON instead of text (it is saved to --out either way).
         #[arg(long)]
         json: bool,
+        /// With --devices: the streamed rows' copy threads per link, as `--host-loop
+        /// copy-threads=N` (the other keys are accepted and unused here).
+        #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
+        host_loop: Option<HostOptions>,
     },
+}
+
+/// Fused mode's and the host trigger loop's knobs, shared by `run` and `sweep`.
+#[derive(Args, Clone, Default)]
+pub struct KnobArgs {
+    /// Fused mode's variant and tuning, a comma list of KEY=VALUE (docs/modes.md#fused-mode):
+    /// trigger=auto|epilogue|spares, spare-dispatch=auto|gemm|own, spares-at=auto|after|before,
+    /// spares=auto|N, grid=off|N, pieces=auto|link|N, put=auto|store|coherent|atomic|cas,
+    /// pause=auto|N, polls=default|N, help=always|idle|never, land=auto|on|off,
+    /// window=default|BYTES, alias=on|off [default: each its default]
+    #[arg(long, value_name = "KEY=VALUE,...", value_parser = fused_knobs)]
+    pub fused: Option<(FusedOptions, FusedPut)>,
+    /// The host trigger loop's choices, a comma list of KEY=VALUE: in-flight=1..16 (submissions
+    /// queued per device, default 2), grain=auto|chunk|stage (GEMM work per submission, default
+    /// stage), wait=auto|spin|block (default spin on GPUs, block on CPU adapters), copy-threads=N
+    /// (threads per link's host copies) [default: each its default]
+    #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
+    pub host_loop: Option<HostOptions>,
+}
+
+impl KnobArgs {
+    pub fn fused(&self) -> FusedOptions {
+        self.fused.map(|f| f.0).unwrap_or_default()
+    }
+    pub fn put(&self) -> FusedPut {
+        self.fused.map(|f| f.1).unwrap_or_default()
+    }
+    pub fn host(&self) -> HostOptions {
+        self.host_loop.unwrap_or_default()
+    }
 }
 
 #[derive(Args, Clone)]
@@ -190,17 +229,21 @@ pub struct RunArgs {
     /// Modes, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
-    /// Chunks per rank's share of the output (each output is R shards x this many chunks). Default 1
-    /// on one device; 4 where --devices spreads the ranks over several, since between devices a rank's
-    /// only chunk leaves nothing to send until its whole GEMM is done.
+    /// Chunks per rank's share of the output (each output is R shards x this many chunks). Default:
+    /// the tune table's; else 1 on one device, and where --devices spreads the ranks over several
+    /// the cost model's (between devices a rank's only chunk leaves nothing to send until its whole
+    /// GEMM is done, and each more chunk costs a submission).
     #[arg(long, value_parser = chunks)]
     pub chunks: Option<usize>,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
     #[command(flatten)]
     pub gemm: GemmArgs,
     /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward
     /// (the sender adds its inbox to its partial and lands the sum in the next inbox; ring only).
-    #[arg(long, default_value = "update", ignore_case = true)]
-    pub reduce: ReduceArg,
+    /// Default: the tune table's, else update.
+    #[arg(long, ignore_case = true)]
+    pub reduce: Option<ReduceArg>,
     /// Workgroups each step may use (the link budget).
     #[arg(long, value_parser = positive_u32, conflicts_with = "link_gbps")]
     pub link_workgroups: Option<u32>,
@@ -218,8 +261,11 @@ pub struct RunArgs {
     /// GEMM workgroups of a pass dispatched after the steps sharing it (whole GEMM ops), so the steps
     /// start before the GEMM's last wave: a count (0: steps after all GEMM work), or auto: as many
     /// as the steps have where the pass holds at most one step per rank (1 chunk), else 0.
-    #[arg(long, default_value = "auto", value_parser = parse_step_lead)]
-    pub step_lead: StepLead,
+    /// Default: the tune table's, else auto.
+    #[arg(long, value_parser = parse_step_lead)]
+    pub step_lead: Option<StepLead>,
+    #[command(flatten)]
+    pub tune: TuneArgs,
     /// Emulate a link of this many GB/s, using the table `t3 calibrate` saved.
     #[arg(long, value_parser = link_gbps)]
     pub link_gbps: Option<f64>,
@@ -269,25 +315,13 @@ pub struct RunArgs {
 
 #[derive(Args, Clone)]
 pub struct SweepArgs {
-    /// Presets to sweep (comma list); or --shape.
-    #[arg(long, value_delimiter = ',', value_parser = parse_preset)]
-    pub presets: Vec<String>,
+    #[command(flatten)]
+    pub points: Points,
     #[command(flatten)]
     pub devices: DevicesArg,
-    /// GEMM shape per rank, MxNxK; or --presets.
-    #[arg(long, value_parser = parse_shape, conflicts_with = "presets")]
-    pub shape: Option<Shape>,
-    /// Tokens per step for presets.
-    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
-    pub tokens: usize,
-    /// Shrink every preset dimension by this factor, in (0, 1].
-    #[arg(long, default_value_t = 1.0, value_parser = scale)]
-    pub scale: f64,
-    /// Rank counts to sweep (comma list) [default: each preset's TP degree; 4 with --shape].
-    #[arg(long, value_delimiter = ',', value_parser = ranks)]
-    pub ranks: Vec<usize>,
-    /// Chunks per rank to sweep (comma list).
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = chunks)]
+    /// Chunks per rank to sweep (comma list) [default: as `t3 run` picks them: the tune table's, else
+    /// the model's across devices, else 1].
+    #[arg(long, value_delimiter = ',', value_parser = chunks)]
     pub chunks: Vec<usize>,
     /// Link budgets in workgroups; 0 = unthrottled.
     #[arg(long, value_delimiter = ',', default_value = "0")]
@@ -301,17 +335,18 @@ pub struct SweepArgs {
     /// Step leads to sweep (see `t3 run --step-lead`).
     #[arg(long, value_delimiter = ',', default_value = "auto", value_parser = parse_step_lead)]
     pub step_lead: Vec<StepLead>,
-    /// The collective (see `t3 run --collective`) [default: each preset's; reduce-scatter with --shape].
-    #[arg(long, ignore_case = true)]
-    pub collective: Option<CollectiveArg>,
     #[command(flatten)]
     pub gemm: GemmArgs,
-    /// How a reduce step is realised (see `t3 run --reduce`).
-    #[arg(long, default_value = "update", ignore_case = true)]
-    pub reduce: ReduceArg,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
+    /// How a reduce step is realised (see `t3 run --reduce`) [default: the tune table's, else update].
+    #[arg(long, ignore_case = true)]
+    pub reduce: Option<ReduceArg>,
     /// Modes, comma-separated, or `all`.
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
+    #[command(flatten)]
+    pub tune: TuneArgs,
     /// Timed repetitions per point (medians reported).
     #[arg(long, default_value_t = 3, value_parser = reps)]
     pub reps: usize,
@@ -330,6 +365,84 @@ pub struct SweepArgs {
     /// CSV output (one row per point and mode); `-` for standard output.
     #[arg(long, default_value = "-")]
     pub csv: String,
+}
+
+/// The workloads of `sweep` and `tune`: presets or a shape, at one or more rank counts.
+#[derive(Args, Clone)]
+pub struct Points {
+    /// Presets (comma list); or --shape.
+    #[arg(long, value_delimiter = ',', value_parser = parse_preset)]
+    pub presets: Vec<String>,
+    /// GEMM shape per rank, MxNxK; or --presets.
+    #[arg(long, value_parser = parse_shape, conflicts_with = "presets")]
+    pub shape: Option<Shape>,
+    /// Tokens per step for presets.
+    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
+    pub tokens: usize,
+    /// Shrink every preset dimension by this factor, in (0, 1].
+    #[arg(long, default_value_t = 1.0, value_parser = scale)]
+    pub scale: f64,
+    /// Rank counts (comma list) [default: each preset's TP degree; 4 with --shape].
+    #[arg(long, value_delimiter = ',', value_parser = ranks)]
+    pub ranks: Vec<usize>,
+    /// The collective (see `t3 run --collective`) [default: each preset's; reduce-scatter with --shape].
+    #[arg(long, ignore_case = true)]
+    pub collective: Option<CollectiveArg>,
+}
+
+/// Which tune table `run` and `sweep` take their configurations from.
+#[derive(Args, Clone, Default)]
+pub struct TuneArgs {
+    /// The tune table: auto (`t3 tune`'s table for this adapter in the working directory, if there is
+    /// one; a bad, stale or foreign one is said and ignored), off, or a FILE (a bad, stale or
+    /// foreign one is an error). Flags given explicitly win over the table's choices.
+    #[arg(long, default_value = "auto")]
+    pub tune: String,
+    /// Run a mode the table says loses to sequential at this point as it is, instead of falling
+    /// back to sequential (the report says which, and by how much).
+    #[arg(long)]
+    pub no_fallback: bool,
+}
+
+/// `t3 tune`'s flags.
+#[derive(Args, Clone)]
+pub struct TuneCmdArgs {
+    #[command(flatten)]
+    pub points: Points,
+    #[command(flatten)]
+    pub devices: DevicesArg,
+    #[command(flatten)]
+    pub gemm: GemmArgs,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
+    /// Modes to tune, comma-separated, or `all` (sequential is the baseline: always measured).
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
+    pub mode: Vec<String>,
+    /// Bound on the tuning's search, seconds, shared out over the points and modes: no measurement
+    /// starts past it, but every point is measured once as given (every mode in one run) whatever
+    /// is left, so a measurement under way may carry the whole past it.
+    #[arg(long, default_value_t = 60.0, value_parser = budget)]
+    pub budget_s: f64,
+    /// Measure every point of the space's grid instead of searching it (the comparison the search
+    /// is judged by; still bounded by --budget-s).
+    #[arg(long)]
+    pub exhaustive: bool,
+    /// Timed repetitions per measurement (medians compared).
+    #[arg(long, default_value_t = 3, value_parser = reps)]
+    pub reps: usize,
+    /// Least untimed rounds per measurement.
+    #[arg(long, default_value_t = 1, value_parser = warmup)]
+    pub warmup: usize,
+    /// Bound on each measurement's warm-up, seconds.
+    #[arg(long, default_value_t = 1.0, value_parser = seconds)]
+    pub warmup_s: f64,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Where to save the table [default: t3-tune-ADAPTER-BACKEND.json, where `--tune auto` finds it];
+    /// points already in it are kept, a point tuned again replaced.
+    #[arg(long)]
+    pub out: Option<String>,
 }
 
 /// The modes to run, and those named explicitly (a mode that cannot apply is an error only when

@@ -1,18 +1,19 @@
 //! The `t3` command line: flags and their values, the commands, and what the binary prints.
 
 pub mod args;
+pub mod knobs;
 pub mod output;
 pub mod progress;
 pub mod run;
 pub mod sweep;
 pub mod tools;
+pub mod tune;
 pub mod values;
 
 use anyhow::Result;
 
 use t3_wgpu::devices::Devices;
 use t3_wgpu::files;
-use t3_wgpu::settings::Environment;
 use t3_wgpu::workload;
 
 use args::{Cli, Cmd};
@@ -21,8 +22,8 @@ use run::{check_run, demo, open_devices, open_gpu, run};
 use sweep::{sweep, sweep_points};
 use tools::{calibrate, calibrate_hostlink, info, plot};
 
-/// Runs `work` on `devices` (the opened GPUs), and after a wait that ran past its bound leaves the devices undropped: a
-/// device's drop waits for its GPU to go idle, without bound (issue 41: 31 s after a 1 s timeout),
+/// Runs `work` on `devices` (the opened GPUs), and after a wait that ran past its bound leaves the
+/// devices undropped: a device's drop waits for its GPU to go idle, without bound,
 /// and the process is about to end anyway, which releases them. The one shutdown path after a
 /// timeout: the error is said and the process exits 1 within the bound plus the time to say it.
 fn bounded<D>(devices: D, work: impl FnOnce(&D) -> Result<()>) -> Result<()> {
@@ -53,7 +54,7 @@ pub fn kernel_inputs(mut files: files::Files) -> Result<files::Files> {
 
 /// Runs the command `cli` names under the values `env` read from the environment; every check that
 /// needs no GPU comes before the GPU is opened.
-pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
+pub fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.cmd {
         Some(Cmd::Info { json }) => info(&cli.gpu, *json),
         Some(Cmd::Presets {
@@ -69,17 +70,29 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             }
         }
         Some(Cmd::Run(a)) => {
-            let checked = check_run(a, env)?;
+            let checked = check_run(a)?;
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| run(g, a, checked))
+        }
+        Some(Cmd::Tune(a)) => {
+            kernel_inputs(files::Files::default())?.check()?;
+            if let Some(out) = &a.out {
+                files::Files::default().output("--out", out).check()?;
+            }
+            let jobs = tune::tune_jobs(a)?;
+            bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
+                tune::tune(g, a, jobs)
+            })
         }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => {
-            kernel_inputs(files::Files::default())?
-                .output("--csv", &a.csv)
-                .check()?;
-            let points = sweep_points(a, env)?;
+            let (f, pre) = tune::check_tune(
+                &a.tune,
+                kernel_inputs(files::Files::default())?.output("--csv", &a.csv),
+            )?;
+            f.check()?;
+            let points = sweep_points(a)?;
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
-                sweep(g, a, points, env)
+                sweep(g, a, (points, pre))
             })
         }
         Some(Cmd::Calibrate {
@@ -89,6 +102,7 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             link_path,
             out,
             json,
+            host_loop,
         }) => {
             let out = out.as_deref().unwrap_or(match devices {
                 Some(_) => t3_wgpu::hostlink::calibration::DEFAULT_TABLE,
@@ -100,14 +114,15 @@ pub fn dispatch(cli: &Cli, env: &Environment) -> Result<()> {
             }
             files::Files::default().output("--out", out).check()?;
             match devices {
-                Some(spec) => bounded(Devices::open(spec, &run::gpu_options(&cli.gpu))?, |d| {
-                    calibrate_hostlink(d, *link_path, (*mib, *reps), out, *json, env)
+                Some(spec) => bounded(Devices::open(spec, &run::gpu_options(&cli.gpu)?)?, |d| {
+                    let threads = host_loop.and_then(|h| h.copy_threads);
+                    calibrate_hostlink(d, *link_path, (*mib, *reps), out, *json, threads)
                 }),
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)
                 }),
             }
         }
-        None => bounded(vec![open_gpu(&cli.gpu)?], |g| demo(&g[0], env)),
+        None => bounded(vec![open_gpu(&cli.gpu)?], |g| demo(&g[0])),
     }
 }

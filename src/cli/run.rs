@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 
+use t3_wgpu::config::fused::FusedOptions;
 use t3_wgpu::devices::{Devices, Placement};
 use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
 use t3_wgpu::files;
@@ -12,25 +13,30 @@ use t3_wgpu::modes::{Config, Kernels, ModeKind, StepLead};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::settings::Environment;
 
 use super::progress::Progress;
+use t3_wgpu::settings;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
 
+use t3_wgpu::tune::apply::{plan, run_plans, Given};
+use t3_wgpu::tune::search;
+use t3_wgpu::tune::Table;
+
 use super::args::*;
 use super::output::out;
+use super::tune::{given_knobs, model_chunks, table_for};
 use super::values::*;
 
 pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
-    Ok(Gpu::new(&gpu_options(g))?)
+    Ok(Gpu::new(&gpu_options(g)?)?)
 }
 
 /// The devices the ranks run on: those `--devices` names, else the one device the options pick.
 pub fn open_devices(g: &GpuArgs, d: &DevicesArg) -> Result<Vec<Gpu>> {
     Ok(match &d.devices {
-        Some(spec) => Devices::open(spec, &gpu_options(g))?.gpus,
+        Some(spec) => Devices::open(spec, &gpu_options(g)?)?.gpus,
         None => vec![open_gpu(g)?],
     })
 }
@@ -59,14 +65,19 @@ pub fn check_spanning(modes: &ModeList, devices: usize) -> t3_wgpu::Result<()> {
     }
 }
 
-/// The options every device is opened with.
-pub fn gpu_options(g: &GpuArgs) -> GpuOptions {
+/// What the flags say of the devices to open.
+pub fn flag_options(g: &GpuArgs) -> GpuOptions {
     GpuOptions {
         backend: g.backend.clone(),
         adapter: g.adapter.clone(),
         timeout: g.timeout,
         ..Default::default()
     }
+}
+
+/// The options every device is opened with: the flags, and the environment where they are silent.
+pub fn gpu_options(g: &GpuArgs) -> t3_wgpu::Result<GpuOptions> {
+    settings::with_environment(flag_options(g))
 }
 
 /// Shape, ranks and collective from --shape or --preset (and their overrides).
@@ -153,18 +164,14 @@ pub struct Checked {
     pub link: Option<LinkChoice>,
     /// Fused mode's put, chosen when the kernels are made.
     pub put: FusedPut,
+    /// The knobs given explicitly (they win over the tune table's), whether the chunk count is the
+    /// model's, and a `--tune FILE` table as read.
+    pub given: Given,
+    pub model_chunks: bool,
+    pub tune_table: Option<Table>,
 }
 
-/// Chunks per rank where `--chunks` is not given: 1 on one device, 4 where the ranks span several
-/// (`--devices all` counted as several).
-pub fn default_chunks(d: &DevicesArg) -> usize {
-    match d.devices.as_ref().map(|s| s.count()) {
-        None | Some(Some(1)) => 1,
-        Some(_) => 4,
-    }
-}
-
-pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
+pub fn check_run(a: &RunArgs) -> Result<Checked> {
     let mut files = super::kernel_inputs(files::Files::default())?;
     if a.link_gbps.is_some() {
         files = files.input("--link-table", &a.link_table);
@@ -182,16 +189,17 @@ pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
     if let Some(d) = &a.dump {
         files = files.dump("--dump", d);
     }
+    let (files, tune_table) = super::tune::check_tune(&a.tune, files)?;
     files.check()?;
     let (shape, ranks, collective, label) =
         resolve(&a.workload, a.ranks, a.collective.map(|c| c.0))?;
     let link = link_choice(a)?;
-    let config = Config {
+    let mut config = Config {
         shape,
         ranks,
-        chunks: a.chunks.unwrap_or(default_chunks(&a.devices)),
+        chunks: a.chunks.unwrap_or(1),
         collective,
-        via: a.reduce.0,
+        via: a.reduce.map_or(ReduceVia::Update, |r| r.0),
         link: match (a.link_workgroups, &link) {
             (Some(w), _) => Link::Workgroups(w),
             (None, Some(c)) => c.link,
@@ -201,17 +209,38 @@ pub fn check_run(a: &RunArgs, env: &Environment) -> Result<Checked> {
         out_dtype: a.gemm.out(),
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
-        fused: env.fused,
-        host: env.host,
-        step_lead: a.step_lead,
+        // The progress log only where a file carries the timeline.
+        fused: FusedOptions {
+            timeline: a.json.is_some() || a.svg.is_some() || a.trace.is_some(),
+            ..a.knobs.fused()
+        },
+        host: a.knobs.host(),
+        step_lead: a.step_lead.unwrap_or(StepLead::Auto),
     };
+    let model = match a.chunks {
+        Some(_) => None,
+        None => model_chunks(a.devices.devices.as_ref().map(|s| s.count()), &config),
+    };
+    if let Some(n) = model {
+        config.chunks = n;
+    }
     validate(&config, &mode_list(&a.mode))?;
     check_devices(&a.devices, config.ranks, &mode_list(&a.mode))?;
     Ok(Checked {
         label,
         config,
         link,
-        put: env.fused_put,
+        put: a.knobs.put(),
+        given: Given {
+            chunks: a.chunks.is_some(),
+            reduce: a.reduce.is_some(),
+            gemm_grid: a.gemm_grid.is_some(),
+            step_lead: a.step_lead.is_some(),
+            link: a.link_workgroups.is_some() || a.link_gbps.is_some(),
+            ..given_knobs(&a.knobs)
+        },
+        model_chunks: model.is_some(),
+        tune_table,
     })
 }
 
@@ -318,26 +347,54 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         a.no_verify,
     );
     let progress = Progress::start("lowering the plan and uploading the inputs");
-    let (mut sys, inputs) = experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)?;
+    let table = table_for(&a.tune, c.tune_table, &gpus[0])?;
+    let plans = plan(
+        &opts.config,
+        &opts.modes,
+        table.as_ref(),
+        gpus.len(),
+        &c.given,
+        c.model_chunks,
+    );
+    let devices = search::Devices {
+        gpus,
+        kernels: &kernels,
+        path: a.devices.link_path,
+    };
+    // A dump holds one run: the last configuration's, its last mode's outputs.
+    let mut dumped = false;
+    let mut after = |sys: &t3_wgpu::modes::System, inputs: &t3_wgpu::ranks::Inputs, r: &Report| {
+        if let Some(dir) = &a.dump {
+            let outputs = experiment::outputs(sys)?;
+            report::dump(
+                dir,
+                &sys.config,
+                &sys.chunking,
+                inputs,
+                &outputs,
+                last_mode(r).name(),
+            )?;
+            dumped = true;
+        }
+        Ok(())
+    };
     progress.phase(if a.no_verify {
-        "warming up"
+        "lowering the plan, uploading the inputs, warming up"
     } else {
-        "checking every mode against the f64 reference"
+        "lowering the plan, uploading the inputs, checking every mode against the f64 reference"
     });
-    let r = experiment::measure_with(&mut sys, &inputs, &opts, &|w, r| progress.timed(w, r))?;
+    let r = run_plans(
+        &devices,
+        &plans,
+        &opts,
+        a.tune.no_fallback,
+        &|w, r| progress.timed(w, r),
+        &mut after,
+    )?;
     drop(progress);
     // Every file first: what standard output's reader does cannot lose them.
     let stdout = outputs(a, &c.label, &r)?;
-    if let Some(dir) = &a.dump {
-        let outputs = experiment::outputs(&sys)?;
-        report::dump(
-            dir,
-            &sys.config,
-            &sys.chunking,
-            &inputs,
-            &outputs,
-            last_mode(&r).name(),
-        )?;
+    if let Some(dir) = a.dump.as_ref().filter(|_| dumped) {
         note!("wrote {dir}/rank*_{{a,b,out}}.npy and {dir}/meta.json");
     }
     let shown = match stdout {
@@ -354,7 +411,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
 }
 
 /// The demo: T-NLG's output projection at 4 ranks, scaled to the adapter, every mode.
-pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
+pub fn demo(gpu: &Gpu) -> Result<()> {
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
     // On a CPU adapter (lavapipe) 1/16 of every dimension keeps the demo under a minute.
     let mut scale = if cpu { 1.0 / 16.0 } else { 1.0 };
@@ -385,16 +442,21 @@ pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
         collective: None,
         mode: vec!["all".into()],
         chunks: Some(2),
+        knobs: Default::default(),
         gemm: GemmArgs {
             dtype: DtypeArg(Dtype::F32),
             out_dtype: None,
             gemm_kernel: KernelArg(None),
         },
-        reduce: ReduceArg(ReduceVia::Update),
+        reduce: None,
         link_workgroups: None,
         arbitrate: None,
         gemm_grid: None,
-        step_lead: StepLead::Auto,
+        step_lead: None,
+        tune: TuneArgs {
+            tune: "auto".into(),
+            no_fallback: false,
+        },
         link_gbps: None,
         link_table: link::DEFAULT_TABLE.into(),
         reps: if cpu { 3 } else { 10 },
@@ -410,7 +472,7 @@ pub fn demo(gpu: &Gpu, env: &Environment) -> Result<()> {
         dump: None,
         verbose: false,
     };
-    let checked = check_run(&a, env)?;
+    let checked = check_run(&a)?;
     run(std::slice::from_ref(gpu), &a, checked)?;
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())

@@ -6,58 +6,84 @@ use web_time::Instant;
 
 use anyhow::{Context, Result};
 
-use t3_wgpu::experiment;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::modes::Config;
 use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::settings::Environment;
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::steps::Link;
 use t3_wgpu::workload;
 
+use t3_wgpu::modes::StepLead;
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::tune::apply::{plan, run_plans, Given};
+use t3_wgpu::tune::search;
+
 use super::args::*;
 use super::output::out;
 use super::run::{check_devices, kernels_on, options, validate, wrong};
+use super::tune::{given_knobs, model_chunks, table_for};
 use super::values::*;
 
 /// Most points of a sweep grid (each point runs every mode; a bigger grid is a typing slip).
 pub const MAX_POINTS: usize = 100_000;
 
-/// Every point of a sweep, checked before any GPU work.
-pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Config)>> {
-    let workloads: Vec<(Shape, Option<usize>, Collective, String)> = if let Some(s) = a.shape {
-        vec![(
+/// A workload: its shape, its preset's TP degree (None for a bare shape), its collective, its name.
+pub type NamedWorkload = (Shape, Option<usize>, Collective, String);
+
+/// The workloads `p` names, each with its TP degree where a preset gives one, checked before any
+/// GPU work.
+pub fn workloads(p: &Points) -> Result<Vec<NamedWorkload>> {
+    match p.shape {
+        Some(s) => Ok(vec![(
             s,
             None,
-            a.collective.map_or(Collective::ReduceScatter, |c| c.0),
-            format!("{s}"),
-        )]
-    } else {
-        if a.presets.is_empty() {
-            return Err(t3_wgpu::Error::invalid(
-                "workload",
-                "none given",
-                "--presets NAME,... or --shape MxNxK",
-            )
-            .into());
-        }
-        a.presets
+            p.collective.map_or(Collective::ReduceScatter, |c| c.0),
+            s.to_string(),
+        )]),
+        None if p.presets.is_empty() => Err(t3_wgpu::Error::invalid(
+            "workload",
+            "none given",
+            "--presets NAME,... or --shape MxNxK",
+        )
+        .into()),
+        None => p
+            .presets
             .iter()
-            .map(|p| {
-                let pr = workload::find(p, a.tokens, a.scale).context("preset vanished")?;
+            .map(|name| {
+                let pr = workload::find(name, p.tokens, p.scale).context("preset vanished")?;
                 Ok((
                     Shape::new(pr.m, pr.n, pr.k)?,
                     Some(pr.tp),
-                    a.collective.map_or(pr.collective, |c| c.0),
+                    p.collective.map_or(pr.collective, |c| c.0),
                     pr.name,
                 ))
             })
-            .collect::<Result<_>>()?
+            .collect(),
+    }
+}
+
+/// One point of a sweep: its workload's name, its configuration as the flags and the model make it,
+/// which knobs the flags give (the tune table's choices yield to them), and whether its chunk count
+/// is the model's.
+pub struct SweepPoint {
+    pub label: String,
+    pub config: Config,
+    pub given: Given,
+    pub model_chunks: bool,
+}
+
+/// Every point of a sweep, checked before any GPU work.
+pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
+    let workloads = workloads(&a.points)?;
+    let rank_lists = workloads.len() * a.points.ranks.len().max(1);
+    let chunk_list: Vec<Option<usize>> = if a.chunks.is_empty() {
+        vec![None]
+    } else {
+        a.chunks.iter().map(|&c| Some(c)).collect()
     };
-    let rank_lists = workloads.len() * a.ranks.len().max(1);
     let count = [
-        a.chunks.len(),
+        chunk_list.len(),
         a.link_workgroups.len(),
         a.arbitrate.len(),
         a.gemm_grid.len(),
@@ -72,8 +98,8 @@ pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Con
             format!(
                 "{count} points ({} workloads x {} rank counts x {} chunk counts x {} link budgets x {} arbitration caps x {} GEMM grids x {} step leads)",
                 workloads.len(),
-                a.ranks.len().max(1),
-                a.chunks.len(),
+                a.points.ranks.len().max(1),
+                chunk_list.len(),
                 a.link_workgroups.len(),
                 a.arbitrate.len(),
                 a.gemm_grid.len(),
@@ -85,13 +111,13 @@ pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Con
     }
     let mut points = Vec::new();
     for (shape, tp, coll, label) in &workloads {
-        let rs: Vec<usize> = if a.ranks.is_empty() {
+        let rs: Vec<usize> = if a.points.ranks.is_empty() {
             vec![tp.unwrap_or(4)]
         } else {
-            a.ranks.clone()
+            a.points.ranks.clone()
         };
         for &r in &rs {
-            for &c in &a.chunks {
+            for &c in &chunk_list {
                 for &w in &a.link_workgroups {
                     let caps = a
                         .arbitrate
@@ -99,12 +125,12 @@ pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Con
                         .flat_map(|&arb| a.gemm_grid.iter().map(move |&g| (arb, g)));
                     for (arb, grid) in caps {
                         for &step_lead in &a.step_lead {
-                            let config = Config {
+                            let mut config = Config {
                                 shape: *shape,
                                 ranks: r,
-                                chunks: c,
+                                chunks: c.unwrap_or(1),
                                 collective: *coll,
-                                via: a.reduce.0,
+                                via: a.reduce.map_or(ReduceVia::Update, |v| v.0),
                                 link: if w == 0 {
                                     Link::Unthrottled
                                 } else {
@@ -114,18 +140,45 @@ pub fn sweep_points(a: &SweepArgs, env: &Environment) -> Result<Vec<(String, Con
                                 out_dtype: a.gemm.out(),
                                 arbitrate: (arb > 0).then_some(arb),
                                 gemm_grid: (grid > 0).then_some(grid),
-                                fused: env.fused,
-                                host: env.host,
+                                fused: a.knobs.fused(),
+                                host: a.knobs.host(),
                                 step_lead,
                             };
+                            let model = match c {
+                                Some(_) => None,
+                                None => model_chunks(
+                                    a.devices.devices.as_ref().map(|s| s.count()),
+                                    &config,
+                                ),
+                            };
+                            if let Some(n) = model {
+                                config.chunks = n;
+                            }
                             validate(&config, &mode_list(&a.mode))
                                 .and_then(|()| {
                                     check_devices(&a.devices, config.ranks, &mode_list(&a.mode))
                                 })
                                 .with_context(|| {
-                                    format!("sweep point {label} ranks {r} chunks {c}")
+                                    format!(
+                                        "sweep point {label} ranks {r} chunks {}",
+                                        config.chunks
+                                    )
                                 })?;
-                            points.push((label.clone(), config));
+                            points.push(SweepPoint {
+                                label: label.clone(),
+                                config,
+                                // A list left at its default is not given: the table's choice
+                                // stands there.
+                                given: Given {
+                                    chunks: c.is_some(),
+                                    reduce: a.reduce.is_some(),
+                                    gemm_grid: a.gemm_grid != [0],
+                                    step_lead: a.step_lead != [StepLead::Auto],
+                                    link: a.link_workgroups != [0],
+                                    ..given_knobs(&a.knobs)
+                                },
+                                model_chunks: model.is_some(),
+                            });
                         }
                     }
                 }
@@ -180,11 +233,16 @@ impl Saved<'_> {
 pub fn sweep(
     gpus: &[Gpu],
     a: &SweepArgs,
-    points: Vec<(String, Config)>,
-    env: &Environment,
+    (points, pre): (Vec<SweepPoint>, Option<t3_wgpu::tune::Table>),
 ) -> Result<()> {
     super::run::check_spanning(&mode_list(&a.mode), gpus.len())?;
-    let kernels = kernels_on(gpus, a.gemm, env.fused_put)?;
+    let kernels = kernels_on(gpus, a.gemm, a.knobs.put())?;
+    let table = table_for(&a.tune, pre, &gpus[0])?;
+    let devices = search::Devices {
+        gpus,
+        kernels: &kernels,
+        path: a.devices.link_path,
+    };
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(points.len() as u64);
         b.set_style(
@@ -217,7 +275,8 @@ pub fn sweep(
     });
     let mut failures = 0;
     let started = Instant::now();
-    for (i, (label, config)) in points.iter().enumerate() {
+    for (i, p) in points.iter().enumerate() {
+        let (label, config) = (&p.label, &p.config);
         let msg = describe_point(label, config);
         match &bar {
             Some(b) => b.set_message(msg.clone()),
@@ -234,9 +293,22 @@ pub fn sweep(
         // past its bound ends the sweep once its row is saved: the GPU may still hold the point's
         // work, which would slow every later point and make its figures wrong.
         let mut timeout = None;
-        let rows = match experiment::prepare_on(gpus, &kernels, &opts, a.devices.link_path)
-            .and_then(|(mut sys, inputs)| experiment::measure(&mut sys, &inputs, &opts))
-        {
+        let plans = plan(
+            config,
+            &opts.modes,
+            table.as_ref(),
+            gpus.len(),
+            &p.given,
+            p.model_chunks,
+        );
+        let rows = match run_plans(
+            &devices,
+            &plans,
+            &opts,
+            a.tune.no_fallback,
+            &|_, _| Ok(()),
+            &mut |_, _, _| Ok(()),
+        ) {
             Ok(rep) => {
                 if wrong(&rep) {
                     failures += 1;

@@ -4,10 +4,9 @@ use anyhow::Result;
 
 use t3_wgpu::devices::Devices;
 use t3_wgpu::files;
-use t3_wgpu::gpu::{self, Gpu, GpuOptions};
+use t3_wgpu::gpu::{self, Gpu};
 use t3_wgpu::hostlink::calibration;
 use t3_wgpu::link;
-use t3_wgpu::settings::Environment;
 
 use super::args::*;
 use super::output::out;
@@ -21,11 +20,7 @@ struct Numbered {
 }
 
 pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
-    let list = gpu::numbered_adapters(&GpuOptions {
-        backend: g.backend.clone(),
-        adapter: g.adapter.clone(),
-        ..Default::default()
-    })?;
+    let list = gpu::numbered_adapters(&super::run::gpu_options(g)?)?;
     if json {
         let list: Vec<Numbered> = list
             .into_iter()
@@ -57,6 +52,30 @@ pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
             } else {
                 a.cooperative_matrix.join(", ")
             }
+        );
+        s += &format!(
+            "  coopmat2      {}\n",
+            a.cooperative_matrix2.as_ref().map_or_else(
+                || "not offered (VK_NV_cooperative_matrix2): no coopmat2 GEMM".into(),
+                |o| format!(
+                    "{} ({}); workgroup scope up to {} invocations, {} B reserved; flexible \
+                     dimensions up to {}: {}",
+                    if o.features.suffice() {
+                        "the coopmat2 GEMM can run"
+                    } else {
+                        "offered without the features the coopmat2 GEMM needs"
+                    },
+                    o.features.names().join(" "),
+                    o.workgroup_scope_max_workgroup_size,
+                    o.reserved_shared_memory,
+                    o.flexible_max_dimension,
+                    if o.flexible.is_empty() {
+                        "none listed".into()
+                    } else {
+                        o.flexible.join(", ")
+                    }
+                )
+            )
         );
         s += &format!(
             "  multiprocessors {}\n",
@@ -117,7 +136,7 @@ pub fn calibrate_hostlink(
     (mib, reps): (Option<usize>, usize),
     out_path: &str,
     json: bool,
-    env: &Environment,
+    copy_threads: Option<usize>,
 ) -> Result<()> {
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
     let top = mib.unwrap_or(if cpu { 16 } else { 256 }) as u64;
@@ -128,7 +147,7 @@ pub fn calibrate_hostlink(
         // Streamed: 1 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
         stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
         want,
-        stream_threads: env.host.copy_threads,
+        stream_threads: copy_threads,
         ..Default::default()
     };
     let t = calibration::calibrate(devices, &opts)?;

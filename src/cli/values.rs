@@ -25,6 +25,24 @@ pub fn bounded_usize(s: &str, lo: usize, hi: usize) -> Result<usize, String> {
     }
 }
 
+/// `--fused`: fused mode's knobs and put.
+pub fn fused_knobs(
+    s: &str,
+) -> Result<
+    (
+        t3_wgpu::config::fused::FusedOptions,
+        t3_wgpu::gemm::FusedPut,
+    ),
+    String,
+> {
+    super::knobs::parse_fused(s).map_err(|e| e.to_string())
+}
+
+/// `--host-loop`: the host trigger loop's choices.
+pub fn host_loop(s: &str) -> Result<t3_wgpu::config::host::HostOptions, String> {
+    super::knobs::parse_host(s).map_err(|e| e.to_string())
+}
+
 pub fn positive_u32(s: &str) -> Result<u32, String> {
     bounded_usize(s, 1, u32::MAX as usize).map(|v| v as u32)
 }
@@ -41,6 +59,14 @@ pub fn seconds(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if (0.0..=3600.0).contains(&v) => Ok(v),
         _ => Err(format!("'{s}' is not a number of seconds from 0 to 3600")),
+    }
+}
+
+/// `t3 tune --budget-s`: 1 s to a day.
+pub fn budget(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (1.0..=86_400.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 1 to 86400")),
     }
 }
 
@@ -138,6 +164,8 @@ const _: () = {
     fn _every_engine(e: Engine) {
         match e {
             Engine::Simt | Engine::Coop => {}
+            // Not a run's kernel until its every mode can use it (issue 43): bench-gemm's only.
+            Engine::Coopmat2 => {}
         }
     }
 };

@@ -1,9 +1,9 @@
 //! Fused mode's choices as the caller makes them: each knob set, or left to its default, which
 //! lowering resolves against the device (`lower::FusedTuning::resolve`). The binary fills them in
-//! from its `T3_FUSED_*` and `T3_ALIAS` variables (src/settings.rs, docs/environment.md); nothing
+//! from `--fused KEY=VALUE` (src/cli/knobs.rs, docs/environment.md); nothing
 //! below it reads the environment.
 
-/// What triggers the transfers of the chunks the GEMM completes (`T3_FUSED_TRIGGER`).
+/// What triggers the transfers of the chunks the GEMM completes (`--fused trigger`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
@@ -18,7 +18,7 @@ pub enum Trigger {
 }
 
 /// Whether GEMM workgroups move pieces after a tile (shaders/epilogue/fused.wgsl, `tile_done`;
-/// `T3_FUSED_HELP`).
+/// `--fused help`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Help {
@@ -44,7 +44,7 @@ impl Help {
         }
     }
 
-    /// Its word (`T3_FUSED_HELP`'s value).
+    /// Its word (`--fused help`'s value).
     pub fn name(self) -> &'static str {
         match self {
             Help::Always => "always",
@@ -54,7 +54,7 @@ impl Help {
     }
 }
 
-/// Where fused mode's spare workgroups run (`T3_FUSED_SPARE_DISPATCH`).
+/// Where fused mode's spare workgroups run (`--fused spare-dispatch`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpareDispatch {
@@ -68,7 +68,7 @@ pub enum SpareDispatch {
     Own,
 }
 
-/// Pieces per transfer, as chosen (`T3_FUSED_PIECES`).
+/// Pieces per transfer, as chosen (`--fused pieces`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Pieces {
@@ -117,10 +117,13 @@ pub struct FusedOptions {
     /// Whether a ring's last hops land (None: wherever the spares trigger, unless the paying
     /// defaults say otherwise).
     pub land: Option<bool>,
-    /// Whether pool buffers with views get them (aliased buffers, src/alias.rs; `T3_ALIAS`): off
+    /// Whether pool buffers with views get them (aliased buffers, src/alias.rs; `--fused alias`): off
     /// binds one buffer for both, so one device run can time the spares beside the GEMM against
     /// after it.
     pub alias: bool,
+    /// Whether fused mode keeps its progress log, its timeline at chunk grain (a timeline is asked
+    /// for: the CLI's --json, --svg or --trace, the page); off, the log costs nothing.
+    pub timeline: bool,
 }
 
 impl Default for FusedOptions {
@@ -138,6 +141,7 @@ impl Default for FusedOptions {
             spares_first: None,
             land: None,
             alias: true,
+            timeline: false,
         }
     }
 }

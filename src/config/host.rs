@@ -1,6 +1,8 @@
 //! The host trigger loop's choices (host mode, and sequential mode's waits across devices): each
-//! set, or left to its default. The binary fills them in from `T3_HOST_IN_FLIGHT`, `T3_HOST_GRAIN`
-//! and `T3_HOST_WAIT` (src/settings.rs, docs/environment.md).
+//! set, or left to its default. The binary fills them in from `--host-loop` (src/cli/knobs.rs).
+
+/// Most submissions the host trigger loop may keep queued per device.
+pub const MAX_IN_FLIGHT: usize = 16;
 
 /// How much GEMM work the host trigger loop puts in one submission (its counters come back only when
 /// the submission completes, so this is the trigger's grain).

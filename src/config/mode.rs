@@ -105,8 +105,9 @@ impl ModeKind {
 }
 
 impl std::fmt::Display for ModeKind {
+    /// Its name, padded to the format's width (the results table's columns: `{:<10}`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 
@@ -133,5 +134,12 @@ mod tests {
             "{e}"
         );
         assert!(ModeKind::ALL.iter().filter(|m| m.spans_devices()).count() == 2);
+    }
+
+    #[test]
+    fn a_name_fills_its_column() {
+        // The results table aligns its columns with `{:<10}`.
+        assert_eq!(format!("[{:<10}]", ModeKind::Host), "[host      ]");
+        assert_eq!(format!("[{:>7}]", ModeKind::Fused), "[  fused]");
     }
 }

@@ -31,50 +31,7 @@ pub fn adapter_can_import(adapter: &wgpu::Adapter) -> bool {
     }
 }
 
-/// Opens a device on `adapter` as `request_device` would, with `VK_EXT_external_memory_host` enabled
-/// besides; None where the adapter is not Vulkan or lacks the extension (open it the usual way then,
-/// as after an error).
-pub fn request_device(
-    adapter: &wgpu::Adapter,
-    desc: &wgpu::DeviceDescriptor,
-) -> Option<Result<(wgpu::Device, wgpu::Queue), String>> {
-    #[cfg(wgpu_vulkan)]
-    {
-        if !adapter_can_import(adapter) {
-            return None;
-        }
-        // SAFETY: the device is opened with exactly the features and limits wgpu is then told about
-        // (`desc`), plus one extension wgpu does not know and never uses; the callback only adds the
-        // extension's name, as `open_with_callback` allows.
-        let open = unsafe {
-            let hal = adapter.as_hal::<wgpu::hal::api::Vulkan>()?;
-            hal.open_with_callback(
-                desc.required_features,
-                &desc.required_limits,
-                &desc.memory_hints,
-                Some(Box::new(
-                    |args: wgpu::hal::vulkan::CreateDeviceCallbackArgs| {
-                        args.extensions.push(ash::ext::external_memory_host::NAME);
-                    },
-                )),
-            )
-        };
-        Some(match open {
-            // SAFETY: `open` was made on this adapter's hal adapter with `desc`'s features and limits.
-            Ok(open) => {
-                unsafe { adapter.create_device_from_hal(open, desc) }.map_err(|e| e.to_string())
-            }
-            Err(e) => Err(e.to_string()),
-        })
-    }
-    #[cfg(not(wgpu_vulkan))]
-    {
-        let _ = (adapter, desc);
-        None
-    }
-}
-
-/// Whether `device` was opened with the extension ([`request_device`]).
+/// Whether `device` was opened with the extension ([`crate::vkdevice::request_device`]).
 pub fn can_import(device: &wgpu::Device) -> bool {
     #[cfg(wgpu_vulkan)]
     {

@@ -19,8 +19,8 @@ use crate::steps::{Link, STEP_WG};
 mod table;
 mod tuning;
 
-pub use table::Forward;
 use table::*;
+pub use table::{Forward, FusedLog, ProgressLog};
 pub use tuning::FusedTuning;
 use tuning::*;
 
@@ -57,7 +57,7 @@ fn windows(
 }
 
 /// Bytes of the first window of fused mode's packed output (its second starts there): the largest
-/// binding, or `T3_FUSED_WINDOW` bytes where smaller (tests split small outputs with it), aligned
+/// binding, or `--fused window` bytes where smaller (tests split small outputs with it), aligned
 /// for a binding offset (256 bytes covers every adapter's min_storage_buffer_offset_alignment).
 fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
     let w = knob.map_or(max_binding, |k| max_binding.min(u64::from(k)));
@@ -202,7 +202,7 @@ pub(super) fn lower_fused_with(
     // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
     // would pass WebGPU's default limit of eight per stage).
     let window = fused_window(t.max_binding, tuning.window);
-    let table = forward_table(
+    let mut table = forward_table(
         config,
         chunking,
         schedule,
@@ -211,6 +211,10 @@ pub(super) fn lower_fused_with(
         &lands,
         window,
     )?;
+    // The progress log where a timeline is asked for and the epilogue counts the tiles (the watched
+    // GEMM's tiles tick no clock).
+    let log = (config.fused.timeline && tuning.trigger == Trigger::Epilogue)
+        .then(|| table.add_progress(chunking.count()));
     let fwd = table.fwd;
     // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
     let out_bytes = table.out_elems as u64 * 4;
@@ -243,10 +247,10 @@ pub(super) fn lower_fused_with(
     let pieces = fwd[fwd.len() - 1].off;
     if tuning.help == Help::Never && tuning.trigger == Trigger::Epilogue && pieces > 0 {
         if tuning.spare_dispatch != SpareDispatch::Own {
-            return Err("T3_FUSED_HELP=never needs spares that run after the GEMM (T3_FUSED_SPARE_DISPATCH=own, T3_ALIAS=0)".into());
+            return Err("--fused help=never needs spares that run after the GEMM (--fused spare-dispatch=own, --fused alias=off)".into());
         }
         if spares == 0 {
-            return Err("T3_FUSED_HELP=never leaves every piece to the spares, and there are none (T3_FUSED_SPARES=0)".into());
+            return Err("--fused help=never leaves every piece to the spares, and there are none (--fused spares=0)".into());
         }
     }
     // Jobs in stagger order: stage by stage, every rank's chunk of that stage.
@@ -370,6 +374,14 @@ pub(super) fn lower_fused_with(
         fwd_bytes.len() as u64,
         Some(fwd_bytes),
     );
+    l.fused_log = log.map(|log| FusedLog {
+        counters,
+        forward,
+        switch_at: (std::mem::size_of_val(&fwd[..fwd.len() - 1])
+            + std::mem::offset_of!(Forward, g1)) as u64,
+        log,
+        first: None,
+    });
     let resources = |out_at: Resource, b_at: Resource, counters: Buffer, hi, b_hi| {
         vec![
             out_at,

@@ -9,7 +9,7 @@ mod gather;
 mod links;
 mod recording;
 
-pub use fused::{Forward, FusedTuning};
+pub use fused::{Forward, FusedLog, FusedTuning, ProgressLog};
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use recording::*;
 
@@ -114,6 +114,9 @@ pub struct Lowered {
     /// packed, in its one dispatch, tracked only: the watched GEMM), then its transfers alone in a
     /// pass of their own (the finisher: the spares after the GEMM); empty where fused mode cannot run.
     pub fused_sequential: Recording,
+    /// Fused mode's progress log (its counters buffer, where the log sits), where a timeline is
+    /// asked for.
+    pub fused_log: Option<FusedLog>,
     /// Fused mode's configuration (its knobs or their defaults), where it can run.
     pub fused_tuning: Option<FusedTuning>,
     /// Whether pool buffers with views get them (`FusedOptions::alias`; src/alias.rs): else the
@@ -190,6 +193,7 @@ pub fn lower_on(
         gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
         fused_sequential: empty(target, "fused sequential"),
+        fused_log: None,
         fused_tuning: None,
         alias: config.fused.alias,
         fused_extra_bytes: 0,

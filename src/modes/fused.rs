@@ -4,8 +4,10 @@
 //! a chunk, a GEMM tile's or an incoming transfer's, publishes that chunk's transfer on a device-side
 //! queue, split into the link's pieces, which any workgroup claims and performs with update
 //! semantics (shaders/epilogue/fused.wgsl). Nothing waits on another workgroup. The packing and the
-//! variants (T3_FUSED_*) are lowered in src/lower/fused.rs.
+//! variants (`--fused`) are lowered in src/lower/fused.rs. Its timeline is at chunk grain where the
+//! progress log is kept (src/modes/progress.rs), else one bar per rank.
 
+use super::progress::{chunk_grain, ChunkGrain, MAX_GAP};
 use super::{run_recording, Mode, Run, System};
 use crate::config::ModeKind;
 use crate::error::{Error, Result};
@@ -32,25 +34,66 @@ impl Mode for Fused {
         }
         let t = run_recording(sys, |l| l.fused.as_ref().expect("checked above"))?;
         let (start, end) = t.first().copied().unwrap_or_default();
-        let grain = if sys.parts[0].exec.timer.covered() {
-            "dispatch (one fused dispatch holds every tile, trigger and transfer; WGSL has no clock to split it)"
-        } else {
-            "submission (host clock)"
+        let timed = sys.parts[0].exec.timer.covered();
+        let (grain, events) = match progress(sys, (start, end))? {
+            Some(g) if g.coverage >= 1.0 - MAX_GAP => (
+                format!(
+                    "chunk, by a progress clock: WGSL has no clock, so time is the pass's own work (tiles stored plus transfer pieces moved, as its first run logged it; later runs skip the log) mapped linearly onto this run's {} span; the chunks' span is {:.1}% of it",
+                    if timed { "GPU-timestamped" } else { "host-clock" },
+                    g.coverage * 100.0
+                ),
+                g.events,
+            ),
+            _ => {
+                let all: Vec<usize> = (0..sys.plan.ops.len()).collect();
+                let grain = if timed {
+                    "dispatch (one fused dispatch holds every tile, trigger and transfer; WGSL has no clock to split it)"
+                } else {
+                    "submission (host clock)"
+                };
+                (
+                    grain.to_string(),
+                    pass_events(&sys.plan, &all, start, end, Some(0)),
+                )
+            }
         };
-        let all: Vec<usize> = (0..sys.plan.ops.len()).collect();
         Ok(Run {
             total_us: end - start,
             gemm_us: None,
             comm_us: None,
             timeline: Timeline {
                 mode: self.name().into(),
-                grain: grain.into(),
+                grain,
                 ranks: sys.config.ranks,
                 device_of: Vec::new(),
-                events: pass_events(&sys.plan, &all, start, end, Some(0)),
+                events,
             },
             trigger_latency_us: vec![],
             op_spans: vec![(start, end); sys.plan.ops.len()],
         })
     }
+}
+
+/// The progress log's words placed on [start, end] (µs), where the lowering keeps a log: those of
+/// the first run (the check, before any timed run), read back after it, which then turns the log
+/// off (the header's g1 to 0), so that every later run, the timed ones among them, runs without it.
+fn progress(sys: &mut System, span: (f64, f64)) -> Result<Option<ChunkGrain>> {
+    let ranks = sys.config.ranks;
+    let part = &mut sys.parts[0];
+    let Some(f) = &mut part.lowered.fused_log else {
+        return Ok(None);
+    };
+    if f.first.is_none() {
+        let bytes = part.exec.read_pool(
+            "fused progress log",
+            f.counters,
+            (f.log.word * 4) as u64,
+            (f.log.words() * 4) as u64,
+        )?;
+        f.first = Some(bytemuck::cast_slice(&bytes).to_vec());
+        part.exec
+            .write_pool(f.forward, f.switch_at, &0u32.to_le_bytes())?;
+    }
+    let words = f.first.as_deref().unwrap_or_default();
+    Ok(chunk_grain(&f.log, ranks, words, span))
 }

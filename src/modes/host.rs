@@ -1,6 +1,6 @@
 //! Host mode: the pipelined host-side trigger loop (src/modes/trigger_loop/, on one device or
 //! several). GEMM work goes out stage by stage with up to [`IN_FLIGHT`] submissions queued per
-//! device (T3_HOST_IN_FLIGHT), so the GPU does not wait for a decision. What a GEMM produces is
+//! device (--host-loop in-flight), so the GPU does not wait for a decision. What a GEMM produces is
 //! tracked; a step that waits only for steps already queued on its device follows them in queue
 //! order (in a later pass of the same submission), so a collective's chain costs no host round trip
 //! per step: each submission ends with a copy of the tracker counters that its own ops bumped and
@@ -20,7 +20,7 @@ use crate::config::host::{HostGrain, HostWait};
 use crate::error::Result;
 use crate::plan::{Kind, Loc, Plan};
 
-/// Submissions the loop keeps queued on a device (T3_HOST_IN_FLIGHT overrides): one running while
+/// Submissions the loop keeps queued on a device (--host-loop in-flight overrides): one running while
 /// the host decides the next from the counters of the one before. Two is the least that hides a
 /// decision; each more hides a slower decision (or a shorter GEMM stage) but delays every step by
 /// one more stage, since steps go with the first submission after the counters that made them ready.

@@ -4,6 +4,7 @@
 mod encoded;
 mod fused;
 mod host;
+pub mod progress;
 mod sequential;
 mod system;
 mod trigger_loop;

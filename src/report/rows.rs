@@ -99,6 +99,11 @@ pub struct Row {
     /// The checks that still failed on this mode's figures, "; "-separated.
     pub checks_failed: String,
     pub skipped: Option<String>,
+    /// The configuration the mode ran, in words, and its source: table, model or flags.
+    pub config: String,
+    pub config_source: String,
+    /// Where the tune table says the mode loses to sequential here: what was done, and by how much.
+    pub fallback: String,
 }
 
 impl Row {
@@ -128,6 +133,19 @@ impl Row {
         r.results
             .iter()
             .map(|m| Row {
+                chunks: m.knobs.as_ref().map_or(r.config.chunks, |k| k.chunks),
+                reduce_via: m
+                    .knobs
+                    .as_ref()
+                    .map_or(r.config.via.name().into(), |k| k.reduce.clone()),
+                gemm_grid: m.knobs.as_ref().map_or(r.config.gemm_grid, |k| k.gemm_grid),
+                step_lead: m.knobs.as_ref().map_or(r.config.step_lead.describe(), |k| {
+                    k.step_lead.map_or("auto".into(), |w| w.to_string())
+                }),
+                link: match m.knobs.as_ref().and_then(|k| k.link_workgroups) {
+                    Some(w) => crate::steps::Link::Workgroups(w).describe(),
+                    None => r.config.link.describe(),
+                },
                 adapter: r.adapter.clone(),
                 gemm_kernel: r.gemm_kernel.name().into(),
                 mode: m.mode.name().into(),
@@ -164,6 +182,9 @@ impl Row {
                 consistent: Some(r.consistent),
                 checks_failed: m.checks_failed.join("; "),
                 skipped: m.skipped.clone(),
+                config: m.config.clone().unwrap_or_default(),
+                config_source: m.config_source.map(|s| s.name().into()).unwrap_or_default(),
+                fallback: m.fallback.clone().unwrap_or_default(),
                 ..Row::config(workload, &r.config)
             })
             .collect()

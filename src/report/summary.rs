@@ -57,6 +57,12 @@ pub fn summary(r: &Report) -> String {
         if let Some(n) = m.elements_past_rounding.filter(|&n| n > 0) {
             checks = format!("{n} elements past the rounding bound; {checks}");
         }
+        if m.fallback
+            .as_ref()
+            .is_some_and(|f| f.starts_with("fell back"))
+        {
+            checks = format!("{checks}; fell back to sequential (below)");
+        }
         line(format!(
             "{:<10} {:<8} {:>10} {:>9} {:>12} {:>12}  {checks}",
             m.mode,
@@ -114,6 +120,9 @@ pub fn summary(r: &Report) -> String {
         c.out_dtype.name(),
     ));
     line(format!("on         {on}"));
+    for l in config_lines(r) {
+        line(l);
+    }
     let (room, failed): (Vec<_>, Vec<_>) = r
         .checks
         .iter()
@@ -130,6 +139,34 @@ pub fn summary(r: &Report) -> String {
     }
     line("(every figure, spread and setting: --verbose or --json)".into());
     s
+}
+
+/// Each mode's configuration and its source (modes that share both in one line), then what each
+/// fallback did and by how much; nothing where no mode names one.
+pub fn config_lines(r: &Report) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for m in r.results.iter().filter(|m| m.skipped.is_none()) {
+        let Some(c) = &m.config else { continue };
+        let what = format!("{c} [{}]", m.config_source.map_or("flags", |s| s.name()));
+        match groups.iter_mut().find(|g| g.0 == what) {
+            Some(g) => g.1.push(m.mode.name()),
+            None => groups.push((what, vec![m.mode.name()])),
+        }
+    }
+    let mut out: Vec<String> = groups
+        .into_iter()
+        .enumerate()
+        .map(|(i, (what, modes))| {
+            let head = if i == 0 { "config" } else { "" };
+            format!("{head:<10} {}: {what}", modes.join(", "))
+        })
+        .collect();
+    for m in &r.results {
+        if let Some(f) = &m.fallback {
+            out.push(format!("fallback   {}: {f}", m.mode));
+        }
+    }
+    out
 }
 
 /// `line` cut to `width` characters, ending in "..." where cut.

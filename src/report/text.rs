@@ -50,6 +50,9 @@ pub fn text(r: &Report) -> String {
     if let Some(f) = &r.fused_config {
         s += &format!("fused      {f}\n");
     }
+    for l in super::summary::config_lines(r) {
+        s += &format!("{l}\n");
+    }
     // Each baseline on its own line: median, spread, and any failed check beside it.
     let flags = |figure: &str| -> String {
         let f: Vec<&str> = r

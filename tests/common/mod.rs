@@ -12,17 +12,22 @@ static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
 /// The shared GPU, or None (test skipped, said on stderr) when there is no adapter.
 /// With T3_REQUIRE_GPU=1 a missing adapter fails the test instead.
 pub fn gpu() -> Option<&'static Gpu> {
-    GPU.get_or_init(|| match Gpu::new(&GpuOptions::default()) {
-        Ok(g) => {
-            eprintln!("adapter: {}", g.describe());
-            Some(g)
-        }
-        Err(e) => {
-            if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                panic!("T3_REQUIRE_GPU=1 but no GPU adapter: {e}");
+    GPU.get_or_init(|| {
+        match Gpu::new(
+            &t3_wgpu::settings::with_environment(GpuOptions::default())
+                .expect("the environment's GPU settings"),
+        ) {
+            Ok(g) => {
+                eprintln!("adapter: {}", g.describe());
+                Some(g)
             }
-            eprintln!("SKIPPED: no GPU adapter ({e})");
-            None
+            Err(e) => {
+                if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                    panic!("T3_REQUIRE_GPU=1 but no GPU adapter: {e}");
+                }
+                eprintln!("SKIPPED: no GPU adapter ({e})");
+                None
+            }
         }
     })
     .as_ref()
@@ -61,8 +66,12 @@ pub fn devices() -> Option<&'static (t3_wgpu::devices::Devices, Vec<t3_wgpu::mod
     use t3_wgpu::devices::{DeviceSpec, Devices};
     type Set = (Devices, Vec<t3_wgpu::modes::Kernels>);
     static SET: OnceLock<Option<Set>> = OnceLock::new();
-    SET.get_or_init(
-        || match Devices::open(&DeviceSpec::Count(DEVICES), &GpuOptions::default()) {
+    SET.get_or_init(|| {
+        match Devices::open(
+            &DeviceSpec::Count(DEVICES),
+            &t3_wgpu::settings::with_environment(GpuOptions::default())
+                .expect("the environment's GPU settings"),
+        ) {
             Ok(d) => {
                 eprintln!("{}", d.describe().join("; "));
                 let k = d
@@ -79,8 +88,8 @@ pub fn devices() -> Option<&'static (t3_wgpu::devices::Devices, Vec<t3_wgpu::mod
                 eprintln!("SKIPPED: no GPU adapter ({e})");
                 None
             }
-        },
-    )
+        }
+    })
     .as_ref()
 }
 

@@ -13,7 +13,7 @@ use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
-use t3_wgpu::{report, workload, Error, Result};
+use t3_wgpu::{report, trace, workload, Error, Result};
 
 /// What the page asks for: a preset (scaled to the adapter), ranks, chunks, collective and modes.
 #[derive(Deserialize)]
@@ -96,8 +96,11 @@ impl Session {
             arbitrate: None,
             gemm_grid: None,
             step_lead: StepLead::Auto,
-            // The page has no environment: every knob at its default.
-            fused: Default::default(),
+            // The page has no environment: every knob at its default; it draws the timeline.
+            fused: t3_wgpu::config::fused::FusedOptions {
+                timeline: true,
+                ..Default::default()
+            },
             host: Default::default(),
         };
         config.validate()?;
@@ -178,10 +181,10 @@ impl Session {
         Ok(serde_json::json!({
             "label": plan.label,
             "scale": plan.scale,
-            "report": r,
             "table": report::text(&r),
-            // Every mode's timeline (the report leaves them out): the page draws them on one axis.
-            "timelines": r.timelines,
+            // The mode's timeline as the CLI's t3-trace.json has it (the page merges the runs').
+            "trace": trace::chrome_trace(&r.timelines),
+            "report": r,
         }))
     }
 }

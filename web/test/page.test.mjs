@@ -2,10 +2,14 @@
 // headless Chromium with WebGPU on SwiftShader, runs a small preset in every mode, and checks that the
 // run completes, that every mode matches the f64 reference (max relative error under the tolerance,
 // trackers ok), that every row is compared to one baseline, that the timeline was drawn on one axis in
-// ms and the downloads parse; saves the screenshot as docs/web.png. Then hostile URL and form values
-// (each named, defaults kept, Run disabled), Stop mid-mode, and a permalink that restores the controls.
+// ms and the downloads parse (the JSON report, the SVG, the Perfetto trace); saves the screenshot as
+// docs/web.png. Then the viewer: a results file the native CLI writes here (its table must be the one
+// the CLI printed), a real H200 file (web/test/fixtures) and foreign or malformed files (a plain message
+// each); hostile URL and form values (each named, defaults kept, Run disabled), Stop mid-mode, and a
+// permalink that restores the controls.
 import { createServer } from "node:http";
-import { readFile, mkdtemp, mkdir } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { readFile, mkdtemp, mkdir, writeFile } from "node:fs/promises";
 import { extname, join, normalize, dirname } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -17,6 +21,8 @@ const shot = process.env.T3_WEB_SHOT ?? join(root, "docs", "web.png");
 const TOLERANCE = 1e-4;
 const TIMEOUT_MS = Number(process.env.T3_WEB_TIMEOUT_S ?? 480) * 1000;
 const QUERY = process.env.T3_WEB_QUERY ?? "preset=tnlg-op-tp4&scale=0.015625&chunks=2&reps=2&autorun=1";
+// The native CLI (built by web/test/run.sh), which writes the results file the viewer must show as it printed it.
+const T3 = process.env.T3_BIN ?? join(root, "target", "release", "t3");
 
 const types = { ".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".wasm": "application/wasm" };
 const server = createServer(async (req, res) => {
@@ -88,12 +94,20 @@ try {
     const e = row.overlap_efficiency;
     if (e !== null && (e < 0 || e > 1)) check(row.notes.some((n) => n.includes("efficiency")), `${row.mode}: efficiency ${e} unexplained`);
   }
+  // Fused mode's timeline at chunk grain, told by its progress clock (src/modes/progress.rs): a GEMM
+  // bar per chunk and rank and a bar per transfer, the chart saying so.
+  const fusedTimeline = t3.reports.find((o) => o.mode === "fused").report.timelines[0];
+  const fusedGemm = fusedTimeline.events.filter((e) => e.kind === "gemm");
+  console.log(`fused timeline: ${fusedTimeline.grain}; ${fusedTimeline.events.length} events`);
+  check(fusedTimeline.grain.startsWith("chunk, by a progress clock") && fusedGemm.length > fusedTimeline.ranks && fusedGemm.every((e) => e.chunk !== null)
+    && fusedTimeline.events.some((e) => e.kind !== "gemm"), `fused mode's timeline is not at chunk grain: ${fusedTimeline.grain}`);
   const seqRow = t3.rows.find((r) => r.mode === "sequential");
   check(Math.abs(seqRow.speedup - 1) < 1e-9, `sequential's speedup ${seqRow.speedup}, not 1`);
   const page1 = await page.evaluate(() => ({
     baseline: document.getElementById("baseline").textContent,
     svgs: document.querySelectorAll("#timeline svg").length,
     axisMs: [...document.querySelectorAll("#timeline svg text")].some((t) => t.textContent === "ms"),
+    progressClock: [...document.querySelectorAll("#timeline svg text")].some((t) => t.textContent.includes("progress clock")),
     // Events drawn in their lanes (a rank's GEMM and steps rows), not piled into one.
     eventRows: new Set([...document.querySelectorAll("#timeline svg rect > title")].map((t) => t.parentNode.getAttribute("y"))).size,
     emulated: !document.getElementById("emulated").hidden,
@@ -104,6 +118,7 @@ try {
   console.log(`baseline line: ${page1.baseline}`);
   check(page1.baseline.startsWith("Baseline for every row"), "no baseline line");
   check(page1.svgs === 1 && page1.axisMs, "the timelines are not one SVG on one axis in ms");
+  check(page1.progressClock, "the chart does not say that fused mode's timeline is a progress clock");
   check(page1.eventRows >= 2 * modes.length, `events in only ${page1.eventRows} rows`);
   check(page1.emulated === t3.adapter.cpu, "the CPU-emulation banner does not match the adapter");
   check(page1.device.includes("max storage binding") && page1.device.includes("features"), "no device panel");
@@ -113,9 +128,17 @@ try {
   const dl = await page.evaluate(async () => {
     const j = await (await fetch(document.getElementById("dl-json").href)).json();
     const svg = await (await fetch(document.getElementById("dl-svg").href)).text();
-    return { runs: j.runs.length, baseline: j.baseline?.t_seq_ms, svg: new DOMParser().parseFromString(svg, "image/svg+xml").querySelector("parsererror") === null };
+    const trace = await (await fetch(document.getElementById("dl-trace").href)).json();
+    const ev = trace.traceEvents;
+    return {
+      runs: j.runs.length, baseline: j.baseline?.t_seq_ms, svg: new DOMParser().parseFromString(svg, "image/svg+xml").querySelector("parsererror") === null,
+      processes: ev.filter((e) => e.name === "process_name").map((e) => e.pid), spans: ev.filter((e) => e.ph === "X" && e.dur >= 0 && e.ts >= 0).length,
+      timed: j.runs.every((r) => r.report.timelines.length === 1),
+    };
   });
-  check(dl.runs === modes.length && dl.baseline === b.t_seq_ms && dl.svg, `downloads: ${JSON.stringify(dl)}`);
+  console.log(`downloads: ${JSON.stringify(dl)}`);
+  check(dl.runs === modes.length && dl.baseline === b.t_seq_ms && dl.svg && dl.timed, `downloads: ${JSON.stringify(dl)}`);
+  check(dl.processes.join() === modes.map((_, i) => i + 1).join() && dl.spans >= 2 * modes.length, `the trace download: ${JSON.stringify(dl)}`);
   // The timeline: pixels in its area that are neither the page background nor the SVG's.
   const box = await (await page.$("#timeline")).boundingBox();
   if (!box || box.height < 20) throw new Error("no timeline drawn");
@@ -142,6 +165,49 @@ try {
   await mkdir(dirname(shot), { recursive: true });
   await page.screenshot({ path: shot, fullPage: true });
   console.log(`wrote ${shot}`);
+
+  // The viewer: a file the native CLI writes on this machine shows the table the CLI printed.
+  const files = await mkdtemp(join(tmpdir(), "t3-view-"));
+  const native = join(files, "t3-results.json");
+  const printed = execFileSync(T3, ["run", "--shape", "64x40x24", "--ranks", "2", "--chunks", "2", "--reps", "2", "--warmup", "1", "--warmup-s", "0", "--json", native],
+    { encoding: "utf8", timeout: 120000, stdio: ["ignore", "pipe", "inherit"] });
+  const viewed = async (path) => {
+    await page.evaluate(() => (window.t3.viewed = null));
+    await (await page.$("#view-file")).uploadFile(path);
+    await page.waitForFunction(() => window.t3.viewed, { timeout: 30000, polling: 100 });
+    return page.evaluate(() => ({
+      ...window.t3.viewed, report: undefined, status: document.getElementById("view-status").textContent,
+      shown: document.getElementById("view-table").textContent, svgs: document.querySelectorAll("#view-timeline svg").length,
+      progressClock: document.getElementById("view-timeline").textContent.includes("progress clock"),
+    }));
+  };
+  let v = await viewed(native);
+  const cliTable = printed.split("\n").slice(1).join("\n").trimEnd();
+  console.log(`viewer, native file: ${v.status}\n${v.shown}`);
+  check(v.shown.trimEnd() === cliTable, `the viewer's table is not the CLI's:\n${v.shown}\n--- the CLI printed:\n${cliTable}`);
+  check(v.version === 1 && v.svgs === 1 && v.progressClock, `the native file's timelines (fused mode's at chunk grain): ${JSON.stringify({ version: v.version, svgs: v.svgs, progressClock: v.progressClock })}`);
+  // A real H200 file, written before the format was versioned: its table, and no timelines said plainly.
+  v = await viewed(join(root, "web", "test", "fixtures", "h200-tnlg-op-tp8.json"));
+  console.log(`viewer, H200 file: ${v.status}\n${v.shown}`);
+  check(v.version === 0 && v.status.includes("NVIDIA H200") && v.status.includes("table only") && v.svgs === 0, `the H200 file: ${v.status}`);
+  check(/^fused +tracked +2\.270 +1\.523 +0\.639\* +1\.45e-8  ok$/m.test(v.shown) && /^sequential +none +3\.456 +1\.000 +- /m.test(v.shown), `the H200 file's table:\n${v.shown}`);
+  // Foreign and malformed files: a plain message each, nothing shown.
+  const good = JSON.parse(await readFile(native, "utf8"));
+  const hostile = {
+    "truncated.json": (await readFile(native, "utf8")).slice(0, 200),
+    "newer.json": JSON.stringify({ ...good, format_version: 99 }),
+    "foreign.json": JSON.stringify({ ...good, format: "something-else" }),
+    "no-results.json": JSON.stringify({ ...good, results: [] }),
+    "bad-row.json": JSON.stringify({ ...good, results: [{ mode: "fused", median_ms: "fast" }] }),
+    "array.json": "[1, 2]",
+  };
+  for (const [name, text] of Object.entries(hostile)) {
+    await writeFile(join(files, name), text);
+    v = await viewed(join(files, name));
+    console.log(`viewer, ${name}: ${v.error}`);
+    check(v.error && v.error.startsWith(`"${name}"`) && !/at line|position \d|unexpected/i.test(v.error) && v.shown === "" && v.svgs === 0, `${name}: ${JSON.stringify(v)}`);
+  }
+  check(/newer t3/.test((await viewed(join(files, "newer.json"))).error), "a newer file is not said to be newer");
 
   // Hostile URL values: each named, the default kept (never the heaviest settings), nothing run.
   const bad = await open("scale=7&preset=bogus&modes=bogus&reps=100000&chunks=abc&ranks=0&colour=red", ["ready", "error"]);

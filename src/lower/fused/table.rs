@@ -24,8 +24,10 @@ pub struct Forward {
     pub g1: u32,
     /// A landed chunk's inbox entry (past the chunks' counters, [`landing`]): 1 + its landing
     /// state's first word in the counters (0: none), the counter of the chunk it lands in, and that
-    /// chunk's tiles. The header: BM, BN, the output's columns and the first inbox entry (NONE:
-    /// none); its `g0` is the GEMM's tile group (`Engine::tile_group`).
+    /// chunk's tiles; a chunk's entry: its own tiles (the progress log's mark). The header: BM, BN,
+    /// the output's columns and the first inbox entry (NONE: none); its `g0` is the GEMM's tile
+    /// group (`Engine::tile_group`), its `g1` the progress log's first word (0: none,
+    /// [`Table::add_progress`]).
     pub land: u32,
     pub into: u32,
     pub tiles: u32,
@@ -109,6 +111,9 @@ pub(super) fn forward_table(
             0
         }
     };
+    for (c, f) in fwd.iter_mut().enumerate() {
+        f.tiles = own_tiles(c / nch, c % nch);
+    }
     // Landed hops (`lands`, steps' indices): each a copy into an inbox entry past the chunks'
     // counters, whose landing state follows the counters' layout (`counter_words`) and whose inbox
     // follows the ranks' outputs.
@@ -194,7 +199,71 @@ pub(super) fn forward_table(
     })
 }
 
-/// The steps that land (with `T3_FUSED_LAND` on): each reduce that is the only transfer into its
+/// Fused mode's progress log as the host reads it back (shaders/epilogue/fused.wgsl `log_at`): where
+/// it sits in the counters buffer and what its slots mean.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgressLog {
+    /// The log's first u32 word in the counters buffer.
+    pub word: usize,
+    pub chunks_per_rank: usize,
+    /// Each counter entry's own tiles (inbox entries past the ranks' chunks: 0).
+    pub tiles: Vec<u32>,
+    /// Action 2c + k (entry c's k-th outgoing transfer): its destination entry and whether it
+    /// reduces (else copies); None where entry c has no such transfer.
+    pub actions: Vec<Option<(usize, bool)>>,
+}
+
+/// Fused mode's progress log in a lowering: its buffers, its layout, and what its first run saw
+/// (only that run keeps the log: the kernel skips it once the header's g1 is 0, so timed runs pay
+/// nothing for it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FusedLog {
+    /// The counters buffer (the log past their words) and the forward table.
+    pub counters: Buffer,
+    pub forward: Buffer,
+    /// The byte in the forward table of the header's g1 (the log's first word; 0 turns it off).
+    pub switch_at: u64,
+    pub log: ProgressLog,
+    /// The log's words as its first run left them.
+    pub first: Option<Vec<u32>>,
+}
+
+impl ProgressLog {
+    /// Its u32 words: the clock, each entry's completion, each of its two actions' first claim and
+    /// last end.
+    pub fn words(&self) -> usize {
+        1 + 5 * self.tiles.len()
+    }
+}
+
+impl Table {
+    /// Puts the progress log past the counters' words (the header's g1 names its first word) and
+    /// says how to read it back.
+    pub(super) fn add_progress(&mut self, nch: usize) -> ProgressLog {
+        let (header, entries) = self
+            .fwd
+            .split_last_mut()
+            .expect("a table ends with its header");
+        header.g1 = self.counter_words as u32;
+        let log = ProgressLog {
+            word: self.counter_words,
+            chunks_per_rank: nch,
+            tiles: entries
+                .iter()
+                .map(|f| if f.land == 0 { f.tiles } else { 0 })
+                .collect(),
+            actions: entries
+                .iter()
+                .flat_map(|f| [(f.to0, f.op0), (f.to1, f.op1)])
+                .map(|(to, op)| (to != NONE).then_some((to as usize, op == 1)))
+                .collect(),
+        };
+        self.counter_words += log.words();
+        log
+    }
+}
+
+/// The steps that land (with `--fused land` on): each reduce that is the only transfer into its
 /// destination's chunk, a chunk its destination produces at its last stage: the ring's last hop,
 /// into the chunk its destination produces last, which as a reduce would wait for every tile of it
 /// and so run after the GEMM (in f32, most of fused mode's exposed time: see BENCHMARKS.md). The

@@ -85,12 +85,12 @@ impl FusedTuning {
             Pieces::Count(n) => Some(n),
             _ => None,
         };
-        range("T3_FUSED_PIECES", "link", pieces, 1, MAX_KNOB)?;
-        range("T3_FUSED_SPARES", "auto", o.spares, 0, MAX_KNOB)?;
-        range("T3_FUSED_POLLS", "default", o.polls, 0, MAX_KNOB)?;
-        range("T3_FUSED_WINDOW", "default", o.window, MIN_WINDOW, u32::MAX)?;
-        range("T3_FUSED_GRID", "off", o.grid, 0, MAX_KNOB)?;
-        range("T3_FUSED_PAUSE", "auto", o.pause, 0, MAX_KNOB)?;
+        range("--fused pieces", "link", pieces, 1, MAX_KNOB)?;
+        range("--fused spares", "auto", o.spares, 0, MAX_KNOB)?;
+        range("--fused polls", "default", o.polls, 0, MAX_KNOB)?;
+        range("--fused window", "default", o.window, MIN_WINDOW, u32::MAX)?;
+        range("--fused grid", "off", o.grid, 0, MAX_KNOB)?;
+        range("--fused pause", "auto", o.pause, 0, MAX_KNOB)?;
         // Not where the trigger was set to the epilogue: that configuration keeps its own defaults.
         let paying = target
             .sms
@@ -109,7 +109,7 @@ impl FusedTuning {
         let help = match o.help {
             Help::Never if !own || o.alias => {
                 return Err(
-                    "T3_FUSED_HELP=\"never\": expected always, idle, or never with T3_FUSED_SPARE_DISPATCH=own and T3_ALIAS=0 (the spares must run after the GEMM)".into()
+                    "--fused help=\"never\": expected always, idle, or never with --fused spare-dispatch=own and --fused alias=off (the spares must run after the GEMM)".into()
                 )
             }
             h => h,
@@ -121,7 +121,7 @@ impl FusedTuning {
                 .map_or(Trigger::Epilogue, |p| p.trigger),
             Some(Trigger::Spares) if !own => {
                 return Err(
-                    "T3_FUSED_TRIGGER=\"spares\": expected epilogue, or spares with T3_FUSED_SPARE_DISPATCH=own (the watched GEMM has no spares in its dispatch)".into()
+                    "--fused trigger=\"spares\": expected epilogue, or spares with --fused spare-dispatch=own (the watched GEMM has no spares in its dispatch)".into()
                 )
             }
             Some(t) => t,
@@ -137,7 +137,7 @@ impl FusedTuning {
             Some(true) if own && o.alias => true,
             Some(true) => {
                 return Err(
-                    "T3_FUSED_SPARES_AT=\"before\": expected after, or before with T3_FUSED_SPARE_DISPATCH=own and the aliased views (not T3_ALIAS=0)".into()
+                    "--fused spares-at=\"before\": expected after, or before with --fused spare-dispatch=own and the aliased views (not --fused alias=off)".into()
                 )
             }
         };
@@ -150,7 +150,7 @@ impl FusedTuning {
             Some(false) => false,
             Some(true) => {
                 return Err(
-                    "T3_FUSED_LAND=\"on\": expected off, or on where the spares trigger (T3_FUSED_TRIGGER=spares: only they land)".into()
+                    "--fused land=\"on\": expected off, or on where the spares trigger (--fused trigger=spares: only they land)".into()
                 )
             }
         };

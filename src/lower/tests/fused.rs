@@ -305,7 +305,7 @@ fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
         };
         let e =
             crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, never).unwrap_err();
-        assert!(e.contains("T3_FUSED_HELP=never"), "{e}");
+        assert!(e.contains("--fused help=never"), "{e}");
     }
 }
 
@@ -740,7 +740,7 @@ fn fused_knobs_resolve_against_the_device_as_their_variables_did() {
                 window: Some(255),
                 ..auto
             },
-            "T3_FUSED_WINDOW",
+            "--fused window",
         ),
         (
             FusedOptions {
@@ -748,7 +748,7 @@ fn fused_knobs_resolve_against_the_device_as_their_variables_did() {
                 spare_dispatch: Some(SpareDispatch::Own),
                 ..auto
             },
-            "T3_FUSED_HELP",
+            "--fused help",
         ),
     ] {
         let e = resolve(o, Some(132)).unwrap_err();

@@ -5,7 +5,7 @@
 //! on the copy threads, once the sender's submission completed) and a receive half (the receiver's
 //! next submission puts the inbox into the destination and bumps its tracker). Nothing blocks on one
 //! device while another could take work: the loop polls; only when waiting blocks
-//! ([`HostWait::Block`]: T3_HOST_WAIT=block, the default on CPU adapters), on one device with no
+//! ([`HostWait::Block`]: --host-loop wait=block, the default on CPU adapters), on one device with no
 //! transfer in flight, does it block, bounded, on its oldest submission.
 
 use std::collections::{HashMap, VecDeque};

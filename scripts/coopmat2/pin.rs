@@ -1,0 +1,1 @@
+//! Nothing: this crate exists to pin the glslang source (`cargo fetch`) that spirv.sh builds.

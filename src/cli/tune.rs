@@ -1,0 +1,281 @@
+//! `t3 tune`, and the tune table `run` and `sweep` take their configurations from (`--tune`): which
+//! table, loaded and checked; the tuning with its progress bar, its bound and its summary.
+
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result};
+use web_time::{Duration, Instant};
+
+use t3_wgpu::files;
+use t3_wgpu::gpu::Gpu;
+use t3_wgpu::modes::{Config, ModeKind, StepLead};
+use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::steps::Link;
+use t3_wgpu::tune::apply::Given;
+use t3_wgpu::tune::model::{self, Prior};
+use t3_wgpu::tune::search::{self, Job, Settings};
+use t3_wgpu::tune::space::Context as SpaceContext;
+use t3_wgpu::tune::table::{self, Point, Table};
+
+use super::args::*;
+use super::run::{check_devices, check_spanning, kernels_on, validate};
+use super::values::*;
+
+/// A `--tune FILE` table, read before any GPU work (auto and off read nothing yet).
+pub fn check_tune(t: &TuneArgs, files: files::Files) -> Result<(files::Files, Option<Table>)> {
+    match t.tune.as_str() {
+        "auto" | "off" => Ok((files, None)),
+        path => {
+            let files = files.input("--tune", path);
+            Ok((files, Some(Table::load(path)?)))
+        }
+    }
+}
+
+/// Where the table of `gpu` is kept by default.
+pub fn default_table(gpu: &Gpu) -> String {
+    table::default_path(&gpu.info.name, &format!("{:?}", gpu.info.backend))
+}
+
+/// The table `run` and `sweep` use on `gpu`: `--tune FILE`'s (`pre`, checked against the adapter:
+/// a foreign one is an error), auto's where the adapter has one (a bad, stale or foreign one is
+/// said and ignored), or none.
+pub fn table_for(t: &TuneArgs, pre: Option<Table>, gpu: &Gpu) -> Result<Option<Table>> {
+    match (t.tune.as_str(), pre) {
+        ("off", _) => Ok(None),
+        ("auto", _) => {
+            let path = default_table(gpu);
+            if !std::path::Path::new(&path).exists() {
+                return Ok(None);
+            }
+            match Table::load(&path).and_then(|tb| {
+                tb.check_adapter(&path, &gpu.describe())?;
+                Ok(tb)
+            }) {
+                Ok(tb) => {
+                    note!("tune: configurations from {path} (tuned {})", tb.date);
+                    Ok(Some(tb))
+                }
+                Err(e) => {
+                    note!("warning: tune table ignored: {e}");
+                    Ok(None)
+                }
+            }
+        }
+        (path, Some(tb)) => {
+            tb.check_adapter(path, &gpu.describe())?;
+            Ok(Some(tb))
+        }
+        (path, None) => Err(anyhow::anyhow!("tune table {path} was not read")),
+    }
+}
+
+/// Chunks per rank where none is given: 1 on one device (the ring's R chunks already give every
+/// step its own), and the cost model's where the ranks span devices (`--devices all` counted as
+/// two: the count is known only once they are open).
+pub fn model_chunks(devices: Option<Option<usize>>, c: &Config) -> Option<usize> {
+    let n = match devices {
+        None | Some(Some(1)) => return None,
+        Some(n) => n.unwrap_or(2),
+    };
+    let costs = Prior::of(None, c.dtype, n, None).costs(c, n);
+    Some(model::best_chunks(ModeKind::Host, &costs, c))
+}
+
+/// The knobs the environment sets explicitly (they win over the table, as flags do).
+pub fn given_knobs(k: &KnobArgs) -> Given {
+    let (host, fused) = (k.host(), k.fused());
+    Given {
+        host_grain: host.grain.is_some(),
+        host_depth: host.in_flight.is_some(),
+        fused_spares: fused.spares.is_some(),
+        fused_pieces: fused.pieces != t3_wgpu::config::fused::Pieces::Auto,
+        fused_pause: fused.pause.is_some(),
+        ..Given::default()
+    }
+}
+
+/// Every point `t3 tune` tunes: its name and its configuration as the defaults make it.
+pub fn tune_jobs(a: &TuneCmdArgs) -> Result<Vec<(String, Config)>> {
+    let workloads = super::sweep::workloads(&a.points)?;
+    let modes = mode_list(&a.mode);
+    let mut jobs = Vec::new();
+    for (shape, tp, collective, label) in workloads {
+        let ranks = if a.points.ranks.is_empty() {
+            vec![tp.unwrap_or(4)]
+        } else {
+            a.points.ranks.clone()
+        };
+        for r in ranks {
+            let mut config = Config {
+                shape,
+                ranks: r,
+                chunks: 1,
+                collective,
+                via: ReduceVia::Update,
+                link: Link::Unthrottled,
+                dtype: a.gemm.dtype.0,
+                out_dtype: a.gemm.out(),
+                arbitrate: None,
+                gemm_grid: None,
+                fused: a.knobs.fused(),
+                host: a.knobs.host(),
+                step_lead: StepLead::Auto,
+            };
+            let devices = a.devices.devices.as_ref().map(|s| s.count());
+            config.chunks = model_chunks(devices, &config).unwrap_or(1);
+            validate(&config, &modes)
+                .and_then(|()| check_devices(&a.devices, r, &modes))
+                .with_context(|| format!("tune point {label} ranks {r}"))?;
+            let name = if a.points.ranks.is_empty() {
+                label.clone()
+            } else {
+                format!("{label} ranks {r}")
+            };
+            jobs.push((name, config));
+        }
+    }
+    Ok(jobs)
+}
+
+/// The table `t3 tune` adds to: the one at `out` where it is this adapter's and sound, else a new
+/// one (a bad or stale one is said, and replaced when the first point is saved). Another adapter's
+/// is refused: its points would be lost.
+fn table_to_extend(out: &str, gpu: &Gpu) -> Result<Table> {
+    let new = || {
+        Table::new(
+            &gpu.describe(),
+            &format!("{:?}", gpu.info.backend),
+            &gpu.info.driver_info,
+        )
+    };
+    if !std::path::Path::new(out).exists() {
+        return Ok(new());
+    }
+    match Table::load(out) {
+        Ok(t) => {
+            t.check_adapter(out, &gpu.describe())?;
+            Ok(t)
+        }
+        Err(e) => {
+            note!("warning: {e}; starting a new table");
+            Ok(new())
+        }
+    }
+}
+
+/// A tuned point in words: its sequential time, then each mode's choice.
+pub fn describe_point(p: &Point) -> String {
+    let k = &p.key;
+    let mut s = format!(
+        "{}: {}x{}x{} x {} ranks, {}, {} on {} device{}: sequential {:.3} ms\n",
+        p.workload,
+        k.m,
+        k.n,
+        k.k,
+        k.ranks,
+        k.collective,
+        k.dtype,
+        k.devices,
+        if k.devices == 1 { "" } else { "s" },
+        p.sequential_ms
+    );
+    for c in &p.modes {
+        let what = if c.fallback {
+            format!(
+                "falls back to sequential (its best, {}, is {:.1}% slower)",
+                c.knobs.describe(c.mode),
+                (1.0 / c.speedup - 1.0) * 100.0
+            )
+        } else {
+            c.knobs.describe(c.mode)
+        };
+        s += &format!(
+            "  {:<8} {:>10.3} ms {:>7.3}x  {what} ({} measured{})\n",
+            c.mode,
+            c.median_ms,
+            c.speedup,
+            c.alternatives.len(),
+            c.model_ms
+                .map(|m| format!(", model {m:.3} ms"))
+                .unwrap_or_default()
+                + &c.given_ms
+                    .map(|m| format!(", as given {m:.3} ms"))
+                    .unwrap_or_default()
+        );
+    }
+    s
+}
+
+/// `t3 tune`: every point of `a` on `gpus`, within `--budget-s`, into the adapter's table.
+pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Result<()> {
+    check_spanning(&mode_list(&a.mode), gpus.len())?;
+    let out = a.out.clone().unwrap_or_else(|| default_table(&gpus[0]));
+    files::Files::default().output("--out", &out).check()?;
+    let kernels = kernels_on(gpus, a.gemm, a.knobs.put())?;
+    let mut table = table_to_extend(&out, &gpus[0])?;
+    let devices = search::Devices {
+        gpus,
+        kernels: &kernels,
+        path: a.devices.link_path,
+    };
+    let settings = Settings {
+        reps: a.reps,
+        warmup: a.warmup,
+        warmup_s: a.warmup_s,
+        seed: a.seed,
+        exhaustive: a.exhaustive,
+        ..Settings::default()
+    };
+    let ctx = SpaceContext {
+        devices: gpus.len(),
+        sms: gpus[0].sms,
+    };
+    let modes = mode_list(&a.mode).modes;
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(jobs.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed}]")
+                .expect("template"),
+        );
+        b
+    });
+    let progress = |msg: &str| match &bar {
+        Some(b) => b.set_message(msg.to_string()),
+        None => note!("tune: {msg}"),
+    };
+    let start = Instant::now();
+    let end = start + Duration::from_secs_f64(a.budget_s);
+    for (i, (workload, base)) in jobs.iter().enumerate() {
+        // This point's share of what is left of the budget.
+        let left = end.saturating_duration_since(Instant::now());
+        let deadline = Instant::now() + left / (jobs.len() - i) as u32;
+        let job = Job {
+            workload: workload.clone(),
+            base: base.clone(),
+            modes: modes.clone(),
+        };
+        let point = search::tune_point(&devices, &job, &settings, ctx, deadline, &progress)?;
+        let text = describe_point(&point);
+        match &bar {
+            Some(b) => b.suspend(|| outln!("{}", text.trim_end()))?,
+            None => outln!("{}", text.trim_end())?,
+        }
+        table.insert(point);
+        // Saved after every point: an interrupted tuning keeps what it measured.
+        table.save(&out)?;
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    note!(
+        "wrote {out} ({} points, {:.0} s of a {:.0} s budget)",
+        table.points.len(),
+        start.elapsed().as_secs_f64(),
+        a.budget_s
+    );
+    Ok(())
+}

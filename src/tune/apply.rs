@@ -1,0 +1,258 @@
+//! A run's configuration per mode: the tune table's choice for the point, else the model's chunk
+//! count, every knob given as a flag winning over both; and the runs of several configurations (one
+//! per distinct choice) merged into one report, each mode's row naming its configuration and source.
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::experiment::{self, ModeResult, Options, Rep, Report};
+use crate::modes::{ModeKind, System};
+use crate::ranks::Inputs;
+
+use super::knobs::{Knobs, Source};
+use super::search::Devices;
+use super::table::{Key, Table};
+
+/// The knobs the command line (or the environment) set explicitly: they win over the table.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Given {
+    pub chunks: bool,
+    pub reduce: bool,
+    pub gemm_grid: bool,
+    pub step_lead: bool,
+    pub link: bool,
+    pub host_grain: bool,
+    pub host_depth: bool,
+    pub fused_spares: bool,
+    pub fused_pieces: bool,
+    pub fused_pause: bool,
+}
+
+impl Given {
+    /// `table`'s knobs with every given one taken from `flags`.
+    pub fn overlay(&self, table: &Knobs, flags: &Knobs) -> Knobs {
+        let mut k = table.clone();
+        if self.chunks {
+            k.chunks = flags.chunks;
+        }
+        if self.reduce {
+            k.reduce = flags.reduce.clone();
+        }
+        if self.gemm_grid {
+            k.gemm_grid = flags.gemm_grid;
+        }
+        if self.step_lead {
+            k.step_lead = flags.step_lead;
+        }
+        if self.link {
+            k.link_workgroups = flags.link_workgroups;
+        }
+        if self.host_grain {
+            k.host_grain = flags.host_grain.clone();
+        }
+        if self.host_depth {
+            k.host_depth = flags.host_depth;
+        }
+        if self.fused_spares {
+            k.fused_spares = flags.fused_spares;
+        }
+        if self.fused_pieces {
+            k.fused_pieces = flags.fused_pieces;
+        }
+        if self.fused_pause {
+            k.fused_pause = flags.fused_pause;
+        }
+        k
+    }
+}
+
+/// A mode's tuned best that ran slower than sequential.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fallback {
+    /// Its speedup over sequential when tuned (below 1).
+    pub speedup: f64,
+    /// Its configuration in words.
+    pub config: String,
+}
+
+/// How one mode runs.
+#[derive(Clone, Debug)]
+pub struct ModePlan {
+    pub mode: ModeKind,
+    pub config: Config,
+    pub source: Source,
+    pub fallback: Option<Fallback>,
+}
+
+/// Each mode's configuration for the point `base` (as the flags and defaults make it) on
+/// `devices` devices: the table's choice where it has one (given flags winning), else `base`, whose
+/// chunk count came from the model where `model_chunks`.
+pub fn plan(
+    base: &Config,
+    modes: &[ModeKind],
+    table: Option<&Table>,
+    devices: usize,
+    given: &Given,
+    model_chunks: bool,
+) -> Vec<ModePlan> {
+    let key = Key::of(base, devices);
+    let flags = Knobs::of(base);
+    let untuned = if model_chunks {
+        Source::Model
+    } else {
+        Source::Flags
+    };
+    modes
+        .iter()
+        .map(|&mode| {
+            let tuned = table.and_then(|t| t.choice(&key, mode)).and_then(|(_, c)| {
+                let k = given.overlay(&c.knobs, &flags);
+                let config = k.apply(base).ok()?;
+                config.validate().ok()?;
+                config.check_mode(mode).ok()?;
+                Some((config, c))
+            });
+            match tuned {
+                Some((config, c)) => ModePlan {
+                    mode,
+                    fallback: c.fallback.then(|| Fallback {
+                        speedup: c.speedup,
+                        config: c.knobs.describe(mode),
+                    }),
+                    config,
+                    source: Source::Table,
+                },
+                None => ModePlan {
+                    mode,
+                    config: base.clone(),
+                    source: untuned,
+                    fallback: None,
+                },
+            }
+        })
+        .collect()
+}
+
+/// What a mode's row says of a fallback: taken (`shown` false), or shown as run (`--no-fallback`).
+fn fallback_note(f: &Fallback, shown: bool) -> String {
+    if shown {
+        format!(
+            "shown as run (--no-fallback): its tuned best ({}) ran {:.3}x of sequential",
+            f.config, f.speedup
+        )
+    } else {
+        format!(
+            "fell back to sequential: its tuned best ({}) ran {:.3}x of sequential",
+            f.config, f.speedup
+        )
+    }
+}
+
+/// Runs `plans` on `d` (one experiment per distinct configuration, `opts` for everything else)
+/// and merges them into one report: the baselines are the first configuration's, and each mode's
+/// row comes from the run of its own configuration. A mode that falls back (unless `no_fallback`)
+/// is not run: its row is sequential's, and says so.
+/// `adjust` sees every timed run (`experiment::measure_with`'s seam); `after` sees each configuration's system and report once measured (a dump keeps the last).
+pub fn run_plans(
+    d: &Devices,
+    plans: &[ModePlan],
+    opts: &Options,
+    no_fallback: bool,
+    adjust: &dyn Fn(&str, &mut Rep) -> Result<()>,
+    after: &mut dyn FnMut(&System, &Inputs, &Report) -> Result<()>,
+) -> Result<Report> {
+    let runs_itself = |p: &ModePlan| p.fallback.is_none() || no_fallback;
+    let mut groups: Vec<(Config, Vec<ModeKind>, String)> = Vec::new();
+    for p in plans.iter().filter(|p| runs_itself(p)) {
+        let id = serde_json::to_string(&p.config).unwrap_or_default();
+        match groups.iter_mut().find(|g| g.2 == id) {
+            Some(g) => g.1.push(p.mode),
+            None => groups.push((p.config.clone(), vec![p.mode], id)),
+        }
+    }
+    if groups.is_empty() {
+        // Every mode asked falls back: sequential alone, at the configuration as given.
+        let base = plans
+            .first()
+            .map_or(opts.config.clone(), |p| p.config.clone());
+        groups.push((base, Vec::new(), String::new()));
+    }
+    let mut reports = Vec::new();
+    for (config, modes, _) in &groups {
+        let o = Options {
+            config: config.clone(),
+            modes: modes.clone(),
+            ..opts.clone()
+        };
+        let (mut sys, inputs) = experiment::prepare_on(d.gpus, d.kernels, &o, d.path)?;
+        let r = experiment::measure_with(&mut sys, &inputs, &o, adjust)?;
+        after(&sys, &inputs, &r)?;
+        reports.push(r);
+    }
+    let mut merged = reports[0].clone();
+    merged.results.clear();
+    for p in plans {
+        let mut r = if runs_itself(p) {
+            let g = groups
+                .iter()
+                .position(|g| g.1.contains(&p.mode))
+                .unwrap_or(0);
+            let found = reports[g]
+                .results
+                .iter()
+                .find(|m| m.mode == p.mode)
+                .cloned();
+            match found {
+                Some(r) => r,
+                None => continue,
+            }
+        } else {
+            sequential_row(&merged, p.mode)
+        };
+        r.config = Some(Knobs::of(&p.config).describe(p.mode));
+        r.knobs = Some(Knobs::of(&p.config));
+        r.config_source = Some(p.source);
+        r.fallback = p
+            .fallback
+            .as_ref()
+            .map(|f| fallback_note(f, runs_itself(p)));
+        merged.results.push(r);
+    }
+    for other in reports.into_iter().skip(1) {
+        merged.timelines.extend(other.timelines);
+        merged.samples.extend(other.samples);
+        merged.consistent &= other.consistent;
+    }
+    Ok(merged)
+}
+
+/// A row for `mode` that is sequential's run in `r`.
+fn sequential_row(r: &Report, mode: ModeKind) -> ModeResult {
+    let seq = r.results.iter().find(|m| m.mode == ModeKind::Sequential);
+    ModeResult {
+        mode,
+        trigger: ModeKind::Sequential.trigger(),
+        median_ms: Some(r.t_seq_ms),
+        spread_ms: r.t_seq_spread,
+        speedup: Some(1.0),
+        overlap_efficiency: None,
+        seq_ms: Some(r.t_seq_ms),
+        ideal_ms: Some(r.ideal_ms),
+        own_baseline: false,
+        bytes_moved: seq.map_or(0, |s| s.bytes_moved),
+        output_dtype: seq.map_or(r.config.out_dtype, |s| s.output_dtype),
+        max_rel_error: seq.and_then(|s| s.max_rel_error),
+        tolerance: seq.map_or(crate::reference::GEMM_BOUND, |s| s.tolerance),
+        elements_past_rounding: seq.and_then(|s| s.elements_past_rounding),
+        trackers_ok: seq.and_then(|s| s.trackers_ok),
+        trigger_latency_median_us: None,
+        trigger_latency_p99_us: None,
+        skipped: None,
+        checks_failed: Vec::new(),
+        config: None,
+        knobs: None,
+        config_source: None,
+        fallback: None,
+    }
+}

@@ -1,0 +1,184 @@
+//! One tuned configuration as data: the knobs `t3 tune` searches, how they are applied onto a
+//! [`Config`], read back from one, and said in words; and where a run's configuration came from.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::fused::Pieces;
+use crate::config::host::HostGrain;
+use crate::config::{Config, ModeKind, StepLead};
+use crate::error::{Error, Result};
+use crate::plan::ReduceVia;
+use crate::steps::Link;
+
+/// The knobs of one configuration. `None` leaves a knob to its default (the mode's or the device's);
+/// the table stores this struct, so its names are the table's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Knobs {
+    /// Chunks per rank's share of the output.
+    pub chunks: usize,
+    /// "update", "land" or "forward".
+    pub reduce: String,
+    /// A persistent GEMM grid's workgroups (None: off).
+    pub gemm_grid: Option<u32>,
+    /// GEMM workgroups after the steps (None: auto).
+    pub step_lead: Option<u32>,
+    /// Each step's workgroup budget (None: unthrottled).
+    pub link_workgroups: Option<u32>,
+    /// Host mode's grain, "chunk" or "stage" (None: its default).
+    pub host_grain: Option<String>,
+    /// Host mode's submissions in flight per device (None: its default).
+    pub host_depth: Option<usize>,
+    /// Fused mode's spare workgroups (None: its default).
+    pub fused_spares: Option<u32>,
+    /// Fused mode's pieces per transfer (None: auto; 0: the link's).
+    pub fused_pieces: Option<u32>,
+    /// Fused mode's pause between an idle spare's polls (None: its default).
+    pub fused_pause: Option<u32>,
+}
+
+/// Where a mode's configuration came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The tune table for this adapter and point (flags given on the command line still win).
+    Table,
+    /// The cost model (no table, or none for this point).
+    Model,
+    /// Flags (and environment settings) alone, or the built-in defaults where none is given.
+    Flags,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Table => "table",
+            Source::Model => "model",
+            Source::Flags => "flags",
+        }
+    }
+}
+
+/// A reduce realisation by its name.
+pub fn parse_reduce(s: &str) -> Result<ReduceVia> {
+    [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward]
+        .into_iter()
+        .find(|v| v.name() == s)
+        .ok_or_else(|| Error::invalid("tuned reduce", s, "update, land or forward"))
+}
+
+/// A host grain by its name.
+pub fn parse_grain(s: &str) -> Result<HostGrain> {
+    match s {
+        "chunk" => Ok(HostGrain::Chunk),
+        "stage" => Ok(HostGrain::Stage),
+        _ => Err(Error::invalid("tuned host grain", s, "chunk or stage")),
+    }
+}
+
+fn grain_name(g: HostGrain) -> &'static str {
+    match g {
+        HostGrain::Chunk => "chunk",
+        HostGrain::Stage => "stage",
+    }
+}
+
+impl Knobs {
+    /// The knobs `c` runs with.
+    pub fn of(c: &Config) -> Self {
+        Knobs {
+            chunks: c.chunks,
+            reduce: c.via.name().into(),
+            gemm_grid: c.gemm_grid,
+            step_lead: match c.step_lead {
+                StepLead::Auto => None,
+                StepLead::Workgroups(w) => Some(w),
+            },
+            link_workgroups: match c.link {
+                Link::Workgroups(w) => Some(w),
+                _ => None,
+            },
+            host_grain: c.host.grain.map(|g| grain_name(g).into()),
+            host_depth: c.host.in_flight,
+            fused_spares: c.fused.spares,
+            fused_pieces: match c.fused.pieces {
+                Pieces::Auto => None,
+                Pieces::Link => Some(0),
+                Pieces::Count(n) => Some(n),
+            },
+            fused_pause: c.fused.pause,
+        }
+    }
+
+    /// `base` with these knobs; refuses a knob whose value cannot be read (a hand-edited table).
+    pub fn apply(&self, base: &Config) -> Result<Config> {
+        if self.chunks == 0 {
+            return Err(Error::invalid("tuned chunks", 0, "at least 1"));
+        }
+        let mut c = base.clone();
+        c.chunks = self.chunks;
+        c.via = parse_reduce(&self.reduce)?;
+        c.gemm_grid = self.gemm_grid.filter(|&g| g > 0);
+        c.step_lead = self.step_lead.map_or(StepLead::Auto, StepLead::Workgroups);
+        // An emulated link's budget stands for the rate asked of it: only a real link's is tuned.
+        if let Some(w) = self.link_workgroups {
+            c.link = Link::Workgroups(w.max(1));
+        }
+        c.host.grain = self.host_grain.as_deref().map(parse_grain).transpose()?;
+        c.host.in_flight = self.host_depth;
+        c.fused.spares = self.fused_spares;
+        c.fused.pieces = match self.fused_pieces {
+            None => Pieces::Auto,
+            Some(0) => Pieces::Link,
+            Some(n) => Pieces::Count(n),
+        };
+        c.fused.pause = self.fused_pause;
+        Ok(c)
+    }
+
+    /// The knobs in words, those that matter to `mode` only: "chunks 2, reduce update, grid 132, ...".
+    pub fn describe(&self, mode: ModeKind) -> String {
+        let opt = |v: Option<String>, default: &str| v.unwrap_or_else(|| default.into());
+        let mut parts = vec![
+            format!("chunks {}", self.chunks),
+            format!("reduce {}", self.reduce),
+        ];
+        if mode != ModeKind::Fused {
+            parts.push(format!(
+                "grid {}",
+                opt(self.gemm_grid.map(|g| g.to_string()), "off")
+            ));
+            parts.push(format!(
+                "lead {}",
+                opt(self.step_lead.map(|g| g.to_string()), "auto")
+            ));
+        }
+        if let Some(w) = self.link_workgroups {
+            parts.push(format!("link {w} wg"));
+        }
+        if mode == ModeKind::Host {
+            parts.push(format!("grain {}", opt(self.host_grain.clone(), "default")));
+            parts.push(format!(
+                "depth {}",
+                opt(self.host_depth.map(|d| d.to_string()), "default")
+            ));
+        }
+        if mode == ModeKind::Fused {
+            let pieces = match self.fused_pieces {
+                None => "auto".into(),
+                Some(0) => "link".into(),
+                Some(n) => n.to_string(),
+            };
+            parts.push(format!(
+                "spares {}",
+                opt(self.fused_spares.map(|s| s.to_string()), "auto")
+            ));
+            parts.push(format!("pieces {pieces}"));
+            parts.push(format!(
+                "pause {}",
+                opt(self.fused_pause.map(|s| s.to_string()), "auto")
+            ));
+        }
+        parts.join(", ")
+    }
+}

@@ -1,0 +1,179 @@
+//! The tuner's cost model: a mode's time from the GEMM's time, the collective's and a cost per pass,
+//! each measured (`t3 tune`) or estimated from the device's kind and the link's calibrated rate
+//! (`t3 run` without a table), so that chunk counts are chosen for the shape, not fixed.
+//!
+//! With R ranks and c chunks per rank's shard, the output goes in R*c chunks. Sequential pays the
+//! GEMM, then the collective, then a pass per chunk step. An overlapped mode pays the longer of the
+//! two, plus the shorter one's share of a chunk (the first chunk's GEMM before anything can move,
+//! or the last chunk's steps after the GEMM ends), plus a pass per chunk: more chunks hide more and
+//! cost more passes, and the count that balances the two is the model's choice.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, ModeKind};
+use crate::shapes::Dtype;
+
+/// Chunk counts per rank the model and the tuner consider.
+pub const CHUNKS: [usize; 5] = [1, 2, 4, 8, 16];
+
+/// The model's inputs for one point, ms.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Costs {
+    /// The GEMMs alone, as one device runs its ranks' share.
+    pub gemm_ms: f64,
+    /// The collective alone.
+    pub comm_ms: f64,
+    /// What one pass (one device: a dispatch group; several: a submission the host loop waits for)
+    /// costs beyond its work.
+    pub pass_ms: f64,
+}
+
+/// What the model assumes where nothing was measured on this device: rates of the device's kind.
+/// They only rank chunk counts against each other (each a ratio of work to per-pass cost), so a
+/// factor of two either way moves the choice by at most one step of [`CHUNKS`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Prior {
+    /// GEMM rate, TFLOP/s.
+    pub gemm_tflops: f64,
+    /// One link's rate with every link of the collective busy, GB/s.
+    pub link_gbps: f64,
+    /// Cost of a pass, ms.
+    pub pass_ms: f64,
+}
+
+impl Prior {
+    /// The prior for a device of `kind`, GEMM operands of `dtype`, ranks over `devices` devices.
+    /// Across devices a pass is a submission whose completion the host loop waits for (tens of
+    /// microseconds to a few hundred on the H200s measured), and the link is the host's (DESIGN.md:
+    /// zero-copy 31-35 GB/s per direction with both at once, 2.4-2.5 GB/s each with twelve at once
+    /// on the staged path). `link_gbps` is a calibrated rate where one is known.
+    pub fn of(
+        kind: Option<wgpu::DeviceType>,
+        dtype: Dtype,
+        devices: usize,
+        link_gbps: Option<f64>,
+    ) -> Self {
+        let cpu = kind == Some(wgpu::DeviceType::Cpu);
+        let gemm_tflops = match (cpu, dtype) {
+            (true, _) => 1e-3,
+            (false, Dtype::F32) => 30.0,
+            (false, _) => 100.0,
+        };
+        let (link, pass_ms) = if devices > 1 {
+            (20.0, 0.1)
+        } else if cpu {
+            (1.0, 0.05)
+        } else {
+            (1000.0, 0.01)
+        };
+        Prior {
+            gemm_tflops,
+            link_gbps: link_gbps
+                .filter(|g| g.is_finite() && *g > 0.0)
+                .unwrap_or(link),
+            pass_ms,
+        }
+    }
+
+    /// The costs of `c` on `devices` devices under this prior.
+    pub fn costs(&self, c: &Config, devices: usize) -> Costs {
+        let devices = devices.clamp(1, c.ranks.max(1));
+        let gemm_ms = c.total_flops() / devices as f64 / (self.gemm_tflops * 1e12) * 1e3;
+        // Each rank sends (R-1)/R of its output (f32) once per reduce-scatter or all-gather;
+        // every link moves at once.
+        let r = c.ranks.max(1) as f64;
+        let mut bytes = (c.shape.m * c.shape.n * 4) as f64 * (r - 1.0) / r;
+        if c.collective == crate::schedule::Collective::AllReduce {
+            bytes *= 2.0;
+        }
+        Costs {
+            gemm_ms,
+            comm_ms: bytes / (self.link_gbps * 1e9) * 1e3,
+            pass_ms: self.pass_ms,
+        }
+    }
+}
+
+/// The model's time for `mode` at `chunks` chunks per rank over `ranks` ranks, ms.
+pub fn predict_ms(mode: ModeKind, costs: &Costs, ranks: usize, chunks: usize) -> f64 {
+    let n = (ranks.max(1) * chunks.max(1)) as f64;
+    let (g, c) = (costs.gemm_ms.max(0.0), costs.comm_ms.max(0.0));
+    let passes = costs.pass_ms.max(0.0) * n;
+    if mode == ModeKind::Sequential {
+        g + c + passes
+    } else {
+        g.max(c) + g.min(c) / n + passes
+    }
+}
+
+/// The largest chunk count per rank `c` can take: every chunk at least one row of each rank's shard.
+pub fn max_chunks(c: &Config) -> usize {
+    (c.shape.m / c.ranks.max(1)).max(1)
+}
+
+/// The chunk counts of [`CHUNKS`] that `c` can take, best first by the model for `mode`.
+pub fn ranked_chunks(mode: ModeKind, costs: &Costs, c: &Config) -> Vec<usize> {
+    let mut v: Vec<usize> = CHUNKS.into_iter().filter(|&n| n <= max_chunks(c)).collect();
+    v.sort_by(|&a, &b| {
+        predict_ms(mode, costs, c.ranks, a).total_cmp(&predict_ms(mode, costs, c.ranks, b))
+    });
+    v
+}
+
+/// The model's chunk count per rank for `mode` on `c` (ties: fewer chunks).
+pub fn best_chunks(mode: ModeKind, costs: &Costs, c: &Config) -> usize {
+    ranked_chunks(mode, costs, c).first().copied().unwrap_or(1)
+}
+
+/// `costs` with the pass cost fitted to a measured time `ms` of `mode` at `chunks` chunks (never
+/// negative: a measured time under the model's floor says only that passes cost little).
+pub fn fit_pass(mode: ModeKind, costs: &Costs, ranks: usize, chunks: usize, ms: f64) -> Costs {
+    let n = (ranks.max(1) * chunks.max(1)) as f64;
+    let floor = predict_ms(
+        mode,
+        &Costs {
+            pass_ms: 0.0,
+            ..*costs
+        },
+        ranks,
+        chunks,
+    );
+    Costs {
+        pass_ms: ((ms - floor) / n).max(0.0),
+        ..*costs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_chunks_pay_until_passes_cost_more_than_they_hide() {
+        let c = Costs {
+            gemm_ms: 10.0,
+            comm_ms: 8.0,
+            pass_ms: 0.05,
+        };
+        // 2 ranks: 1 chunk hides half of 8 ms; 8 chunks cost 0.8 ms of passes and hide 7.5.
+        let t = |n| predict_ms(ModeKind::Host, &c, 2, n);
+        assert!(t(2) < t(1));
+        let free = Costs { pass_ms: 0.0, ..c };
+        assert!(predict_ms(ModeKind::Host, &free, 2, 16) < predict_ms(ModeKind::Host, &free, 2, 8));
+        let dear = Costs { pass_ms: 5.0, ..c };
+        assert!(predict_ms(ModeKind::Host, &dear, 2, 1) < predict_ms(ModeKind::Host, &dear, 2, 2));
+        assert!(predict_ms(ModeKind::Sequential, &c, 2, 1) > t(1));
+    }
+
+    #[test]
+    fn the_fitted_pass_cost_reproduces_the_measurement() {
+        let c = Costs {
+            gemm_ms: 4.0,
+            comm_ms: 3.0,
+            pass_ms: 0.0,
+        };
+        let f = fit_pass(ModeKind::Encoded, &c, 4, 2, 6.0);
+        assert!((predict_ms(ModeKind::Encoded, &f, 4, 2) - 6.0).abs() < 1e-9);
+        assert_eq!(fit_pass(ModeKind::Encoded, &c, 4, 2, 1.0).pass_ms, 0.0);
+    }
+}

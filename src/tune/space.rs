@@ -1,0 +1,146 @@
+//! The space `t3 tune` searches: per mode, the values each knob may take on this point, as axes whose
+//! product is the exhaustive grid and along which the search moves one knob at a time.
+
+use crate::config::{Config, ModeKind};
+
+use super::knobs::Knobs;
+use super::model;
+
+/// One value of one knob.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Chunks(usize),
+    Reduce(&'static str),
+    Grid(Option<u32>),
+    Lead(Option<u32>),
+    Link(Option<u32>),
+    Grain(Option<&'static str>),
+    Depth(Option<usize>),
+    Spares(Option<u32>),
+    Pieces(Option<u32>),
+    Pause(Option<u32>),
+}
+
+impl Value {
+    /// Sets this knob in `k`.
+    pub fn set(&self, k: &mut Knobs) {
+        match self {
+            Value::Chunks(n) => k.chunks = *n,
+            Value::Reduce(r) => k.reduce = (*r).into(),
+            Value::Grid(g) => k.gemm_grid = *g,
+            Value::Lead(l) => k.step_lead = *l,
+            Value::Link(w) => k.link_workgroups = *w,
+            Value::Grain(g) => k.host_grain = g.map(str::to_string),
+            Value::Depth(d) => k.host_depth = *d,
+            Value::Spares(s) => k.fused_spares = *s,
+            Value::Pieces(p) => k.fused_pieces = *p,
+            Value::Pause(p) => k.fused_pause = *p,
+        }
+    }
+}
+
+/// What the space depends on beyond the point's configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct Context {
+    /// Devices the ranks span.
+    pub devices: usize,
+    /// The GPU's multiprocessors, where known (a persistent grid is sized by them).
+    pub sms: Option<u32>,
+}
+
+/// The axes of `mode`'s space at `base` (the chunk axis in the order `chunks` gives, best first),
+/// each value one that `base`'s collective and the mode accept.
+pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Vec<Value>> {
+    let mut axes = vec![chunks.iter().map(|&n| Value::Chunks(n)).collect()];
+    let reduces: Vec<Value> = ["update", "forward", "land"]
+        .into_iter()
+        .filter(|r| {
+            let mut k = Knobs::of(base);
+            k.reduce = (*r).into();
+            k.apply(base)
+                .is_ok_and(|c| c.validate().is_ok() && c.check_mode(mode).is_ok())
+        })
+        .map(Value::Reduce)
+        .collect();
+    if reduces.len() > 1 {
+        axes.push(reduces);
+    }
+    if mode == ModeKind::Host || mode == ModeKind::Encoded {
+        if let Some(s) = ctx.sms {
+            // The whole GPU, or just below it (room for the steps beside every GEMM workgroup).
+            let below = ((s - s / 32) / 4 * 4).max(1);
+            let mut grids = vec![Value::Grid(None), Value::Grid(Some(s))];
+            if below < s {
+                grids.push(Value::Grid(Some(below)));
+            }
+            axes.push(grids);
+        }
+        axes.push(vec![Value::Lead(None), Value::Lead(Some(0))]);
+    }
+    // Only a real link's budget is tuned: an emulated one's stands for the rate asked of it.
+    if ctx.devices > 1 && mode != ModeKind::Fused {
+        axes.push(vec![
+            Value::Link(None),
+            Value::Link(Some(64)),
+            Value::Link(Some(256)),
+        ]);
+    }
+    if mode == ModeKind::Host {
+        axes.push(vec![Value::Grain(None), Value::Grain(Some("chunk"))]);
+        axes.push(vec![
+            Value::Depth(None),
+            Value::Depth(Some(1)),
+            Value::Depth(Some(4)),
+        ]);
+    }
+    if mode == ModeKind::Fused {
+        let r = base.ranks as u32;
+        let mut spares = vec![Value::Spares(None), Value::Spares(Some(r))];
+        if let Some(s) = ctx.sms {
+            spares.push(Value::Spares(Some((s / 8).max(1))));
+        }
+        axes.push(spares);
+        axes.push(vec![
+            Value::Pieces(None),
+            Value::Pieces(Some(1)),
+            Value::Pieces(Some(4)),
+        ]);
+        axes.push(vec![Value::Pause(None), Value::Pause(Some(64))]);
+    }
+    axes
+}
+
+/// The knobs a search starts from: `base`'s, with the first value of every axis.
+pub fn start(base: &Config, axes: &[Vec<Value>]) -> Knobs {
+    let mut k = Knobs::of(base);
+    for a in axes {
+        if let Some(v) = a.first() {
+            v.set(&mut k);
+        }
+    }
+    k
+}
+
+/// Every point of the axes' product from `start` (the exhaustive grid), at most `limit`.
+pub fn grid(start: &Knobs, axes: &[Vec<Value>], limit: usize) -> Vec<Knobs> {
+    let mut out = vec![start.clone()];
+    for a in axes {
+        out = out
+            .iter()
+            .flat_map(|k| {
+                a.iter().map(move |v| {
+                    let mut k = k.clone();
+                    v.set(&mut k);
+                    k
+                })
+            })
+            .take(limit)
+            .collect();
+    }
+    out
+}
+
+/// Chunk counts for `mode` on `base`, best first by the model at `costs`.
+pub fn chunk_order(mode: ModeKind, costs: &model::Costs, base: &Config) -> Vec<usize> {
+    model::ranked_chunks(mode, costs, base)
+}

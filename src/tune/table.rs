@@ -1,0 +1,281 @@
+//! The tune table: per adapter, each tuned point's choice for every mode and the alternatives it was
+//! measured against, as a JSON file written atomically; loading it refuses a bad table, one tuned on
+//! another adapter, and a stale one (another format or tool version), each with a typed error.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, ModeKind};
+use crate::error::{Error, Result};
+
+use super::knobs::Knobs;
+
+/// The format's name, in every table's `format`.
+pub const FORMAT: &str = "t3-tune";
+
+/// The format's version: a table of another is stale.
+pub const VERSION: u32 = 1;
+
+/// The tool version a table is written by: a table of another is stale (its kernels may differ).
+pub const TOOL: &str = env!("CARGO_PKG_VERSION");
+
+/// Most bytes a tune table may hold (thousands of points with their alternatives).
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// The point a choice is for: shape, ranks, collective, operand type and devices.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Key {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub ranks: usize,
+    pub collective: String,
+    pub dtype: String,
+    pub devices: usize,
+}
+
+impl Key {
+    pub fn of(c: &Config, devices: usize) -> Self {
+        Key {
+            m: c.shape.m,
+            n: c.shape.n,
+            k: c.shape.k,
+            ranks: c.ranks,
+            collective: c.collective.name().into(),
+            dtype: c.dtype.name().into(),
+            devices,
+        }
+    }
+}
+
+/// One configuration as measured: the mode's median and the sequential median beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub knobs: Knobs,
+    pub median_ms: Option<f64>,
+    pub sequential_ms: Option<f64>,
+    /// Whether the stability checks passed (else the figure is kept, and said so).
+    pub consistent: bool,
+    /// Why it could not run, if it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A mode's choice at one point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub mode: ModeKind,
+    pub knobs: Knobs,
+    pub median_ms: f64,
+    /// The point's best sequential time over the speed of this choice.
+    pub speedup: f64,
+    /// Whether the mode falls back to sequential here: even its best ran slower.
+    pub fallback: bool,
+    /// What the model predicted for the choice, ms.
+    pub model_ms: Option<f64>,
+    /// The configuration as given (the defaults, the chunk count the model's across devices: what a
+    /// run without a table gets), as measured here, ms.
+    #[serde(default)]
+    pub given_ms: Option<f64>,
+    /// Every configuration measured, the choice included.
+    pub alternatives: Vec<Measured>,
+}
+
+/// One tuned point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub workload: String,
+    pub key: Key,
+    /// The fastest sequential run measured at this point (every speedup is against it).
+    pub sequential_ms: f64,
+    pub modes: Vec<Choice>,
+}
+
+/// The table of one adapter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    pub format: String,
+    pub version: u32,
+    pub tool: String,
+    /// The adapter as [`crate::gpu::Gpu::describe`] says it (name, backend, driver).
+    pub adapter: String,
+    pub backend: String,
+    pub driver: String,
+    /// When it was last written (UTC, RFC 3339).
+    pub date: String,
+    pub points: Vec<Point>,
+}
+
+impl Table {
+    /// An empty table of the adapter `adapter` (backend, driver).
+    pub fn new(adapter: &str, backend: &str, driver: &str) -> Self {
+        Table {
+            format: FORMAT.into(),
+            version: VERSION,
+            tool: TOOL.into(),
+            adapter: adapter.into(),
+            backend: backend.into(),
+            driver: driver.into(),
+            date: utc_now(),
+            points: Vec::new(),
+        }
+    }
+
+    /// The choice of `mode` at `key`, if tuned.
+    pub fn choice(&self, key: &Key, mode: ModeKind) -> Option<(&Point, &Choice)> {
+        let p = self.points.iter().find(|p| &p.key == key)?;
+        p.modes.iter().find(|c| c.mode == mode).map(|c| (p, c))
+    }
+
+    /// Adds `point`, replacing one at the same key.
+    pub fn insert(&mut self, point: Point) {
+        self.points.retain(|p| p.key != point.key);
+        self.points.push(point);
+        self.date = utc_now();
+    }
+
+    /// Writes the table atomically (a reader sees the old table or the new one).
+    pub fn save(&self, path: &str) -> Result<()> {
+        let s = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
+            path: path.into(),
+            source: e.into(),
+        })?;
+        crate::files::write(path, &(s + "\n"))
+    }
+
+    /// Reads a table: a regular file of bounded size in this format and version, written by this
+    /// tool version, with sane figures. The adapter is checked apart ([`Table::check_adapter`]).
+    pub fn load(path: &str) -> Result<Self> {
+        let s = crate::files::read_text(path, "tune table", MAX_BYTES)?;
+        let v: serde_json::Value = serde_json::from_str(&s).map_err(|e| {
+            Error::invalid("tune table", path, format!("a table `t3 tune` wrote ({e})"))
+        })?;
+        let format = v.get("format").and_then(|f| f.as_str()).unwrap_or("none");
+        if format != FORMAT {
+            return Err(Error::invalid(
+                "tune table",
+                format!("{path}, format {format}"),
+                format!("format {FORMAT}, as `t3 tune` writes it"),
+            ));
+        }
+        let version = v.get("version").and_then(|f| f.as_u64()).unwrap_or(0);
+        let tool = v.get("tool").and_then(|f| f.as_str()).unwrap_or("none");
+        if version != VERSION as u64 || tool != TOOL {
+            return Err(Error::invalid(
+                "tune table",
+                format!("{path}, stale: format version {version} by t3 {tool}"),
+                format!("format version {VERSION} by t3 {TOOL} (run `t3 tune` again)"),
+            ));
+        }
+        let t: Table = serde_json::from_value(v).map_err(|e| {
+            Error::invalid("tune table", path, format!("a table `t3 tune` wrote ({e})"))
+        })?;
+        for p in &t.points {
+            let bad = |what: String| {
+                Error::invalid(
+                    "tune table",
+                    format!("{path}, point {}: {what}", p.workload),
+                    "positive finite times and at least 1 chunk (run `t3 tune` again)",
+                )
+            };
+            if !(p.sequential_ms.is_finite() && p.sequential_ms > 0.0) {
+                return Err(bad(format!("sequential {} ms", p.sequential_ms)));
+            }
+            for c in &p.modes {
+                if !(c.median_ms.is_finite() && c.median_ms > 0.0) || c.knobs.chunks == 0 {
+                    return Err(bad(format!(
+                        "{} at {} ms, {} chunks",
+                        c.mode, c.median_ms, c.knobs.chunks
+                    )));
+                }
+                super::knobs::parse_reduce(&c.knobs.reduce)?;
+                if let Some(g) = &c.knobs.host_grain {
+                    super::knobs::parse_grain(g)?;
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// Refuses a table tuned on another adapter, backend or driver (`adapter`: this one's
+    /// [`crate::gpu::Gpu::describe`]): its choices were measured elsewhere.
+    pub fn check_adapter(&self, path: &str, adapter: &str) -> Result<()> {
+        if self.adapter == adapter {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "tune table",
+            format!("{path}, tuned on {}", self.adapter),
+            format!("a table tuned on this adapter, {adapter} (run `t3 tune` here)"),
+        ))
+    }
+}
+
+/// The default table's file for an adapter: `t3-tune-<name>-<backend>.json` in the working
+/// directory, the name in lower-case letters, digits and dashes.
+pub fn default_path(name: &str, backend: &str) -> String {
+    let slug = |s: &str| {
+        let mut out = String::new();
+        for ch in s.chars() {
+            if ch.is_ascii_alphanumeric() {
+                out.push(ch.to_ascii_lowercase());
+            } else if !out.ends_with('-') {
+                out.push('-');
+            }
+        }
+        out.trim_matches('-').to_string()
+    };
+    format!("t3-tune-{}-{}.json", slug(name), slug(backend))
+}
+
+/// Now, UTC, as RFC 3339 to the second.
+pub fn utc_now() -> String {
+    let secs = web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339(secs)
+}
+
+/// `secs` since 1970 as "YYYY-MM-DDThh:mm:ssZ" (the civil calendar from days, H. Hinnant's method).
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+    }
+
+    #[test]
+    fn default_paths_name_the_adapter() {
+        assert_eq!(
+            default_path("NVIDIA H200", "Vulkan"),
+            "t3-tune-nvidia-h200-vulkan.json"
+        );
+        assert_eq!(
+            default_path("llvmpipe (LLVM 15.0.6, 256 bits)", "Vulkan"),
+            "t3-tune-llvmpipe-llvm-15-0-6-256-bits-vulkan.json"
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! The tuner's CPU tests: knobs onto a configuration and back, flags over the table, the space's
+//! axes and grid.
+
+use super::apply::Given;
+use super::knobs::Knobs;
+use super::space::{self, Context, Value};
+use crate::config::{Config, ModeKind, StepLead};
+use crate::plan::ReduceVia;
+use crate::schedule::Collective;
+use crate::shapes::{Dtype, Shape};
+use crate::steps::Link;
+
+fn config(collective: Collective) -> Config {
+    Config {
+        shape: Shape::new(96, 40, 24).unwrap(),
+        ranks: 4,
+        chunks: 1,
+        collective,
+        via: ReduceVia::Update,
+        link: Link::Unthrottled,
+        dtype: Dtype::F32,
+        out_dtype: Dtype::F32,
+        arbitrate: None,
+        gemm_grid: None,
+        fused: Default::default(),
+        host: Default::default(),
+        step_lead: StepLead::Auto,
+    }
+}
+
+fn every_knob() -> Knobs {
+    Knobs {
+        chunks: 3,
+        reduce: "forward".into(),
+        gemm_grid: Some(128),
+        step_lead: Some(0),
+        link_workgroups: Some(64),
+        host_grain: Some("chunk".into()),
+        host_depth: Some(4),
+        fused_spares: Some(16),
+        fused_pieces: Some(0),
+        fused_pause: Some(64),
+    }
+}
+
+#[test]
+fn knobs_survive_a_configuration_and_back() {
+    let base = config(Collective::ReduceScatter);
+    let k = every_knob();
+    let c = k.apply(&base).unwrap();
+    assert_eq!(Knobs::of(&c), k);
+    assert_eq!(c.via, ReduceVia::Forward);
+    assert_eq!(c.step_lead, StepLead::Workgroups(0));
+    // None leaves a knob to its default, and an emulated link as it was.
+    let plain = Knobs::of(&base);
+    assert_eq!(plain.apply(&base).unwrap().link, Link::Unthrottled);
+    assert!(k.describe(ModeKind::Host).contains("grain chunk, depth 4"));
+    assert!(k
+        .describe(ModeKind::Fused)
+        .contains("spares 16, pieces link, pause 64"));
+    assert!(!k.describe(ModeKind::Fused).contains("grid"));
+}
+
+#[test]
+fn unreadable_knobs_are_refused_naming_them() {
+    let base = config(Collective::ReduceScatter);
+    for (k, says) in [
+        (
+            Knobs {
+                reduce: "teleport".into(),
+                ..every_knob()
+            },
+            "teleport",
+        ),
+        (
+            Knobs {
+                host_grain: Some("pass".into()),
+                ..every_knob()
+            },
+            "pass",
+        ),
+        (
+            Knobs {
+                chunks: 0,
+                ..every_knob()
+            },
+            "chunks",
+        ),
+    ] {
+        let e = k.apply(&base).unwrap_err().to_string();
+        assert!(e.contains(says), "{e}");
+    }
+}
+
+#[test]
+fn given_flags_win_over_the_table() {
+    let table = every_knob();
+    let flags = Knobs::of(&config(Collective::ReduceScatter));
+    let none = Given::default().overlay(&table, &flags);
+    assert_eq!(none, table);
+    let some = Given {
+        chunks: true,
+        host_grain: true,
+        ..Given::default()
+    }
+    .overlay(&table, &flags);
+    assert_eq!(some.chunks, 1);
+    assert_eq!(some.host_grain, None);
+    assert_eq!(some.reduce, "forward");
+}
+
+#[test]
+fn the_space_offers_only_what_the_point_accepts() {
+    let ctx = Context {
+        devices: 1,
+        sms: None,
+    };
+    let rs = config(Collective::ReduceScatter);
+    let axes = space::axes(ModeKind::Host, &rs, &[2, 1], ctx);
+    assert_eq!(axes[0], vec![Value::Chunks(2), Value::Chunks(1)]);
+    assert!(axes
+        .iter()
+        .flatten()
+        .any(|v| *v == Value::Reduce("forward")));
+    // No link axis on one device: an emulated link's budget is not tuned.
+    assert!(!axes.iter().flatten().any(|v| matches!(v, Value::Link(_))));
+    // Fused mode reduces by update only; an all-gather reduces nothing.
+    let fused = space::axes(ModeKind::Fused, &rs, &[1], ctx);
+    assert!(!fused
+        .iter()
+        .flatten()
+        .any(|v| matches!(v, Value::Reduce(_))));
+    let ag = space::axes(ModeKind::Encoded, &config(Collective::AllGather), &[1], ctx);
+    assert!(!ag.iter().flatten().any(|v| matches!(v, Value::Reduce(_))));
+    // Across devices the real link's budget is; known multiprocessors size the grids.
+    let two = Context {
+        devices: 2,
+        sms: Some(132),
+    };
+    let axes = space::axes(ModeKind::Encoded, &rs, &[1], two);
+    assert!(axes.iter().flatten().any(|v| *v == Value::Link(Some(64))));
+    assert!(axes.iter().flatten().any(|v| *v == Value::Grid(Some(128))));
+    // The grid is the axes' product, each point distinct, capped.
+    let start = space::start(&rs, &axes);
+    let all = space::grid(&start, &axes, usize::MAX);
+    let product: usize = axes.iter().map(Vec::len).product();
+    assert_eq!(all.len(), product);
+    let mut uniq = all.clone();
+    uniq.sort_by_key(|k| format!("{k:?}"));
+    uniq.dedup();
+    assert_eq!(uniq.len(), product);
+    assert_eq!(space::grid(&start, &axes, 5).len(), 5);
+}
+
+#[test]
+fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
+    use super::table::{Choice, Key, Measured, Point, Table};
+    let c = config(Collective::ReduceScatter);
+    let choice = Choice {
+        mode: ModeKind::Host,
+        knobs: every_knob(),
+        median_ms: 2.0,
+        speedup: 1.5,
+        fallback: false,
+        model_ms: Some(2.1),
+        given_ms: Some(2.5),
+        alternatives: vec![Measured {
+            knobs: every_knob(),
+            median_ms: Some(2.0),
+            sequential_ms: Some(3.0),
+            consistent: true,
+            error: None,
+        }],
+    };
+    let point = |seq: f64| Point {
+        workload: "p".into(),
+        key: Key::of(&c, 1),
+        sequential_ms: seq,
+        modes: vec![choice.clone()],
+    };
+    let mut t = Table::new("GPU (Vulkan, 1)", "Vulkan", "1");
+    t.insert(point(3.0));
+    t.insert(point(4.0));
+    assert_eq!(t.points.len(), 1);
+    let dir = std::env::temp_dir().join(format!("t3-tune-lib-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.json").display().to_string();
+    t.save(&path).unwrap();
+    let back = Table::load(&path).unwrap();
+    assert_eq!(back, t);
+    assert_eq!(back.points[0].sequential_ms, 4.0);
+    assert!(back.choice(&Key::of(&c, 1), ModeKind::Host).is_some());
+    assert!(back.choice(&Key::of(&c, 2), ModeKind::Host).is_none());
+    back.check_adapter(&path, "GPU (Vulkan, 1)").unwrap();
+    let e = back.check_adapter(&path, "GPU (Vulkan, 2)").unwrap_err();
+    assert!(e.to_string().contains("tuned on GPU (Vulkan, 1)"), "{e}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,360 @@
+//! `t3 tune` end to end on a small shape, and the tune table as `run` reads it: the round trip of
+//! its choices into each mode's row, the said fallback (and `--no-fallback`), and bad, stale and
+//! foreign tables refused or, for `--tune auto`, said and ignored.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::cli::{stderr, t3_within};
+use serde_json::Value;
+
+const SHAPE: &str = "64x48x32";
+const FAST: [&str; 6] = ["--reps", "2", "--warmup", "1", "--warmup-s", "0"];
+
+fn t3(args: &[&str], dir: &Path) -> Output {
+    t3_within(args, &[], dir, 120)
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    common::cli::tmp("tune", name)
+}
+
+/// Whether the machine has no adapter at all (the test is then skipped, said on stderr).
+fn no_adapter(o: &Output) -> bool {
+    let none = stderr(o).contains("no GPU adapter found");
+    if none {
+        eprintln!("skipped: no GPU adapter");
+    }
+    none
+}
+
+/// Tunes SHAPE at 2 ranks for `modes` into the adapter's default table in `dir`; its path and JSON.
+fn tune(dir: &Path, modes: &str) -> Option<(String, Value)> {
+    let mut args = vec![
+        "tune",
+        "--shape",
+        SHAPE,
+        "--ranks",
+        "2",
+        "--mode",
+        modes,
+        "--budget-s",
+        "4",
+    ];
+    args.extend(FAST);
+    let o = t3(&args, dir);
+    if no_adapter(&o) {
+        return None;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let name = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("t3-tune-") && n.ends_with(".json"))
+        .expect("the default table");
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&name)).unwrap())
+        .expect("the table is JSON");
+    Some((name, table))
+}
+
+fn run_csv(dir: &Path, extra: &[&str]) -> Vec<csv::StringRecord> {
+    let mut args = vec!["run", "--shape", SHAPE, "--ranks", "2", "--csv", "-"];
+    args.extend(FAST);
+    args.extend(extra);
+    let o = t3(&args, dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let header = r.headers().unwrap().clone();
+    r.records()
+        .map(|x| {
+            let x = x.unwrap();
+            let mut rec = csv::StringRecord::new();
+            for name in [
+                "mode",
+                "trigger",
+                "median_ms",
+                "t_seq_ms",
+                "config",
+                "config_source",
+                "fallback",
+                "chunks",
+            ] {
+                let i = header
+                    .iter()
+                    .position(|h| h == name)
+                    .unwrap_or_else(|| panic!("column {name}"));
+                rec.push_field(&x[i]);
+            }
+            rec
+        })
+        .collect()
+}
+
+#[test]
+fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
+    let d = tmp("end-to-end");
+    let Some((name, t)) = tune(&d, "host,encoded") else {
+        return;
+    };
+    assert_eq!(t["format"], "t3-tune");
+    assert_eq!(t["version"], 1);
+    assert!(t["adapter"].as_str().is_some_and(|a| !a.is_empty()));
+    assert!(t["date"].as_str().is_some_and(|a| a.ends_with('Z')));
+    let p = &t["points"][0];
+    assert_eq!(p["key"]["m"], 64);
+    assert_eq!(p["key"]["ranks"], 2);
+    let seq = p["sequential_ms"].as_f64().unwrap();
+    assert!(seq.is_finite() && seq > 0.0);
+    let modes = p["modes"].as_array().unwrap();
+    assert!(!modes.is_empty(), "{p}");
+    for c in modes {
+        let best = c["median_ms"].as_f64().unwrap();
+        let alts = c["alternatives"].as_array().unwrap();
+        assert!(!alts.is_empty());
+        // The choice is the fastest alternative measured, and its fallback follows the numbers.
+        let fastest = alts
+            .iter()
+            .filter_map(|a| a["median_ms"].as_f64())
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(best, fastest, "{c}");
+        assert!(alts.iter().any(|a| a["knobs"] == c["knobs"]));
+        assert!((c["speedup"].as_f64().unwrap() - seq / best).abs() < 1e-9);
+        assert_eq!(c["fallback"].as_bool().unwrap(), best > seq);
+    }
+    // `run` (auto) finds the table and runs each tuned mode as chosen, naming it and its source.
+    let rows = run_csv(&d, &["--mode", "host,encoded", "--no-fallback"]);
+    for c in modes {
+        let mode = c["mode"].as_str().unwrap();
+        let row = rows.iter().find(|r| &r[0] == mode).expect("a row per mode");
+        assert_eq!(&row[5], "table", "{row:?}");
+        assert_eq!(
+            row[7].parse::<u64>().unwrap(),
+            c["knobs"]["chunks"].as_u64().unwrap()
+        );
+        assert!(row[4].contains(&format!(
+            "reduce {}",
+            c["knobs"]["reduce"].as_str().unwrap()
+        )));
+    }
+    // Off: the flags' configuration.
+    let rows = run_csv(&d, &["--mode", "host", "--tune", "off"]);
+    assert_eq!(&rows[0][5], "flags");
+    assert!(rows[0][4].starts_with("chunks 1, reduce update"));
+    // A flag given wins over the table's choice.
+    let rows = run_csv(&d, &["--mode", "host", "--chunks", "3"]);
+    assert_eq!(&rows[0][7], "3");
+    let _ = std::fs::remove_file(d.join(name));
+}
+
+/// The default table in `dir` with `edit` applied.
+fn edit(dir: &Path, name: &str, t: &Value, edit: impl Fn(&mut Value)) {
+    let mut t = t.clone();
+    edit(&mut t);
+    std::fs::write(dir.join(name), serde_json::to_string(&t).unwrap()).unwrap();
+}
+
+#[test]
+fn a_mode_that_loses_falls_back_and_says_so() {
+    let d = tmp("fallback");
+    let Some((name, t)) = tune(&d, "host") else {
+        return;
+    };
+    // Forced: the table says host's best ran at half sequential's speed.
+    edit(&d, &name, &t, |t| {
+        let c = &mut t["points"][0]["modes"][0];
+        c["fallback"] = true.into();
+        c["speedup"] = 0.5.into();
+    });
+    let rows = run_csv(&d, &["--mode", "sequential,host"]);
+    let host = rows.iter().find(|r| &r[0] == "host").unwrap();
+    let seq = rows.iter().find(|r| &r[0] == "sequential").unwrap();
+    assert!(host[6].starts_with("fell back to sequential"), "{host:?}");
+    assert!(host[6].contains("0.500x"), "{host:?}");
+    assert_eq!(&host[1], "none", "a fallback runs no trigger");
+    assert_eq!(host[2], seq[2], "its time is sequential's");
+    // The report's first screen says it too.
+    let mut args = vec!["run", "--shape", SHAPE, "--ranks", "2", "--mode", "host"];
+    args.extend(FAST);
+    let o = t3(&args, &d);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("fell back to sequential"), "{out}");
+    assert!(out.contains("[table]"), "{out}");
+    // --no-fallback: the losing run as it is, said.
+    let rows = run_csv(&d, &["--mode", "host", "--no-fallback"]);
+    assert_eq!(&rows[0][1], "tracked");
+    assert!(rows[0][6].starts_with("shown as run"), "{:?}", rows[0]);
+    // JSON says it as well.
+    let mut args = vec![
+        "run", "--shape", SHAPE, "--ranks", "2", "--mode", "host", "--json", "-",
+    ];
+    args.extend(FAST);
+    let o = t3(&args, &d);
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let host = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mode"] == "host")
+        .unwrap();
+    assert!(host["fallback"].as_str().unwrap().starts_with("fell back"));
+    assert_eq!(host["config_source"], "table");
+}
+
+#[test]
+fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
+    let d = tmp("bad");
+    let Some((name, t)) = tune(&d, "encoded") else {
+        return;
+    };
+    let mut run = vec!["run", "--shape", SHAPE, "--ranks", "2", "--mode", "encoded"];
+    run.extend(FAST);
+    let with = |file: &str| {
+        let mut a = run.clone();
+        a.extend(["--tune", file]);
+        t3(&a, &d)
+    };
+    // Not JSON: a usage error naming the file, before any GPU work.
+    std::fs::write(d.join("bad.json"), "{ not json").unwrap();
+    let o = with("bad.json");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("invalid tune table: bad.json"),
+        "{}",
+        stderr(&o)
+    );
+    // Another format.
+    std::fs::write(d.join("link.json"), r#"{"adapter":"x","rows":[]}"#).unwrap();
+    let o = with("link.json");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("format none"), "{}", stderr(&o));
+    // Stale: an older format version, or another tool version.
+    let mut stale = t.clone();
+    stale["version"] = 0.into();
+    std::fs::write(d.join("stale.json"), stale.to_string()).unwrap();
+    let o = with("stale.json");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("stale: format version 0"),
+        "{}",
+        stderr(&o)
+    );
+    let mut old = t.clone();
+    old["tool"] = "0.0.1".into();
+    std::fs::write(d.join("old.json"), old.to_string()).unwrap();
+    assert!(stderr(&with("old.json")).contains("by t3 0.0.1"));
+    // A figure no run could have measured.
+    let mut neg = t.clone();
+    neg["points"][0]["modes"][0]["median_ms"] = (-1.0).into();
+    std::fs::write(d.join("neg.json"), neg.to_string()).unwrap();
+    assert!(stderr(&with("neg.json")).contains("positive finite times"));
+    // Foreign: tuned on another adapter.
+    let mut foreign = t.clone();
+    foreign["adapter"] = "Other GPU (Metal, 1.0)".into();
+    std::fs::write(d.join("foreign.json"), foreign.to_string()).unwrap();
+    let o = with("foreign.json");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("tuned on Other GPU (Metal, 1.0)"),
+        "{}",
+        stderr(&o)
+    );
+    // Missing.
+    let o = with("missing.json");
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("missing.json"));
+    // `t3 tune --out` never replaces another adapter's table.
+    let mut args = vec![
+        "tune",
+        "--shape",
+        SHAPE,
+        "--ranks",
+        "2",
+        "--mode",
+        "encoded",
+        "--budget-s",
+        "1",
+    ];
+    args.extend(FAST);
+    args.extend(["--out", "foreign.json"]);
+    let o = t3(&args, &d);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("tuned on Other GPU"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("foreign.json")).unwrap(),
+        foreign.to_string()
+    );
+    // auto: the same faults in the default table are said, and the run goes on without it.
+    for (bad, says) in [(&stale, "stale"), (&foreign, "tuned on Other GPU")] {
+        std::fs::write(d.join(&name), bad.to_string()).unwrap();
+        let o = t3(&run, &d);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("warning: tune table ignored"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn tune_refuses_bad_budgets_and_workloads_before_any_gpu_work() {
+    let d = tmp("usage");
+    for (args, needle) in [
+        (
+            vec!["tune", "--shape", SHAPE, "--budget-s", "0"],
+            "from 1 to 86400",
+        ),
+        (
+            vec!["tune", "--shape", SHAPE, "--budget-s", "nan"],
+            "from 1 to 86400",
+        ),
+        (vec!["tune"], "--presets NAME"),
+    ] {
+        let o = t3(&args, &d);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn across_devices_the_chunk_count_is_the_models_and_the_table_keys_the_device_count() {
+    let d = tmp("devices");
+    let base = ["--shape", SHAPE, "--ranks", "2", "--devices", "2"];
+    let modes = ["--mode", "sequential,host"];
+    // No table, no --chunks: the model's count, said as such.
+    let mut args = vec!["run"];
+    args.extend(base);
+    args.extend(modes);
+    args.extend(FAST);
+    args.extend(["--tune", "off", "--csv", "-"]);
+    let o = t3(&args, &d);
+    if no_adapter(&o) {
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        assert_eq!(&row[col("config_source")], "model", "{row:?}");
+    }
+    // Tuned across the devices: the point is the two-device one, and a one-device run ignores it.
+    let mut args = vec!["tune"];
+    args.extend(base);
+    args.extend(modes);
+    args.extend(FAST);
+    args.extend(["--budget-s", "2", "--out", "two.json"]);
+    let o = t3(&args, &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("two.json")).unwrap()).unwrap();
+    assert_eq!(t["points"][0]["key"]["devices"], 2);
+    assert_eq!(t["points"][0]["modes"][0]["mode"], "host");
+    let rows = run_csv(&d, &["--mode", "host", "--tune", "two.json"]);
+    assert_eq!(&rows[0][5], "flags", "{:?}", rows[0]);
+}
