@@ -173,10 +173,10 @@ pub struct GemmArgs {
     /// the steps that move them take --out-dtype.
     #[arg(long, default_value = "f32", ignore_case = true)]
     pub dtype: DtypeArg,
-    /// Element type of the GEMM outputs and of every step, link and readback that moves them: the
-    /// operands' (--dtype) by default, or f32. 2-byte outputs round once when the GEMM stores them
-    /// and once per reduce (added in f32). Fused mode moves f32 outputs only: with 2-byte ones it is
-    /// skipped, and --out-dtype f32 runs it.
+    /// Element type of the GEMM outputs and of every step, link and readback that moves them: f32,
+    /// or the operands' type (--dtype f16|bf16). 2-byte outputs round once when the GEMM stores them
+    /// and once per reduce (added in f32); fused mode moves f32 outputs only and is skipped with
+    /// them [default: f32]
     #[arg(long, ignore_case = true)]
     pub out_dtype: Option<DtypeArg>,
     /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
@@ -190,9 +190,11 @@ impl GemmArgs {
         Kernels::for_outputs(gpu, self.dtype.0, self.out(), self.gemm_kernel.0, put)
     }
 
-    /// The outputs' element type: --out-dtype, else the operands'.
+    /// The outputs' element type: --out-dtype, else f32. 2-byte outputs are asked for, not the
+    /// default: fused mode cannot move them yet, and the cooperative-matrix kernel's 2-byte stores
+    /// have run on no GPU but lavapipe's emulation of the SIMT path.
     pub fn out(self) -> t3_wgpu::shapes::Dtype {
-        self.out_dtype.map_or(self.dtype.0, |d| d.0)
+        self.out_dtype.map_or(t3_wgpu::shapes::Dtype::F32, |d| d.0)
     }
 }
 
