@@ -231,11 +231,11 @@ hostloop2)
   cat "$out/rc.txt"
   ;;
 hostwait)
-  # The trigger loop's wait (T3_HOST_WAIT): blocked in the driver against polled back to back, on the
+  # The trigger loop's wait (--host-loop wait): blocked in the driver against polled back to back, on the
   # f16 points with the shortest GEMM stages (TP 8, 150 GB/s, forwarded ring, 1 chunk).
   t3 calibrate > "$out/calibrate.txt" 2>&1
   for w in block spin; do for p in tnlg-op-tp8 gpt3-op-tp8; do
-    T3_HOST_WAIT=$w t3 run --preset $p --dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,host --reps 5 --json "$out/$p-$w.json" --svg "$out/$p-$w.svg" > "$out/$p-$w.txt" 2>&1
+    t3 run --host-loop wait=$w --preset $p --dtype f16 --collective reduce-scatter --reduce forward --chunks 1 --link-gbps 150 --mode sequential,host --reps 5 --json "$out/$p-$w.json" --svg "$out/$p-$w.svg" > "$out/$p-$w.txt" 2>&1
     echo "$p-$w rc=$?" >> "$out/rc.txt"
   done; done
   cat "$out/rc.txt"
@@ -253,10 +253,10 @@ fused1)
   cat "$out/rc.txt"
   ;;
 hostdepth)
-  # The host loop's depth (T3_HOST_IN_FLIGHT: submissions queued per device, default 2) against step
+  # The host loop's depth (--host-loop in-flight: submissions queued per device, default 2) against step
   # delay, f16 (the shortest GEMM stages), 1 and 4 chunks.
   for n in 2 3 4; do for p in tnlg-op-tp8 gpt3-op-tp8; do for c in 1 4; do
-    T3_HOST_IN_FLIGHT=$n t3 run --preset $p --dtype f16 --collective reduce-scatter --chunks $c --mode sequential,host --reps 5 --warmup 2 --no-verify --json "$out/depth$n-$p-c$c.json" > "$out/depth$n-$p-c$c.txt" 2>&1
+    t3 run --host-loop in-flight=$n --preset $p --dtype f16 --collective reduce-scatter --chunks $c --mode sequential,host --reps 5 --warmup 2 --no-verify --json "$out/depth$n-$p-c$c.json" > "$out/depth$n-$p-c$c.txt" 2>&1
   done; done; done
   ;;
 twogpu)
@@ -280,8 +280,8 @@ twogpu)
 fused)
   # Issue 13: fused mode's variants against sequential, host and encoded on the four presets at TP 8,
   # 150 GB/s, f32 and f16, 1 chunk per rank. Encoded and host with --reduce forward (their best, run 6)
-  # and with update (fused's semantics); fused's variants (T3_FUSED_PIECES / T3_FUSED_SPARES /
-  # T3_FUSED_PUT, see src/lower/fused.rs and src/gemm.rs): the default = tiles stored plainly behind
+  # and with update (fused's semantics); fused's variants (--fused pieces, spares,
+  # put, see src/lower/fused.rs and src/gemm.rs): the default = tiles stored plainly behind
   # the gates as relaxed atomic stores, the link's 16 pieces per transfer claimed by any workgroup,
   # spare workgroups past the GEMM's; FUSED_VARIANTS picks among coherent = a @coherent output
   # with 16-byte plain stores (run 20: slower on 7 of 8 points), atomic = native f32 atomic adds (run 13's default), cas = CAS
@@ -300,7 +300,7 @@ fused)
       case $name in coherent) var="coherent link auto coherent";; store) var="store link auto store";; atomic) var="atomic link auto atomic";; cas) var="cas link auto cas";; chunk) var="chunk 1 0 auto";;
         split) var="split link 0 auto";; spares1k) var="spares1k link 1024 auto";; *) echo "unknown variant $name"; exit 2;; esac
       set -- $var
-      T3_FUSED_PIECES=$2 T3_FUSED_SPARES=$3 T3_FUSED_PUT=$4 t3 run $base --chunks 1 --mode sequential,fused --json "$out/$p-$d-fused-$1.json" > "$out/$p-$d-fused-$1.txt" 2>&1
+      t3 run --fused pieces=$2,spares=$3,put=$4 $base --chunks 1 --mode sequential,fused --json "$out/$p-$d-fused-$1.json" > "$out/$p-$d-fused-$1.txt" 2>&1
     done
     t3 run $base --chunks 4 --mode sequential,encoded,fused --json "$out/$p-$d-c4.json" > "$out/$p-$d-c4.txt" 2>&1
   done; done

@@ -73,8 +73,7 @@ pub(crate) fn report(
     let f = adapter.features();
     let l = adapter.limits();
     AdapterReport {
-        // A bad T3_SMS is refused before the adapters are probed (gpu.rs, `environment`); a report
-        // shows what it can.
+        // `sms`: what the options name (T3_SMS, checked at the edge), else the driver's count.
         multiprocessors: crate::sms::sm_count(adapter, sms),
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),

@@ -1,7 +1,8 @@
 //! The settings that pick the adapter and bound its waits: each from its option (a flag), else from
 //! its environment variable, validated alike; an invalid value is a usage error naming the source.
-//! The variables are read here only, by [`with_environment`] and [`check_environment`]: the edge of
-//! the binary, the tests and the benchmarks. The library below takes [`GpuOptions`] as given.
+//! The variables are read here, by [`with_environment`] and [`check_environment`] (the edge of the
+//! binary, the tests and the benchmarks), and in gemm.rs for the kernel files `T3_SIMT_WGSL` and
+//! `T3_COOP_WGSL`; the rest of the library takes [`GpuOptions`] as given.
 
 use std::time::Duration;
 
@@ -180,7 +181,7 @@ pub struct Environment {
 
 /// Every environment variable the binary reads, checked once before any GPU work with the rules of
 /// the flag or reader that uses it (`opts`: a flag given wins over its variable, which is then not
-/// read), and those the commands take as values parsed. An invalid value, or one that is not UTF-8,
+/// read). An invalid value, or one that is not UTF-8,
 /// is a usage error naming the variable; the warnings name `T3_*` variables that nothing reads.
 pub fn check_environment(opts: &GpuOptions) -> Result<Environment> {
     with_environment(opts.clone())?;

@@ -264,7 +264,7 @@ fn a_device_lost_mid_run_is_a_clear_error() {
     // Devices of their own: the shared ones must outlive this test.
     let Ok(devs) = t3_wgpu::devices::Devices::open(
         &t3_wgpu::devices::DeviceSpec::Count(2),
-        &t3_wgpu::gpu::GpuOptions::default(),
+        &t3_wgpu::settings::with_environment(t3_wgpu::gpu::GpuOptions::default()).unwrap(),
     ) else {
         eprintln!("SKIPPED: no GPU adapter");
         return;

@@ -292,7 +292,7 @@ fn bad_input_is_a_typed_error() {
     // A buffer over the (lowered) binding limit is refused before any GPU work, naming the limit.
     let small = Gpu::new(&GpuOptions {
         limit_override: Some(1024),
-        ..Default::default()
+        ..t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()
     })
     .unwrap();
     let k2 = GemmKernel::new(&small).unwrap();
@@ -314,7 +314,7 @@ fn forced_timeout_is_an_error_naming_the_work() {
     // A bound far below what any adapter needs for a 512³ GEMM.
     let gpu = Gpu::new(&GpuOptions {
         timeout: Some(std::time::Duration::from_nanos(1)),
-        ..Default::default()
+        ..t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()
     })
     .unwrap();
     let kernel = GemmKernel::new(&gpu).unwrap();
@@ -333,7 +333,7 @@ fn workgroups_fold_into_two_dimensions() {
     // With at most 3 workgroups per dimension, 4 x 3 tiles need a 2-D dispatch.
     let gpu = Gpu::new(&GpuOptions {
         dispatch_limit: Some(3),
-        ..Default::default()
+        ..t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()
     })
     .unwrap();
     assert_eq!(gpu.fold(12), (3, 4));

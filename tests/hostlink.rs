@@ -16,7 +16,10 @@ mod common;
 
 /// `n` devices on the test adapter, or None (test skipped, said on stderr) where there is none.
 fn open(n: usize) -> Option<Devices> {
-    match Devices::open(&DeviceSpec::Count(n), &GpuOptions::default()) {
+    match Devices::open(
+        &DeviceSpec::Count(n),
+        &t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap(),
+    ) {
         Ok(d) => {
             eprintln!("{}", d.describe().join("; "));
             Some(d)
@@ -395,7 +398,7 @@ fn device_sets_open_and_refuse_what_does_not_exist() {
     };
     assert!(bind(&own).is_ok());
     assert!(bind(&foreign).is_err());
-    let opts = GpuOptions::default();
+    let opts = t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap();
     let e = Devices::open(&"99,".parse().unwrap(), &opts)
         .err()
         .unwrap()

@@ -142,7 +142,11 @@ fn every_collective_every_mode_on_one_device() {
 fn devices() -> Option<&'static (Devices, [Vec<Kernels>; 2])> {
     static SET: OnceLock<Option<(Devices, [Vec<Kernels>; 2])>> = OnceLock::new();
     SET.get_or_init(|| {
-        let d = Devices::open(&DeviceSpec::Count(4), &GpuOptions::default()).ok()?;
+        let d = Devices::open(
+            &DeviceSpec::Count(4),
+            &t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap(),
+        )
+        .ok()?;
         let of = |out| {
             d.gpus
                 .iter()

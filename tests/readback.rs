@@ -24,7 +24,7 @@ use t3_wgpu::timestamps::Timestamps;
 /// A device of its own, or None (skipped as the shared one would be) without an adapter.
 fn own_gpu() -> Option<Gpu> {
     common::gpu()?;
-    Some(Gpu::new(&GpuOptions::default()).unwrap())
+    Some(Gpu::new(&t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()).unwrap())
 }
 
 fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
@@ -214,7 +214,11 @@ fn a_sampled_check_reads_once_per_device() {
     if common::gpu().is_none() {
         return;
     }
-    let devs = Devices::open(&DeviceSpec::Count(2), &GpuOptions::default()).unwrap();
+    let devs = Devices::open(
+        &DeviceSpec::Count(2),
+        &t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap(),
+    )
+    .unwrap();
     sampled_check(&devs.gpus, config(4, 2, Collective::AllGather));
 }
 

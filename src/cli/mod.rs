@@ -74,10 +74,11 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| run(g, a, checked))
         }
         Some(Cmd::Tune(a)) => {
-            kernel_inputs(files::Files::default())?.check()?;
+            let mut f = kernel_inputs(files::Files::default())?;
             if let Some(out) = &a.out {
-                files::Files::default().output("--out", out).check()?;
+                f = f.output("--out", out);
             }
+            f.check()?;
             let jobs = tune::tune_jobs(a)?;
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| {
                 tune::tune(g, a, jobs)

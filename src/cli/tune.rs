@@ -82,7 +82,7 @@ pub fn model_chunks(devices: Option<Option<usize>>, c: &Config) -> Option<usize>
     Some(model::best_chunks(ModeKind::Host, &costs, c))
 }
 
-/// The knobs the environment sets explicitly (they win over the table, as flags do).
+/// The knobs `--fused` and `--host-loop` set explicitly (they win over the table, as flags do).
 pub fn given_knobs(k: &KnobArgs) -> Given {
     let (host, fused) = (k.host(), k.fused());
     Given {
@@ -257,13 +257,14 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         };
         let point = search::tune_point(&devices, &job, &settings, ctx, deadline, &progress)?;
         let text = describe_point(&point);
+        // Saved after every point, before it is printed: an interrupted tuning, or a closed
+        // standard output, keeps what it measured.
+        table.insert(point);
+        table.save(&out)?;
         match &bar {
             Some(b) => b.suspend(|| outln!("{}", text.trim_end()))?,
             None => outln!("{}", text.trim_end())?,
         }
-        table.insert(point);
-        // Saved after every point: an interrupted tuning keeps what it measured.
-        table.save(&out)?;
         if let Some(b) = &bar {
             b.inc(1);
         }

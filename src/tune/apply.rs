@@ -14,7 +14,7 @@ use super::knobs::{Knobs, Source};
 use super::search::Devices;
 use super::table::{Key, Table};
 
-/// The knobs the command line (or the environment) set explicitly: they win over the table.
+/// The knobs the command line set explicitly: they win over the table.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Given {
     pub chunks: bool,

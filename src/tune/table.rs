@@ -13,7 +13,7 @@ use super::knobs::Knobs;
 pub const FORMAT: &str = "t3-tune";
 
 /// The format's version: a table of another is stale.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The tool version a table is written by: a table of another is stale (its kernels may differ).
 pub const TOOL: &str = env!("CARGO_PKG_VERSION");
@@ -21,7 +21,8 @@ pub const TOOL: &str = env!("CARGO_PKG_VERSION");
 /// Most bytes a tune table may hold (thousands of points with their alternatives).
 pub const MAX_BYTES: u64 = 64 << 20;
 
-/// The point a choice is for: shape, ranks, collective, operand type and devices.
+/// The point a choice is for: shape, ranks, collective, operand and output types, GEMM kernel and
+/// devices (a choice measured for one output type or kernel says nothing of another).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Key {
     pub m: usize,
@@ -30,6 +31,7 @@ pub struct Key {
     pub ranks: usize,
     pub collective: String,
     pub dtype: String,
+    pub out_dtype: String,
     pub devices: usize,
 }
 
@@ -42,6 +44,7 @@ impl Key {
             ranks: c.ranks,
             collective: c.collective.name().into(),
             dtype: c.dtype.name().into(),
+            out_dtype: c.out_dtype.name().into(),
             devices,
         }
     }
