@@ -35,7 +35,13 @@ fn kernels() -> Vec<PathBuf> {
 /// Every composition src/compositions.rs declares for the cooperative-matrix kernel, as the
 /// [`Variant`]s the library builds from (so a composition declared later is lowered here too).
 fn coop_compositions() -> Vec<Variant> {
-    let puts = Put::ALL;
+    // Every put, the packed 2-byte ones of each output type among them.
+    let packed = [Dtype::F16, Dtype::Bf16].into_iter();
+    let puts: Vec<Put> = Put::ALL
+        .into_iter()
+        .chain(packed.clone().map(Put::StorePacked))
+        .chain(packed.map(Put::AddPacked))
+        .collect();
     let epilogues = Epilogue::ALL;
     let v: Vec<Variant> = compositions::all()
         .into_iter()
@@ -44,7 +50,8 @@ fn coop_compositions() -> Vec<Variant> {
             kernel: c.kernel,
             gemm: c.operands.map(|o| Dtype::parse(o).expect("operand type")),
             put: puts
-                .into_iter()
+                .iter()
+                .copied()
                 .find(|p| p.name() == c.put)
                 .unwrap_or_else(|| panic!("put {}", c.put)),
             epilogue: epilogues.into_iter().find(|e| e.name() == c.epilogue),
