@@ -8,140 +8,16 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::shaders::{self, Epilogue, Put, Variant};
-use crate::shapes::{Dtype, Shape};
+use crate::shapes::Dtype;
 
 pub use crate::shapes::TILE;
 
-/// The widest tile any engine uses: B's rows are padded to it ([`Padding`]); a test checks it
-/// against every GEMM kernel's reflected BN (src/reflect.rs).
-pub const TILE_N_MAX: usize = 256;
+mod fused;
+mod layout;
 
-/// K depth of the cooperative-matrix kernel's slices (its BK, the deepest): operand rows are padded
-/// to it (see [`Padding`]); a test checks it against every GEMM kernel's reflected BK.
-pub const K_SLICE: usize = 32;
-
-/// `GemmParams` in shaders/gemm/jobs.wgsl (its layout checked against naga's reflection: src/reflect.rs).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct GemmParams {
-    pub m: u32,
-    pub n: u32,
-    pub k: u32,
-    pub lda: u32,
-    pub ldb: u32,
-    pub ldc: u32,
-    pub tiles_n: u32,
-    pub job_base: u32,
-    pub n_jobs: u32,
-    pub total_wg: u32,
-    pub dispatch_x: u32,
-    /// Fused mode's packed B past one binding: elements from this index on are read from its second
-    /// window (`b_hi`, shaders/operands/*_b2.wgsl); other kernels never read it.
-    pub b_split: u32,
-    /// A persistent grid: this many workgroups compute, each looping over tiles (0: one per tile;
-    /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`). Only with the GRID pipeline: the
-    /// others would skip the tiles past it.
-    pub grid_wg: u32,
-    /// Fused mode's packed output past one binding: elements from this index on are stored in its
-    /// second window (the watched GEMM, shaders/put/plain_windows.wgsl); other kernels never read it.
-    pub c_split: u32,
-}
-
-impl GemmParams {
-    /// Params of a dispatch over `shape` (per rank) with operands padded as `padding`, tiles `tile_n` wide,
-    /// covering entries `jobs` of the job table in `total_wg` workgroups, folded into a grid at most
-    /// `max_per_dim` wide.
-    pub fn new(
-        shape: Shape,
-        padding: &Padding,
-        tile_n: usize,
-        jobs: std::ops::Range<usize>,
-        total_wg: u32,
-        max_per_dim: u32,
-    ) -> Self {
-        GemmParams {
-            m: shape.m as u32,
-            n: shape.n as u32,
-            k: shape.k as u32,
-            lda: padding.lda as u32,
-            ldb: padding.ldb as u32,
-            ldc: shape.n as u32,
-            tiles_n: shape.n.div_ceil(tile_n) as u32,
-            job_base: jobs.start as u32,
-            n_jobs: jobs.len() as u32,
-            total_wg,
-            dispatch_x: crate::shapes::fold(total_wg, max_per_dim).0,
-            ..Default::default()
-        }
-    }
-}
-
-/// How one rank's A (`rows` x K) and B (K x N) sit in their buffers: A rows `lda` apart, B rows
-/// `ldb` apart, zero past each edge. K is padded to whole [`K_SLICE`] slices, N to whole tiles of
-/// the widest engine ([`TILE_N_MAX`]), and A has one tile of spare rows past its last, so the
-/// cooperative-matrix kernel reads whole slices of whole tiles without a bounds test: guarded
-/// loads slow it markedly and, with the scalar path of unaligned shapes beside them, keep the
-/// driver on its slow build.
-/// The SIMT kernel reads it unguarded too: faster and two registers fewer (121 -> 119, 122 -> 120
-/// on the grid), so two of its workgroups leave an SM room for fused mode's spares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Padding {
-    pub lda: usize,
-    pub ldb: usize,
-    pub a_rows: usize,
-    pub b_rows: usize,
-}
-
-impl Padding {
-    pub fn new(rows: usize, k: usize, n: usize) -> Self {
-        Padding {
-            lda: k.next_multiple_of(K_SLICE),
-            ldb: n.next_multiple_of(TILE_N_MAX),
-            a_rows: rows + TILE,
-            b_rows: k.next_multiple_of(K_SLICE),
-        }
-    }
-
-    /// Elements between two rows of an output chunk stored as `out`: N, made even for 2-byte
-    /// elements so that no u32 word holds elements of two rows. Tiles start at even columns and an
-    /// invocation stores its columns in pairs from an even one, so each word has one writer
-    /// (shaders/put/packed.wgsl).
-    pub fn ldc(n: usize, out: Dtype) -> usize {
-        if out.bytes() == 2 {
-            n.next_multiple_of(2)
-        } else {
-            n
-        }
-    }
-
-    /// Bytes of A's and B's buffers for operands of `dtype`.
-    pub fn bytes(&self, dtype: Dtype) -> (u64, u64) {
-        let e = dtype.bytes() as u64;
-        (
-            (self.a_rows * self.lda) as u64 * e,
-            (self.b_rows * self.ldb) as u64 * e,
-        )
-    }
-
-    /// A (`rows` x `k`, row-major) in its buffer layout, as `dtype`.
-    pub fn pack_a(&self, dtype: Dtype, a: &[f32], k: usize) -> Vec<u8> {
-        dtype.encode(&pad(a, k, self.lda, self.a_rows))
-    }
-
-    /// B (`k` x `n`, row-major) in its buffer layout, as `dtype`.
-    pub fn pack_b(&self, dtype: Dtype, b: &[f32], n: usize) -> Vec<u8> {
-        dtype.encode(&pad(b, n, self.ldb, self.b_rows))
-    }
-}
-
-/// `v` (rows of `cols`) as `rows` rows of `ld`, zero-filled past each row's end and past the last row.
-fn pad(v: &[f32], cols: usize, ld: usize, rows: usize) -> Vec<f32> {
-    let mut out = vec![0f32; ld * rows];
-    for (dst, src) in out.chunks_mut(ld).zip(v.chunks(cols)) {
-        dst[..cols].copy_from_slice(src);
-    }
-    out
-}
+use fused::fused_pipeline;
+pub use fused::{fused_put, FusedPut};
+pub use layout::{GemmParams, Padding, K_SLICE, TILE_N_MAX};
 
 /// Which kernel computes the tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -351,90 +227,6 @@ fn made_once(
     }
     let p = make()?;
     Ok(cell.get_or_init(|| p))
-}
-
-/// Fused mode's put as the caller chooses it (`--fused put` at the binary's edge): store | coherent
-/// | atomic | cas | auto. store: tiles stored plainly behind the gates as relaxed atomic stores
-/// (faster than coherent on most TP-8 presets with the triggering epilogue: see BENCHMARKS.md).
-/// coherent = a `@coherent` output where the adapter has MEMORY_DECORATION_COHERENT (16-byte stores
-/// and loads: 4x fewer operations for the spares that move the pieces), atomic = native f32 atomic
-/// adds (SHADER_FLOAT32_ATOMIC), cas = compare-exchange adds: variants one device run can time
-/// beside each other. Auto: coherent where it can be and the multiprocessors are known (fused mode's
-/// paying defaults, `FusedTuning::paying`), else store.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum FusedPut {
-    #[default]
-    Auto,
-    Store,
-    Coherent,
-    Atomic,
-    Cas,
-}
-
-impl FusedPut {
-    /// Its word (`--fused put`'s value).
-    pub fn name(self) -> &'static str {
-        match self {
-            FusedPut::Auto => "auto",
-            FusedPut::Store => "store",
-            FusedPut::Coherent => "coherent",
-            FusedPut::Atomic => "atomic",
-            FusedPut::Cas => "cas",
-        }
-    }
-}
-
-/// The put `choice` gives on `gpu` (an error where the adapter lacks what it needs).
-pub fn fused_put(gpu: &Gpu, choice: FusedPut) -> Result<Put> {
-    let atomic = gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC);
-    let coherent = gpu.has(wgpu::Features::MEMORY_DECORATION_COHERENT);
-    match choice {
-        FusedPut::Coherent if coherent => Ok(Put::CoherentWindows),
-        FusedPut::Auto if coherent && gpu.sms.is_some() => Ok(Put::CoherentWindows),
-        FusedPut::Auto | FusedPut::Store => Ok(Put::StoreWindows),
-        FusedPut::Cas => Ok(Put::CasWindows),
-        FusedPut::Atomic if atomic => Ok(Put::AtomicWindows),
-        FusedPut::Coherent | FusedPut::Atomic => Err(Error::invalid(
-            "--fused put",
-            choice.name(),
-            match (coherent, atomic) {
-                (true, true) => "coherent, store, atomic, cas or auto",
-                (true, false) => "coherent, store, cas or auto (no SHADER_FLOAT32_ATOMIC here)",
-                (false, true) => {
-                    "store, atomic, cas or auto (no MEMORY_DECORATION_COHERENT here)"
-                }
-                (false, false) => "store, cas or auto (no SHADER_FLOAT32_ATOMIC or MEMORY_DECORATION_COHERENT here)",
-            },
-        )),
-    }
-}
-
-/// The fused GEMM's pipeline from its module (or the watched GEMM's: `watched`): packed B in two
-/// windows (`split_b`) or one, on the persistent grid or a workgroup per tile.
-fn fused_pipeline(
-    gpu: &Gpu,
-    layout: &wgpu::BindGroupLayout,
-    module: &wgpu::ShaderModule,
-    split_b: bool,
-    grid: bool,
-    watched: bool,
-) -> Result<wgpu::ComputePipeline> {
-    let label = format!(
-        "{} gemm (B in {} window{})",
-        if watched { "watched" } else { "fused" },
-        if split_b { "two" } else { "one" },
-        if grid { ", persistent grid" } else { "" }
-    );
-    shaders::pipeline(
-        gpu,
-        &label,
-        layout,
-        module,
-        &[
-            ("B_WINDOWS", f64::from(u8::from(split_b))),
-            ("GRID", f64::from(u8::from(grid))),
-        ],
-    )
 }
 
 impl GemmKernel {
