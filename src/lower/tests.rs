@@ -2,6 +2,7 @@
 //! devices; fused mode's in tests/fused.rs.
 
 mod fused;
+mod spares;
 
 use super::*;
 use crate::config::{Config, StepLead};
