@@ -359,26 +359,28 @@ fn the_json_names_each_modes_outputs() {
         return;
     }
     let dir = common::cli::tmp("outputs", "json");
-    for (extra, want, fused_runs) in [(None, "f32", true), (Some("bf16"), "bf16", false)] {
+    // (--out-dtype, --devices, the outputs' type, whether fused mode runs): f32 by default on one
+    // device, the operands' type by default across devices.
+    for (extra, devices, want, fused_runs) in [
+        (None, None, "f32", true),
+        (Some("bf16"), None, "bf16", false),
+        (None, Some("2"), "bf16", false),
+        (Some("f32"), Some("2"), "f32", false),
+    ] {
+        let modes = if devices.is_some() {
+            "sequential,host"
+        } else {
+            "sequential,fused"
+        };
         let mut args = vec![
-            "run",
-            "--shape",
-            "9x7x5",
-            "--ranks",
-            "2",
-            "--dtype",
-            "bf16",
-            "--mode",
-            "sequential,fused",
-            "--reps",
-            "1",
-            "--warmup",
-            "0",
-            "--json",
-            "-",
+            "run", "--shape", "9x7x5", "--ranks", "2", "--dtype", "bf16", "--mode", modes,
+            "--reps", "1", "--warmup", "0", "--json", "-",
         ];
         if let Some(o) = extra {
             args.extend(["--out-dtype", o]);
+        }
+        if let Some(d) = devices {
+            args.extend(["--devices", d]);
         }
         let o = common::cli::t3_within(&args, &[], &dir, 300);
         assert!(o.status.success(), "{args:?}: {}", common::cli::stderr(&o));

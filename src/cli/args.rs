@@ -176,7 +176,7 @@ pub struct GemmArgs {
     /// Element type of the GEMM outputs and of every step, link and readback that moves them: f32,
     /// or the operands' type (--dtype f16|bf16). 2-byte outputs round once when the GEMM stores them
     /// and once per reduce (added in f32); fused mode moves f32 outputs only and is skipped with
-    /// them [default: f32]
+    /// them [default: the operands' type where --devices spans several devices, else f32]
     #[arg(long, ignore_case = true)]
     pub out_dtype: Option<DtypeArg>,
     /// GEMM kernel: auto (the adapter's best for the dtype), simt, or coop (cooperative matrices, f16).
@@ -185,16 +185,21 @@ pub struct GemmArgs {
 }
 
 impl GemmArgs {
-    /// Its kernels on `gpu`, fused mode's put chosen by `put`.
-    pub fn kernels(self, gpu: &Gpu, put: FusedPut) -> t3_wgpu::Result<Kernels> {
-        Kernels::for_outputs(gpu, self.dtype.0, self.out(), self.gemm_kernel.0, put)
+    /// Its kernels on `gpu`, fused mode's put chosen by `put`, for outputs as [`Self::out`] gives.
+    pub fn kernels(self, gpu: &Gpu, put: FusedPut, across: bool) -> t3_wgpu::Result<Kernels> {
+        Kernels::for_outputs(gpu, self.dtype.0, self.out(across), self.gemm_kernel.0, put)
     }
 
-    /// The outputs' element type: --out-dtype, else f32. 2-byte outputs are asked for, not the
-    /// default: fused mode cannot move them yet, and the cooperative-matrix kernel's 2-byte stores
-    /// have run on no GPU but lavapipe's emulation of the SIMT path.
-    pub fn out(self) -> t3_wgpu::shapes::Dtype {
-        self.out_dtype.map_or(t3_wgpu::shapes::Dtype::F32, |d| d.0)
+    /// The outputs' element type: --out-dtype, else the operands' type where the ranks span
+    /// devices (`across`), else f32. Across devices a layer's outputs cross the host link, so an f16
+    /// layer moving f32 would move twice its bytes, and fused mode, the one mode that moves f32
+    /// only, cannot span devices anyway; on one device f32 keeps fused mode in the run.
+    pub fn out(self, across: bool) -> t3_wgpu::shapes::Dtype {
+        match self.out_dtype {
+            Some(d) => d.0,
+            None if across => self.dtype.0,
+            None => t3_wgpu::shapes::Dtype::F32,
+        }
     }
 }
 
@@ -213,6 +218,15 @@ pub struct DevicesArg {
     /// to the next; the report names each link's.
     #[arg(long, default_value = "zero-copy", value_parser = link_path)]
     pub link_path: t3_wgpu::hostlink::Path,
+}
+
+impl DevicesArg {
+    /// Whether the ranks may span several devices (`--devices all` counts as several).
+    pub fn across(&self) -> bool {
+        self.devices
+            .as_ref()
+            .is_some_and(|d| d.count().is_none_or(|n| n > 1))
+    }
 }
 
 #[derive(Args, Clone)]

@@ -206,7 +206,7 @@ pub fn check_run(a: &RunArgs) -> Result<Checked> {
             (None, None) => Link::Unthrottled,
         },
         dtype: a.gemm.dtype.0,
-        out_dtype: a.gemm.out(),
+        out_dtype: a.gemm.out(a.devices.across()),
         arbitrate: a.arbitrate,
         gemm_grid: a.gemm_grid,
         // The progress log only where a file carries the timeline.
@@ -322,10 +322,15 @@ pub fn options(
 }
 
 /// Each device's kernels for `gemm`'s operands.
-pub fn kernels_on(gpus: &[Gpu], gemm: GemmArgs, put: FusedPut) -> Result<Vec<Kernels>> {
+pub fn kernels_on(
+    gpus: &[Gpu],
+    gemm: GemmArgs,
+    put: FusedPut,
+    across: bool,
+) -> Result<Vec<Kernels>> {
     Ok(gpus
         .iter()
-        .map(|g| gemm.kernels(g, put))
+        .map(|g| gemm.kernels(g, put, across))
         .collect::<t3_wgpu::Result<_>>()?)
 }
 
@@ -338,7 +343,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         }
         say_link(a, l);
     }
-    let kernels = kernels_on(gpus, a.gemm, c.put)?;
+    let kernels = kernels_on(gpus, a.gemm, c.put, a.devices.across())?;
     let opts = options(
         c.config,
         &a.mode,

@@ -137,7 +137,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
                                     Link::Workgroups(w)
                                 },
                                 dtype: a.gemm.dtype.0,
-                                out_dtype: a.gemm.out(),
+                                out_dtype: a.gemm.out(a.devices.across()),
                                 arbitrate: (arb > 0).then_some(arb),
                                 gemm_grid: (grid > 0).then_some(grid),
                                 fused: a.knobs.fused(),
@@ -236,7 +236,7 @@ pub fn sweep(
     (points, pre): (Vec<SweepPoint>, Option<t3_wgpu::tune::Table>),
 ) -> Result<()> {
     super::run::check_spanning(&mode_list(&a.mode), gpus.len())?;
-    let kernels = kernels_on(gpus, a.gemm, a.knobs.put())?;
+    let kernels = kernels_on(gpus, a.gemm, a.knobs.put(), a.devices.across())?;
     let table = table_for(&a.tune, pre, &gpus[0])?;
     let devices = search::Devices {
         gpus,

@@ -115,7 +115,7 @@ pub fn tune_jobs(a: &TuneCmdArgs) -> Result<Vec<(String, Config)>> {
                 via: ReduceVia::Update,
                 link: Link::Unthrottled,
                 dtype: a.gemm.dtype.0,
-                out_dtype: a.gemm.out(),
+                out_dtype: a.gemm.out(a.devices.across()),
                 arbitrate: None,
                 gemm_grid: None,
                 fused: a.knobs.fused(),
@@ -212,7 +212,7 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
     check_spanning(&mode_list(&a.mode), gpus.len())?;
     let out = a.out.clone().unwrap_or_else(|| default_table(&gpus[0]));
     files::Files::default().output("--out", &out).check()?;
-    let kernels = kernels_on(gpus, a.gemm, a.knobs.put())?;
+    let kernels = kernels_on(gpus, a.gemm, a.knobs.put(), a.devices.across())?;
     let mut table = table_to_extend(&out, &gpus[0])?;
     let devices = search::Devices {
         gpus,
