@@ -5,7 +5,7 @@
 
 mod common;
 
-use t3_wgpu::config::fused::FusedOptions;
+use t3_wgpu::config::fused::{FusedOptions, SpareDispatch, Trigger};
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::modes::{Config, Fused, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::{Kind, ReduceVia};
@@ -21,6 +21,7 @@ fn config(
     chunks: usize,
     collective: Collective,
     timeline: bool,
+    spares: bool,
 ) -> Config {
     Config {
         shape: Shape::new(m, n, k).unwrap(),
@@ -33,8 +34,11 @@ fn config(
         out_dtype: Dtype::F32,
         arbitrate: None,
         gemm_grid: None,
+        // The spares trigger needs their own dispatch (the watched GEMM has none in its own).
         fused: FusedOptions {
             timeline,
+            trigger: spares.then_some(Trigger::Spares),
+            spare_dispatch: spares.then_some(SpareDispatch::Own),
             ..Default::default()
         },
         host: Default::default(),
@@ -53,13 +57,18 @@ fn fused_mode_tells_time_by_its_progress_at_chunk_grain() {
         ((130, 70, 20), 3, 3),
     ];
     let mut seen = 0;
-    for (shape, ranks, chunks) in cases {
+    // The epilogue as the trigger (its clock ticks per tile), then the spares (their watchers tick
+    // it as they see the counters grow).
+    for ((shape, ranks, chunks), spares) in cases.into_iter().flat_map(|c| [(c, false), (c, true)])
+    {
         for collective in Collective::ALL {
-            let what = format!("{shape:?} x {ranks} ranks, {chunks} chunks, {collective}");
+            let what = format!(
+                "{shape:?} x {ranks} ranks, {chunks} chunks, {collective}, spares {spares}"
+            );
             let mut sys = System::new(
                 gpu,
                 &kernels,
-                config(shape, ranks, chunks, collective, true),
+                config(shape, ranks, chunks, collective, true, spares),
             )
             .unwrap();
             if let Some(why) = Fused.skip_reason(&sys) {
@@ -87,12 +96,10 @@ fn fused_mode_tells_time_by_its_progress_at_chunk_grain() {
                 "{what}: error {err}, trackers {trackers}"
             );
             let t = &run.timeline;
-            if sys.parts[0].lowered.fused_log.is_none() {
-                // The spares trigger here (a known GPU's paying default): their watched GEMM counts
-                // no clock, and the timeline stays one bar per rank.
-                assert!(t.grain.starts_with("dispatch"), "{what}: {}", t.grain);
-                continue;
-            }
+            assert!(
+                sys.parts[0].lowered.fused_log.is_some(),
+                "{what}: a timeline was asked for, and no log"
+            );
             seen += 1;
             assert!(
                 t.grain.starts_with("chunk, by a progress clock"),
@@ -166,7 +173,16 @@ fn fused_mode_tells_time_by_its_progress_at_chunk_grain() {
 fn without_a_timeline_fused_mode_keeps_no_log() {
     let Some(gpu) = common::gpu() else { return };
     let kernels = Kernels::new(gpu).unwrap();
-    let c = |timeline| config((50, 40, 30), 4, 2, Collective::ReduceScatter, timeline);
+    let c = |timeline| {
+        config(
+            (50, 40, 30),
+            4,
+            2,
+            Collective::ReduceScatter,
+            timeline,
+            false,
+        )
+    };
     let off = System::new(gpu, &kernels, c(false)).unwrap();
     if Fused.skip_reason(&off).is_some() {
         return;

@@ -154,8 +154,9 @@ fn chunks_per_rank() -> u32 {
 // time is told by the work done. Where the header's g1 is not 0 (a timeline was asked for), the
 // counters from word g1 hold the clock (tiles stored plus transfer pieces moved so far, by every
 // workgroup of the pass), then the clock when each counter's chunk had all its tiles (its entry's
-// `tiles`), when each action's first piece was claimed and when its last piece ended (0: not seen).
-// Where g1 is 0 nothing is written. Host twin: `progress_words` in src/lower/fused/table.rs.
+// `tiles`), when each action's first piece was claimed and when its last piece ended (0: not seen),
+// then each counter's value as the watchers last saw it (`log_seen`). Where g1 is 0 nothing is
+// written. Host twin: `ProgressLog` in src/lower/fused/table.rs.
 fn log_at() -> u32 {
     return fwd[n_chunks()].g1;
 }
@@ -174,6 +175,25 @@ fn log_mark(slot: u32) {
     let at = log_at();
     if (at != 0u) {
         atomicStore(&counters[at + 1u + slot], max(atomicLoad(&counters[at]), 1u));
+    }
+}
+
+// Where the spares trigger, the GEMM is the tracker alone and ticks no clock: a watcher that sees a
+// chunk's counter grew past what any watcher saw before ticks the clock by the growth up to the
+// chunk's tile count (arrivals, and the inboxes' counters, are no tiles: the epilogue's clock counts
+// none either), and the one watcher whose sight crosses the tile count marks the chunk's completion:
+// T3's trigger learns of a chunk when its tracker is read.
+fn log_seen(c: u32, v: u32) {
+    let at = log_at();
+    let f = fwd[c];
+    if (at != 0u && f.land == 0u) {
+        let before = atomicMax(&counters[at + 1u + 5u * n_chunks() + c], v);
+        if (v > before && before < f.tiles) {
+            atomicAdd(&counters[at], min(v, f.tiles) - before);
+            if (v >= f.tiles) {
+                log_mark(c);
+            }
+        }
     }
 }
 
@@ -413,6 +433,7 @@ fn watch(t: u32) {
     for (var c = t; c < n_chunks(); c += INVOCATIONS) {
         let v = atomicLoad(&counters[c]);
         if (v != 0u) {
+            log_seen(c, v);
             arm_at(c, v, true);
         }
     }

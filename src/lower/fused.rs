@@ -211,9 +211,11 @@ pub(super) fn lower_fused_with(
         &lands,
         window,
     )?;
-    // The progress log where a timeline is asked for and the epilogue counts the tiles (the watched
-    // GEMM's tiles tick no clock).
-    let log = (config.fused.timeline && tuning.trigger == Trigger::Epilogue)
+    // The progress log where a timeline is asked for (the epilogue ticks its clock per tile; where
+    // the spares trigger, their watchers tick it as they see the counters grow).
+    let log = config
+        .fused
+        .timeline
         .then(|| table.add_progress(chunking.count()));
     let fwd = table.fwd;
     // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.

@@ -36,7 +36,7 @@ pub fn chunk_grain(
     let (done, first, last) = (
         &words[1..1 + n],
         &words[1 + n..1 + 3 * n],
-        &words[1 + 3 * n..],
+        &words[1 + 3 * n..1 + 5 * n],
     );
     let at = |v: u32| start + (end - start) * f64::from(v.min(total)) / f64::from(total);
     let mut events = Vec::new();

@@ -230,9 +230,9 @@ pub struct FusedLog {
 
 impl ProgressLog {
     /// Its u32 words: the clock, each entry's completion, each of its two actions' first claim and
-    /// last end.
+    /// last end, each entry's counter as the spares' watchers last saw it.
     pub fn words(&self) -> usize {
-        1 + 5 * self.tiles.len()
+        1 + 6 * self.tiles.len()
     }
 }
 
@@ -252,10 +252,17 @@ impl Table {
                 .iter()
                 .map(|f| if f.land == 0 { f.tiles } else { 0 })
                 .collect(),
+            // A landed hop copies into an inbox entry that the spares then add into the chunk it
+            // lands in: drawn as the reduce into that chunk it stands for.
             actions: entries
                 .iter()
                 .flat_map(|f| [(f.to0, f.op0), (f.to1, f.op1)])
-                .map(|(to, op)| (to != NONE).then_some((to as usize, op == 1)))
+                .map(|(to, op)| {
+                    (to != NONE).then(|| match entries.get(to as usize) {
+                        Some(inbox) if inbox.land != 0 => (inbox.into as usize, true),
+                        _ => (to as usize, op == 1),
+                    })
+                })
                 .collect(),
         };
         self.counter_words += log.words();
