@@ -60,7 +60,13 @@ fn tune(dir: &Path, modes: &str) -> Option<(String, Value)> {
 }
 
 fn run_csv(dir: &Path, extra: &[&str]) -> Vec<csv::StringRecord> {
-    let mut args = vec!["run", "--shape", SHAPE, "--ranks", "2", "--csv", "-"];
+    csv_of(dir, "run", extra)
+}
+
+/// `t3 COMMAND` (run or sweep) on SHAPE at 2 ranks: each row's mode, trigger, times, configuration,
+/// its source, fallback and chunks.
+fn csv_of(dir: &Path, command: &str, extra: &[&str]) -> Vec<csv::StringRecord> {
+    let mut args = vec![command, "--shape", SHAPE, "--ranks", "2", "--csv", "-"];
     args.extend(FAST);
     args.extend(extra);
     let o = t3(&args, dir);
@@ -146,6 +152,26 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
     let rows = run_csv(&d, &["--mode", "host", "--chunks", "3"]);
     assert_eq!(&rows[0][7], "3");
     let _ = std::fs::remove_file(d.join(name));
+}
+
+#[test]
+fn a_swept_list_given_wins_over_the_table_even_at_its_default_value() {
+    let d = tmp("sweep-given");
+    let Some((name, t)) = tune(&d, "host") else {
+        return;
+    };
+    // The table's choice for host mode: a persistent GEMM grid of 3 workgroups.
+    edit(&d, &name, &t, |t| {
+        t["points"][0]["modes"][0]["knobs"]["gemm_grid"] = 3.into();
+    });
+    let rows = csv_of(&d, "sweep", &["--mode", "host"]);
+    assert!(rows[0][4].contains("grid 3"), "left out: {:?}", rows[0]);
+    assert_eq!(&rows[0][5], "table");
+    let rows = csv_of(&d, "sweep", &["--mode", "host", "--gemm-grid", "0"]);
+    assert!(rows[0][4].contains("grid off"), "given as 0: {:?}", rows[0]);
+    let rows = csv_of(&d, "sweep", &["--mode", "host", "--gemm-grid", "0,2"]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows[1][4].contains("grid 2"), "{:?}", rows[1]);
 }
 
 /// The default table in `dir` with `edit` applied.

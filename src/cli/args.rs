@@ -339,17 +339,20 @@ pub struct SweepArgs {
     /// the model's across devices, else 1].
     #[arg(long, value_delimiter = ',', value_parser = chunks)]
     pub chunks: Vec<usize>,
-    /// Link budgets in workgroups; 0 = unthrottled.
-    #[arg(long, value_delimiter = ',', default_value = "0")]
+    // The lists below have no clap default: a list not given is empty, so that a value given on
+    // purpose (even the default's) wins over the tune table while one left out does not.
+    /// Link budgets in workgroups; 0 = unthrottled [default: the tune table's, else 0].
+    #[arg(long, value_delimiter = ',')]
     pub link_workgroups: Vec<u32>,
-    /// Arbitration caps to sweep (see `t3 run --arbitrate`); 0 = off.
-    #[arg(long, value_delimiter = ',', default_value = "0")]
+    /// Arbitration caps to sweep (see `t3 run --arbitrate`); 0 = off [default: 0].
+    #[arg(long, value_delimiter = ',')]
     pub arbitrate: Vec<u32>,
-    /// Persistent GEMM grids to sweep (see `t3 run --gemm-grid`); 0 = off.
-    #[arg(long, value_delimiter = ',', default_value = "0")]
+    /// Persistent GEMM grids to sweep (see `t3 run --gemm-grid`); 0 = off [default: the tune
+    /// table's, else 0].
+    #[arg(long, value_delimiter = ',')]
     pub gemm_grid: Vec<u32>,
-    /// Step leads to sweep (see `t3 run --step-lead`).
-    #[arg(long, value_delimiter = ',', default_value = "auto", value_parser = parse_step_lead)]
+    /// Step leads to sweep (see `t3 run --step-lead`) [default: the tune table's, else auto].
+    #[arg(long, value_delimiter = ',', value_parser = parse_step_lead)]
     pub step_lead: Vec<StepLead>,
     #[command(flatten)]
     pub gemm: GemmArgs,
@@ -381,6 +384,15 @@ pub struct SweepArgs {
     /// CSV output (one row per point and mode); `-` for standard output.
     #[arg(long, default_value = "-")]
     pub csv: String,
+}
+
+/// A swept list, or its one default value where it was not given.
+pub fn or_default<T: Clone>(list: &[T], default: T) -> Vec<T> {
+    if list.is_empty() {
+        vec![default]
+    } else {
+        list.to_vec()
+    }
 }
 
 /// The workloads of `sweep` and `tune`: presets or a shape, at one or more rank counts.
@@ -434,9 +446,10 @@ pub struct TuneCmdArgs {
     /// Modes to tune, comma-separated, or `all` (sequential is the baseline: always measured).
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
-    /// Bound on the tuning's search, seconds, shared out over the points and modes: no measurement
-    /// starts past it, but every point is measured once as given (every mode in one run) whatever
-    /// is left, so a measurement under way may carry the whole past it.
+    /// Bound on the tuning's search, seconds, shared out over the points and modes: a measurement
+    /// starts only where one as long as the mode's longest so far still ends within its share, but
+    /// every point is measured once as given (every mode in one run) whatever is left, so that run
+    /// may carry the whole past the bound. Knobs given as flags (--host-loop, --fused) are not searched.
     #[arg(long, default_value_t = 60.0, value_parser = budget)]
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search

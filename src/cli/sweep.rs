@@ -82,12 +82,16 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
     } else {
         a.chunks.iter().map(|&c| Some(c)).collect()
     };
+    let link_workgroups = or_default(&a.link_workgroups, 0);
+    let arbitrate = or_default(&a.arbitrate, 0);
+    let gemm_grid = or_default(&a.gemm_grid, 0);
+    let step_leads = or_default(&a.step_lead, StepLead::Auto);
     let count = [
         chunk_list.len(),
-        a.link_workgroups.len(),
-        a.arbitrate.len(),
-        a.gemm_grid.len(),
-        a.step_lead.len(),
+        link_workgroups.len(),
+        arbitrate.len(),
+        gemm_grid.len(),
+        step_leads.len(),
     ]
     .iter()
     .try_fold(rank_lists, |n, &l| n.checked_mul(l))
@@ -100,10 +104,10 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
                 workloads.len(),
                 a.points.ranks.len().max(1),
                 chunk_list.len(),
-                a.link_workgroups.len(),
-                a.arbitrate.len(),
-                a.gemm_grid.len(),
-                a.step_lead.len()
+                link_workgroups.len(),
+                arbitrate.len(),
+                gemm_grid.len(),
+                step_leads.len()
             ),
             format!("at most {MAX_POINTS} points"),
         )
@@ -118,13 +122,12 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
         };
         for &r in &rs {
             for &c in &chunk_list {
-                for &w in &a.link_workgroups {
-                    let caps = a
-                        .arbitrate
+                for &w in &link_workgroups {
+                    let caps = arbitrate
                         .iter()
-                        .flat_map(|&arb| a.gemm_grid.iter().map(move |&g| (arb, g)));
+                        .flat_map(|&arb| gemm_grid.iter().map(move |&g| (arb, g)));
                     for (arb, grid) in caps {
-                        for &step_lead in &a.step_lead {
+                        for &step_lead in &step_leads {
                             let mut config = Config {
                                 shape: *shape,
                                 ranks: r,
@@ -167,14 +170,14 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
                             points.push(SweepPoint {
                                 label: label.clone(),
                                 config,
-                                // A list left at its default is not given: the table's choice
-                                // stands there.
+                                // A list not given leaves the table's choice standing; one
+                                // given, whatever its values, wins.
                                 given: Given {
                                     chunks: c.is_some(),
                                     reduce: a.reduce.is_some(),
-                                    gemm_grid: a.gemm_grid != [0],
-                                    step_lead: a.step_lead != [StepLead::Auto],
-                                    link: a.link_workgroups != [0],
+                                    gemm_grid: !a.gemm_grid.is_empty(),
+                                    step_lead: !a.step_lead.is_empty(),
+                                    link: !a.link_workgroups.is_empty(),
                                     ..given_knobs(&a.knobs)
                                 },
                                 model_chunks: model.is_some(),

@@ -254,6 +254,7 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
             workload: workload.clone(),
             base: base.clone(),
             modes: modes.clone(),
+            given: given_knobs(&a.knobs),
         };
         let point = search::tune_point(&devices, &job, &settings, ctx, deadline, &progress)?;
         let text = describe_point(&point);

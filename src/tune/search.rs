@@ -3,6 +3,7 @@
 //! the fastest measured is the choice, and a mode still slower than sequential falls back.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use web_time::Instant;
 
@@ -13,6 +14,7 @@ use crate::gpu::Gpu;
 use crate::hostlink::Path;
 use crate::modes::{Kernels, ModeKind};
 
+use super::apply::Given;
 use super::knobs::Knobs;
 use super::model::{self, Costs};
 use super::space::{self, Context};
@@ -53,6 +55,8 @@ pub struct Job {
     pub workload: String,
     pub base: Config,
     pub modes: Vec<ModeKind>,
+    /// The knobs given as flags: searched along no axis (their values are in `base`).
+    pub given: Given,
 }
 
 /// The devices a point runs on and how they are linked.
@@ -147,6 +151,10 @@ struct Point1<'a, 'b> {
     seen: HashMap<(ModeKind, Knobs), Measured>,
     first: bool,
     progress: &'a dyn Fn(&str),
+    /// The longest one measurement of each mode took so far: a measurement is started only where
+    /// one that long still ends before the deadline, so that the budget bounds the end of the
+    /// tuning, not the start of its last measurement.
+    longest: HashMap<ModeKind, Duration>,
 }
 
 impl Point1<'_, '_> {
@@ -161,14 +169,27 @@ impl Point1<'_, '_> {
             self.job.workload,
             knobs.describe(mode)
         ));
+        let started = Instant::now();
         let r = match knobs.apply(&self.job.base) {
             Ok(c) => experiment(self.d, &c, &[mode], self.s, self.first)?,
             Err(e) => Err(e.to_string()),
         };
         self.first = false;
+        let took = started.elapsed();
+        let longest = self.longest.entry(mode).or_default();
+        *longest = (*longest).max(took);
         let m = measured(knobs, &r, mode);
         self.seen.insert(key, m.clone());
         Ok(m)
+    }
+
+    /// Whether one more measurement of `mode` ends before `deadline`, as long as its longest so far.
+    fn fits(&self, mode: ModeKind, deadline: Instant) -> bool {
+        fits(
+            Instant::now(),
+            self.longest.get(&mode).copied().unwrap_or_default(),
+            deadline,
+        )
     }
 
     /// The fastest of `mode`'s measurements.
@@ -199,13 +220,20 @@ pub fn tune_point(
         seen: HashMap::new(),
         first: true,
         progress,
+        longest: HashMap::new(),
     };
     // Every mode at the configuration as given, in one experiment: its GEMM and collective alone
     // are the model's costs.
     let base_knobs = Knobs::of(&job.base);
     progress(&format!("{}: every mode as given", job.workload));
+    let started = Instant::now();
     let base = experiment(d, &job.base, &job.modes, s, true)?;
     p.first = false;
+    // Each mode's share of that experiment, until one of its own measurements says better.
+    let share = started.elapsed() / job.modes.len().max(1) as u32;
+    for &m in &job.modes {
+        p.longest.insert(m, share);
+    }
     for &m in &job.modes {
         let got = measured(&base_knobs, &base, m);
         p.seen.insert((m, base_knobs.clone()), got);
@@ -243,10 +271,10 @@ pub fn tune_point(
         };
         let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
         let chunks = space::chunk_order(mode, &fitted, &job.base);
-        let axes = space::axes(mode, &job.base, &chunks, ctx);
+        let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         if s.exhaustive {
             for k in space::grid(&space::start(&job.base, &axes), &axes, MAX_GRID) {
-                if Instant::now() >= mode_deadline {
+                if !p.fits(mode, mode_deadline) {
                     break;
                 }
                 p.measure(mode, &k)?;
@@ -256,7 +284,7 @@ pub fn tune_point(
             for (a, axis) in axes.iter().enumerate() {
                 let tries = if a == 0 { s.chunk_tries } else { axis.len() };
                 for v in axis.iter().take(tries) {
-                    if Instant::now() >= mode_deadline {
+                    if !p.fits(mode, mode_deadline) {
                         break;
                     }
                     let mut k = p.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
@@ -309,4 +337,9 @@ pub fn tune_point(
         sequential_ms,
         modes: choices,
     })
+}
+
+/// Whether a measurement started at `now` and taking `took` ends by `deadline`.
+fn fits(now: Instant, took: Duration, deadline: Instant) -> bool {
+    now + took <= deadline
 }

@@ -3,6 +3,7 @@
 
 use crate::config::{Config, ModeKind};
 
+use super::apply::Given;
 use super::knobs::Knobs;
 use super::model;
 
@@ -37,6 +38,32 @@ impl Value {
             Value::Pause(p) => k.fused_pause = *p,
         }
     }
+}
+
+impl Value {
+    /// Whether this knob was given as a flag (`given`): its axis is then left out of the search, and
+    /// the flag's value, already in the point's configuration, stands.
+    pub fn given(&self, given: &Given) -> bool {
+        match self {
+            Value::Chunks(_) => given.chunks,
+            Value::Reduce(_) => given.reduce,
+            Value::Grid(_) => given.gemm_grid,
+            Value::Lead(_) => given.step_lead,
+            Value::Link(_) => given.link,
+            Value::Grain(_) => given.host_grain,
+            Value::Depth(_) => given.host_depth,
+            Value::Spares(_) => given.fused_spares,
+            Value::Pieces(_) => given.fused_pieces,
+            Value::Pause(_) => given.fused_pause,
+        }
+    }
+}
+
+/// The axes of `axes` whose knob was not given as a flag.
+pub fn not_given(axes: Vec<Vec<Value>>, given: &Given) -> Vec<Vec<Value>> {
+    axes.into_iter()
+        .filter(|a| !a.first().is_some_and(|v| v.given(given)))
+        .collect()
 }
 
 /// What the space depends on beyond the point's configuration.

@@ -153,6 +153,40 @@ fn the_space_offers_only_what_the_point_accepts() {
 }
 
 #[test]
+fn a_knob_given_as_a_flag_is_searched_along_no_axis() {
+    let ctx = Context {
+        devices: 1,
+        sms: Some(132),
+    };
+    let rs = config(Collective::ReduceScatter);
+    let has = |axes: &[Vec<Value>], f: fn(&Value) -> bool| axes.iter().flatten().any(f);
+    let all = space::axes(ModeKind::Host, &rs, &[1, 2], ctx);
+    assert!(has(&all, |v| matches!(v, Value::Grain(_))));
+    assert!(has(&all, |v| matches!(v, Value::Depth(_))));
+    let given = Given {
+        host_grain: true,
+        ..Given::default()
+    };
+    let left = space::not_given(all.clone(), &given);
+    assert!(!has(&left, |v| matches!(v, Value::Grain(_))));
+    assert!(has(&left, |v| matches!(v, Value::Depth(_))));
+    assert_eq!(left.len(), all.len() - 1);
+    // Fused mode's knobs alike.
+    let fused = space::axes(ModeKind::Fused, &rs, &[1], ctx);
+    let given = Given {
+        fused_spares: true,
+        fused_pieces: true,
+        fused_pause: true,
+        ..Given::default()
+    };
+    let left = space::not_given(fused, &given);
+    assert!(!has(&left, |v| matches!(
+        v,
+        Value::Spares(_) | Value::Pieces(_) | Value::Pause(_)
+    )));
+}
+
+#[test]
 fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
     use super::table::{Choice, Key, Measured, Point, Table};
     let c = config(Collective::ReduceScatter);
