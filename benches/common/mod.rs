@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::settings::KernelFiles;
 pub use t3_wgpu::stats::{Settle, Warmup};
-use t3_wgpu::timestamps::Timestamps;
+use t3_wgpu::timestamps::{time_series, Timestamps};
 
 /// Least untimed runs before the timed ones (pipeline warm-up, clocks); see [`Clock::warm_up`].
 pub const WARMUP: u32 = 2;
@@ -93,7 +93,7 @@ pub fn gpu_options(kernels: Option<KernelFiles>) -> anyhow::Result<GpuOptions> {
 /// Times compute passes with GPU timestamps where the adapter has TIMESTAMP_QUERY, else with the host
 /// clock around submit + bounded wait (which then includes submission and wake-up latency).
 pub struct Clock {
-    ts: Option<Timestamps>,
+    timer: Timestamps,
     warmup: Option<Warmup>,
     timing: Timing,
 }
@@ -107,9 +107,8 @@ impl Clock {
                 wgpu::QUERY_SET_MAX_QUERIES / 2
             );
         }
-        let ts = Timestamps::new(gpu, reps);
         Ok(Clock {
-            ts: ts.gpu_clock().then_some(ts),
+            timer: Timestamps::new(gpu, reps),
             warmup: None,
             timing: timing.clone(),
         })
@@ -142,21 +141,8 @@ impl Clock {
             || (t0.elapsed() < least + most && !settle.settled(&us))
         {
             at.push(t0.elapsed().as_secs_f64());
-            let h0 = Instant::now();
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            if let Some(t) = &mut self.ts {
-                t.reset();
-                record(&mut enc, t.pass());
-                t.encode_resolve(&mut enc);
-            } else {
-                record(&mut enc, None);
-            }
-            let idx = gpu.submit(what, vec![enc.finish()])?;
-            gpu.wait(Some(idx), what, bound)?;
-            us.push(match &self.ts {
-                Some(t) => t.durations_s(gpu)?[0] * 1e6,
-                None => h0.elapsed().as_secs_f64() * 1e6,
-            });
+            let span = time_series(gpu, &mut self.timer, what, 1, bound, record)?[0];
+            us.push(span.1 - span.0);
         }
         let since = settle.settled_since(&us);
         self.warmup = Some(Warmup {
@@ -179,7 +165,7 @@ impl Clock {
     }
 
     pub fn kind(&self) -> &'static str {
-        if self.ts.is_some() {
+        if self.timer.gpu_clock() {
             "gpu"
         } else {
             "host"
@@ -187,7 +173,7 @@ impl Clock {
     }
 
     pub fn describe(&self) -> &'static str {
-        if self.ts.is_some() {
+        if self.timer.gpu_clock() {
             "GPU timestamps at compute-pass boundaries"
         } else {
             "host wall clock around submit + wait (adapter has no TIMESTAMP_QUERY)"
@@ -206,45 +192,16 @@ impl Clock {
         record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
     ) -> anyhow::Result<Vec<f64>> {
         self.warm_up(gpu, what, bound, &record)?;
-        let Some(t) = &mut self.ts else {
-            let mut ms = Vec::with_capacity(reps as usize);
-            for _ in 0..reps {
-                let t0 = Instant::now();
-                let mut enc = gpu.device.create_command_encoder(&Default::default());
-                record(&mut enc, None);
-                let idx = gpu.submit(what, vec![enc.finish()])?;
-                gpu.wait(Some(idx), what, bound)?;
-                ms.push(t0.elapsed().as_secs_f64() * 1e3);
-            }
-            return Ok(ms);
-        };
-        t.reset();
-        let mut last = None;
-        for rep in 0..reps {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, t.pass());
-            // The last rep resolves them all: no copy runs between the timed reps.
-            if rep + 1 == reps {
-                t.encode_resolve(&mut enc);
-            }
-            last = Some(gpu.submit(what, vec![enc.finish()])?);
-        }
-        gpu.wait(last, what, bound * reps)?;
-        let ticks = t.ticks(gpu)?;
+        let spans = time_series(gpu, &mut self.timer, what, reps, bound, &record)?;
         if self.timing.debug {
-            // Every rep's begin..end on the GPU clock, from the first begin: gaps and overlaps show.
-            let t0 = ticks.first().map_or(0, |p| p.0);
-            let at = |x: u64| t.us(x.saturating_sub(t0)) / 1e3;
-            let spans: Vec<String> = ticks
+            // Every rep's begin..end from the first begin: gaps and overlaps show.
+            let text: Vec<String> = spans
                 .iter()
-                .map(|p| format!("{:.3}..{:.3}", at(p.0), at(p.1)))
+                .map(|s| format!("{:.3}..{:.3}", s.0 / 1e3, s.1 / 1e3))
                 .collect();
-            eprintln!("{what}: {}", spans.join(" "));
+            eprintln!("{what}: {}", text.join(" "));
         }
-        Ok(ticks
-            .iter()
-            .map(|p| t.us(p.1.saturating_sub(p.0)) / 1e3)
-            .collect())
+        Ok(spans.iter().map(|s| (s.1 - s.0) / 1e3).collect())
     }
 }
 
