@@ -1,20 +1,10 @@
 //! Measures the tracked GEMM (StoreMode::Store) against the same GEMM with the tracker epilogue compiled
 //! out (StoreMode::Untracked): median ms, TFLOP/s and the tracker overhead.
 //!
-//! Environment: T3_BENCH_SIZES (comma list of N for N³ or MxNxK, default "512"; a run of shapes that
-//! differ only in K separates a tile's fixed cost, its prologue and epilogue, from its cost per slice), T3_BENCH_DTYPES (comma list of f32, f16, bf16;
-//! default "f32"), T3_BENCH_KERNEL (auto, simt, coop or coopmat2, NVIDIA's cooperative_matrix2 through SPIR-V
-//! passthrough; default auto: the adapter's best per dtype),
-//! T3_BENCH_COOPMAT2_SPV=TRACKED.spv,UNTRACKED.spv (a coopmat2 variant built by scripts/coopmat2/spirv.sh
-//! with other macros, checked and timed as the kernel), T3_BENCH_CHUNKS (default 8), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S (least warm-up seconds,
-//! default 1), T3_BENCH_SETTLE_S (then at most this many seconds more until the times settle,
-//! default 10), T3_BENCH_SEED, T3_BENCH_DEBUG=1 (every rep's GPU span), T3_BENCH_JSON (file to
-//! append JSON lines to), T3_BENCH_GRID=G (the tracked GEMM on a persistent
-//! grid of G workgroups looping over tiles, as `--gemm-grid` runs a pass's GEMM, checked like the
-//! rest: its cost against the untracked GEMM on a workgroup per tile), T3_BENCH_VERIFY=0 (time
-//! without checking the result: for experimental
-//! kernels that leave C unwritten on purpose, e.g. to time a GEMM without its epilogue; the line
-//! says "unchecked").
+//! Flags after `--` (`cargo bench --bench gemm -- --help`): `--sizes` (a run of shapes that differ
+//! only in K separates a tile's fixed cost, its prologue and epilogue, from its cost per slice),
+//! `--dtypes`, `--kernel`, `--coopmat2-spv`, `--kernel-wgsl`, `--chunks`, `--grid`, `--seed`,
+//! `--no-verify`, the timing's `--reps`, `--warmup-s`, `--settle-s`, `--debug`, and `--json FILE`.
 
 mod common;
 
@@ -24,7 +14,7 @@ use t3_wgpu::stats::median;
 
 use anyhow::{bail, Context};
 use t3_wgpu::gemm::{Engine, GemmKernel, StoreMode};
-use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::gpu::Gpu;
 use t3_wgpu::reference::{self, Rng};
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::tracked::TrackedGemm;
@@ -34,67 +24,123 @@ const CHECK_ROWS: usize = 8;
 /// Looser than the tests' 1e-5: at K = 8192 the f32 accumulation error alone approaches 1e-6.
 const MAX_REL_ERR: f64 = 1e-4;
 
-fn main() -> ExitCode {
-    exit_code(run())
+/// The tracked GEMM against the same GEMM with the tracker compiled out.
+#[derive(clap::Parser, Debug)]
+#[command(name = "bench-gemm")]
+struct Args {
+    /// GEMM shapes: N for N x N x N, or MxNxK (a comma list).
+    #[arg(long, value_delimiter = ',', default_value = "512", value_parser = size)]
+    sizes: Vec<Shape>,
+    /// Operand types: f32, f16, bf16 (a comma list).
+    #[arg(long, value_delimiter = ',', default_value = "f32", value_parser = dtype)]
+    dtypes: Vec<Dtype>,
+    /// The kernel: auto (the adapter's best per type), simt, coop, or coopmat2 (NVIDIA's
+    /// cooperative_matrix2 through SPIR-V passthrough; not a `--gemm-kernel` of t3 yet).
+    #[arg(long, default_value = "auto", value_parser = engine)]
+    kernel: Choice,
+    /// A coopmat2 variant built by scripts/coopmat2/spirv.sh with other macros, checked and timed
+    /// as the kernel: TRACKED.spv,UNTRACKED.spv.
+    #[arg(long, value_name = "TRACKED.spv,UNTRACKED.spv")]
+    coopmat2_spv: Option<String>,
+    /// WGSL files replacing the GEMM kernels, as t3's `--kernel-wgsl`: simt=FILE,coop=FILE.
+    #[arg(long = "kernel-wgsl", value_name = "simt=FILE,coop=FILE", value_parser = kernel_files)]
+    kernel_wgsl: Option<t3_wgpu::settings::KernelFiles>,
+    /// Chunks the output is tracked in (fewer where the GEMM has fewer rows).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    chunks: u64,
+    /// The tracked GEMM on a persistent grid of this many workgroups looping over tiles (as
+    /// `--gemm-grid` runs a pass's GEMM), checked like the rest: its cost against the untracked
+    /// GEMM on a workgroup per tile. 0: a workgroup per tile.
+    #[arg(long, default_value_t = 0)]
+    grid: u32,
+    /// Seed of the random operands.
+    #[arg(long, default_value_t = 0x7431_6e6d)]
+    seed: u64,
+    /// Time without checking the result: for experimental kernels that leave C unwritten on
+    /// purpose (to time a GEMM without its epilogue, say); the line says "unchecked".
+    #[arg(long)]
+    no_verify: bool,
+    #[command(flatten)]
+    timing: Timing,
+    #[command(flatten)]
+    out: Out,
 }
 
-fn run() -> anyhow::Result<()> {
-    let sizes: Vec<String> = env_list("T3_BENCH_SIZES", "512")?;
-    let shapes = sizes
-        .iter()
-        .map(|s| match s.parse::<usize>() {
-            Ok(n) => Shape::new(n, n, n),
-            Err(_) => Shape::parse(s),
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .context("T3_BENCH_SIZES")?;
-    let dtypes: Vec<String> = env_list("T3_BENCH_DTYPES", "f32")?;
-    let engine = Engine::parse_bench(&std::env::var("T3_BENCH_KERNEL").unwrap_or("auto".into()))?;
-    let chunks: usize = env_one("T3_BENCH_CHUNKS", 8)?;
-    let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
-    let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_6e6d)?;
-    let grid: u32 = env_one("T3_BENCH_GRID", 0)?;
+/// N for N x N x N, or MxNxK.
+fn size(s: &str) -> Result<Shape, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) => Shape::new(n, n, n),
+        Err(_) => Shape::parse(s),
+    }
+    .map_err(|e| e.to_string())
+}
+
+fn dtype(s: &str) -> Result<Dtype, String> {
+    Dtype::parse(s).map_err(|e| e.to_string())
+}
+
+/// A kernel, or None for the adapter's best (a type of its own: clap reads a field of type Option
+/// as an optional flag).
+#[derive(Clone, Copy, Debug)]
+struct Choice(Option<Engine>);
+
+fn engine(s: &str) -> Result<Choice, String> {
+    Engine::parse_bench(s)
+        .map(Choice)
+        .map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    exit_code(run(clap::Parser::parse()))
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let (shapes, engine, reps, seed, grid) = (
+        &args.sizes,
+        args.kernel.0,
+        args.timing.reps,
+        args.seed,
+        args.grid,
+    );
+    let chunks = args.chunks as usize;
     // A coopmat2 build of the experiment's own: "TRACKED.spv,UNTRACKED.spv".
-    let variant = match std::env::var("T3_BENCH_COOPMAT2_SPV") {
-        Ok(v) if !v.is_empty() => {
+    let variant = match &args.coopmat2_spv {
+        Some(v) => {
             let files: Vec<&str> = v.split(',').collect();
             let [t, u] = files[..] else {
-                bail!("T3_BENCH_COOPMAT2_SPV={v}: two files, TRACKED.spv,UNTRACKED.spv");
+                bail!("--coopmat2-spv {v}: two files, TRACKED.spv,UNTRACKED.spv");
             };
             let read = |f: &str| -> anyhow::Result<Vec<u32>> {
                 Ok(t3_wgpu::coopmat2::words(
-                    &std::fs::read(f).with_context(|| format!("T3_BENCH_COOPMAT2_SPV {f}"))?,
+                    &std::fs::read(f).with_context(|| format!("--coopmat2-spv {f}"))?,
                 )?)
             };
             Some([read(t)?, read(u)?])
         }
-        _ => None,
+        None => None,
     };
-    let gpu = Gpu::new(
-        &t3_wgpu::settings::with_environment(GpuOptions::default())
-            .expect("the environment's GPU settings"),
-    )
-    .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
-    let mut clock = Clock::new(&gpu, reps)?;
+    let gpu = Gpu::new(&gpu_options(args.kernel_wgsl.clone())?)
+        .context("the gemm bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
+    let mut clock = Clock::new(&gpu, &args.timing)?;
     println!(
         "adapter: {}; timing: {}; {reps} reps after a warm-up until settled, medians; {chunks} chunks",
         gpu.describe(),
         clock.describe()
     );
-    for d in &dtypes {
-        let dtype = Dtype::parse(d)?;
+    for &dtype in &args.dtypes {
         let kernel = match &variant {
             Some(spirv) => GemmKernel::coopmat2(&gpu, dtype, spirv.clone())?,
             None => GemmKernel::with(&gpu, dtype, engine)?,
         };
-        for &shape in &shapes {
+        for &shape in shapes {
             let run = Run {
                 chunks,
                 reps,
                 seed,
                 grid,
+                checked: !args.no_verify,
             };
-            bench_one(&gpu, &kernel, &mut clock, shape, &run)?;
+            bench_one(&gpu, &kernel, (&mut clock, &args.out), shape, &run)?;
         }
     }
     Ok(())
@@ -107,13 +153,15 @@ struct Run {
     seed: u64,
     /// Workgroups of the tracked GEMM's persistent grid (0: a workgroup per tile).
     grid: u32,
+    /// Whether the result is checked against f64 before it is timed.
+    checked: bool,
 }
 
 /// Checks, then times, the tracked and untracked GEMM of one size.
 fn bench_one(
     gpu: &Gpu,
     kernel: &GemmKernel,
-    clock: &mut Clock,
+    (clock, out): (&mut Clock, &Out),
     shape: Shape,
     run: &Run,
 ) -> anyhow::Result<()> {
@@ -122,12 +170,13 @@ fn bench_one(
         reps,
         seed,
         grid,
+        checked,
     } = run;
     let dtype = kernel.dtype;
     let Shape { m, n, k } = shape;
-    // A chunk is at least a row: fewer rows than T3_BENCH_CHUNKS bench with a chunk per row, said so.
+    // A chunk is at least a row: fewer rows than --chunks bench with a chunk per row, said so.
     let chunks = if chunks > m {
-        println!("{shape}: {m} row(s), so {m} chunk(s) instead of T3_BENCH_CHUNKS={chunks}");
+        println!("{shape}: {m} row(s), so {m} chunk(s) instead of --chunks {chunks}");
         m
     } else {
         chunks
@@ -146,7 +195,6 @@ fn bench_one(
     let b = fill(k * n);
     g.upload(gpu, &a, &b)?;
 
-    let checked = std::env::var("T3_BENCH_VERIFY").map_or(true, |v| v != "0");
     let (err_tracked, err_untracked) = if checked {
         (
             verify(gpu, kernel, &g, StoreMode::Store, &a, &b, &mut rng)?,
@@ -216,7 +264,7 @@ fn bench_one(
             "unchecked".to_string()
         }
     );
-    json_line(&serde_json::json!({
+    out.line(&serde_json::json!({
         "bench": "gemm",
         "n": n,
         "m": m,

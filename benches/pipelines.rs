@@ -12,15 +12,11 @@
 //! statistics are the driver's for that SPIR-V, not for wgpu's exact words (wgpu may differ in
 //! SPIR-V version and workgroup-memory zeroing).
 //!
-//! Environment: T3_PIPELINES (comma list of substrings; a pipeline runs where its name contains one;
-//! default all), T3_PIPELINES_ADAPTER (substring of the device name; default the first discrete GPU,
-//! else the first), T3_PIPELINES_IR_DIR (writes each executable's internal representations there,
-//! where the driver offers them), T3_BENCH_JSON (file to append a JSON line per executable to),
-//! T3_SIMT_WGSL / T3_COOP_WGSL (a kernel file replacing that engine's kernel in all its compositions,
-//! as it does in the library: `Gemm::with`).
+//! Flags after `--` (`cargo bench --bench pipelines -- --help`): `--only` (pipelines by name),
+//! `--adapter`, `--ir-dir`, `--kernel-wgsl` (a kernel file replacing that engine's kernel in all its
+//! compositions, as it does in the library: `GemmKernel::with`), `--json FILE`.
 //! Native only; where the driver lacks the extension it says so and exits 0.
 
-#[allow(dead_code)]
 mod common;
 
 use std::collections::BTreeMap;
@@ -30,12 +26,35 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context};
 use ash::vk;
-use common::exit_code;
+use common::{exit_code, kernel_files, Out};
 use t3_wgpu::compositions::{self, Composition};
+use t3_wgpu::settings::KernelFiles;
 use t3_wgpu::shaders;
 
+/// The driver's compile statistics of every pipeline the library builds.
+#[derive(clap::Parser, Debug)]
+#[command(name = "bench-pipelines")]
+struct Args {
+    /// Substrings of pipeline names (a comma list): a pipeline runs where its name contains one
+    /// [default: all].
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Substring of the Vulkan device's name [default: the first discrete GPU, else the first].
+    #[arg(long)]
+    adapter: Option<String>,
+    /// Write each executable's internal representations into this folder, where the driver
+    /// offers them.
+    #[arg(long, value_name = "DIR")]
+    ir_dir: Option<std::path::PathBuf>,
+    /// WGSL files replacing the GEMM kernels, as t3's `--kernel-wgsl`: simt=FILE,coop=FILE.
+    #[arg(long = "kernel-wgsl", value_name = "simt=FILE,coop=FILE", value_parser = kernel_files)]
+    kernel_wgsl: Option<KernelFiles>,
+    #[command(flatten)]
+    out: Out,
+}
+
 fn main() -> ExitCode {
-    exit_code(run())
+    exit_code(run(clap::Parser::parse()))
 }
 
 /// One pipeline to compile: a name, its composed source, its override values.
@@ -47,19 +66,19 @@ struct Job {
     trusted: bool,
 }
 
-fn run() -> anyhow::Result<()> {
-    let filter: Vec<String> = std::env::var("T3_PIPELINES")
-        .unwrap_or_default()
-        .split(',')
+fn run(args: Args) -> anyhow::Result<()> {
+    let filter: Vec<String> = args
+        .only
+        .iter()
         .filter(|s| !s.is_empty())
-        .map(str::to_string)
+        .cloned()
         .collect();
-    let jobs: Vec<Job> = jobs()?
+    let jobs: Vec<Job> = jobs(&args.kernel_wgsl.unwrap_or_default())?
         .into_iter()
         .filter(|j| filter.is_empty() || filter.iter().any(|f| j.name.contains(f.as_str())))
         .collect();
     if jobs.is_empty() {
-        bail!("T3_PIPELINES={filter:?} matches no pipeline");
+        bail!("--only {filter:?} matches no pipeline");
     }
     // Lowered first, so that a kernel naga refuses shows on any machine.
     let lowered: Vec<(&Job, Lowered)> = jobs
@@ -77,10 +96,10 @@ fn run() -> anyhow::Result<()> {
         lowered.len(),
         jobs.len()
     );
-    let Some(vk) = Vulkan::new()? else {
+    let Some(vk) = Vulkan::new(args.adapter.as_deref())? else {
         return Ok(());
     };
-    let ir_dir = std::env::var_os("T3_PIPELINES_IR_DIR").map(std::path::PathBuf::from);
+    let ir_dir = args.ir_dir;
     println!("device: {}", vk.name);
     for (job, words) in lowered {
         // A checked module's buffer accesses depend on the device's robustness2.
@@ -94,7 +113,7 @@ fn run() -> anyhow::Result<()> {
                 for (exec, stats) in execs {
                     let line: Vec<String> = stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
                     println!("{} [{exec}]: {}", job.name, line.join(", "));
-                    common::json_line(&serde_json::json!({
+                    args.out.line(&serde_json::json!({
                         "bench": "pipelines", "device": vk.name, "pipeline": job.name,
                         "executable": exec, "statistics": stats,
                     }))?;
@@ -108,7 +127,7 @@ fn run() -> anyhow::Result<()> {
 
 /// Every declared composition with the override values the library creates it with, then each
 /// cooperative-matrix variant file in the cooperative kernel's stored, tracked composition.
-fn jobs() -> anyhow::Result<Vec<Job>> {
+fn jobs(kernels: &KernelFiles) -> anyhow::Result<Vec<Job>> {
     let mut v = Vec::new();
     let name = |c: &Composition| {
         let mut s = c.kernel.trim_end_matches(".wgsl").to_string();
@@ -122,13 +141,12 @@ fn jobs() -> anyhow::Result<Vec<Job>> {
     };
     // Shader-level experiments: a kernel file in place of an engine's own, as the library takes it.
     let mut replaced = BTreeMap::new();
-    for (knob, kernel) in [
-        ("T3_SIMT_WGSL", "gemm.wgsl"),
-        ("T3_COOP_WGSL", "gemm_coop.wgsl"),
+    for (what, path, kernel) in [
+        ("--kernel-wgsl simt", &kernels.simt, "gemm.wgsl"),
+        ("--kernel-wgsl coop", &kernels.coop, "gemm_coop.wgsl"),
     ] {
-        if let Some(path) = std::env::var_os(knob).filter(|p| !p.is_empty()) {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("{knob}={}", Path::new(&path).display()))?;
+        if let Some(path) = path {
+            let text = std::fs::read_to_string(path).with_context(|| format!("{what}={path}"))?;
             replaced.insert(kernel, text);
         }
     }
@@ -246,7 +264,7 @@ struct Vulkan {
 }
 
 impl Vulkan {
-    fn new() -> anyhow::Result<Option<Vulkan>> {
+    fn new(wanted: Option<&str>) -> anyhow::Result<Option<Vulkan>> {
         // SAFETY: loads the system's Vulkan loader; every handle below is used while it lives.
         let entry = unsafe { ash::Entry::load() }.context("loading the Vulkan loader")?;
         let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
@@ -267,9 +285,8 @@ impl Vulkan {
                 .map(|c| c.to_string_lossy().into_owned())
                 .unwrap_or_default()
         };
-        let wanted = std::env::var("T3_PIPELINES_ADAPTER").ok();
-        let pick = match &wanted {
-            Some(w) => named.iter().find(|(_, p)| name_of(p).contains(w.as_str())),
+        let pick = match wanted {
+            Some(w) => named.iter().find(|(_, p)| name_of(p).contains(w)),
             None => named
                 .iter()
                 .find(|(_, p)| p.device_type == vk::PhysicalDeviceType::DISCRETE_GPU)

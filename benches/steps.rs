@@ -2,10 +2,8 @@
 //! update (f32 atomic add, or its CAS fallback), unthrottled and under link workgroup budgets, in GB/s
 //! of bytes read + written.
 //!
-//! Environment: T3_BENCH_MIB (comma list, default "16"), T3_BENCH_LINK_WG (comma list of workgroup
-//! budgets, default "4,16,64,256"), T3_BENCH_REPS (default 5), T3_BENCH_WARMUP_S and
-//! T3_BENCH_SETTLE_S (warm-up: see benches/gemm.rs), T3_BENCH_SEED, T3_BENCH_JSON (file to append
-//! JSON lines to).
+//! Flags after `--` (`cargo bench --bench steps -- --help`): `--mib`, `--link-wg`, `--seed`, the
+//! timing's `--reps`, `--warmup-s`, `--settle-s`, `--debug`, and `--json FILE`.
 
 mod common;
 
@@ -14,7 +12,7 @@ use std::process::ExitCode;
 use t3_wgpu::stats::median;
 
 use anyhow::{bail, Context};
-use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::gpu::Gpu;
 use t3_wgpu::reference::Rng;
 use t3_wgpu::shaders::Put;
 use t3_wgpu::steps::{Link, StepKernel};
@@ -30,22 +28,35 @@ struct StepKind {
     passes: u64,
 }
 
-fn main() -> ExitCode {
-    exit_code(run())
+/// One collective step between two device buffers, timed at each link budget.
+#[derive(clap::Parser, Debug)]
+#[command(name = "bench-steps")]
+struct Args {
+    /// Bytes per step, MiB (a comma list; each at least 1).
+    #[arg(long, value_delimiter = ',', default_value = "16", value_parser = clap::value_parser!(u64).range(1..))]
+    mib: Vec<u64>,
+    /// Link budgets to time besides unthrottled: workgroups per step (a comma list).
+    #[arg(long, value_delimiter = ',', default_value = "4,16,64,256", value_parser = clap::value_parser!(u32).range(1..))]
+    link_wg: Vec<u32>,
+    /// Seed of the random source and destination.
+    #[arg(long, default_value_t = 0x7431_5e90)]
+    seed: u64,
+    #[command(flatten)]
+    timing: Timing,
+    #[command(flatten)]
+    out: Out,
 }
 
-fn run() -> anyhow::Result<()> {
-    let mibs: Vec<u64> = env_list("T3_BENCH_MIB", "16")?;
-    let link_wg: Vec<u32> = env_list("T3_BENCH_LINK_WG", "4,16,64,256")?;
-    let reps: u32 = env_one("T3_BENCH_REPS", 5)?;
-    let seed: u64 = env_one("T3_BENCH_SEED", 0x7431_5e90)?;
-    let gpu = Gpu::new(
-        &t3_wgpu::settings::with_environment(GpuOptions::default())
-            .expect("the environment's GPU settings"),
-    )
-    .context("the steps bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
+fn main() -> ExitCode {
+    exit_code(run(clap::Parser::parse()))
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let (mibs, link_wg, reps, seed) = (args.mib, args.link_wg, args.timing.reps, args.seed);
+    let gpu = Gpu::new(&gpu_options(None)?)
+        .context("the steps bench needs a GPU adapter (see WGPU_BACKEND, WGPU_ADAPTER_NAME)")?;
     let kernel = StepKernel::new(&gpu)?;
-    let mut clock = Clock::new(&gpu, reps)?;
+    let mut clock = Clock::new(&gpu, &args.timing)?;
     let kinds = [
         StepKind {
             name: "copy",
@@ -73,13 +84,10 @@ fn run() -> anyhow::Result<()> {
         Put::update(&gpu)
     );
     for mib in mibs {
-        if mib == 0 {
-            bail!("T3_BENCH_MIB: sizes must be at least 1 MiB");
-        }
         let bytes = mib << 20;
         let elems = (bytes / 4) as usize;
         let len4 = u32::try_from(elems / 4)
-            .map_err(|_| anyhow::anyhow!("T3_BENCH_MIB = {mib}: over the kernel's u32 indexing"))?;
+            .map_err(|_| anyhow::anyhow!("--mib {mib}: over the kernel's u32 indexing"))?;
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
@@ -166,7 +174,7 @@ fn run() -> anyhow::Result<()> {
                     link.describe(),
                     warmup_text(&warm)
                 );
-                json_line(&serde_json::json!({
+                args.out.line(&serde_json::json!({
                     "bench": "step",
                     "kind": kind.name,
                     "mib": mib,

@@ -18,8 +18,8 @@ case "$part" in
 ceilings)
   t3 info --json > "$out/info.json"
   python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json"
-  T3_BENCH_SIZES=4096,8192 T3_BENCH_REPS=5 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
-  T3_BENCH_MIB=256,1024 T3_BENCH_REPS=5 T3_BENCH_LINK_WG=16,64,256 T3_BENCH_JSON="$out/bench.jsonl" bench-steps
+  bench-gemm --sizes 4096,8192 --reps 5 --json "$out/bench.jsonl"
+  bench-steps --mib 256,1024 --reps 5 --link-wg 16,64,256 --json "$out/bench.jsonl"
   t3 calibrate --json > "$out/link.json"
   ;;
 overlap)
@@ -66,9 +66,9 @@ f16)
   python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json"
   # NVIDIA's driver optimises a new pipeline in the background and caches the result on disk; a first
   # pass fills the cache, so the timed pass measures the optimised build from its first rep.
-  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=5 T3_BENCH_WARMUP_S=3 bench-gemm > "$out/bench-cache-fill.txt" 2>&1
-  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
-  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f16 T3_BENCH_KERNEL=simt T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm
+  bench-gemm --sizes 4096,8192 --dtypes f32,f16 --reps 5 --warmup-s 3 > "$out/bench-cache-fill.txt" 2>&1
+  bench-gemm --sizes 4096,8192 --dtypes f32,f16 --reps 9 --json "$out/bench.jsonl"
+  bench-gemm --sizes 4096,8192 --dtypes f16 --kernel simt --reps 9 --json "$out/bench.jsonl"
   ;;
 chunks)
   # Overlap per preset at TP 8, 150 GB/s (16-workgroup link), forwarded ring, 1..8 chunks per rank,
@@ -119,9 +119,9 @@ hostlink)
   # path the trigger loop uses), staged, and two devices on one H200 for comparison.
   t3 info > "$out/info.txt" 2>&1
   T3_REQUIRE_GPU=1 test-hostlink --test-threads 1 > "$out/test-hostlink.txt" 2>&1 || exit 1
-  T3_BENCH_DEVICES=all T3_BENCH_MIB=1,4,16,64,256 T3_BENCH_THREADS=1,2,4,8,16,24 T3_BENCH_REPS=7 T3_BENCH_JSON="$out/bench.jsonl" T3_BENCH_TABLE="$out/hostlink.json" bench-hostlink > "$out/hostlink.txt" 2>&1 || exit 1
-  T3_BENCH_DEVICES=all T3_BENCH_PATH=staged T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-staged.txt" 2>&1
-  T3_BENCH_DEVICES=2 T3_BENCH_MIB=16,64,256 T3_BENCH_THREADS=4,16 T3_BENCH_REPS=5 bench-hostlink > "$out/hostlink-one-gpu.txt" 2>&1
+  bench-hostlink --devices all --mib 1,4,16,64,256 --threads 1,2,4,8,16,24 --reps 7 --json "$out/bench.jsonl" --table "$out/hostlink.json" > "$out/hostlink.txt" 2>&1 || exit 1
+  bench-hostlink --devices all --path staged --mib 16,64,256 --threads 4,16 --reps 5 > "$out/hostlink-staged.txt" 2>&1
+  bench-hostlink --devices 2 --mib 16,64,256 --threads 4,16 --reps 5 > "$out/hostlink-one-gpu.txt" 2>&1
   ;;
 run7)
   # Run 7 (after the redesign, the warm-up by stability and the consistency checks): ceilings, the GEMMs,
@@ -130,7 +130,7 @@ run7)
   # every check passing, twice).
   t3 info > "$out/info.txt" 2>&1
   python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
-  T3_BENCH_SIZES=4096,8192 T3_BENCH_DTYPES=f32,f16 T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-gemm.txt" 2>&1
+  bench-gemm --sizes 4096,8192 --dtypes f32,f16 --reps 9 --json "$out/bench.jsonl" > "$out/bench-gemm.txt" 2>&1
   t3 calibrate > "$out/calibrate.txt" 2>&1
   # PASSES and DTYPES split the part over calls of at most 10 minutes (e.g. DTYPES=f16).
   for pass in ${PASSES:-1 2}; do for d in ${DTYPES:-f32 f16}; do for p in tnlg-op-tp8 gpt3-op-tp8 tnlg-fc2-tp8 gpt3-fc2-tp8; do
@@ -152,7 +152,7 @@ grid)
   fi
   if [ -z "${NO_GEMM:-}" ]; then
     python3 .gpu/cuda_baselines.py --sizes 4096,8192 --json "$out/cuda.json" > "$out/cuda.txt" 2>&1
-    T3_BENCH_KERNEL=coop T3_BENCH_SIZES=4096,8192,8192x4256x532,8192x12288x1536,8192x4256x2128 T3_BENCH_DTYPES=f16 T3_BENCH_REPS=9 T3_BENCH_WARMUP_S=3 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-gemm.txt" 2>&1
+    bench-gemm --kernel coop --sizes 4096,8192,8192x4256x532,8192x12288x1536,8192x4256x2128 --dtypes f16 --reps 9 --warmup-s 3 --json "$out/bench.jsonl" > "$out/bench-gemm.txt" 2>&1
   fi
   t3 calibrate > "$out/calibrate.txt" 2>&1
   for d in ${DTYPES:-f16}; do for p in ${PRESETS:-tnlg-op-tp8 gpt3-op-tp8}; do for g in ${GRIDS:-0 128 120 112 104}; do
@@ -164,10 +164,10 @@ grid)
   ;;
 passes)
   # Where a shared pass's time goes with the GEMM grid (BENCHMARKS.md run 30, issue 14): the grid's GEMM
-  # alone against a workgroup per tile (T3_BENCH_GRID), then tnlg-op f16 encoded with and without the
+  # alone against a workgroup per tile (bench-gemm --grid), then tnlg-op f16 encoded with and without the
   # grid at several links, traced per pass: a pass bound by its steps shortens with a faster link.
   for g in 0 128 132; do
-    T3_BENCH_GRID=$g T3_BENCH_KERNEL=coop T3_BENCH_DTYPES=f16 T3_BENCH_SIZES=${SIZES:-8192x4256x532,8192x12288x1536,8192x4256x2128} T3_BENCH_REPS=9 T3_BENCH_JSON="$out/bench.jsonl" bench-gemm > "$out/bench-g$g.txt" 2>&1
+    bench-gemm --grid $g --kernel coop --dtypes f16 --sizes ${SIZES:-8192x4256x532,8192x12288x1536,8192x4256x2128} --reps 9 --json "$out/bench.jsonl" > "$out/bench-g$g.txt" 2>&1
     echo "bench g$g rc=$?" >> "$out/rc.txt"
   done
   t3 calibrate > "$out/calibrate.txt" 2>&1
@@ -188,16 +188,17 @@ coopvar)
   # leaves out the variants NVVM rejected in run 7 (vec, db1, db2, db2-swz, half; half16 shares their
   # vec4<u32> workgroup memory, which run 11 showed is what it rejects; h4 became the committed kernel).
   # COOP_SIZES: the bench's shapes (N or MxNxK; a K sweep at fixed M, N separates a tile's fixed cost
-  # from its cost per slice). A variant whose header says T3_BENCH_VERIFY=0 leaves C unwritten on
+  # from its cost per slice). A variant whose header says --no-verify leaves C unwritten on
   # purpose: it is timed unchecked and its tests are skipped.
   for v in ${COOP_VARIANTS:-committed alias db2-h4 half16-h4}; do
     f=scripts/coop-variants/$v.wgsl; [ "$v" = committed ] && f=
-    verify=1; [ -n "$f" ] && grep -q "T3_BENCH_VERIFY=0" "$f" && verify=0
+    verify=1; [ -n "$f" ] && grep -q -- "--no-verify" "$f" && verify=0
     [ $verify = 1 ] && for t in gemm collectives; do
-      T3_COOP_WGSL=$f T3_REQUIRE_GPU=1 .gpu/bin/test-$t f16 --skip bf16 > "$out/test-$t-$v.txt" 2>&1; echo "$v test-$t rc=$?" >> "$out/rc.txt"
+      T3_KERNEL_WGSL=${f:+coop=$f} T3_REQUIRE_GPU=1 .gpu/bin/test-$t f16 --skip bf16 > "$out/test-$t-$v.txt" 2>&1; echo "$v test-$t rc=$?" >> "$out/rc.txt"
     done
-    T3_COOP_WGSL=$f T3_BENCH_VERIFY=$verify T3_BENCH_KERNEL=coop T3_BENCH_SIZES=${COOP_SIZES:-4096,8192} T3_BENCH_DTYPES=f16 T3_BENCH_REPS=9 T3_BENCH_WARMUP_S=${COOP_WARMUP_S:-3} \
-      T3_BENCH_JSON="$out/bench-$v.jsonl" bench-gemm > "$out/bench-$v.txt" 2>&1; echo "$v bench rc=$?" >> "$out/rc.txt"
+    nv=""; [ $verify = 0 ] && nv=--no-verify
+    bench-gemm ${f:+--kernel-wgsl coop=$f} $nv --kernel coop --sizes ${COOP_SIZES:-4096,8192} --dtypes f16 --reps 9 --warmup-s ${COOP_WARMUP_S:-3} \
+      --json "$out/bench-$v.jsonl" > "$out/bench-$v.txt" 2>&1; echo "$v bench rc=$?" >> "$out/rc.txt"
     grep -h "^gemm" "$out/bench-$v.txt" | sed "s/^/$v: /"
   done
   cat "$out/rc.txt" "$out/cuda.txt"

@@ -3,8 +3,20 @@
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::gpu::{instance, matches_name, GpuOptions};
-use crate::settings::{backends, name_filter};
+use crate::settings::{backends, name_filter, GpuOptions};
+
+pub(crate) fn matches_name(a: &wgpu::Adapter, name: &Option<String>) -> bool {
+    match name {
+        Some(n) => a.get_info().name.to_lowercase().contains(&n.to_lowercase()),
+        None => true,
+    }
+}
+
+pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = backends;
+    wgpu::Instance::new(desc)
+}
 
 /// Names of [`WANTED_FEATURES`], in the order `t3 info` lists them.
 pub const FEATURE_NAMES: [(&str, wgpu::Features); 8] = [

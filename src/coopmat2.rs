@@ -118,61 +118,6 @@ pub fn spirv() -> crate::Result<[Vec<u32>; 2]> {
     Ok([words(SPIRV_TRACKED)?, words(SPIRV_UNTRACKED)?])
 }
 
-/// The kernel's pipelines on `layout` (the tracked GEMM's: src/gemm.rs) from `spirv`, tracked and
-/// untracked. The caller checked [`crate::gpu::Gpu::has_coopmat2`].
-pub fn pipelines(
-    gpu: &crate::gpu::Gpu,
-    layout: &wgpu::BindGroupLayout,
-    spirv: [Vec<u32>; 2],
-) -> crate::Result<[wgpu::ComputePipeline; 2]> {
-    let [tracked, untracked] = spirv;
-    let make = |label: &str, words: Vec<u32>| {
-        gpu.scoped(&format!("creating the {label}"), || {
-            // SAFETY: the SPIR-V is the committed output of the pinned glslang (scripts/coopmat2),
-            // validated by spirv-val when it was made (or a variant the same script built, which
-            // bench-gemm checks against the f64 reference before timing it); it uses only what the device was opened with
-            // (the extension, its features, f16, 16-bit storage, the Vulkan memory model), and its
-            // bindings are `layout`'s (the tracked GEMM's, tests/coopmat2.rs checks the results
-            // against the f64 reference). Every read it makes lies inside the operands' padding.
-            let module = unsafe {
-                gpu.device.create_shader_module_passthrough(
-                    wgpu::ShaderModuleDescriptorPassthrough {
-                        label: Some(label),
-                        entry_points: std::borrow::Cow::Borrowed(&[
-                            wgpu::PassthroughShaderEntryPoint {
-                                name: std::borrow::Cow::Borrowed("main"),
-                                workgroup_size: (256, 1, 1),
-                            },
-                        ]),
-                        spirv: Some(std::borrow::Cow::Owned(words)),
-                        ..Default::default()
-                    },
-                )
-            };
-            let pl = gpu
-                .device
-                .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                    label: Some(label),
-                    bind_group_layouts: &[Some(layout)],
-                    immediate_size: 0,
-                });
-            gpu.device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(label),
-                    layout: Some(&pl),
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-        })
-    };
-    Ok([
-        make("gemm (coopmat2 f16, tracked)", tracked)?,
-        make("gemm (coopmat2 f16, untracked)", untracked)?,
-    ])
-}
-
 /// The extension's structs and queries (ash 0.38 has neither).
 #[cfg(wgpu_vulkan)]
 pub(crate) mod nv {
@@ -375,20 +320,5 @@ mod tests {
         assert_ne!(t, u, "the tracked and untracked builds differ");
         assert!(words(&[1, 2, 3]).is_err());
         assert!(words(&[0; 24]).is_err());
-    }
-
-    #[test]
-    fn the_tile_is_the_hosts() {
-        let src = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/gemm_coopmat2.comp"),
-        )
-        .unwrap();
-        assert!(src.contains(&format!("const uint BN = {TILE_N};")));
-        assert!(src.contains(&format!("const uint BM = {};", crate::shapes::TILE)));
-        assert!(src.contains(&format!(
-            "const uint GROUP = {};",
-            crate::gemm::Engine::Coop.tile_group()
-        )));
-        assert!(src.contains("const uint BK = 32;") && crate::gemm::K_SLICE == 32);
     }
 }

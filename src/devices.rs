@@ -181,7 +181,7 @@ impl Devices {
 
     /// The device at `index`, or an error naming the index and how many there are.
     pub fn get(&self, index: usize) -> Result<&Gpu> {
-        crate::hostlink::device(&self.gpus, index)
+        device(&self.gpus, index)
     }
 
     /// `ranks` ranks over these devices.
@@ -202,6 +202,17 @@ impl Devices {
     pub fn check(&self, during: &str) -> Result<()> {
         self.gpus.iter().try_for_each(|g| g.check(during))
     }
+}
+
+/// Device `index` of `gpus`, or an error naming the index and how many there are.
+pub fn device(gpus: &[Gpu], index: usize) -> Result<&Gpu> {
+    gpus.get(index).ok_or_else(|| {
+        Error::invalid(
+            "device",
+            index,
+            format!("below the device count ({})", gpus.len()),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ impl Kernels {
                 "GEMM kernel",
                 "coopmat2",
                 "auto, simt or coop (the coopmat2 kernel has only its tracked store and untracked \
-                 GEMM so far: bench-gemm's T3_BENCH_KERNEL=coopmat2)",
+                 GEMM so far: bench-gemm's --kernel coopmat2)",
             ));
         }
         Ok(Kernels {

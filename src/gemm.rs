@@ -324,11 +324,11 @@ impl GemmKernel {
 
     /// The kernel for `dtype` operands: `engine`, or the adapter's best (see [`Engine::resolve`]).
     ///
-    /// For shader-level experiments, `T3_SIMT_WGSL=FILE` / `T3_COOP_WGSL=FILE` replace that
-    /// engine's kernel source with FILE (composed with the same snippets, so it must keep the
+    /// For shader-level experiments, the device's [`crate::settings::KernelFiles`] (`--kernel-wgsl
+    /// simt=FILE,coop=FILE`) replace that engine's kernel source with FILE (composed with the same snippets, so it must keep the
     /// kernel's bindings, define `INVOCATIONS` and `compute_tile(w, t)` and call `tile_done`: the
     /// entry point, with fused mode's spares and the persistent grid, is shaders/gemm/jobs.wgsl's);
-    /// every GEMM test and benchmark then runs the experiment.
+    /// every GEMM built on that device then runs the experiment.
     pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
         Self::with_put(gpu, dtype, engine, FusedPut::Auto)
     }
@@ -366,25 +366,25 @@ impl GemmKernel {
     }
 
     /// The coopmat2 kernel from `spirv` (tracked, untracked): the committed build, or a variant's
-    /// (bench-gemm's `T3_BENCH_COOPMAT2_SPV`). The cooperative WGSL kernel's, its tracked store and
+    /// (bench-gemm's `--coopmat2-spv`). The cooperative WGSL kernel's, its tracked store and
     /// untracked GEMM replaced.
     pub fn coopmat2(gpu: &Gpu, dtype: Dtype, spirv: [Vec<u32>; 2]) -> Result<Self> {
         let engine = Engine::resolve(gpu, dtype, Some(Engine::Coopmat2))?;
         let mut k = Self::wgsl(gpu, dtype, Dtype::F32, Engine::Coop, FusedPut::Auto)?;
-        let [store, untracked] = crate::coopmat2::pipelines(gpu, &k.layout, spirv)?;
+        let [store, untracked] = coopmat2_pipelines(gpu, &k.layout, spirv)?;
         (k.engine, k.store, k.untracked) = (engine, store, untracked);
         Ok(k)
     }
 
     /// The kernel of a WGSL `engine`, its plain stores writing outputs of type `out`.
     fn wgsl(gpu: &Gpu, dtype: Dtype, out: Dtype, engine: Engine, put: FusedPut) -> Result<Self> {
-        let knob = format!("T3_{}_WGSL", engine.name().to_uppercase());
-        let src = match std::env::var(&knob) {
-            Ok(path) if !path.is_empty() => Some(crate::files::read_text(
-                &path,
-                "T3_*_WGSL kernel file",
-                1 << 20,
-            )?),
+        let file = match engine {
+            Engine::Simt => ("--kernel-wgsl simt", &gpu.kernels.simt),
+            // coopmat2's other pipelines are the cooperative WGSL kernel's.
+            Engine::Coop | Engine::Coopmat2 => ("--kernel-wgsl coop", &gpu.kernels.coop),
+        };
+        let src = match file {
+            (what, Some(path)) => Some(crate::files::read_text(path, what, 1 << 20)?),
             _ => None,
         };
         let variant = |put, epilogue| Variant {
@@ -512,9 +512,65 @@ impl GemmKernel {
     }
 }
 
+/// The coopmat2 kernel's pipelines on `layout` (the tracked GEMM's) from `spirv`, tracked and
+/// untracked; the caller checked [`crate::gpu::Gpu::has_coopmat2`]. Here, not in src/coopmat2.rs:
+/// opening a device needs that module, below the GPU context.
+fn coopmat2_pipelines(
+    gpu: &Gpu,
+    layout: &wgpu::BindGroupLayout,
+    spirv: [Vec<u32>; 2],
+) -> Result<[wgpu::ComputePipeline; 2]> {
+    let [tracked, untracked] = spirv;
+    let make = |label: &str, words: Vec<u32>| {
+        let module = gpu.scoped(&format!("creating the {label}'s module"), || {
+            // SAFETY: the SPIR-V is the committed output of the pinned glslang (scripts/coopmat2),
+            // validated by spirv-val when it was made (or a variant the same script built, which
+            // bench-gemm checks against the f64 reference before timing it); it uses only what the device was opened with
+            // (the extension, its features, f16, 16-bit storage, the Vulkan memory model), and its
+            // bindings are `layout`'s (the tracked GEMM's, tests/coopmat2.rs checks the results
+            // against the f64 reference). Every read it makes lies inside the operands' padding.
+            unsafe {
+                gpu.device.create_shader_module_passthrough(
+                    wgpu::ShaderModuleDescriptorPassthrough {
+                        label: Some(label),
+                        entry_points: std::borrow::Cow::Borrowed(&[
+                            wgpu::PassthroughShaderEntryPoint {
+                                name: std::borrow::Cow::Borrowed("main"),
+                                workgroup_size: (256, 1, 1),
+                            },
+                        ]),
+                        spirv: Some(std::borrow::Cow::Owned(words)),
+                        ..Default::default()
+                    },
+                )
+            }
+        })?;
+        shaders::pipeline(gpu, label, layout, &module, &[])
+    };
+    Ok([
+        make("gemm (coopmat2 f16, tracked)", tracked)?,
+        make("gemm (coopmat2 f16, untracked)", untracked)?,
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_coopmat2_tile_is_the_hosts() {
+        let src = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/gemm_coopmat2.comp"),
+        )
+        .unwrap();
+        assert!(src.contains(&format!("const uint BN = {};", crate::coopmat2::TILE_N)));
+        assert!(src.contains(&format!("const uint BM = {};", crate::shapes::TILE)));
+        assert!(src.contains(&format!(
+            "const uint GROUP = {};",
+            Engine::Coop.tile_group()
+        )));
+        assert!(src.contains("const uint BK = 32;") && K_SLICE == 32);
+    }
 
     #[test]
     fn tiles_follow_the_engine_width() {

@@ -4,10 +4,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use web_time::Instant;
 
+use crate::adapters::{instance, matches_name, no_adapter, report};
 pub use crate::adapters::{list_adapters, numbered_adapters, AdapterReport, FEATURE_NAMES};
-use crate::adapters::{no_adapter, report};
 use crate::error::{Error, Result};
 use crate::settings::{self, backends, name_filter};
+pub use crate::settings::{GpuOptions, KernelFiles};
 
 /// Optional features the tool uses when the adapter has them; none is required to run.
 pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
@@ -20,41 +21,6 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
     // SPIR-V straight to the driver: the coopmat2 GEMM (src/coopmat2.rs), which no WGSL can express.
     .union(wgpu::Features::PASSTHROUGH_SHADERS);
-
-/// How to pick an adapter and bound its waits. Empty fields take their defaults; the binary, the tests
-/// and the benchmarks fill them from the environment first (`settings::with_environment`).
-#[derive(Clone, Debug, Default)]
-pub struct GpuOptions {
-    /// Comma list of backends (vulkan, metal, dx12, gl).
-    pub backend: Option<String>,
-    /// Case-insensitive substring of the adapter name.
-    pub adapter: Option<String>,
-    /// "high", "low" or "none".
-    pub power: Option<String>,
-    /// Bound on every wait, exactly (overrides the derived bound); default 120 s plus a share derived
-    /// from the work.
-    pub timeout: Option<Duration>,
-    /// The GPU's multiprocessors where the driver does not report them (1 to `sms::MAX_SMS`; None:
-    /// what the driver reports, if anything).
-    pub sms: Option<u32>,
-    /// Lower the storage-binding and buffer-size limits below the adapter's (tests of the limit paths).
-    pub limit_override: Option<u64>,
-    /// Lower the workgroups per dispatch dimension below the adapter's (tests of 2-D folding).
-    pub dispatch_limit: Option<u32>,
-}
-
-pub(crate) fn matches_name(a: &wgpu::Adapter, name: &Option<String>) -> bool {
-    match name {
-        Some(n) => a.get_info().name.to_lowercase().contains(&n.to_lowercase()),
-        None => true,
-    }
-}
-
-pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    desc.backends = backends;
-    wgpu::Instance::new(desc)
-}
 
 fn type_rank(t: wgpu::DeviceType, power: wgpu::PowerPreference) -> u8 {
     use wgpu::DeviceType::*;
@@ -106,6 +72,8 @@ pub struct Gpu {
     pub max_buffer: u64,
     /// Multiprocessors, where the driver reports them or `T3_SMS` names them (src/sms.rs).
     pub sms: Option<u32>,
+    /// WGSL files replacing the GEMM kernels (src/gemm.rs reads them as it builds a kernel).
+    pub kernels: crate::settings::KernelFiles,
     /// Base bound on every wait.
     pub timeout: Duration,
     /// Whether `timeout` was given explicitly: then it is the whole bound, not a base plus a share of the work.
@@ -117,8 +85,8 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
     /// MAP_READ buffers of finished readbacks, reused by the next (several threads may share a Gpu);
-    /// capped (see [`crate::readback::StagingPool`]).
-    pub(crate) staging: Mutex<crate::readback::StagingPool<wgpu::Buffer>>,
+    /// capped (see [`crate::staging::StagingPool`]).
+    pub(crate) staging: Mutex<crate::staging::StagingPool<wgpu::Buffer>>,
     /// Submissions made through [`Gpu::submit`] (tests count round trips with it).
     submissions: std::sync::atomic::AtomicU64,
 }
@@ -220,6 +188,7 @@ impl Gpu {
             info,
             features,
             limits,
+            kernels: opts.kernels.clone(),
             timeout,
             timeout_fixed,
             max_workgroups_per_dim,

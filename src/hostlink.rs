@@ -24,6 +24,7 @@ use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::devices::device;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
@@ -530,17 +531,6 @@ impl HostLink {
         let copy = self.finish(slot, pool)?;
         Ok(TransferTimes { wait, copy })
     }
-}
-
-/// Device `index` of `gpus`, or an error naming the index and how many there are.
-pub fn device(gpus: &[Gpu], index: usize) -> Result<&Gpu> {
-    gpus.get(index).ok_or_else(|| {
-        Error::invalid(
-            "device",
-            index,
-            format!("below the device count ({})", gpus.len()),
-        )
-    })
 }
 
 /// `slots` slots of `capacity` bytes, each one host allocation imported into sender `s` and receiver

@@ -38,6 +38,7 @@ pub mod settings;
 pub mod shaders;
 pub mod shapes;
 pub mod sms;
+pub mod staging;
 pub mod stats;
 pub mod steps;
 pub mod suspend;

@@ -1,15 +1,13 @@
 //! The link model's calibration: the payload bandwidth a copy step reaches at each workgroup budget on
 //! this adapter, saved as a table so that `--link-gbps X` can pick the budget that emulates X GB/s.
 
-use web_time::Instant;
-
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
-use crate::timestamps::Timestamps;
+use crate::timestamps::{time_series, Timestamps};
 
 /// Most workgroups a link table's row may name (a link budget's limit; `t3 calibrate` measures at
 /// most the largest of [`BUDGETS`]).
@@ -42,8 +40,8 @@ pub struct LinkTable {
 }
 
 /// Times one copy step of `bytes` at `link`, `reps` times after one warm-up; median seconds.
-/// Buffers and pipeline are the caller's `kernel`'s; timestamps resolve once, in the submission of
-/// all reps.
+/// Buffers and pipeline are the caller's `kernel`'s; timed as every series is
+/// ([`time_series`]: GPU timestamps, else the host clock).
 pub fn time_step(
     gpu: &Gpu,
     kernel: &StepKernel,
@@ -64,44 +62,28 @@ pub fn time_step(
             .write_buffer(&src, off, bytemuck::cast_slice(&chunk[..n]));
     }
     let len4 = (bytes / 16) as u32;
-    let runs = reps + 1;
-    let mut timer = Timestamps::new(gpu, runs as u32);
-    let bound = gpu.timeout_for(0.0, 2.0 * bytes as f64 * runs as f64);
+    let runs = reps as u32 + 1;
+    let mut timer = Timestamps::new(gpu, runs);
+    let bound = gpu.timeout_for(0.0, 2.0 * bytes as f64);
     let mut out = Vec::new();
     for &link in links {
         let (bg, n_wg) = kernel.bind_standalone(gpu, &dst, &src, &counters, len4, link);
-        timer.reset();
-        let mut host = Vec::new();
-        // With timestamps every run goes in one submission; without, each is submitted and waited
-        // for alone, on the host clock.
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        for _ in 0..runs {
-            {
+        // The first run warms up and is left out.
+        let spans = time_series(
+            gpu,
+            &mut timer,
+            "calibration step",
+            runs,
+            bound,
+            |enc, ts| {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("calibration step"),
-                    timestamp_writes: timer.pass(),
+                    timestamp_writes: ts,
                 });
                 kernel.dispatch(gpu, &mut pass, put, &bg, n_wg);
-            }
-            if !timer.gpu_clock() {
-                let t0 = Instant::now();
-                let done = std::mem::replace(
-                    &mut enc,
-                    gpu.device.create_command_encoder(&Default::default()),
-                );
-                let idx = gpu.submit("calibration step", vec![done.finish()])?;
-                gpu.wait(Some(idx), "calibration step", bound)?;
-                host.push(t0.elapsed().as_secs_f64());
-            }
-        }
-        timer.encode_resolve(&mut enc);
-        let idx = gpu.submit("calibration steps", vec![enc.finish()])?;
-        gpu.wait(Some(idx), "calibration steps", bound)?;
-        let secs: Vec<f64> = if timer.gpu_clock() {
-            timer.durations_s(gpu)?.into_iter().skip(1).collect()
-        } else {
-            host.into_iter().skip(1).collect()
-        };
+            },
+        )?;
+        let secs: Vec<f64> = spans.iter().skip(1).map(|s| (s.1 - s.0) / 1e6).collect();
         out.push(crate::stats::median(&secs));
     }
     Ok(out)

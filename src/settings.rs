@@ -1,14 +1,90 @@
 //! The settings that pick the adapter and bound its waits: each from its option (a flag), else from
 //! its environment variable, validated alike; an invalid value is a usage error naming the source.
-//! The variables are read here, by [`with_environment`] and [`check_environment`] (the edge of the
-//! binary, the tests and the benchmarks), and in gemm.rs for the kernel files `T3_SIMT_WGSL` and
-//! `T3_COOP_WGSL`; the rest of the library takes [`GpuOptions`] as given.
+//! The variables are read here only, by [`with_environment`] and [`check_environment`] (the edge of
+//! the binary, the tests and the benchmarks); the rest of the library takes [`GpuOptions`] as given.
 
 use std::time::Duration;
 
-pub use crate::config::host::{HostGrain, HostOptions, HostWait};
 use crate::error::{Error, Result};
-use crate::gpu::GpuOptions;
+
+/// How to pick an adapter and bound its waits. Empty fields take their defaults; the binary, the tests
+/// and the benchmarks fill them from the environment first (`settings::with_environment`).
+#[derive(Clone, Debug, Default)]
+pub struct GpuOptions {
+    /// Comma list of backends (vulkan, metal, dx12, gl).
+    pub backend: Option<String>,
+    /// Case-insensitive substring of the adapter name.
+    pub adapter: Option<String>,
+    /// "high", "low" or "none".
+    pub power: Option<String>,
+    /// Bound on every wait, exactly (overrides the derived bound); default 120 s plus a share derived
+    /// from the work.
+    pub timeout: Option<Duration>,
+    /// The GPU's multiprocessors where the driver does not report them (1 to `sms::MAX_SMS`; None:
+    /// what the driver reports, if anything).
+    pub sms: Option<u32>,
+    /// Lower the storage-binding and buffer-size limits below the adapter's (tests of the limit paths).
+    pub limit_override: Option<u64>,
+    /// Lower the workgroups per dispatch dimension below the adapter's (tests of 2-D folding).
+    pub dispatch_limit: Option<u32>,
+    /// WGSL files replacing the GEMM kernels (`--kernel-wgsl`).
+    pub kernels: KernelFiles,
+}
+
+/// WGSL files replacing the GEMM kernels, for shader-level experiments (`--kernel-wgsl
+/// simt=FILE,coop=FILE` at the binary's edge; tests and benchmarks set them directly): each replaces
+/// that engine's kernel source, composed with the same snippets, in every GEMM the device builds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelFiles {
+    /// Replaces shaders/gemm.wgsl.
+    pub simt: Option<String>,
+    /// Replaces shaders/gemm_coop.wgsl.
+    pub coop: Option<String>,
+}
+
+impl KernelFiles {
+    /// `--kernel-wgsl`'s value: a comma list of `simt=FILE` and `coop=FILE`, each key at most once,
+    /// each path non-empty (whether it can be read is checked with the command's other inputs, its
+    /// size where the kernel is built).
+    pub fn parse(spec: &str) -> Result<Self> {
+        let mut out = KernelFiles::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, path) = item
+                .split_once('=')
+                .map_or((item, None), |(k, p)| (k.trim(), Some(p.trim())));
+            let (what, slot) = match key {
+                "simt" => ("--kernel-wgsl simt", &mut out.simt),
+                "coop" => ("--kernel-wgsl coop", &mut out.coop),
+                _ => {
+                    return Err(Error::invalid(
+                        "--kernel-wgsl",
+                        format!("'{item}'"),
+                        "simt=FILE or coop=FILE (a comma list)",
+                    ))
+                }
+            };
+            match path {
+                Some(p) if !p.is_empty() && slot.is_none() => *slot = Some(p.to_string()),
+                Some(p) if !p.is_empty() => {
+                    return Err(Error::invalid(what, "given twice", "each kernel once"))
+                }
+                _ => return Err(Error::invalid(what, format!("'{item}'"), "a file path")),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Each file given, with the name errors and the commands' input check give it.
+    pub fn named(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("--kernel-wgsl simt", &self.simt),
+            ("--kernel-wgsl coop", &self.coop),
+        ]
+        .into_iter()
+        .filter_map(|(what, f)| f.as_deref().map(|f| (what, f)))
+        .collect()
+    }
+}
 
 /// Backend names `--backend` and WGPU_BACKEND accept, as a comma list (wgpu's spellings too).
 pub const BACKEND_NAMES: &str = "vulkan, metal, dx12, gl, webgpu, primary, secondary or all";
@@ -145,32 +221,37 @@ pub fn with_environment(mut opts: GpuOptions) -> Result<GpuOptions> {
 }
 
 /// The `T3_*` variables the `t3` binary reads (each checked by [`check_environment`]).
-pub const READ: [&str; 5] = [
-    "T3_TIMEOUT_S",
-    "T3_SMS",
-    "T3_SIMT_WGSL",
-    "T3_COOP_WGSL",
-    "WGPU_POWER_PREF",
-];
+pub const READ: [&str; 3] = ["T3_TIMEOUT_S", "T3_SMS", "WGPU_POWER_PREF"];
 
-/// Variables earlier versions read, and the flag that took each one's place.
-const RETIRED: [(&str, &str); 4] = [
+/// Variables earlier versions read (a prefix each), and what took each one's place.
+const RETIRED: [(&str, &str); 8] = [
     ("T3_FUSED_", "--fused KEY=VALUE"),
     ("T3_ALIAS", "--fused alias=on|off"),
     ("T3_HOST_", "--host-loop KEY=VALUE"),
     ("T3_COPY_THREADS", "--host-loop copy-threads=N"),
+    ("T3_SIMT_WGSL", "--kernel-wgsl simt=FILE"),
+    ("T3_COOP_WGSL", "--kernel-wgsl coop=FILE"),
+    (
+        "T3_BENCH_",
+        "the bench's flags (cargo bench --bench NAME -- --help)",
+    ),
+    (
+        "T3_PIPELINES",
+        "the bench's flags (cargo bench --bench pipelines -- --help)",
+    ),
 ];
 
-/// `T3_*` variables of the test suite, benchmarks and tools, which the binary ignores silently.
-const OTHERS: [&str; 7] = [
-    "T3_BENCH_",
+/// `T3_*` variables of the test suite, which the binary ignores silently.
+const OTHERS: [&str; 5] = [
     "T3_BLESS",
     "T3_SOAK",
-    "T3_PIPELINES",
     "T3_REQUIRE_GPU",
     "T3_SPV_DIR",
     "T3_COOP_VARIANT",
 ];
+
+/// The test suite's variable for what the binary takes as a flag: a warning names the flag.
+const TESTS_FLAG: (&str, &str) = ("T3_KERNEL_WGSL", "--kernel-wgsl");
 
 /// What the binary's environment says, read once at its edge ([`check_environment`]).
 #[derive(Clone, Debug, Default)]
@@ -185,19 +266,20 @@ pub struct Environment {
 /// is a usage error naming the variable; the warnings name `T3_*` variables that nothing reads.
 pub fn check_environment(opts: &GpuOptions) -> Result<Environment> {
     with_environment(opts.clone())?;
-    for path in ["T3_SIMT_WGSL", "T3_COOP_WGSL"] {
-        env(path)?;
-    }
     let mut warnings = Vec::new();
     for (k, _) in std::env::vars_os() {
         let Some(k) = k.to_str() else { continue };
-        if !k.starts_with("T3_") || READ.contains(&k) || OTHERS.iter().any(|o| k.starts_with(o)) {
+        if !k.starts_with("T3_") || READ.contains(&k) || OTHERS.contains(&k) {
             continue;
         }
         warnings.push(match RETIRED.iter().find(|r| k.starts_with(r.0)) {
             Some((_, flag)) => {
                 format!("warning: {k} is set, but t3 no longer reads it: use {flag}")
             }
+            None if k == TESTS_FLAG.0 => format!(
+                "warning: {k} is set, but only the tests read it: t3 takes {}",
+                TESTS_FLAG.1
+            ),
             None => format!(
                 "warning: {k} is set, but t3 reads no such variable (known: {})",
                 READ.join(", ")
@@ -205,18 +287,6 @@ pub fn check_environment(opts: &GpuOptions) -> Result<Environment> {
         });
     }
     Ok(Environment { warnings })
-}
-
-/// The kernel files `T3_SIMT_WGSL` and `T3_COOP_WGSL` name: inputs of every command that builds
-/// GEMM kernels.
-pub fn kernel_files() -> Result<Vec<(&'static str, String)>> {
-    let mut out = Vec::new();
-    for name in ["T3_SIMT_WGSL", "T3_COOP_WGSL"] {
-        if let Some(p) = env(name)?.filter(|p| !p.is_empty()) {
-            out.push((name, p));
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -251,5 +321,25 @@ mod tests {
         assert!(parse_backends("x", "").is_err());
         assert!(parse_power("WGPU_POWER_PREF", "LOW").is_ok());
         assert!(parse_power("WGPU_POWER_PREF", "sideways").is_err());
+    }
+
+    #[test]
+    fn kernel_files_parse_and_bad_ones_are_named() {
+        let k = KernelFiles::parse("simt=a.wgsl, coop = b.wgsl").unwrap();
+        assert_eq!(
+            (k.simt.as_deref(), k.coop.as_deref()),
+            (Some("a.wgsl"), Some("b.wgsl"))
+        );
+        assert_eq!(k.named().len(), 2);
+        assert_eq!(KernelFiles::parse("").unwrap(), KernelFiles::default());
+        for (bad, needles) in [
+            ("simt=", &["--kernel-wgsl simt", "a file path"][..]),
+            ("coop", &["--kernel-wgsl coop"]),
+            ("cuda=k.cu", &["--kernel-wgsl", "cuda", "simt=FILE"]),
+            ("simt=a,simt=b", &["--kernel-wgsl simt", "twice"]),
+        ] {
+            let e = KernelFiles::parse(bad).unwrap_err().to_string();
+            assert!(needles.iter().all(|n| e.contains(n)), "{bad}: {e}");
+        }
     }
 }

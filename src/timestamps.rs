@@ -1,10 +1,12 @@
 //! GPU timestamps at compute-pass boundaries: the one timer of the modes, link calibration and the
-//! benches. Absent where the adapter has no TIMESTAMP_QUERY; callers then fall back to the host clock.
+//! benches. Absent where the adapter has no TIMESTAMP_QUERY; the host clock then stands in, written
+//! once here ([`time_series`], [`host_spans`]).
 //! The timed submission resolves its own queries, so reading them costs a map, not a round trip.
 
+use std::time::Duration;
 use web_time::Instant;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 
 /// The query set and the two buffers its values pass through, made once per timer.
@@ -192,4 +194,61 @@ impl Timestamps {
     pub fn us(&self, ticks: u64) -> f64 {
         ticks as f64 * self.period_ns / 1e3
     }
+}
+
+/// Times `runs` runs of the pass `record` encodes, each run its own submission; returns each run's
+/// (begin, end) in µs from the first begin. With GPU timestamps (`timer` has them) every run is
+/// submitted without waiting and the last resolves them all for one readback after, so no copy runs
+/// between the timed runs; without, each run is submitted and waited for (within `bound`) alone, on
+/// the host clock, which then includes submission and wake-up latency. The series' one host-clock
+/// fallback: the benches and the link's calibration time through it.
+pub fn time_series(
+    gpu: &Gpu,
+    timer: &mut Timestamps,
+    what: &str,
+    runs: u32,
+    bound: Duration,
+    mut record: impl FnMut(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
+) -> Result<Vec<(f64, f64)>> {
+    if !timer.gpu_clock() {
+        let t0 = Instant::now();
+        let mut spans = Vec::with_capacity(runs as usize);
+        for _ in 0..runs {
+            let begin = t0.elapsed().as_secs_f64() * 1e6;
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            record(&mut enc, None);
+            let idx = gpu.submit(what, vec![enc.finish()])?;
+            gpu.wait(Some(idx), what, bound)?;
+            spans.push((begin, t0.elapsed().as_secs_f64() * 1e6));
+        }
+        return Ok(spans);
+    }
+    if runs > timer.cap {
+        return Err(Error::invalid(
+            "timed runs",
+            runs,
+            format!("at most the timer's {} passes", timer.cap),
+        ));
+    }
+    timer.reset();
+    let mut last = None;
+    for run in 0..runs {
+        let mut enc = gpu.device.create_command_encoder(&Default::default());
+        record(&mut enc, timer.pass());
+        if run + 1 == runs {
+            timer.encode_resolve(&mut enc);
+        }
+        last = Some(gpu.submit(what, vec![enc.finish()])?);
+    }
+    gpu.wait(last, what, bound * runs)?;
+    timer.spans_us(gpu)
+}
+
+/// `passes` equal intervals over `total_us`: the host clock's estimate of the passes of one
+/// submission where they have no timestamps of their own (the grain says so).
+pub fn host_spans(total_us: f64, passes: usize) -> Vec<(f64, f64)> {
+    let each = total_us / passes.max(1) as f64;
+    (0..passes)
+        .map(|i| (i as f64 * each, (i + 1) as f64 * each))
+        .collect()
 }

@@ -14,7 +14,7 @@ pub fn request_device(
     #[cfg(wgpu_vulkan)]
     {
         use crate::coopmat2::nv;
-        let import = crate::hostlink::shared::adapter_can_import(adapter);
+        let import = adapter_can_import(adapter);
         let needs = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
             | wgpu::Features::PASSTHROUGH_SHADERS
             | wgpu::Features::SHADER_F16;
@@ -76,5 +76,39 @@ pub fn request_device(
     {
         let _ = (adapter, desc);
         None
+    }
+}
+
+/// Whether `adapter` can open a device with the extension the zero-copy link needs.
+pub fn adapter_can_import(adapter: &wgpu::Adapter) -> bool {
+    #[cfg(wgpu_vulkan)]
+    {
+        // SAFETY: the hal adapter is only read.
+        unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
+            hal.physical_device_capabilities()
+                .supports_extension(ash::ext::external_memory_host::NAME)
+        })
+    }
+    #[cfg(not(wgpu_vulkan))]
+    {
+        let _ = adapter;
+        false
+    }
+}
+
+/// Whether `device` was opened with the extension ([`request_device`]).
+pub fn can_import(device: &wgpu::Device) -> bool {
+    #[cfg(wgpu_vulkan)]
+    {
+        // SAFETY: the hal device is only read.
+        unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
+            hal.enabled_device_extensions()
+                .contains(&ash::ext::external_memory_host::NAME)
+        })
+    }
+    #[cfg(not(wgpu_vulkan))]
+    {
+        let _ = device;
+        false
     }
 }

@@ -110,7 +110,7 @@ fn outputs_never_replace_inputs_or_each_other() {
             &["--csv reads that file"],
         );
     }
-    // 2: the link table, and the kernel source a variable names.
+    // 2: the link table, and the kernel source `--kernel-wgsl` names.
     std::fs::write(d.join("tbl.json"), "{}").unwrap();
     refused(
         &d,
@@ -128,9 +128,9 @@ fn outputs_never_replace_inputs_or_each_other() {
     std::fs::write(d.join("k.wgsl"), "// kernel").unwrap();
     refused(
         &d,
-        &run(&["--svg", "k.wgsl"]),
-        &[("T3_SIMT_WGSL", "k.wgsl")],
-        &["T3_SIMT_WGSL reads that file"],
+        &run(&["--svg", "k.wgsl", "--kernel-wgsl", "simt=k.wgsl"]),
+        &[],
+        &["--kernel-wgsl simt reads that file"],
     );
     // 3: two outputs on one file through a symbolic or a hard link.
     std::fs::write(d.join("t.json"), "keep").unwrap();
@@ -272,21 +272,25 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
     // A value that is not UTF-8.
     {
         use std::os::unix::ffi::OsStrExt;
-        let bad = std::ffi::OsStr::from_bytes(b"k\xff.wgsl");
+        let bad = std::ffi::OsStr::from_bytes(b"1\xff");
         let o = Command::new(env!("CARGO_BIN_EXE_t3"))
             .arg("presets")
-            .env("T3_SIMT_WGSL", bad)
+            .env("T3_TIMEOUT_S", bad)
             .current_dir(&d)
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains("T3_SIMT_WGSL"), "{}", stderr(&o));
+        assert!(stderr(&o).contains("T3_TIMEOUT_S"), "{}", stderr(&o));
     }
     // An unknown T3_* variable is named in a warning, a retired one with its flag; the command
     // goes on.
     let o = t3(
         &["presets"],
-        &[("T3_PEICES", "4"), ("T3_FUSED_PIECES", "4")],
+        &[
+            ("T3_PEICES", "4"),
+            ("T3_FUSED_PIECES", "4"),
+            ("T3_SIMT_WGSL", "k.wgsl"),
+        ],
         &d,
         60,
     );
@@ -296,6 +300,25 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
         stderr(&o).contains("T3_FUSED_PIECES is set, but t3 no longer reads it: use --fused"),
         "{}",
         stderr(&o)
+    );
+    assert!(
+        stderr(&o)
+            .contains("T3_SIMT_WGSL is set, but t3 no longer reads it: use --kernel-wgsl simt"),
+        "{}",
+        stderr(&o)
+    );
+    // An empty kernel path, or a key that names no kernel, is refused naming the flag.
+    refused(
+        &d,
+        &["presets", "--kernel-wgsl", "simt="],
+        &[],
+        &["--kernel-wgsl simt"],
+    );
+    refused(
+        &d,
+        &["presets", "--kernel-wgsl", "cuda=k.wgsl"],
+        &[],
+        &["--kernel-wgsl", "cuda"],
     );
 }
 
@@ -432,11 +455,12 @@ fn a_closed_stdout_loses_neither_files_nor_the_exit_code() {
     }
     let e = tmp("pipe-wrong");
     let k = wrong_kernel(&e);
-    let env = [
-        ("T3_SIMT_WGSL", k.to_str().unwrap()),
-        ("T3_COOP_WGSL", k.to_str().unwrap()),
-    ];
-    let o = closed_stdout(&run(&["--json", "o.json"]), &env, &e);
+    let kernels = format!("simt={0},coop={0}", k.display());
+    let o = closed_stdout(
+        &run(&["--json", "o.json", "--kernel-wgsl", &kernels]),
+        &[],
+        &e,
+    );
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -446,7 +470,7 @@ fn a_closed_stdout_loses_neither_files_nor_the_exit_code() {
     assert!(stderr(&o).contains("check failed"), "{}", stderr(&o));
     assert!(e.join("o.json").is_file(), "{}", stderr(&o));
     // The same with the report on the closed standard output itself.
-    let o = closed_stdout(&run(&["--json", "-"]), &env, &e);
+    let o = closed_stdout(&run(&["--json", "-", "--kernel-wgsl", &kernels]), &[], &e);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
 

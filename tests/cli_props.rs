@@ -3,7 +3,7 @@
 //! /proc, /sys, /dev/full, the command's own inputs) never panic the binary, end within a bound,
 //! exit 0, 1 or 2 only, say why on stderr when not 0, write no file after a usage error, and never
 //! change a file but the declared outputs (an input never, whatever names it; no temporary file
-//! stays). A few dozen tiny cases by default; T3_SOAK=1 runs more (T3_SOAK_CASES, default 2000).
+//! stays). A few dozen tiny cases by default; T3_SOAK=N runs N.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,16 +14,7 @@ use proptest::prelude::*;
 mod common;
 use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
 
-fn cases(ci: u32) -> u32 {
-    if std::env::var("T3_SOAK").is_ok_and(|v| v == "1") {
-        std::env::var("T3_SOAK_CASES")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(2000)
-    } else {
-        ci
-    }
-}
+use common::cases;
 
 /// One flag's choices, valid and invalid: each case takes one of them, or leaves the flag out.
 type Group = (
@@ -328,7 +319,7 @@ fn command_line(picks: &[(u8, usize)]) -> (Vec<String>, Vec<(&'static str, &'sta
         5 => env.push(("T3_SMS", "x")),
         6 => env.push(("WGPU_POWER_PREF", "sideways")),
         // A kernel source that is the case's own CSV: an input no output may replace.
-        7 => env.push(("T3_SIMT_WGSL", "s.csv")),
+        7 => args.extend(["--kernel-wgsl".to_string(), "simt=s.csv".to_string()]),
         8 => env.push(("T3_FUSED_TRIGGER", " epilogue")),
         9 => env.push(("T3_NO_SUCH_KNOB", "1")),
         _ => {}

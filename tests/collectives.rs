@@ -4,12 +4,12 @@
 
 mod common;
 
+use t3_wgpu::config::host::HostWait;
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::settings::HostWait;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 

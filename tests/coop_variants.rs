@@ -1,5 +1,5 @@
 //! The cooperative-matrix GEMM and its experimental variants (scripts/coop-variants/*.wgsl, each a
-//! drop-in `T3_COOP_WGSL` file) on machines without cooperative matrices: each lowers to SPIR-V in
+//! drop-in `--kernel-wgsl coop=FILE`) on machines without cooperative matrices: each lowers to SPIR-V in
 //! every composition the library makes, with the options wgpu uses for a trusted module on Vulkan,
 //! and runs, with its cooperative-matrix operations emulated in plain WGSL, against the f64 reference.
 //! `T3_SPV_DIR=DIR` also writes each kernel's store/track composition there as SPIR-V (for
@@ -486,7 +486,7 @@ fn coop_kernels_emulated_match_reference() {
             continue;
         }
         let src = std::fs::read_to_string(&path).unwrap();
-        if src.contains("T3_BENCH_VERIFY=0") {
+        if src.contains("--no-verify") {
             eprintln!("{name}: leaves C wrong on purpose (a timing experiment), not run");
             continue;
         }

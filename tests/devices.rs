@@ -7,13 +7,13 @@
 
 mod common;
 
+use t3_wgpu::config::host::HostGrain;
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Host, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::settings::HostGrain;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 
@@ -264,7 +264,7 @@ fn a_device_lost_mid_run_is_a_clear_error() {
     // Devices of their own: the shared ones must outlive this test.
     let Ok(devs) = t3_wgpu::devices::Devices::open(
         &t3_wgpu::devices::DeviceSpec::Count(2),
-        &t3_wgpu::settings::with_environment(t3_wgpu::gpu::GpuOptions::default()).unwrap(),
+        &common::gpu_options(),
     ) else {
         eprintln!("SKIPPED: no GPU adapter");
         return;

@@ -3,7 +3,7 @@
 //! or relaxed atomic, CAS or native atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32
 //! and f16 operands, equal to the f64 reference with every tracker at its threshold. Each case sets
 //! the variant in its config (`Config::fused`) and the put in its kernels.
-//! T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
+//! T3_SOAK=N runs N cases (a long soak).
 
 mod common;
 
@@ -44,12 +44,7 @@ fn every_fused_variant_matches_reference() {
     bad_knob_is_named(gpu, &f32_kernels);
     spares_move_every_piece(gpu, &f32_kernels);
     spares_first_beside_runs_of_ranks(gpu, &f32_kernels, f16_kernels.as_ref());
-    let soak = std::env::var("T3_SOAK").is_ok_and(|v| v == "1");
-    let cases = std::env::var("T3_SOAK_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|_| soak)
-        .unwrap_or(if soak { 500 } else { 20 });
+    let cases = common::cases(20);
     let mut runner = TestRunner::new(PtConfig {
         cases,
         failure_persistence: None,

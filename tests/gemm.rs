@@ -247,7 +247,7 @@ fn update_mode_accumulates() {
     assert_eq!(g.read_counters(gpu).unwrap(), twice);
 }
 
-/// The standalone GEMM on a persistent grid (the bench's `T3_BENCH_GRID`): grids of one workgroup,
+/// The standalone GEMM on a persistent grid (the gemm bench's `--grid`): grids of one workgroup,
 /// a few, one per tile and more than the tiles, each workgroup then looping over several tiles of
 /// a ragged shape (f32: 3 x 5 tiles; f16 where the adapter has it).
 #[test]
@@ -292,7 +292,7 @@ fn bad_input_is_a_typed_error() {
     // A buffer over the (lowered) binding limit is refused before any GPU work, naming the limit.
     let small = Gpu::new(&GpuOptions {
         limit_override: Some(1024),
-        ..t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()
+        ..common::gpu_options()
     })
     .unwrap();
     let k2 = GemmKernel::new(&small).unwrap();
@@ -314,7 +314,7 @@ fn forced_timeout_is_an_error_naming_the_work() {
     // A bound far below what any adapter needs for a 512³ GEMM.
     let gpu = Gpu::new(&GpuOptions {
         timeout: Some(std::time::Duration::from_nanos(1)),
-        ..t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()
+        ..common::gpu_options()
     })
     .unwrap();
     let kernel = GemmKernel::new(&gpu).unwrap();
@@ -333,7 +333,7 @@ fn workgroups_fold_into_two_dimensions() {
     // With at most 3 workgroups per dimension, 4 x 3 tiles need a 2-D dispatch.
     let gpu = Gpu::new(&GpuOptions {
         dispatch_limit: Some(3),
-        ..t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()
+        ..common::gpu_options()
     })
     .unwrap();
     assert_eq!(gpu.fold(12), (3, 4));

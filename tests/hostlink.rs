@@ -4,7 +4,7 @@
 //! reused buffers; bad input and a lost device are errors.
 
 use t3_wgpu::devices::{DeviceSpec, Devices};
-use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::gpu::Gpu;
 use t3_wgpu::hostlink::calibration::{calibrate, Options};
 use t3_wgpu::hostlink::{CopyLane, CopyPool, HostLink, Path};
 use t3_wgpu::reference::Rng;
@@ -16,10 +16,7 @@ mod common;
 
 /// `n` devices on the test adapter, or None (test skipped, said on stderr) where there is none.
 fn open(n: usize) -> Option<Devices> {
-    match Devices::open(
-        &DeviceSpec::Count(n),
-        &t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap(),
-    ) {
+    match Devices::open(&DeviceSpec::Count(n), &common::gpu_options()) {
         Ok(d) => {
             eprintln!("{}", d.describe().join("; "));
             Some(d)
@@ -398,7 +395,7 @@ fn device_sets_open_and_refuse_what_does_not_exist() {
     };
     assert!(bind(&own).is_ok());
     assert!(bind(&foreign).is_err());
-    let opts = t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap();
+    let opts = common::gpu_options();
     let e = Devices::open(&"99,".parse().unwrap(), &opts)
         .err()
         .unwrap()

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::experiment::{verdict, Verify};
 use t3_wgpu::gemm::FusedPut;
-use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::gpu::Gpu;
 use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
@@ -142,11 +142,7 @@ fn every_collective_every_mode_on_one_device() {
 fn devices() -> Option<&'static (Devices, [Vec<Kernels>; 2])> {
     static SET: OnceLock<Option<(Devices, [Vec<Kernels>; 2])>> = OnceLock::new();
     SET.get_or_init(|| {
-        let d = Devices::open(
-            &DeviceSpec::Count(4),
-            &t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap(),
-        )
-        .ok()?;
+        let d = Devices::open(&DeviceSpec::Count(4), &common::gpu_options()).ok()?;
         let of = |out| {
             d.gpus
                 .iter()

@@ -1,32 +1,23 @@
 //! Property tests: random shapes, ranks, chunks, collectives, modes, link budgets and seeds all equal
 //! the f64 reference with every tracker at its threshold; random command lines never panic the binary.
-//! Case counts are small for CI; T3_SOAK=1 runs a long soak (T3_SOAK_CASES, default 500).
+//! Case counts are small for CI; T3_SOAK=N runs N cases.
 
 mod common;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestRunner};
 
+use t3_wgpu::config::host::HostGrain;
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::settings::HostGrain;
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::workload;
 
-fn cases(ci: u32) -> u32 {
-    if std::env::var("T3_SOAK").is_ok_and(|v| v == "1") {
-        std::env::var("T3_SOAK_CASES")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(500)
-    } else {
-        ci
-    }
-}
+use common::cases;
 
 /// The host loop's grain for a case: both, by the seed's low bit.
 fn grain_of(seed: u64) -> HostGrain {

@@ -9,7 +9,7 @@ mod common;
 
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::experiment::{check, sample, Verify};
-use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::gpu::Gpu;
 use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{Config, Host, Kernels, Mode, Sequential, StepLead, System};
 use t3_wgpu::plan::{Buf, Loc, ReduceVia};
@@ -24,7 +24,7 @@ use t3_wgpu::timestamps::Timestamps;
 /// A device of its own, or None (skipped as the shared one would be) without an adapter.
 fn own_gpu() -> Option<Gpu> {
     common::gpu()?;
-    Some(Gpu::new(&t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap()).unwrap())
+    Some(Gpu::new(&common::gpu_options()).unwrap())
 }
 
 fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
@@ -214,11 +214,7 @@ fn a_sampled_check_reads_once_per_device() {
     if common::gpu().is_none() {
         return;
     }
-    let devs = Devices::open(
-        &DeviceSpec::Count(2),
-        &t3_wgpu::settings::with_environment(GpuOptions::default()).unwrap(),
-    )
-    .unwrap();
+    let devs = Devices::open(&DeviceSpec::Count(2), &common::gpu_options()).unwrap();
     sampled_check(&devs.gpus, config(4, 2, Collective::AllGather));
 }
 

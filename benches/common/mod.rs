@@ -1,42 +1,122 @@
-//! What both benchmarks share: the pass clock (GPU timestamps or host clock) and its warm-up by
-//! stability, medians, env parsing, JSON lines.
+//! What the benchmarks share: their common flags (read with clap after `--`: `cargo bench --bench
+//! NAME -- --help`), the pass clock (GPU timestamps or host clock) and its warm-up by stability, JSON
+//! lines.
+#![allow(dead_code)]
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use t3_wgpu::gpu::Gpu;
+use t3_wgpu::gpu::{Gpu, GpuOptions};
+use t3_wgpu::settings::KernelFiles;
 pub use t3_wgpu::stats::{Settle, Warmup};
-use t3_wgpu::timestamps::Timestamps;
+use t3_wgpu::timestamps::{time_series, Timestamps};
 
 /// Least untimed runs before the timed ones (pipeline warm-up, clocks); see [`Clock::warm_up`].
 pub const WARMUP: u32 = 2;
 
+/// What every bench takes: where its JSON lines go.
+#[derive(clap::Args, Debug)]
+pub struct Out {
+    /// Append one JSON line per measurement to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// What `cargo bench` passes every `harness = false` target (nothing to do here).
+    #[arg(long, hide = true)]
+    pub bench: bool,
+}
+
+impl Out {
+    /// Appends `v` as one line to the `--json` file, if one was given.
+    pub fn line(&self, v: &serde_json::Value) -> anyhow::Result<()> {
+        let Some(path) = &self.json else {
+            return Ok(());
+        };
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening --json {path}"))?;
+        writeln!(f, "{v}").with_context(|| format!("writing {path}"))?;
+        Ok(())
+    }
+}
+
+/// How the timing benches (gemm, steps) time a pass.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Timing {
+    /// Timed repetitions per measurement (medians reported).
+    #[arg(long, default_value_t = 5, value_parser = reps)]
+    pub reps: u32,
+    /// Least seconds each pass warms up before it is timed (at most 600).
+    #[arg(long, default_value_t = 1.0, value_parser = seconds)]
+    pub warmup_s: f64,
+    /// Then at most this many seconds more until its last 5 times lie within 10% of their median.
+    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
+    pub settle_s: f64,
+    /// Print every rep's span on the GPU clock (gaps and overlaps show).
+    #[arg(long)]
+    pub debug: bool,
+}
+
+/// Repetitions one query set holds (a begin and an end timestamp each).
+pub fn reps(s: &str) -> Result<u32, String> {
+    let max = wgpu::QUERY_SET_MAX_QUERIES / 2;
+    match s.trim().parse::<u32>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}': an integer from 1 to {max}")),
+    }
+}
+
+/// Seconds in [0, 600].
+pub fn seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..=600.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}': seconds from 0 to 600")),
+    }
+}
+
+/// `--kernel-wgsl simt=FILE,coop=FILE`, as `t3` takes it.
+pub fn kernel_files(s: &str) -> Result<KernelFiles, String> {
+    KernelFiles::parse(s).map_err(|e| e.to_string())
+}
+
+/// The options a bench opens its GPU with: the environment's (WGPU_*, T3_TIMEOUT_S, T3_SMS), and
+/// the kernel files its flags name.
+pub fn gpu_options(kernels: Option<KernelFiles>) -> anyhow::Result<GpuOptions> {
+    Ok(t3_wgpu::settings::with_environment(GpuOptions {
+        kernels: kernels.unwrap_or_default(),
+        ..Default::default()
+    })?)
+}
+
 /// Times compute passes with GPU timestamps where the adapter has TIMESTAMP_QUERY, else with the host
 /// clock around submit + bounded wait (which then includes submission and wake-up latency).
 pub struct Clock {
-    ts: Option<Timestamps>,
+    timer: Timestamps,
     warmup: Option<Warmup>,
+    timing: Timing,
 }
 
 impl Clock {
-    pub fn new(gpu: &Gpu, reps: u32) -> anyhow::Result<Self> {
+    pub fn new(gpu: &Gpu, timing: &Timing) -> anyhow::Result<Self> {
+        let reps = timing.reps;
         if reps == 0 || 2 * reps > wgpu::QUERY_SET_MAX_QUERIES {
             bail!(
-                "T3_BENCH_REPS = {reps}: must be between 1 and {}",
+                "--reps {reps}: must be between 1 and {}",
                 wgpu::QUERY_SET_MAX_QUERIES / 2
             );
         }
-        let ts = Timestamps::new(gpu, reps);
         Ok(Clock {
-            ts: ts.gpu_clock().then_some(ts),
+            timer: Timestamps::new(gpu, reps),
             warmup: None,
+            timing: timing.clone(),
         })
     }
 
     /// Runs the pass until its times settle ([`Settle`]: the last 5 within 10% of their median),
-    /// after at least WARMUP runs and T3_BENCH_WARMUP_S seconds (default 1), for at most
-    /// T3_BENCH_SETTLE_S seconds more (default 10). NVIDIA's driver swaps a background-optimised
+    /// after at least WARMUP runs and `--warmup-s` seconds (default 1), for at most `--settle-s`
+    /// seconds more (default 10). NVIDIA's driver swaps a background-optimised
     /// build of a new pipeline in after a while (2-7x faster for the cooperative-matrix GEMM,
     /// BENCHMARKS.md), so a short warm-up times the first build. Each warm-up run is timed alone
     /// (GPU timestamps, resolved in the run's own submission, read back per run where the adapter has
@@ -48,14 +128,9 @@ impl Clock {
         bound: Duration,
         record: &dyn Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
     ) -> anyhow::Result<()> {
-        let secs = |name, default: f64| -> anyhow::Result<Duration> {
-            Ok(Duration::from_secs_f64(
-                env_one::<f64>(name, default)?.clamp(0.0, 600.0),
-            ))
-        };
         let (least, most) = (
-            secs("T3_BENCH_WARMUP_S", 1.0)?,
-            secs("T3_BENCH_SETTLE_S", 10.0)?,
+            Duration::from_secs_f64(self.timing.warmup_s),
+            Duration::from_secs_f64(self.timing.settle_s),
         );
         let settle = Settle::default();
         let t0 = Instant::now();
@@ -66,21 +141,8 @@ impl Clock {
             || (t0.elapsed() < least + most && !settle.settled(&us))
         {
             at.push(t0.elapsed().as_secs_f64());
-            let h0 = Instant::now();
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            if let Some(t) = &mut self.ts {
-                t.reset();
-                record(&mut enc, t.pass());
-                t.encode_resolve(&mut enc);
-            } else {
-                record(&mut enc, None);
-            }
-            let idx = gpu.submit(what, vec![enc.finish()])?;
-            gpu.wait(Some(idx), what, bound)?;
-            us.push(match &self.ts {
-                Some(t) => t.durations_s(gpu)?[0] * 1e6,
-                None => h0.elapsed().as_secs_f64() * 1e6,
-            });
+            let span = time_series(gpu, &mut self.timer, what, 1, bound, record)?[0];
+            us.push(span.1 - span.0);
         }
         let since = settle.settled_since(&us);
         self.warmup = Some(Warmup {
@@ -103,7 +165,7 @@ impl Clock {
     }
 
     pub fn kind(&self) -> &'static str {
-        if self.ts.is_some() {
+        if self.timer.gpu_clock() {
             "gpu"
         } else {
             "host"
@@ -111,7 +173,7 @@ impl Clock {
     }
 
     pub fn describe(&self) -> &'static str {
-        if self.ts.is_some() {
+        if self.timer.gpu_clock() {
             "GPU timestamps at compute-pass boundaries"
         } else {
             "host wall clock around submit + wait (adapter has no TIMESTAMP_QUERY)"
@@ -130,82 +192,17 @@ impl Clock {
         record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
     ) -> anyhow::Result<Vec<f64>> {
         self.warm_up(gpu, what, bound, &record)?;
-        let Some(t) = &mut self.ts else {
-            let mut ms = Vec::with_capacity(reps as usize);
-            for _ in 0..reps {
-                let t0 = Instant::now();
-                let mut enc = gpu.device.create_command_encoder(&Default::default());
-                record(&mut enc, None);
-                let idx = gpu.submit(what, vec![enc.finish()])?;
-                gpu.wait(Some(idx), what, bound)?;
-                ms.push(t0.elapsed().as_secs_f64() * 1e3);
-            }
-            return Ok(ms);
-        };
-        t.reset();
-        let mut last = None;
-        for rep in 0..reps {
-            let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, t.pass());
-            // The last rep resolves them all: no copy runs between the timed reps.
-            if rep + 1 == reps {
-                t.encode_resolve(&mut enc);
-            }
-            last = Some(gpu.submit(what, vec![enc.finish()])?);
-        }
-        gpu.wait(last, what, bound * reps)?;
-        let ticks = t.ticks(gpu)?;
-        if std::env::var("T3_BENCH_DEBUG").is_ok_and(|v| v == "1") {
-            // Every rep's begin..end on the GPU clock, from the first begin: gaps and overlaps show.
-            let t0 = ticks.first().map_or(0, |p| p.0);
-            let at = |x: u64| t.us(x.saturating_sub(t0)) / 1e3;
-            let spans: Vec<String> = ticks
+        let spans = time_series(gpu, &mut self.timer, what, reps, bound, &record)?;
+        if self.timing.debug {
+            // Every rep's begin..end from the first begin: gaps and overlaps show.
+            let text: Vec<String> = spans
                 .iter()
-                .map(|p| format!("{:.3}..{:.3}", at(p.0), at(p.1)))
+                .map(|s| format!("{:.3}..{:.3}", s.0 / 1e3, s.1 / 1e3))
                 .collect();
-            eprintln!("{what}: {}", spans.join(" "));
+            eprintln!("{what}: {}", text.join(" "));
         }
-        Ok(ticks
-            .iter()
-            .map(|p| t.us(p.1.saturating_sub(p.0)) / 1e3)
-            .collect())
+        Ok(spans.iter().map(|s| (s.1 - s.0) / 1e3).collect())
     }
-}
-
-pub fn env_one<T: std::str::FromStr>(name: &str, default: T) -> anyhow::Result<T> {
-    match std::env::var(name) {
-        Ok(s) if !s.trim().is_empty() => s
-            .trim()
-            .parse()
-            .map_err(|_| anyhow::anyhow!("{name} = {s:?}: not a valid number")),
-        _ => Ok(default),
-    }
-}
-
-pub fn env_list<T: std::str::FromStr>(name: &str, default: &str) -> anyhow::Result<Vec<T>> {
-    let s = std::env::var(name).unwrap_or_else(|_| default.to_string());
-    s.split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .map(|x| {
-            x.parse()
-                .map_err(|_| anyhow::anyhow!("{name} = {s:?}: {x:?} is not a valid number"))
-        })
-        .collect()
-}
-
-/// Appends `v` as one line to the file named by T3_BENCH_JSON, if set.
-pub fn json_line(v: &serde_json::Value) -> anyhow::Result<()> {
-    let Ok(path) = std::env::var("T3_BENCH_JSON") else {
-        return Ok(());
-    };
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("opening T3_BENCH_JSON = {path}"))?;
-    writeln!(f, "{v}").with_context(|| format!("writing {path}"))?;
-    Ok(())
 }
 
 /// A bench's exit: on error one line (with its causes) instead of anyhow's Debug form, which adds a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the cooperative-matrix GEMM variants in this folder (each a whole T3_COOP_WGSL file).
+"""Writes the cooperative-matrix GEMM variants in this folder (each a whole kernel file for `--kernel-wgsl coop=FILE`).
 
 The kernels are unrolled by hand (naga emits loops as `while`, and the accumulators must stay named
 variables), so they are generated rather than typed: `python3 scripts/coop-variants/gen.py` writes
@@ -827,7 +827,7 @@ def noepi():
     """The epilogue behind a condition that never holds: the tile's fixed cost without its stores."""
     body = "    if (p._pad1 == 0xfffffffeu) {\n" + emits("        ", "sg", "r0", "cl") + "    }\n"
     return committed_epilogue("""Variant noepi: shaders/gemm_coop.wgsl with its epilogue behind a condition that never holds
-(`p._pad1` is 0), so C is left unwritten (time it with T3_BENCH_VERIFY=0). Measures what the 16
+(`p._pad1` is 0), so C is left unwritten (time it with bench-gemm's --no-verify). Measures what the 16
 fragments' scratch, barriers and stores cost a tile, against the K sweep of the committed kernel.""", body)
 
 
@@ -839,7 +839,7 @@ def nobarrier():
     src = src.replace(a, "    coopStoreT(c, &Cs[s], 16u);\n")
     return ("// Variant nobarrier: shaders/gemm_coop.wgsl with the epilogue's barrier between a fragment's\n"
             "// scratch store and its reads removed, so lanes read scratch other lanes may not have written:\n"
-            "// C is wrong (time it with T3_BENCH_VERIFY=0). Measures what the 16 barriers cost a tile.\n" + src)
+            "// C is wrong (time it with bench-gemm's --no-verify). Measures what the 16 barriers cost a tile.\n" + src)
 
 
 def noglobal():
@@ -849,7 +849,7 @@ def noglobal():
         body += f"    scratch_only(c{i}{j}, sg, {n % 2}u, lane);\n"
     src = committed_epilogue("""Variant noglobal: shaders/gemm_coop.wgsl with each fragment stored to the scratch, a barrier,
 and read back as in `emit`, but its rows written to C only under a condition that never holds
-(`p._pad1` is 0): C is left unwritten (time it with T3_BENCH_VERIFY=0). Measures what writing C
+(`p._pad1` is 0): C is left unwritten (time it with bench-gemm's --no-verify). Measures what writing C
 costs a tile, against noepi and the committed kernel.""", body)
     fn = """// `emit` without the global stores (they happen only if `p._pad1` is 0xfffffffe, never).
 fn scratch_only(c: coop_mat16x16<f32, C>, sg: u32, half: u32, lane: u32) {
@@ -898,7 +898,7 @@ def rows4():
 
 # The K loop's ablations (run 34) are written from the committed kernel (the pair epilogue, 0fa26e8):
 # each removes one part of a slice's work, so what a slice costs splits into its parts. All leave C
-# wrong (time them with T3_BENCH_VERIFY=0).
+# wrong (time them with bench-gemm's --no-verify).
 K_LOOP = "    for (var k0 = 0u; k0 < p.k; k0 += BK) {\n"
 K_LOOP_END = "    let r0 = row0 + (sg / 4u) * 64u;\n"
 
@@ -913,7 +913,7 @@ def ablation(name, doc, loop_edit):
     before, loop, after = k_loop(base())
     edited = loop_edit(loop)
     assert edited != loop, name
-    return comment(f"Variant {name} (an ablation: C is wrong, time it with T3_BENCH_VERIFY=0): {doc}") + before + edited + after
+    return comment(f"Variant {name} (an ablation: C is wrong, time it with bench-gemm's --no-verify): {doc}") + before + edited + after
 
 
 def nofrag_loop(loop):
@@ -1083,7 +1083,7 @@ def from_global(name, pingpong, doc):
     16-deep step's loads issued before the current step's multiply-adds (the address clamped to the
     last step, so the loop body stays uniform). B is read from binding `b` (one window: every GEMM but
     fused mode's, whose packed B may take two), so these variants are for the tracked GEMM only
-    (bench-gemm, the tests): fused mode with one of them as T3_COOP_WGSL reads past its first window
+    (bench-gemm, the tests): fused mode with one of them as --kernel-wgsl coop=FILE reads past its first window
     where packed B exceeds it."""
     src = base()
     before, _, after = k_loop(src)

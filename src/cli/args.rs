@@ -11,6 +11,7 @@ use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::link;
 use t3_wgpu::modes::{Kernels, ModeKind, StepLead};
+use t3_wgpu::settings::KernelFiles;
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::workload;
 
@@ -41,6 +42,17 @@ pub struct GpuArgs {
     /// past it the command says so and exits 1 without waiting for the GPU's queued work.
     #[arg(long, global = true, value_parser = timeout_secs)]
     pub timeout: Option<Duration>,
+    /// WGSL files replacing the GEMM kernels (shader experiments): simt=FILE (shaders/gemm.wgsl),
+    /// coop=FILE (shaders/gemm_coop.wgsl), each at most 1 MiB, composed with the same snippets.
+    #[arg(long = "kernel-wgsl", global = true, value_name = "simt=FILE,coop=FILE", value_parser = kernel_wgsl)]
+    pub kernel_wgsl: Option<KernelFiles>,
+}
+
+impl GpuArgs {
+    /// The kernel files `--kernel-wgsl` names (none where it is not given).
+    pub fn kernels(&self) -> KernelFiles {
+        self.kernel_wgsl.clone().unwrap_or_default()
+    }
 }
 
 #[derive(Subcommand)]

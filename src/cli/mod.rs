@@ -14,6 +14,7 @@ use anyhow::Result;
 
 use t3_wgpu::devices::Devices;
 use t3_wgpu::files;
+use t3_wgpu::settings::KernelFiles;
 use t3_wgpu::workload;
 
 use args::{Cli, Cmd};
@@ -44,12 +45,13 @@ pub fn timed_out(e: &anyhow::Error) -> bool {
     })
 }
 
-/// `files` with the kernel sources `T3_SIMT_WGSL` / `T3_COOP_WGSL` name as inputs.
-pub fn kernel_inputs(mut files: files::Files) -> Result<files::Files> {
-    for (name, path) in t3_wgpu::settings::kernel_files()? {
-        files = files.input(name, &path);
+/// `files` with the kernel sources `--kernel-wgsl` names as inputs (a command must not write over
+/// a kernel it builds).
+pub fn kernel_inputs(kernels: &KernelFiles, mut files: files::Files) -> files::Files {
+    for (what, path) in kernels.named() {
+        files = files.input(what, path);
     }
-    Ok(files)
+    files
 }
 
 /// Runs the command `cli` names under the values `env` read from the environment; every check that
@@ -70,11 +72,11 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             }
         }
         Some(Cmd::Run(a)) => {
-            let checked = check_run(a)?;
+            let checked = check_run(&cli.gpu.kernels(), a)?;
             bounded(open_devices(&cli.gpu, &a.devices)?, |g| run(g, a, checked))
         }
         Some(Cmd::Tune(a)) => {
-            let mut f = kernel_inputs(files::Files::default())?;
+            let mut f = kernel_inputs(&cli.gpu.kernels(), files::Files::default());
             if let Some(out) = &a.out {
                 f = f.output("--out", out);
             }
@@ -88,7 +90,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
         Some(Cmd::Sweep(a)) => {
             let (f, pre) = tune::check_tune(
                 &a.tune,
-                kernel_inputs(files::Files::default())?.output("--csv", &a.csv),
+                kernel_inputs(&cli.gpu.kernels(), files::Files::default()).output("--csv", &a.csv),
             )?;
             f.check()?;
             let points = sweep_points(a)?;

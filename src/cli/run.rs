@@ -15,7 +15,7 @@ use t3_wgpu::report::{self, Row};
 use t3_wgpu::schedule::Collective;
 
 use super::progress::Progress;
-use t3_wgpu::settings;
+use t3_wgpu::settings::{self, KernelFiles};
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 use t3_wgpu::{gantt, trace, workload};
@@ -71,6 +71,7 @@ pub fn flag_options(g: &GpuArgs) -> GpuOptions {
         backend: g.backend.clone(),
         adapter: g.adapter.clone(),
         timeout: g.timeout,
+        kernels: g.kernels(),
         ..Default::default()
     }
 }
@@ -171,8 +172,8 @@ pub struct Checked {
     pub tune_table: Option<Table>,
 }
 
-pub fn check_run(a: &RunArgs) -> Result<Checked> {
-    let mut files = super::kernel_inputs(files::Files::default())?;
+pub fn check_run(kernels: &KernelFiles, a: &RunArgs) -> Result<Checked> {
+    let mut files = super::kernel_inputs(kernels, files::Files::default());
     if a.link_gbps.is_some() {
         files = files.input("--link-table", &a.link_table);
     }
@@ -477,7 +478,7 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
         dump: None,
         verbose: false,
     };
-    let checked = check_run(&a)?;
+    let checked = check_run(&gpu.kernels, &a)?;
     run(std::slice::from_ref(gpu), &a, checked)?;
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())

@@ -43,6 +43,11 @@ pub fn host_loop(s: &str) -> Result<t3_wgpu::config::host::HostOptions, String> 
     super::knobs::parse_host(s).map_err(|e| e.to_string())
 }
 
+/// `--kernel-wgsl`: WGSL files replacing the GEMM kernels.
+pub fn kernel_wgsl(s: &str) -> Result<t3_wgpu::settings::KernelFiles, String> {
+    t3_wgpu::settings::KernelFiles::parse(s).map_err(|e| e.to_string())
+}
+
 pub fn positive_u32(s: &str) -> Result<u32, String> {
     bounded_usize(s, 1, u32::MAX as usize).map(|v| v as u32)
 }

@@ -14,39 +14,7 @@
 //! against the f64 reference, so a driver that cached host memory across submissions would show as
 //! wrong results, not as a silent error.
 
-/// Whether `adapter` can open a device with the extension the zero-copy link needs.
-pub fn adapter_can_import(adapter: &wgpu::Adapter) -> bool {
-    #[cfg(wgpu_vulkan)]
-    {
-        // SAFETY: the hal adapter is only read.
-        unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
-            hal.physical_device_capabilities()
-                .supports_extension(ash::ext::external_memory_host::NAME)
-        })
-    }
-    #[cfg(not(wgpu_vulkan))]
-    {
-        let _ = adapter;
-        false
-    }
-}
-
-/// Whether `device` was opened with the extension ([`crate::vkdevice::request_device`]).
-pub fn can_import(device: &wgpu::Device) -> bool {
-    #[cfg(wgpu_vulkan)]
-    {
-        // SAFETY: the hal device is only read.
-        unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
-            hal.enabled_device_extensions()
-                .contains(&ash::ext::external_memory_host::NAME)
-        })
-    }
-    #[cfg(not(wgpu_vulkan))]
-    {
-        let _ = device;
-        false
-    }
-}
+pub use crate::vkdevice::{adapter_can_import, can_import};
 
 /// Alignment of the host allocation and of its size: a multiple of every driver's
 /// `minImportedHostPointerAlignment` seen (4 KiB on NVIDIA and lavapipe), and of huge pages.

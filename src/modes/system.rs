@@ -449,11 +449,7 @@ fn spans(
     let passes = rec.passes().count();
     let mut t = part.exec.timer.spans_us(part.gpu)?;
     if t.len() < passes || !part.exec.timer.covered() {
-        let host_us = l.started.elapsed().as_secs_f64() * 1e6;
-        let each = host_us / passes.max(1) as f64;
-        t = (0..passes)
-            .map(|i| (i as f64 * each, (i + 1) as f64 * each))
-            .collect();
+        t = crate::timestamps::host_spans(l.started.elapsed().as_secs_f64() * 1e6, passes);
     }
     Ok(t)
 }

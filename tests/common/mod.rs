@@ -1,4 +1,5 @@
-//! Shared test setup: one GPU context per test binary, and the T3_REQUIRE_GPU rule.
+//! Shared test setup: one GPU context per test binary, the options every test opens devices with
+//! (T3_KERNEL_WGSL), the T3_REQUIRE_GPU rule and T3_SOAK's case counts.
 #![allow(dead_code)]
 
 pub mod cli;
@@ -9,25 +10,36 @@ use t3_wgpu::gpu::{Gpu, GpuOptions};
 
 static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
 
+/// The options every test opens its devices with: the environment's (WGPU_*, T3_TIMEOUT_S, T3_SMS),
+/// and the GEMM kernel files `T3_KERNEL_WGSL` names (what `t3 --kernel-wgsl` takes), so that a
+/// kernel variant's tests run on it (scripts/device-run.sh coopvar).
+pub fn gpu_options() -> GpuOptions {
+    let kernels = match std::env::var("T3_KERNEL_WGSL") {
+        Ok(v) => t3_wgpu::settings::KernelFiles::parse(&v)
+            .unwrap_or_else(|e| panic!("T3_KERNEL_WGSL: {e}")),
+        Err(_) => Default::default(),
+    };
+    t3_wgpu::settings::with_environment(GpuOptions {
+        kernels,
+        ..Default::default()
+    })
+    .expect("the environment's GPU settings")
+}
+
 /// The shared GPU, or None (test skipped, said on stderr) when there is no adapter.
 /// With T3_REQUIRE_GPU=1 a missing adapter fails the test instead.
 pub fn gpu() -> Option<&'static Gpu> {
-    GPU.get_or_init(|| {
-        match Gpu::new(
-            &t3_wgpu::settings::with_environment(GpuOptions::default())
-                .expect("the environment's GPU settings"),
-        ) {
-            Ok(g) => {
-                eprintln!("adapter: {}", g.describe());
-                Some(g)
+    GPU.get_or_init(|| match Gpu::new(&gpu_options()) {
+        Ok(g) => {
+            eprintln!("adapter: {}", g.describe());
+            Some(g)
+        }
+        Err(e) => {
+            if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("T3_REQUIRE_GPU=1 but no GPU adapter: {e}");
             }
-            Err(e) => {
-                if std::env::var("T3_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                    panic!("T3_REQUIRE_GPU=1 but no GPU adapter: {e}");
-                }
-                eprintln!("SKIPPED: no GPU adapter ({e})");
-                None
-            }
+            eprintln!("SKIPPED: no GPU adapter ({e})");
+            None
         }
     })
     .as_ref()
@@ -66,12 +78,8 @@ pub fn devices() -> Option<&'static (t3_wgpu::devices::Devices, Vec<t3_wgpu::mod
     use t3_wgpu::devices::{DeviceSpec, Devices};
     type Set = (Devices, Vec<t3_wgpu::modes::Kernels>);
     static SET: OnceLock<Option<Set>> = OnceLock::new();
-    SET.get_or_init(|| {
-        match Devices::open(
-            &DeviceSpec::Count(DEVICES),
-            &t3_wgpu::settings::with_environment(GpuOptions::default())
-                .expect("the environment's GPU settings"),
-        ) {
+    SET.get_or_init(
+        || match Devices::open(&DeviceSpec::Count(DEVICES), &gpu_options()) {
             Ok(d) => {
                 eprintln!("{}", d.describe().join("; "));
                 let k = d
@@ -88,8 +96,8 @@ pub fn devices() -> Option<&'static (t3_wgpu::devices::Devices, Vec<t3_wgpu::mod
                 eprintln!("SKIPPED: no GPU adapter ({e})");
                 None
             }
-        }
-    })
+        },
+    )
     .as_ref()
 }
 
@@ -104,4 +112,17 @@ pub fn mode_rows(text: &str) -> (usize, Vec<&str>) {
         .take_while(|l| !l.is_empty())
         .collect();
     (eff, rows)
+}
+
+/// Cases a property test runs: `ci` (a few, for the suite), or `T3_SOAK=N` of them (a long soak).
+pub fn cases(ci: u32) -> u32 {
+    match std::env::var("T3_SOAK") {
+        Err(_) => ci,
+        Ok(v) => v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| panic!("T3_SOAK={v:?}: a number of cases, at least 1")),
+    }
 }
