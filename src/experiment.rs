@@ -18,7 +18,7 @@ use crate::ranks::{finished, Inputs};
 use crate::reference::{rel_to_scale, Rng, Rounding};
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
-use crate::timing::{adjusted, time_things};
+use crate::timing::{adjusted, time_things, Measured};
 pub use crate::timing::{
     Rep, Stability, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S,
     SEQ,
@@ -406,17 +406,6 @@ pub fn measure_with(
         }
     }
     let rounding = rounding(sys);
-    // A GEMM alone: the recording `pick` chooses, timed.
-    fn gemm_alone(
-        pick: fn(&crate::lower::Lowered) -> &crate::lower::Recording,
-    ) -> impl FnMut(&mut System) -> Result<Rep> {
-        move |sys: &mut System| {
-            Ok(Rep {
-                us: run_everywhere(sys, pick)?,
-                ..Default::default()
-            })
-        }
-    }
     let mut things = vec![
         adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)),
         adjusted(GEMM_UNTRACKED, adjust, gemm_alone(|l| &l.gemm_untracked)),
@@ -428,23 +417,7 @@ pub fn measure_with(
         .zip(&skipped)
         .any(|(m, s)| m.kind() == ModeKind::Fused && s.is_none());
     if fused_runs {
-        things.push(adjusted(FUSED_SEQ, adjust, |sys: &mut System| {
-            let t = modes::run_recording(sys, |l| &l.fused_sequential)?;
-            let span = modes::span;
-            let parts = [
-                (FUSED_GEMM, &t[..t.len().min(1)]),
-                (FUSED_COMM, &t[t.len().min(1)..]),
-            ];
-            Ok(Rep {
-                us: span(&t),
-                parts: parts
-                    .into_iter()
-                    .filter(|(_, t)| !t.is_empty())
-                    .map(|(what, t)| (what, span(t)))
-                    .collect(),
-                ..Default::default()
-            })
-        }));
+        things.push(adjusted(FUSED_SEQ, adjust, fused_sequential));
     }
     for (i, m) in order.iter().enumerate() {
         if skipped[i].is_none() {
@@ -485,37 +458,7 @@ pub fn measure_with(
             continue;
         }
         let v = checks[i];
-        let (err, trackers_ok) = (v.map(|v| v.max_rel_error), v.map(|v| v.trackers_ok));
-        let mut result = ModeResult {
-            mode: m.kind(),
-            trigger: m.kind().trigger(),
-            median_ms: None,
-            spread_ms: None,
-            speedup: None,
-            overlap_efficiency: None,
-            seq_ms: None,
-            ideal_ms: None,
-            own_baseline: false,
-            bytes_moved: sys.plan.step_bytes()
-                + if m.kind() == ModeKind::Fused {
-                    sys.parts[0].lowered.fused_extra_bytes
-                } else {
-                    0
-                },
-            output_dtype: rounding.out,
-            max_rel_error: None,
-            tolerance: rounding.tolerance(),
-            elements_past_rounding: v.map(|v| v.excess),
-            trackers_ok: None,
-            trigger_latency_median_us: None,
-            trigger_latency_p99_us: None,
-            skipped: skipped[i].take(),
-            checks_failed: Vec::new(),
-            config: None,
-            knobs: None,
-            config_source: None,
-            fallback: None,
-        };
+        let result = unmeasured(sys, m.kind(), v, &rounding, skipped[i].take());
         let Some(k) = index(m.name()).filter(|_| result.skipped.is_none()) else {
             results.push(result);
             continue;
@@ -523,35 +466,7 @@ pub fn measure_with(
         if let Some(t) = measured.last[k].take().and_then(|r| r.timeline) {
             timelines.push(t);
         }
-        let spread = measured.spread_ms(m.name());
-        let med = spread.map_or(f64::NAN, |s| s.median);
-        let failed: Vec<String> = failed_for(&measured.checks, m.name())
-            .into_iter()
-            .map(|c| c.name.clone())
-            .collect();
-        // An efficiency only where every check it rests on passed: never a number the report has
-        // evidence is wrong.
-        let bounds = measured.bounds(m.name());
-        let efficiency = bounds
-            .filter(|_| failed.is_empty())
-            .map(|b| b.efficiency(med))
-            .filter(|e| e.is_finite());
-        let lats = &mut measured.latencies[k];
-        result = ModeResult {
-            median_ms: Some(med),
-            spread_ms: spread,
-            speedup: Some(t_seq / med),
-            overlap_efficiency: efficiency,
-            seq_ms: bounds.map(|b| b.seq.median),
-            ideal_ms: bounds.map(|b| b.ideal.median),
-            own_baseline: bounds.is_some_and(|b| b.own),
-            max_rel_error: err,
-            trackers_ok,
-            trigger_latency_median_us: (!lats.is_empty()).then(|| median(lats)),
-            trigger_latency_p99_us: (!lats.is_empty()).then(|| percentile(lats, 0.99)),
-            checks_failed: failed,
-            ..result
-        };
+        let result = timed_result(result, m.name(), k, &mut measured, t_seq, v);
         results.push(result);
     }
     let consistent = measured.consistent();
@@ -562,14 +477,7 @@ pub fn measure_with(
             .parts
             .iter()
             .any(|p| p.gpu.info.device_type == wgpu::DeviceType::Cpu),
-        adapter: match sys.parts.len() {
-            1 => sys.parts[0].gpu.describe(),
-            n => format!(
-                "{n} devices, ranks in contiguous blocks, steps between devices through the host \
-                 (device 0: {})",
-                sys.parts[0].gpu.describe()
-            ),
-        },
+        adapter: describe_adapter(sys),
         devices: sys.describe_devices(),
         gemm_kernel: sys.parts[0].kernels.gemm.engine,
         config: opts.config.clone(),
@@ -601,25 +509,7 @@ pub fn measure_with(
                     sys.parts[0].kernels.gemm.fused_put.name()
                 )
             }),
-        own: ModeKind::ALL
-            .into_iter()
-            .filter(|m| m.own_baseline())
-            .filter_map(|mode| {
-                let o = measured.own(mode.name())?;
-                let b = measured.bounds(mode.name())?;
-                Some(OwnRun {
-                    mode,
-                    gemm_ms: o.gemm.median,
-                    gemm_spread: o.gemm,
-                    comm_ms: o.comm.median,
-                    comm_spread: o.comm,
-                    seq_ms: b.seq.median,
-                    seq_spread: b.seq,
-                    own_comm: b.own_comm,
-                    ideal_ms: b.ideal.median,
-                })
-            })
-            .collect(),
+        own: own_runs(&measured),
         t_comm_spread: measured.spread_ms(COMM),
         t_seq_spread: measured.spread_ms(SEQ),
         warmups: measured.warmups,
@@ -632,4 +522,152 @@ pub fn measure_with(
         samples: measured.samples,
         timelines,
     })
+}
+
+/// A GEMM alone: the recording `pick` chooses, timed.
+fn gemm_alone(
+    pick: fn(&crate::lower::Lowered) -> &crate::lower::Recording,
+) -> impl FnMut(&mut System) -> Result<Rep> {
+    move |sys: &mut System| {
+        Ok(Rep {
+            us: run_everywhere(sys, pick)?,
+            ..Default::default()
+        })
+    }
+}
+
+/// Fused mode's own sequential run (its packed GEMM, then its transfers alone): the baseline of its
+/// efficiency. One pass each: their spans are its parts.
+fn fused_sequential(sys: &mut System) -> Result<Rep> {
+    let t = modes::run_recording(sys, |l| &l.fused_sequential)?;
+    let span = modes::span;
+    let parts = [
+        (FUSED_GEMM, &t[..t.len().min(1)]),
+        (FUSED_COMM, &t[t.len().min(1)..]),
+    ];
+    Ok(Rep {
+        us: span(&t),
+        parts: parts
+            .into_iter()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(what, t)| (what, span(t)))
+            .collect(),
+        ..Default::default()
+    })
+}
+
+/// A mode's row before its timing: what it moves, its check's verdict `v` and why it was skipped.
+fn unmeasured(
+    sys: &System,
+    mode: ModeKind,
+    v: Option<Verdict>,
+    rounding: &Rounding,
+    skipped: Option<String>,
+) -> ModeResult {
+    ModeResult {
+        mode,
+        trigger: mode.trigger(),
+        median_ms: None,
+        spread_ms: None,
+        speedup: None,
+        overlap_efficiency: None,
+        seq_ms: None,
+        ideal_ms: None,
+        own_baseline: false,
+        bytes_moved: sys.plan.step_bytes()
+            + if mode == ModeKind::Fused {
+                sys.parts[0].lowered.fused_extra_bytes
+            } else {
+                0
+            },
+        output_dtype: rounding.out,
+        max_rel_error: None,
+        tolerance: rounding.tolerance(),
+        elements_past_rounding: v.map(|v| v.excess),
+        trackers_ok: None,
+        trigger_latency_median_us: None,
+        trigger_latency_p99_us: None,
+        skipped,
+        checks_failed: Vec::new(),
+        config: None,
+        knobs: None,
+        config_source: None,
+        fallback: None,
+    }
+}
+
+/// `result` with the times of the thing timed as `what` (index `k`) against sequential's `t_seq`,
+/// and its check's verdict `v`.
+fn timed_result(
+    result: ModeResult,
+    what: &str,
+    k: usize,
+    measured: &mut Measured,
+    t_seq: f64,
+    v: Option<Verdict>,
+) -> ModeResult {
+    let spread = measured.spread_ms(what);
+    let med = spread.map_or(f64::NAN, |s| s.median);
+    let failed: Vec<String> = failed_for(&measured.checks, what)
+        .into_iter()
+        .map(|c| c.name.clone())
+        .collect();
+    // An efficiency only where every check it rests on passed: never a number the report has
+    // evidence is wrong.
+    let bounds = measured.bounds(what);
+    let efficiency = bounds
+        .filter(|_| failed.is_empty())
+        .map(|b| b.efficiency(med))
+        .filter(|e| e.is_finite());
+    let lats = &mut measured.latencies[k];
+    ModeResult {
+        median_ms: Some(med),
+        spread_ms: spread,
+        speedup: Some(t_seq / med),
+        overlap_efficiency: efficiency,
+        seq_ms: bounds.map(|b| b.seq.median),
+        ideal_ms: bounds.map(|b| b.ideal.median),
+        own_baseline: bounds.is_some_and(|b| b.own),
+        max_rel_error: v.map(|v| v.max_rel_error),
+        trackers_ok: v.map(|v| v.trackers_ok),
+        trigger_latency_median_us: (!lats.is_empty()).then(|| median(lats)),
+        trigger_latency_p99_us: (!lats.is_empty()).then(|| percentile(lats, 0.99)),
+        checks_failed: failed,
+        ..result
+    }
+}
+
+/// Each mode with a baseline of its own: that baseline's times.
+fn own_runs(measured: &Measured) -> Vec<OwnRun> {
+    ModeKind::ALL
+        .into_iter()
+        .filter(|m| m.own_baseline())
+        .filter_map(|mode| {
+            let o = measured.own(mode.name())?;
+            let b = measured.bounds(mode.name())?;
+            Some(OwnRun {
+                mode,
+                gemm_ms: o.gemm.median,
+                gemm_spread: o.gemm,
+                comm_ms: o.comm.median,
+                comm_spread: o.comm,
+                seq_ms: b.seq.median,
+                seq_spread: b.seq,
+                own_comm: b.own_comm,
+                ideal_ms: b.ideal.median,
+            })
+        })
+        .collect()
+}
+
+/// The adapter, or the devices, in words.
+fn describe_adapter(sys: &System) -> String {
+    match sys.parts.len() {
+        1 => sys.parts[0].gpu.describe(),
+        n => format!(
+            "{n} devices, ranks in contiguous blocks, steps between devices through the host \
+             (device 0: {})",
+            sys.parts[0].gpu.describe()
+        ),
+    }
 }

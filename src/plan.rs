@@ -138,6 +138,49 @@ pub fn key(l: Loc) -> LocKey {
     format!("r{}/c{}/{:?}", l.rank, l.chunk, l.buf)
 }
 
+/// Each op's dependencies from buffer accesses in program order (read-after-write, write-after-write,
+/// write-after-read), its mark, done slot and level; returns every tracker's final count and the done
+/// slots it holds.
+fn order(ops: &mut [PlanOp]) -> (HashMap<Loc, u32>, HashMap<Loc, u32>) {
+    let mut last_writer: HashMap<Loc, usize> = HashMap::new();
+    let mut readers: HashMap<Loc, Vec<usize>> = HashMap::new();
+    let mut counter: HashMap<Loc, u32> = HashMap::new();
+    let mut slots: HashMap<Loc, u32> = HashMap::new();
+    for i in 0..ops.len() {
+        let reads: Vec<Loc> = match ops[i].kind {
+            Kind::Gemm => vec![],
+            Kind::Copy { src } | Kind::Reduce { src } => {
+                std::iter::once(src).chain(ops[i].acc).collect()
+            }
+        };
+        let dst = ops[i].dst;
+        let mut deps = Vec::new();
+        for s in &reads {
+            deps.extend(last_writer.get(s).copied());
+        }
+        // A reduce reads its destination too; every write orders after the last writer and readers.
+        deps.extend(last_writer.get(&dst).copied());
+        deps.extend(readers.remove(&dst).unwrap_or_default());
+        deps.sort();
+        deps.dedup();
+        for s in reads {
+            readers.entry(s).or_default().push(i);
+        }
+        last_writer.insert(dst, i);
+        let c = counter.entry(dst).or_insert(0);
+        *c += ops[i].bumps;
+        ops[i].mark = *c;
+        if ops[i].kind != Kind::Gemm {
+            let sl = slots.entry(dst).or_insert(0);
+            *sl += 1;
+            ops[i].done_slot = *sl;
+            ops[i].level = deps.iter().map(|&d| ops[d].level + 1).max().unwrap_or(0);
+        }
+        ops[i].deps = deps;
+    }
+    (counter, slots)
+}
+
 impl Plan {
     /// The plan of `schedule` on `chunking` for outputs `n` wide, the GEMM's tiles `tile_n` wide.
     pub fn new(
@@ -256,43 +299,7 @@ impl Plan {
         for (r, x) in pending {
             ops.push(materialize(r, x, last_stage + 1, None));
         }
-        // Dependencies from accesses in program order.
-        let mut last_writer: HashMap<Loc, usize> = HashMap::new();
-        let mut readers: HashMap<Loc, Vec<usize>> = HashMap::new();
-        let mut counter: HashMap<Loc, u32> = HashMap::new();
-        let mut slots: HashMap<Loc, u32> = HashMap::new();
-        for i in 0..ops.len() {
-            let reads: Vec<Loc> = match ops[i].kind {
-                Kind::Gemm => vec![],
-                Kind::Copy { src } | Kind::Reduce { src } => {
-                    std::iter::once(src).chain(ops[i].acc).collect()
-                }
-            };
-            let dst = ops[i].dst;
-            let mut deps = Vec::new();
-            for s in &reads {
-                deps.extend(last_writer.get(s).copied());
-            }
-            // A reduce reads its destination too; every write orders after the last writer and readers.
-            deps.extend(last_writer.get(&dst).copied());
-            deps.extend(readers.remove(&dst).unwrap_or_default());
-            deps.sort();
-            deps.dedup();
-            for s in reads {
-                readers.entry(s).or_default().push(i);
-            }
-            last_writer.insert(dst, i);
-            let c = counter.entry(dst).or_insert(0);
-            *c += ops[i].bumps;
-            ops[i].mark = *c;
-            if ops[i].kind != Kind::Gemm {
-                let sl = slots.entry(dst).or_insert(0);
-                *sl += 1;
-                ops[i].done_slot = *sl;
-                ops[i].level = deps.iter().map(|&d| ops[d].level + 1).max().unwrap_or(0);
-            }
-            ops[i].deps = deps;
-        }
+        let (counter, slots) = order(&mut ops);
         let levels = ops.iter().map(|o| o.level + 1).max().unwrap_or(0);
         Plan {
             thresholds: counter.iter().map(|(l, c)| (key(*l), *c)).collect(),

@@ -235,68 +235,19 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
         };
         let pad = (ymax - ymin).max(1e-6) * 0.08;
         let (ymin, ymax) = (ymin - pad, ymax + pad);
-        let clip = |y: f64| y.clamp(ymin, ymax);
-        let px = |x: f64| ox + m + (tx(x) - lo) / (hi - lo) * (w - 1.5 * m);
-        let py = |y: f64| oy + h - m + -(y - ymin) / (ymax - ymin) * (h - 1.5 * m);
-        s += &format!(
-            "<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>\n",
-            ox + m,
-            oy + 5.0,
-            esc(name)
-        );
-        if vals.iter().any(|&y| y != clip(y)) {
-            s += &format!(
-                "<text class=\"clip-note\" x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"10\">arrows: beyond {:.0}..{:.0}, drawn at the edge (true value in the tooltip)</text>\n",
-                ox + w - 0.5 * m,
-                oy + 18.0,
-                band.0,
-                band.1
-            );
-        }
-        s += &format!(
-            "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/><line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\" stroke=\"black\"/>\n",
-            ox + m,
-            oy + h - m,
-            ox + w - 0.5 * m,
-            oy + 0.5 * m
-        );
-        for i in 0..=5 {
-            let y = ymin + (ymax - ymin) * i as f64 / 5.0;
-            s += &format!(
-                "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4}\" text-anchor=\"end\">{5:.2}</text>\n",
-                ox + m,
-                ox + w - 0.5 * m,
-                py(y),
-                ox + m - 4.0,
-                py(y) + 4.0,
-                y
-            );
-        }
-        let mut ticks: Vec<f64> = xs.clone();
-        ticks.sort_by(|a, b| a.total_cmp(b));
-        ticks.dedup();
-        for x in ticks {
-            s += &format!(
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                px(x),
-                oy + h - m + 16.0,
-                x
-            );
-        }
-        s += &format!(
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-            ox + w / 2.0,
-            oy + h - m + 34.0,
-            esc(x_label)
-        );
-        if k == 0 {
-            s += &format!(
-                "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
-                ox + m,
-                ox + w - 0.5 * m,
-                py(1.0)
-            );
-        }
+        let f = Panel {
+            ox,
+            oy,
+            w,
+            h,
+            m,
+            lo,
+            hi,
+            log,
+            ymin,
+            ymax,
+        };
+        s += &frame(&f, name, band, &vals, &xs, x_label, k);
         for (i, ((_, series), pts)) in by_series.iter().enumerate() {
             let (c, dash) = style[i];
             let dash = if dash.is_empty() {
@@ -304,37 +255,7 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
             } else {
                 format!(" stroke-dasharray=\"{dash}\"")
             };
-            let path: Vec<String> = pts
-                .iter()
-                .filter_map(|p| get(p).map(|y| format!("{:.1},{:.1}", px(p.x), py(clip(y)))))
-                .collect();
-            if path.len() > 1 {
-                s += &format!(
-                    "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"{dash} points=\"{}\"/>\n",
-                    path.join(" ")
-                );
-            }
-            for p in pts {
-                let Some(y) = get(p) else { continue };
-                let (cx, cy) = (px(p.x), py(clip(y)));
-                let tip = format!("{} {}={}: {}", esc(series), esc(x_label), p.x, num(y));
-                s += &format!(
-                    "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3\" fill=\"{c}\"><title>{tip}</title></circle>\n"
-                );
-                if y != clip(y) {
-                    // An arrow beside the dot, pointing the way the true value lies.
-                    let d = if y > ymax { -1.0 } else { 1.0 };
-                    s += &format!(
-                        "<polygon class=\"clipped\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"{c}\"><title>{tip}</title></polygon>\n",
-                        cx + 6.0,
-                        cy + 9.0 * d,
-                        cx + 2.0,
-                        cy + 3.0 * d,
-                        cx + 10.0,
-                        cy + 3.0 * d
-                    );
-                }
-            }
+            s += &line(&f, *get, series, pts, c, &dash, x_label);
             if k == 1 {
                 // The legend runs along the bottom, clear of the lines.
                 let lx = 10.0 + m + LEGEND_ENTRY * (i % LEGEND_PER_ROW) as f64;
@@ -351,6 +272,156 @@ pub fn svg(points: &[Point], x_label: &str, title: &str) -> String {
         }
     }
     s + "</svg>\n"
+}
+
+/// One panel's place on the page and its axes' ranges (x as drawn: log 2 where `log`).
+struct Panel {
+    ox: f64,
+    oy: f64,
+    w: f64,
+    h: f64,
+    m: f64,
+    lo: f64,
+    hi: f64,
+    log: bool,
+    ymin: f64,
+    ymax: f64,
+}
+
+impl Panel {
+    fn px(&self, x: f64) -> f64 {
+        let tx = if self.log { x.log2() } else { x };
+        self.ox + self.m + (tx - self.lo) / (self.hi - self.lo) * (self.w - 1.5 * self.m)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        self.oy + self.h - self.m
+            + -(y - self.ymin) / (self.ymax - self.ymin) * (self.h - 1.5 * self.m)
+    }
+
+    fn clip(&self, y: f64) -> f64 {
+        y.clamp(self.ymin, self.ymax)
+    }
+}
+
+/// Panel `k`'s frame: its title, a note where values lie beyond `band`, the axes, the grid, the x
+/// ticks and label, and (speedup) the line at 1.
+fn frame(
+    f: &Panel,
+    name: &str,
+    band: (f64, f64),
+    vals: &[f64],
+    xs: &[f64],
+    x_label: &str,
+    k: usize,
+) -> String {
+    let mut s = String::new();
+    s += &format!(
+        "<text x=\"{}\" y=\"{}\" font-weight=\"bold\">{}</text>\n",
+        f.ox + f.m,
+        f.oy + 5.0,
+        esc(name)
+    );
+    if vals.iter().any(|&y| y != f.clip(y)) {
+        s += &format!(
+            "<text class=\"clip-note\" x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"10\">arrows: beyond {:.0}..{:.0}, drawn at the edge (true value in the tooltip)</text>\n",
+            f.ox + f.w - 0.5 * f.m,
+            f.oy + 18.0,
+            band.0,
+            band.1
+        );
+    }
+    s += &format!(
+        "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"black\"/><line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{3}\" stroke=\"black\"/>\n",
+        f.ox + f.m,
+        f.oy + f.h - f.m,
+        f.ox + f.w - 0.5 * f.m,
+        f.oy + 0.5 * f.m
+    );
+    for i in 0..=5 {
+        let y = f.ymin + (f.ymax - f.ymin) * i as f64 / 5.0;
+        s += &format!(
+            "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/><text x=\"{3}\" y=\"{4}\" text-anchor=\"end\">{5:.2}</text>\n",
+            f.ox + f.m,
+            f.ox + f.w - 0.5 * f.m,
+            f.py(y),
+            f.ox + f.m - 4.0,
+            f.py(y) + 4.0,
+            y
+        );
+    }
+    let mut ticks: Vec<f64> = xs.to_vec();
+    ticks.sort_by(|a, b| a.total_cmp(b));
+    ticks.dedup();
+    for x in ticks {
+        s += &format!(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+            f.px(x),
+            f.oy + f.h - f.m + 16.0,
+            x
+        );
+    }
+    s += &format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+        f.ox + f.w / 2.0,
+        f.oy + f.h - f.m + 34.0,
+        esc(x_label)
+    );
+    if k == 0 {
+        s += &format!(
+            "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n",
+            f.ox + f.m,
+            f.ox + f.w - 0.5 * f.m,
+            f.py(1.0)
+        );
+    }
+    s
+}
+
+/// One series' line in a panel: the polyline, a dot per point with its value as a tooltip, and an
+/// arrow beside a dot drawn at the panel's edge.
+fn line(
+    f: &Panel,
+    get: fn(&Point) -> Option<f64>,
+    series: &str,
+    pts: &[&Point],
+    c: &str,
+    dash: &str,
+    x_label: &str,
+) -> String {
+    let mut s = String::new();
+    let path: Vec<String> = pts
+        .iter()
+        .filter_map(|p| get(p).map(|y| format!("{:.1},{:.1}", f.px(p.x), f.py(f.clip(y)))))
+        .collect();
+    if path.len() > 1 {
+        s += &format!(
+            "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\"{dash} points=\"{}\"/>\n",
+            path.join(" ")
+        );
+    }
+    for p in pts {
+        let Some(y) = get(p) else { continue };
+        let (cx, cy) = (f.px(p.x), f.py(f.clip(y)));
+        let tip = format!("{} {}={}: {}", esc(series), esc(x_label), p.x, num(y));
+        s += &format!(
+            "<circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"3\" fill=\"{c}\"><title>{tip}</title></circle>\n"
+        );
+        if y != f.clip(y) {
+            // An arrow beside the dot, pointing the way the true value lies.
+            let d = if y > f.ymax { -1.0 } else { 1.0 };
+            s += &format!(
+                "<polygon class=\"clipped\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"{c}\"><title>{tip}</title></polygon>\n",
+                cx + 6.0,
+                cy + 9.0 * d,
+                cx + 2.0,
+                cy + 3.0 * d,
+                cx + 10.0,
+                cy + 3.0 * d
+            );
+        }
+    }
+    s
 }
 
 #[cfg(test)]

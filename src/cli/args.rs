@@ -10,7 +10,7 @@ use t3_wgpu::devices::DeviceSpec;
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::link;
-use t3_wgpu::modes::{Kernels, ModeKind, StepLead};
+use t3_wgpu::modes::{Kernels, StepLead};
 use t3_wgpu::settings::KernelFiles;
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::workload;
@@ -484,14 +484,6 @@ pub struct TuneCmdArgs {
     /// points already in it are kept, a point tuned again replaced.
     #[arg(long)]
     pub out: Option<String>,
-}
-
-/// The modes to run, and those named explicitly (a mode that cannot apply is an error only when
-/// named; under `all` it is listed as skipped).
-#[derive(Clone, Debug)]
-pub struct ModeList {
-    pub modes: Vec<ModeKind>,
-    pub named: Vec<ModeKind>,
 }
 
 /// The swept column `t3 plot` puts on the x axis.

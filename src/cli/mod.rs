@@ -6,6 +6,7 @@ pub mod output;
 pub mod progress;
 pub mod run;
 pub mod sweep;
+pub mod tables;
 pub mod tools;
 pub mod tune;
 pub mod values;
@@ -88,7 +89,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
         }
         Some(Cmd::Plot { csv, x, svg, title }) => plot(csv, *x, svg, title.as_deref()),
         Some(Cmd::Sweep(a)) => {
-            let (f, pre) = tune::check_tune(
+            let (f, pre) = tables::check_tune(
                 &a.tune,
                 kernel_inputs(&cli.gpu.kernels(), files::Files::default()).output("--csv", &a.csv),
             )?;

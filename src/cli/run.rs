@@ -26,7 +26,7 @@ use t3_wgpu::tune::Table;
 
 use super::args::*;
 use super::output::out;
-use super::tune::{given_knobs, model_chunks, table_for};
+use super::tables::{given_knobs, model_chunks, table_for};
 use super::values::*;
 
 pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
@@ -190,7 +190,7 @@ pub fn check_run(kernels: &KernelFiles, a: &RunArgs) -> Result<Checked> {
     if let Some(d) = &a.dump {
         files = files.dump("--dump", d);
     }
-    let (files, tune_table) = super::tune::check_tune(&a.tune, files)?;
+    let (files, tune_table) = super::tables::check_tune(&a.tune, files)?;
     files.check()?;
     let (shape, ranks, collective, label) =
         resolve(&a.workload, a.ranks, a.collective.map(|c| c.0))?;

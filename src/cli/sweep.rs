@@ -22,7 +22,7 @@ use t3_wgpu::tune::search;
 use super::args::*;
 use super::output::out;
 use super::run::{check_devices, kernels_on, options, validate, wrong};
-use super::tune::{given_knobs, model_chunks, table_for};
+use super::tables::{given_knobs, model_chunks, table_for};
 use super::values::*;
 
 /// Most points of a sweep grid (each point runs every mode; a bigger grid is a typing slip).
@@ -233,6 +233,19 @@ impl Saved<'_> {
     }
 }
 
+/// A bar of `n` points on a terminal's stderr (none where stderr is not one).
+fn progress_bar(n: usize) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(n as u64);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]")
+            .expect("template"),
+    );
+    Some(b)
+}
+
 pub fn sweep(
     gpus: &[Gpu],
     a: &SweepArgs,
@@ -246,18 +259,7 @@ pub fn sweep(
         kernels: &kernels,
         path: a.devices.link_path,
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(points.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]",
-            )
-            .expect("template"),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = progress_bar(points.len());
     let say = |line: &str| match &bar {
         Some(b) => b.println(line),
         None => note!("{line}"),

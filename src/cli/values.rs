@@ -12,8 +12,6 @@ use t3_wgpu::settings;
 use t3_wgpu::shapes::{Dtype, Shape, MAX_DIM, MAX_RANKS};
 use t3_wgpu::workload;
 
-use super::args::ModeList;
-
 /// Most timed or warm-up repetitions of a run (each is the whole plan, at least a millisecond).
 pub const MAX_REPS: usize = 10_000;
 
@@ -206,6 +204,14 @@ pub fn parse_step_lead(s: &str) -> Result<StepLead, String> {
 /// `--mode`: the modes' names, and `all`.
 pub fn mode_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(ModeKind::names().into_iter().chain(["all"]))
+}
+
+/// The modes to run, and those named explicitly (a mode that cannot apply is an error only when
+/// named; under `all` it is listed as skipped).
+#[derive(Clone, Debug)]
+pub struct ModeList {
+    pub modes: Vec<ModeKind>,
+    pub named: Vec<ModeKind>,
 }
 
 /// The modes to run, in report order, each once (`all` anywhere stands for every mode).

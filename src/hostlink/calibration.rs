@@ -132,32 +132,7 @@ pub struct StreamRow {
 /// Measures every ordered pair of `devices` (each direction its own link) per `opts`. Every size's
 /// payload is checked byte for byte in the inbox after its last repetition.
 pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
-    if devices.len() < 2 {
-        return Err(Error::invalid(
-            "device count",
-            devices.len(),
-            "at least 2 for a host link (e.g. --devices 2)",
-        ));
-    }
-    if opts.reps == 0 || opts.bytes.is_empty() || opts.threads.is_empty() {
-        return Err(Error::invalid(
-            "host link calibration",
-            format!(
-                "{} reps, {} sizes, {} thread counts",
-                opts.reps,
-                opts.bytes.len(),
-                opts.threads.len()
-            ),
-            "at least one of each",
-        ));
-    }
-    if let Some(&b) = opts.bytes.iter().find(|&&b| b == 0 || b % 16 != 0) {
-        return Err(Error::invalid(
-            "host link calibration size",
-            format!("{b} bytes"),
-            "a positive multiple of 16 bytes",
-        ));
-    }
+    check_options(devices, opts)?;
     let cap = *opts.bytes.iter().max().unwrap_or(&16);
     let kernels = devices
         .gpus
@@ -282,9 +257,56 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         }
     }
     // Streamed as the trigger loop drives the links: each direction alone, then all at once.
+    table.streams = streams(devices, &kernels, &srcs, &table.directions, opts, payload)?;
+    Ok(table)
+}
+
+/// Refuses a calibration with fewer than two devices, nothing to measure, or a size the step kernel
+/// cannot move (a positive multiple of 16 bytes).
+fn check_options(devices: &Devices, opts: &Options) -> Result<()> {
+    if devices.len() < 2 {
+        return Err(Error::invalid(
+            "device count",
+            devices.len(),
+            "at least 2 for a host link (e.g. --devices 2)",
+        ));
+    }
+    if opts.reps == 0 || opts.bytes.is_empty() || opts.threads.is_empty() {
+        return Err(Error::invalid(
+            "host link calibration",
+            format!(
+                "{} reps, {} sizes, {} thread counts",
+                opts.reps,
+                opts.bytes.len(),
+                opts.threads.len()
+            ),
+            "at least one of each",
+        ));
+    }
+    if let Some(&b) = opts.bytes.iter().find(|&&b| b == 0 || b % 16 != 0) {
+        return Err(Error::invalid(
+            "host link calibration size",
+            format!("{b} bytes"),
+            "a positive multiple of 16 bytes",
+        ));
+    }
+    Ok(())
+}
+
+/// The links streamed as the trigger loop drives them, each of `directions` alone, then a ring and
+/// all at once where there are more (none where `opts.stream_bytes` is 0).
+fn streams(
+    devices: &Devices,
+    kernels: &[StepKernel],
+    srcs: &[Ends],
+    directions: &[Direction],
+    opts: &Options,
+    payload: &[u8],
+) -> Result<Vec<StreamRow>> {
+    let cap = *opts.bytes.iter().max().unwrap_or(&16);
     let stream_bytes = cap.min(STREAM_CHUNK);
     let chunks = opts.stream_bytes.div_ceil(stream_bytes).clamp(2, 64) as usize;
-    let dirs: Vec<(usize, usize)> = table.directions.iter().map(|d| (d.from, d.to)).collect();
+    let dirs: Vec<(usize, usize)> = directions.iter().map(|d| (d.from, d.to)).collect();
     // The threads the trigger loop gives each lane when every link is in use.
     let threads = opts
         .stream_threads
@@ -307,9 +329,10 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         step_link: opts.step_link,
         want: opts.want,
     };
+    let mut rows = Vec::new();
     for dirs in cases {
-        let gbps = stream(devices, &kernels, &srcs, &dirs, &stream_opts, payload)?;
-        table.streams.push(StreamRow {
+        let gbps = stream(devices, kernels, srcs, &dirs, &stream_opts, payload)?;
+        rows.push(StreamRow {
             directions: dirs,
             bytes: stream_bytes,
             chunks,
@@ -317,7 +340,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
             gbps,
         });
     }
-    Ok(table)
+    Ok(rows)
 }
 
 /// Fails where the receiver's inbox does not hold `want` (on the staged path, after landing it).

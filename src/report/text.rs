@@ -9,6 +9,25 @@ use crate::stats::Spread;
 /// Every figure and setting of a run (`--verbose`): the configuration, each baseline with its spread
 /// and failed checks, a mode's own baseline, and the full table.
 pub fn text(r: &Report) -> String {
+    let mut s = configuration(r);
+    s += &baselines(r);
+    let kind = r.t_seq_spread.map(|x| x.kind).unwrap_or("min/max");
+    s += &format!(
+        "run        median [{kind}] of {} reps, {} measurement(s); timeline grain: {}; device memory {:.1} MiB; check: {:?}\n",
+        r.reps,
+        r.attempts,
+        r.grain,
+        r.device_memory_bytes as f64 / (1 << 20) as f64,
+        r.verify
+    );
+    s += &format!("warm-up    {}\n", warmup_text(r));
+    s += &table(r);
+    s += &failed_checks(r);
+    s
+}
+
+/// The adapter, the workload, the GEMM, the outputs and the configuration's lines.
+fn configuration(r: &Report) -> String {
     let c = &r.config;
     let mut s = String::new();
     s += &format!("adapter    {}\n", r.adapter);
@@ -53,7 +72,12 @@ pub fn text(r: &Report) -> String {
     for l in super::summary::config_lines(r) {
         s += &format!("{l}\n");
     }
-    // Each baseline on its own line: median, spread, and any failed check beside it.
+    s
+}
+
+/// Each baseline on its own line (median, spread, any failed check beside it), then each mode's own.
+fn baselines(r: &Report) -> String {
+    let mut s = String::new();
     let flags = |figure: &str| -> String {
         let f: Vec<&str> = r
             .checks
@@ -142,16 +166,12 @@ pub fn text(r: &Report) -> String {
             s += &figure_line(&head, label, ms_, sp, extra, &format!("{m}_{label}"));
         }
     }
-    let kind = r.t_seq_spread.map(|x| x.kind).unwrap_or("min/max");
-    s += &format!(
-        "run        median [{kind}] of {} reps, {} measurement(s); timeline grain: {}; device memory {:.1} MiB; check: {:?}\n",
-        r.reps,
-        r.attempts,
-        r.grain,
-        r.device_memory_bytes as f64 / (1 << 20) as f64,
-        r.verify
-    );
-    s += &format!("warm-up    {}\n", warmup_text(r));
+    s
+}
+
+/// Every mode's row, and what a starred efficiency is against.
+fn table(r: &Report) -> String {
+    let mut s = String::new();
     s += "\nmode       trigger   median ms  spread ms             speedup  overlap eff  bytes moved   max rel err  trackers  trigger µs (med/p99)  checks\n";
     for m in &r.results {
         if let Some(why) = &m.skipped {
@@ -189,6 +209,12 @@ pub fn text(r: &Report) -> String {
             ms(m.ideal_ms)
         );
     }
+    s
+}
+
+/// The failed checks, and apart from them where there was no room to overlap.
+fn failed_checks(r: &Report) -> String {
+    let mut s = String::new();
     // No room to overlap is not a failure (see `mode_checks`): said apart, so that a report whose
     // every figure may be right does not list it under failed checks.
     let (room, failed): (Vec<_>, Vec<_>) = r

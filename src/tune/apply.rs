@@ -10,62 +10,10 @@ use crate::experiment::{self, ModeResult, Options, Rep, Report};
 use crate::modes::{ModeKind, System};
 use crate::ranks::Inputs;
 
+pub use super::knobs::Given;
 use super::knobs::{Knobs, Source};
 use super::search::Devices;
 use super::table::{Key, Table};
-
-/// The knobs the command line set explicitly: they win over the table.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Given {
-    pub chunks: bool,
-    pub reduce: bool,
-    pub gemm_grid: bool,
-    pub step_lead: bool,
-    pub link: bool,
-    pub host_grain: bool,
-    pub host_depth: bool,
-    pub fused_spares: bool,
-    pub fused_pieces: bool,
-    pub fused_pause: bool,
-}
-
-impl Given {
-    /// `table`'s knobs with every given one taken from `flags`.
-    pub fn overlay(&self, table: &Knobs, flags: &Knobs) -> Knobs {
-        let mut k = table.clone();
-        if self.chunks {
-            k.chunks = flags.chunks;
-        }
-        if self.reduce {
-            k.reduce = flags.reduce.clone();
-        }
-        if self.gemm_grid {
-            k.gemm_grid = flags.gemm_grid;
-        }
-        if self.step_lead {
-            k.step_lead = flags.step_lead;
-        }
-        if self.link {
-            k.link_workgroups = flags.link_workgroups;
-        }
-        if self.host_grain {
-            k.host_grain = flags.host_grain.clone();
-        }
-        if self.host_depth {
-            k.host_depth = flags.host_depth;
-        }
-        if self.fused_spares {
-            k.fused_spares = flags.fused_spares;
-        }
-        if self.fused_pieces {
-            k.fused_pieces = flags.fused_pieces;
-        }
-        if self.fused_pause {
-            k.fused_pause = flags.fused_pause;
-        }
-        k
-    }
-}
 
 /// A mode's tuned best that ran slower than sequential.
 #[derive(Clone, Debug, Serialize)]

@@ -14,7 +14,7 @@ use crate::gpu::Gpu;
 use crate::hostlink::Path;
 use crate::modes::{Kernels, ModeKind};
 
-use super::apply::Given;
+use super::knobs::Given;
 use super::knobs::Knobs;
 use super::model::{self, Costs};
 use super::space::{self, Context};

@@ -3,7 +3,7 @@
 
 use crate::config::{Config, ModeKind};
 
-use super::apply::Given;
+use super::knobs::Given;
 use super::knobs::Knobs;
 use super::model;
 

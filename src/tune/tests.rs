@@ -1,7 +1,7 @@
 //! The tuner's CPU tests: knobs onto a configuration and back, flags over the table, the space's
 //! axes and grid.
 
-use super::apply::Given;
+use super::knobs::Given;
 use super::knobs::Knobs;
 use super::space::{self, Context, Value};
 use crate::config::{Config, ModeKind, StepLead};

@@ -1,0 +1,396 @@
+//! The trigger loop's decisions as a state machine, with no GPU in it.
+//!
+//! Completed submissions (with the counters they read back) and landed host copies go in;
+//! submissions (which GEMM work and steps go on which device, what they land, send and read back)
+//! and host copies to start come out. The driver (mod.rs) makes the wgpu calls and waits, so every
+//! ordering rule here is tested on the CPU (machine/tests.rs).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use super::rules::{chunk_waves, feeds, met, ready, wanted};
+use crate::config::host::HostGrain;
+use crate::error::{Error, Result};
+use crate::lower::{Crossing, HostLinks};
+use crate::placement::Placement;
+use crate::plan::{Kind, Loc, Plan};
+
+/// When steps may go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// As soon as their inputs' counters reach their marks (host mode: T3's trigger), GEMM work
+    /// going out at the grain given.
+    Tracked(HostGrain),
+    /// Only once every GEMM on every device completed (sequential mode on several devices).
+    AfterGemms,
+}
+
+/// A step a submission sends: the dependencies its counters proved complete, and the ops it waited
+/// for otherwise (queued before it, or its link slot's previous user).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Release {
+    pub op: usize,
+    pub tracked: Vec<usize>,
+    pub held: Vec<usize>,
+}
+
+/// One submission decided for one device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submission {
+    /// The device's first of the run: it resets the device's trackers before anything else.
+    pub first: bool,
+    /// Receive halves of steps between devices: their chunks land before the passes, and the first
+    /// pass runs them.
+    pub receives: Vec<usize>,
+    /// Its passes' plan ops in order: the GEMM work, receive halves and tracked steps first, then the
+    /// steps that follow others queued before them.
+    pub passes: Vec<Vec<usize>>,
+    /// The send halves it runs (also in `passes`): their chunks leave once it completes.
+    pub sends: Vec<usize>,
+    /// The trackers its readback holds, in order.
+    pub reads: Vec<Loc>,
+    /// The steps it sends, with what released each.
+    pub released: Vec<Release>,
+}
+
+/// What the machine keeps of a submission in flight until it completes.
+struct Flight {
+    sends: Vec<usize>,
+    receives: Vec<usize>,
+    gemm: bool,
+}
+
+/// The loop's state: the counters last read back, every op's progress and each device's queue.
+pub struct Machine<'a> {
+    plan: &'a Plan,
+    placement: &'a Placement,
+    links: &'a HostLinks,
+    gate: Gate,
+    depth: usize,
+    /// GEMM ops by device, as the submissions they go in.
+    gemm_stages: Vec<VecDeque<Vec<usize>>>,
+    gemm_flights_left: usize,
+    counters: HashMap<Loc, u32>,
+    /// Steps (or their send halves) submitted; crossing steps landed and received.
+    sent: Vec<bool>,
+    landed: Vec<bool>,
+    received: Vec<bool>,
+    /// Receive halves whose submission completed: a zero-copy slot's bytes are read by then.
+    consumed: Vec<bool>,
+    /// Ops whose work on their own device is still to be submitted.
+    left: usize,
+    started: Vec<bool>,
+    in_flight: Vec<VecDeque<Flight>>,
+}
+
+impl<'a> Machine<'a> {
+    /// The loop's start for `plan` placed by `placement` over `links`, with `stages` GEMM stages
+    /// (`Lowered::stages`) and at most `depth` submissions queued per device.
+    pub fn new(
+        plan: &'a Plan,
+        placement: &'a Placement,
+        links: &'a HostLinks,
+        stages: usize,
+        gate: Gate,
+        depth: usize,
+    ) -> Self {
+        let devices = placement.devices();
+        let n = plan.ops.len();
+        // Tracked at chunk grain, a stage goes a chunk per rank at a time.
+        let gemm_stages: Vec<VecDeque<Vec<usize>>> = (0..devices)
+            .map(|d| {
+                (0..=stages)
+                    .flat_map(|s| {
+                        let ops: Vec<usize> = (0..n)
+                            .filter(|&i| {
+                                let o = &plan.ops[i];
+                                o.kind == Kind::Gemm
+                                    && o.stage == s
+                                    && placement.device(o.dst.rank) == d
+                            })
+                            .collect();
+                        match gate {
+                            Gate::Tracked(HostGrain::Chunk) => chunk_waves(plan, ops),
+                            _ => vec![ops],
+                        }
+                    })
+                    .filter(|ops| !ops.is_empty())
+                    .collect()
+            })
+            .collect();
+        Machine {
+            plan,
+            placement,
+            links,
+            gate,
+            depth,
+            gemm_flights_left: gemm_stages.iter().map(|s| s.len()).sum(),
+            gemm_stages,
+            counters: HashMap::new(),
+            sent: vec![false; n],
+            landed: vec![false; n],
+            received: vec![false; n],
+            consumed: vec![false; n],
+            left: n,
+            started: vec![false; devices],
+            in_flight: (0..devices).map(|_| VecDeque::new()).collect(),
+        }
+    }
+
+    fn crossing(&self, i: usize) -> Option<Crossing> {
+        self.links.of_op[i]
+    }
+
+    fn device_of(&self, rank: usize) -> usize {
+        self.placement.device(rank)
+    }
+
+    /// Where an op starts: its device, or a crossing step's sender.
+    fn starts_on(&self, i: usize) -> usize {
+        self.crossing(i)
+            .map_or(self.device_of(self.plan.ops[i].dst.rank), |c| c.from)
+    }
+
+    /// Where an op's result lands: its device, or the receiver.
+    fn lands_on(&self, i: usize) -> usize {
+        self.crossing(i)
+            .map_or(self.device_of(self.plan.ops[i].dst.rank), |c| c.to)
+    }
+
+    /// Where op i waits for dependency `dep`: a step between devices waits for what feeds it on the
+    /// sender (its send half) and for the rest on the receiver (its receive half).
+    fn waits_on(&self, i: usize, dep: usize) -> usize {
+        match self.crossing(i) {
+            Some(c) if !feeds(self.plan, i, dep) => c.to,
+            _ => self.starts_on(i),
+        }
+    }
+
+    /// A dependency of op i met by queue order: a step (never a GEMM: what GEMMs produce is
+    /// tracked) whose last part is already queued where op i waits for it.
+    fn queued(&self, i: usize, dep: usize) -> bool {
+        self.plan.ops[dep].kind != Kind::Gemm
+            && self.lands_on(dep) == self.waits_on(i, dep)
+            && if self.crossing(dep).is_some() {
+                self.received[dep]
+            } else {
+                self.sent[dep]
+            }
+    }
+
+    fn zero_copy(&self, c: Crossing) -> bool {
+        self.links.links[c.link].zero_copy
+    }
+
+    /// The steps (or send halves) device `d` may take now.
+    fn pick(&self, d: usize, steps_open: bool) -> Vec<usize> {
+        if !steps_open {
+            return Vec::new();
+        }
+        ready(
+            self.plan,
+            &self.counters,
+            &self.sent,
+            |i, dep| self.crossing(i).is_none() || feeds(self.plan, i, dep),
+            |i, dep| self.queued(i, dep),
+        )
+        .into_iter()
+        .filter(|&i| self.starts_on(i) == d)
+        // A crossing step's slot is free once the step before it on that slot was received: its
+        // receive half submitted (a host copy's write map waits for that submission), or, on a
+        // zero-copy link, whose bytes the sender writes in place, completed.
+        .filter(|&i| {
+            self.crossing(i).is_none_or(|c| {
+                c.after
+                    .is_none_or(|a| self.received[a] && (self.consumed[a] || !self.zero_copy(c)))
+            })
+        })
+        .collect()
+    }
+
+    /// Receive halves device `d` may take now: those whose chunk landed and whose destination is
+    /// ready for it (its own GEMM tiles tracked, the steps before it there met or queued).
+    fn receivable(&self, d: usize) -> Vec<usize> {
+        (0..self.plan.ops.len())
+            .filter(|&i| self.landed[i] && !self.received[i])
+            .filter(|&i| self.crossing(i).is_some_and(|c| c.to == d))
+            .filter(|&i| {
+                self.plan.ops[i].deps.iter().all(|&dep| {
+                    feeds(self.plan, i, dep)
+                        || met(self.plan, &self.counters, dep)
+                        || self.queued(i, dep)
+                })
+            })
+            .collect()
+    }
+
+    /// Without GEMM work to ride with, a submission carries at most one send half per link: each
+    /// chunk's host copy then starts once its own send is written, not once every ready send is
+    /// (sequential's collective, host mode's last steps).
+    fn one_per_link(&self, gemm: bool, used: &mut HashSet<usize>, steps: Vec<usize>) -> Vec<usize> {
+        if gemm {
+            return steps;
+        }
+        steps
+            .into_iter()
+            .filter(|&i| self.crossing(i).is_none_or(|c| used.insert(c.link)))
+            .collect()
+    }
+
+    /// What released step i: the dependencies its counters proved complete, and the ops it waited
+    /// for otherwise (queue order, its link slot's previous user).
+    fn release(&self, i: usize) -> Release {
+        let (tracked, held): (Vec<usize>, Vec<usize>) = self.plan.ops[i]
+            .deps
+            .iter()
+            .filter(|&&dep| self.crossing(i).is_none() || feeds(self.plan, i, dep))
+            .partition(|&&dep| met(self.plan, &self.counters, dep));
+        let held = held
+            .into_iter()
+            .chain(self.crossing(i).and_then(|c| c.after))
+            .collect();
+        Release {
+            op: i,
+            tracked,
+            held,
+        }
+    }
+
+    /// The next submission for device `d`, taken as made (None: its queue is full or nothing can go):
+    /// the next GEMM work with every step the latest counters allow, then, in later passes, the steps
+    /// that only wait for steps queued before them.
+    pub fn next(&mut self, d: usize) -> Option<Submission> {
+        if self.in_flight[d].len() >= self.depth {
+            return None;
+        }
+        let steps_open = matches!(self.gate, Gate::Tracked(_)) || self.gemm_flights_left == 0;
+        let receives = self.receivable(d);
+        let gemm = self.gemm_stages[d].pop_front();
+        let is_gemm = gemm.is_some();
+        let mut wave = gemm.unwrap_or_default();
+        self.left -= wave.len();
+        let mut links_used = HashSet::new();
+        let mut steps = self.one_per_link(is_gemm, &mut links_used, self.pick(d, steps_open));
+        for &i in &receives {
+            self.received[i] = true;
+            self.left -= 1;
+        }
+        wave.extend(receives.iter().copied());
+        if wave.is_empty() && steps.is_empty() {
+            return None;
+        }
+        let mut passes: Vec<Vec<usize>> = Vec::new();
+        let mut sends: Vec<usize> = Vec::new();
+        let mut released: Vec<Release> = Vec::new();
+        loop {
+            released.extend(steps.iter().map(|&i| self.release(i)));
+            for &i in &steps {
+                self.sent[i] = true;
+                match self.crossing(i) {
+                    Some(_) => sends.push(i),
+                    None => self.left -= 1,
+                }
+            }
+            wave.extend(steps);
+            passes.push(wave);
+            steps = self.one_per_link(is_gemm, &mut links_used, self.pick(d, steps_open));
+            if steps.is_empty() {
+                break;
+            }
+            wave = Vec::new();
+        }
+        let first = !self.started[d];
+        self.started[d] = true;
+        let reads = self.reads(d, &passes);
+        self.in_flight[d].push_back(Flight {
+            sends: sends.clone(),
+            receives: receives.clone(),
+            gemm: is_gemm,
+        });
+        Some(Submission {
+            first,
+            receives,
+            passes,
+            sends,
+            reads,
+            released,
+        })
+    }
+
+    /// The trackers a submission of `passes` on device `d` reads back: only those its own ops bump.
+    /// Safe because every writer of a tracker (a GEMM, a step, a crossing step's receive half) runs
+    /// on the tracker's own device, in queue order, and the submission holding op X (or X's receive
+    /// half) reads X's counter while every step tracking X is still open (unsent, or its receive
+    /// half not out): the half that waits for X cannot go before that counter is seen, so it is
+    /// still `wanted` here if any step will ever want it (that set only shrinks). So a counter
+    /// changes only with the ops that bump it, the first readback after them sees it, and a tracker
+    /// left out here has nothing new to show. A tracker per op, not every tracker still wanted:
+    /// fewer gather dispatches, each behind a barrier.
+    fn reads(&self, d: usize, passes: &[Vec<usize>]) -> Vec<Loc> {
+        let bumped: HashSet<Loc> = passes
+            .iter()
+            .flatten()
+            .filter(|&&i| self.crossing(i).is_none_or(|c| c.to == d))
+            .map(|&i| self.plan.ops[i].dst)
+            .collect();
+        // A step between devices stays open until its receive half is out.
+        let open = |i: usize| !self.sent[i] || (self.crossing(i).is_some() && !self.received[i]);
+        wanted(self.plan, &self.counters, open, |i, dep| {
+            self.queued(i, dep)
+        })
+        .into_iter()
+        .filter(|loc| self.device_of(loc.rank) == d && bumped.contains(loc))
+        .collect()
+    }
+
+    /// Device `d`'s oldest submission completed, its readback holding `counters`. Returns the send
+    /// halves whose host copies start now; a zero-copy link's chunk is in host memory already, where
+    /// the receiver reads it: it lands here, and only here, once its sender's submission completed.
+    pub fn completed(
+        &mut self,
+        d: usize,
+        counters: impl IntoIterator<Item = (Loc, u32)>,
+    ) -> Vec<usize> {
+        let f = self.in_flight[d]
+            .pop_front()
+            .expect("a completed submission was queued");
+        self.counters.extend(counters);
+        if f.gemm {
+            self.gemm_flights_left -= 1;
+        }
+        for &i in &f.receives {
+            self.consumed[i] = true;
+        }
+        let mut copies = Vec::new();
+        for &i in &f.sends {
+            let c = self.crossing(i).expect("a send half crosses");
+            if self.zero_copy(c) {
+                self.landed[i] = true;
+            } else {
+                copies.push(i);
+            }
+        }
+        copies
+    }
+
+    /// The host copy of step `op` (one [`Machine::completed`] started) wrote the receiver's inbox.
+    pub fn copied(&mut self, op: usize) {
+        self.landed[op] = true;
+    }
+
+    /// Once nothing is in flight: an error if any op never went (no step became ready).
+    pub fn finish(&self) -> Result<()> {
+        if self.left > 0 {
+            return Err(Error::Gpu {
+                during: "host trigger loop".into(),
+                message: format!(
+                    "no step became ready but {} ops remain; trackers {:?}",
+                    self.left, self.counters
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,361 @@
+//! The state machine driven by a simulated GPU, each decision checked against what completed.
+//!
+//! Submissions complete and host copies land in orders a seeded generator picks.
+
+use super::*;
+use crate::plan::ReduceVia;
+use crate::schedule::{Collective, Schedule};
+use crate::shapes::Chunking;
+
+/// A small deterministic generator (xorshift), so a failing order can be replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// One simulated run's setting.
+#[derive(Clone, Copy, Debug)]
+struct Setting {
+    ranks: usize,
+    devices: usize,
+    per_rank: usize,
+    collective: Collective,
+    via: ReduceVia,
+    gate: Gate,
+    depth: usize,
+    zero_copy: bool,
+}
+
+/// What the simulation knows: every op's parts queued and completed, the true counters.
+struct Truth {
+    /// Where (device, submission number on it, pass) each op's landing part was queued.
+    queued_at: Vec<Option<(usize, usize, usize)>>,
+    /// Ops whose landing part (a GEMM, a step within a device, a crossing step's receive half)
+    /// completed; crossing steps whose send half completed; whose chunk the simulation landed.
+    done: Vec<bool>,
+    send_done: Vec<bool>,
+    landed: Vec<bool>,
+    counters: HashMap<Loc, u32>,
+}
+
+/// A broken rule, as found at a decision.
+type Broken = String;
+
+/// Runs `set` to the end with completions in the order `seed` picks, checking every submission the
+/// machine decides against the simulation's truth.
+fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
+    let ch = Chunking::new(8 * set.ranks * set.per_rank, set.ranks, set.per_rank).unwrap();
+    let schedule = Schedule::new(set.collective, &ch);
+    let plan = Plan::new(&schedule, &ch, 8, 128, set.via);
+    let placement = Placement::new(set.ranks, set.devices).unwrap();
+    let mut links = HostLinks::new(&plan, &placement);
+    for l in &mut links.links {
+        l.zero_copy = set.zero_copy;
+    }
+    let n = plan.ops.len();
+    let mut m = Machine::new(
+        &plan,
+        &placement,
+        &links,
+        schedule.gemm_stages(),
+        set.gate,
+        set.depth,
+    );
+    let mut t = Truth {
+        queued_at: vec![None; n],
+        done: vec![false; n],
+        send_done: vec![false; n],
+        landed: vec![false; n],
+        counters: HashMap::new(),
+    };
+    let mut queues: Vec<VecDeque<Submission>> = (0..set.devices).map(|_| VecDeque::new()).collect();
+    let mut made = vec![0usize; set.devices];
+    let mut copying: Vec<usize> = Vec::new();
+    let mut sent_twice = vec![0u32; n];
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    loop {
+        for d in 0..set.devices {
+            while let Some(s) = m.next(d) {
+                check(&plan, &placement, &links, &mut t, d, made[d], &s)?;
+                for &i in s.passes.iter().flatten() {
+                    if !s.sends.contains(&i) {
+                        sent_twice[i] += 1;
+                    }
+                }
+                made[d] += 1;
+                queues[d].push_back(s);
+                if queues[d].len() > set.depth {
+                    return Err(format!(
+                        "device {d} holds more than {} submissions",
+                        set.depth
+                    ));
+                }
+            }
+        }
+        let busy: Vec<usize> = (0..set.devices)
+            .filter(|&d| !queues[d].is_empty())
+            .collect();
+        if busy.is_empty() && copying.is_empty() {
+            break;
+        }
+        let k = rng.below(busy.len() + copying.len());
+        if k >= busy.len() {
+            let i = copying.swap_remove(k - busy.len());
+            t.landed[i] = true;
+            m.copied(i);
+            continue;
+        }
+        let d = busy[k];
+        let s = queues[d].pop_front().unwrap();
+        for &i in s.passes.iter().flatten() {
+            if s.sends.contains(&i) {
+                t.send_done[i] = true;
+                if links.links[links.of_op[i].unwrap().link].zero_copy {
+                    t.landed[i] = true;
+                }
+            } else {
+                t.done[i] = true;
+                *t.counters.entry(plan.ops[i].dst).or_insert(0) += plan.ops[i].bumps;
+            }
+        }
+        let read: Vec<(Loc, u32)> = s
+            .reads
+            .iter()
+            .map(|&l| (l, t.counters.get(&l).copied().unwrap_or(0)))
+            .collect();
+        copying.extend(m.completed(d, read));
+    }
+    m.finish().map_err(|e| e.to_string())?;
+    if let Some(i) = (0..n).find(|&i| sent_twice[i] != 1) {
+        return Err(format!("op {i} ran {} times", sent_twice[i]));
+    }
+    for (loc, want) in final_marks(&plan) {
+        if t.counters.get(&loc).copied().unwrap_or(0) != want {
+            return Err(format!("{loc:?} ended below its threshold {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks submission `s`, the `k`-th on device `d`, against what completed and what was queued,
+/// pass by pass, and records where it queues each op's landing part.
+fn check(
+    plan: &Plan,
+    placement: &Placement,
+    links: &HostLinks,
+    t: &mut Truth,
+    d: usize,
+    k: usize,
+    s: &Submission,
+) -> std::result::Result<(), Broken> {
+    // A dependency is safe once it completed, or if it lands on this device in an earlier
+    // submission or an earlier pass of this one (the queue orders those).
+    let safe = |t: &Truth, dep: usize, pass: usize| {
+        t.done[dep] || t.queued_at[dep].is_some_and(|(e, j, p)| e == d && (j < k || p < pass))
+    };
+    for (p, ops) in s.passes.iter().enumerate() {
+        for &i in ops {
+            if !s.sends.contains(&i) {
+                t.queued_at[i] = Some((d, k, p));
+            }
+            let op = &plan.ops[i];
+            let crossing = links.of_op[i];
+            if s.sends.contains(&i) {
+                let c = crossing.ok_or(format!("op {i} sent but does not cross"))?;
+                if let Some(dep) = op
+                    .deps
+                    .iter()
+                    .find(|&&dep| feeds(plan, i, dep) && !safe(t, dep, p))
+                {
+                    return Err(format!(
+                        "send of op {i} before what feeds it (op {dep}) completed"
+                    ));
+                }
+                // The consumed rule: a zero-copy slot is written again only once the receive half
+                // that read it completed; a host copy's slot once that receive half is queued.
+                if let Some(a) = c.after {
+                    let free = if links.links[c.link].zero_copy {
+                        t.done[a]
+                    } else {
+                        t.queued_at[a].is_some()
+                    };
+                    if !free {
+                        return Err(format!(
+                            "send of op {i} into slot {} of link {} before op {a} read it",
+                            c.slot, c.link
+                        ));
+                    }
+                }
+                continue;
+            }
+            if op.kind == Kind::Gemm {
+                continue;
+            }
+            let receiving = crossing.is_some();
+            if receiving && !(s.receives.contains(&i) && t.landed[i]) {
+                // Landing: a chunk is read by its receiver only once its sender's submission
+                // completed (zero-copy) or its host copy was done.
+                return Err(format!("receive of op {i} before its chunk landed"));
+            }
+            let unsafe_dep = op
+                .deps
+                .iter()
+                .find(|&&dep| !((receiving && feeds(plan, i, dep)) || safe(t, dep, p)));
+            if let Some(dep) = unsafe_dep {
+                return Err(format!("op {i} queued before its dependency op {dep}"));
+            }
+        }
+    }
+    if let Some(l) = s.reads.iter().find(|l| placement.device(l.rank) != d) {
+        return Err(format!("device {d} reads {l:?}, another device's tracker"));
+    }
+    Ok(())
+}
+
+/// Settings that cover one device and several, both link kinds, every gate and grain, queues of one
+/// to three, and links with more users than slots (so slots are reused).
+fn settings() -> Vec<Setting> {
+    let mut all = Vec::new();
+    let shapes = [
+        (2, 2, 6, Collective::AllReduce, ReduceVia::Update),
+        (4, 2, 2, Collective::AllReduce, ReduceVia::Update),
+        (4, 4, 1, Collective::ReduceScatter, ReduceVia::Land),
+        (3, 3, 2, Collective::AllReduce, ReduceVia::Forward),
+        (4, 1, 2, Collective::AllReduce, ReduceVia::Update),
+        (4, 2, 3, Collective::DirectReduceScatter, ReduceVia::Update),
+    ];
+    for (ranks, devices, per_rank, collective, via) in shapes {
+        for gate in [
+            Gate::Tracked(HostGrain::Stage),
+            Gate::Tracked(HostGrain::Chunk),
+            Gate::AfterGemms,
+        ] {
+            for depth in 1..=3 {
+                for zero_copy in [false, true] {
+                    all.push(Setting {
+                        ranks,
+                        devices,
+                        per_rank,
+                        collective,
+                        via,
+                        gate,
+                        depth,
+                        zero_copy,
+                    });
+                }
+            }
+        }
+    }
+    all
+}
+
+/// The first broken rule over every setting and `seeds` completion orders of each.
+fn first_broken(seeds: u64) -> Option<String> {
+    for set in settings() {
+        for seed in 0..seeds {
+            if let Err(e) = simulate(set, seed) {
+                return Some(format!("{set:?}, seed {seed}: {e}"));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn every_order_of_completions_keeps_the_rules_and_ends() {
+    if let Some(broken) = first_broken(24) {
+        panic!("{broken}");
+    }
+}
+
+#[test]
+fn a_reused_zero_copy_slot_waits_for_its_reader_to_complete() {
+    // Two devices, twelve chunks a direction over eight slots: four sends reuse a slot. The
+    // receiver's submissions are held back while the sender runs ahead.
+    let set = Setting {
+        ranks: 2,
+        devices: 2,
+        per_rank: 6,
+        collective: Collective::AllReduce,
+        via: ReduceVia::Update,
+        gate: Gate::Tracked(HostGrain::Chunk),
+        depth: 3,
+        zero_copy: true,
+    };
+    for seed in 0..64 {
+        simulate(set, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    }
+}
+
+#[test]
+fn a_zero_copy_chunk_lands_when_its_senders_submission_completes() {
+    // Two ranks on two devices, one chunk each way, the link zero-copy.
+    let ch = Chunking::new(16, 2, 1).unwrap();
+    let schedule = Schedule::new(Collective::ReduceScatter, &ch);
+    let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
+    let placement = Placement::new(2, 2).unwrap();
+    let mut links = HostLinks::new(&plan, &placement);
+    for l in &mut links.links {
+        l.zero_copy = true;
+    }
+    let gate = Gate::Tracked(HostGrain::Stage);
+    let mut m = Machine::new(&plan, &placement, &links, schedule.gemm_stages(), gate, 2);
+    // A submission completes with its GEMMs' counters at their marks.
+    let complete = |m: &mut Machine, d: usize, s: &Submission| {
+        let read: Vec<(Loc, u32)> = s.reads.iter().map(|&l| (l, gemm_mark(&plan, l))).collect();
+        assert!(m.completed(d, read).is_empty(), "zero-copy: no host copy");
+    };
+    // Each device's first GEMM stage (the chunk it sends), completed.
+    for d in 0..2 {
+        let s = m.next(d).expect("a GEMM stage");
+        complete(&mut m, d, &s);
+    }
+    // The last GEMM stage and the send half go together.
+    let second: Vec<Submission> = (0..2).map(|d| m.next(d).expect("a GEMM stage")).collect();
+    for s in &second {
+        assert_eq!((s.sends.len(), s.receives.len()), (1, 0), "{s:?}");
+    }
+    // Device 1 done, device 0's send still running: device 1 may not read that chunk yet.
+    complete(&mut m, 1, &second[1]);
+    assert!(
+        m.next(1).is_none(),
+        "a chunk read before its sender's submission completed"
+    );
+    // Device 0 done: each receiver takes the other's chunk.
+    complete(&mut m, 0, &second[0]);
+    for (d, s) in second.iter().enumerate() {
+        let r = m.next(1 - d).expect("the receive half goes");
+        assert_eq!(
+            r.receives,
+            s.sends,
+            "device {} receives what device {d} sent",
+            1 - d
+        );
+    }
+}
+
+/// The counter value a loc holds once its GEMM alone completed.
+fn gemm_mark(plan: &Plan, l: Loc) -> u32 {
+    plan.ops
+        .iter()
+        .filter(|o| o.dst == l && o.kind == Kind::Gemm)
+        .map(|o| o.mark)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Every tracker's value once the whole plan ran.
+fn final_marks(plan: &Plan) -> HashMap<Loc, u32> {
+    let mut marks = HashMap::new();
+    for o in &plan.ops {
+        let v = marks.entry(o.dst).or_insert(0);
+        *v = o.mark.max(*v);
+    }
+    marks
+}
