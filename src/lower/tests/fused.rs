@@ -85,7 +85,9 @@ fn fused_header_carries_the_pause_and_auto_spares_follow_the_busiest_transfer_al
         pause: 77,
         ..tuning
     };
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning)
+        .unwrap()
+        .recording;
     let fwd: Vec<crate::lower::fused::Forward> = uploaded(&l, "fused forward table");
     let header = fwd.last().unwrap();
     assert_eq!(
@@ -127,7 +129,8 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
         land: true,
         ..tuning
     };
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, landing).unwrap();
+    let fused = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, landing).unwrap();
+    let rec = fused.recording;
     let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
     let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
     let (m, n, nch) = (c.shape.m, c.shape.n, ch.count());
@@ -211,7 +214,7 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
     // The report's bytes: each landed hop writes its inbox and the landing reads it, 2 chunks more
     // than the reduce it replaces.
     let own: u64 = inboxes.iter().map(|b| u64::from(b.len) * 4).sum();
-    assert_eq!(l.fused_extra_bytes, 2 * own);
+    assert_eq!(fused.extra_bytes, 2 * own);
     // The spares that watch land; the pipeline is built with LAND.
     assert!(rec
         .passes()
@@ -238,13 +241,13 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
             trigger,
             ..landing
         };
-        crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
+        let fused = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
         let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
         let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
         assert_eq!(fwd.len(), chunks + 1, "{collective:?} land {land}");
         assert_eq!(fwd.last().unwrap().inboxes, u32::MAX);
         assert!(jobs.iter().all(|j| j.land == 0));
-        assert_eq!(l.fused_extra_bytes, 0);
+        assert_eq!(fused.extra_bytes, 0);
     }
 }
 
@@ -255,10 +258,11 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
         crate::lower::fused::Trigger::Epilogue,
     ] {
         let (c, plan, ch, s, mut l, tuning) = own_spares(trigger);
-        let rec =
+        let fused =
             crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+        let rec = fused.recording;
         let mode_gemm = rec.passes().next().unwrap().dispatches[0];
-        let own: Vec<&Pass> = l.fused_sequential.passes().collect();
+        let own: Vec<&Pass> = fused.sequential.passes().collect();
         let [gemm, transfers] = own[..] else {
             panic!("{own:?}")
         };
@@ -304,15 +308,16 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
                 .cloned()
                 .collect::<Vec<_>>()
         };
-        assert_eq!(copies(&l.fused_sequential), copies(&rec));
+        assert_eq!(copies(&fused.sequential), copies(&rec));
         // Spares in the GEMM's dispatch are GEMM workgroups: the finisher gets the auto count.
         let in_gemm = crate::lower::fused::FusedTuning {
             spare_dispatch: crate::lower::fused::SpareDispatch::Gemm,
             help: crate::lower::fused::Help::Always,
             ..tuning
         };
-        crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, in_gemm).unwrap();
-        let auto = l.fused_sequential.passes().nth(1).unwrap().dispatches[0];
+        let in_gemm =
+            crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, in_gemm).unwrap();
+        let auto = in_gemm.sequential.passes().nth(1).unwrap().dispatches[0];
         assert!(
             auto.workgroups >= c.ranks as u32 && auto.workgroups != 5,
             "{auto:?}"
