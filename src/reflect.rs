@@ -117,6 +117,17 @@ mod tests {
         same_layout!(crate::gather::GatherParams, "GatherParams", [count, at]);
     }
 
+    /// The host's spare width is the shader's.
+    #[test]
+    fn spares_are_as_wide_as_the_host_counts() {
+        use crate::lower::SPARE_INVOCATIONS;
+        let src = source("spares.wgsl").unwrap();
+        assert!(
+            src.contains(&format!("const INVOCATIONS: u32 = {SPARE_INVOCATIONS}u;")),
+            "spares.wgsl's INVOCATIONS is not {SPARE_INVOCATIONS}"
+        );
+    }
+
     /// The host's tile math (thresholds, padding) agrees with every GEMM kernel's tile.
     #[test]
     fn host_tiles_fit_every_gemm_kernel() {

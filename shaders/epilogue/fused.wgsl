@@ -32,14 +32,14 @@
 // Where the spares are the trigger (the watched GEMM only counts its tiles, `watch`), nothing but a
 // spare publishes a tile's transfer, so the spares beside the GEMM may give up with work left: the
 // lowering then dispatches the spare pipeline once more after them and the GEMM, ordered by a barrier
-// (src/lower/fused.rs, the finisher). It runs once every tile is counted and every earlier spare has
+// (core/src/lower/fused.rs, the finisher). It runs once every tile is counted and every earlier spare has
 // left, so its watch arms every transfer whose conditions count only tiles, moving those meets the
 // next ones' (the same induction over the schedule's order), and it leaves only once every piece is
 // done or its poll budget, which is the same bound, is spent.
 // Every broadcast through workgroup memory needs the whole workgroup to pass the same barriers, so a
 // driver that ends loops after a fixed count of iterations (llvmpipe: 65535 per invocation, all loops
 // together) would split the workgroup: on such a driver the host keeps the poll budget well inside
-// the count (`polls_within` in src/lower/fused.rs).
+// the count (`polls_within` in core/src/lower/fused.rs).
 //
 // Memory model. Every access to the shared output is served at the device's point of coherence (L2
 // on NVIDIA and AMD), never from a non-coherent L1: put = coherent_windows.wgsl declares the output
@@ -58,7 +58,7 @@
 // (an add whose result is unused is a fire-and-forget RED on NVIDIA). The mode needs no optional
 // feature (the atomic put takes SHADER_FLOAT32_ATOMIC where present).
 
-// Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
+// Host twin: `Forward` in core/src/lower/fused.rs (layouts compared through naga). Indexed by counter
 // (rank * chunks + chunk), then the landed hops' inboxes (`land`); the last entry is the header:
 // off = pieces of all transfers and landed tiles, len = the
 // spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
@@ -124,7 +124,7 @@ fn sink_read(c: u32) -> bool {
 // claims[na], done[na], armed[na] (the conditions met, a bit each), then tail, head, total pieces
 // done and spares
 // alive, then the live list (action + 1; 0 = published but not visible yet). Host twin:
-// `counter_words` in src/lower/fused.rs.
+// `counter_words` in core/src/lower/fused.rs.
 fn n_chunks() -> u32 {
     return arrayLength(&fwd) - 1u;
 }
@@ -155,7 +155,7 @@ fn chunks_per_rank() -> u32 {
 // counters from word g1 hold the clock (tiles stored plus transfer pieces moved so far, by every
 // workgroup of the pass), then the clock when each counter's chunk had all its tiles (its entry's
 // `tiles`), when each action's first piece was claimed and when its last piece ended (0: not seen).
-// Where g1 is 0 nothing is written. Host twin: `progress_words` in src/lower/fused/table.rs.
+// Where g1 is 0 nothing is written. Host twin: `progress_words` in core/src/lower/fused/table.rs.
 fn log_at() -> u32 {
     return fwd[n_chunks()].g1;
 }
@@ -197,7 +197,7 @@ fn needs(gate: u32) -> u32 {
 }
 
 // Pipeline-overridable: true only in the spare pipeline of fused mode whose spares are the trigger
-// (`watch`, src/lower/fused.rs `Trigger::Spares`); every pipeline of the triggering epilogue keeps
+// (`watch`, core/src/lower/fused.rs `Trigger::Spares`); every pipeline of the triggering epilogue keeps
 // the count below, as it was before the watchers (built with the watchers' bits, the f32 fused GEMM
 // does not finish on the H100).
 override WATCH: bool = false;
@@ -301,7 +301,7 @@ fn arm_at(c: u32, v: u32, reached: bool) {
 // arrived and that slot is filled, adds the inbox's part of that tile into it (the only write of
 // that tile after its store: the gate's exclusivity, tile by tile), and counts it; the add that
 // completes the chunk bumps its counter, as the hop's last piece did. Landing state: claimed
-// slots, landed tiles, then a slot per tile (host twin: `landing` in src/lower/fused.rs). Nothing
+// slots, landed tiles, then a slot per tile (host twin: `landing` in core/src/lower/fused.rs). Nothing
 // waits: a slot not filled yet is claimed in a later round, and every tile is stored without
 // waiting, so every landing is claimed (the finisher, after the GEMM, at the latest).
 var<workgroup> wg_land: vec2<u32>;
@@ -536,7 +536,7 @@ fn help(t: u32) -> bool {
     return moved;
 }
 
-// Where spare `slot`'s pause reads (host twin: `PAUSE_WORDS` in src/lower/fused.rs): past the live
+// Where spare `slot`'s pause reads (host twin: `PAUSE_WORDS` in core/src/lower/fused.rs): past the live
 // list, 64 words of their own 128 bytes apart, so that the pauses of many spares do not all queue at
 // one L2 slice.
 fn pause_at(slot: u32) -> u32 {
@@ -564,7 +564,7 @@ fn pause(t: u32, slot: u32) {
 
 // After a tile's bump: the GEMM workgroup helps (header op0 = 0), never does (1: the spares run after
 // the GEMM and move every piece), or helps only while no spare is alive (2: the spares run beside it,
-// src/lower/fused.rs `Help::Idle`). Why 2 leaves no published piece behind: a publisher reads the
+// core/src/lower/fused.rs `Help::Idle`). Why 2 leaves no published piece behind: a publisher reads the
 // alive count with an atomic read-modify-write after a device-scope barrier that follows its
 // publication (`bump`); a spare takes itself off the count with one before a barrier and a last
 // `help`. The two read-modify-writes are ordered on the one word: if the publisher's comes first it

@@ -4,7 +4,7 @@
 //! a chunk, a GEMM tile's or an incoming transfer's, publishes that chunk's transfer on a device-side
 //! queue, split into the link's pieces, which any workgroup claims and performs with update
 //! semantics (shaders/epilogue/fused.wgsl). Nothing waits on another workgroup. The packing and the
-//! variants (`--fused`) are lowered in src/lower/fused.rs. Its timeline is at chunk grain where the
+//! variants (`--fused`) are lowered in core/src/lower/fused.rs. Its timeline is at chunk grain where the
 //! progress log is kept (src/modes/progress.rs), else one bar per rank.
 
 use super::progress::{chunk_grain, ChunkGrain, MAX_GAP};

@@ -147,7 +147,8 @@ fn fused_spares_first_watch_the_tracked_gemm_per_stage_and_run_of_ranks_through_
         let Some(Buffer::Pool(t)) = b.resources[5].buffer() else {
             panic!("job table")
         };
-        let table: &[crate::gemm::Job] = bytemuck::cast_slice(l.pool[t].init.as_ref().unwrap());
+        let table: &[crate::kernels::gemm::Job] =
+            bytemuck::cast_slice(l.pool[t].init.as_ref().unwrap());
         let jobs = &table[p.job_base as usize..(p.job_base + p.n_jobs) as usize];
         // One stage, one run of ranks, in stagger order; workgroups numbered from 0 in the
         // dispatch; every row stored inside the dispatch's window at the rank's place.

@@ -10,7 +10,7 @@ use super::super::{
 use super::{
     alias_of, Buffers, FusedTuning, JobSpan, RankRun, SpareCounts, SpareDispatch, Trigger,
 };
-use crate::gemm::GemmParams;
+use crate::kernels::gemm::GemmParams;
 use crate::plan::Plan;
 
 /// The watched GEMM's dispatches where each binds one run of ranks (`rank_runs`): one per span, each

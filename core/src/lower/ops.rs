@@ -6,11 +6,11 @@ use super::{
     Kernel, LinkBox, Lowered, OpDispatch, Params, PoolBuffer, Resource, Share,
 };
 use crate::config::{Config, StepLead};
-use crate::gemm::{GemmParams, Job, Padding, StoreMode};
+use crate::kernels::gemm::{GemmParams, Job, Padding, StoreMode};
+use crate::kernels::step::{Link, StepParams};
+use crate::kernels::Put;
 use crate::plan::{Kind, Plan, PlanOp};
-use crate::shaders::Put;
 use crate::shapes::{fold, Chunking};
-use crate::steps::{Link, StepParams};
 
 /// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
 /// memory, which 16 workgroups already saturate (every workgroup a whole chunk could use moves it

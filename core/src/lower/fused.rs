@@ -12,11 +12,11 @@ use crate::config::fused::{FusedOptions, Pieces, MAX_KNOB, MIN_WINDOW};
 pub use crate::config::fused::{Help, SpareDispatch, Trigger};
 use crate::config::Config;
 use crate::error::Error;
-use crate::gemm::{GemmParams, Job};
+use crate::kernels::gemm::{GemmParams, Job};
+use crate::kernels::step::{Link, STEP_WG};
 use crate::plan::{Buf, Plan, ReduceVia};
 use crate::schedule::{Op, Schedule};
 use crate::shapes::{fold, tiles, Chunking};
-use crate::steps::{Link, STEP_WG};
 
 mod dispatches;
 mod packing;
@@ -29,8 +29,8 @@ use dispatches::*;
 use packing::*;
 use table::*;
 pub use table::{Forward, FusedLog, ProgressLog};
-pub use tuning::FusedTuning;
 use tuning::*;
+pub use tuning::{FusedTuning, SPARE_INVOCATIONS};
 
 /// What fused mode lowers to, besides the bindings and pool buffers it adds to the [`Lowered`].
 #[derive(Debug)]

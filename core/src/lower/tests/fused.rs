@@ -132,7 +132,7 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
     let fused = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, landing).unwrap();
     let rec = fused.recording;
     let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
-    let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
+    let jobs: Vec<crate::kernels::gemm::Job> = uploaded(&l, "fused jobs");
     let (m, n, nch) = (c.shape.m, c.shape.n, ch.count());
     let chunks = c.ranks * nch;
     let header = fwd.last().unwrap();
@@ -243,7 +243,7 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
         };
         let fused = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
         let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
-        let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
+        let jobs: Vec<crate::kernels::gemm::Job> = uploaded(&l, "fused jobs");
         assert_eq!(fwd.len(), chunks + 1, "{collective:?} land {land}");
         assert_eq!(fwd.last().unwrap().inboxes, u32::MAX);
         assert!(jobs.iter().all(|j| j.land == 0));

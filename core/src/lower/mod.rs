@@ -10,13 +10,13 @@ mod links;
 mod ops;
 mod recording;
 
-pub use fused::{Forward, FusedLog, FusedTuning, ProgressLog};
+pub use fused::{Forward, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS};
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use ops::{HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
 pub use recording::*;
 
 use crate::config::Config;
-use crate::gemm::{Job, Padding, StoreMode};
+use crate::kernels::gemm::{Job, Padding, StoreMode};
 use crate::placement::Placement;
 use crate::plan::{Loc, Plan};
 use crate::schedule::{a_rows, Schedule};
@@ -130,7 +130,7 @@ pub struct Lowered {
     pub gather: Vec<usize>,
     /// `locs` in the order they are gathered: by the level of the first op that bumps each (at one
     /// level, a GEMM's before a step's), then rank, so one GEMM stage's trackers take neighbouring
-    /// slots (src/lower/gather.rs).
+    /// slots (core/src/lower/gather.rs).
     pub gather_order: Vec<Loc>,
     pub gathered: Buffer,
 }
@@ -289,7 +289,7 @@ fn grid_floor(tiles: u32, k: usize, limit: Option<u32>) -> u32 {
 
 /// Workgroups of a persistent grid asked for `asked` over `tiles` tiles of depth `k`: at least one,
 /// and no fewer than keep each workgroup's loops inside the driver's cap (`grid_floor`).
-pub(crate) fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u32>) -> u32 {
+pub fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u32>) -> u32 {
     asked.max(1).max(grid_floor(tiles, k, limit))
 }
 
