@@ -122,29 +122,39 @@ fn sink_read(c: u32) -> bool {
 
 // Layout of `counters` past the chunk counters (nc of them; na = 2 nc actions, action 2c + which):
 // claims[na], done[na], armed[na] (the conditions met, a bit each), then tail, head, total pieces
-// done and spares
-// alive, then the live list (action + 1; 0 = published but not visible yet). Host twin:
-// `counter_words` in core/src/lower/fused.rs.
+// done and spares alive, then the live list (action + 1; 0 = published but not visible yet), then
+// the idle spares' pause words (`pause_at`). Where each starts, in nc words (`_NC`) or in words past
+// the tail; the host reads these constants through naga (core/src/lower/fused/counters.rs, compared
+// in src/reflect.rs).
+const CLAIMS_NC: u32 = 1u;
+const DONE_NC: u32 = 3u;
+const ARMED_NC: u32 = 5u;
+const TAIL_NC: u32 = 7u;
+const ALIVE_PAST_TAIL: u32 = 3u;
+const LIVE_PAST_TAIL: u32 = 4u;
+// The pause words: slots this many words apart (128 bytes), and this many slots.
+const PAUSE_STRIDE: u32 = 32u;
+const PAUSE_SLOTS: u32 = 64u;
 fn n_chunks() -> u32 {
     return arrayLength(&fwd) - 1u;
 }
 fn claim_at(a: u32) -> u32 {
-    return n_chunks() + a;
+    return CLAIMS_NC * n_chunks() + a;
 }
 fn done_at(a: u32) -> u32 {
-    return 3u * n_chunks() + a;
+    return DONE_NC * n_chunks() + a;
 }
 fn armed_at(a: u32) -> u32 {
-    return 5u * n_chunks() + a;
+    return ARMED_NC * n_chunks() + a;
 }
 fn tail_at() -> u32 {
-    return 7u * n_chunks();
+    return TAIL_NC * n_chunks();
 }
 fn alive_at() -> u32 {
-    return 7u * n_chunks() + 3u;
+    return tail_at() + ALIVE_PAST_TAIL;
 }
 fn live_at(j: u32) -> u32 {
-    return 7u * n_chunks() + 4u + j;
+    return tail_at() + LIVE_PAST_TAIL + j;
 }
 fn chunks_per_rank() -> u32 {
     return fwd[n_chunks()].at0;
@@ -536,11 +546,10 @@ fn help(t: u32) -> bool {
     return moved;
 }
 
-// Where spare `slot`'s pause reads (host twin: `PAUSE_WORDS` in core/src/lower/fused.rs): past the live
-// list, 64 words of their own 128 bytes apart, so that the pauses of many spares do not all queue at
-// one L2 slice.
+// Where spare `slot`'s pause reads: past the live list (2 nc entries), PAUSE_SLOTS words of their own
+// PAUSE_STRIDE words apart, so that the pauses of many spares do not all queue at one L2 slice.
 fn pause_at(slot: u32) -> u32 {
-    return 9u * n_chunks() + 4u + (slot % 64u) * 32u;
+    return live_at(2u * n_chunks()) + (slot % PAUSE_SLOTS) * PAUSE_STRIDE;
 }
 
 // An idle spare's pause between polls (the header's pc0 reads; 0: none): invocation 0 reads a word

@@ -18,6 +18,7 @@ use crate::plan::{Buf, Plan, ReduceVia};
 use crate::schedule::{Op, Schedule};
 use crate::shapes::{fold, tiles, Chunking};
 
+pub mod counters;
 mod dispatches;
 mod packing;
 mod table;
@@ -25,6 +26,7 @@ mod table;
 mod tests;
 mod tuning;
 
+use counters::*;
 use dispatches::*;
 use packing::*;
 use table::*;

@@ -49,18 +49,6 @@ impl Forward {
 /// No action in a [`Forward`] slot.
 pub(super) const NONE: u32 = u32::MAX;
 
-/// u32 words of fused mode's counters buffer for `nc` (rank, chunk) counters: the counters, each
-/// action's claims, done pieces and conditions met, tail, head, pieces done and spares alive, and
-/// the live list (the layout in shaders/epilogue/fused.wgsl).
-pub(super) fn counter_words(nc: usize) -> usize {
-    9 * nc + 4 + PAUSE_WORDS
-}
-
-/// Words past the live list that idle spares read in their pause (`pause_at` in
-/// shaders/epilogue/fused.wgsl): 64 slots 128 bytes apart, so that the pauses of many spares do not
-/// all queue at one L2 slice, and one word more (a read's address is the slot's plus 0 or 1).
-pub(super) const PAUSE_WORDS: usize = 64 * 32 + 1;
-
 /// [`forward_table`]'s table and what its landed hops add past the ranks' own: the packed output's
 /// elements (whole vec4s; the inboxes after every rank's output), the counters' u32 words (the
 /// landing states after the counters' layout) and the elements the inboxes hold.
