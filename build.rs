@@ -16,7 +16,14 @@ mod compose;
 mod compositions;
 
 /// Structs the host mirrors (src/reflect.rs tests each against its Rust twin).
-const SHARED_STRUCTS: [&str; 5] = ["GemmParams", "Job", "StepParams", "Forward", "GatherParams"];
+const SHARED_STRUCTS: [&str; 6] = [
+    "GemmParams",
+    "Job",
+    "StepParams",
+    "Forward",
+    "ForwardHeader",
+    "GatherParams",
+];
 
 /// `const NAME: u32`s the host mirrors, reflected from every kernel that declares them
 /// (src/reflect.rs tests each against its Rust twin): workgroup widths and fused mode's counter

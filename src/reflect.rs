@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn host_structs_match_their_wgsl_layouts() {
         use crate::gemm::{GemmParams, Job};
-        use crate::lower::Forward;
+        use crate::lower::{Forward, ForwardHeader};
         use crate::steps::StepParams;
         same_layout!(
             GemmParams,
@@ -122,6 +122,24 @@ mod tests {
             [
                 off, len, at0, to0, op0, pc0, at1, to1, op1, pc1, g0, g1, land, into, tiles,
                 inboxes
+            ]
+        );
+        same_layout!(
+            ForwardHeader,
+            "ForwardHeader",
+            [
+                pieces,
+                polls,
+                chunks_per_rank,
+                window,
+                helping,
+                pause,
+                bm,
+                bn,
+                cols,
+                inboxes,
+                tile_group,
+                log_at
             ]
         );
         same_layout!(crate::gather::GatherParams, "GatherParams", [count, at]);

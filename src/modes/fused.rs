@@ -76,7 +76,7 @@ impl Mode for Fused {
 
 /// The progress log's words placed on [start, end] (µs), where the lowering keeps a log: those of
 /// the first run (the check, before any timed run), read back after it, which then turns the log
-/// off (the header's g1 to 0), so that every later run, the timed ones among them, runs without it.
+/// off (the header's `log_at` to 0), so that every later run, the timed ones among them, runs without it.
 fn progress(sys: &mut System, span: (f64, f64)) -> Result<Option<ChunkGrain>> {
     let ranks = sys.config.ranks;
     let part = &mut sys.parts[0];

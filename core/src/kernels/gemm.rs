@@ -152,7 +152,7 @@ pub struct Job {
     pub a_row_base: u32,
     pub c_row_base: u32,
     /// Fused mode's landed chunk: 1 + the first word of its landing state in the counters, where
-    /// each tile records itself once stored (0: not landed; core/src/lower/fused.rs `landing`).
+    /// each tile records itself once stored (0: not landed; core/src/lower/fused/table.rs `landing`).
     pub land: u32,
     pub _pad: [u32; 2],
 }

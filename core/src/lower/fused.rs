@@ -30,7 +30,7 @@ use counters::*;
 use dispatches::*;
 use packing::*;
 use table::*;
-pub use table::{Forward, FusedLog, ProgressLog};
+pub use table::{Forward, ForwardHeader, FusedLog, ProgressLog};
 use tuning::*;
 pub use tuning::{FusedTuning, SPARE_INVOCATIONS};
 
@@ -122,11 +122,11 @@ struct SpareCounts {
 
 fn spare_counts(
     tuning: &FusedTuning,
-    fwd: &[Forward],
+    table: &Table,
     ranks: usize,
 ) -> std::result::Result<SpareCounts, String> {
-    // The counters' entries only: the header's pc0 is the pause.
-    let busiest = fwd[..fwd.len() - 1]
+    let busiest = table
+        .fwd
         .iter()
         .map(|f| f.pc0.max(f.pc1))
         .max()
@@ -141,7 +141,7 @@ fn spare_counts(
         SpareDispatch::Own if spares > 0 => spares,
         _ => auto_spares,
     };
-    let pieces = fwd[fwd.len() - 1].off;
+    let pieces = table.header.pieces;
     if tuning.help == Help::Never && tuning.trigger == Trigger::Epilogue && pieces > 0 {
         if tuning.spare_dispatch != SpareDispatch::Own {
             return Err("--fused help=never needs spares that run after the GEMM (--fused spare-dispatch=own, --fused alias=off)".into());
@@ -230,8 +230,7 @@ fn job_tables(
                     c_off: ((p * m * n) as u64 - run.out.start / 4) as u32,
                     a_row_base: operands(config, chunking, p).1 as u32,
                     c_row_base: 0,
-                    // Not the header's (its `land` and `into` are the tile's rows and columns).
-                    land: fwd[..fwd.len() - 1]
+                    land: fwd
                         .iter()
                         .find(|f| f.land != 0 && f.into as usize == p * nch + x)
                         .map_or(0, |f| f.land),
@@ -314,13 +313,13 @@ pub(super) fn lower_fused_with(
     // GEMM's tiles tick no clock).
     let log = (config.fused.timeline && tuning.trigger == Trigger::Epilogue)
         .then(|| table.add_progress(nch));
-    let fwd = table.fwd;
     // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
     let out_bytes = table.out_elems as u64 * 4;
     check_sizes(&t, &packing, out_bytes, window)?;
     // Each landed hop writes its inbox and the adds read it again.
     let extra_bytes = 2 * 4 * table.inbox_elems;
-    let counts = spare_counts(&tuning, &fwd, r)?;
+    let counts = spare_counts(&tuning, &table, r)?;
+    let (header, fwd) = (table.header, table.fwd);
     let (runs, per_run) = rank_runs_of(config, &tuning, &packing, out_bytes, window);
     let segments = segments(schedule, &runs);
     let (jobs, spans) = job_tables(config, chunking, &packing, &runs, &segments, &fwd, t.tile_n);
@@ -364,7 +363,7 @@ pub(super) fn lower_fused_with(
         out_bytes,
         table.counter_words,
         &jobs,
-        &fwd,
+        (&header, &fwd),
     );
     let Buffers {
         a,
@@ -377,8 +376,7 @@ pub(super) fn lower_fused_with(
     let log = log.map(|log| FusedLog {
         counters,
         forward,
-        switch_at: (std::mem::size_of_val(&fwd[..fwd.len() - 1])
-            + std::mem::offset_of!(Forward, g1)) as u64,
+        switch_at: std::mem::offset_of!(ForwardHeader, log_at) as u64,
         log,
         first: None,
     });
@@ -479,7 +477,7 @@ fn pool(
     out_bytes: u64,
     counter_words: usize,
     jobs: &[Job],
-    fwd: &[Forward],
+    (header, fwd): (&ForwardHeader, &[Forward]),
 ) -> (Buffers, [Resource; 4]) {
     let a = l.pool_buffer("fused A (all ranks)", packing.a_bytes, None);
     let (b, b_lo, b_hi) = windows(l, "fused B (all ranks)", packing.b_bytes, window);
@@ -491,7 +489,7 @@ fn pool(
     );
     let job_bytes = bytemuck::cast_slice(jobs).to_vec();
     let jobs = l.pool_buffer("fused jobs", job_bytes.len() as u64, Some(job_bytes));
-    let fwd_bytes = bytemuck::cast_slice(fwd).to_vec();
+    let fwd_bytes = [bytemuck::bytes_of(header), bytemuck::cast_slice(fwd)].concat();
     let forward = l.pool_buffer(
         "fused forward table",
         fwd_bytes.len() as u64,

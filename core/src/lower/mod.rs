@@ -10,7 +10,9 @@ mod links;
 mod ops;
 mod recording;
 
-pub use fused::{counters, Forward, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS};
+pub use fused::{
+    counters, Forward, ForwardHeader, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS,
+};
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use ops::{HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
 pub use recording::*;
