@@ -16,7 +16,29 @@ mod compose;
 mod compositions;
 
 /// Structs the host mirrors (src/reflect.rs tests each against its Rust twin).
-const SHARED_STRUCTS: [&str; 5] = ["GemmParams", "Job", "StepParams", "Forward", "GatherParams"];
+const SHARED_STRUCTS: [&str; 6] = [
+    "GemmParams",
+    "Job",
+    "StepParams",
+    "Forward",
+    "ForwardHeader",
+    "GatherParams",
+];
+
+/// `const NAME: u32`s the host mirrors, reflected from every kernel that declares them
+/// (src/reflect.rs tests each against its Rust twin): workgroup widths and fused mode's counter
+/// layout (shaders/epilogue/fused.wgsl).
+const SHARED_CONSTANTS: [&str; 9] = [
+    "INVOCATIONS",
+    "CLAIMS_NC",
+    "DONE_NC",
+    "ARMED_NC",
+    "TAIL_NC",
+    "ALIVE_PAST_TAIL",
+    "LIVE_PAST_TAIL",
+    "PAUSE_SLOTS",
+    "PAUSE_STRIDE",
+];
 
 fn validate(name: &str, src: &str) -> Result<naga::Module, String> {
     let module =
@@ -144,6 +166,8 @@ fn main() {
     // operands are padded to them.
     let mut tiles: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
     let mut layouts = BTreeMap::new();
+    // (kernel, constant) -> its value, equal over the kernel's compositions.
+    let mut constants: BTreeMap<(&str, &str), u32> = BTreeMap::new();
     for c in compositions::all() {
         let parts = c.parts();
         used.extend(parts.iter().cloned());
@@ -180,6 +204,19 @@ fn main() {
                 _ => errors.push(format!(
                     "{name}: a GEMM kernel without `const BM, BN, BK: u32`"
                 )),
+            }
+        }
+        for name_of in SHARED_CONSTANTS {
+            let Some(v) = constant(&module, name_of) else {
+                continue;
+            };
+            if constants
+                .insert((c.kernel, name_of), v)
+                .is_some_and(|seen| seen != v)
+            {
+                errors.push(format!(
+                    "{name}: const {name_of} differs from another composition's"
+                ));
             }
         }
         for (s, l) in structs(&module) {
@@ -244,6 +281,10 @@ fn main() {
             "    StructLayout {{ name: {name:?}, size: {size}, members: &{members:?} }},"
         )
         .unwrap();
+    }
+    out += "];\n\n/// The constants the host mirrors: (kernel, name, value).\npub const CONSTANTS: &[(&str, &str, u32)] = &[\n";
+    for ((kernel, name), v) in &constants {
+        writeln!(out, "    ({kernel:?}, {name:?}, {v}),").unwrap();
     }
     out += "];\n";
     let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("reflected.rs");

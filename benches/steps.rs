@@ -14,7 +14,7 @@ use t3_wgpu::stats::median;
 use anyhow::{bail, Context};
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::reference::Rng;
-use t3_wgpu::shaders::Put;
+use t3_wgpu::shaders::{AdapterPut, Put};
 use t3_wgpu::steps::{Link, StepKernel};
 
 /// Elements of the destination compared with the host's expectation per size and kind.

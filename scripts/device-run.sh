@@ -265,7 +265,7 @@ twogpu)
   # (PRESETS picks), f32 and f16 (DTYPES), sequential and host over the host-staged link; chunks per
   # rank (CHUNKS, default 2) and collectives (COLLECTIVES, default all-reduce) name the files when set;
   # LINKARG adds link flags (e.g. "--link-workgroups 64": the send halves' kernels on 64 workgroups
-  # instead of the 16 an unthrottled link gives them, src/lower/mod.rs HOST_SEND_WORKGROUPS).
+  # instead of the 16 an unthrottled link gives them, core/src/lower/mod.rs HOST_SEND_WORKGROUPS).
   devs=${DEVS:-all}
   t3 info > "$out/info.txt" 2>&1
   [ -n "${NO_CALIBRATE:-}" ] || t3 calibrate --devices "$devs" --json > "$out/calibrate.json" 2> "$out/calibrate.txt"
@@ -282,7 +282,7 @@ fused)
   # Issue 13: fused mode's variants against sequential, host and encoded on the four presets at TP 8,
   # 150 GB/s, f32 and f16, 1 chunk per rank. Encoded and host with --reduce forward (their best, run 6)
   # and with update (fused's semantics); fused's variants (--fused pieces, spares,
-  # put, see src/lower/fused.rs and src/gemm.rs): the default = tiles stored plainly behind
+  # put, see core/src/lower/fused.rs and src/gemm.rs): the default = tiles stored plainly behind
   # the gates as relaxed atomic stores, the link's 16 pieces per transfer claimed by any workgroup,
   # spare workgroups past the GEMM's; FUSED_VARIANTS picks among coherent = a @coherent output
   # with 16-byte plain stores (run 20: slower on 7 of 8 points), atomic = native f32 atomic adds (run 13's default), cas = CAS

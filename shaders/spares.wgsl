@@ -1,4 +1,4 @@
-// Fused mode's spare workgroups as a pipeline of their own (src/lower/fused.rs, `SpareDispatch::Own`):
+// Fused mode's spare workgroups as a pipeline of their own (core/src/lower/fused.rs, `SpareDispatch::Own`):
 // dispatched right after the fused GEMM in the same pass, or right before it (`T3_FUSED_SPARES_AT`,
 // the default beside the SIMT GEMM), bound to views of their own of the memory the GEMM writes
 // (src/alias.rs), so wgpu puts no barrier between the two and the spares run beside the GEMM's

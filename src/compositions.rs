@@ -65,7 +65,7 @@ pub const KERNELS: &[Kernel] = &[
         variants: &[("", &["word"])],
     },
     // Fused mode's spare workgroups as a pipeline of their own, beside the fused GEMM's dispatch
-    // (src/lower/fused.rs, `SpareDispatch`): its epilogue and put, no operands.
+    // (core/src/lower/fused.rs, `SpareDispatch`): its epilogue and put, no operands.
     Kernel {
         file: "spares.wgsl",
         operands: &[],

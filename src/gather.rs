@@ -1,25 +1,10 @@
 //! The gather kernel (shaders/gather.wgsl): tracker counters copied into one buffer by a dispatch, so
 //! a trigger loop reads a submission's counters back with one copy, not one per tracker buffer.
 
-use bytemuck::{Pod, Zeroable};
-
 use crate::error::Result;
 use crate::gpu::Gpu;
 use crate::shaders::{self, Put, Variant};
-
-/// Trackers one dispatch gathers (the kernel's bindings t0..t6).
-pub const PER_DISPATCH: usize = 7;
-
-/// `GatherParams` in shaders/gather.wgsl (its layout checked against naga's reflection: src/reflect.rs).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct GatherParams {
-    /// Trackers this dispatch reads (at most [`PER_DISPATCH`]).
-    pub count: u32,
-    /// Element of the output the first one lands at.
-    pub at: u32,
-    pub _pad: [u32; 2],
-}
+pub use t3_core::kernels::gather::{GatherParams, PER_DISPATCH};
 
 /// The gather pipeline, made once per device.
 pub struct GatherKernel {

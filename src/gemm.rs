@@ -2,22 +2,20 @@
 //! dtype get, their pipelines, the params and job table they read, and a standalone tracked GEMM over
 //! one output buffer used by tests and benchmarks.
 
-use bytemuck::{Pod, Zeroable};
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::shaders::{self, Epilogue, Put, Variant};
+use crate::shaders::{self, AdapterPut, Epilogue, Put, Variant};
 use crate::shapes::Dtype;
 
 pub use crate::shapes::TILE;
 
 mod fused;
-mod layout;
 
 use fused::fused_pipeline;
 pub use fused::{fused_put, FusedPut};
-pub use layout::{GemmParams, Padding, K_SLICE, TILE_N_MAX};
+pub use t3_core::kernels::gemm::{GemmParams, Job, Padding, StoreMode, K_SLICE, TILE_N_MAX};
 
 /// Which kernel computes the tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -145,39 +143,6 @@ impl Engine {
             Engine::Coopmat2 => "gemm_coopmat2.comp",
         }
     }
-}
-
-/// `Job` in shaders/gemm/jobs.wgsl (layout checked as `GemmParams`'s). One chunk's tiles: rows [row0, row1),
-/// first linear workgroup `wg_start`, tracker counter index `counter`; output row r is stored at
-/// `c_off + (r - c_row_base) * ldc` and reads A row `a_off + (r - a_row_base) * lda`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
-pub struct Job {
-    pub row0: u32,
-    pub row1: u32,
-    pub wg_start: u32,
-    pub counter: u32,
-    pub a_off: u32,
-    pub b_off: u32,
-    pub c_off: u32,
-    pub a_row_base: u32,
-    pub c_row_base: u32,
-    /// Fused mode's landed chunk: 1 + the first word of its landing state in the counters, where
-    /// each tile records itself once stored (0: not landed; src/lower/fused.rs `landing`).
-    pub land: u32,
-    pub _pad: [u32; 2],
-}
-
-/// How the GEMM writes its output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StoreMode {
-    /// Plain stores.
-    Store,
-    /// Accumulate into the output (update semantics: f32 atomic add, or the CAS fallback).
-    Update,
-    /// Plain stores with the tracker epilogue compiled out (the baseline of tracker overhead).
-    Untracked,
 }
 
 /// The GEMM's layout and pipelines for one operand type, made once per device.
@@ -443,7 +408,7 @@ impl GemmKernel {
         let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
         // Trusted, as every GEMM (naga's bounds checks slow the fused GEMM markedly): the
         // epilogue's indices from data come from tables lowering checked (`check_table` in
-        // src/lower/fused.rs) or from its own atomics, clamped where they index.
+        // core/src/lower/fused.rs) or from its own atomics, clamped where they index.
         let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), true)?;
         let fused = [
             fused_pipeline(gpu, &fused_layout, &fm, false, false, false)?,

@@ -4,16 +4,17 @@
 //! (recordings: GPU work as data) -> [`ranks`]' buffers and the [`executor`] that runs recordings on
 //! them (for the [`modes`]) -> [`timeline`] -> [`report`]. [`gpu`], [`shaders`] and the kernels
 //! ([`gemm`], [`steps`]) are the device context every GPU stage borrows.
+//!
+//! The stages up to [`lower`], with [`config`], [`validate`]'s rules and the [`reference`], are
+//! the GPU-free crate t3-core's (core/), re-exported here under their old paths.
 
 pub mod adapters;
 pub mod alias;
 pub mod compose;
 pub mod compositions;
-pub mod config;
 pub mod consistency;
 pub mod coopmat2;
 pub mod devices;
-pub mod error;
 pub mod executor;
 pub mod experiment;
 pub mod files;
@@ -23,20 +24,14 @@ pub mod gemm;
 pub mod gpu;
 pub mod hostlink;
 pub mod link;
-pub mod lower;
 pub mod modes;
-pub mod placement;
-pub mod plan;
 pub mod plot;
 pub mod ranks;
 pub mod readback;
-pub mod reference;
 pub mod reflect;
 pub mod report;
-pub mod schedule;
 pub mod settings;
 pub mod shaders;
-pub mod shapes;
 pub mod sms;
 pub mod staging;
 pub mod stats;
@@ -50,6 +45,8 @@ pub mod tracked;
 pub mod tune;
 pub mod validate;
 pub mod vkdevice;
-pub mod workload;
+
+// The GPU-free layer lives in t3-core; its modules keep their paths here.
+pub use t3_core::{config, error, lower, placement, plan, reference, schedule, shapes, workload};
 
 pub use error::{Error, Result};

@@ -1,5 +1,6 @@
 //! What build.rs reflected from the composed shaders with naga: every kernel's bindings and
-//! workgroup memory, the layouts of the structs the host mirrors, and every shader file's source.
+//! workgroup memory, the layouts of the structs and the constants the host mirrors, and every
+//! shader file's source.
 //! The host reads its bind group layouts and workgroup limits from here instead of restating them.
 
 /// How a kernel binds one buffer.
@@ -38,6 +39,15 @@ pub fn interface(kernel: &str, epilogue: &str) -> Option<&'static Interface> {
     INTERFACES
         .iter()
         .find(|i| i.kernel == kernel && i.epilogue == epilogue)
+}
+
+/// The value of `const name: u32` in kernel `kernel` (file under shaders/), where build.rs reflects
+/// it (its `SHARED_CONSTANTS`).
+pub fn constant(kernel: &str, name: &str) -> Option<u32> {
+    CONSTANTS
+        .iter()
+        .find(|c| c.0 == kernel && c.1 == name)
+        .map(|c| c.2)
 }
 
 /// The source of shader file `path` (under shaders/).
@@ -86,7 +96,7 @@ mod tests {
     #[test]
     fn host_structs_match_their_wgsl_layouts() {
         use crate::gemm::{GemmParams, Job};
-        use crate::lower::Forward;
+        use crate::lower::{Forward, ForwardHeader};
         use crate::steps::StepParams;
         same_layout!(
             GemmParams,
@@ -114,7 +124,56 @@ mod tests {
                 inboxes
             ]
         );
+        same_layout!(
+            ForwardHeader,
+            "ForwardHeader",
+            [
+                pieces,
+                polls,
+                chunks_per_rank,
+                window,
+                helping,
+                pause,
+                bm,
+                bn,
+                cols,
+                inboxes,
+                tile_group,
+                log_at
+            ]
+        );
         same_layout!(crate::gather::GatherParams, "GatherParams", [count, at]);
+    }
+
+    /// The host's spare width is the shader's.
+    #[test]
+    fn spares_are_as_wide_as_the_host_counts() {
+        assert_eq!(
+            constant("spares.wgsl", "INVOCATIONS"),
+            Some(crate::lower::SPARE_INVOCATIONS)
+        );
+    }
+
+    /// Fused mode's counters buffer is laid out as the host sizes it, in every kernel that
+    /// composes the fused epilogue.
+    #[test]
+    fn counter_layout_matches_the_fused_epilogue() {
+        use crate::lower::counters::*;
+        let host = [
+            ("CLAIMS_NC", CLAIMS_NC),
+            ("DONE_NC", DONE_NC),
+            ("ARMED_NC", ARMED_NC),
+            ("TAIL_NC", TAIL_NC),
+            ("ALIVE_PAST_TAIL", ALIVE_PAST_TAIL),
+            ("LIVE_PAST_TAIL", LIVE_PAST_TAIL),
+            ("PAUSE_SLOTS", PAUSE_SLOTS),
+            ("PAUSE_STRIDE", PAUSE_STRIDE),
+        ];
+        for kernel in ["gemm.wgsl", "gemm_coop.wgsl", "spares.wgsl"] {
+            for (name, value) in host {
+                assert_eq!(constant(kernel, name), Some(value), "{kernel}: {name}");
+            }
+        }
     }
 
     /// The host's tile math (thresholds, padding) agrees with every GEMM kernel's tile.

@@ -8,98 +8,16 @@ use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::reflect::{self, Access};
 use crate::shapes::Dtype;
+pub use t3_core::kernels::Put;
 
-/// How a kernel writes its destination element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Put {
-    /// Plain store.
-    Store,
-    /// Read-modify-write add; safe where wgpu's barriers keep other writers out (all but fused).
-    Add,
-    /// f32 atomic add (SHADER_FLOAT32_ATOMIC): update semantics.
-    Atomic,
-    /// Compare-exchange f32 add: update semantics without SHADER_FLOAT32_ATOMIC.
-    Cas,
-    /// [`Put::Cas`] into an output bound as two windows of one buffer (fused mode's packed output).
-    CasWindows,
-    /// [`Put::Atomic`] into two windows, likewise.
-    AtomicWindows,
-    /// Plain stores (relaxed atomic stores) into two windows; fused mode's gates make every write of
-    /// a chunk exclusive, so its reduces are a load, an add and a store.
-    StoreWindows,
-    /// Plain 16-byte stores into two `@coherent` windows (MEMORY_DECORATION_COHERENT), likewise.
-    CoherentWindows,
-    /// Plain (non-atomic) stores into two windows, never a load: the watched GEMM's (fused mode's
-    /// tracker alone, `--fused trigger=spares`), whose spares read what it stored through theirs.
-    PlainWindows,
-    /// A u32 word as it is (the gather kernel's counters).
-    Word,
-    /// Plain store of 2-byte outputs of this type, two to a word (shaders/put/store_packed.wgsl): a
-    /// GEMM rounds each element once, a step copies the bits (rounding once where it adds a
-    /// forwarded partial sum). [`Put::store`] picks it.
-    StorePacked(Dtype),
-    /// Read-modify-write add of 2-byte outputs: widened to f32, added, rounded once per step
-    /// (shaders/put/add_packed.wgsl). [`Put::add`] picks it.
-    AddPacked(Dtype),
+/// The put an adapter's features choose (the core's [`Put`] knows no adapter).
+pub trait AdapterPut {
+    /// Update semantics on this adapter: native f32 atomics where present, else the CAS fallback.
+    fn update(gpu: &Gpu) -> Put;
 }
 
-impl Put {
-    /// Every put, in declaration order.
-    pub const ALL: [Put; 10] = [
-        Put::Store,
-        Put::Add,
-        Put::Atomic,
-        Put::Cas,
-        Put::CasWindows,
-        Put::AtomicWindows,
-        Put::StoreWindows,
-        Put::CoherentWindows,
-        Put::PlainWindows,
-        Put::Word,
-    ];
-
-    /// Its snippet's name (shaders/put/NAME.wgsl).
-    pub fn name(self) -> &'static str {
-        match self {
-            Put::Store => "store",
-            Put::Add => "add",
-            Put::Atomic => "atomic",
-            Put::Cas => "cas",
-            Put::CasWindows => "cas_windows",
-            Put::AtomicWindows => "atomic_windows",
-            Put::StoreWindows => "store_windows",
-            Put::CoherentWindows => "coherent_windows",
-            Put::PlainWindows => "plain_windows",
-            Put::Word => "word",
-            Put::StorePacked(Dtype::F16) => "store_f16",
-            Put::StorePacked(Dtype::Bf16) => "store_bf16",
-            Put::AddPacked(Dtype::F16) => "add_f16",
-            Put::AddPacked(Dtype::Bf16) => "add_bf16",
-            // f32 outputs are the plain puts' (what `store` and `add` give).
-            Put::StorePacked(Dtype::F32) => "store",
-            Put::AddPacked(Dtype::F32) => "add",
-        }
-    }
-
-    /// Plain store of outputs of type `out`.
-    pub fn store(out: Dtype) -> Put {
-        match out {
-            Dtype::F32 => Put::Store,
-            half => Put::StorePacked(half),
-        }
-    }
-
-    /// Read-modify-write add into outputs of type `out`.
-    pub fn add(out: Dtype) -> Put {
-        match out {
-            Dtype::F32 => Put::Add,
-            half => Put::AddPacked(half),
-        }
-    }
-
-    /// Update semantics on this adapter: native f32 atomics where present, else the CAS fallback.
-    pub fn update(gpu: &Gpu) -> Put {
+impl AdapterPut for Put {
+    fn update(gpu: &Gpu) -> Put {
         if gpu.has(wgpu::Features::SHADER_FLOAT32_ATOMIC) {
             Put::Atomic
         } else {

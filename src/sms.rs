@@ -1,5 +1,5 @@
 //! The GPU's multiprocessor count, where the driver reports it: wgpu does not, and fused mode's
-//! persistent grid and spare workgroups follow it (src/lower/fused.rs, `FusedTuning`).
+//! persistent grid and spare workgroups follow it (core/src/lower/fused.rs, `FusedTuning`).
 
 /// The most multiprocessors `T3_SMS` may name.
 pub const MAX_SMS: usize = 1 << 16;

@@ -203,7 +203,7 @@ fn collective_of(i: usize) -> Collective {
 }
 
 /// The collectives whose reduces forward a partial under `ReduceVia::Forward` (the ring's); the
-/// others reduce by update whatever is asked (src/plan.rs).
+/// others reduce by update whatever is asked (core/src/plan.rs).
 const FORWARDING: [Collective; 2] = [Collective::ReduceScatter, Collective::AllReduce];
 
 #[test]

@@ -188,7 +188,7 @@ fn without_a_timeline_fused_mode_keeps_no_log() {
         return;
     }
     assert!(off.parts[0].lowered.fused_log.is_none());
-    // Not one word more of the counters: the header's g1 stays 0, so the kernel writes nothing.
+    // Not one word more of the counters: the header's `log_at` stays 0, so the kernel writes nothing.
     let on = System::new(gpu, &kernels, c(true)).unwrap();
     let bytes = |s: &System| s.parts[0].lowered.pool.iter().map(|p| p.bytes).sum::<u64>();
     if let Some(f) = &on.parts[0].lowered.fused_log {

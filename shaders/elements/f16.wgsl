@@ -1,6 +1,6 @@
 // Output elements as IEEE binary16, two to a u32 word (element 2q in the low half). Packing rounds to
 // nearest, ties to even, by hand: WGSL's pack2x16float may return either neighbour of a value, and the
-// reference check's tolerance (src/reference.rs, `Rounding`) assumes one rounding of at most half an
+// reference check's tolerance (core/src/reference.rs, `Rounding`) assumes one rounding of at most half an
 // ulp. Unpacking is exact, subnormals included (no flush).
 
 fn half_bits(x: f32) -> u32 {

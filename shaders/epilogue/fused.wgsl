@@ -32,14 +32,14 @@
 // Where the spares are the trigger (the watched GEMM only counts its tiles, `watch`), nothing but a
 // spare publishes a tile's transfer, so the spares beside the GEMM may give up with work left: the
 // lowering then dispatches the spare pipeline once more after them and the GEMM, ordered by a barrier
-// (src/lower/fused.rs, the finisher). It runs once every tile is counted and every earlier spare has
+// (core/src/lower/fused.rs, the finisher). It runs once every tile is counted and every earlier spare has
 // left, so its watch arms every transfer whose conditions count only tiles, moving those meets the
 // next ones' (the same induction over the schedule's order), and it leaves only once every piece is
 // done or its poll budget, which is the same bound, is spent.
 // Every broadcast through workgroup memory needs the whole workgroup to pass the same barriers, so a
 // driver that ends loops after a fixed count of iterations (llvmpipe: 65535 per invocation, all loops
 // together) would split the workgroup: on such a driver the host keeps the poll budget well inside
-// the count (`polls_within` in src/lower/fused.rs).
+// the count (`polls_within` in core/src/lower/fused/tuning.rs).
 //
 // Memory model. Every access to the shared output is served at the device's point of coherence (L2
 // on NVIDIA and AMD), never from a non-coherent L1: put = coherent_windows.wgsl declares the output
@@ -58,12 +58,9 @@
 // (an add whose result is unused is a fire-and-forget RED on NVIDIA). The mode needs no optional
 // feature (the atomic put takes SHADER_FLOAT32_ATOMIC where present).
 
-// Host twin: `Forward` in src/lower/fused.rs (layouts compared through naga). Indexed by counter
-// (rank * chunks + chunk), then the landed hops' inboxes (`land`); the last entry is the header:
-// off = pieces of all transfers and landed tiles, len = the
-// spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first window
-// (shaders/put/cas_windows.wgsl), op0 = whether GEMM workgroups help move pieces (`tile_done`). Where
-// the spares trigger the tiles' transfers, the spare pipeline is built with WATCH (`watch`).
+// Host twin: `Forward` in core/src/lower/fused/table.rs (layouts compared through naga). Indexed by
+// counter (rank * chunks + chunk), then the landed hops' inboxes (`land`). Where the spares trigger
+// the tiles' transfers, the spare pipeline is built with WATCH (`watch`).
 struct Forward {
     off: u32,
     len: u32,
@@ -83,16 +80,44 @@ struct Forward {
     g1: u32,
     // A landed chunk's inbox entry (past the chunks' counters; `land`): 1 + its landing state's first
     // word in `counters` (0: none), the counter of the chunk it lands in, and that chunk's tiles.
-    // The header: the GEMM's tile rows (BM, in `land`) and columns (BN, `into`), the output's
-    // columns (`tiles`) and the first inbox entry (`inboxes`; NONE: no chunk lands); its g0 is the
-    // GEMM's tile group (0: row-major tile order; gemm_coop.wgsl `GROUP`).
     land: u32,
     into: u32,
     tiles: u32,
     inboxes: u32,
 }
 
-@group(0) @binding(6) var<storage, read> fwd: array<Forward>;
+// What every entry shares, before them. Host twin: `ForwardHeader` in core/src/lower/fused/table.rs
+// (layouts compared through naga).
+struct ForwardHeader {
+    // Pieces of all transfers and landed tiles: the count at which every piece is done.
+    pieces: u32,
+    // The spares' poll budget.
+    polls: u32,
+    chunks_per_rank: u32,
+    // Elements of the output's first window (shaders/put/cas_windows.wgsl).
+    window: u32,
+    // Whether GEMM workgroups help move pieces (`tile_done`).
+    helping: u32,
+    // An idle spare's pause, in reads (0: none; `pause`).
+    pause: u32,
+    // The GEMM's tile rows (BM) and columns (BN), and the output's columns.
+    bm: u32,
+    bn: u32,
+    cols: u32,
+    // The first inbox entry (NONE: no chunk lands).
+    inboxes: u32,
+    // The GEMM's tile group (0: row-major tile order; gemm_coop.wgsl `GROUP`).
+    tile_group: u32,
+    // The progress log's first word in `counters` (0: none; `log_at`).
+    log_at: u32,
+}
+
+struct Table {
+    header: ForwardHeader,
+    entries: array<Forward>,
+}
+
+@group(0) @binding(6) var<storage, read> table: Table;
 
 const NONE: u32 = 0xffffffffu;
 const WG: u32 = 256u;
@@ -112,7 +137,7 @@ fn settle() {
 
 // Elements of the output's first window (the windowed puts' binding 0; the rest at binding 7).
 fn window() -> u32 {
-    return fwd[n_chunks()].at1;
+    return table.header.window;
 }
 
 // Reads the sink where it cannot matter (c is never NONE), so its stores are not dead.
@@ -122,43 +147,53 @@ fn sink_read(c: u32) -> bool {
 
 // Layout of `counters` past the chunk counters (nc of them; na = 2 nc actions, action 2c + which):
 // claims[na], done[na], armed[na] (the conditions met, a bit each), then tail, head, total pieces
-// done and spares
-// alive, then the live list (action + 1; 0 = published but not visible yet). Host twin:
-// `counter_words` in src/lower/fused.rs.
+// done and spares alive, then the live list (action + 1; 0 = published but not visible yet), then
+// the idle spares' pause words (`pause_at`). Where each starts, in nc words (`_NC`) or in words past
+// the tail; the host reads these constants through naga (core/src/lower/fused/counters.rs, compared
+// in src/reflect.rs).
+const CLAIMS_NC: u32 = 1u;
+const DONE_NC: u32 = 3u;
+const ARMED_NC: u32 = 5u;
+const TAIL_NC: u32 = 7u;
+const ALIVE_PAST_TAIL: u32 = 3u;
+const LIVE_PAST_TAIL: u32 = 4u;
+// The pause words: slots this many words apart (128 bytes), and this many slots.
+const PAUSE_STRIDE: u32 = 32u;
+const PAUSE_SLOTS: u32 = 64u;
 fn n_chunks() -> u32 {
-    return arrayLength(&fwd) - 1u;
+    return arrayLength(&table.entries);
 }
 fn claim_at(a: u32) -> u32 {
-    return n_chunks() + a;
+    return CLAIMS_NC * n_chunks() + a;
 }
 fn done_at(a: u32) -> u32 {
-    return 3u * n_chunks() + a;
+    return DONE_NC * n_chunks() + a;
 }
 fn armed_at(a: u32) -> u32 {
-    return 5u * n_chunks() + a;
+    return ARMED_NC * n_chunks() + a;
 }
 fn tail_at() -> u32 {
-    return 7u * n_chunks();
+    return TAIL_NC * n_chunks();
 }
 fn alive_at() -> u32 {
-    return 7u * n_chunks() + 3u;
+    return tail_at() + ALIVE_PAST_TAIL;
 }
 fn live_at(j: u32) -> u32 {
-    return 7u * n_chunks() + 4u + j;
+    return tail_at() + LIVE_PAST_TAIL + j;
 }
 fn chunks_per_rank() -> u32 {
-    return fwd[n_chunks()].at0;
+    return table.header.chunks_per_rank;
 }
 
 // The progress log, fused mode's timeline at chunk grain (src/modes/fused.rs): WGSL has no clock, so
-// time is told by the work done. Where the header's g1 is not 0 (a timeline was asked for), the
-// counters from word g1 hold the clock (tiles stored plus transfer pieces moved so far, by every
+// time is told by the work done. Where the header's log_at is not 0 (a timeline was asked for), the
+// counters from word log_at hold the clock (tiles stored plus transfer pieces moved so far, by every
 // workgroup of the pass), then the clock when each counter's chunk had all its tiles (its entry's
 // `tiles`), when each action's first piece was claimed and when its last piece ended (0: not seen),
-// then each counter's value as the watchers last saw it (`log_seen`). Where g1 is 0 nothing is
-// written. Host twin: `ProgressLog` in src/lower/fused/table.rs.
+// then each counter's value as the watchers last saw it (`log_seen`). Where log_at is 0 nothing is
+// written. Host twin: `ProgressLog` in core/src/lower/fused/table.rs.
 fn log_at() -> u32 {
-    return fwd[n_chunks()].g1;
+    return table.header.log_at;
 }
 
 // One unit of work done (a tile stored or a piece moved), by the invocation that counts it.
@@ -185,7 +220,7 @@ fn log_mark(slot: u32) {
 // T3's trigger learns of a chunk when its tracker is read.
 fn log_seen(c: u32, v: u32) {
     let at = log_at();
-    let f = fwd[c];
+    let f = table.entries[c];
     if (at != 0u && f.land == 0u) {
         let before = atomicMax(&counters[at + 1u + 5u * n_chunks() + c], v);
         if (v > before && before < f.tiles) {
@@ -199,7 +234,7 @@ fn log_seen(c: u32, v: u32) {
 
 // Action a's destination counter, op and pieces.
 fn action(a: u32) -> vec3<u32> {
-    let f = fwd[a / 2u];
+    let f = table.entries[a / 2u];
     if ((a & 1u) == 1u) {
         return vec3<u32>(f.to1, f.op1, f.pc1);
     }
@@ -217,7 +252,7 @@ fn needs(gate: u32) -> u32 {
 }
 
 // Pipeline-overridable: true only in the spare pipeline of fused mode whose spares are the trigger
-// (`watch`, src/lower/fused.rs `Trigger::Spares`); every pipeline of the triggering epilogue keeps
+// (`watch`, core/src/config/fused.rs `Trigger::Spares`); every pipeline of the triggering epilogue keeps
 // the count below, as it was before the watchers (built with the watchers' bits, the f32 fused GEMM
 // does not finish on the H100).
 override WATCH: bool = false;
@@ -263,7 +298,7 @@ fn bump(c: u32, t: u32) {
             // `arm_at`'s tests written out as they were before the watchers: built with `arm_at` and
             // the watchers' bits, the triggering epilogue's f32 pipeline does not finish on the
             // H100 (which of the two is to blame is not known).
-            let f = fwd[c];
+            let f = table.entries[c];
             if (v == f.tiles && f.land == 0u) {
                 log_mark(c);
             }
@@ -275,7 +310,7 @@ fn bump(c: u32, t: u32) {
             }
             let nch = chunks_per_rank();
             for (var q = c % nch; q < n_chunks(); q += nch) {
-                let g = fwd[q];
+                let g = table.entries[q];
                 if (g.to0 == c && g.g0 == v) {
                     arm(2u * q, GATE, SOURCE | GATE);
                 }
@@ -292,7 +327,7 @@ fn bump(c: u32, t: u32) {
 // so the gates are looked for there). `reached`: every value up to v (a watching spare, which sees
 // the counter, not each increment), else v alone (the increment that made it).
 fn arm_at(c: u32, v: u32, reached: bool) {
-    let f = fwd[c];
+    let f = table.entries[c];
     if (f.to0 != NONE && (v == f.at0 || (reached && v > f.at0))) {
         arm(2u * c, SOURCE, needs(f.g0));
     }
@@ -301,7 +336,7 @@ fn arm_at(c: u32, v: u32, reached: bool) {
     }
     let nch = chunks_per_rank();
     for (var q = c % nch; q < n_chunks(); q += nch) {
-        let g = fwd[q];
+        let g = table.entries[q];
         if (g.to0 == c && g.g0 != 0u && (g.g0 == v || (reached && v > g.g0))) {
             arm(2u * q, GATE, SOURCE | GATE);
         }
@@ -321,7 +356,7 @@ fn arm_at(c: u32, v: u32, reached: bool) {
 // arrived and that slot is filled, adds the inbox's part of that tile into it (the only write of
 // that tile after its store: the gate's exclusivity, tile by tile), and counts it; the add that
 // completes the chunk bumps its counter, as the hop's last piece did. Landing state: claimed
-// slots, landed tiles, then a slot per tile (host twin: `landing` in src/lower/fused.rs). Nothing
+// slots, landed tiles, then a slot per tile (host twin: `landing` in core/src/lower/fused/table.rs). Nothing
 // waits: a slot not filled yet is claimed in a later round, and every tile is stored without
 // waiting, so every landing is claimed (the finisher, after the GEMM, at the latest).
 var<workgroup> wg_land: vec2<u32>;
@@ -331,9 +366,9 @@ var<workgroup> wg_land: vec2<u32>;
 fn land_claim(t: u32) -> vec2<u32> {
     if (t == 0u) {
         wg_land = vec2<u32>(NONE, 0u);
-        let first = fwd[n_chunks()].inboxes;
+        let first = table.header.inboxes;
         for (var i = min(first, n_chunks()); i < n_chunks(); i++) {
-            let f = fwd[i];
+            let f = table.entries[i];
             if (atomicLoad(&counters[i]) == 0u) {
                 continue;
             }
@@ -352,31 +387,31 @@ fn land_claim(t: u32) -> vec2<u32> {
 
 // Adds inbox entry i's part of the tile in slot k into the chunk it lands in, counts it, and bumps
 // the chunk's counter with the chunk's last tile. Slot k is the chunk's k-th tile in the GEMM's
-// issue order: row-major over the chunk's tiles, or where the header's g0 (GROUP) is not 0 the
+// issue order: row-major over the chunk's tiles, or where the header's tile_group (GROUP) is not 0 the
 // cooperative kernel's grouped order (gemm_coop.wgsl `grouped`, the same arithmetic).
 fn land_tile(i: u32, k: u32, t: u32) {
-    let f = fwd[i];
-    let h = fwd[n_chunks()];
+    let f = table.entries[i];
+    let h = table.header;
     let s = f.land - 1u;
     storageBarrier();
-    let bm = h.land;
-    let bn = h.into;
-    let n = h.tiles;
+    let bm = h.bm;
+    let bn = h.bn;
+    let n = h.cols;
     let per_row = (n + bn - 1u) / bn;
     let chunk_rows = f.len / n;
     var r0 = (k / per_row) * bm;
     var c0 = (k % per_row) * bn;
-    if (h.g0 != 0u) {
-        let span = h.g0 * per_row;
-        let first = (k / span) * h.g0;
-        let tall = min((chunk_rows + bm - 1u) / bm - first, h.g0);
+    if (h.tile_group != 0u) {
+        let span = h.tile_group * per_row;
+        let first = (k / span) * h.tile_group;
+        let tall = min((chunk_rows + bm - 1u) / bm - first, h.tile_group);
         let j = k % span;
         r0 = (first + j % tall) * bm;
         c0 = (j / tall) * bn;
     }
     let rows = min(r0 + bm, chunk_rows) - r0;
     let cols = min(c0 + bn, n) - c0;
-    let d = fwd[f.into].off + r0 * n + c0;
+    let d = table.entries[f.into].off + r0 * n + c0;
     let src = f.off + r0 * n + c0;
     if (((d | src | n | cols) & 3u) == 0u) {
         let w4 = cols >> 2u;
@@ -506,9 +541,9 @@ fn lane_step(i: u32, stride: u32) -> u32 {
 // vec4s: every preset; else 4-byte elements), then counts it; the last piece bumps the destination counter (which may publish the
 // next transfer).
 fn do_piece(a: u32, k: u32, t: u32) {
-    let f = fwd[a / 2u];
+    let f = table.entries[a / 2u];
     let act = action(a);
-    let d = fwd[act.x].off;
+    let d = table.entries[act.x].off;
     let stride = act.z * WG;
     storageBarrier();
     if (((f.off | d | f.len) & 3u) == 0u) {
@@ -557,21 +592,20 @@ fn help(t: u32) -> bool {
     return moved;
 }
 
-// Where spare `slot`'s pause reads (host twin: `PAUSE_WORDS` in src/lower/fused.rs): past the live
-// list, 64 words of their own 128 bytes apart, so that the pauses of many spares do not all queue at
-// one L2 slice.
+// Where spare `slot`'s pause reads: past the live list (2 nc entries), PAUSE_SLOTS words of their own
+// PAUSE_STRIDE words apart, so that the pauses of many spares do not all queue at one L2 slice.
 fn pause_at(slot: u32) -> u32 {
-    return 9u * n_chunks() + 4u + (slot % 64u) * 32u;
+    return live_at(2u * n_chunks()) + (slot % PAUSE_SLOTS) * PAUSE_STRIDE;
 }
 
-// An idle spare's pause between polls (the header's pc0 reads; 0: none): invocation 0 reads a word
+// An idle spare's pause between polls (the header's `pause` reads; 0: none): invocation 0 reads a word
 // nobody writes (0), each read's address the word's plus the previous read's value capped at 1, so
 // the reads are dependent and each waits out a round trip to the point of coherence (atomics bypass
 // a non-coherent L1) while issuing one instruction; the rest of the workgroup waits at the barrier.
 // A pause that computes takes the GEMM's issue slots instead, and slows it. The
 // value is folded into `seen`, so the reads are not dead.
 fn pause(t: u32, slot: u32) {
-    let n = fwd[n_chunks()].pc0;
+    let n = table.header.pause;
     if (t == 0u) {
         let at = pause_at(slot);
         var v = 0u;
@@ -583,9 +617,9 @@ fn pause(t: u32, slot: u32) {
     workgroupBarrier();
 }
 
-// After a tile's bump: the GEMM workgroup helps (header op0 = 0), never does (1: the spares run after
+// After a tile's bump: the GEMM workgroup helps (the header's `helping` = 0), never does (1: the spares run after
 // the GEMM and move every piece), or helps only while no spare is alive (2: the spares run beside it,
-// src/lower/fused.rs `Help::Idle`). Why 2 leaves no published piece behind: a publisher reads the
+// core/src/config/fused.rs `Help::Idle`). Why 2 leaves no published piece behind: a publisher reads the
 // alive count with an atomic read-modify-write after a device-scope barrier that follows its
 // publication (`bump`); a spare takes itself off the count with one before a barrier and a last
 // `help`. The two read-modify-writes are ordered on the one word: if the publisher's comes first it
@@ -598,7 +632,7 @@ fn tile_done(counter: u32, t: u32) {
         log_tick();
     }
     bump(counter, t);
-    let helping = fwd[n_chunks()].op0;
+    let helping = table.header.helping;
     if (helping == 0u) {
         help(t);
     } else if (helping == 2u) {
@@ -617,19 +651,19 @@ fn tile_done(counter: u32, t: u32) {
 // is spent (bounded: see the top of this file), then leaves the count and helps once more (see
 // `tile_done`). An idle round is followed by a pause (`pause`; `slot`: the spare's index).
 fn spare_wg(t: u32, slot: u32) {
-    let h = fwd[n_chunks()];
+    let h = table.header;
     if (t == 0u) {
         atomicAdd(&counters[alive_at()], 1u);
     }
-    for (var polls = 0u; polls < h.len; polls++) {
+    for (var polls = 0u; polls < h.polls; polls++) {
         let moved = spare_round(t);
         if (t == 0u) {
             wg_act = atomicLoad(&counters[tail_at() + 2u]);
         }
-        if (workgroupUniformLoad(&wg_act) >= h.off) {
+        if (workgroupUniformLoad(&wg_act) >= h.pieces) {
             break;
         }
-        if (!moved && h.pc0 != 0u) {
+        if (!moved && h.pause != 0u) {
             pause(t, slot);
         }
     }

@@ -26,7 +26,7 @@ struct GemmParams {
     dispatch_x: u32,
     // First element of B's second window (fused mode's packed B, shaders/operands/*_b2.wgsl).
     b_split: u32,
-    // A persistent grid (src/lower, `--gemm-grid`): this many workgroups compute, each taking tiles
+    // A persistent grid (core/src/lower, `--gemm-grid`): this many workgroups compute, each taking tiles
     // w, w + grid_wg, ... so the GEMM stays resident on that many SMs and leaves the others to the
     // steps of its pass; 0: one workgroup per tile.
     grid_wg: u32,
@@ -107,7 +107,7 @@ fn put_one(row: u32, col: u32, v: f32, job: Job) {
 
 // After `tile_done` (whose barrier releases the tile's stores): a tile of a landed chunk marks its
 // slot of the landing state stored (slots in issue order, so the spares that land the chunk take
-// the tiles about as they complete; they know the kernel's tile order, src/lower/fused.rs). Only
+// the tiles about as they complete; they know the kernel's tile order, core/src/lower/fused.rs). Only
 // invocation 0, from what it kept in workgroup memory at `tile_of`, so that nothing stays live
 // across the K loop: a register more takes the room of the SIMT kernel's spares beside it.
 fn tile_landed(t: u32) {

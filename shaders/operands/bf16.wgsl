@@ -1,5 +1,5 @@
 // Operands A and B as bf16 (`--dtype bf16`): the top 16 bits of an f32, two to a u32, element 2i in
-// the low half (little-endian, as src/shapes.rs `Dtype::encode` packs them). Widening is a shift, so
+// the low half (little-endian, as core/src/shapes.rs `Dtype::encode` packs them). Widening is a shift, so
 // the SIMT kernel multiplies exactly the f32 the host rounded to; no shader feature is needed.
 // B's words come from `b_word` (bf16_b.wgsl: one binding; bf16_b2.wgsl: two windows).
 @group(0) @binding(2) var<storage, read> a: array<u32>;

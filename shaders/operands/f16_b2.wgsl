@@ -1,5 +1,5 @@
 // B as two windows of one buffer, vec4<f16> words (fused mode: every rank's B packed may exceed one
-// binding). Words from element `p.b_split` on (a multiple of 64 elements: src/lower/fused.rs) are in
+// binding). Words from element `p.b_split` on (a multiple of 64 elements: core/src/lower/fused.rs) are in
 // the second window. Every load of a workgroup is of one rank's B, so the branch is uniform; it
 // still slows the f16 fused GEMM markedly, hence B_WINDOWS.
 enable f16;

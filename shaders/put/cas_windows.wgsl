@@ -3,7 +3,7 @@
 // adapter's max_storage_buffer_binding_size (2 GiB on NVIDIA) and fused mode's packed output of every
 // rank exceeds it on the GPT-3 presets. w comes from the header of the forward table
 // (shaders/epilogue/fused.wgsl, the only epilogue this put is composed with: src/compositions.rs) as
-// lowering chose it (`fused_window` in src/lower/fused.rs); where the output fits one window, binding
+// lowering chose it (`fused_window` in core/src/lower/fused/packing.rs); where the output fits one window, binding
 // 7 is a small range never read. Fused mode's epilogue reads and writes bits through `load_bits` /
 // `store_bits`.
 // Copies are exchanges whose results fold into `seen` (see atomic_windows.wgsl for why); a CAS

@@ -1,5 +1,5 @@
 // put = plain (non-atomic) stores into an output bound as two windows of one buffer (fused mode's
-// packed output of every rank, which may exceed one binding: src/lower/fused.rs `windows`), split at
+// packed output of every rank, which may exceed one binding: core/src/lower/fused/packing.rs `windows`), split at
 // element `p.c_split` (a multiple of 64: the window is whole 256-byte blocks). Only the watched GEMM
 // writes through it (epilogue/watched.wgsl, `T3_FUSED_TRIGGER=spares`): it stores tiles as the
 // tracked GEMM does, 16 bytes at a time, and never reads the output; the spares that move what it

@@ -4,7 +4,7 @@
 //! a chunk, a GEMM tile's or an incoming transfer's, publishes that chunk's transfer on a device-side
 //! queue, split into the link's pieces, which any workgroup claims and performs with update
 //! semantics (shaders/epilogue/fused.wgsl). Nothing waits on another workgroup. The packing and the
-//! variants (`--fused`) are lowered in src/lower/fused.rs. Its timeline is at chunk grain where the
+//! variants (`--fused`) are lowered in core/src/lower/fused.rs. Its timeline is at chunk grain where the
 //! progress log is kept (src/modes/progress.rs), else one bar per rank.
 
 use super::progress::{chunk_grain, ChunkGrain, MAX_GAP};
@@ -76,7 +76,7 @@ impl Mode for Fused {
 
 /// The progress log's words placed on [start, end] (µs), where the lowering keeps a log: those of
 /// the first run (the check, before any timed run), read back after it, which then turns the log
-/// off (the header's g1 to 0), so that every later run, the timed ones among them, runs without it.
+/// off (the header's `log_at` to 0), so that every later run, the timed ones among them, runs without it.
 fn progress(sys: &mut System, span: (f64, f64)) -> Result<Option<ChunkGrain>> {
     let ranks = sys.config.ranks;
     let part = &mut sys.parts[0];

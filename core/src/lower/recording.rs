@@ -1,11 +1,11 @@
 //! Recordings: GPU work as data, over handles the executor resolves (the ranks' buffers and its
 //! pooled ones), with no wgpu type in them: what lowering produces and the executor encodes.
 
-use crate::gather::GatherParams;
-use crate::gemm::{GemmParams, StoreMode};
+use crate::kernels::gather::GatherParams;
+use crate::kernels::gemm::{GemmParams, StoreMode};
+use crate::kernels::step::StepParams;
+use crate::kernels::Put;
 use crate::plan::Loc;
-use crate::shaders::Put;
-use crate::steps::StepParams;
 
 /// Which device a recording runs on (one today; the real-peers work adds more).
 pub type DeviceId = usize;

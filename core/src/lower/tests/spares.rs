@@ -7,7 +7,9 @@ use super::*;
 #[test]
 fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {
     let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Epilogue);
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning)
+        .unwrap()
+        .recording;
     let pass = rec.passes().next().unwrap();
     let [gemm, spares] = pass.dispatches[..] else {
         panic!("{:?}", pass.dispatches)
@@ -77,7 +79,9 @@ fn fused_spares_first_watch_the_tracked_gemm_per_stage_and_run_of_ranks_through_
         window: Some(window as u32),
         ..tuning
     };
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, first).unwrap();
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, first)
+        .unwrap()
+        .recording;
     let pass = rec.passes().next().unwrap();
     let d = &pass.dispatches;
     let spares = d[0];
@@ -143,7 +147,8 @@ fn fused_spares_first_watch_the_tracked_gemm_per_stage_and_run_of_ranks_through_
         let Some(Buffer::Pool(t)) = b.resources[5].buffer() else {
             panic!("job table")
         };
-        let table: &[crate::gemm::Job] = bytemuck::cast_slice(l.pool[t].init.as_ref().unwrap());
+        let table: &[crate::kernels::gemm::Job] =
+            bytemuck::cast_slice(l.pool[t].init.as_ref().unwrap());
         let jobs = &table[p.job_base as usize..(p.job_base + p.n_jobs) as usize];
         // One stage, one run of ranks, in stagger order; workgroups numbered from 0 in the
         // dispatch; every row stored inside the dispatch's window at the rank's place.
@@ -195,7 +200,9 @@ fn fused_spares_first_watch_the_tracked_gemm_per_stage_and_run_of_ranks_through_
 #[test]
 fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them() {
     let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Spares);
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning)
+        .unwrap()
+        .recording;
     let pass = rec.passes().next().unwrap();
     let [gemm, spares, finisher] = pass.dispatches[..] else {
         panic!("{:?}", pass.dispatches)
@@ -233,7 +240,9 @@ fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them(
         spares: Some(0),
         ..tuning
     };
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, alone).unwrap();
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, alone)
+        .unwrap()
+        .recording;
     let pass = rec.passes().next().unwrap();
     let [_, finisher] = pass.dispatches[..] else {
         panic!("{:?}", pass.dispatches)

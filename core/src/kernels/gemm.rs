@@ -1,5 +1,5 @@
 //! What the GEMM kernels read, as the host lays it out: the tile bounds operands are padded to, the
-//! params block, and the padding of A and B in their buffers.
+//! params block, the job table's entries, the padding of A and B in their buffers, and the store modes.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -134,4 +134,37 @@ fn pad(v: &[f32], cols: usize, ld: usize, rows: usize) -> Vec<f32> {
         dst[..cols].copy_from_slice(src);
     }
     out
+}
+
+/// `Job` in shaders/gemm/jobs.wgsl (layout checked as `GemmParams`'s). One chunk's tiles: rows [row0, row1),
+/// first linear workgroup `wg_start`, tracker counter index `counter`; output row r is stored at
+/// `c_off + (r - c_row_base) * ldc` and reads A row `a_off + (r - a_row_base) * lda`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct Job {
+    pub row0: u32,
+    pub row1: u32,
+    pub wg_start: u32,
+    pub counter: u32,
+    pub a_off: u32,
+    pub b_off: u32,
+    pub c_off: u32,
+    pub a_row_base: u32,
+    pub c_row_base: u32,
+    /// Fused mode's landed chunk: 1 + the first word of its landing state in the counters, where
+    /// each tile records itself once stored (0: not landed; core/src/lower/fused/table.rs `landing`).
+    pub land: u32,
+    pub _pad: [u32; 2],
+}
+
+/// How the GEMM writes its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreMode {
+    /// Plain stores.
+    Store,
+    /// Accumulate into the output (update semantics: f32 atomic add, or the CAS fallback).
+    Update,
+    /// Plain stores with the tracker epilogue compiled out (the baseline of tracker overhead).
+    Untracked,
 }

@@ -192,6 +192,19 @@ impl Schedule {
     }
 
     /// Number of GEMM production stages.
+    /// Every rank's GEMM of every chunk as (stage, rank, chunk), stage by stage (then rank, then
+    /// chunk): the order GEMM work is issued in.
+    pub fn staggered(&self) -> Vec<(usize, usize, usize)> {
+        let mut order: Vec<(usize, usize, usize)> = self
+            .production
+            .iter()
+            .enumerate()
+            .flat_map(|(p, prod)| prod.iter().map(move |&(s, x)| (s, p, x)))
+            .collect();
+        order.sort();
+        order
+    }
+
     pub fn gemm_stages(&self) -> usize {
         self.production
             .iter()

@@ -85,13 +85,14 @@ fn fused_header_carries_the_pause_and_auto_spares_follow_the_busiest_transfer_al
         pause: 77,
         ..tuning
     };
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
-    let fwd: Vec<crate::lower::fused::Forward> = uploaded(&l, "fused forward table");
-    let header = fwd.last().unwrap();
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning)
+        .unwrap()
+        .recording;
+    let (header, _) = table(&l);
     assert_eq!(
-        (header.pc0, header.len),
+        (header.pause, header.polls),
         (77, tuning.polls),
-        "the header's pc0 is the idle spares' pause"
+        "the header carries the idle spares' pause"
     );
     // Every spare dispatch (beside the GEMM, and the finisher) is ranks x the busiest transfer's
     // pieces: the header's pause is not a transfer's pieces.
@@ -118,34 +119,43 @@ fn uploaded<T: bytemuck::Pod>(l: &Lowered, label: &str) -> Vec<T> {
     bytemuck::pod_collect_to_vec(&bytes)
 }
 
+/// The forward table one fused lowering uploads: its header, then its entries.
+fn table(l: &Lowered) -> (crate::lower::ForwardHeader, Vec<crate::lower::Forward>) {
+    let bytes: Vec<u8> = uploaded(l, "fused forward table");
+    let (header, entries) = bytes.split_at(std::mem::size_of::<crate::lower::ForwardHeader>());
+    (
+        bytemuck::pod_read_unaligned(header),
+        bytemuck::pod_collect_to_vec(entries),
+    )
+}
+
 #[test]
 fn fused_last_hops_land_in_inboxes_tile_by_tile() {
-    use crate::lower::fused::Forward;
     let (c, plan, ch, s, mut l, tuning) = own_spares(crate::lower::fused::Trigger::Spares);
     let landing = crate::lower::fused::FusedTuning {
         pieces: Some(2),
         land: true,
         ..tuning
     };
-    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, landing).unwrap();
-    let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
-    let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
+    let fused = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, landing).unwrap();
+    let rec = fused.recording;
+    let (header, fwd) = table(&l);
+    let jobs: Vec<crate::kernels::gemm::Job> = uploaded(&l, "fused jobs");
     let (m, n, nch) = (c.shape.m, c.shape.n, ch.count());
     let chunks = c.ranks * nch;
-    let header = fwd.last().unwrap();
     assert_eq!(
         (
             header.inboxes as usize,
-            header.land,
-            header.into,
-            header.tiles,
-            header.g0
+            header.bm,
+            header.bn,
+            header.cols,
+            header.tile_group
         ),
         (chunks, 128, 128, n as u32, 0),
         "the header: the first inbox, BM, BN, the output's columns, the tile order"
     );
     // One inbox per rank and chunk of its own shard (2 per rank): the ring's last hops.
-    let inboxes = &fwd[chunks..fwd.len() - 1];
+    let inboxes = &fwd[chunks..];
     assert_eq!(inboxes.len(), c.ranks * c.chunks);
     let counters = |label: &str| {
         l.pool
@@ -191,7 +201,7 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
     assert_eq!(jobs.iter().filter(|j| j.land != 0).count(), inboxes.len());
     // Inboxes past every rank's output, landing states inside the counters, none overlapping.
     for (v, lo, hi) in [
-        (&mut states, 9 * fwd.len() as u32, words),
+        (&mut states, 9 * (fwd.len() as u32 + 1), words),
         (&mut regions, (c.ranks * m * n) as u32, u32::MAX),
     ] {
         v.sort();
@@ -207,11 +217,11 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
         .map(|a| a.1)
         .sum();
     let tiles: u32 = inboxes.iter().map(|b| b.tiles).sum();
-    assert_eq!(header.off, pieces + tiles);
+    assert_eq!(header.pieces, pieces + tiles);
     // The report's bytes: each landed hop writes its inbox and the landing reads it, 2 chunks more
     // than the reduce it replaces.
     let own: u64 = inboxes.iter().map(|b| u64::from(b.len) * 4).sum();
-    assert_eq!(l.fused_extra_bytes, 2 * own);
+    assert_eq!(fused.extra_bytes, 2 * own);
     // The spares that watch land; the pipeline is built with LAND.
     assert!(rec
         .passes()
@@ -238,13 +248,13 @@ fn fused_last_hops_land_in_inboxes_tile_by_tile() {
             trigger,
             ..landing
         };
-        crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
-        let fwd: Vec<Forward> = uploaded(&l, "fused forward table");
-        let jobs: Vec<crate::gemm::Job> = uploaded(&l, "fused jobs");
-        assert_eq!(fwd.len(), chunks + 1, "{collective:?} land {land}");
-        assert_eq!(fwd.last().unwrap().inboxes, u32::MAX);
+        let fused = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, t).unwrap();
+        let (header, fwd) = table(&l);
+        let jobs: Vec<crate::kernels::gemm::Job> = uploaded(&l, "fused jobs");
+        assert_eq!(fwd.len(), chunks, "{collective:?} land {land}");
+        assert_eq!(header.inboxes, u32::MAX);
         assert!(jobs.iter().all(|j| j.land == 0));
-        assert_eq!(l.fused_extra_bytes, 0);
+        assert_eq!(fused.extra_bytes, 0);
     }
 }
 
@@ -255,10 +265,11 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
         crate::lower::fused::Trigger::Epilogue,
     ] {
         let (c, plan, ch, s, mut l, tuning) = own_spares(trigger);
-        let rec =
+        let fused =
             crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, tuning).unwrap();
+        let rec = fused.recording;
         let mode_gemm = rec.passes().next().unwrap().dispatches[0];
-        let own: Vec<&Pass> = l.fused_sequential.passes().collect();
+        let own: Vec<&Pass> = fused.sequential.passes().collect();
         let [gemm, transfers] = own[..] else {
             panic!("{own:?}")
         };
@@ -304,15 +315,16 @@ fn fused_modes_own_sequential_run_is_its_gemm_then_its_transfers_on_the_same_buf
                 .cloned()
                 .collect::<Vec<_>>()
         };
-        assert_eq!(copies(&l.fused_sequential), copies(&rec));
+        assert_eq!(copies(&fused.sequential), copies(&rec));
         // Spares in the GEMM's dispatch are GEMM workgroups: the finisher gets the auto count.
         let in_gemm = crate::lower::fused::FusedTuning {
             spare_dispatch: crate::lower::fused::SpareDispatch::Gemm,
             help: crate::lower::fused::Help::Always,
             ..tuning
         };
-        crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, in_gemm).unwrap();
-        let auto = l.fused_sequential.passes().nth(1).unwrap().dispatches[0];
+        let in_gemm =
+            crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, in_gemm).unwrap();
+        let auto = in_gemm.sequential.passes().nth(1).unwrap().dispatches[0];
         assert!(
             auto.workgroups >= c.ranks as u32 && auto.workgroups != 5,
             "{auto:?}"

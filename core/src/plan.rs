@@ -138,49 +138,6 @@ pub fn key(l: Loc) -> LocKey {
     format!("r{}/c{}/{:?}", l.rank, l.chunk, l.buf)
 }
 
-/// Each op's dependencies from buffer accesses in program order (read-after-write, write-after-write,
-/// write-after-read), its mark, done slot and level; returns every tracker's final count and the done
-/// slots it holds.
-fn order(ops: &mut [PlanOp]) -> (HashMap<Loc, u32>, HashMap<Loc, u32>) {
-    let mut last_writer: HashMap<Loc, usize> = HashMap::new();
-    let mut readers: HashMap<Loc, Vec<usize>> = HashMap::new();
-    let mut counter: HashMap<Loc, u32> = HashMap::new();
-    let mut slots: HashMap<Loc, u32> = HashMap::new();
-    for i in 0..ops.len() {
-        let reads: Vec<Loc> = match ops[i].kind {
-            Kind::Gemm => vec![],
-            Kind::Copy { src } | Kind::Reduce { src } => {
-                std::iter::once(src).chain(ops[i].acc).collect()
-            }
-        };
-        let dst = ops[i].dst;
-        let mut deps = Vec::new();
-        for s in &reads {
-            deps.extend(last_writer.get(s).copied());
-        }
-        // A reduce reads its destination too; every write orders after the last writer and readers.
-        deps.extend(last_writer.get(&dst).copied());
-        deps.extend(readers.remove(&dst).unwrap_or_default());
-        deps.sort();
-        deps.dedup();
-        for s in reads {
-            readers.entry(s).or_default().push(i);
-        }
-        last_writer.insert(dst, i);
-        let c = counter.entry(dst).or_insert(0);
-        *c += ops[i].bumps;
-        ops[i].mark = *c;
-        if ops[i].kind != Kind::Gemm {
-            let sl = slots.entry(dst).or_insert(0);
-            *sl += 1;
-            ops[i].done_slot = *sl;
-            ops[i].level = deps.iter().map(|&d| ops[d].level + 1).max().unwrap_or(0);
-        }
-        ops[i].deps = deps;
-    }
-    (counter, slots)
-}
-
 impl Plan {
     /// The plan of `schedule` on `chunking` for outputs `n` wide, the GEMM's tiles `tile_n` wide.
     pub fn new(
@@ -190,115 +147,8 @@ impl Plan {
         tile_n: usize,
         via: ReduceVia,
     ) -> Plan {
-        let out = |rank, chunk| Loc {
-            rank,
-            chunk,
-            buf: Buf::Out,
-        };
-        let mut ops: Vec<PlanOp> = Vec::new();
-        let elems = |x: usize| (chunking.rows(x).len() * n) as u64;
-        let mut gemms: Vec<(usize, usize, usize)> = schedule
-            .production
-            .iter()
-            .enumerate()
-            .flat_map(|(p, prod)| prod.iter().map(move |&(s, x)| (s, p, x)))
-            .collect();
-        gemms.sort();
-        for (s, p, x) in gemms {
-            ops.push(PlanOp {
-                kind: Kind::Gemm,
-                dst: out(p, x),
-                acc: None,
-                stage: s,
-                step: None,
-                deps: vec![],
-                bumps: tiles(chunking.rows(x).len(), n, tile_n) as u32,
-                mark: 0,
-                done_slot: 0,
-                elems: elems(x),
-                bytes: 0,
-                level: s,
-            });
-        }
-        let inbox = |l: Loc| Loc {
-            buf: Buf::Inbox,
-            ..l
-        };
-        // Forwarding: which (rank, chunk) inboxes hold a partial sum not yet added to anything.
-        let mut pending: Vec<(usize, usize)> = Vec::new();
-        let forward = via == ReduceVia::Forward
-            && schedule.collective != crate::schedule::Collective::DirectReduceScatter;
-        let last_stage = schedule.steps.iter().map(|s| s.stage).max().unwrap_or(0);
-        let materialize = |r: usize, x: usize, stage: usize, step: Option<usize>| PlanOp {
-            kind: Kind::Reduce {
-                src: inbox(out(r, x)),
-            },
-            dst: out(r, x),
-            acc: None,
-            stage,
-            step,
-            deps: vec![],
-            bumps: 1,
-            mark: 0,
-            done_slot: 0,
-            elems: elems(x),
-            bytes: 12 * elems(x),
-            level: 0,
-        };
-        for (i, st) in schedule.steps.iter().enumerate() {
-            let e = elems(st.chunk);
-            let step_op = |kind, dst, bytes| PlanOp {
-                kind,
-                dst,
-                acc: None,
-                stage: st.stage,
-                step: Some(i),
-                deps: vec![],
-                bumps: 1,
-                mark: 0,
-                done_slot: 0,
-                elems: e,
-                bytes,
-                level: 0,
-            };
-            let src = out(st.src, st.chunk);
-            let dst = out(st.dst, st.chunk);
-            let key_src = (st.src, st.chunk);
-            if forward && st.op == Op::Copy {
-                // A finished chunk is copied on: first add in what its inbox still holds.
-                if let Some(k) = pending.iter().position(|&p| p == key_src) {
-                    pending.remove(k);
-                    ops.push(materialize(st.src, st.chunk, st.stage, Some(i)));
-                }
-            }
-            match (st.op, via) {
-                (Op::Copy, _) => ops.push(step_op(Kind::Copy { src }, dst, 8 * e)),
-                (Op::Reduce, ReduceVia::Forward) if forward => {
-                    let mut op = step_op(Kind::Copy { src }, inbox(dst), 8 * e);
-                    if let Some(k) = pending.iter().position(|&p| p == key_src) {
-                        pending.remove(k);
-                        op.acc = Some(inbox(src));
-                        op.bytes = 12 * e;
-                    }
-                    ops.push(op);
-                    pending.push((st.dst, st.chunk));
-                }
-                (Op::Reduce, ReduceVia::Update | ReduceVia::Forward) => {
-                    ops.push(step_op(Kind::Reduce { src }, dst, 12 * e))
-                }
-                (Op::Reduce, ReduceVia::Land) => {
-                    let inbox = Loc {
-                        buf: Buf::Inbox,
-                        ..dst
-                    };
-                    ops.push(step_op(Kind::Copy { src }, inbox, 8 * e));
-                    ops.push(step_op(Kind::Reduce { src: inbox }, dst, 12 * e));
-                }
-            }
-        }
-        for (r, x) in pending {
-            ops.push(materialize(r, x, last_stage + 1, None));
-        }
+        let mut ops = gemm_ops(schedule, chunking, n, tile_n);
+        ops.extend(step_ops(schedule, chunking, n, via));
         let (counter, slots) = order(&mut ops);
         let levels = ops.iter().map(|o| o.level + 1).max().unwrap_or(0);
         Plan {
@@ -361,6 +211,168 @@ impl Plan {
         v.dedup();
         v
     }
+}
+
+/// The output of `rank`'s `chunk`.
+fn out(rank: usize, chunk: usize) -> Loc {
+    Loc {
+        rank,
+        chunk,
+        buf: Buf::Out,
+    }
+}
+
+/// Every rank's GEMM of every chunk, in stage order: the first ops of every plan.
+fn gemm_ops(schedule: &Schedule, chunking: &Chunking, n: usize, tile_n: usize) -> Vec<PlanOp> {
+    let mut ops: Vec<PlanOp> = Vec::new();
+    let elems = |x: usize| (chunking.rows(x).len() * n) as u64;
+    for (s, p, x) in schedule.staggered() {
+        ops.push(PlanOp {
+            kind: Kind::Gemm,
+            dst: out(p, x),
+            acc: None,
+            stage: s,
+            step: None,
+            deps: vec![],
+            bumps: tiles(chunking.rows(x).len(), n, tile_n) as u32,
+            mark: 0,
+            done_slot: 0,
+            elems: elems(x),
+            bytes: 0,
+            level: s,
+        });
+    }
+    ops
+}
+
+/// The collective's steps as ops, in schedule order, as `via` realises a reduce (where forwarding,
+/// with the adds that materialise what the inboxes still hold).
+fn step_ops(schedule: &Schedule, chunking: &Chunking, n: usize, via: ReduceVia) -> Vec<PlanOp> {
+    let mut ops: Vec<PlanOp> = Vec::new();
+    let elems = |x: usize| (chunking.rows(x).len() * n) as u64;
+    let inbox = |l: Loc| Loc {
+        buf: Buf::Inbox,
+        ..l
+    };
+    // Forwarding: which (rank, chunk) inboxes hold a partial sum not yet added to anything.
+    let mut pending: Vec<(usize, usize)> = Vec::new();
+    let forward = via == ReduceVia::Forward
+        && schedule.collective != crate::schedule::Collective::DirectReduceScatter;
+    let last_stage = schedule.steps.iter().map(|s| s.stage).max().unwrap_or(0);
+    let materialize = |r: usize, x: usize, stage: usize, step: Option<usize>| PlanOp {
+        kind: Kind::Reduce {
+            src: inbox(out(r, x)),
+        },
+        dst: out(r, x),
+        acc: None,
+        stage,
+        step,
+        deps: vec![],
+        bumps: 1,
+        mark: 0,
+        done_slot: 0,
+        elems: elems(x),
+        bytes: 12 * elems(x),
+        level: 0,
+    };
+    for (i, st) in schedule.steps.iter().enumerate() {
+        let e = elems(st.chunk);
+        let step_op = |kind, dst, bytes| PlanOp {
+            kind,
+            dst,
+            acc: None,
+            stage: st.stage,
+            step: Some(i),
+            deps: vec![],
+            bumps: 1,
+            mark: 0,
+            done_slot: 0,
+            elems: e,
+            bytes,
+            level: 0,
+        };
+        let src = out(st.src, st.chunk);
+        let dst = out(st.dst, st.chunk);
+        let key_src = (st.src, st.chunk);
+        if forward && st.op == Op::Copy {
+            // A finished chunk is copied on: first add in what its inbox still holds.
+            if let Some(k) = pending.iter().position(|&p| p == key_src) {
+                pending.remove(k);
+                ops.push(materialize(st.src, st.chunk, st.stage, Some(i)));
+            }
+        }
+        match (st.op, via) {
+            (Op::Copy, _) => ops.push(step_op(Kind::Copy { src }, dst, 8 * e)),
+            (Op::Reduce, ReduceVia::Forward) if forward => {
+                let mut op = step_op(Kind::Copy { src }, inbox(dst), 8 * e);
+                if let Some(k) = pending.iter().position(|&p| p == key_src) {
+                    pending.remove(k);
+                    op.acc = Some(inbox(src));
+                    op.bytes = 12 * e;
+                }
+                ops.push(op);
+                pending.push((st.dst, st.chunk));
+            }
+            (Op::Reduce, ReduceVia::Update | ReduceVia::Forward) => {
+                ops.push(step_op(Kind::Reduce { src }, dst, 12 * e))
+            }
+            (Op::Reduce, ReduceVia::Land) => {
+                let inbox = Loc {
+                    buf: Buf::Inbox,
+                    ..dst
+                };
+                ops.push(step_op(Kind::Copy { src }, inbox, 8 * e));
+                ops.push(step_op(Kind::Reduce { src: inbox }, dst, 12 * e));
+            }
+        }
+    }
+    for (r, x) in pending {
+        ops.push(materialize(r, x, last_stage + 1, None));
+    }
+    ops
+}
+
+/// Each op's dependencies, tracker mark, done slot and level, from its accesses in program order.
+/// Returns each tracked buffer's final count and its done slots.
+fn order(ops: &mut [PlanOp]) -> (HashMap<Loc, u32>, HashMap<Loc, u32>) {
+    // Dependencies from accesses in program order.
+    let mut last_writer: HashMap<Loc, usize> = HashMap::new();
+    let mut readers: HashMap<Loc, Vec<usize>> = HashMap::new();
+    let mut counter: HashMap<Loc, u32> = HashMap::new();
+    let mut slots: HashMap<Loc, u32> = HashMap::new();
+    for i in 0..ops.len() {
+        let reads: Vec<Loc> = match ops[i].kind {
+            Kind::Gemm => vec![],
+            Kind::Copy { src } | Kind::Reduce { src } => {
+                std::iter::once(src).chain(ops[i].acc).collect()
+            }
+        };
+        let dst = ops[i].dst;
+        let mut deps = Vec::new();
+        for s in &reads {
+            deps.extend(last_writer.get(s).copied());
+        }
+        // A reduce reads its destination too; every write orders after the last writer and readers.
+        deps.extend(last_writer.get(&dst).copied());
+        deps.extend(readers.remove(&dst).unwrap_or_default());
+        deps.sort();
+        deps.dedup();
+        for s in reads {
+            readers.entry(s).or_default().push(i);
+        }
+        last_writer.insert(dst, i);
+        let c = counter.entry(dst).or_insert(0);
+        *c += ops[i].bumps;
+        ops[i].mark = *c;
+        if ops[i].kind != Kind::Gemm {
+            let sl = slots.entry(dst).or_insert(0);
+            *sl += 1;
+            ops[i].done_slot = *sl;
+            ops[i].level = deps.iter().map(|&d| ops[d].level + 1).max().unwrap_or(0);
+        }
+        ops[i].deps = deps;
+    }
+    (counter, slots)
 }
 
 #[cfg(test)]

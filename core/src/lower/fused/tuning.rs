@@ -7,7 +7,7 @@ use super::*;
 pub(super) const PIECE_PER_INVOCATION: usize = 16;
 
 /// Invocations of a spare workgroup of their own dispatch (shaders/spares.wgsl `INVOCATIONS`).
-pub(super) const SPARE_INVOCATIONS: u32 = 64;
+pub const SPARE_INVOCATIONS: u32 = 64;
 
 /// Spares a multiprocessor the GEMM leaves free holds at once: 2048 resident invocations (NVIDIA
 /// since Volta) of 64 each.

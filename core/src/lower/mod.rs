@@ -7,20 +7,22 @@
 mod fused;
 mod gather;
 mod links;
+mod ops;
 mod recording;
 
-pub use fused::{Forward, FusedLog, FusedTuning, ProgressLog};
+pub use fused::{
+    counters, Forward, ForwardHeader, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS,
+};
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
+pub use ops::{HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
 pub use recording::*;
 
-use crate::config::{Config, StepLead};
-use crate::gemm::{GemmParams, Job, Padding, StoreMode};
+use crate::config::Config;
+use crate::kernels::gemm::{Job, Padding, StoreMode};
 use crate::placement::Placement;
-use crate::plan::{Kind, Loc, Plan};
+use crate::plan::{Loc, Plan};
 use crate::schedule::{a_rows, Schedule};
-use crate::shaders::Put;
-use crate::shapes::{fold, tiles, Chunking};
-use crate::steps::{Link, StepParams};
+use crate::shapes::{tiles, Chunking};
 
 /// What lowering needs to know of the device and its GEMM kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +132,7 @@ pub struct Lowered {
     pub gather: Vec<usize>,
     /// `locs` in the order they are gathered: by the level of the first op that bumps each (at one
     /// level, a GEMM's before a step's), then rank, so one GEMM stage's trackers take neighbouring
-    /// slots (src/lower/gather.rs).
+    /// slots (core/src/lower/gather.rs).
     pub gather_order: Vec<Loc>,
     pub gathered: Buffer,
 }
@@ -201,7 +203,7 @@ pub fn lower_on(
         gather_order: Vec::new(),
         gathered: Buffer::Pool(0),
     };
-    lower_ops(&mut l, config, chunking, plan, share);
+    ops::lower_ops(&mut l, config, chunking, plan, share);
     gather::lower_gather(&mut l, plan);
     let n_ops = plan.ops.len();
     let is = |i: usize, gemm: bool| l.ops[i].as_ref().is_some_and(|o| o.gemm == gemm);
@@ -289,333 +291,8 @@ fn grid_floor(tiles: u32, k: usize, limit: Option<u32>) -> u32 {
 
 /// Workgroups of a persistent grid asked for `asked` over `tiles` tiles of depth `k`: at least one,
 /// and no fewer than keep each workgroup's loops inside the driver's cap (`grid_floor`).
-pub(crate) fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u32>) -> u32 {
+pub fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u32>) -> u32 {
     asked.max(1).max(grid_floor(tiles, k, limit))
-}
-
-/// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
-/// memory, which 16 workgroups already saturate (every workgroup a whole chunk could use moves it
-/// barely faster: see BENCHMARKS.md), so more would only take SMs from the GEMM work sharing its
-/// pass.
-pub const HOST_SEND_WORKGROUPS: u32 = 16;
-
-/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own). More
-/// read the bus faster alone (16 reach about five sixths of 64's rate), but each waits on PCIe while
-/// holding its SM's slot, which the GEMM beside it then lacks: host mode pays more at 16.
-pub const HOST_LAND_WORKGROUPS: u32 = 16;
-
-/// Each op's binding and dispatch, its shared variant (arbitration's cap, the GEMM grid) and the step
-/// lead.
-fn lower_ops(l: &mut Lowered, config: &Config, chunking: &Chunking, plan: &Plan, share: Share) {
-    let t = l.target;
-    let n = config.shape.n;
-    let stages = l.stages;
-    let device = |rank: usize| share.placement.device(rank);
-    // The half (or whole) of each op this device runs.
-    let runs: Vec<Option<Option<(Half, Crossing)>>> = plan
-        .ops
-        .iter()
-        .zip(&share.links.of_op)
-        .map(|(op, crossing)| match crossing {
-            Some(c) if c.from == t.device => Some(Some((Half::Send, *c))),
-            Some(c) if c.to == t.device => Some(Some((Half::Receive, *c))),
-            Some(_) => None,
-            None => (device(op.dst.rank) == t.device).then_some(None),
-        })
-        .collect();
-    let mut steps_at_level = vec![0u32; plan.levels.max(1)];
-    let mut gemms_at_level = vec![0u32; plan.levels.max(1)];
-    for (op, _) in plan.ops.iter().zip(&runs).filter(|(_, r)| r.is_some()) {
-        match op.kind {
-            Kind::Gemm => gemms_at_level[op.level] += 1,
-            _ => steps_at_level[op.level] += 1,
-        }
-    }
-    // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
-    // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
-    // a barrier between them, which would serialize the pass.
-    let lands = |r: &Option<Option<(Half, Crossing)>>| matches!(r, Some(Some((Half::Receive, c))) if share.links.links[c.link].zero_copy);
-    let unbumped: Vec<Option<Buffer>> = runs
-        .iter()
-        .map(|r| {
-            (matches!(r, Some(Some((Half::Send, _)))) || lands(r))
-                .then(|| l.pool_buffer("send half's tracker (never bumped)", 4, None))
-        })
-        .collect();
-    // Where each zero-copy receive half lands its chunk (the pool is filled before the job table).
-    let landings: Vec<Option<Buffer>> = plan
-        .ops
-        .iter()
-        .zip(&runs)
-        .map(|(op, r)| {
-            let bytes = (op.elems * plan.elem_bytes).div_ceil(16) * 16;
-            lands(r).then(|| l.pool_buffer("zero-copy landing", bytes, None))
-        })
-        .collect();
-    let mut jobs = Vec::new();
-    // The job table goes into the pool once every op's jobs are known.
-    let jobs_buffer = Buffer::Pool(l.pool.len());
-    for (((op, run), unbumped), landing) in plan.ops.iter().zip(&runs).zip(unbumped).zip(landings) {
-        let Some(half) = *run else {
-            l.ops.push(None);
-            continue;
-        };
-        let mut land = None;
-        let (binding, kernel, workgroups) = match op.kind {
-            Kind::Gemm => {
-                let rows = chunking.rows(op.dst.chunk);
-                let (padding, a_row_base) = operands(config, chunking, op.dst.rank);
-                let (table, wg) = job_table(
-                    [Job {
-                        row0: rows.start as u32,
-                        row1: rows.end as u32,
-                        c_row_base: rows.start as u32,
-                        a_row_base: a_row_base as u32,
-                        ..Default::default()
-                    }],
-                    n,
-                    t.tile_n,
-                );
-                let j = jobs.len();
-                jobs.extend(table);
-                let p = GemmParams {
-                    ldc: Padding::ldc(n, config.out_dtype) as u32,
-                    ..GemmParams::new(
-                        config.shape,
-                        &padding,
-                        t.tile_n,
-                        j..j + 1,
-                        wg,
-                        t.max_workgroups_per_dim,
-                    )
-                };
-                let binding = Binding {
-                    group: Group::Gemm,
-                    params: Params::Gemm(p),
-                    resources: vec![
-                        Resource::Buffer(Buffer::Data(op.dst)),
-                        Resource::Params,
-                        Resource::Buffer(Buffer::A(op.dst.rank)),
-                        Resource::Buffer(Buffer::B(op.dst.rank)),
-                        Resource::Buffer(Buffer::Tracker(op.dst)),
-                        Resource::Buffer(jobs_buffer),
-                    ],
-                };
-                (binding, Kernel::Gemm(StoreMode::Store), wg)
-            }
-            Kind::Copy { src } | Kind::Reduce { src } => {
-                // 16-byte units: four f32 elements, or eight packed 2-byte ones.
-                let len4 = (op.elems * plan.elem_bytes).div_ceil(16) as u32;
-                // The link's budget throttles what crosses between ranks; on several devices the
-                // sender's half writes host memory under it (an unthrottled link: on
-                // HOST_SEND_WORKGROUPS), the receiver's reads its own memory.
-                let link = match half {
-                    Some((Half::Send, _)) if config.link == Link::Unthrottled => {
-                        Link::Workgroups(HOST_SEND_WORKGROUPS)
-                    }
-                    Some((Half::Receive, _)) => Link::Unthrottled,
-                    _ if op.crosses_link() => config.link,
-                    _ => Link::Unthrottled,
-                };
-                let wg = link.workgroups(len4);
-                let p = StepParams {
-                    len4,
-                    n_wg: wg,
-                    dispatch_x: fold(wg, t.max_workgroups_per_dim).0,
-                    counter: 0,
-                    done_slot: op.done_slot,
-                    bump: 1,
-                    has_acc: u32::from(op.acc.is_some()),
-                    ..Default::default()
-                };
-                let put = if matches!(op.kind, Kind::Copy { .. }) {
-                    Put::Store
-                } else {
-                    Put::Add
-                };
-                let buf = |end| Buffer::Link(LinkBox::of(half.expect("a crossing").1, end));
-                // (dst, src, tracker, acc) and the put, whole or halved.
-                let (dst, src, tracker, acc, p, put) = match half {
-                    None => (
-                        Buffer::Data(op.dst),
-                        Buffer::Data(src),
-                        Buffer::Tracker(op.dst),
-                        Buffer::Data(op.acc.unwrap_or(src)),
-                        p,
-                        put,
-                    ),
-                    Some((Half::Send, _)) => (
-                        buf(End::Outbox),
-                        Buffer::Data(src),
-                        unbumped.expect("made for send halves"),
-                        Buffer::Data(op.acc.unwrap_or(src)),
-                        StepParams { bump: 0, ..p },
-                        Put::Store,
-                    ),
-                    Some((Half::Receive, _)) => {
-                        let mut from = buf(End::Inbox);
-                        if let (Some(tracker), Some(local)) = (unbumped, landing) {
-                            // The link's budget where one is set, as for the send half.
-                            let budget = match config.link {
-                                Link::Unthrottled => Link::Workgroups(HOST_LAND_WORKGROUPS),
-                                throttled => throttled,
-                            };
-                            let n_wg = budget.workgroups(len4);
-                            let p = StepParams {
-                                n_wg,
-                                dispatch_x: fold(n_wg, t.max_workgroups_per_dim).0,
-                                bump: 0,
-                                has_acc: 0,
-                                ..p
-                            };
-                            l.bindings.push(Binding {
-                                group: Group::Step,
-                                params: Params::Step(p),
-                                resources: vec![
-                                    Resource::Buffer(local),
-                                    Resource::Params,
-                                    Resource::Buffer(from),
-                                    Resource::Buffer(tracker),
-                                    Resource::Buffer(from),
-                                ],
-                            });
-                            land = Some(Dispatch {
-                                kernel: Kernel::Step {
-                                    put: Put::Store,
-                                    acc: false,
-                                },
-                                binding: l.bindings.len() - 1,
-                                workgroups: n_wg,
-                            });
-                            from = local;
-                        }
-                        (
-                            Buffer::Data(op.dst),
-                            from,
-                            Buffer::Tracker(op.dst),
-                            from,
-                            StepParams { has_acc: 0, ..p },
-                            put,
-                        )
-                    }
-                };
-                let binding = Binding {
-                    group: Group::Step,
-                    params: Params::Step(p),
-                    resources: vec![
-                        Resource::Buffer(dst),
-                        Resource::Params,
-                        Resource::Buffer(src),
-                        Resource::Buffer(tracker),
-                        Resource::Buffer(acc),
-                    ],
-                };
-                let acc = p.has_acc != 0;
-                (binding, Kernel::Step { put, acc }, wg)
-            }
-        };
-        let dispatch = Dispatch {
-            kernel,
-            binding: l.bindings.len(),
-            workgroups,
-        };
-        l.bindings.push(binding);
-        // Passes 0..stages hold GEMM work in the modes that share passes: there steps take
-        // arbitration's cap, and GEMM ops beside steps the grid's share.
-        let cap = match l.bindings[dispatch.binding].params {
-            Params::Step(_) if op.level < stages => config
-                .arbitrate
-                .map(|w| (w / steps_at_level[op.level]).max(1)),
-            Params::Gemm(_) if steps_at_level[op.level] > 0 => config.gemm_grid.map(|w| {
-                grid_workgroups(
-                    w / gemms_at_level[op.level],
-                    workgroups,
-                    config.shape.k,
-                    t.loop_limit,
-                )
-            }),
-            _ => None,
-        };
-        let shared = cap.filter(|&c| c < workgroups).map(|cap| {
-            let dispatch_x = fold(cap, t.max_workgroups_per_dim).0;
-            let params = match l.bindings[dispatch.binding].params {
-                Params::Step(p) => Params::Step(StepParams {
-                    n_wg: cap,
-                    dispatch_x,
-                    ..p
-                }),
-                Params::Gemm(p) => Params::Gemm(GemmParams {
-                    grid_wg: cap,
-                    dispatch_x,
-                    ..p
-                }),
-                other => other,
-            };
-            let capped = Binding {
-                params,
-                ..l.bindings[dispatch.binding].clone()
-            };
-            l.bindings.push(capped);
-            Dispatch {
-                kernel: match dispatch.kernel {
-                    Kernel::Gemm(_) => Kernel::GemmGrid,
-                    k => k,
-                },
-                binding: l.bindings.len() - 1,
-                workgroups: cap,
-            }
-        });
-        l.ops.push(Some(OpDispatch {
-            dispatch,
-            shared,
-            after_steps: false,
-            gemm: op.kind == Kind::Gemm,
-            half,
-            land,
-        }));
-    }
-    if jobs.is_empty() {
-        jobs.push(Job::default());
-    }
-    l.pool.push(PoolBuffer {
-        label: "gemm jobs",
-        bytes: (jobs.len() * std::mem::size_of::<Job>()) as u64,
-        init: Some(bytemuck::cast_slice(&jobs).to_vec()),
-        windowed: false,
-        views: 0,
-    });
-    // The step lead: per pass holding both, the shortest run of its last GEMM ops with at least
-    // the lead's workgroups goes after its steps.
-    for level in 0..plan.levels {
-        let ops = &l.ops;
-        let at = |gemm: bool| {
-            (0..plan.ops.len()).filter(move |&i| {
-                plan.ops[i].level == level && ops[i].as_ref().is_some_and(|o| o.gemm == gemm)
-            })
-        };
-        let op = |i: usize| ops[i].as_ref().expect("filtered to this device's ops");
-        let step_wg: u32 = at(false)
-            .map(|i| op(i).shared.unwrap_or(op(i).dispatch).workgroups)
-            .sum();
-        // A persistent grid is resident from the start, so `auto` puts no GEMM work after the steps
-        // beside one; a count still does (the steps issued first, then the grid).
-        let grid = at(true).any(|i| op(i).shared.is_some());
-        if step_wg == 0 || (grid && config.step_lead == StepLead::Auto) {
-            continue;
-        }
-        let mut left = config
-            .step_lead
-            .workgroups(at(false).count(), config.ranks, step_wg);
-        let gemms: Vec<usize> = at(true).collect();
-        for &i in gemms.iter().rev() {
-            if left == 0 {
-                break;
-            }
-            let o = l.ops[i].as_mut().expect("filtered to this device's ops");
-            o.after_steps = true;
-            left = left.saturating_sub(o.shared.unwrap_or(o.dispatch).workgroups);
-        }
-    }
 }
 
 impl Lowered {

@@ -6,11 +6,11 @@ mod spares;
 
 use super::*;
 use crate::config::{Config, StepLead};
+use crate::kernels::step::Link;
 use crate::placement::Placement;
 use crate::plan::{Buf, Kind, Plan, ReduceVia};
 use crate::schedule::{Collective, Schedule};
 use crate::shapes::{Chunking, Dtype, Shape};
-use crate::steps::Link;
 
 const TARGET: Target = Target {
     device: 0,
@@ -575,7 +575,7 @@ fn a_gemm_stages_trackers_gather_in_neighbouring_slots() {
         let (dispatches, _) = l.counters_of(&bumped);
         assert!(dispatches.len() <= 2, "stage {stage}: {}", dispatches.len());
         let words: Vec<u32> =
-            (0..(4 * l.gather.len() * crate::gather::PER_DISPATCH) as u32).collect();
+            (0..(4 * l.gather.len() * crate::kernels::gather::PER_DISPATCH) as u32).collect();
         // Each tracker's counter read as its slot: the stage's eight take consecutive ones.
         let mut slots = l.counter_values(&bumped, bytemuck::cast_slice(&words));
         slots.sort_unstable();

@@ -2,7 +2,7 @@
 //! dispatches a trigger loop appends to a submission's last pass, and the decoding of the one read.
 
 use super::{Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Resource, Span};
-use crate::gather::{GatherParams, PER_DISPATCH};
+use crate::kernels::gather::{GatherParams, PER_DISPATCH};
 use crate::plan::{Kind, Loc, Plan};
 
 /// The gather bindings: [`PER_DISPATCH`] trackers each (the last group's spare slots repeat its first

@@ -6,7 +6,7 @@ use super::*;
 /// `Forward` in shaders/epilogue/fused.wgsl: per (rank, chunk) counter, where its chunk sits in the
 /// packed output, the counter values at which its (up to two) outgoing steps fire, the pieces each
 /// is split into and each one's gate (the destination counter's value from which it may write the
-/// destination chunk). The table ends with a header entry (see [`forward_table`]).
+/// destination chunk). The table's [`ForwardHeader`] comes before the entries.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Forward {
@@ -24,10 +24,7 @@ pub struct Forward {
     pub g1: u32,
     /// A landed chunk's inbox entry (past the chunks' counters, [`landing`]): 1 + its landing
     /// state's first word in the counters (0: none), the counter of the chunk it lands in, and that
-    /// chunk's tiles; a chunk's entry: its own tiles (the progress log's mark). The header: BM, BN,
-    /// the output's columns and the first inbox entry (NONE: none); its `g0` is the GEMM's tile
-    /// group (`Engine::tile_group`), its `g1` the progress log's first word (0: none,
-    /// [`Table::add_progress`]).
+    /// chunk's tiles; a chunk's entry: its own tiles (the progress log's mark).
     pub land: u32,
     pub into: u32,
     pub tiles: u32,
@@ -46,25 +43,42 @@ impl Forward {
     }
 }
 
-/// No action in a [`Forward`] slot.
-pub(super) const NONE: u32 = u32::MAX;
-
-/// u32 words of fused mode's counters buffer for `nc` (rank, chunk) counters: the counters, each
-/// action's claims, done pieces and conditions met, tail, head, pieces done and spares alive, and
-/// the live list (the layout in shaders/epilogue/fused.wgsl).
-pub(super) fn counter_words(nc: usize) -> usize {
-    9 * nc + 4 + PAUSE_WORDS
+/// `ForwardHeader` in shaders/epilogue/fused.wgsl, the forward table's first bytes (layouts compared
+/// through naga): what every entry shares.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ForwardHeader {
+    /// Pieces of all transfers and landed tiles: the count at which every piece is done.
+    pub pieces: u32,
+    /// The spares' poll budget.
+    pub polls: u32,
+    pub chunks_per_rank: u32,
+    /// Elements of the output's first window (shaders/put/cas_windows.wgsl).
+    pub window: u32,
+    /// Whether GEMM workgroups help move pieces ([`Help`]'s code).
+    pub helping: u32,
+    /// An idle spare's pause, in reads (0: none).
+    pub pause: u32,
+    /// The GEMM's tile rows (BM) and columns (BN), and the output's columns.
+    pub bm: u32,
+    pub bn: u32,
+    pub cols: u32,
+    /// The first inbox entry (NONE: no chunk lands).
+    pub inboxes: u32,
+    /// The GEMM's tile group (`Engine::tile_group`; 0: row-major tile order).
+    pub tile_group: u32,
+    /// The progress log's first word in the counters (0: none, [`Table::add_progress`]).
+    pub log_at: u32,
 }
 
-/// Words past the live list that idle spares read in their pause (`pause_at` in
-/// shaders/epilogue/fused.wgsl): 64 slots 128 bytes apart, so that the pauses of many spares do not
-/// all queue at one L2 slice, and one word more (a read's address is the slot's plus 0 or 1).
-pub(super) const PAUSE_WORDS: usize = 64 * 32 + 1;
+/// No action in a [`Forward`] slot.
+pub(super) const NONE: u32 = u32::MAX;
 
 /// [`forward_table`]'s table and what its landed hops add past the ranks' own: the packed output's
 /// elements (whole vec4s; the inboxes after every rank's output), the counters' u32 words (the
 /// landing states after the counters' layout) and the elements the inboxes hold.
 pub(super) struct Table {
+    pub(super) header: ForwardHeader,
     pub(super) fwd: Vec<Forward>,
     pub(super) out_elems: usize,
     pub(super) counter_words: usize,
@@ -75,10 +89,8 @@ pub(super) struct Table {
 /// fire (local tiles plus the incoming steps that precede the step in the schedule), their pieces and
 /// their gates (the destination's tiles plus the steps into it that precede this one: every write of
 /// a chunk is exclusive, in the schedule's order); then an inbox entry per landed hop ([`landing`]);
-/// then the header: off = pieces of all transfers and landed tiles,
-/// len = the spares' poll budget, at0 = chunks per rank, at1 = elements of the output's first
-/// `window` bytes, pc0 = an idle spare's pause in reads. With it, the sizes the table implies
-/// ([`Table`]).
+/// and the [`ForwardHeader`] before them, the output's first window `window` bytes. With it, the sizes the
+/// table implies ([`Table`]).
 pub(super) fn forward_table(
     config: &Config,
     chunking: &Chunking,
@@ -171,27 +183,26 @@ pub(super) fn forward_table(
         .sum::<u32>()
         + landed_tiles;
     check_table(&fwd, inbox, state)?;
-    fwd.push(Forward {
-        off: pieces,
-        len: tuning.polls,
-        op0: tuning.help.code(),
-        pc0: tuning.pause,
-        at0: nch as u32,
-        at1: (window / 4) as u32,
-        to0: NONE,
-        to1: NONE,
-        land: crate::shapes::TILE as u32,
-        into: tile_n as u32,
-        tiles: n as u32,
+    let header = ForwardHeader {
+        pieces,
+        polls: tuning.polls,
+        helping: tuning.help.code(),
+        pause: tuning.pause,
+        chunks_per_rank: nch as u32,
+        window: (window / 4) as u32,
+        bm: crate::shapes::TILE as u32,
+        bn: tile_n as u32,
+        cols: n as u32,
         inboxes: if lands.is_empty() {
             NONE
         } else {
             chunks as u32
         },
-        g0: tile_group as u32,
-        ..Default::default()
-    });
+        tile_group: tile_group as u32,
+        log_at: 0,
+    };
     Ok(Table {
+        header,
         fwd,
         out_elems: inbox,
         counter_words: state,
@@ -214,14 +225,15 @@ pub struct ProgressLog {
 }
 
 /// Fused mode's progress log in a lowering: its buffers, its layout, and what its first run saw
-/// (only that run keeps the log: the kernel skips it once the header's g1 is 0, so timed runs pay
+/// (only that run keeps the log: the kernel skips it once the header's `log_at` is 0, so timed runs pay
 /// nothing for it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FusedLog {
     /// The counters buffer (the log past their words) and the forward table.
     pub counters: Buffer,
     pub forward: Buffer,
-    /// The byte in the forward table of the header's g1 (the log's first word; 0 turns it off).
+    /// The byte in the forward table of the header's `log_at` (the log's first word; 0 turns it
+    /// off).
     pub switch_at: u64,
     pub log: ProgressLog,
     /// The log's words as its first run left them.
@@ -237,14 +249,11 @@ impl ProgressLog {
 }
 
 impl Table {
-    /// Puts the progress log past the counters' words (the header's g1 names its first word) and
-    /// says how to read it back.
+    /// Puts the progress log past the counters' words (the header's `log_at` names its first word)
+    /// and says how to read it back.
     pub(super) fn add_progress(&mut self, nch: usize) -> ProgressLog {
-        let (header, entries) = self
-            .fwd
-            .split_last_mut()
-            .expect("a table ends with its header");
-        header.g1 = self.counter_words as u32;
+        self.header.log_at = self.counter_words as u32;
+        let entries = &self.fwd;
         let log = ProgressLog {
             word: self.counter_words,
             chunks_per_rank: nch,

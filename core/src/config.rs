@@ -8,10 +8,10 @@ pub mod mode;
 pub use mode::ModeKind;
 
 use crate::error::{Error, Result};
+use crate::kernels::step::Link;
 use crate::plan::ReduceVia;
 use crate::schedule::Collective;
 use crate::shapes::{Dtype, Shape};
-use crate::steps::Link;
 
 /// What configures one system.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -1,0 +1,54 @@
+//! What the step kernel (shaders/step.wgsl) reads, and the link model that bounds the workgroups a
+//! step may occupy.
+
+use bytemuck::{Pod, Zeroable};
+
+/// Invocations per step workgroup (workgroup_size in shaders/step.wgsl).
+pub const STEP_WG: u32 = 256;
+
+/// `StepParams` in shaders/step.wgsl (its layout checked against naga's reflection: src/reflect.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct StepParams {
+    pub len4: u32,
+    pub src_off4: u32,
+    pub dst_off4: u32,
+    pub n_wg: u32,
+    pub dispatch_x: u32,
+    pub counter: u32,
+    pub done_slot: u32,
+    pub bump: u32,
+    pub has_acc: u32,
+    pub _pad: [u32; 3],
+}
+
+/// Most workgroups a link budget may name: a dispatch's limit per dimension on every adapter
+/// (WebGPU's default); a budget above a chunk's need is the need, so larger ones only mislead.
+pub const MAX_LINK_WORKGROUPS: u32 = 65535;
+
+/// The emulated interconnect: how many workgroups one step may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Link {
+    /// One vec4 per invocation: as many workgroups as the chunk needs.
+    Unthrottled,
+    /// At most this many workgroups, each striding over the chunk (NCCL-channel style).
+    Workgroups(u32),
+}
+
+impl Link {
+    /// Workgroups a step over `len4` vec4s gets.
+    pub fn workgroups(self, len4: u32) -> u32 {
+        let need = len4.div_ceil(STEP_WG).max(1);
+        match self {
+            Link::Unthrottled => need,
+            Link::Workgroups(w) => need.min(w.max(1)),
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Link::Unthrottled => "unthrottled".into(),
+            Link::Workgroups(w) => format!("{w} workgroups"),
+        }
+    }
+}

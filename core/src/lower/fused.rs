@@ -1,0 +1,533 @@
+//! Fused mode's lowering: every rank's operands packed into one buffer per role, the GEMM over all
+//! ranks' staggered jobs in one pass (one dispatch, or one per stage and run of ranks), the forward
+//! table its epilogue or spares trigger from, and the results handed back to the ranks' own buffers.
+
+use std::ops::Range;
+
+use super::{
+    job_table, operands, Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Pass,
+    Recording, Resource, Span, Target,
+};
+use crate::config::fused::{FusedOptions, Pieces, MAX_KNOB, MIN_WINDOW};
+pub use crate::config::fused::{Help, SpareDispatch, Trigger};
+use crate::config::Config;
+use crate::error::Error;
+use crate::kernels::gemm::{GemmParams, Job};
+use crate::kernels::step::{Link, STEP_WG};
+use crate::plan::{Buf, Plan, ReduceVia};
+use crate::schedule::{Op, Schedule};
+use crate::shapes::{fold, tiles, Chunking};
+
+pub mod counters;
+mod dispatches;
+mod packing;
+mod table;
+#[cfg(test)]
+mod tests;
+mod tuning;
+
+use counters::*;
+use dispatches::*;
+use packing::*;
+use table::*;
+pub use table::{Forward, ForwardHeader, FusedLog, ProgressLog};
+use tuning::*;
+pub use tuning::{FusedTuning, SPARE_INVOCATIONS};
+
+/// What fused mode lowers to, besides the bindings and pool buffers it adds to the [`Lowered`].
+#[derive(Debug)]
+pub(super) struct Fused {
+    pub(super) recording: Recording,
+    /// [`Lowered::fused_sequential`].
+    pub(super) sequential: Recording,
+    /// [`Lowered::fused_log`].
+    pub(super) log: Option<FusedLog>,
+    /// [`Lowered::fused_extra_bytes`].
+    pub(super) extra_bytes: u64,
+}
+
+/// Fused mode: every rank's operands packed into one buffer per role, the GEMM over all ranks'
+/// staggered jobs in one pass (and the spares' own dispatch where they have one), and the results handed back to
+/// the ranks' own buffers (where checks and dumps read every mode's results). Tuned by
+/// `config.fused` ([`FusedTuning::resolve`]).
+pub(super) fn lower_fused(
+    l: &mut Lowered,
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    plan: &Plan,
+) -> std::result::Result<Recording, String> {
+    let intensity = config.shape.flops() * config.ranks as f64 / plan.step_bytes().max(1) as f64;
+    let tuning = FusedTuning::resolve(&config.fused, &l.target, config.link, intensity)?;
+    let fused = lower_fused_with(l, config, chunking, schedule, plan, tuning)?;
+    l.fused_sequential = fused.sequential;
+    l.fused_log = fused.log;
+    l.fused_extra_bytes = fused.extra_bytes;
+    l.fused_tuning = Some(tuning);
+    Ok(fused.recording)
+}
+
+/// What fused mode cannot realise.
+fn check_fusable(config: &Config) -> std::result::Result<(), String> {
+    if config.via != ReduceVia::Update {
+        return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land and forward do not apply".into());
+    }
+    if config.out_dtype != crate::shapes::Dtype::F32 {
+        return Err(format!(
+            "fused mode moves f32 outputs only (its puts add f32 words); these are {}: \
+             --out-dtype f32 runs it",
+            config.out_dtype.name()
+        ));
+    }
+    Ok(())
+}
+
+/// `tuning` as this schedule and target can run it, and the steps that land. Only the spares that
+/// watch land (nothing else adds an inbox in); the polls stay inside the driver's loop cap.
+fn settle(
+    tuning: FusedTuning,
+    t: &Target,
+    schedule: &Schedule,
+    chunks: usize,
+) -> (FusedTuning, Vec<usize>) {
+    let tuning = FusedTuning {
+        land: tuning.land && tuning.trigger == Trigger::Spares,
+        ..tuning
+    };
+    let lands = if tuning.land {
+        landing(schedule)
+    } else {
+        Vec::new()
+    };
+    let tuning = FusedTuning {
+        polls: polls_within(
+            t.loop_limit,
+            tuning.polls,
+            chunks + lands.len(),
+            tuning.trigger == Trigger::Spares,
+            tuning.pause,
+        ),
+        ..tuning
+    };
+    (tuning, lands)
+}
+
+/// How many spares run beside the GEMM, the finisher's workgroups, and the pieces they move.
+#[derive(Clone, Copy, Debug)]
+struct SpareCounts {
+    spares: u32,
+    movers: u32,
+    pieces: u32,
+}
+
+fn spare_counts(
+    tuning: &FusedTuning,
+    table: &Table,
+    ranks: usize,
+) -> std::result::Result<SpareCounts, String> {
+    let busiest = table
+        .fwd
+        .iter()
+        .map(|f| f.pc0.max(f.pc1))
+        .max()
+        .unwrap_or(1);
+    let auto_spares = (ranks as u32 * busiest).min(1024);
+    let spares = tuning.spares.unwrap_or(auto_spares);
+    // The finisher's workgroups (the spare pipeline alone moving whatever is left): the mode's own
+    // spares where they are the spare pipeline's; spares in the GEMM's dispatch are GEMM workgroups,
+    // a few filling a grid's free slots (far too few to move a preset's transfers in good time), so
+    // there, and where there are none, as many as the busiest step's pieces on every rank.
+    let movers = match tuning.spare_dispatch {
+        SpareDispatch::Own if spares > 0 => spares,
+        _ => auto_spares,
+    };
+    let pieces = table.header.pieces;
+    if tuning.help == Help::Never && tuning.trigger == Trigger::Epilogue && pieces > 0 {
+        if tuning.spare_dispatch != SpareDispatch::Own {
+            return Err("--fused help=never needs spares that run after the GEMM (--fused spare-dispatch=own, --fused alias=off)".into());
+        }
+        if spares == 0 {
+            return Err("--fused help=never leaves every piece to the spares, and there are none (--fused spares=0)".into());
+        }
+    }
+    Ok(SpareCounts {
+        spares,
+        movers,
+        pieces,
+    })
+}
+
+/// Refuses packed buffers over the device's limits: one dispatch must bind every rank's.
+fn check_sizes(
+    t: &Target,
+    packing: &Packing,
+    out_bytes: u64,
+    window: u64,
+) -> std::result::Result<(), String> {
+    for (what, bytes, max_binding) in [
+        ("packed A", packing.a_bytes, t.max_binding),
+        ("packed B", packing.b_bytes, window + t.max_binding),
+        ("packed outputs", out_bytes, window + t.max_binding),
+    ] {
+        Error::check_size(what, bytes, t.max_buffer, max_binding)
+            .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A GEMM dispatch's (stage, run of ranks) and its jobs' (rank, chunk).
+type Segment = ((usize, usize), Vec<(usize, usize)>);
+
+/// Jobs in stagger order (stage by stage, every rank's chunk of that stage), cut where the stage or
+/// the run of ranks changes if there are several runs.
+fn segments(schedule: &Schedule, runs: &[RankRun]) -> Vec<Segment> {
+    let run_of = |p: usize| runs.iter().position(|g| g.ranks.contains(&p)).unwrap_or(0);
+    let mut segments: Vec<Segment> = Vec::new();
+    for (stage, p, x) in schedule.staggered() {
+        let key = if runs.len() == 1 {
+            (0, 0)
+        } else {
+            (stage, run_of(p))
+        };
+        match segments.last_mut() {
+            Some((k, jobs)) if *k == key => jobs.push((p, x)),
+            _ => segments.push((key, vec![(p, x)])),
+        }
+    }
+    segments
+}
+
+/// A GEMM dispatch's jobs in the one job table, its workgroups and its run of ranks.
+type JobSpan = (Range<usize>, u32, usize);
+
+/// One job table, each dispatch's segment numbering its workgroups from 0; offsets into its run's
+/// windows.
+fn job_tables(
+    config: &Config,
+    chunking: &Chunking,
+    packing: &Packing,
+    runs: &[RankRun],
+    segments: &[Segment],
+    fwd: &[Forward],
+    tile_n: usize,
+) -> (Vec<Job>, Vec<JobSpan>) {
+    let (m, n) = (config.shape.m, config.shape.n);
+    let e = config.dtype.bytes() as u64;
+    let nch = chunking.count();
+    let mut jobs = Vec::new();
+    let mut spans = Vec::new();
+    for ((_, g), seg) in segments {
+        let run = &runs[*g];
+        let (seg_jobs, seg_wg) = job_table(
+            seg.iter().map(|&(p, x)| {
+                let rows = chunking.rows(x);
+                Job {
+                    row0: rows.start as u32,
+                    row1: rows.end as u32,
+                    counter: (p * nch + x) as u32,
+                    a_off: (packing.a_offs[p] / e) as u32,
+                    b_off: ((packing.b_offs[p] - run.b.start) / e) as u32,
+                    c_off: ((p * m * n) as u64 - run.out.start / 4) as u32,
+                    a_row_base: operands(config, chunking, p).1 as u32,
+                    c_row_base: 0,
+                    land: fwd
+                        .iter()
+                        .find(|f| f.land != 0 && f.into as usize == p * nch + x)
+                        .map_or(0, |f| f.land),
+                    ..Default::default()
+                }
+            }),
+            n,
+            tile_n,
+        );
+        spans.push((jobs.len()..jobs.len() + seg_jobs.len(), seg_wg, *g));
+        jobs.extend(seg_jobs);
+    }
+    (jobs, spans)
+}
+
+/// The pool buffers fused mode binds.
+#[derive(Clone, Copy, Debug)]
+struct Buffers {
+    a: Buffer,
+    b: Buffer,
+    out: Buffer,
+    counters: Buffer,
+    jobs: Buffer,
+    forward: Buffer,
+}
+
+impl Buffers {
+    /// The fused kernels' bindings in their order, with the output, B and counters as given.
+    fn resources(
+        &self,
+        out_at: Resource,
+        b_at: Resource,
+        counters: Buffer,
+        hi: Resource,
+        b_hi: Resource,
+    ) -> Vec<Resource> {
+        vec![
+            out_at,
+            Resource::Params,
+            Resource::Buffer(self.a),
+            b_at,
+            Resource::Buffer(counters),
+            Resource::Buffer(self.jobs),
+            Resource::Buffer(self.forward),
+            hi,
+            b_hi,
+        ]
+    }
+}
+
+/// [`lower_fused`] under `tuning`.
+pub(super) fn lower_fused_with(
+    l: &mut Lowered,
+    config: &Config,
+    chunking: &Chunking,
+    schedule: &Schedule,
+    plan: &Plan,
+    tuning: FusedTuning,
+) -> std::result::Result<Fused, String> {
+    check_fusable(config)?;
+    let t = l.target;
+    let r = config.ranks;
+    let e = config.dtype.bytes() as u64;
+    let nch = chunking.count();
+    let packing = Packing::new(config, chunking);
+    let (tuning, lands) = settle(tuning, &t, schedule, r * nch);
+    // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
+    // would pass WebGPU's default limit of eight per stage).
+    let window = fused_window(t.max_binding, tuning.window);
+    let mut table = forward_table(
+        config,
+        chunking,
+        schedule,
+        (t.tile_n, t.tile_group),
+        tuning,
+        &lands,
+        window,
+    )?;
+    // The progress log where a timeline is asked for (the epilogue ticks its clock per tile; where
+    // the spares trigger, their watchers tick it as they see the counters grow).
+    let log = config.fused.timeline.then(|| table.add_progress(nch));
+    // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
+    let out_bytes = table.out_elems as u64 * 4;
+    check_sizes(&t, &packing, out_bytes, window)?;
+    // Each landed hop writes its inbox and the adds read it again.
+    let extra_bytes = 2 * 4 * table.inbox_elems;
+    let counts = spare_counts(&tuning, &table, r)?;
+    let (header, fwd) = (table.header, table.fwd);
+    let (runs, per_run) = rank_runs_of(config, &tuning, &packing, out_bytes, window);
+    let segments = segments(schedule, &runs);
+    let (jobs, spans) = job_tables(config, chunking, &packing, &runs, &segments, &fwd, t.tile_n);
+    let wg: u32 = spans.iter().map(|s| s.1).sum();
+    let padding = operands(config, chunking, 0).0;
+    // Elements of B from the second window's start on are read from it (never, where B fits one).
+    let b_split = if packing.b_bytes <= window {
+        u32::MAX
+    } else {
+        (window / e) as u32
+    };
+    // The GEMM's workgroups: a grid no larger than its tiles, or one per tile. Spares in the GEMM's
+    // dispatch follow them (ids past the grid, or past `total_wg`).
+    let grid = grid_within(t.loop_limit, tuning.grid, wg, r * nch, config.shape.k).min(wg);
+    let computing = if grid > 0 { grid } else { wg };
+    let in_gemm = match tuning.spare_dispatch {
+        SpareDispatch::Gemm => counts.spares,
+        SpareDispatch::Own => 0,
+    };
+    let gemm_params = |jobs: Range<usize>, wg: u32| {
+        GemmParams::new(
+            config.shape,
+            &padding,
+            t.tile_n,
+            jobs,
+            wg,
+            t.max_workgroups_per_dim,
+        )
+    };
+    let params = GemmParams {
+        dispatch_x: fold(computing + in_gemm, t.max_workgroups_per_dim).0,
+        b_split,
+        c_split: (window / 4) as u32,
+        grid_wg: grid,
+        ..gemm_params(0..jobs.len(), wg)
+    };
+    let (bufs, [lo, hi, b_lo, b_hi]) = pool(
+        l,
+        &packing,
+        window,
+        out_bytes,
+        table.counter_words,
+        &jobs,
+        (&header, &fwd),
+    );
+    let Buffers {
+        a,
+        b,
+        out,
+        counters,
+        forward,
+        ..
+    } = bufs;
+    let log = log.map(|log| FusedLog {
+        counters,
+        forward,
+        switch_at: std::mem::offset_of!(ForwardHeader, log_at) as u64,
+        log,
+        first: None,
+    });
+    l.bindings.push(Binding {
+        group: Group::Fused,
+        params: Params::Gemm(params),
+        resources: bufs.resources(lo, b_lo, counters, hi, b_hi),
+    });
+    let binding = l.bindings.len() - 1;
+    let watched = tuning.trigger == Trigger::Spares;
+    let gemm: Vec<Dispatch> = if !per_run {
+        vec![Dispatch {
+            kernel: Kernel::Fused {
+                split_b: b_split != u32::MAX,
+                split_c: out_bytes > window,
+                grid: grid > 0,
+                watched,
+            },
+            binding,
+            workgroups: computing + in_gemm,
+        }]
+    } else {
+        per_run_dispatches(l, bufs, &runs, &spans, |jobs, wg| GemmParams {
+            b_split: u32::MAX,
+            c_split: u32::MAX,
+            ..gemm_params(jobs, wg)
+        })
+    };
+    let dispatches = with_spares(l, bufs, binding, &gemm, &tuning, counts);
+    // Cleared through the buffers themselves, as the copies of the previous run read them (a clear
+    // through a view would not be ordered after those reads). The ranks' inputs may change between
+    // runs: packed on every run.
+    let mut commands = packing.copies(a, b);
+    commands.extend([Command::Clear(out), Command::Clear(counters)]);
+    let sequential = own_sequential(&t, &commands, &gemm, plan, binding, counts, tuning.land);
+    commands.push(Command::Pass(Pass {
+        ops: (0..plan.ops.len()).collect(),
+        dispatches,
+    }));
+    commands.extend(copies_back(l, bufs, &fwd, nch));
+    Ok(Fused {
+        recording: Recording {
+            device: t.device,
+            label: "fused",
+            commands,
+        },
+        sequential,
+        log,
+        extra_bytes,
+    })
+}
+
+/// The runs of ranks the GEMM's dispatches bind, and whether it has a dispatch per stage and run.
+/// The watched GEMM a workgroup per tile is the tracked GEMM itself (the windowed stores' code
+/// slows the f32 SIMT GEMM), in dispatches that each bind one run of
+/// ranks' outputs and Bs (`rank_runs`): one dispatch where every rank's fit one binding, else one
+/// per stage and run in stagger order (the hardware issues dispatches in order), each writing
+/// through views of its own so that wgpu puts no barrier between them (so only where the views
+/// are made). Elsewhere, and where one rank's output or B alone exceeds a binding, one dispatch
+/// over every job through the windows.
+fn rank_runs_of(
+    config: &Config,
+    tuning: &FusedTuning,
+    packing: &Packing,
+    out_bytes: u64,
+    window: u64,
+) -> (Vec<RankRun>, bool) {
+    let out_rank = (config.shape.m * config.shape.n * 4) as u64;
+    let runs = (tuning.trigger == Trigger::Spares && tuning.grid == 0 && config.fused.alias)
+        .then(|| {
+            rank_runs(
+                out_rank,
+                out_bytes,
+                &packing.b_offs,
+                &packing.b_sizes(),
+                window,
+            )
+        })
+        .flatten();
+    let per_run = runs.is_some();
+    let runs = runs.unwrap_or_else(|| {
+        vec![RankRun {
+            ranks: 0..config.ranks,
+            out: 0..out_bytes,
+            b: 0..packing.b_bytes,
+        }]
+    });
+    (runs, per_run)
+}
+
+/// Fused mode's pool buffers: the packed operands and output (B and the output as two windows
+/// each, `windows`), the counters, and the uploaded job and forward tables. Returns them and the
+/// output's and B's windows (`[lo, hi, b_lo, b_hi]`).
+fn pool(
+    l: &mut Lowered,
+    packing: &Packing,
+    window: u64,
+    out_bytes: u64,
+    counter_words: usize,
+    jobs: &[Job],
+    (header, fwd): (&ForwardHeader, &[Forward]),
+) -> (Buffers, [Resource; 4]) {
+    let a = l.pool_buffer("fused A (all ranks)", packing.a_bytes, None);
+    let (b, b_lo, b_hi) = windows(l, "fused B (all ranks)", packing.b_bytes, window);
+    let (out, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
+    let counters = l.pool_buffer(
+        "fused trackers and transfer queue (all ranks)",
+        (counter_words * 4) as u64,
+        None,
+    );
+    let job_bytes = bytemuck::cast_slice(jobs).to_vec();
+    let jobs = l.pool_buffer("fused jobs", job_bytes.len() as u64, Some(job_bytes));
+    let fwd_bytes = [bytemuck::bytes_of(header), bytemuck::cast_slice(fwd)].concat();
+    let forward = l.pool_buffer(
+        "fused forward table",
+        fwd_bytes.len() as u64,
+        Some(fwd_bytes),
+    );
+    let bufs = Buffers {
+        a,
+        b,
+        out,
+        counters,
+        jobs,
+        forward,
+    };
+    (bufs, [lo, hi, b_lo, b_hi])
+}
+
+/// Outside the timed pass: results and counters back to the ranks' own buffers.
+fn copies_back(l: &Lowered, bufs: Buffers, fwd: &[Forward], nch: usize) -> Vec<Command> {
+    let mut commands = Vec::new();
+    for loc in l.locs.iter().filter(|loc| loc.buf == Buf::Out) {
+        let c = loc.rank * nch + loc.chunk;
+        commands.push(Command::Copy {
+            src: Span {
+                buffer: bufs.out,
+                offset: u64::from(fwd[c].off) * 4,
+                bytes: u64::from(fwd[c].len) * 4,
+            },
+            dst: Buffer::Data(*loc),
+            dst_offset: 0,
+        });
+        commands.push(Command::Copy {
+            src: Span {
+                buffer: bufs.counters,
+                offset: (c * 4) as u64,
+                bytes: 4,
+            },
+            dst: Buffer::Tracker(*loc),
+            dst_offset: 0,
+        });
+    }
+    commands
+}

@@ -1,0 +1,169 @@
+//! Fused mode's packing: where each rank's operands sit in the packed buffers, and the windows and
+//! runs of ranks those buffers are bound through.
+
+use super::super::{operands, Buffer, Command, Lowered, Resource, Span};
+use crate::config::Config;
+use crate::shapes::{buffer_bytes, Chunking};
+
+/// A pool buffer of `bytes` bound as two windows: the first at most `window` bytes, the second the
+/// rest. Where it fits the first, the second is a small range past it that the shader never reads:
+/// disjoint from the first, as WebGPU refuses two writable bindings of one buffer that overlap in a
+/// dispatch (Vulkan does not check). 256 bytes: the largest storage offset alignment wgpu allows.
+/// Returns the buffer and its two windows.
+pub(super) fn windows(
+    l: &mut Lowered,
+    label: &'static str,
+    bytes: u64,
+    window: u64,
+) -> (Buffer, Resource, Resource) {
+    let spare_at = bytes.next_multiple_of(256);
+    let fits = bytes <= window;
+    let alloc = if fits { spare_at + 256 } else { bytes };
+    let buffer = l.pool_buffer(label, alloc, None);
+    if let Buffer::Pool(i) = buffer {
+        l.pool[i].windowed = true;
+    }
+    let span = |offset: u64, bytes: u64| {
+        Resource::Window(Span {
+            buffer,
+            offset,
+            bytes,
+        })
+    };
+    if fits {
+        (buffer, span(0, bytes), span(spare_at, 16))
+    } else {
+        (buffer, span(0, window), span(window, bytes - window))
+    }
+}
+
+/// Bytes of the first window of fused mode's packed output (its second starts there): the largest
+/// binding, or `--fused window` bytes where smaller (tests split small outputs with it), aligned
+/// for a binding offset (256 bytes covers every adapter's min_storage_buffer_offset_alignment).
+pub(super) fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
+    let w = knob.map_or(max_binding, |k| max_binding.min(u64::from(k)));
+    (w / 256 * 256).max(256)
+}
+
+/// A run of consecutive ranks whose packed outputs and Bs are each bound as one window: the byte
+/// ranges of the packed output and of packed B it binds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct RankRun {
+    pub(super) ranks: std::ops::Range<usize>,
+    pub(super) out: std::ops::Range<u64>,
+    pub(super) b: std::ops::Range<u64>,
+}
+
+/// The ranks in runs, as long as each run's outputs (`out_rank` bytes a rank, `out_bytes` in all)
+/// and Bs (at `b_offs`, `b_sizes` bytes) each fit `window` bytes; None where one rank's alone does not. A run's windows start at the
+/// 256-byte boundary at or below its first rank's (every adapter's binding offset alignment) and end
+/// at a whole vec4 past its last (the kernels bind the output as vec4s).
+pub(super) fn rank_runs(
+    out_rank: u64,
+    out_bytes: u64,
+    b_offs: &[u64],
+    b_sizes: &[u64],
+    window: u64,
+) -> Option<Vec<RankRun>> {
+    let run = |ranks: std::ops::Range<usize>| {
+        let (p0, p1) = (ranks.start, ranks.end);
+        let out = (p0 as u64 * out_rank) / 256 * 256
+            ..(p1 as u64 * out_rank).next_multiple_of(16).min(out_bytes);
+        let b = b_offs[p0] / 256 * 256..b_offs[p1 - 1] + b_sizes[p1 - 1];
+        let fits = out.end - out.start <= window && b.end - b.start <= window;
+        (RankRun { ranks, out, b }, fits)
+    };
+    let mut runs: Vec<RankRun> = Vec::new();
+    for p in 0..b_offs.len() {
+        if let Some(last) = runs.last_mut() {
+            let (longer, fits) = run(last.ranks.start..p + 1);
+            if fits {
+                *last = longer;
+                continue;
+            }
+        }
+        let (alone, fits) = run(p..p + 1);
+        if !fits {
+            return None;
+        }
+        runs.push(alone);
+    }
+    Some(runs)
+}
+
+/// View 1 of pool buffer `b`, the spares' (src/alias.rs).
+pub(super) fn alias_of(b: Buffer) -> Buffer {
+    match b {
+        Buffer::Pool(i) => Buffer::View(i, 1),
+        other => other,
+    }
+}
+
+/// Every rank's operands packed one after another: each at the offset of its whole padded buffer.
+pub(super) struct Packing {
+    /// Each rank's (A, B) bytes.
+    pub(super) sizes: Vec<(u64, u64)>,
+    pub(super) a_offs: Vec<u64>,
+    pub(super) a_bytes: u64,
+    pub(super) b_offs: Vec<u64>,
+    pub(super) b_bytes: u64,
+}
+
+impl Packing {
+    pub(super) fn new(config: &Config, chunking: &Chunking) -> Self {
+        let sizes: Vec<(u64, u64)> = (0..config.ranks)
+            .map(|p| {
+                let (a, b) = operands(config, chunking, p).0.bytes(config.dtype);
+                (buffer_bytes(a), buffer_bytes(b))
+            })
+            .collect();
+        let offsets = |sizes: Vec<u64>| -> (Vec<u64>, u64) {
+            let mut at = 0u64;
+            let offs = sizes
+                .iter()
+                .map(|s| {
+                    at += s;
+                    at - s
+                })
+                .collect();
+            (offs, at)
+        };
+        let (a_offs, a_bytes) = offsets(sizes.iter().map(|s| s.0).collect());
+        let (b_offs, b_bytes) = offsets(sizes.iter().map(|s| s.1).collect());
+        Packing {
+            sizes,
+            a_offs,
+            a_bytes,
+            b_offs,
+            b_bytes,
+        }
+    }
+
+    /// Each rank's B bytes.
+    pub(super) fn b_sizes(&self) -> Vec<u64> {
+        self.sizes.iter().map(|s| s.1).collect()
+    }
+
+    /// The copies that pack every rank's A and B into `a` and `b`. Whole (16-byte padded) buffers,
+    /// so every offset and size is a multiple of 16 bytes whatever the dtype and shape.
+    pub(super) fn copies(&self, a: Buffer, b: Buffer) -> Vec<Command> {
+        let mut commands = Vec::new();
+        for (p, &(sa, sb)) in self.sizes.iter().enumerate() {
+            for (src, bytes, dst, off) in [
+                (Buffer::A(p), sa, a, self.a_offs[p]),
+                (Buffer::B(p), sb, b, self.b_offs[p]),
+            ] {
+                commands.push(Command::Copy {
+                    src: Span {
+                        buffer: src,
+                        offset: 0,
+                        bytes,
+                    },
+                    dst,
+                    dst_offset: off,
+                });
+            }
+        }
+        commands
+    }
+}

@@ -1,0 +1,415 @@
+//! Each plan op's binding and dispatch on one device: its GEMM's job, its step's or half's put and
+//! link budget, the shared variant a pass with both GEMM and step work takes, and the step lead.
+
+use super::{
+    grid_workgroups, job_table, operands, Binding, Buffer, Crossing, Dispatch, End, Group, Half,
+    Kernel, LinkBox, Lowered, OpDispatch, Params, PoolBuffer, Resource, Share,
+};
+use crate::config::{Config, StepLead};
+use crate::kernels::gemm::{GemmParams, Job, Padding, StoreMode};
+use crate::kernels::step::{Link, StepParams};
+use crate::kernels::Put;
+use crate::plan::{Kind, Plan, PlanOp};
+use crate::shapes::{fold, Chunking};
+
+/// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
+/// memory, which 16 workgroups already saturate (every workgroup a whole chunk could use moves it
+/// barely faster: see BENCHMARKS.md), so more would only take SMs from the GEMM work sharing its
+/// pass.
+pub const HOST_SEND_WORKGROUPS: u32 = 16;
+
+/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own). More
+/// read the bus faster alone (16 reach about five sixths of 64's rate), but each waits on PCIe while
+/// holding its SM's slot, which the GEMM beside it then lacks: host mode pays more at 16.
+pub const HOST_LAND_WORKGROUPS: u32 = 16;
+
+/// What of an op this device runs: nothing (None), the whole op (Some(None)) or one half.
+type Run = Option<Option<(Half, Crossing)>>;
+
+/// A step op's binding as it runs here, and what it needs besides its own buffers.
+struct StepOp<'a> {
+    op: &'a PlanOp,
+    half: Option<(Half, Crossing)>,
+    /// The tracker a send half or a landing binds, never bumped.
+    unbumped: Option<Buffer>,
+    /// Where a zero-copy receive half lands its chunk.
+    landing: Option<Buffer>,
+}
+
+/// Each op's binding and dispatch, its shared variant (arbitration's cap, the GEMM grid) and the step
+/// lead.
+pub(super) fn lower_ops(
+    l: &mut Lowered,
+    config: &Config,
+    chunking: &Chunking,
+    plan: &Plan,
+    share: Share,
+) {
+    let runs = runs(l, plan, share);
+    let mut steps_at_level = vec![0u32; plan.levels.max(1)];
+    let mut gemms_at_level = vec![0u32; plan.levels.max(1)];
+    for (op, _) in plan.ops.iter().zip(&runs).filter(|(_, r)| r.is_some()) {
+        match op.kind {
+            Kind::Gemm => gemms_at_level[op.level] += 1,
+            _ => steps_at_level[op.level] += 1,
+        }
+    }
+    // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
+    // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
+    // a barrier between them, which would serialize the pass.
+    let lands = |r: &Run| matches!(r, Some(Some((Half::Receive, c))) if share.links.links[c.link].zero_copy);
+    let unbumped: Vec<Option<Buffer>> = runs
+        .iter()
+        .map(|r| {
+            (matches!(r, Some(Some((Half::Send, _)))) || lands(r))
+                .then(|| l.pool_buffer("send half's tracker (never bumped)", 4, None))
+        })
+        .collect();
+    // Where each zero-copy receive half lands its chunk (the pool is filled before the job table).
+    let landings: Vec<Option<Buffer>> = plan
+        .ops
+        .iter()
+        .zip(&runs)
+        .map(|(op, r)| {
+            let bytes = (op.elems * plan.elem_bytes).div_ceil(16) * 16;
+            lands(r).then(|| l.pool_buffer("zero-copy landing", bytes, None))
+        })
+        .collect();
+    let mut jobs = Vec::new();
+    // The job table goes into the pool once every op's jobs are known.
+    let jobs_buffer = Buffer::Pool(l.pool.len());
+    for (((op, run), unbumped), landing) in plan.ops.iter().zip(&runs).zip(unbumped).zip(landings) {
+        let Some(half) = *run else {
+            l.ops.push(None);
+            continue;
+        };
+        let (binding, kernel, workgroups, land) = match op.kind {
+            Kind::Gemm => {
+                let (binding, wg) = gemm_binding(l, config, chunking, op, &mut jobs, jobs_buffer);
+                (binding, Kernel::Gemm(StoreMode::Store), wg, None)
+            }
+            Kind::Copy { src } | Kind::Reduce { src } => {
+                let step = StepOp {
+                    op,
+                    half,
+                    unbumped,
+                    landing,
+                };
+                step_binding(l, config, plan, src, step)
+            }
+        };
+        let dispatch = Dispatch {
+            kernel,
+            binding: l.bindings.len(),
+            workgroups,
+        };
+        l.bindings.push(binding);
+        // Passes 0..stages hold GEMM work in the modes that share passes: there steps take
+        // arbitration's cap, and GEMM ops beside steps the grid's share.
+        let cap = match l.bindings[dispatch.binding].params {
+            Params::Step(_) if op.level < l.stages => config
+                .arbitrate
+                .map(|w| (w / steps_at_level[op.level]).max(1)),
+            Params::Gemm(_) if steps_at_level[op.level] > 0 => config.gemm_grid.map(|w| {
+                grid_workgroups(
+                    w / gemms_at_level[op.level],
+                    workgroups,
+                    config.shape.k,
+                    l.target.loop_limit,
+                )
+            }),
+            _ => None,
+        };
+        let shared = cap
+            .filter(|&c| c < workgroups)
+            .map(|cap| capped(l, dispatch, cap));
+        l.ops.push(Some(OpDispatch {
+            dispatch,
+            shared,
+            after_steps: false,
+            gemm: op.kind == Kind::Gemm,
+            half,
+            land,
+        }));
+    }
+    if jobs.is_empty() {
+        jobs.push(Job::default());
+    }
+    l.pool.push(PoolBuffer {
+        label: "gemm jobs",
+        bytes: (jobs.len() * std::mem::size_of::<Job>()) as u64,
+        init: Some(bytemuck::cast_slice(&jobs).to_vec()),
+        windowed: false,
+        views: 0,
+    });
+    step_lead(l, config, plan);
+}
+
+/// The half (or whole) of each op this device runs.
+fn runs(l: &Lowered, plan: &Plan, share: Share) -> Vec<Run> {
+    let device = l.target.device;
+    plan.ops
+        .iter()
+        .zip(&share.links.of_op)
+        .map(|(op, crossing)| match crossing {
+            Some(c) if c.from == device => Some(Some((Half::Send, *c))),
+            Some(c) if c.to == device => Some(Some((Half::Receive, *c))),
+            Some(_) => None,
+            None => (share.placement.device(op.dst.rank) == device).then_some(None),
+        })
+        .collect()
+}
+
+/// A GEMM op's binding (its one job appended to `jobs`, the table bound at `jobs_buffer`) and its
+/// workgroups.
+fn gemm_binding(
+    l: &Lowered,
+    config: &Config,
+    chunking: &Chunking,
+    op: &PlanOp,
+    jobs: &mut Vec<Job>,
+    jobs_buffer: Buffer,
+) -> (Binding, u32) {
+    let (t, n) = (l.target, config.shape.n);
+    let rows = chunking.rows(op.dst.chunk);
+    let (padding, a_row_base) = operands(config, chunking, op.dst.rank);
+    let (table, wg) = job_table(
+        [Job {
+            row0: rows.start as u32,
+            row1: rows.end as u32,
+            c_row_base: rows.start as u32,
+            a_row_base: a_row_base as u32,
+            ..Default::default()
+        }],
+        n,
+        t.tile_n,
+    );
+    let j = jobs.len();
+    jobs.extend(table);
+    let p = GemmParams {
+        ldc: Padding::ldc(n, config.out_dtype) as u32,
+        ..GemmParams::new(
+            config.shape,
+            &padding,
+            t.tile_n,
+            j..j + 1,
+            wg,
+            t.max_workgroups_per_dim,
+        )
+    };
+    let binding = Binding {
+        group: Group::Gemm,
+        params: Params::Gemm(p),
+        resources: vec![
+            Resource::Buffer(Buffer::Data(op.dst)),
+            Resource::Params,
+            Resource::Buffer(Buffer::A(op.dst.rank)),
+            Resource::Buffer(Buffer::B(op.dst.rank)),
+            Resource::Buffer(Buffer::Tracker(op.dst)),
+            Resource::Buffer(jobs_buffer),
+        ],
+    };
+    (binding, wg)
+}
+
+/// A step op's (or half's) binding, kernel and workgroups, and a zero-copy receive half's landing.
+fn step_binding(
+    l: &mut Lowered,
+    config: &Config,
+    plan: &Plan,
+    src: crate::plan::Loc,
+    step: StepOp,
+) -> (Binding, Kernel, u32, Option<Dispatch>) {
+    let StepOp {
+        op,
+        half,
+        unbumped,
+        landing,
+    } = step;
+    let t = l.target;
+    let mut land = None;
+    // 16-byte units: four f32 elements, or eight packed 2-byte ones.
+    let len4 = (op.elems * plan.elem_bytes).div_ceil(16) as u32;
+    // The link's budget throttles what crosses between ranks; on several devices the
+    // sender's half writes host memory under it (an unthrottled link: on
+    // HOST_SEND_WORKGROUPS), the receiver's reads its own memory.
+    let link = match half {
+        Some((Half::Send, _)) if config.link == Link::Unthrottled => {
+            Link::Workgroups(HOST_SEND_WORKGROUPS)
+        }
+        Some((Half::Receive, _)) => Link::Unthrottled,
+        _ if op.crosses_link() => config.link,
+        _ => Link::Unthrottled,
+    };
+    let wg = link.workgroups(len4);
+    let p = StepParams {
+        len4,
+        n_wg: wg,
+        dispatch_x: fold(wg, t.max_workgroups_per_dim).0,
+        counter: 0,
+        done_slot: op.done_slot,
+        bump: 1,
+        has_acc: u32::from(op.acc.is_some()),
+        ..Default::default()
+    };
+    let put = if matches!(op.kind, Kind::Copy { .. }) {
+        Put::Store
+    } else {
+        Put::Add
+    };
+    let buf = |end| Buffer::Link(LinkBox::of(half.expect("a crossing").1, end));
+    // (dst, src, tracker, acc) and the put, whole or halved.
+    let (dst, src, tracker, acc, p, put) = match half {
+        None => (
+            Buffer::Data(op.dst),
+            Buffer::Data(src),
+            Buffer::Tracker(op.dst),
+            Buffer::Data(op.acc.unwrap_or(src)),
+            p,
+            put,
+        ),
+        Some((Half::Send, _)) => (
+            buf(End::Outbox),
+            Buffer::Data(src),
+            unbumped.expect("made for send halves"),
+            Buffer::Data(op.acc.unwrap_or(src)),
+            StepParams { bump: 0, ..p },
+            Put::Store,
+        ),
+        Some((Half::Receive, _)) => {
+            let mut from = buf(End::Inbox);
+            if let (Some(tracker), Some(local)) = (unbumped, landing) {
+                land = Some(landing_dispatch(l, config, p, from, tracker, local));
+                from = local;
+            }
+            (
+                Buffer::Data(op.dst),
+                from,
+                Buffer::Tracker(op.dst),
+                from,
+                StepParams { has_acc: 0, ..p },
+                put,
+            )
+        }
+    };
+    let binding = step_binding_of(p, [dst, src, tracker, acc]);
+    let acc = p.has_acc != 0;
+    (binding, Kernel::Step { put, acc }, wg, land)
+}
+
+/// A step kernel's binding of `p` and its buffers `[dst, src, tracker, acc]`.
+fn step_binding_of(p: StepParams, [dst, src, tracker, acc]: [Buffer; 4]) -> Binding {
+    Binding {
+        group: Group::Step,
+        params: Params::Step(p),
+        resources: vec![
+            Resource::Buffer(dst),
+            Resource::Params,
+            Resource::Buffer(src),
+            Resource::Buffer(tracker),
+            Resource::Buffer(acc),
+        ],
+    }
+}
+
+/// The dispatch that lands a zero-copy receive half's chunk (`p`'s) out of the link's inbox `from`
+/// into `local`, binding `tracker` (never bumped).
+fn landing_dispatch(
+    l: &mut Lowered,
+    config: &Config,
+    p: StepParams,
+    from: Buffer,
+    tracker: Buffer,
+    local: Buffer,
+) -> Dispatch {
+    // The link's budget where one is set, as for the send half.
+    let budget = match config.link {
+        Link::Unthrottled => Link::Workgroups(HOST_LAND_WORKGROUPS),
+        throttled => throttled,
+    };
+    let n_wg = budget.workgroups(p.len4);
+    let p = StepParams {
+        n_wg,
+        dispatch_x: fold(n_wg, l.target.max_workgroups_per_dim).0,
+        bump: 0,
+        has_acc: 0,
+        ..p
+    };
+    l.bindings
+        .push(step_binding_of(p, [local, from, tracker, from]));
+    Dispatch {
+        kernel: Kernel::Step {
+            put: Put::Store,
+            acc: false,
+        },
+        binding: l.bindings.len() - 1,
+        workgroups: n_wg,
+    }
+}
+
+/// `dispatch` capped at `cap` workgroups, on a binding of its own: a step's arbitration cap, or a
+/// GEMM's persistent grid.
+fn capped(l: &mut Lowered, dispatch: Dispatch, cap: u32) -> Dispatch {
+    let dispatch_x = fold(cap, l.target.max_workgroups_per_dim).0;
+    let params = match l.bindings[dispatch.binding].params {
+        Params::Step(p) => Params::Step(StepParams {
+            n_wg: cap,
+            dispatch_x,
+            ..p
+        }),
+        Params::Gemm(p) => Params::Gemm(GemmParams {
+            grid_wg: cap,
+            dispatch_x,
+            ..p
+        }),
+        other => other,
+    };
+    let capped = Binding {
+        params,
+        ..l.bindings[dispatch.binding].clone()
+    };
+    l.bindings.push(capped);
+    Dispatch {
+        kernel: match dispatch.kernel {
+            Kernel::Gemm(_) => Kernel::GemmGrid,
+            k => k,
+        },
+        binding: l.bindings.len() - 1,
+        workgroups: cap,
+    }
+}
+
+/// The step lead: per pass holding both, the shortest run of its last GEMM ops with at least
+/// the lead's workgroups goes after its steps.
+fn step_lead(l: &mut Lowered, config: &Config, plan: &Plan) {
+    for level in 0..plan.levels {
+        let ops = &l.ops;
+        let at = |gemm: bool| {
+            (0..plan.ops.len()).filter(move |&i| {
+                plan.ops[i].level == level && ops[i].as_ref().is_some_and(|o| o.gemm == gemm)
+            })
+        };
+        let op = |i: usize| ops[i].as_ref().expect("filtered to this device's ops");
+        let step_wg: u32 = at(false)
+            .map(|i| op(i).shared.unwrap_or(op(i).dispatch).workgroups)
+            .sum();
+        // A persistent grid is resident from the start, so `auto` puts no GEMM work after the steps
+        // beside one; a count still does (the steps issued first, then the grid).
+        let grid = at(true).any(|i| op(i).shared.is_some());
+        if step_wg == 0 || (grid && config.step_lead == StepLead::Auto) {
+            continue;
+        }
+        let mut left = config
+            .step_lead
+            .workgroups(at(false).count(), config.ranks, step_wg);
+        let gemms: Vec<usize> = at(true).collect();
+        for &i in gemms.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            let o = l.ops[i].as_mut().expect("filtered to this device's ops");
+            o.after_steps = true;
+            left = left.saturating_sub(o.shared.unwrap_or(o.dispatch).workgroups);
+        }
+    }
+}
