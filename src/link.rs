@@ -39,11 +39,12 @@ pub struct LinkTable {
     pub rows: Vec<LinkRow>,
 }
 
-/// Times one copy step of `bytes` at `link`, `reps` times after one warm-up; median seconds.
-/// Buffers and pipeline are the caller's `kernel`'s; timed as every series is
-/// ([`time_series`]: GPU timestamps, else the host clock).
+/// Times one copy step of `bytes` at each of `links`, `reps` times after one warm-up; median seconds.
+/// Its own buffers, the caller's `kernel`'s pipeline; timed as every series is ([`time_series`] on `timer`, which
+/// holds at least `reps + 1` passes: GPU timestamps, else the host clock).
 pub fn time_step(
     gpu: &Gpu,
+    timer: &mut Timestamps,
     kernel: &StepKernel,
     put: Put,
     bytes: u64,
@@ -63,26 +64,19 @@ pub fn time_step(
     }
     let len4 = (bytes / 16) as u32;
     let runs = reps as u32 + 1;
-    let mut timer = Timestamps::new(gpu, runs);
     let bound = gpu.timeout_for(0.0, 2.0 * bytes as f64);
     let mut out = Vec::new();
     for &link in links {
         let (bg, n_wg) = kernel.bind_standalone(gpu, &dst, &src, &counters, len4, link);
         // The first run warms up and is left out.
-        let spans = time_series(
-            gpu,
-            &mut timer,
-            "calibration step",
-            runs,
-            bound,
-            |enc, ts| {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("calibration step"),
-                    timestamp_writes: ts,
-                });
-                kernel.dispatch(gpu, &mut pass, put, &bg, n_wg);
-            },
-        )?;
+        let spans = time_series(gpu, timer, "calibration step", runs, bound, |enc, ts| {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("calibration step"),
+                timestamp_writes: ts,
+            });
+            kernel.dispatch(gpu, &mut pass, put, &bg, n_wg);
+            Ok(())
+        })?;
         let secs: Vec<f64> = spans.iter().skip(1).map(|s| (s.1 - s.0) / 1e6).collect();
         out.push(crate::stats::median(&secs));
     }
@@ -99,16 +93,12 @@ pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Res
         .map(|&w| Link::Workgroups(w))
         .collect();
     links.push(Link::Unthrottled);
-    let secs = time_step(gpu, kernel, Put::Store, bytes, &links, reps)?;
+    let mut timer = Timestamps::new(gpu, reps as u32 + 1);
+    let secs = time_step(gpu, &mut timer, kernel, Put::Store, bytes, &links, reps)?;
     Ok(LinkTable {
         adapter: gpu.describe(),
         bytes,
-        timer: if gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
-            "gpu timestamps"
-        } else {
-            "host clock"
-        }
-        .into(),
+        timer: timer.clock().into(),
         rows: links
             .iter()
             .zip(secs)

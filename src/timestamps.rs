@@ -1,6 +1,7 @@
-//! GPU timestamps at compute-pass boundaries: the one timer of the modes, link calibration and the
-//! benches. Absent where the adapter has no TIMESTAMP_QUERY; the host clock then stands in, written
-//! once here ([`time_series`], [`host_spans`]).
+//! GPU timestamps at compute-pass boundaries: the one timer of the modes, the calibrations, the
+//! standalone tracked GEMM and the benches. Absent where the adapter has no TIMESTAMP_QUERY (or the
+//! figure is defined on the host clock); the host clock then stands in, written once here
+//! ([`time_series`], [`host_spans`]).
 //! The timed submission resolves its own queries, so reading them costs a map, not a round trip.
 
 use std::time::Duration;
@@ -42,14 +43,7 @@ impl Timestamps {
     /// A timer for up to `passes` passes between reads (clamped to what one query set holds).
     pub fn new(gpu: &Gpu, passes: u32) -> Self {
         if !gpu.has(wgpu::Features::TIMESTAMP_QUERY) {
-            return Timestamps {
-                gpu_side: None,
-                cap: 0,
-                next: 0,
-                resolved: 0,
-                covered: false,
-                period_ns: 0.0,
-            };
+            return Self::host_clock();
         }
         let cap = passes.clamp(1, wgpu::QUERY_SET_MAX_QUERIES / 2);
         let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -85,6 +79,29 @@ impl Timestamps {
             resolved: 0,
             covered: true,
             period_ns: f64::from(gpu.queue.get_timestamp_period()),
+        }
+    }
+
+    /// A timer that never timestamps: [`time_series`] then runs each run alone on the host clock.
+    /// For figures defined as submit to completion (the host link's calibration) and for work that is
+    /// run, not timed (the standalone tracked GEMM's checks): no query set is made.
+    pub fn host_clock() -> Self {
+        Timestamps {
+            gpu_side: None,
+            cap: 0,
+            next: 0,
+            resolved: 0,
+            covered: false,
+            period_ns: 0.0,
+        }
+    }
+
+    /// What a series on this timer is timed by, as tables name it.
+    pub fn clock(&self) -> &'static str {
+        if self.gpu_clock() {
+            "gpu timestamps"
+        } else {
+            "host clock"
         }
     }
 
@@ -196,19 +213,24 @@ impl Timestamps {
     }
 }
 
-/// Times `runs` runs of the pass `record` encodes, each run its own submission; returns each run's
+/// Times `runs` runs of what `record` encodes (its passes timestamped by the writes it is handed, at
+/// most one pass a run; encoding may fail, typed), each run its own submission; returns each run's
 /// (begin, end) in µs from the first begin. With GPU timestamps (`timer` has them) every run is
 /// submitted without waiting and the last resolves them all for one readback after, so no copy runs
 /// between the timed runs; without, each run is submitted and waited for (within `bound`) alone, on
-/// the host clock, which then includes submission and wake-up latency. The series' one host-clock
-/// fallback: the benches and the link's calibration time through it.
+/// the host clock, which then includes encoding, submission and wake-up latency. The one way GPU
+/// work outside the executor is submitted and timed: the benches, both calibrations and the
+/// standalone tracked GEMM go through it.
 pub fn time_series(
     gpu: &Gpu,
     timer: &mut Timestamps,
     what: &str,
     runs: u32,
     bound: Duration,
-    mut record: impl FnMut(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
+    mut record: impl FnMut(
+        &mut wgpu::CommandEncoder,
+        Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()>,
 ) -> Result<Vec<(f64, f64)>> {
     if !timer.gpu_clock() {
         let t0 = Instant::now();
@@ -216,7 +238,7 @@ pub fn time_series(
         for _ in 0..runs {
             let begin = t0.elapsed().as_secs_f64() * 1e6;
             let mut enc = gpu.device.create_command_encoder(&Default::default());
-            record(&mut enc, None);
+            record(&mut enc, None)?;
             let idx = gpu.submit(what, vec![enc.finish()])?;
             gpu.wait(Some(idx), what, bound)?;
             spans.push((begin, t0.elapsed().as_secs_f64() * 1e6));
@@ -234,7 +256,7 @@ pub fn time_series(
     let mut last = None;
     for run in 0..runs {
         let mut enc = gpu.device.create_command_encoder(&Default::default());
-        record(&mut enc, timer.pass());
+        record(&mut enc, timer.pass())?;
         if run + 1 == runs {
             timer.encode_resolve(&mut enc);
         }

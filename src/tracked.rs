@@ -7,6 +7,7 @@ use crate::gpu::Gpu;
 use crate::lower::job_table;
 use crate::shaders;
 use crate::shapes::{tiles, Chunking, Dtype, Shape};
+use crate::timestamps::{time_series, Timestamps};
 
 /// A standalone tracked GEMM: A, B, C, the tracker and the job table of one shape and chunk order,
 /// all made once so that `run` only encodes and submits.
@@ -251,17 +252,25 @@ impl TrackedGemm {
         }
     }
 
-    /// Runs once and waits (bounded).
+    /// Runs once and waits (bounded), untimed. Through the one timed series on a timer without
+    /// timestamps rather than the executor: a recording names a lowered plan's ranks and pool, and
+    /// this GEMM has neither (its own buffers, one output, no plan), and it runs GEMM kernels the
+    /// executor's kernel set refuses (coopmat2); [`TrackedGemm::encode`] is what a timed series (the
+    /// benches' clock) records.
     pub fn run(&self, gpu: &Gpu, kernel: &GemmKernel, mode: StoreMode, reset: bool) -> Result<()> {
-        let mut enc = gpu.device.create_command_encoder(&Default::default());
-        self.encode(gpu, kernel, &mut enc, mode, reset, None);
-        let idx = gpu.submit("tracked gemm", vec![enc.finish()])?;
         let s = self.shape;
-        gpu.wait(
-            Some(idx),
+        time_series(
+            gpu,
+            &mut Timestamps::host_clock(),
             &format!("tracked gemm {s}"),
+            1,
             gpu.timeout_for(s.flops(), 0.0),
-        )
+            |enc, ts| {
+                self.encode(gpu, kernel, enc, mode, reset, ts);
+                Ok(())
+            },
+        )?;
+        Ok(())
     }
 
     pub fn read_c(&self, gpu: &Gpu) -> Result<Vec<f32>> {

@@ -141,7 +141,10 @@ impl Clock {
             || (t0.elapsed() < least + most && !settle.settled(&us))
         {
             at.push(t0.elapsed().as_secs_f64());
-            let span = time_series(gpu, &mut self.timer, what, 1, bound, record)?[0];
+            let span = time_series(gpu, &mut self.timer, what, 1, bound, |enc, ts| {
+                record(enc, ts);
+                Ok(())
+            })?[0];
             us.push(span.1 - span.0);
         }
         let since = settle.settled_since(&us);
@@ -192,7 +195,10 @@ impl Clock {
         record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
     ) -> anyhow::Result<Vec<f64>> {
         self.warm_up(gpu, what, bound, &record)?;
-        let spans = time_series(gpu, &mut self.timer, what, reps, bound, &record)?;
+        let spans = time_series(gpu, &mut self.timer, what, reps, bound, |enc, ts| {
+            record(enc, ts);
+            Ok(())
+        })?;
         if self.timing.debug {
             // Every rep's begin..end from the first begin: gaps and overlaps show.
             let text: Vec<String> = spans

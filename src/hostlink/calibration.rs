@@ -24,10 +24,10 @@ mod table;
 use super::{CopyPool, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
-use crate::shaders::Put;
 use crate::stats::median;
 use crate::steps::{Link, StepKernel};
-use ends::{Ends, ZeroCopyRead};
+use crate::timestamps::Timestamps;
+use ends::{Ends, StepWrite, ZeroCopyRead};
 use stream::{stream, StreamOptions, STREAM_CHUNK};
 
 /// Default file the table is saved to.
@@ -146,7 +146,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         devices: devices.describe(),
         directions: Vec::new(),
         step_link: opts.step_link.describe(),
-        timer: "host clock".into(),
+        timer: Timestamps::host_clock().clock().into(),
         reps: opts.reps,
         rows: Vec::new(),
         streams: Vec::new(),
@@ -166,8 +166,13 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
             landing,
         });
     }
-    for (from, (sender, kernel)) in devices.gpus.iter().zip(&kernels).enumerate() {
-        let Ends { src, counters, .. } = &srcs[from];
+    let rig = Rig {
+        devices,
+        kernels: &kernels,
+        ends: &srcs,
+        payload,
+    };
+    for from in 0..devices.len() {
         for to in (0..devices.len()).filter(|&t| t != from) {
             let mut link = HostLink::new(&devices.gpus, from, to, cap, 1, opts.want)?;
             table.directions.push(Direction {
@@ -177,87 +182,13 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
                 recv: link.recv,
             });
             for &bytes in &opts.bytes {
-                let len4 = (bytes / 16) as u32;
-                let (bg, n_wg) = kernel.bind_standalone(
-                    sender,
-                    link.outbox(0)?,
-                    src,
-                    counters,
-                    len4,
-                    opts.step_link,
-                );
-                // A zero-copy link has no host copy (no threads to vary): its chunk arrives by the
-                // receiver's landing kernel, timed where a host copy's maps and copy are.
-                let read = link
-                    .zero_copy()
-                    .then(|| ZeroCopyRead::new(devices, &kernels, &srcs, &link, 0));
-                let threads = if read.is_some() {
-                    vec![0]
-                } else {
-                    opts.threads.clone()
-                };
-                for &threads in &threads {
-                    let mut pool = CopyPool::new(threads.max(1))?;
-                    let (mut write, mut map, mut copy, mut total) =
-                        (vec![], vec![], vec![], vec![]);
-                    for rep in 0..=opts.reps {
-                        let t0 = Instant::now();
-                        let mut enc = sender.device.create_command_encoder(&Default::default());
-                        {
-                            let mut pass = enc.begin_compute_pass(&Default::default());
-                            kernel.dispatch(sender, &mut pass, Put::Store, &bg, n_wg);
-                        }
-                        link.encode_drain(0, &mut enc, bytes)?;
-                        let idx = sender.submit("host link calibration", vec![enc.finish()])?;
-                        sender.wait(
-                            Some(idx),
-                            "the host link calibration's step",
-                            sender.timeout_for(0.0, 2.0 * bytes as f64),
-                        )?;
-                        let t1 = Instant::now();
-                        let (waited, copied) = match &read {
-                            Some(read) => {
-                                read.run(devices, &kernels, bytes)?;
-                                (0.0, t1.elapsed().as_secs_f64())
-                            }
-                            None => {
-                                let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
-                                (t.wait.as_secs_f64(), t.copy.as_secs_f64())
-                            }
-                        };
-                        if rep > 0 {
-                            write.push((t1 - t0).as_secs_f64());
-                            map.push(waited);
-                            copy.push(copied);
-                            total.push(t0.elapsed().as_secs_f64());
-                        }
-                    }
-                    let (w, m, c, t) =
-                        (median(&write), median(&map), median(&copy), median(&total));
-                    let gbps = |s: f64| bytes as f64 / s.max(1e-9) / 1e9;
-                    table.rows.push(HostLinkRow {
-                        from,
-                        to,
-                        bytes,
-                        threads,
-                        write_ms: w * 1e3,
-                        write_gbps: gbps(w),
-                        map_ms: m * 1e3,
-                        copy_ms: c * 1e3,
-                        copy_gbps: gbps(c),
-                        host_gbps: gbps(m + c),
-                        total_gbps: gbps(t),
-                    });
-                }
-                if let Some(read) = &read {
-                    read.check(devices, bytes, &payload[..bytes as usize])?;
-                }
-                check_arrived(devices, &mut link, 0, bytes, &payload[..bytes as usize])?;
+                table
+                    .rows
+                    .extend(measure_size(&rig, &mut link, bytes, opts)?);
             }
         }
     }
-    // Streamed as the trigger loop drives the links: each direction alone, then all at once.
-    table.streams = streams(devices, &kernels, &srcs, &table.directions, opts, payload)?;
+    table.streams = measure_streams(&rig, &table.directions, cap, opts)?;
     Ok(table)
 }
 
@@ -293,17 +224,101 @@ fn check_options(devices: &Devices, opts: &Options) -> Result<()> {
     Ok(())
 }
 
-/// The links streamed as the trigger loop drives them, each of `directions` alone, then a ring and
-/// all at once where there are more (none where `opts.stream_bytes` is 0).
-fn streams(
-    devices: &Devices,
-    kernels: &[StepKernel],
-    srcs: &[Ends],
-    directions: &[Direction],
+/// What every measurement of one calibration shares: the devices, their step kernels, their
+/// buffers ([`Ends`]) and the payload the senders' buffers hold.
+struct Rig<'a> {
+    devices: &'a Devices,
+    kernels: &'a [StepKernel],
+    ends: &'a [Ends],
+    payload: &'a [u8],
+}
+
+/// The rows of one direction (`link`) at one chunk size: one per copy thread count (one alone on a
+/// zero-copy link), medians of `opts.reps` repetitions after an untimed one; the payload checked
+/// where it arrived after the last.
+fn measure_size(
+    rig: &Rig,
+    link: &mut HostLink,
+    bytes: u64,
     opts: &Options,
-    payload: &[u8],
+) -> Result<Vec<HostLinkRow>> {
+    let Rig {
+        devices, kernels, ..
+    } = *rig;
+    let (from, to) = (link.from, link.to);
+    let (sender, kernel) = (&devices.gpus[from], &kernels[from]);
+    let write = StepWrite::new(
+        sender,
+        kernel,
+        &rig.ends[from],
+        link,
+        0,
+        (bytes, opts.step_link),
+    )?;
+    // A zero-copy link has no host copy (no threads to vary): its chunk arrives by the receiver's
+    // landing kernel, timed where a host copy's maps and copy are.
+    let read = link
+        .zero_copy()
+        .then(|| ZeroCopyRead::new(devices, kernels, rig.ends, link, 0));
+    let threads = if read.is_some() {
+        vec![0]
+    } else {
+        opts.threads.clone()
+    };
+    let mut rows = Vec::new();
+    for &threads in &threads {
+        let mut pool = CopyPool::new(threads.max(1))?;
+        let (mut writes, mut map, mut copy, mut total) = (vec![], vec![], vec![], vec![]);
+        for rep in 0..=opts.reps {
+            let written = write.time(sender, kernel, link)?;
+            let t1 = Instant::now();
+            let (waited, copied) = match &read {
+                Some(read) => (0.0, read.time(devices, kernels, bytes)?),
+                None => {
+                    let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
+                    (t.wait.as_secs_f64(), t.copy.as_secs_f64())
+                }
+            };
+            if rep > 0 {
+                writes.push(written);
+                map.push(waited);
+                copy.push(copied);
+                total.push(written + t1.elapsed().as_secs_f64());
+            }
+        }
+        let (w, m, c, t) = (median(&writes), median(&map), median(&copy), median(&total));
+        let gbps = |s: f64| bytes as f64 / s.max(1e-9) / 1e9;
+        rows.push(HostLinkRow {
+            from,
+            to,
+            bytes,
+            threads,
+            write_ms: w * 1e3,
+            write_gbps: gbps(w),
+            map_ms: m * 1e3,
+            copy_ms: c * 1e3,
+            copy_gbps: gbps(c),
+            host_gbps: gbps(m + c),
+            total_gbps: gbps(t),
+        });
+    }
+    let want = &rig.payload[..bytes as usize];
+    if let Some(read) = &read {
+        read.check(devices, bytes, want)?;
+    }
+    check_arrived(devices, link, 0, bytes, want)?;
+    Ok(rows)
+}
+
+/// The links streamed as the trigger loop drives them: each direction of `directions` alone, the
+/// ring's directions at once (more than 2 devices), then all at once; none where
+/// `opts.stream_bytes` is 0.
+fn measure_streams(
+    rig: &Rig,
+    directions: &[Direction],
+    cap: u64,
+    opts: &Options,
 ) -> Result<Vec<StreamRow>> {
-    let cap = *opts.bytes.iter().max().unwrap_or(&16);
     let stream_bytes = cap.min(STREAM_CHUNK);
     let chunks = opts.stream_bytes.div_ceil(stream_bytes).clamp(2, 64) as usize;
     let dirs: Vec<(usize, usize)> = directions.iter().map(|d| (d.from, d.to)).collect();
@@ -312,7 +327,7 @@ fn streams(
         .stream_threads
         .unwrap_or_else(|| crate::config::host::default_copy_threads(dirs.len()));
     let mut cases: Vec<Vec<(usize, usize)>> = dirs.iter().map(|&d| vec![d]).collect();
-    let n = devices.len();
+    let n = rig.devices.len();
     if n > 2 {
         cases.push((0..n).map(|d| (d, (d + 1) % n)).collect());
     }
@@ -329,18 +344,20 @@ fn streams(
         step_link: opts.step_link,
         want: opts.want,
     };
-    let mut rows = Vec::new();
-    for dirs in cases {
-        let gbps = stream(devices, kernels, srcs, &dirs, &stream_opts, payload)?;
-        rows.push(StreamRow {
-            directions: dirs,
-            bytes: stream_bytes,
-            chunks,
-            threads,
-            gbps,
-        });
-    }
-    Ok(rows)
+    cases
+        .into_iter()
+        .map(|dirs| {
+            let (devices, kernels, ends) = (rig.devices, rig.kernels, rig.ends);
+            let gbps = stream(devices, kernels, ends, &dirs, &stream_opts, rig.payload)?;
+            Ok(StreamRow {
+                directions: dirs,
+                bytes: stream_bytes,
+                chunks,
+                threads,
+                gbps,
+            })
+        })
+        .collect()
 }
 
 /// Fails where the receiver's inbox does not hold `want` (on the staged path, after landing it).

@@ -4,8 +4,10 @@
 use super::HostLink;
 use crate::devices::Devices;
 use crate::error::{Error, Result};
+use crate::gpu::Gpu;
 use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
+use crate::timestamps::{time_series, Timestamps};
 
 /// One device's calibration buffers: the payload a sender's step kernel reads, the counters it binds
 /// (never bumped), and where a receiver's step kernel puts a zero-copy chunk.
@@ -13,6 +15,75 @@ pub(super) struct Ends {
     pub(super) src: wgpu::Buffer,
     pub(super) counters: wgpu::Buffer,
     pub(super) landing: wgpu::Buffer,
+}
+
+/// The sender's half of one chunk: its step kernel writing one slot's outbox at the calibration's
+/// budget, then (staged path) the drain to staging, as the trigger loop's send half does.
+pub(super) struct StepWrite {
+    bind: wgpu::BindGroup,
+    n_wg: u32,
+    slot: usize,
+    bytes: u64,
+}
+
+impl StepWrite {
+    /// The write of `bytes` from the sender's payload (`from`'s ends) into `slot` of `link`.
+    pub(super) fn new(
+        sender: &Gpu,
+        kernel: &StepKernel,
+        from: &Ends,
+        link: &HostLink,
+        slot: usize,
+        (bytes, step_link): (u64, Link),
+    ) -> Result<Self> {
+        let (bind, n_wg) = kernel.bind_standalone(
+            sender,
+            link.outbox(slot)?,
+            &from.src,
+            &from.counters,
+            (bytes / 16) as u32,
+            step_link,
+        );
+        Ok(StepWrite {
+            bind,
+            n_wg,
+            slot,
+            bytes,
+        })
+    }
+
+    /// Encodes the write (its pass timestamped by `ts`) and the drain.
+    pub(super) fn encode(
+        &self,
+        sender: &Gpu,
+        kernel: &StepKernel,
+        link: &HostLink,
+        enc: &mut wgpu::CommandEncoder,
+        ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()> {
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("host link calibration write"),
+                timestamp_writes: ts,
+            });
+            kernel.dispatch(sender, &mut pass, Put::Store, &self.bind, self.n_wg);
+        }
+        link.encode_drain(self.slot, enc, self.bytes)
+    }
+
+    /// The write submitted and waited for (bounded): seconds from encoding to completion, on the
+    /// host clock (the table's figures are submit to completion, as the trigger loop waits).
+    pub(super) fn time(&self, sender: &Gpu, kernel: &StepKernel, link: &HostLink) -> Result<f64> {
+        let span = time_series(
+            sender,
+            &mut Timestamps::host_clock(),
+            "the host link calibration's step",
+            1,
+            sender.timeout_for(0.0, 2.0 * self.bytes as f64),
+            |enc, ts| self.encode(sender, kernel, link, enc, ts),
+        )?[0];
+        Ok((span.1 - span.0) / 1e6)
+    }
 }
 
 /// The receiver's half of a zero-copy transfer: its step kernel reading one slot of the link out of
@@ -53,27 +124,51 @@ impl ZeroCopyRead {
         }
     }
 
-    /// Submits the read on the receiver; a flag set when it completed (seen at the device's next poll).
+    fn encode(
+        &self,
+        r: &Gpu,
+        kernel: &StepKernel,
+        enc: &mut wgpu::CommandEncoder,
+        ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("zero-copy calibration read"),
+            timestamp_writes: ts,
+        });
+        kernel.dispatch(r, &mut pass, Put::Store, &self.bind, self.n_wg);
+    }
+
+    /// Submits the read on the receiver, not waited for (the streamed measurement's host loop
+    /// polls); a flag set when it completed (seen at the device's next poll).
     pub(super) fn submit(&self, devices: &Devices, kernels: &[StepKernel]) -> Result<Submitted> {
         let r = &devices.gpus[self.to];
         let mut enc = r.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            kernels[self.to].dispatch(r, &mut pass, Put::Store, &self.bind, self.n_wg);
-        }
+        self.encode(r, &kernels[self.to], &mut enc, None);
         let idx = r.submit("zero-copy calibration read", vec![enc.finish()])?;
         Ok((idx, done_flag(r)))
     }
 
-    /// The read, waited for (bounded).
-    pub(super) fn run(&self, devices: &Devices, kernels: &[StepKernel], bytes: u64) -> Result<()> {
+    /// The read, submitted and waited for (bounded): seconds from encoding to completion, on the
+    /// host clock (as [`StepWrite::time`]).
+    pub(super) fn time(
+        &self,
+        devices: &Devices,
+        kernels: &[StepKernel],
+        bytes: u64,
+    ) -> Result<f64> {
         let r = &devices.gpus[self.to];
-        let (idx, _) = self.submit(devices, kernels)?;
-        r.wait(
-            Some(idx),
+        let span = time_series(
+            r,
+            &mut Timestamps::host_clock(),
             "the zero-copy calibration's read",
+            1,
             r.timeout_for(0.0, 2.0 * bytes as f64),
-        )
+            |enc, ts| {
+                self.encode(r, &kernels[self.to], enc, ts);
+                Ok(())
+            },
+        )?[0];
+        Ok((span.1 - span.0) / 1e6)
     }
 
     /// Fails where the receiver's landing buffer does not hold `want`.

@@ -3,11 +3,10 @@
 
 use web_time::Instant;
 
-use super::ends::{done_flag, Ends, ZeroCopyRead};
+use super::ends::{done_flag, Ends, StepWrite, ZeroCopyRead};
 use super::{check_arrived, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
-use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 
 /// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
@@ -36,11 +35,10 @@ pub(super) enum SlotState {
 pub(super) struct Streamed {
     link: HostLink,
     lane: crate::hostlink::CopyLane,
-    /// The step kernel's binding per slot (writing that slot's outbox).
-    binds: Vec<wgpu::BindGroup>,
+    /// The sender's write of each slot.
+    writes: Vec<StepWrite>,
     /// On a zero-copy link: the receiver's read of each slot.
     reads: Vec<ZeroCopyRead>,
-    n_wg: u32,
     sent: usize,
     arrived: usize,
     /// Slots written, oldest first.
@@ -70,21 +68,17 @@ pub(super) fn stream(
     let mut state = Vec::new();
     for &(from, to) in dirs {
         let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
-        let e = &ends[from];
-        let mut binds = Vec::new();
+        let mut writes = Vec::new();
         let mut reads = Vec::new();
-        let mut n_wg = 0;
         for slot in 0..2 {
-            let (bg, n) = kernels[from].bind_standalone(
+            writes.push(StepWrite::new(
                 &devices.gpus[from],
-                link.outbox(slot)?,
-                &e.src,
-                &e.counters,
-                (bytes / 16) as u32,
-                opts.step_link,
-            );
-            binds.push(bg);
-            n_wg = n;
+                &kernels[from],
+                &ends[from],
+                &link,
+                slot,
+                (bytes, opts.step_link),
+            )?);
             if link.zero_copy() {
                 reads.push(ZeroCopyRead::new(devices, kernels, ends, &link, slot));
             }
@@ -92,9 +86,8 @@ pub(super) fn stream(
         state.push(Streamed {
             link,
             lane: crate::hostlink::CopyLane::new(opts.threads)?,
-            binds,
+            writes,
             reads,
-            n_wg,
             sent: 0,
             arrived: 0,
             waiting: Default::default(),
@@ -102,6 +95,7 @@ pub(super) fn stream(
             done_at: None,
         });
     }
+    // Host-driven, not a timed series: submissions interleave with copy threads and device polls.
     let all = (opts.chunks * dirs.len()) as f64 * bytes as f64;
     let bound = devices.gpus[0].timeout_for(0.0, 4.0 * all);
     let t0 = Instant::now();
@@ -126,17 +120,7 @@ pub(super) fn stream(
                 while s.sent < opts.chunks && matches!(s.slots[s.sent % 2], SlotState::Free) {
                     let slot = s.sent % 2;
                     let mut enc = sender.device.create_command_encoder(&Default::default());
-                    {
-                        let mut pass = enc.begin_compute_pass(&Default::default());
-                        kernels[from].dispatch(
-                            sender,
-                            &mut pass,
-                            Put::Store,
-                            &s.binds[slot],
-                            s.n_wg,
-                        );
-                    }
-                    s.link.encode_drain(slot, &mut enc, bytes)?;
+                    s.writes[slot].encode(sender, &kernels[from], &s.link, &mut enc, None)?;
                     sender.submit("host link streamed calibration", vec![enc.finish()])?;
                     if !s.link.zero_copy() {
                         s.link.start(slot, bytes)?;
