@@ -69,8 +69,13 @@ fn wgsl_files(dir: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// (bindings by number: "Uniform", "Read" or "ReadWrite"; workgroup bytes) of a module.
-fn interface(module: &naga::Module) -> Result<(Vec<&'static str>, u32), String> {
+/// One binding: its access ("Uniform", "Read" or "ReadWrite") and its role, the name the WGSL gives
+/// its buffer without an `unused_` prefix (a composition that declares a buffer only so that its
+/// layout matches another's calls it so).
+type Slot = (&'static str, String);
+
+/// (bindings by number; workgroup bytes) of a module.
+fn interface(module: &naga::Module) -> Result<(Vec<Slot>, u32), String> {
     let gctx = module.to_ctx();
     let mut bindings = BTreeMap::new();
     let mut workgroup = 0;
@@ -97,9 +102,11 @@ fn interface(module: &naga::Module) -> Result<(Vec<&'static str>, u32), String> 
                 b.binding, b.group
             ));
         }
-        bindings.insert(b.binding, access);
+        let name = g.name.as_deref().ok_or("a buffer without a name")?;
+        let role = name.strip_prefix("unused_").unwrap_or(name).to_string();
+        bindings.insert(b.binding, (access, role));
     }
-    let dense: Vec<&'static str> = bindings.values().copied().collect();
+    let dense: Vec<Slot> = bindings.values().cloned().collect();
     if bindings.keys().copied().ne(0..dense.len() as u32) {
         return Err(format!(
             "bindings {:?} are not 0..{}",
@@ -161,7 +168,7 @@ fn main() {
     let mut errors = Vec::new();
     let mut used = std::collections::BTreeSet::new();
     // (kernel, epilogue) -> (bindings, workgroup bytes), equal over its operand types and puts.
-    let mut interfaces: BTreeMap<(&str, &str), (Vec<&str>, u32)> = BTreeMap::new();
+    let mut interfaces: BTreeMap<(&str, &str), (Vec<Slot>, u32)> = BTreeMap::new();
     // GEMM kernel -> its tile (`const BM`, `BN`, `BK`): tracker thresholds count these tiles and the
     // operands are padded to them.
     let mut tiles: BTreeMap<&str, [u32; 3]> = BTreeMap::new();
@@ -263,12 +270,16 @@ fn main() {
         )
         .unwrap();
     }
-    out += "];\n\n/// Each (kernel, epilogue)'s bindings and workgroup memory.\npub const INTERFACES: &[Interface] = &[\n";
+    out += "];\n\n/// Each (kernel, epilogue)'s bindings, their roles and workgroup memory.\npub const INTERFACES: &[Interface] = &[\n";
     for ((kernel, epilogue), (bindings, bytes)) in &interfaces {
-        let b: Vec<String> = bindings.iter().map(|a| format!("Access::{a}")).collect();
+        let b: Vec<String> = bindings
+            .iter()
+            .map(|(a, _)| format!("Access::{a}"))
+            .collect();
+        let roles: Vec<&str> = bindings.iter().map(|(_, r)| r.as_str()).collect();
         writeln!(
             out,
-            "    Interface {{ kernel: {kernel:?}, epilogue: {epilogue:?}, bindings: &[{}], workgroup_bytes: {bytes}, tile: {:?} }},",
+            "    Interface {{ kernel: {kernel:?}, epilogue: {epilogue:?}, bindings: &[{}], roles: &{roles:?}, workgroup_bytes: {bytes}, tile: {:?} }},",
             b.join(", "),
             tiles.get(kernel).copied().unwrap_or([0; 3])
         )

@@ -12,7 +12,7 @@
 //
 // The bindings are the fused GEMM's (one bind group layout for both); those only the GEMM reads are
 // declared for the layout and never touched.
-@group(0) @binding(1) var<uniform> unused_params: vec4<u32>;
+@group(0) @binding(1) var<uniform> unused_p: vec4<u32>;
 @group(0) @binding(2) var<storage, read> unused_a: array<u32>;
 @group(0) @binding(3) var<storage, read> unused_b: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;

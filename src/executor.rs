@@ -334,7 +334,14 @@ impl<'a> Executor<'a> {
             Group::Fused => &self.kernels.gemm.fused_layout,
             Group::Gather => &self.kernels.gather.layout,
         };
-        let group = crate::shaders::bind(self.gpu, "plan binding", layout, &entries);
+        let named: Vec<_> = binding.group.roles().iter().copied().zip(entries).collect();
+        let group = crate::shaders::bind(
+            self.gpu,
+            "plan binding",
+            layout,
+            binding.group.roles(),
+            &named,
+        );
         self.groups[i] = Some(group);
         Ok(())
     }

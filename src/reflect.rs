@@ -17,6 +17,8 @@ pub struct Interface {
     pub kernel: &'static str,
     pub epilogue: &'static str,
     pub bindings: &'static [Access],
+    /// Each binding's role: the name the WGSL gives its buffer (an `unused_` prefix dropped).
+    pub roles: &'static [&'static str],
     pub workgroup_bytes: u32,
     /// A GEMM kernel's output tile rows and columns and its K slice (`const BM`, `BN`, `BK`); zeros
     /// for other kernels.
@@ -58,6 +60,26 @@ pub fn source(path: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every composition binds its buffers in the roles the host binds them in: the WGSL's names
+    /// (reflected by naga) against each group's [`crate::lower::Group::roles`], which every binding
+    /// the lowering or a standalone kernel makes is checked against. A swap of two buffers of one
+    /// type, on either side, fails here or there.
+    #[test]
+    fn every_kernel_binds_its_buffers_in_its_groups_roles() {
+        use crate::lower::Group;
+        for i in INTERFACES {
+            let group = match (i.kernel, i.epilogue) {
+                ("gather.wgsl", _) => Group::Gather,
+                ("step.wgsl", _) => Group::Step,
+                (_, "track") => Group::Gemm,
+                (_, "fused" | "watched") => Group::Fused,
+                other => panic!("{other:?}: a composition of no bind group"),
+            };
+            assert_eq!(i.roles, group.roles(), "{} + {}", i.kernel, i.epilogue);
+            assert_eq!(i.roles.len(), i.bindings.len());
+        }
+    }
 
     fn layout(name: &str) -> &'static StructLayout {
         STRUCTS

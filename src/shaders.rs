@@ -222,17 +222,21 @@ pub fn pipeline(
     })
 }
 
-/// A bind group binding `buffers` (whole buffers or ranges) at 0.. in order.
+/// A bind group of `layout` binding `named` (whole buffers or ranges), each named by its role, at
+/// 0.. in the order of `roles` (a [`Group`]'s, checked against the WGSL by reflection).
 pub fn bind(
     gpu: &Gpu,
     label: &str,
     layout: &wgpu::BindGroupLayout,
-    buffers: &[wgpu::BindingResource<'_>],
+    roles: &[&str],
+    named: &[(&str, wgpu::BindingResource<'_>)],
 ) -> wgpu::BindGroup {
-    let entries: Vec<_> = buffers
+    let given: Vec<&str> = named.iter().map(|(r, _)| *r).collect();
+    assert_eq!(given, roles, "{label}: bound out of its roles' order");
+    let entries: Vec<_> = named
         .iter()
         .enumerate()
-        .map(|(i, r)| wgpu::BindGroupEntry {
+        .map(|(i, (_, r))| wgpu::BindGroupEntry {
             binding: i as u32,
             resource: r.clone(),
         })

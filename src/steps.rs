@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::lower::Group;
 use crate::shaders::{self, AdapterPut, Put, Variant};
 use crate::shapes::Dtype;
 pub use t3_core::kernels::step::{Link, StepParams, MAX_LINK_WORKGROUPS, STEP_WG};
@@ -106,12 +107,13 @@ impl StepKernel {
             gpu,
             "standalone step",
             &self.layout,
+            Group::Step.roles(),
             &[
-                dst.as_entire_binding(),
-                pbuf.as_entire_binding(),
-                src.as_entire_binding(),
-                counters.as_entire_binding(),
-                src.as_entire_binding(),
+                ("dst", dst.as_entire_binding()),
+                ("p", pbuf.as_entire_binding()),
+                ("src", src.as_entire_binding()),
+                ("counters", counters.as_entire_binding()),
+                ("acc", src.as_entire_binding()),
             ],
         );
         (bg, n_wg)

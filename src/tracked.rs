@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::gemm::{GemmKernel, GemmParams, Job, Padding, StoreMode};
 use crate::gpu::Gpu;
 use crate::lower::job_table;
+use crate::lower::Group;
 use crate::shaders;
 use crate::shapes::{tiles, Chunking, Dtype, Shape};
 use crate::timestamps::{time_series, Timestamps};
@@ -154,13 +155,14 @@ impl TrackedGemm {
                 gpu,
                 label,
                 &kernel.layout,
+                Group::Gemm.roles(),
                 &[
-                    c.as_entire_binding(),
-                    pbuf.as_entire_binding(),
-                    a.as_entire_binding(),
-                    b.as_entire_binding(),
-                    counters.as_entire_binding(),
-                    jbuf.as_entire_binding(),
+                    ("dst", c.as_entire_binding()),
+                    ("p", pbuf.as_entire_binding()),
+                    ("a", a.as_entire_binding()),
+                    ("b", b.as_entire_binding()),
+                    ("counters", counters.as_entire_binding()),
+                    ("jobs", jbuf.as_entire_binding()),
                 ],
             )
         };

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use t3_wgpu::compositions;
 use t3_wgpu::gemm::{Engine, GemmParams, Job, Padding, K_SLICE};
 use t3_wgpu::gpu::Gpu;
-use t3_wgpu::lower::job_table;
+use t3_wgpu::lower::{job_table, Group};
 use t3_wgpu::reference::{rel_frobenius, Rng};
 use t3_wgpu::reflect::{Access, Interface};
 use t3_wgpu::shaders::{self, Epilogue, Put, Variant};
@@ -403,19 +403,27 @@ fn run_emulated(
     let poison = |name| vec![0xffu8; (region_bytes(src, name) * u64::from(total_wg)) as usize];
     let emu_a = init("emulated As", &poison("As"), usage);
     let emu_b = init("emulated Bs", &poison("Bs"), usage);
+    // The tracked GEMM's roles, then the emulated stages' two buffers (`emulate`).
+    let roles: Vec<&str> = Group::Gemm
+        .roles()
+        .iter()
+        .copied()
+        .chain(["emu_as", "emu_bs"])
+        .collect();
     let bg = shaders::bind(
         gpu,
         "emulated coop gemm",
         layout,
+        &roles,
         &[
-            c.as_entire_binding(),
-            pbuf.as_entire_binding(),
-            abuf.as_entire_binding(),
-            bbuf.as_entire_binding(),
-            counters.as_entire_binding(),
-            jbuf.as_entire_binding(),
-            emu_a.as_entire_binding(),
-            emu_b.as_entire_binding(),
+            ("dst", c.as_entire_binding()),
+            ("p", pbuf.as_entire_binding()),
+            ("a", abuf.as_entire_binding()),
+            ("b", bbuf.as_entire_binding()),
+            ("counters", counters.as_entire_binding()),
+            ("jobs", jbuf.as_entire_binding()),
+            ("emu_as", emu_a.as_entire_binding()),
+            ("emu_bs", emu_b.as_entire_binding()),
         ],
     );
     let mut enc = gpu.device.create_command_encoder(&Default::default());

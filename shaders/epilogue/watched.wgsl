@@ -8,4 +8,4 @@
 //
 // The forward table is declared only so that this composition binds what the fused GEMM binds (one
 // bind group layout for the GEMM and its spares: src/gemm.rs); the tracker never reads it.
-@group(0) @binding(6) var<storage, read> unused_fwd: array<u32>;
+@group(0) @binding(6) var<storage, read> unused_table: array<u32>;

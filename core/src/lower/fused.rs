@@ -266,17 +266,17 @@ impl Buffers {
         counters: Buffer,
         hi: Resource,
         b_hi: Resource,
-    ) -> Vec<Resource> {
-        vec![
-            out_at,
-            Resource::Params,
-            Resource::Buffer(self.a),
-            b_at,
-            Resource::Buffer(counters),
-            Resource::Buffer(self.jobs),
-            Resource::Buffer(self.forward),
-            hi,
-            b_hi,
+    ) -> [(&'static str, Resource); 9] {
+        [
+            ("dst", out_at),
+            ("p", Resource::Params),
+            ("a", Resource::Buffer(self.a)),
+            ("b", b_at),
+            ("counters", Resource::Buffer(counters)),
+            ("jobs", Resource::Buffer(self.jobs)),
+            ("table", Resource::Buffer(self.forward)),
+            ("dst_hi", hi),
+            ("b_hi", b_hi),
         ]
     }
 }
@@ -379,11 +379,11 @@ pub(super) fn lower_fused_with(
         log,
         first: None,
     });
-    l.bindings.push(Binding {
-        group: Group::Fused,
-        params: Params::Gemm(params),
-        resources: bufs.resources(lo, b_lo, counters, hi, b_hi),
-    });
+    l.bindings.push(Binding::new(
+        Group::Fused,
+        Params::Gemm(params),
+        &bufs.resources(lo, b_lo, counters, hi, b_hi),
+    ));
     let binding = l.bindings.len() - 1;
     let watched = tuning.trigger == Trigger::Spares;
     let gemm: Vec<Dispatch> = if !per_run {

@@ -37,20 +37,25 @@ pub(super) fn lower_gather(l: &mut Lowered, plan: &Plan) {
     for g in 0..l.locs.len().div_ceil(PER_DISPATCH) {
         let n = l.gather_order.len();
         let group = &l.gather_order[g * PER_DISPATCH..((g + 1) * PER_DISPATCH).min(n)];
-        let trackers = (0..PER_DISPATCH)
-            .map(|k| Resource::Buffer(Buffer::Tracker(*group.get(k).unwrap_or(&group[0]))));
-        l.bindings.push(Binding {
-            group: Group::Gather,
-            params: Params::Gather(GatherParams {
+        let roles = Group::Gather.roles();
+        let trackers = (0..PER_DISPATCH).map(|k| {
+            let t = Buffer::Tracker(*group.get(k).unwrap_or(&group[0]));
+            (roles[2 + k], Resource::Buffer(t))
+        });
+        let named: Vec<(&str, Resource)> =
+            [("dst", Resource::Buffer(gathered)), ("p", Resource::Params)]
+                .into_iter()
+                .chain(trackers)
+                .collect();
+        l.bindings.push(Binding::new(
+            Group::Gather,
+            Params::Gather(GatherParams {
                 count: group.len() as u32,
                 at: (g * PER_DISPATCH) as u32,
                 ..Default::default()
             }),
-            resources: [Resource::Buffer(gathered), Resource::Params]
-                .into_iter()
-                .chain(trackers)
-                .collect(),
-        });
+            &named,
+        ));
         l.gather.push(l.bindings.len() - 1);
     }
 }

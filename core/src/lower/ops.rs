@@ -197,18 +197,18 @@ fn gemm_binding(
             t.max_workgroups_per_dim,
         )
     };
-    let binding = Binding {
-        group: Group::Gemm,
-        params: Params::Gemm(p),
-        resources: vec![
-            Resource::Buffer(Buffer::Data(op.dst)),
-            Resource::Params,
-            Resource::Buffer(Buffer::A(op.dst.rank)),
-            Resource::Buffer(Buffer::B(op.dst.rank)),
-            Resource::Buffer(Buffer::Tracker(op.dst)),
-            Resource::Buffer(jobs_buffer),
+    let binding = Binding::new(
+        Group::Gemm,
+        Params::Gemm(p),
+        &[
+            ("dst", Resource::Buffer(Buffer::Data(op.dst))),
+            ("p", Resource::Params),
+            ("a", Resource::Buffer(Buffer::A(op.dst.rank))),
+            ("b", Resource::Buffer(Buffer::B(op.dst.rank))),
+            ("counters", Resource::Buffer(Buffer::Tracker(op.dst))),
+            ("jobs", Resource::Buffer(jobs_buffer)),
         ],
-    };
+    );
     (binding, wg)
 }
 
@@ -299,17 +299,17 @@ fn step_binding(
 
 /// A step kernel's binding of `p` and its buffers `[dst, src, tracker, acc]`.
 fn step_binding_of(p: StepParams, [dst, src, tracker, acc]: [Buffer; 4]) -> Binding {
-    Binding {
-        group: Group::Step,
-        params: Params::Step(p),
-        resources: vec![
-            Resource::Buffer(dst),
-            Resource::Params,
-            Resource::Buffer(src),
-            Resource::Buffer(tracker),
-            Resource::Buffer(acc),
+    Binding::new(
+        Group::Step,
+        Params::Step(p),
+        &[
+            ("dst", Resource::Buffer(dst)),
+            ("p", Resource::Params),
+            ("src", Resource::Buffer(src)),
+            ("counters", Resource::Buffer(tracker)),
+            ("acc", Resource::Buffer(acc)),
         ],
-    }
+    )
 }
 
 /// The dispatch that lands a zero-copy receive half's chunk (`p`'s) out of the link's inbox `from`

@@ -84,6 +84,39 @@ pub enum Group {
     Gather,
 }
 
+impl Group {
+    /// Each binding's role, 0.. in order: the name its kernels' WGSL gives the buffer (src/reflect.rs
+    /// checks these against naga's reflection of every composition, and [`Binding::new`] every
+    /// binding against these, so a swap on either side fails a test).
+    pub fn roles(self) -> &'static [&'static str] {
+        match self {
+            Group::Gemm => &["dst", "p", "a", "b", "counters", "jobs"],
+            Group::Step => &["dst", "p", "src", "counters", "acc"],
+            Group::Fused => &[
+                "dst", "p", "a", "b", "counters", "jobs", "table", "dst_hi", "b_hi",
+            ],
+            Group::Gather => &["dst", "p", "t0", "t1", "t2", "t3", "t4", "t5", "t6"],
+        }
+    }
+}
+
+impl Binding {
+    /// A binding of `group` with `params` and its resources named by role, in the group's order.
+    pub fn new(group: Group, params: Params, named: &[(&str, Resource)]) -> Binding {
+        let roles: Vec<&str> = named.iter().map(|(r, _)| *r).collect();
+        assert_eq!(
+            roles,
+            group.roles(),
+            "{group:?} bound out of its roles' order"
+        );
+        Binding {
+            group,
+            params,
+            resources: named.iter().map(|&(_, r)| r).collect(),
+        }
+    }
+}
+
 /// One entry of a bind group, in binding order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {

@@ -55,19 +55,19 @@ pub(super) fn per_run_dispatches(
                     bytes: 16,
                 })
             };
-            l.bindings.push(Binding {
-                group: Group::Fused,
-                params: Params::Gemm(params(range.clone(), *seg_wg)),
-                // The tracked GEMM declares neither second window: 16 bytes of its own
-                // views stand in for them.
-                resources: bufs.resources(
+            // The tracked GEMM declares neither second window: 16 bytes of its own views stand in
+            // for them.
+            l.bindings.push(Binding::new(
+                Group::Fused,
+                Params::Gemm(params(range.clone(), *seg_wg)),
+                &bufs.resources(
                     span_of(view(out), &run.out),
                     span_of(b, &run.b),
                     view(counters),
                     stub(view(out), run.out.start),
                     stub(b, run.b.start),
                 ),
-            });
+            ));
             Dispatch {
                 kernel: Kernel::Fused {
                     split_b: false,
