@@ -158,11 +158,13 @@ pub fn env_timeout() -> Result<Option<Duration>> {
 
 /// A count from the environment variable `name`, 1 to `max`; None where it is unset.
 fn env_count(name: &'static str, max: usize) -> Result<Option<usize>> {
-    let Some(v) = env(name)? else {
-        return Ok(None);
-    };
+    env(name)?.map(|v| parse_count(name, &v, max)).transpose()
+}
+
+/// A count from 1 to `max`, as flag or variable `name` gives it.
+pub fn parse_count(name: &'static str, v: &str, max: usize) -> Result<usize> {
     match v.trim().parse::<usize>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(Some(n)),
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => Err(Error::invalid(
             name,
             format!("'{v}'"),

@@ -246,15 +246,7 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
 
 /// Fails naming every finding.
 fn report(what: &str, found: Vec<String>) {
-    let left: Vec<&String> = found.iter().collect();
-    assert!(left.is_empty(), "{what}:\n  {}", join(&left));
-}
-
-fn join(v: &[&String]) -> String {
-    v.iter()
-        .map(|s| s.as_str())
-        .collect::<Vec<_>>()
-        .join("\n  ")
+    assert!(found.is_empty(), "{what}:\n  {}", found.join("\n  "));
 }
 
 #[test]

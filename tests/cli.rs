@@ -40,6 +40,8 @@ fn usage_errors_exit_2_naming_the_value() {
         ),
         (&["presets", "--scale", "2"], "'2'"),
         (&["run", "--timeout", "1e20", "--shape", "8x8x8"], "1e20"),
+        (&["run", "--sms", "0", "--shape", "8x8x8"], "1 to 65536"),
+        (&["info", "--sms", "lots"], "'lots'"),
         (
             &["run", "--backend", "vulcan", "--shape", "8x8x8"],
             "vulcan",

@@ -42,6 +42,10 @@ pub struct GpuArgs {
     /// past it the command says so and exits 1 without waiting for the GPU's queued work.
     #[arg(long, global = true, value_parser = timeout_secs)]
     pub timeout: Option<Duration>,
+    /// The GPU's multiprocessors where the driver does not report them (sizes persistent grids and
+    /// fused mode's spares; 1 to 65536). Default: T3_SMS, else what the driver reports.
+    #[arg(long, global = true, value_parser = sms)]
+    pub sms: Option<u32>,
     /// WGSL files replacing the GEMM kernels (shader experiments): simt=FILE (shaders/gemm.wgsl),
     /// coop=FILE (shaders/gemm_coop.wgsl), each at most 1 MiB, composed with the same snippets.
     #[arg(long = "kernel-wgsl", global = true, value_name = "simt=FILE,coop=FILE", value_parser = kernel_wgsl)]

@@ -71,6 +71,7 @@ pub fn flag_options(g: &GpuArgs) -> GpuOptions {
         backend: g.backend.clone(),
         adapter: g.adapter.clone(),
         timeout: g.timeout,
+        sms: g.sms,
         kernels: g.kernels(),
         ..Default::default()
     }

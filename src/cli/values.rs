@@ -111,6 +111,12 @@ pub fn timeout_secs(s: &str) -> Result<Duration, String> {
     settings::parse_timeout("--timeout", s).map_err(|e| e.to_string())
 }
 
+pub fn sms(s: &str) -> Result<u32, String> {
+    settings::parse_count("--sms", s, t3_wgpu::sms::MAX_SMS)
+        .map(|n| n as u32)
+        .map_err(|e| e.to_string())
+}
+
 pub fn backends(s: &str) -> Result<String, String> {
     settings::parse_backends("--backend", s)
         .map(|_| s.to_string())

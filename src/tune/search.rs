@@ -185,11 +185,7 @@ impl Point1<'_, '_> {
 
     /// Whether one more measurement of `mode` ends before `deadline`, as long as its longest so far.
     fn fits(&self, mode: ModeKind, deadline: Instant) -> bool {
-        fits(
-            Instant::now(),
-            self.longest.get(&mode).copied().unwrap_or_default(),
-            deadline,
-        )
+        Instant::now() + self.longest.get(&mode).copied().unwrap_or_default() <= deadline
     }
 
     /// The fastest of `mode`'s measurements.
@@ -337,9 +333,4 @@ pub fn tune_point(
         sequential_ms,
         modes: choices,
     })
-}
-
-/// Whether a measurement started at `now` and taking `took` ends by `deadline`.
-fn fits(now: Instant, took: Duration, deadline: Instant) -> bool {
-    now + took <= deadline
 }
