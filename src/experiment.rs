@@ -18,7 +18,7 @@ use crate::ranks::{finished, Inputs};
 use crate::reference::{rel_to_scale, Rng, Rounding};
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
-use crate::timing::{adjusted, time_things, Measured};
+use crate::timing::{adjusted, time_things, Measured, Timed};
 pub use crate::timing::{
     Rep, Stability, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S,
     SEQ,
@@ -406,26 +406,13 @@ pub fn measure_with(
         }
     }
     let rounding = rounding(sys);
-    let mut things = vec![
-        adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)),
-        adjusted(GEMM_UNTRACKED, adjust, gemm_alone(|l| &l.gemm_untracked)),
-    ];
-    // Fused mode's own sequential run (its packed GEMM, then its transfers alone): the baseline of
-    // its efficiency. One pass each: their spans are its parts.
-    let fused_runs = order
+    let mut things = things(&order, &skipped, adjust);
+    let fused_tuning = order
         .iter()
         .zip(&skipped)
-        .any(|(m, s)| m.kind() == ModeKind::Fused && s.is_none());
-    if fused_runs {
-        things.push(adjusted(FUSED_SEQ, adjust, fused_sequential));
-    }
-    for (i, m) in order.iter().enumerate() {
-        if skipped[i].is_none() {
-            things.push(adjusted(m.name(), adjust, move |sys: &mut System| {
-                m.run(sys).map(Rep::from)
-            }));
-        }
-    }
+        .any(|(m, s)| m.kind() == ModeKind::Fused && s.is_none())
+        .then(|| sys.parts[0].lowered.fused.as_ref().ok().map(|f| f.tuning))
+        .flatten();
     // No driver swaps a CPU adapter's pipelines (lavapipe): no least warm-up there.
     let cpu = sys
         .parts
@@ -496,19 +483,14 @@ pub fn measure_with(
         ideal_ms: ideal,
         t_gemm_spread: measured.spread_ms(GEMM),
         t_gemm_untracked_spread: measured.spread_ms(GEMM_UNTRACKED),
-        fused_tuning: fused_runs
-            .then(|| sys.parts[0].lowered.fused_tuning)
-            .flatten(),
-        fused_config: fused_runs
-            .then(|| sys.parts[0].lowered.fused_tuning)
-            .flatten()
-            .map(|t| {
-                format!(
-                    "{}; put {}",
-                    t.describe(),
-                    sys.parts[0].kernels.gemm.fused_put.name()
-                )
-            }),
+        fused_tuning,
+        fused_config: fused_tuning.map(|t| {
+            format!(
+                "{}; put {}",
+                t.describe(),
+                sys.parts[0].kernels.gemm.fused_put.name()
+            )
+        }),
         own: own_runs(&measured),
         t_comm_spread: measured.spread_ms(COMM),
         t_seq_spread: measured.spread_ms(SEQ),
@@ -524,6 +506,33 @@ pub fn measure_with(
     })
 }
 
+/// What a measurement times: the GEMM alone (tracked and not), each mode's own sequential run where
+/// it has one, and every mode of `order` not `skipped`.
+fn things<'a, 's>(
+    order: &'a [Box<dyn Mode>],
+    skipped: &[Option<String>],
+    adjust: &'a dyn Fn(&str, &mut Rep) -> Result<()>,
+) -> Vec<Timed<'a, System<'s>>> {
+    let mut things = vec![
+        adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)),
+        adjusted(GEMM_UNTRACKED, adjust, gemm_alone(|l| &l.gemm_untracked)),
+    ];
+    let run = order.iter().zip(skipped).filter(|(_, s)| s.is_none());
+    for (m, _) in run.clone() {
+        if let Some(own) = m.own_sequential() {
+            things.push(adjusted(FUSED_SEQ, adjust, move |sys: &mut System| {
+                own_sequential(own(sys)?)
+            }));
+        }
+    }
+    for (m, _) in run {
+        things.push(adjusted(m.name(), adjust, move |sys: &mut System| {
+            m.run(sys).map(Rep::from)
+        }));
+    }
+    things
+}
+
 /// A GEMM alone: the recording `pick` chooses, timed.
 fn gemm_alone(
     pick: fn(&crate::lower::Lowered) -> &crate::lower::Recording,
@@ -536,10 +545,8 @@ fn gemm_alone(
     }
 }
 
-/// Fused mode's own sequential run (its packed GEMM, then its transfers alone): the baseline of its
-/// efficiency. One pass each: their spans are its parts.
-fn fused_sequential(sys: &mut System) -> Result<Rep> {
-    let t = modes::run_recording(sys, |l| &l.fused_sequential)?;
+/// A mode's own sequential run from its passes' spans `t`: the first its GEMM, the rest its transfers.
+fn own_sequential(t: Vec<(f64, f64)>) -> Result<Rep> {
     let span = modes::span;
     let parts = [
         (FUSED_GEMM, &t[..t.len().min(1)]),
@@ -576,7 +583,11 @@ fn unmeasured(
         own_baseline: false,
         bytes_moved: sys.plan.step_bytes()
             + if mode == ModeKind::Fused {
-                sys.parts[0].lowered.fused_extra_bytes
+                sys.parts[0]
+                    .lowered
+                    .fused
+                    .as_ref()
+                    .map_or(0, |f| f.extra_bytes)
             } else {
                 0
             },

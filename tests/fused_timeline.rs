@@ -97,7 +97,11 @@ fn fused_mode_tells_time_by_its_progress_at_chunk_grain() {
             );
             let t = &run.timeline;
             assert!(
-                sys.parts[0].lowered.fused_log.is_some(),
+                sys.parts[0]
+                    .lowered
+                    .fused
+                    .as_ref()
+                    .is_ok_and(|f| f.log.is_some()),
                 "{what}: a timeline was asked for, and no log"
             );
             seen += 1;
@@ -187,11 +191,11 @@ fn without_a_timeline_fused_mode_keeps_no_log() {
     if Fused.skip_reason(&off).is_some() {
         return;
     }
-    assert!(off.parts[0].lowered.fused_log.is_none());
+    assert!(off.parts[0].lowered.fused.as_ref().unwrap().log.is_none());
     // Not one word more of the counters: the header's `log_at` stays 0, so the kernel writes nothing.
     let on = System::new(gpu, &kernels, c(true)).unwrap();
     let bytes = |s: &System| s.parts[0].lowered.pool.iter().map(|p| p.bytes).sum::<u64>();
-    if let Some(f) = &on.parts[0].lowered.fused_log {
+    if let Some(f) = &on.parts[0].lowered.fused.as_ref().unwrap().log {
         assert_eq!(bytes(&on) - bytes(&off), 4 * f.log.words() as u64);
     }
 }

@@ -8,7 +8,7 @@
 //! progress log is kept (src/modes/progress.rs), else one bar per rank.
 
 use super::progress::{chunk_grain, ChunkGrain, MAX_GAP};
-use super::{run_recording, Mode, Run, System};
+use super::{run_recording, Mode, OwnSequential, Run, System};
 use crate::config::ModeKind;
 use crate::error::{Error, Result};
 use crate::timeline::{pass_events, Timeline};
@@ -24,6 +24,20 @@ impl Mode for Fused {
         sys.parts[0].lowered.fused.as_ref().err().cloned()
     }
 
+    /// Its packed GEMM (every rank's in its one dispatch, tracked only), then its transfers alone in a
+    /// pass of their own: where the spares share the GEMM's SMs, the shared sequential run would
+    /// credit the packing and the device-side transfers to the overlap.
+    fn own_sequential(&self) -> Option<OwnSequential> {
+        Some(|sys| {
+            run_recording(sys, |l| {
+                &l.fused
+                    .as_ref()
+                    .expect("fused mode lowered where it runs")
+                    .sequential
+            })
+        })
+    }
+
     fn run(&self, sys: &mut System) -> Result<Run> {
         if let Err(reason) = &sys.parts[0].lowered.fused {
             return Err(Error::invalid(
@@ -32,7 +46,7 @@ impl Mode for Fused {
                 format!("a mode this configuration supports ({reason})"),
             ));
         }
-        let t = run_recording(sys, |l| l.fused.as_ref().expect("checked above"))?;
+        let t = run_recording(sys, |l| &l.fused.as_ref().expect("checked above").recording)?;
         let (start, end) = t.first().copied().unwrap_or_default();
         let timed = sys.parts[0].exec.timer.covered();
         let (grain, events) = match progress(sys, (start, end))? {
@@ -80,7 +94,13 @@ impl Mode for Fused {
 fn progress(sys: &mut System, span: (f64, f64)) -> Result<Option<ChunkGrain>> {
     let ranks = sys.config.ranks;
     let part = &mut sys.parts[0];
-    let Some(f) = &mut part.lowered.fused_log else {
+    let Some(f) = part
+        .lowered
+        .fused
+        .as_mut()
+        .ok()
+        .and_then(|f| f.log.as_mut())
+    else {
         return Ok(None);
     };
     if f.first.is_none() {

@@ -31,7 +31,16 @@ pub trait Mode {
     fn skip_reason(&self, sys: &System) -> Option<String>;
     /// One repetition: reset the trackers, run the whole plan, return its timing and timeline.
     fn run(&self, sys: &mut System) -> Result<Run>;
+    /// Its own sequential run, where its efficiency has a baseline of its own rather than the shared
+    /// sequential run's: one repetition, returning its passes' spans (the first its GEMM, the rest its
+    /// transfers).
+    fn own_sequential(&self) -> Option<OwnSequential> {
+        None
+    }
 }
+
+/// One repetition of a mode's own sequential run ([`Mode::own_sequential`]).
+pub type OwnSequential = fn(&mut System) -> Result<Vec<(f64, f64)>>;
 
 /// Every mode's runner, in report order.
 pub fn all() -> Vec<Box<dyn Mode>> {

@@ -34,16 +34,23 @@ pub use table::{Forward, ForwardHeader, FusedLog, ProgressLog};
 use tuning::*;
 pub use tuning::{FusedTuning, SPARE_INVOCATIONS};
 
-/// What fused mode lowers to, besides the bindings and pool buffers it adds to the [`Lowered`].
-#[derive(Debug)]
-pub(super) struct Fused {
-    pub(super) recording: Recording,
-    /// [`Lowered::fused_sequential`].
-    pub(super) sequential: Recording,
-    /// [`Lowered::fused_log`].
-    pub(super) log: Option<FusedLog>,
-    /// [`Lowered::fused_extra_bytes`].
-    pub(super) extra_bytes: u64,
+/// What fused mode lowers to, besides the bindings and pool buffers it adds to the [`Lowered`]: its
+/// parts together, so that the shared lowering names fused mode in one field.
+#[derive(Clone, Debug)]
+pub struct Fused {
+    /// Its one dispatch (or one per stage and run of ranks).
+    pub recording: Recording,
+    /// Its own sequential run, the baseline of its efficiency: its GEMM alone (every rank's, packed,
+    /// in its one dispatch, tracked only: the watched GEMM), then its transfers alone in a pass of
+    /// their own (the finisher: the spares after the GEMM).
+    pub sequential: Recording,
+    /// Its progress log (its counters buffer, where the log sits), where a timeline is asked for.
+    pub log: Option<FusedLog>,
+    /// Bytes its transfers read and write more than the plan's steps: a landed hop writes its inbox
+    /// and the landing reads it again (2 chunks' bytes more than the reduce it replaces).
+    pub extra_bytes: u64,
+    /// Its configuration (its knobs or their defaults).
+    pub tuning: FusedTuning,
 }
 
 /// Fused mode: every rank's operands packed into one buffer per role, the GEMM over all ranks'
@@ -56,15 +63,10 @@ pub(super) fn lower_fused(
     chunking: &Chunking,
     schedule: &Schedule,
     plan: &Plan,
-) -> std::result::Result<Recording, String> {
+) -> std::result::Result<Fused, String> {
     let intensity = config.shape.flops() * config.ranks as f64 / plan.step_bytes().max(1) as f64;
     let tuning = FusedTuning::resolve(&config.fused, &l.target, config.link, intensity)?;
-    let fused = lower_fused_with(l, config, chunking, schedule, plan, tuning)?;
-    l.fused_sequential = fused.sequential;
-    l.fused_log = fused.log;
-    l.fused_extra_bytes = fused.extra_bytes;
-    l.fused_tuning = Some(tuning);
-    Ok(fused.recording)
+    lower_fused_with(l, config, chunking, schedule, plan, tuning)
 }
 
 /// What fused mode cannot realise.
@@ -425,6 +427,7 @@ pub(super) fn lower_fused_with(
         sequential,
         log,
         extra_bytes,
+        tuning,
     })
 }
 

@@ -11,7 +11,7 @@ mod ops;
 mod recording;
 
 pub use fused::{
-    counters, Forward, ForwardHeader, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS,
+    counters, Forward, ForwardHeader, Fused, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS,
 };
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use ops::{HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
@@ -110,23 +110,11 @@ pub struct Lowered {
     /// The GEMM passes of `sequential` alone (T_gemm), and untracked (the tracker overhead's base).
     pub gemm_tracked: Recording,
     pub gemm_untracked: Recording,
-    /// Fused mode's one dispatch (or why it cannot run here).
-    pub fused: std::result::Result<Recording, String>,
-    /// Fused mode's own sequential run, the baseline of its efficiency: its GEMM alone (every rank's,
-    /// packed, in its one dispatch, tracked only: the watched GEMM), then its transfers alone in a
-    /// pass of their own (the finisher: the spares after the GEMM); empty where fused mode cannot run.
-    pub fused_sequential: Recording,
-    /// Fused mode's progress log (its counters buffer, where the log sits), where a timeline is
-    /// asked for.
-    pub fused_log: Option<FusedLog>,
-    /// Fused mode's configuration (its knobs or their defaults), where it can run.
-    pub fused_tuning: Option<FusedTuning>,
+    /// Fused mode's parts (or why it cannot run here).
+    pub fused: std::result::Result<Fused, String>,
     /// Whether pool buffers with views get them (`FusedOptions::alias`; src/alias.rs): else the
     /// executor binds one buffer for all of a buffer's views.
     pub alias: bool,
-    /// Bytes fused mode's transfers read and write more than the plan's steps: a landed hop writes
-    /// its inbox and the landing reads it again (2 chunks' bytes more than the reduce it replaces).
-    pub fused_extra_bytes: u64,
     /// The gather dispatches' bindings, one per [`PER_DISPATCH`] trackers of `gather_order` in order,
     /// and the buffer they gather into (element i: the counter of `gather_order[i]`).
     pub gather: Vec<usize>,
@@ -194,11 +182,7 @@ pub fn lower_on(
         gemm_tracked: empty(target, "gemm alone (tracked)"),
         gemm_untracked: empty(target, "gemm alone (untracked)"),
         fused: Err(String::new()),
-        fused_sequential: empty(target, "fused sequential"),
-        fused_log: None,
-        fused_tuning: None,
         alias: config.fused.alias,
-        fused_extra_bytes: 0,
         gather: Vec::new(),
         gather_order: Vec::new(),
         gathered: Buffer::Pool(0),

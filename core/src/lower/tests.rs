@@ -1,18 +1,15 @@
 //! CPU-only tests of lowering: pass contents, the step lead, arbitration, job tables, ops across
-//! devices; fused mode's in tests/fused.rs.
-
-mod fused;
-mod spares;
+//! devices; fused mode's beside its wing (fused/tests/).
 
 use super::*;
 use crate::config::{Config, StepLead};
 use crate::kernels::step::Link;
 use crate::placement::Placement;
-use crate::plan::{Buf, Kind, Plan, ReduceVia};
+use crate::plan::{Kind, Plan, ReduceVia};
 use crate::schedule::{Collective, Schedule};
 use crate::shapes::{Chunking, Dtype, Shape};
 
-const TARGET: Target = Target {
+pub(super) const TARGET: Target = Target {
     device: 0,
     tile_n: 128,
     tile_group: 0,
@@ -26,7 +23,7 @@ const TARGET: Target = Target {
     gemm_per_sm: 1,
 };
 
-fn config(collective: Collective, via: ReduceVia) -> Config {
+pub(super) fn config(collective: Collective, via: ReduceVia) -> Config {
     Config {
         shape: Shape::new(2400, 300, 19).unwrap(),
         ranks: 4,
@@ -46,7 +43,7 @@ fn config(collective: Collective, via: ReduceVia) -> Config {
 
 /// `c`'s plan with its ranks placed on `devices` devices, the links they need, and each device's
 /// lowering (`mapped(d)`: whether device d maps its link ends in place).
-fn placed(
+pub(super) fn placed(
     c: &Config,
     devices: usize,
     mapped: impl Fn(usize) -> bool,
@@ -73,7 +70,7 @@ fn placed(
     (plan, placement, links, lowered)
 }
 
-fn lowered(c: &Config) -> (Plan, Lowered) {
+pub(super) fn lowered(c: &Config) -> (Plan, Lowered) {
     let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
     let s = Schedule::new(c.collective, &ch);
     let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
@@ -83,7 +80,7 @@ fn lowered(c: &Config) -> (Plan, Lowered) {
 
 /// The workgroups each dispatch names are the ones its params fold, and its kernel fits its
 /// binding's layout.
-fn check_dispatch(l: &Lowered, d: &Dispatch) {
+pub(super) fn check_dispatch(l: &Lowered, d: &Dispatch) {
     let b = &l.bindings[d.binding];
     match (d.kernel, b.group, b.params) {
         // A persistent grid dispatches grid_wg workgroups over total_wg tiles.

@@ -1,5 +1,8 @@
 //! Fused mode's tuning, table and window arithmetic, on the CPU.
 
+mod lowering;
+mod spares;
+
 use super::*;
 
 #[test]

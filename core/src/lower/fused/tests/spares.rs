@@ -1,8 +1,9 @@
 //! CPU-only tests of fused mode's spare workgroups: their own dispatch over second views of what the
 //! GEMM writes, dispatched first per stage and run of ranks, and as the trigger with a finisher.
 
-use super::fused::own_spares;
-use super::*;
+use super::lowering::own_spares;
+use crate::lower::tests::{check_dispatch, TARGET};
+use crate::lower::*;
 
 #[test]
 fn fused_spares_of_their_own_bind_second_views_of_what_the_gemm_writes() {

@@ -1,13 +1,19 @@
 //! CPU-only tests of fused mode's lowering: packing, the forward table and its header, landing, its
 //! own sequential run, the paying defaults and the knobs (the spares' views and dispatches: spares.rs).
 
-use super::*;
+use crate::config::Config;
+use crate::kernels::step::Link;
+use crate::lower::tests::{check_dispatch, config, lowered, TARGET};
+use crate::lower::*;
+use crate::plan::{Buf, Kind, Plan, ReduceVia};
+use crate::schedule::{Collective, Schedule};
+use crate::shapes::{Chunking, Shape};
 
 #[test]
 fn fused_packs_every_rank_into_one_dispatch() {
     let c = config(Collective::ReduceScatter, ReduceVia::Update);
     let (plan, l) = lowered(&c);
-    let rec = l.fused.as_ref().unwrap();
+    let rec = &l.fused.as_ref().unwrap().recording;
     let passes: Vec<&Pass> = rec.passes().collect();
     assert_eq!(passes.len(), 1);
     assert_eq!(passes[0].ops.len(), plan.ops.len());
@@ -345,14 +351,22 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
         ..TARGET
     };
     let l = lower(&c, &ch, &s, &plan, known);
-    let tuning = l.fused_tuning.expect("fused mode lowers");
+    let tuning = l.fused.as_ref().expect("fused mode lowers").tuning;
     assert_eq!(
         tuning,
         // The SIMT GEMM's configuration does not follow the transfers' weight.
         crate::lower::fused::FusedTuning::paying(3, 2, c.link, 0.0),
         "{tuning:?}"
     );
-    let pass = l.fused.as_ref().unwrap().passes().next().unwrap().clone();
+    let pass = &l
+        .fused
+        .as_ref()
+        .unwrap()
+        .recording
+        .passes()
+        .next()
+        .unwrap()
+        .clone();
     let kinds: Vec<Kernel> = pass.dispatches.iter().map(|d| d.kernel).collect();
     assert!(
         matches!(
@@ -399,7 +413,7 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
             ..c
         };
         let l = lower(&c, &ch, &s, &plan, coop);
-        let t = l.fused_tuning.expect("fused mode lowers");
+        let t = l.fused.as_ref().expect("fused mode lowers").tuning;
         assert_eq!((t.grid, t.spares), (grid, Some(spares)), "K {k}: {t:?}");
         // No landing beside the cooperative GEMM: its transfers lag the link already, and landing
         // adds the inbox's traffic.
@@ -407,7 +421,7 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
     }
     // Unknown: the triggering epilogue with spares in the GEMM's dispatch, as before.
     let l = lower(&c, &ch, &s, &plan, TARGET);
-    let t = l.fused_tuning.unwrap();
+    let t = l.fused.as_ref().unwrap().tuning;
     assert_eq!(
         (t.trigger, t.spare_dispatch, t.grid),
         (
@@ -433,7 +447,7 @@ fn fused_binds_b_and_the_output_in_two_windows_past_one_binding() {
     let mut t = TARGET;
     t.max_binding = 1 << 20;
     let l = lower(&c, &ch, &s, &plan, t);
-    let rec = l.fused.as_ref().unwrap();
+    let rec = &l.fused.as_ref().unwrap().recording;
     let d = rec.passes().next().unwrap().dispatches[0];
     let b = &l.bindings[d.binding];
     let Params::Gemm(p) = b.params else {
