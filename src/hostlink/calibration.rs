@@ -159,7 +159,11 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         let src = sender.buffer("calibration payload", cap, U::STORAGE | U::COPY_DST)?;
         sender.queue.write_buffer(&src, 0, payload);
         let counters = sender.buffer("calibration counters", 16, U::STORAGE)?;
-        let landing = sender.buffer("calibration landing", cap, U::STORAGE | U::COPY_SRC)?;
+        let landing = sender.buffer(
+            "calibration landing",
+            cap,
+            U::STORAGE | U::COPY_SRC | U::COPY_DST,
+        )?;
         srcs.push(Ends {
             src,
             counters,
@@ -250,16 +254,23 @@ fn measure_size(
     let write = StepWrite::new(
         sender,
         kernel,
-        &rig.ends[from],
+        (&rig.ends[from].src, &rig.ends[from].counters),
         link,
         0,
         (bytes, opts.step_link),
     )?;
     // A zero-copy link has no host copy (no threads to vary): its chunk arrives by the receiver's
     // landing kernel, timed where a host copy's maps and copy are.
-    let read = link
-        .zero_copy()
-        .then(|| ZeroCopyRead::new(devices, kernels, rig.ends, link, 0));
+    let read = link.zero_copy().then(|| {
+        let e = &rig.ends[to];
+        ZeroCopyRead::new(
+            devices,
+            kernels,
+            (&e.landing, &e.counters),
+            link,
+            (0, bytes),
+        )
+    });
     let threads = if read.is_some() {
         vec![0]
     } else {
@@ -269,6 +280,9 @@ fn measure_size(
     for &threads in &threads {
         let mut pool = CopyPool::new(threads.max(1))?;
         let (mut writes, mut map, mut copy, mut total) = (vec![], vec![], vec![], vec![]);
+        if let Some(read) = &read {
+            read.poison(devices, bytes);
+        }
         for rep in 0..=opts.reps {
             let written = write.time(sender, kernel, link)?;
             let t1 = Instant::now();

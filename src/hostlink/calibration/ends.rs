@@ -27,11 +27,12 @@ pub(super) struct StepWrite {
 }
 
 impl StepWrite {
-    /// The write of `bytes` from the sender's payload (`from`'s ends) into `slot` of `link`.
+    /// The write of `bytes` from the sender's payload `src` into `slot` of `link`, binding `counters`
+    /// (never bumped; a direction's own where several stream at once, as [`ZeroCopyRead::new`]).
     pub(super) fn new(
         sender: &Gpu,
         kernel: &StepKernel,
-        from: &Ends,
+        (src, counters): (&wgpu::Buffer, &wgpu::Buffer),
         link: &HostLink,
         slot: usize,
         (bytes, step_link): (u64, Link),
@@ -39,8 +40,8 @@ impl StepWrite {
         let (bind, n_wg) = kernel.bind_standalone(
             sender,
             link.outbox(slot)?,
-            &from.src,
-            &from.counters,
+            src,
+            counters,
             (bytes / 16) as u32,
             step_link,
         );
@@ -96,35 +97,37 @@ pub(super) struct ZeroCopyRead {
 }
 
 impl ZeroCopyRead {
+    /// The read of `bytes` of `slot` of `link` into `landing` (on the receiver), binding `counters`
+    /// (never bumped). A direction streamed beside others lands into buffers of its own: two reads or a read
+    /// and a write binding one buffer would be ordered one after the other on the receiver.
     pub(super) fn new(
         devices: &Devices,
         kernels: &[StepKernel],
-        ends: &[Ends],
+        (landing, counters): (&wgpu::Buffer, &wgpu::Buffer),
         link: &HostLink,
-        slot: usize,
+        (slot, bytes): (usize, u64),
     ) -> Self {
         // As the host loop lands a zero-copy chunk.
         let step_link = Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS);
         let to = link.to;
-        let e = &ends[to];
         let inbox = link.inbox(slot).expect("the link has the slot");
         let (bind, n_wg) = kernels[to].bind_standalone(
             &devices.gpus[to],
-            &e.landing,
+            landing,
             inbox,
-            &e.counters,
-            (link.capacity.min(e.landing.size()) / 16) as u32,
+            counters,
+            (bytes.min(link.capacity).min(landing.size()) / 16) as u32,
             step_link,
         );
         ZeroCopyRead {
             to,
             bind,
             n_wg,
-            landing: e.landing.clone(),
+            landing: landing.clone(),
         }
     }
 
-    fn encode(
+    pub(super) fn encode(
         &self,
         r: &Gpu,
         kernel: &StepKernel,
@@ -136,16 +139,6 @@ impl ZeroCopyRead {
             timestamp_writes: ts,
         });
         kernel.dispatch(r, &mut pass, Put::Store, &self.bind, self.n_wg);
-    }
-
-    /// Submits the read on the receiver, not waited for (the streamed measurement's host loop
-    /// polls); a flag set when it completed (seen at the device's next poll).
-    pub(super) fn submit(&self, devices: &Devices, kernels: &[StepKernel]) -> Result<Submitted> {
-        let r = &devices.gpus[self.to];
-        let mut enc = r.device.create_command_encoder(&Default::default());
-        self.encode(r, &kernels[self.to], &mut enc, None);
-        let idx = r.submit("zero-copy calibration read", vec![enc.finish()])?;
-        Ok((idx, done_flag(r)))
     }
 
     /// The read, submitted and waited for (bounded): seconds from encoding to completion, on the
@@ -171,15 +164,31 @@ impl ZeroCopyRead {
         Ok((span.1 - span.0) / 1e6)
     }
 
-    /// Fails where the receiver's landing buffer does not hold `want`.
+    /// Poisons the landing's first `bytes` and the word after them (where it has one), so that
+    /// [`ZeroCopyRead::check`] fails a read that wrote less or more than it was timed for.
+    pub(super) fn poison(&self, devices: &Devices, bytes: u64) {
+        let r = &devices.gpus[self.to];
+        let len = (bytes + POISON_TAIL).min(self.landing.size());
+        r.queue
+            .write_buffer(&self.landing, 0, &vec![POISON; len as usize]);
+    }
+
+    /// Fails where the receiver's landing buffer does not hold `want`, or (after
+    /// [`ZeroCopyRead::poison`]) the read wrote past its `bytes`.
     pub(super) fn check(&self, devices: &Devices, bytes: u64, want: &[u8]) -> Result<()> {
         let r = &devices.gpus[self.to];
-        let got = r.read(
-            "the zero-copy calibration's landing",
-            &self.landing,
-            0,
-            bytes,
-        )?;
+        let len = (bytes + POISON_TAIL).min(self.landing.size());
+        let got = r.read("the zero-copy calibration's landing", &self.landing, 0, len)?;
+        let (got, tail) = got.split_at(bytes as usize);
+        if tail.iter().any(|&b| b != POISON) {
+            return Err(Error::Gpu {
+                during: format!(
+                    "checking the zero-copy read on device {} at {bytes} bytes",
+                    self.to
+                ),
+                message: "the receiver's kernel wrote past the chunk it was timed for".into(),
+            });
+        }
         match got.iter().zip(want).position(|(g, w)| g != w) {
             Some(i) => Err(Error::Gpu {
                 during: format!(
@@ -195,11 +204,9 @@ impl ZeroCopyRead {
     }
 }
 
-/// A submission and the flag its queue sets once it completed.
-pub(super) type Submitted = (
-    wgpu::SubmissionIndex,
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-);
+/// What [`ZeroCopyRead::poison`] writes, and how far past the chunk.
+const POISON: u8 = 0xFF;
+const POISON_TAIL: u64 = 16;
 
 /// A flag `gpu`'s queue sets once everything submitted so far completed (seen at its next poll).
 pub(super) fn done_flag(gpu: &crate::gpu::Gpu) -> std::sync::Arc<std::sync::atomic::AtomicBool> {

@@ -47,6 +47,75 @@ pub(super) struct Streamed {
     done_at: Option<Instant>,
 }
 
+impl Streamed {
+    /// Direction `(from, to)`'s link, its two slots' writes and (zero-copy) reads, and its copy lane.
+    fn new(
+        devices: &Devices,
+        kernels: &[StepKernel],
+        ends: &[Ends],
+        (from, to): (usize, usize),
+        opts: &StreamOptions,
+    ) -> Result<Self> {
+        let bytes = opts.bytes;
+        let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
+        let mut writes = Vec::new();
+        let mut reads = Vec::new();
+        // Buffers of the direction's own, as each step of a collective binds its own.
+        use wgpu::BufferUsages as U;
+        let send_counters =
+            devices.gpus[from].buffer("streamed calibration counters", 16, U::STORAGE)?;
+        let own = if link.zero_copy() {
+            let r = &devices.gpus[to];
+            Some((
+                r.buffer(
+                    "streamed calibration landing",
+                    bytes,
+                    U::STORAGE | U::COPY_SRC,
+                )?,
+                r.buffer("streamed calibration counters", 16, U::STORAGE)?,
+            ))
+        } else {
+            None
+        };
+        for slot in 0..2 {
+            writes.push(StepWrite::new(
+                &devices.gpus[from],
+                &kernels[from],
+                (&ends[from].src, &send_counters),
+                &link,
+                slot,
+                (bytes, opts.step_link),
+            )?);
+            if let Some((landing, counters)) = &own {
+                reads.push(ZeroCopyRead::new(
+                    devices,
+                    kernels,
+                    (landing, counters),
+                    &link,
+                    (slot, bytes),
+                ));
+            }
+        }
+        Ok(Streamed {
+            link,
+            lane: crate::hostlink::CopyLane::new(opts.threads)?,
+            writes,
+            reads,
+            sent: 0,
+            arrived: 0,
+            waiting: Default::default(),
+            slots: [SlotState::Free, SlotState::Free],
+            done_at: None,
+        })
+    }
+}
+
+/// What a poll encoded for a slot, on which device.
+enum Started {
+    Write(usize),
+    Read(usize),
+}
+
 pub(super) fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
     flag.load(std::sync::atomic::Ordering::Acquire)
 }
@@ -65,36 +134,10 @@ pub(super) fn stream(
     payload: &[u8],
 ) -> Result<Vec<f64>> {
     let bytes = opts.bytes;
-    let mut state = Vec::new();
-    for &(from, to) in dirs {
-        let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
-        let mut writes = Vec::new();
-        let mut reads = Vec::new();
-        for slot in 0..2 {
-            writes.push(StepWrite::new(
-                &devices.gpus[from],
-                &kernels[from],
-                &ends[from],
-                &link,
-                slot,
-                (bytes, opts.step_link),
-            )?);
-            if link.zero_copy() {
-                reads.push(ZeroCopyRead::new(devices, kernels, ends, &link, slot));
-            }
-        }
-        state.push(Streamed {
-            link,
-            lane: crate::hostlink::CopyLane::new(opts.threads)?,
-            writes,
-            reads,
-            sent: 0,
-            arrived: 0,
-            waiting: Default::default(),
-            slots: [SlotState::Free, SlotState::Free],
-            done_at: None,
-        });
-    }
+    let mut state = dirs
+        .iter()
+        .map(|&dir| Streamed::new(devices, kernels, ends, dir, opts))
+        .collect::<Result<Vec<_>>>()?;
     // Host-driven, not a timed series: submissions interleave with copy threads and device polls.
     let all = (opts.chunks * dirs.len()) as f64 * bytes as f64;
     let bound = devices.gpus[0].timeout_for(0.0, 4.0 * all);
@@ -115,17 +158,22 @@ pub(super) fn stream(
                         message: e.to_string(),
                     })?;
             }
-            for (s, &(from, _)) in state.iter_mut().zip(dirs) {
+            // One submission per device and poll: a device's sends and reads in one command buffer
+            // share no buffer, so they run side by side, where separate submissions would be
+            // ordered one after the other on its queue.
+            let mut encs: Vec<Option<wgpu::CommandEncoder>> =
+                devices.gpus.iter().map(|_| None).collect();
+            let mut started: Vec<(usize, usize, Started)> = Vec::new();
+            for (d, (s, &(from, to))) in state.iter_mut().zip(dirs).enumerate() {
                 let sender = &devices.gpus[from];
                 while s.sent < opts.chunks && matches!(s.slots[s.sent % 2], SlotState::Free) {
                     let slot = s.sent % 2;
-                    let mut enc = sender.device.create_command_encoder(&Default::default());
-                    s.writes[slot].encode(sender, &kernels[from], &s.link, &mut enc, None)?;
-                    sender.submit("host link streamed calibration", vec![enc.finish()])?;
-                    if !s.link.zero_copy() {
-                        s.link.start(slot, bytes)?;
-                    }
-                    s.slots[slot] = SlotState::Written(done_flag(sender));
+                    let enc = encs[from].get_or_insert_with(|| {
+                        sender.device.create_command_encoder(&Default::default())
+                    });
+                    s.writes[slot].encode(sender, &kernels[from], &s.link, enc, None)?;
+                    s.slots[slot] = SlotState::Copying;
+                    started.push((d, slot, Started::Write(from)));
                     s.waiting.push_back(slot);
                     s.sent += 1;
                 }
@@ -133,16 +181,49 @@ pub(super) fn stream(
                     if s.link.zero_copy() {
                         // Written once the sender's submission completed: the receiver reads it.
                         if matches!(&s.slots[slot], SlotState::Written(f) if is_set(f)) {
-                            let (_, flag) = s.reads[slot].submit(devices, kernels)?;
-                            s.slots[slot] = SlotState::Read(flag);
+                            let r = &devices.gpus[to];
+                            let enc = encs[to].get_or_insert_with(|| {
+                                r.device.create_command_encoder(&Default::default())
+                            });
+                            s.reads[slot].encode(r, &kernels[to], enc, None);
+                            s.slots[slot] = SlotState::Copying;
+                            started.push((d, slot, Started::Read(to)));
                             s.waiting.pop_front();
                         }
-                    } else if s.link.ready(&devices.gpus, slot)? {
+                    } else if matches!(s.slots[slot], SlotState::Written(_))
+                        && s.link.ready(&devices.gpus, slot)?
+                    {
                         s.link.hand_over(slot, &mut s.lane, slot)?;
                         s.slots[slot] = SlotState::Copying;
                         s.waiting.pop_front();
                     }
                 }
+            }
+            let mut flags = Vec::new();
+            for (g, enc) in devices.gpus.iter().zip(encs) {
+                flags.push(match enc {
+                    Some(enc) => {
+                        g.submit("host link streamed calibration", vec![enc.finish()])?;
+                        Some(done_flag(g))
+                    }
+                    None => None,
+                });
+            }
+            for (d, slot, what) in started {
+                let s = &mut state[d];
+                let (Started::Write(g) | Started::Read(g)) = what;
+                let flag = flags[g].clone().expect("its device submitted");
+                s.slots[slot] = match what {
+                    Started::Write(_) => {
+                        if !s.link.zero_copy() {
+                            s.link.start(slot, bytes)?;
+                        }
+                        SlotState::Written(flag)
+                    }
+                    Started::Read(_) => SlotState::Read(flag),
+                };
+            }
+            for s in state.iter_mut() {
                 let mut arrived = Vec::new();
                 for (slot, r) in s.lane.done() {
                     s.link.copied(slot, r)?;
