@@ -3,6 +3,7 @@
 
 mod fused;
 mod spares;
+mod standalone;
 
 use super::*;
 use crate::config::{Config, StepLead};
