@@ -181,7 +181,7 @@ fn bench_one(
     } else {
         chunks
     };
-    let g = if grid == 0 {
+    let mut g = if grid == 0 {
         TrackedGemm::new(gpu, kernel, shape, chunks, None)
     } else {
         TrackedGemm::on_grid(gpu, kernel, shape, chunks, grid)
@@ -193,12 +193,12 @@ fn bench_one(
         |len| -> Vec<f32> { rng.fill(len).into_iter().map(|v| dtype.round(v)).collect() };
     let a = fill(m * k);
     let b = fill(k * n);
-    g.upload(gpu, &a, &b)?;
+    g.upload(&a, &b)?;
 
     let (err_tracked, err_untracked) = if checked {
         (
-            verify(gpu, kernel, &g, StoreMode::Store, &a, &b, &mut rng)?,
-            verify(gpu, kernel, &g, StoreMode::Untracked, &a, &b, &mut rng)?,
+            verify(&mut g, StoreMode::Store, &a, &b, &mut rng)?,
+            verify(&mut g, StoreMode::Untracked, &a, &b, &mut rng)?,
         )
     } else {
         (f64::NAN, f64::NAN)
@@ -214,7 +214,7 @@ fn bench_one(
     let mut time = |mode: StoreMode| {
         let what = format!("{shape} gemm ({mode:?})");
         let ms = clock.times_ms(gpu, &what, reps, bound, |enc, ts| {
-            g.encode(gpu, kernel, enc, mode, true, ts)
+            g.encode(enc, mode, true, ts)
         })?;
         anyhow::Ok((ms, clock.last_warmup()))
     };
@@ -293,24 +293,22 @@ fn bench_one(
 /// Runs `mode` once on a poisoned C and returns the largest relative (Frobenius) error of sampled rows
 /// against f64; for the tracked mode also checks that every chunk's counter reached its threshold.
 fn verify(
-    gpu: &Gpu,
-    kernel: &GemmKernel,
-    g: &TrackedGemm,
+    g: &mut TrackedGemm,
     mode: StoreMode,
     a: &[f32],
     b: &[f32],
     rng: &mut Rng,
 ) -> anyhow::Result<f64> {
     let Shape { m, n, k } = g.shape;
-    g.fill_c(gpu, f32::NAN);
-    g.run(gpu, kernel, mode, true)?;
+    g.fill_c(f32::NAN)?;
+    g.run(mode, true)?;
     if mode == StoreMode::Store {
-        let counters = g.read_counters(gpu)?;
-        if counters != g.thresholds {
+        let counters = g.read_counters()?;
+        if counters != g.lowering.thresholds {
             bail!(
                 "{}: tracker counters {counters:?}, expected {:?}",
                 g.shape,
-                g.thresholds
+                g.lowering.thresholds
             );
         }
     }
@@ -318,7 +316,7 @@ fn verify(
     rows.extend((2..CHECK_ROWS.min(m)).map(|_| rng.below(m)));
     let mut worst = 0f64;
     for row in rows {
-        let got = gpu.read_f32("a row of C", &g.c, (row * n * 4) as u64, n)?;
+        let got = g.read_rows(row..row + 1)?;
         let want = reference::gemm(&a[row * k..(row + 1) * k], b, 1, n, k);
         // rel_frobenius turns NaN (an unwritten, poisoned element) into infinity.
         worst = worst.max(reference::rel_frobenius(&got, &want));

@@ -164,7 +164,8 @@ fn run(args: Args) -> anyhow::Result<()> {
             for (link, n_wg, bg) in &configs {
                 let what = format!("{} of {mib} MiB, {}", kind.name, link.describe());
                 let ms = median(&clock.times_ms(&gpu, &what, reps, bound, |enc, ts| {
-                    encode_step(&gpu, &kernel, enc, ts, kind.put, bg, *n_wg)
+                    encode_step(&gpu, &kernel, enc, ts, kind.put, bg, *n_wg);
+                    Ok(())
                 })?);
                 let warm = clock.last_warmup();
                 let gbps = moved as f64 / (ms * 1e-3) / 1e9;

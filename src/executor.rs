@@ -1,6 +1,8 @@
 //! The executor: binds a lowered plan to its device once (every binding's params in one uniform
 //! buffer, the pooled buffers, the bind groups) and encodes and submits any of its recordings, timing
-//! their passes with the one pass timer. The one place that touches wgpu for the modes.
+//! their passes with the one pass timer; or binds standalone work over pool buffers alone (the
+//! tracked GEMM of tests and benches, the link calibration's step) and encodes its recordings into a
+//! caller's timed series. The one place that binds and encodes the modes' and that work's dispatches.
 
 use std::collections::HashMap;
 use web_time::Instant;
@@ -81,20 +83,80 @@ impl Kernels {
 
     /// What lowering needs to know of `gpu` (as device `device`) and these kernels.
     pub fn target(&self, gpu: &Gpu, device: DeviceId) -> Target {
-        Target {
-            device,
-            tile_n: self.gemm.engine.tile_n(),
-            tile_group: self.gemm.engine.tile_group(),
-            max_workgroups_per_dim: gpu.max_workgroups_per_dim,
-            uniform_align: u64::from(gpu.limits.min_uniform_buffer_offset_alignment).max(64),
-            max_buffer: gpu.max_buffer,
-            max_binding: gpu.max_binding,
-            host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
-            loop_limit: loop_limit(gpu),
-            sms: gpu.sms,
-            gemm_per_sm: self.gemm.engine.per_sm(),
+        target(gpu, self.gemm.engine, device)
+    }
+}
+
+/// What lowering needs to know of `gpu` (as device `device`) and the `engine` of its GEMM kernel.
+pub fn target(gpu: &Gpu, engine: Engine, device: DeviceId) -> Target {
+    Target {
+        device,
+        tile_n: engine.tile_n(),
+        tile_group: engine.tile_group(),
+        max_workgroups_per_dim: gpu.max_workgroups_per_dim,
+        uniform_align: u64::from(gpu.limits.min_uniform_buffer_offset_alignment).max(64),
+        max_buffer: gpu.max_buffer,
+        max_binding: gpu.max_binding,
+        host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
+        loop_limit: loop_limit(gpu),
+        sms: gpu.sms,
+        gemm_per_sm: engine.per_sm(),
+    }
+}
+
+/// The kernels an executor dispatches: a device's whole set, or a caller's one kernel for standalone
+/// work ([`Executor::pooled`]): the tracked GEMM's (coopmat2's included, which no [`Kernels`] holds)
+/// or the calibrated step's.
+#[derive(Clone, Copy)]
+pub enum KernelSet<'a> {
+    All(&'a Kernels),
+    Gemm(&'a GemmKernel),
+    Step(&'a StepKernel),
+}
+
+impl<'a> KernelSet<'a> {
+    fn gemm(self) -> Result<&'a GemmKernel> {
+        match self {
+            KernelSet::All(k) => Ok(&k.gemm),
+            KernelSet::Gemm(g) => Ok(g),
+            KernelSet::Step(_) => Err(self.lacks("a GEMM")),
         }
     }
+
+    fn step(self) -> Result<&'a StepKernel> {
+        match self {
+            KernelSet::All(k) => Ok(&k.step),
+            KernelSet::Step(s) => Ok(s),
+            KernelSet::Gemm(_) => Err(self.lacks("a step")),
+        }
+    }
+
+    fn gather(self) -> Result<&'a GatherKernel> {
+        match self {
+            KernelSet::All(k) => Ok(&k.gather),
+            _ => Err(self.lacks("a gather")),
+        }
+    }
+
+    fn lacks(self, what: &str) -> Error {
+        let held = match self {
+            KernelSet::All(_) => "every kernel",
+            KernelSet::Gemm(_) => "one GEMM kernel",
+            KernelSet::Step(_) => "one step kernel",
+        };
+        Error::invalid(
+            "recording",
+            format!("one dispatching {what}"),
+            format!("what this executor's kernels run (it holds {held})"),
+        )
+    }
+}
+
+/// How a recording's passes are timestamped: from [`Executor::timer`], or the first by a caller's
+/// series ([`crate::timestamps::time_series`]).
+enum Stamps<'t> {
+    Timer,
+    Given(Option<wgpu::ComputePassTimestampWrites<'t>>),
 }
 
 /// A submission handed to the queue and not waited for.
@@ -118,7 +180,7 @@ impl Launched {
 /// One device's bound recordings.
 pub struct Executor<'a> {
     gpu: &'a Gpu,
-    kernels: &'a Kernels,
+    kernels: KernelSet<'a>,
     device: DeviceId,
     /// Binding i's params at byte i * align.
     params: wgpu::Buffer,
@@ -138,10 +200,50 @@ pub struct Executor<'a> {
 
 /// The buffers a recording's handles name, borrowed from their owners.
 struct Buffers<'b> {
-    ranks: &'b Ranks,
+    /// None for recordings whose buffers are all pooled ([`Executor::pooled`]).
+    ranks: Option<&'b Ranks>,
     pool: &'b [Option<wgpu::Buffer>],
     aliases: &'b [Vec<wgpu::Buffer>],
     links: &'b HashMap<LinkBox, wgpu::Buffer>,
+}
+
+/// The ranks whose buffers a handle names: present wherever one is named, since a recording run
+/// without them is checked to name pool buffers alone.
+fn ranked(ranks: Option<&Ranks>) -> &Ranks {
+    ranks.expect("recordings run without ranks name pool buffers alone (`pool_only`)")
+}
+
+/// The bindings and buffers `commands` use.
+fn uses(commands: &[Command]) -> (Vec<usize>, Vec<Buffer>) {
+    let mut bindings = Vec::new();
+    let mut buffers = Vec::new();
+    for c in commands {
+        match c {
+            Command::Pass(p) => bindings.extend(p.dispatches.iter().map(|d| d.binding)),
+            Command::Clear(b) => buffers.push(*b),
+            Command::Copy { src, dst, .. } => buffers.extend([src.buffer, *dst]),
+            Command::Read(spans) => buffers.extend(spans.iter().map(|s| s.buffer)),
+        }
+    }
+    (bindings, buffers)
+}
+
+/// Refuses `bindings` or `buffers` of `lowered` that name a rank's buffer (or a link's): what runs
+/// without ranks binds only what the executor makes.
+fn pool_only(lowered: &Lowered, bindings: &[usize], buffers: &[Buffer]) -> Result<()> {
+    let bound = bindings
+        .iter()
+        .flat_map(|&i| &lowered.bindings[i].resources)
+        .filter_map(|r| r.buffer());
+    let made_here = |b: &Buffer| matches!(b, Buffer::Pool(_) | Buffer::View(..));
+    match buffers.iter().copied().chain(bound).find(|b| !made_here(b)) {
+        None => Ok(()),
+        Some(b) => Err(Error::invalid(
+            "recording without ranks",
+            format!("one naming {b:?}"),
+            "pool buffers alone",
+        )),
+    }
 }
 
 /// The wgpu buffer `b` names.
@@ -156,10 +258,10 @@ fn resolve<'b>(bufs: &Buffers<'b>, b: Buffer) -> &'b wgpu::Buffer {
         Buffer::Link(k) => links
             .get(&k)
             .expect("the host links' buffers are imported before use"),
-        Buffer::Data(l) => &ranks.locs[&l].data,
-        Buffer::Tracker(l) => &ranks.locs[&l].tracker,
-        Buffer::A(p) => &ranks.rank(p).a,
-        Buffer::B(p) => &ranks.rank(p).b,
+        Buffer::Data(l) => &ranked(ranks).locs[&l].data,
+        Buffer::Tracker(l) => &ranked(ranks).locs[&l].tracker,
+        Buffer::A(p) => &ranked(ranks).rank(p).a,
+        Buffer::B(p) => &ranked(ranks).rank(p).b,
         Buffer::Pool(i) => pool[i]
             .as_ref()
             .expect("pooled buffers are made before use"),
@@ -183,6 +285,45 @@ impl<'a> Executor<'a> {
         links: HashMap<LinkBox, wgpu::Buffer>,
         passes: u32,
     ) -> Result<Self> {
+        let timer = Timestamps::new(gpu, passes);
+        let mut ex = Self::unbound(gpu, KernelSet::All(kernels), lowered, links, timer);
+        let ops: Vec<usize> = lowered
+            .ops
+            .iter()
+            .flatten()
+            .flat_map(|o| std::iter::once(o.dispatch).chain(o.shared))
+            .map(|d| d.binding)
+            .collect();
+        gpu.scoped("binding the plan's ops", || {
+            ops.iter()
+                .try_for_each(|&b| ex.bind(Some(ranks), lowered, b))
+        })??;
+        Ok(ex)
+    }
+
+    /// Binds every binding of `lowered`, whose buffers must all be its pool's (no plan's ranks:
+    /// standalone work, core's `lower_tracked_gemm` and `lower_step`), to dispatch `kernels`. Its
+    /// recordings run through [`Executor::record`], timed by the caller's series (its own timer has
+    /// no query set).
+    pub fn pooled(gpu: &'a Gpu, kernels: KernelSet<'a>, lowered: &Lowered) -> Result<Self> {
+        let all: Vec<usize> = (0..lowered.bindings.len()).collect();
+        pool_only(lowered, &all, &[])?;
+        let timer = Timestamps::host_clock();
+        let mut ex = Self::unbound(gpu, kernels, lowered, HashMap::new(), timer);
+        gpu.scoped("binding a pooled recording", || {
+            all.iter().try_for_each(|&b| ex.bind(None, lowered, b))
+        })??;
+        Ok(ex)
+    }
+
+    /// The executor of `lowered` with its params uploaded and nothing bound yet.
+    fn unbound(
+        gpu: &'a Gpu,
+        kernels: KernelSet<'a>,
+        lowered: &Lowered,
+        links: HashMap<LinkBox, wgpu::Buffer>,
+        timer: Timestamps,
+    ) -> Self {
         let align = lowered.target.uniform_align;
         let mut bytes = vec![0u8; (align as usize) * lowered.bindings.len().max(1)];
         for (i, b) in lowered.bindings.iter().enumerate() {
@@ -190,7 +331,7 @@ impl<'a> Executor<'a> {
             bytes[i * align as usize..][..p.len()].copy_from_slice(p);
         }
         let params = gpu.init_buffer("binding params", &bytes, wgpu::BufferUsages::UNIFORM);
-        let mut ex = Executor {
+        Executor {
             gpu,
             kernels,
             device: lowered.target.device,
@@ -201,20 +342,9 @@ impl<'a> Executor<'a> {
             links,
             groups: vec![None; lowered.bindings.len()],
             allocated: 0,
-            timer: Timestamps::new(gpu, passes),
+            timer,
             defer_resolve: false,
-        };
-        let ops: Vec<usize> = lowered
-            .ops
-            .iter()
-            .flatten()
-            .flat_map(|o| std::iter::once(o.dispatch).chain(o.shared))
-            .map(|d| d.binding)
-            .collect();
-        gpu.scoped("binding the plan's ops", || {
-            ops.iter().try_for_each(|&b| ex.bind(ranks, lowered, b))
-        })??;
-        Ok(ex)
+        }
     }
 
     /// Device memory of the pooled working buffers made so far (tables aside).
@@ -293,7 +423,7 @@ impl<'a> Executor<'a> {
         Ok(())
     }
 
-    fn bind(&mut self, ranks: &Ranks, lowered: &Lowered, i: usize) -> Result<()> {
+    fn bind(&mut self, ranks: Option<&Ranks>, lowered: &Lowered, i: usize) -> Result<()> {
         if self.groups[i].is_some() {
             return Ok(());
         }
@@ -329,10 +459,10 @@ impl<'a> Executor<'a> {
             })
             .collect();
         let layout = match binding.group {
-            Group::Gemm => &self.kernels.gemm.layout,
-            Group::Step => &self.kernels.step.layout,
-            Group::Fused => &self.kernels.gemm.fused_layout,
-            Group::Gather => &self.kernels.gather.layout,
+            Group::Gemm => &self.kernels.gemm()?.layout,
+            Group::Step => &self.kernels.step()?.layout,
+            Group::Fused => &self.kernels.gemm()?.fused_layout,
+            Group::Gather => &self.kernels.gather()?.layout,
         };
         let named: Vec<_> = binding.group.roles().iter().copied().zip(entries).collect();
         let group = crate::shaders::bind(
@@ -346,18 +476,14 @@ impl<'a> Executor<'a> {
         Ok(())
     }
 
-    /// Makes what `commands` use that is not made yet (fused mode's packing, on its first run).
-    fn prepare(&mut self, ranks: &Ranks, lowered: &Lowered, commands: &[Command]) -> Result<()> {
-        let mut bindings = Vec::new();
-        let mut buffers = Vec::new();
-        for c in commands {
-            match c {
-                Command::Pass(p) => bindings.extend(p.dispatches.iter().map(|d| d.binding)),
-                Command::Clear(b) => buffers.push(*b),
-                Command::Copy { src, dst, .. } => buffers.extend([src.buffer, *dst]),
-                Command::Read(spans) => buffers.extend(spans.iter().map(|s| s.buffer)),
-            }
-        }
+    /// Makes what a recording uses (its `bindings` and `buffers`) that is not made yet (fused mode's
+    /// packing, on its first run).
+    fn prepare(
+        &mut self,
+        ranks: Option<&Ranks>,
+        lowered: &Lowered,
+        (bindings, buffers): (Vec<usize>, Vec<Buffer>),
+    ) -> Result<()> {
         for b in buffers {
             if let Buffer::Pool(i) | Buffer::View(i, _) = b {
                 self.make_pooled(lowered, i)?;
@@ -385,11 +511,75 @@ impl<'a> Executor<'a> {
         commands: &[Command],
     ) -> Result<Launched> {
         debug_assert_eq!(lowered.target.device, self.device);
-        self.prepare(ranks, lowered, commands)?;
+        self.prepare(Some(ranks), lowered, uses(commands))?;
         let gpu = self.gpu;
         let mut enc = gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        let read = self.encode(&mut enc, Some(ranks), label, commands, Stamps::Timer)?;
+        // The passes' timestamps travel with them: reading them later maps, it does not submit.
+        // Except in a series that defers it: each copy after a submission's last pass idles the
+        // GPU before the next (tens of µs on the H200), inside the time a trigger
+        // loop measures; it reads them once, after its last submission.
+        if !self.defer_resolve {
+            self.timer.encode_resolve(&mut enc);
+        }
+        let cmds = enc.finish();
+        let started = Instant::now();
+        let index = gpu.submit(label, vec![cmds])?;
+        let submitted = Instant::now();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        // Registered right after the submit: it fires when this submission (and all before it) is done.
+        gpu.queue
+            .on_submitted_work_done(move || flag.store(true, std::sync::atomic::Ordering::Release));
+        Ok(Launched {
+            started,
+            submitted,
+            index,
+            read: read.map(|(staging, total)| gpu.map_later(label, staging, total)),
+            done,
+        })
+    }
+
+    /// Encodes `commands` of `lowered`, whose buffers are all its pool's, into a caller's encoder,
+    /// its first pass timestamped by `timestamps`: one run of a caller's series
+    /// ([`crate::timestamps::time_series`], which submits and waits). A read is refused: it maps
+    /// only after a launch.
+    pub fn record(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        lowered: &Lowered,
+        label: &str,
+        commands: &[Command],
+        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()> {
+        debug_assert_eq!(lowered.target.device, self.device);
+        let (bindings, buffers) = uses(commands);
+        pool_only(lowered, &bindings, &buffers)?;
+        if commands.iter().any(|c| matches!(c, Command::Read(_))) {
+            return Err(Error::invalid(
+                "recorded recording",
+                format!("{label} with a read"),
+                "no read (a read maps only after a launch)",
+            ));
+        }
+        self.prepare(None, lowered, (bindings, buffers))?;
+        self.encode(enc, None, label, commands, Stamps::Given(timestamps))?;
+        Ok(())
+    }
+
+    /// Encodes `commands` into `enc` (everything they use made and bound); returns the staging
+    /// buffer of their read, if any, and its bytes.
+    fn encode(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        ranks: Option<&Ranks>,
+        label: &str,
+        commands: &[Command],
+        mut stamps: Stamps<'_>,
+    ) -> Result<Option<(wgpu::Buffer, u64)>> {
+        let gpu = self.gpu;
         let mut read = None;
         let bufs = Buffers {
             ranks,
@@ -417,31 +607,31 @@ impl<'a> Executor<'a> {
                         .iter()
                         .map(|s| (buf(s.buffer), s.offset, s.bytes))
                         .collect();
-                    read = Some(gpu.encode_read(&mut enc, &spans));
+                    read = Some(gpu.encode_read(enc, &spans));
                 }
                 Command::Pass(p) => {
+                    let timestamp_writes = match &mut stamps {
+                        Stamps::Timer => self.timer.pass(),
+                        Stamps::Given(given) => given.take(),
+                    };
                     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                         label: Some(label),
-                        timestamp_writes: self.timer.pass(),
+                        timestamp_writes,
                     });
                     for d in &p.dispatches {
+                        let k = self.kernels;
                         let pipeline = match d.kernel {
-                            Kernel::Gemm(store) => self.kernels.gemm.pipeline(store),
-                            Kernel::GemmGrid => self.kernels.gemm.grid_pipeline(),
-                            Kernel::Step { put, acc } => self.kernels.step.pipeline(put, acc),
+                            Kernel::Gemm(store) => k.gemm()?.pipeline(store),
+                            Kernel::GemmGrid => k.gemm()?.grid_pipeline(),
+                            Kernel::Step { put, acc } => k.step()?.pipeline(put, acc),
                             Kernel::Fused {
                                 split_b,
                                 split_c,
                                 grid,
                                 watched,
-                            } => self
-                                .kernels
-                                .gemm
-                                .fused(gpu, split_b, split_c, grid, watched)?,
-                            Kernel::Spares { watch, land } => {
-                                self.kernels.gemm.spares(gpu, watch, land)?
-                            }
-                            Kernel::Gather => &self.kernels.gather.pipeline,
+                            } => k.gemm()?.fused(gpu, split_b, split_c, grid, watched)?,
+                            Kernel::Spares { watch, land } => k.gemm()?.spares(gpu, watch, land)?,
+                            Kernel::Gather => &k.gather()?.pipeline,
                         };
                         gpu.dispatch(
                             &mut pass,
@@ -453,28 +643,6 @@ impl<'a> Executor<'a> {
                 }
             }
         }
-        // The passes' timestamps travel with them: reading them later maps, it does not submit.
-        // Except in a series that defers it: each copy after a submission's last pass idles the
-        // GPU before the next (tens of µs on the H200), inside the time a trigger
-        // loop measures; it reads them once, after its last submission.
-        if !self.defer_resolve {
-            self.timer.encode_resolve(&mut enc);
-        }
-        let cmds = enc.finish();
-        let started = Instant::now();
-        let index = gpu.submit(label, vec![cmds])?;
-        let submitted = Instant::now();
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = done.clone();
-        // Registered right after the submit: it fires when this submission (and all before it) is done.
-        gpu.queue
-            .on_submitted_work_done(move || flag.store(true, std::sync::atomic::Ordering::Release));
-        Ok(Launched {
-            started,
-            submitted,
-            index,
-            read: read.map(|(staging, total)| gpu.map_later(label, staging, total)),
-            done,
-        })
+        Ok(read)
     }
 }

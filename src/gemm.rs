@@ -1,6 +1,5 @@
 //! The tracked GEMM kernels (shaders/gemm.wgsl, shaders/gemm_coop.wgsl): which one an adapter and
-//! dtype get, their pipelines, the params and job table they read, and a standalone tracked GEMM over
-//! one output buffer used by tests and benchmarks.
+//! dtype get, their pipelines and the params and job table they read.
 
 use std::sync::OnceLock;
 
@@ -462,18 +461,6 @@ impl GemmKernel {
     /// Which `put` realises [`StoreMode::Update`] on this adapter.
     pub fn update_put(&self) -> Put {
         self.update_put
-    }
-
-    /// Records one GEMM dispatch of `total_wg` workgroups (folded into 2-D where needed).
-    pub fn dispatch(
-        &self,
-        gpu: &Gpu,
-        pass: &mut wgpu::ComputePass<'_>,
-        mode: StoreMode,
-        bg: &wgpu::BindGroup,
-        total_wg: u32,
-    ) {
-        gpu.dispatch(pass, self.pipeline(mode), bg, total_wg);
     }
 }
 

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::executor::{Executor, KernelSet};
 use crate::gpu::Gpu;
 use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
@@ -40,8 +41,9 @@ pub struct LinkTable {
 }
 
 /// Times one copy step of `bytes` at each of `links`, `reps` times after one warm-up; median seconds.
-/// Its own buffers, the caller's `kernel`'s pipeline; timed as every series is ([`time_series`] on `timer`, which
-/// holds at least `reps + 1` passes: GPU timestamps, else the host clock).
+/// Lowered to recordings over pool buffers that the executor binds once and encodes with the caller's
+/// `kernel`'s pipeline; timed as every series is ([`time_series`] on `timer`, which holds at least
+/// `reps + 1` passes: GPU timestamps, else the host clock).
 pub fn time_step(
     gpu: &Gpu,
     timer: &mut Timestamps,
@@ -51,31 +53,23 @@ pub fn time_step(
     links: &[Link],
     reps: usize,
 ) -> Result<Vec<f64>> {
-    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-    let src = gpu.buffer("calibration src", bytes, usage)?;
-    let dst = gpu.buffer("calibration dst", bytes, usage)?;
-    let counters = gpu.buffer("calibration counters", 16, usage)?;
+    // The step reads no GEMM field of the target.
+    let target = crate::executor::target(gpu, crate::gemm::Engine::Simt, 0);
+    let steps = crate::lower::lower_step(bytes, put, links, target);
+    let mut exec = Executor::pooled(gpu, KernelSet::Step(kernel), &steps.lowered)?;
     let mut rng = crate::reference::Rng::new(7);
     let chunk = rng.fill(1 << 20);
     for off in (0..bytes).step_by(4 << 20) {
         let n = ((bytes - off) as usize).min(4 << 20) / 4;
-        gpu.queue
-            .write_buffer(&src, off, bytemuck::cast_slice(&chunk[..n]));
+        exec.write_pool(steps.src, off, bytemuck::cast_slice(&chunk[..n]))?;
     }
-    let len4 = (bytes / 16) as u32;
     let runs = reps as u32 + 1;
     let bound = gpu.timeout_for(0.0, 2.0 * bytes as f64);
     let mut out = Vec::new();
-    for &link in links {
-        let (bg, n_wg) = kernel.bind_standalone(gpu, &dst, &src, &counters, len4, link);
+    for rec in &steps.recordings {
         // The first run warms up and is left out.
-        let spans = time_series(gpu, timer, "calibration step", runs, bound, |enc, ts| {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("calibration step"),
-                timestamp_writes: ts,
-            });
-            kernel.dispatch(gpu, &mut pass, put, &bg, n_wg);
-            Ok(())
+        let spans = time_series(gpu, timer, rec.label, runs, bound, |enc, ts| {
+            exec.record(enc, &steps.lowered, rec.label, &rec.commands, ts)
         })?;
         let secs: Vec<f64> = spans.iter().skip(1).map(|s| (s.1 - s.0) / 1e6).collect();
         out.push(crate::stats::median(&secs));

@@ -52,18 +52,18 @@ fn check(
     let a = fill(m * kk);
     let b = fill(kk * n);
     let want = gemm(&a, &b, m, n, kk);
-    let g = TrackedGemm::new(gpu, k, shape, chunks, order).unwrap();
-    g.upload(gpu, &a, &b).unwrap();
+    let mut g = TrackedGemm::new(gpu, k, shape, chunks, order).unwrap();
+    g.upload(&a, &b).unwrap();
     // Tracked last: its counters are the ones read (every run clears them first).
     for mode in [StoreMode::Untracked, StoreMode::Store] {
-        g.fill_c(gpu, f32::NAN);
-        g.run(gpu, k, mode, true).unwrap();
-        let err = rel_frobenius(&g.read_c(gpu).unwrap(), &want);
+        g.fill_c(f32::NAN).unwrap();
+        g.run(mode, true).unwrap();
+        let err = rel_frobenius(&g.read_c().unwrap(), &want);
         assert!(err <= TOLERANCE, "{what} {mode:?}: rel error {err}");
     }
     assert_eq!(
-        g.read_counters(gpu).unwrap(),
-        g.thresholds,
+        g.read_counters().unwrap(),
+        g.lowering.thresholds,
         "{what}: tracker"
     );
 }

@@ -45,20 +45,20 @@ fn check_on(
         |len: usize| -> Vec<f32> { rng.fill(len).into_iter().map(|v| d.round(v)).collect() };
     let a = fill(m * k);
     let b = fill(k * n);
-    let g = match grid {
+    let mut g = match grid {
         None => TrackedGemm::new(gpu, kernel, shape, chunks, order),
         Some(w) => TrackedGemm::on_grid(gpu, kernel, shape, chunks, w),
     }
     .unwrap();
-    g.upload(gpu, &a, &b).unwrap();
-    g.fill_c(gpu, f32::NAN);
-    g.run(gpu, kernel, StoreMode::Store, true).unwrap();
-    let c = g.read_c(gpu).unwrap();
+    g.upload(&a, &b).unwrap();
+    g.fill_c(f32::NAN).unwrap();
+    g.run(StoreMode::Store, true).unwrap();
+    let c = g.read_c().unwrap();
     let err = rel_frobenius(&c, &gemm(&a, &b, m, n, k));
     assert!(err <= tolerance(d), "{what}: rel error {err}");
     assert_eq!(
-        g.read_counters(gpu).unwrap(),
-        g.thresholds,
+        g.read_counters().unwrap(),
+        g.lowering.thresholds,
         "{what}: tracker"
     );
 }
@@ -220,31 +220,31 @@ fn update_mode_accumulates() {
     let kernel = GemmKernel::new(gpu).unwrap();
     let (m, n, k) = (77, 150, 45);
     let mut rng = Rng::new(common::seed("update"));
-    let g = TrackedGemm::new(gpu, &kernel, Shape::new(m, n, k).unwrap(), 4, None).unwrap();
+    let mut g = TrackedGemm::new(gpu, &kernel, Shape::new(m, n, k).unwrap(), 4, None).unwrap();
     let (a1, b1, a2, b2) = (
         rng.fill(m * k),
         rng.fill(k * n),
         rng.fill(m * k),
         rng.fill(k * n),
     );
-    g.fill_c(gpu, 0.0);
-    g.upload(gpu, &a1, &b1).unwrap();
-    g.run(gpu, &kernel, StoreMode::Update, true).unwrap();
-    g.upload(gpu, &a2, &b2).unwrap();
-    g.run(gpu, &kernel, StoreMode::Update, false).unwrap();
+    g.fill_c(0.0).unwrap();
+    g.upload(&a1, &b1).unwrap();
+    g.run(StoreMode::Update, true).unwrap();
+    g.upload(&a2, &b2).unwrap();
+    g.run(StoreMode::Update, false).unwrap();
     let want: Vec<f64> = gemm(&a1, &b1, m, n, k)
         .iter()
         .zip(gemm(&a2, &b2, m, n, k))
         .map(|(x, y)| x + y)
         .collect();
-    let err = rel_frobenius(&g.read_c(gpu).unwrap(), &want);
+    let err = rel_frobenius(&g.read_c().unwrap(), &want);
     assert!(
         err <= 1e-5,
         "update rel error {err} (put {:?})",
         kernel.update_put()
     );
-    let twice: Vec<u32> = g.thresholds.iter().map(|t| 2 * t).collect();
-    assert_eq!(g.read_counters(gpu).unwrap(), twice);
+    let twice: Vec<u32> = g.lowering.thresholds.iter().map(|t| 2 * t).collect();
+    assert_eq!(g.read_counters().unwrap(), twice);
 }
 
 /// The standalone GEMM on a persistent grid (the gemm bench's `--grid`): grids of one workgroup,
@@ -263,7 +263,7 @@ fn grid_store_covers_every_tile() {
     let g = TrackedGemm::on_grid(gpu, &kernel, Shape::new(300, 600, 37).unwrap(), 3, 40).unwrap();
     assert_eq!(
         g.grid_wg(),
-        Some(g.total_wg),
+        Some(g.lowering.total_wg),
         "at most a workgroup per tile"
     );
     let e = TrackedGemm::on_grid(gpu, &kernel, Shape::new(8, 8, 8).unwrap(), 1, 0)
@@ -319,8 +319,8 @@ fn forced_timeout_is_an_error_naming_the_work() {
     .unwrap();
     let kernel = GemmKernel::new(&gpu).unwrap();
     let s = Shape::new(512, 512, 512).unwrap();
-    let g = TrackedGemm::new(&gpu, &kernel, s, 1, None).unwrap();
-    let e = g.run(&gpu, &kernel, StoreMode::Store, true).unwrap_err();
+    let mut g = TrackedGemm::new(&gpu, &kernel, s, 1, None).unwrap();
+    let e = g.run(StoreMode::Store, true).unwrap_err();
     assert!(matches!(e, Error::Timeout { .. }), "{e}");
     assert!(e.to_string().contains("tracked gemm 512x512x512"), "{e}");
 }

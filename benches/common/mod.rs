@@ -90,6 +90,13 @@ pub fn gpu_options(kernels: Option<KernelFiles>) -> anyhow::Result<GpuOptions> {
     })?)
 }
 
+/// What one timed run encodes (its pass's timestamps handed in).
+type Record<'r> = dyn FnMut(
+        &mut wgpu::CommandEncoder,
+        Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> t3_wgpu::Result<()>
+    + 'r;
+
 /// Times compute passes with GPU timestamps where the adapter has TIMESTAMP_QUERY, else with the host
 /// clock around submit + bounded wait (which then includes submission and wake-up latency).
 pub struct Clock {
@@ -126,7 +133,7 @@ impl Clock {
         gpu: &Gpu,
         what: &str,
         bound: Duration,
-        record: &dyn Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
+        record: &mut Record<'_>,
     ) -> anyhow::Result<()> {
         let (least, most) = (
             Duration::from_secs_f64(self.timing.warmup_s),
@@ -141,10 +148,7 @@ impl Clock {
             || (t0.elapsed() < least + most && !settle.settled(&us))
         {
             at.push(t0.elapsed().as_secs_f64());
-            let span = time_series(gpu, &mut self.timer, what, 1, bound, |enc, ts| {
-                record(enc, ts);
-                Ok(())
-            })?[0];
+            let span = time_series(gpu, &mut self.timer, what, 1, bound, &mut *record)?[0];
             us.push(span.1 - span.0);
         }
         let since = settle.settled_since(&us);
@@ -192,13 +196,13 @@ impl Clock {
         what: &str,
         reps: u32,
         bound: Duration,
-        record: impl Fn(&mut wgpu::CommandEncoder, Option<wgpu::ComputePassTimestampWrites<'_>>),
+        mut record: impl FnMut(
+            &mut wgpu::CommandEncoder,
+            Option<wgpu::ComputePassTimestampWrites<'_>>,
+        ) -> t3_wgpu::Result<()>,
     ) -> anyhow::Result<Vec<f64>> {
-        self.warm_up(gpu, what, bound, &record)?;
-        let spans = time_series(gpu, &mut self.timer, what, reps, bound, |enc, ts| {
-            record(enc, ts);
-            Ok(())
-        })?;
+        self.warm_up(gpu, what, bound, &mut record)?;
+        let spans = time_series(gpu, &mut self.timer, what, reps, bound, &mut record)?;
         if self.timing.debug {
             // Every rep's begin..end from the first begin: gaps and overlaps show.
             let text: Vec<String> = spans

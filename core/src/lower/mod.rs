@@ -9,6 +9,7 @@ mod gather;
 mod links;
 mod ops;
 mod recording;
+mod standalone;
 
 pub use fused::{
     counters, Forward, ForwardHeader, Fused, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS,
@@ -16,6 +17,9 @@ pub use fused::{
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use ops::{HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
 pub use recording::*;
+pub use standalone::{
+    lower_step, lower_tracked_gemm, StepLowering, TrackedGemmSpec, TrackedLowering,
+};
 
 use crate::config::Config;
 use crate::kernels::gemm::{Job, Padding, StoreMode};
@@ -171,21 +175,10 @@ pub fn lower_on(
 ) -> Lowered {
     let here = |rank: usize| share.placement.device(rank) == target.device;
     let mut l = Lowered {
-        target,
-        bindings: Vec::new(),
-        pool: Vec::new(),
-        ops: Vec::new(),
         locs: plan.locs().into_iter().filter(|l| here(l.rank)).collect(),
         stages: schedule.gemm_stages(),
-        sequential: empty(target, "sequential"),
-        encoded: empty(target, "encoded"),
-        gemm_tracked: empty(target, "gemm alone (tracked)"),
-        gemm_untracked: empty(target, "gemm alone (untracked)"),
-        fused: Err(String::new()),
         alias: config.fused.alias,
-        gather: Vec::new(),
-        gather_order: Vec::new(),
-        gathered: Buffer::Pool(0),
+        ..Lowered::blank(target)
     };
     ops::lower_ops(&mut l, config, chunking, plan, share);
     gather::lower_gather(&mut l, plan);
@@ -280,6 +273,27 @@ pub fn grid_workgroups(asked: u32, tiles: u32, k: usize, limit: Option<u32>) -> 
 }
 
 impl Lowered {
+    /// A lowering of nothing yet for `target`: no bindings, buffers or ops, every recording empty.
+    pub fn blank(target: Target) -> Lowered {
+        Lowered {
+            target,
+            bindings: Vec::new(),
+            pool: Vec::new(),
+            ops: Vec::new(),
+            locs: Vec::new(),
+            stages: 0,
+            sequential: empty(target, "sequential"),
+            encoded: empty(target, "encoded"),
+            gemm_tracked: empty(target, "gemm alone (tracked)"),
+            gemm_untracked: empty(target, "gemm alone (untracked)"),
+            fused: Err(String::new()),
+            alias: false,
+            gather: Vec::new(),
+            gather_order: Vec::new(),
+            gathered: Buffer::Pool(0),
+        }
+    }
+
     /// Zeroes every tracker (counters and done slots): the start of every run.
     pub fn reset(&self) -> Vec<Command> {
         self.locs

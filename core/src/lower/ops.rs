@@ -349,7 +349,7 @@ fn landing_dispatch(
 
 /// `dispatch` capped at `cap` workgroups, on a binding of its own: a step's arbitration cap, or a
 /// GEMM's persistent grid.
-fn capped(l: &mut Lowered, dispatch: Dispatch, cap: u32) -> Dispatch {
+pub(super) fn capped(l: &mut Lowered, dispatch: Dispatch, cap: u32) -> Dispatch {
     let dispatch_x = fold(cap, l.target.max_workgroups_per_dim).0;
     let params = match l.bindings[dispatch.binding].params {
         Params::Step(p) => Params::Step(StepParams {

@@ -1,6 +1,8 @@
 //! CPU-only tests of lowering: pass contents, the step lead, arbitration, job tables, ops across
 //! devices; fused mode's beside its wing (fused/tests/).
 
+mod standalone;
+
 use super::*;
 use crate::config::{Config, StepLead};
 use crate::kernels::step::Link;
