@@ -12,7 +12,9 @@ use std::process::ExitCode;
 use t3_wgpu::stats::median;
 
 use anyhow::{bail, Context};
+use t3_wgpu::executor::{step_target, Executor, Handed, KernelSet};
 use t3_wgpu::gpu::Gpu;
+use t3_wgpu::lower::{lower_step, StepEnd, StepSpec};
 use t3_wgpu::reference::Rng;
 use t3_wgpu::shaders::{AdapterPut, Put};
 use t3_wgpu::steps::{Link, StepKernel};
@@ -101,27 +103,46 @@ fn run(args: Args) -> anyhow::Result<()> {
         gpu.queue
             .write_buffer(&src, 0, bytemuck::cast_slice(&src_host));
 
-        // One uniform buffer and bind group per link budget, all made before anything is timed.
-        let configs = links
-            .iter()
-            .map(|&link| {
-                let (bg, n_wg) = kernel.bind_standalone(&gpu, &dst, &src, &counters, len4, link);
-                (link, n_wg, bg)
-            })
-            .collect::<Vec<_>>();
+        // A binding per link budget, all bound before anything is timed, over the bench's own
+        // buffers (it uploads to them and samples them).
+        let puts: Vec<Put> = kinds.iter().map(|k| k.put).collect();
+        let spec = StepSpec {
+            label: "bench step",
+            dst: StepEnd::Pool,
+            src: StepEnd::Pool,
+            bytes,
+            puts: &puts,
+            links: &links,
+        };
+        let steps = lower_step(&spec, step_target(&gpu, 0));
+        let handed = Handed {
+            pool: vec![
+                (steps.src, &src),
+                (steps.dst, &dst),
+                (steps.counters, &counters),
+            ],
+            ..Default::default()
+        };
+        let mut exec = Executor::pooled(&gpu, KernelSet::Step(&kernel), &steps.lowered, handed)?;
         gpu.check("setting up the step bench")?;
+        let mut encode_step = |enc: &mut wgpu::CommandEncoder,
+                               ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
+                               put: usize,
+                               link: usize| {
+            let rec = steps.recording(put, link);
+            exec.record(enc, &steps.lowered, rec.label, &rec.commands, ts)
+        };
 
         // Verification: each kind once, unthrottled, from a fresh random dst (never zeros).
         let samples: Vec<usize> = [0, elems - 1]
             .into_iter()
             .chain((2..SAMPLES).map(|_| rng.below(elems)))
             .collect();
-        let (_, n_wg, bg) = &configs[0];
-        for kind in &kinds {
+        for (k, kind) in kinds.iter().enumerate() {
             gpu.queue
                 .write_buffer(&dst, 0, bytemuck::cast_slice(&dst_host));
             let mut enc = gpu.device.create_command_encoder(&Default::default());
-            encode_step(&gpu, &kernel, &mut enc, None, kind.put, bg, *n_wg);
+            encode_step(&mut enc, None, k, 0)?;
             let idx = gpu.submit("step bench check", vec![enc.finish()])?;
             gpu.wait(
                 Some(idx),
@@ -158,14 +179,14 @@ fn run(args: Args) -> anyhow::Result<()> {
             samples.len()
         );
 
-        for kind in &kinds {
+        for (k, kind) in kinds.iter().enumerate() {
             let moved = kind.passes * bytes;
             let bound = gpu.timeout_for(0.0, moved as f64);
-            for (link, n_wg, bg) in &configs {
+            for (l, link) in links.iter().enumerate() {
+                let n_wg = link.workgroups(len4);
                 let what = format!("{} of {mib} MiB, {}", kind.name, link.describe());
                 let ms = median(&clock.times_ms(&gpu, &what, reps, bound, |enc, ts| {
-                    encode_step(&gpu, &kernel, enc, ts, kind.put, bg, *n_wg);
-                    Ok(())
+                    encode_step(enc, ts, k, l)
                 })?);
                 let warm = clock.last_warmup();
                 let gbps = moved as f64 / (ms * 1e-3) / 1e9;
@@ -194,23 +215,6 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Records one step over the whole buffer as its own pass, so pass timestamps cover exactly the step.
-fn encode_step(
-    gpu: &Gpu,
-    kernel: &StepKernel,
-    enc: &mut wgpu::CommandEncoder,
-    ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    put: Put,
-    bg: &wgpu::BindGroup,
-    n_wg: u32,
-) {
-    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some("bench step"),
-        timestamp_writes: ts,
-    });
-    kernel.dispatch(gpu, &mut pass, put, bg, n_wg);
 }
 
 /// Reads `dst[i]` for each sampled index with one small copy per element into one staging buffer: one

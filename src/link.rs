@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::executor::{Executor, KernelSet};
 use crate::gpu::Gpu;
+use crate::lower::{StepEnd, StepSpec};
 use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::{time_series, Timestamps};
@@ -53,10 +54,18 @@ pub fn time_step(
     links: &[Link],
     reps: usize,
 ) -> Result<Vec<f64>> {
-    // The step reads no GEMM field of the target.
-    let target = crate::executor::target(gpu, crate::gemm::Engine::Simt, 0);
-    let steps = crate::lower::lower_step(bytes, put, links, target);
-    let mut exec = Executor::pooled(gpu, KernelSet::Step(kernel), &steps.lowered)?;
+    let target = crate::executor::step_target(gpu, 0);
+    let spec = StepSpec {
+        label: "calibration step",
+        dst: StepEnd::Pool,
+        src: StepEnd::Pool,
+        bytes,
+        puts: &[put],
+        links,
+    };
+    let steps = crate::lower::lower_step(&spec, target);
+    let kernels = KernelSet::Step(kernel);
+    let mut exec = Executor::pooled(gpu, kernels, &steps.lowered, Default::default())?;
     let mut rng = crate::reference::Rng::new(7);
     let chunk = rng.fill(1 << 20);
     for off in (0..bytes).step_by(4 << 20) {

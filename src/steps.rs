@@ -3,7 +3,6 @@
 
 use crate::error::Result;
 use crate::gpu::Gpu;
-use crate::lower::Group;
 use crate::shaders::{self, AdapterPut, Put, Variant};
 use crate::shapes::Dtype;
 pub use t3_core::kernels::step::{Link, StepParams, MAX_LINK_WORKGROUPS, STEP_WG};
@@ -77,58 +76,5 @@ impl StepKernel {
             }
         };
         &pair[usize::from(acc)]
-    }
-
-    /// A bind group for one step over whole buffers `src` -> `dst` (no tracker bump, no second
-    /// source) at `link`: what calibration and the step benchmark time. Returns it with its
-    /// workgroup count; the params buffer lives as long as the bind group needs it.
-    pub fn bind_standalone(
-        &self,
-        gpu: &Gpu,
-        dst: &wgpu::Buffer,
-        src: &wgpu::Buffer,
-        counters: &wgpu::Buffer,
-        len4: u32,
-        link: Link,
-    ) -> (wgpu::BindGroup, u32) {
-        let n_wg = link.workgroups(len4);
-        let params = StepParams {
-            len4,
-            n_wg,
-            dispatch_x: gpu.fold(n_wg).0,
-            ..Default::default()
-        };
-        let pbuf = gpu.init_buffer(
-            "standalone step params",
-            bytemuck::bytes_of(&params),
-            wgpu::BufferUsages::UNIFORM,
-        );
-        let bg = shaders::bind(
-            gpu,
-            "standalone step",
-            &self.layout,
-            Group::Step.roles(),
-            &[
-                ("dst", dst.as_entire_binding()),
-                ("p", pbuf.as_entire_binding()),
-                ("src", src.as_entire_binding()),
-                ("counters", counters.as_entire_binding()),
-                ("acc", src.as_entire_binding()),
-            ],
-        );
-        (bg, n_wg)
-    }
-
-    /// Records a step bound by [`StepKernel::bind_standalone`] (its params' `has_acc` is 0, so the
-    /// pipeline without the second source).
-    pub fn dispatch(
-        &self,
-        gpu: &Gpu,
-        pass: &mut wgpu::ComputePass<'_>,
-        put: Put,
-        bg: &wgpu::BindGroup,
-        n_wg: u32,
-    ) {
-        gpu.dispatch(pass, self.pipeline(put, false), bg, n_wg);
     }
 }

@@ -73,7 +73,12 @@ impl<'a> TrackedGemm<'a> {
             grid,
         };
         let lowering = lower_tracked_gemm(&spec, crate::executor::target(gpu, kernel.engine, 0))?;
-        let exec = Executor::pooled(gpu, KernelSet::Gemm(kernel), &lowering.lowered)?;
+        let exec = Executor::pooled(
+            gpu,
+            KernelSet::Gemm(kernel),
+            &lowering.lowered,
+            Default::default(),
+        )?;
         gpu.check("creating the tracked GEMM")?;
         Ok(TrackedGemm {
             dtype: kernel.dtype,

@@ -4,9 +4,11 @@
 //! reused buffers; bad input and a lost device are errors.
 
 use t3_wgpu::devices::{DeviceSpec, Devices};
+use t3_wgpu::executor::{step_target, Executor, Handed, KernelSet};
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::hostlink::calibration::{calibrate, Options};
 use t3_wgpu::hostlink::{CopyLane, CopyPool, HostLink, Path};
+use t3_wgpu::lower::{lower_step, LinkBox, StepEnd, StepSpec};
 use t3_wgpu::reference::Rng;
 use t3_wgpu::shaders::Put;
 use t3_wgpu::steps::{Link, StepKernel};
@@ -51,7 +53,8 @@ impl End {
         }
     }
 
-    /// Encodes one copy step `src` -> `dst` over `len` f32s at a 3-workgroup link (so that workgroups stride).
+    /// Encodes one copy step `src` -> `dst` over `len` f32s at a 3-workgroup link (so that workgroups
+    /// stride), through an executor handed the buffers.
     fn step(
         &self,
         gpu: &Gpu,
@@ -60,16 +63,28 @@ impl End {
         src: &wgpu::Buffer,
         len: usize,
     ) {
-        let (bg, n_wg) = self.kernel.bind_standalone(
-            gpu,
-            dst,
-            src,
-            &self.counters,
-            len.div_ceil(4) as u32,
-            Link::Workgroups(3),
-        );
-        let mut pass = enc.begin_compute_pass(&Default::default());
-        self.kernel.dispatch(gpu, &mut pass, Put::Store, &bg, n_wg);
+        let spec = StepSpec {
+            label: "test step",
+            dst: StepEnd::Pool,
+            src: StepEnd::Pool,
+            bytes: len.div_ceil(4) as u64 * 16,
+            puts: &[Put::Store],
+            links: &[Link::Workgroups(3)],
+        };
+        let step = lower_step(&spec, step_target(gpu, 0));
+        let handed = Handed {
+            pool: vec![
+                (step.dst, dst),
+                (step.src, src),
+                (step.counters, &self.counters),
+            ],
+            ..Default::default()
+        };
+        let kernels = KernelSet::Step(&self.kernel);
+        let mut exec = Executor::pooled(gpu, kernels, &step.lowered, handed).unwrap();
+        let rec = step.recording(0, 0);
+        exec.record(enc, &step.lowered, rec.label, &rec.commands, None)
+            .unwrap();
     }
 }
 
@@ -332,6 +347,37 @@ fn bad_input_is_refused_naming_the_value() {
     link.finish(0, &mut pool).unwrap();
     link.transfer(&devices.gpus, 0, 64, None, &mut pool)
         .unwrap();
+    // A step naming a link slot binds only the slot it is handed, and a handed buffer stands in
+    // only for a plain pool buffer at least as long.
+    let outbox = LinkBox {
+        link: 0,
+        slot: 0,
+        end: t3_wgpu::lower::End::Outbox,
+    };
+    let spec = StepSpec {
+        label: "test step",
+        dst: StepEnd::Link(outbox),
+        src: StepEnd::Pool,
+        bytes: 64,
+        puts: &[Put::Store],
+        links: &[Link::Workgroups(1)],
+    };
+    let step = lower_step(&spec, step_target(g, 0));
+    let kernel = StepKernel::new(g).unwrap();
+    let pooled = |handed| Executor::pooled(g, KernelSet::Step(&kernel), &step.lowered, handed);
+    let e = msg(pooled(Handed::default()).err().unwrap());
+    assert!(
+        e.contains("Link(") && e.contains("link buffers handed"),
+        "{e}"
+    );
+    let short = g.buffer("short", 32, U::STORAGE).unwrap();
+    let e = msg(pooled(Handed {
+        links: [(outbox, link.outbox(0).unwrap().clone())].into(),
+        pool: vec![(step.src, &short)],
+    })
+    .err()
+    .unwrap());
+    assert!(e.contains("32 bytes for Pool(0)"), "{e}");
 }
 
 #[test]

@@ -250,10 +250,8 @@ fn measure_size(
         devices, kernels, ..
     } = *rig;
     let (from, to) = (link.from, link.to);
-    let (sender, kernel) = (&devices.gpus[from], &kernels[from]);
-    let write = StepWrite::new(
-        sender,
-        kernel,
+    let mut write = StepWrite::new(
+        (&devices.gpus[from], &kernels[from]),
         (&rig.ends[from].src, &rig.ends[from].counters),
         link,
         0,
@@ -261,16 +259,13 @@ fn measure_size(
     )?;
     // A zero-copy link has no host copy (no threads to vary): its chunk arrives by the receiver's
     // landing kernel, timed where a host copy's maps and copy are.
-    let read = link.zero_copy().then(|| {
+    let mut read = if link.zero_copy() {
         let e = &rig.ends[to];
-        ZeroCopyRead::new(
-            devices,
-            kernels,
-            (&e.landing, &e.counters),
-            link,
-            (0, bytes),
-        )
-    });
+        let ends = (&e.landing, &e.counters);
+        Some(ZeroCopyRead::new(devices, kernels, ends, link, (0, bytes))?)
+    } else {
+        None
+    };
     let threads = if read.is_some() {
         vec![0]
     } else {
@@ -284,10 +279,10 @@ fn measure_size(
             read.poison(devices, bytes);
         }
         for rep in 0..=opts.reps {
-            let written = write.time(sender, kernel, link)?;
+            let written = write.time(link)?;
             let t1 = Instant::now();
-            let (waited, copied) = match &read {
-                Some(read) => (0.0, read.time(devices, kernels, bytes)?),
+            let (waited, copied) = match &mut read {
+                Some(read) => (0.0, read.time(devices, bytes)?),
                 None => {
                     let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
                     (t.wait.as_secs_f64(), t.copy.as_secs_f64())

@@ -18,7 +18,8 @@ pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use ops::{HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
 pub use recording::*;
 pub use standalone::{
-    lower_step, lower_tracked_gemm, StepLowering, TrackedGemmSpec, TrackedLowering,
+    lower_step, lower_tracked_gemm, StepEnd, StepLowering, StepSpec, TrackedGemmSpec,
+    TrackedLowering,
 };
 
 use crate::config::Config;

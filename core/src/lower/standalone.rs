@@ -1,10 +1,11 @@
-//! Standalone work lowered, its buffers all pool buffers, so that tests, benchmarks and the link's
-//! calibration run it through the executor as the modes run theirs: the tracked GEMM (one shape's
-//! operands, output, tracker and job table) and the copy step at several link budgets.
+//! Standalone work lowered over pool buffers (a step's one end may be a host link slot's), so that
+//! tests, benchmarks and the link calibrations run it through the executor as the modes run theirs:
+//! the tracked GEMM (one shape's operands, output, tracker and job table) and the step at several
+//! puts and link budgets, between pool buffers or a pool buffer and a host link slot's.
 
 use super::ops::capped;
 use super::{grid_workgroups, job_table, Binding, Buffer, Command, Dispatch, Group};
-use super::{Kernel, Lowered, Params, Pass, Recording, Resource, Target};
+use super::{Kernel, LinkBox, Lowered, Params, Pass, Recording, Resource, Target};
 use crate::error::{Error, Result};
 use crate::kernels::gemm::{GemmParams, Job, Padding, StoreMode};
 use crate::kernels::step::{Link, StepParams};
@@ -191,64 +192,113 @@ pub fn lower_tracked_gemm(spec: &TrackedGemmSpec, target: Target) -> Result<Trac
     })
 }
 
-/// A step over whole buffers `src` -> `dst` at several link budgets, as data.
+/// Where a standalone step reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepEnd {
+    /// A pool buffer of the step's own lowering, as long as the step (the executor makes it, or
+    /// binds a caller's buffer in its place).
+    Pool,
+    /// A host link slot's buffer, which the executor is handed.
+    Link(LinkBox),
+}
+
+/// A standalone step: `bytes` (whole 16-byte units) from `src` to `dst`, through each of `puts` at
+/// each of `links`, with no tracker bump and no second source (what the link calibrations, the host
+/// link's included, and the step benchmark time).
+#[derive(Clone, Copy, Debug)]
+pub struct StepSpec<'s> {
+    pub label: &'static str,
+    pub dst: StepEnd,
+    pub src: StepEnd,
+    pub bytes: u64,
+    pub puts: &'s [Put],
+    pub links: &'s [Link],
+}
+
+/// A standalone step as data.
 #[derive(Clone, Debug)]
 pub struct StepLowering {
     pub lowered: Lowered,
-    /// What the step reads (the caller fills it).
+    /// What the step reads and writes: its pool buffers, or the link buffers its spec named.
     pub src: Buffer,
-    /// One recording per budget asked, in order: one pass of one dispatch.
+    pub dst: Buffer,
+    /// The counters the step binds (a pool buffer, never bumped): steps that run side by side each
+    /// bind their own, since two dispatches binding one writable buffer are ordered.
+    pub counters: Buffer,
+    /// One recording per (put, budget), puts outermost: one pass of one dispatch.
     pub recordings: Vec<Recording>,
 }
 
-/// Lowers a step of `bytes` (whole 16-byte units) moved through `put` at each of `links`: no tracker
-/// bump and no second source (what the link's calibration times), a binding per budget.
-pub fn lower_step(bytes: u64, put: Put, links: &[Link], target: Target) -> StepLowering {
+impl StepLowering {
+    /// The recording of the `put`-th put at the `link`-th budget of its spec.
+    pub fn recording(&self, put: usize, link: usize) -> &Recording {
+        let links = self.lowered.bindings.len();
+        assert!(link < links, "budget {link} of {links}");
+        &self.recordings[put * links + link]
+    }
+}
+
+/// Lowers `spec`: a binding per budget, shared by its puts' dispatches.
+pub fn lower_step(spec: &StepSpec, target: Target) -> StepLowering {
     let mut l = Lowered::blank(target);
-    let src = l.pool_buffer("calibration src", bytes, None);
-    let dst = l.pool_buffer("calibration dst", bytes, None);
-    let counters = l.pool_buffer("calibration counters", 16, None);
+    let bytes = spec.bytes;
+    let mut end = |end, label| match end {
+        StepEnd::Pool => l.pool_buffer(label, bytes, None),
+        StepEnd::Link(k) => Buffer::Link(k),
+    };
+    let src = end(spec.src, "step src");
+    let dst = end(spec.dst, "step dst");
+    let counters = l.pool_buffer("step counters", 16, None);
     let len4 = (bytes / 16) as u32;
     let buf = Resource::Buffer;
-    let recordings = links
+    let mut dispatches = Vec::new();
+    for link in spec.links {
+        let n_wg = link.workgroups(len4);
+        let params = StepParams {
+            len4,
+            n_wg,
+            dispatch_x: fold(n_wg, target.max_workgroups_per_dim).0,
+            ..Default::default()
+        };
+        l.bindings.push(Binding::new(
+            Group::Step,
+            Params::Step(params),
+            &[
+                ("dst", buf(dst)),
+                ("p", Resource::Params),
+                ("src", buf(src)),
+                ("counters", buf(counters)),
+                // Unread (`has_acc` 0), bound to a buffer the layout accepts.
+                ("acc", buf(src)),
+            ],
+        ));
+        dispatches.push((l.bindings.len() - 1, n_wg));
+    }
+    let recordings = spec
+        .puts
         .iter()
-        .map(|link| {
-            let n_wg = link.workgroups(len4);
-            let params = StepParams {
-                len4,
-                n_wg,
-                dispatch_x: fold(n_wg, target.max_workgroups_per_dim).0,
-                ..Default::default()
-            };
-            l.bindings.push(Binding::new(
-                Group::Step,
-                Params::Step(params),
-                &[
-                    ("dst", buf(dst)),
-                    ("p", Resource::Params),
-                    ("src", buf(src)),
-                    ("counters", buf(counters)),
-                    // Unread (`has_acc` 0), bound to a buffer the layout accepts.
-                    ("acc", buf(src)),
-                ],
-            ));
-            Recording {
-                device: target.device,
-                label: "calibration step",
-                commands: vec![Command::Pass(Pass {
-                    ops: Vec::new(),
-                    dispatches: vec![Dispatch {
-                        kernel: Kernel::Step { put, acc: false },
-                        binding: l.bindings.len() - 1,
-                        workgroups: n_wg,
-                    }],
-                })],
-            }
+        .flat_map(|&put| {
+            dispatches
+                .iter()
+                .map(move |&(binding, workgroups)| Recording {
+                    device: target.device,
+                    label: spec.label,
+                    commands: vec![Command::Pass(Pass {
+                        ops: Vec::new(),
+                        dispatches: vec![Dispatch {
+                            kernel: Kernel::Step { put, acc: false },
+                            binding,
+                            workgroups,
+                        }],
+                    })],
+                })
         })
         .collect();
     StepLowering {
         lowered: l,
         src,
+        dst,
+        counters,
         recordings,
     }
 }

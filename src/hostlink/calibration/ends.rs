@@ -1,10 +1,16 @@
-//! A calibration's buffers on each device, and the receiver's half of a zero-copy transfer: its
-//! landing kernel reading a slot out of host memory, submitted, waited for and checked.
+//! A calibration's buffers on each device, and its two step halves, each lowered by core and bound
+//! once by an executor of its own over the link slot it names and the device's shared buffers: the
+//! sender's write of a slot's outbox, and the receiver's zero-copy read of a slot's inbox (submitted,
+//! waited for and checked).
+
+use std::collections::HashMap;
 
 use super::HostLink;
 use crate::devices::Devices;
 use crate::error::{Error, Result};
+use crate::executor::{Executor, Handed, KernelSet};
 use crate::gpu::Gpu;
+use crate::lower::{lower_step, End, LinkBox, StepEnd, StepLowering, StepSpec};
 use crate::shaders::Put;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::{time_series, Timestamps};
@@ -17,37 +23,79 @@ pub(super) struct Ends {
     pub(super) landing: wgpu::Buffer,
 }
 
+/// The one link a calibration step's lowering names, and slot `slot`'s `end` of it.
+fn slot_box(slot: usize, end: End) -> LinkBox {
+    LinkBox { link: 0, slot, end }
+}
+
+/// Step `spec` (one end a link slot's, the other a pool buffer) lowered and bound on `gpu` (as
+/// device `device`), handed its link slot `link`, and `own` and `counters` for its pool end and
+/// counters: the calibration shares them between its steps.
+fn bound<'a>(
+    (gpu, device, kernel): (&'a Gpu, usize, &'a StepKernel),
+    spec: &StepSpec,
+    link: (LinkBox, &wgpu::Buffer),
+    (own, counters): (&wgpu::Buffer, &wgpu::Buffer),
+) -> Result<(Executor<'a>, StepLowering)> {
+    let step = lower_step(spec, crate::executor::step_target(gpu, device));
+    let pool = [(step.src, own), (step.dst, own), (step.counters, counters)]
+        .into_iter()
+        .filter(|(b, _)| matches!(b, crate::lower::Buffer::Pool(_)))
+        .collect();
+    let handed = Handed {
+        links: HashMap::from([(link.0, link.1.clone())]),
+        pool,
+    };
+    let exec = Executor::pooled(gpu, KernelSet::Step(kernel), &step.lowered, handed)?;
+    Ok((exec, step))
+}
+
+/// Encodes `step`'s one recording through `exec`, its pass timestamped by `ts`.
+fn record(
+    exec: &mut Executor,
+    step: &StepLowering,
+    enc: &mut wgpu::CommandEncoder,
+    ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
+) -> Result<()> {
+    let rec = step.recording(0, 0);
+    exec.record(enc, &step.lowered, rec.label, &rec.commands, ts)
+}
+
 /// The sender's half of one chunk: its step kernel writing one slot's outbox at the calibration's
 /// budget, then (staged path) the drain to staging, as the trigger loop's send half does.
-pub(super) struct StepWrite {
-    bind: wgpu::BindGroup,
-    n_wg: u32,
+pub(super) struct StepWrite<'a> {
+    gpu: &'a Gpu,
+    exec: Executor<'a>,
+    step: StepLowering,
     slot: usize,
     bytes: u64,
 }
 
-impl StepWrite {
+impl<'a> StepWrite<'a> {
     /// The write of `bytes` from the sender's payload `src` into `slot` of `link`, binding `counters`
     /// (never bumped; a direction's own where several stream at once, as [`ZeroCopyRead::new`]).
     pub(super) fn new(
-        sender: &Gpu,
-        kernel: &StepKernel,
+        (sender, kernel): (&'a Gpu, &'a StepKernel),
         (src, counters): (&wgpu::Buffer, &wgpu::Buffer),
         link: &HostLink,
         slot: usize,
         (bytes, step_link): (u64, Link),
     ) -> Result<Self> {
-        let (bind, n_wg) = kernel.bind_standalone(
-            sender,
-            link.outbox(slot)?,
-            src,
-            counters,
-            (bytes / 16) as u32,
-            step_link,
-        );
+        let outbox = slot_box(slot, End::Outbox);
+        let spec = StepSpec {
+            label: "host link calibration write",
+            dst: StepEnd::Link(outbox),
+            src: StepEnd::Pool,
+            bytes,
+            puts: &[Put::Store],
+            links: &[step_link],
+        };
+        let on = (sender, link.from, kernel);
+        let (exec, step) = bound(on, &spec, (outbox, link.outbox(slot)?), (src, counters))?;
         Ok(StepWrite {
-            bind,
-            n_wg,
+            gpu: sender,
+            exec,
+            step,
             slot,
             bytes,
         })
@@ -55,33 +103,26 @@ impl StepWrite {
 
     /// Encodes the write (its pass timestamped by `ts`) and the drain.
     pub(super) fn encode(
-        &self,
-        sender: &Gpu,
-        kernel: &StepKernel,
+        &mut self,
         link: &HostLink,
         enc: &mut wgpu::CommandEncoder,
         ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<()> {
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("host link calibration write"),
-                timestamp_writes: ts,
-            });
-            kernel.dispatch(sender, &mut pass, Put::Store, &self.bind, self.n_wg);
-        }
+        record(&mut self.exec, &self.step, enc, ts)?;
         link.encode_drain(self.slot, enc, self.bytes)
     }
 
     /// The write submitted and waited for (bounded): seconds from encoding to completion, on the
     /// host clock (the table's figures are submit to completion, as the trigger loop waits).
-    pub(super) fn time(&self, sender: &Gpu, kernel: &StepKernel, link: &HostLink) -> Result<f64> {
+    pub(super) fn time(&mut self, link: &HostLink) -> Result<f64> {
+        let sender = self.gpu;
         let span = time_series(
             sender,
             &mut Timestamps::host_clock(),
             "the host link calibration's step",
             1,
             sender.timeout_for(0.0, 2.0 * self.bytes as f64),
-            |enc, ts| self.encode(sender, kernel, link, enc, ts),
+            |enc, ts| self.encode(link, enc, ts),
         )?[0];
         Ok((span.1 - span.0) / 1e6)
     }
@@ -89,66 +130,56 @@ impl StepWrite {
 
 /// The receiver's half of a zero-copy transfer: its step kernel reading one slot of the link out of
 /// host memory into its landing buffer.
-pub(super) struct ZeroCopyRead {
+pub(super) struct ZeroCopyRead<'a> {
     to: usize,
-    bind: wgpu::BindGroup,
-    n_wg: u32,
+    exec: Executor<'a>,
+    step: StepLowering,
     landing: wgpu::Buffer,
 }
 
-impl ZeroCopyRead {
+impl<'a> ZeroCopyRead<'a> {
     /// The read of `bytes` of `slot` of `link` into `landing` (on the receiver), binding `counters`
     /// (never bumped). A direction streamed beside others lands into buffers of its own: two reads or a read
     /// and a write binding one buffer would be ordered one after the other on the receiver.
     pub(super) fn new(
-        devices: &Devices,
-        kernels: &[StepKernel],
+        devices: &'a Devices,
+        kernels: &'a [StepKernel],
         (landing, counters): (&wgpu::Buffer, &wgpu::Buffer),
         link: &HostLink,
         (slot, bytes): (usize, u64),
-    ) -> Self {
-        // As the host loop lands a zero-copy chunk.
-        let step_link = Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS);
+    ) -> Result<Self> {
         let to = link.to;
-        let inbox = link.inbox(slot).expect("the link has the slot");
-        let (bind, n_wg) = kernels[to].bind_standalone(
-            &devices.gpus[to],
-            landing,
-            inbox,
-            counters,
-            (bytes.min(link.capacity).min(landing.size()) / 16) as u32,
-            step_link,
-        );
-        ZeroCopyRead {
+        let inbox = slot_box(slot, End::Inbox);
+        let spec = StepSpec {
+            label: "zero-copy calibration read",
+            dst: StepEnd::Pool,
+            src: StepEnd::Link(inbox),
+            bytes: bytes.min(link.capacity).min(landing.size()) / 16 * 16,
+            puts: &[Put::Store],
+            // As the host loop lands a zero-copy chunk.
+            links: &[Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS)],
+        };
+        let on = (&devices.gpus[to], to, &kernels[to]);
+        let (exec, step) = bound(on, &spec, (inbox, link.inbox(slot)?), (landing, counters))?;
+        Ok(ZeroCopyRead {
             to,
-            bind,
-            n_wg,
+            exec,
+            step,
             landing: landing.clone(),
-        }
+        })
     }
 
     pub(super) fn encode(
-        &self,
-        r: &Gpu,
-        kernel: &StepKernel,
+        &mut self,
         enc: &mut wgpu::CommandEncoder,
         ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    ) {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("zero-copy calibration read"),
-            timestamp_writes: ts,
-        });
-        kernel.dispatch(r, &mut pass, Put::Store, &self.bind, self.n_wg);
+    ) -> Result<()> {
+        record(&mut self.exec, &self.step, enc, ts)
     }
 
     /// The read, submitted and waited for (bounded): seconds from encoding to completion, on the
     /// host clock (as [`StepWrite::time`]).
-    pub(super) fn time(
-        &self,
-        devices: &Devices,
-        kernels: &[StepKernel],
-        bytes: u64,
-    ) -> Result<f64> {
+    pub(super) fn time(&mut self, devices: &Devices, bytes: u64) -> Result<f64> {
         let r = &devices.gpus[self.to];
         let span = time_series(
             r,
@@ -156,10 +187,7 @@ impl ZeroCopyRead {
             "the zero-copy calibration's read",
             1,
             r.timeout_for(0.0, 2.0 * bytes as f64),
-            |enc, ts| {
-                self.encode(r, &kernels[self.to], enc, ts);
-                Ok(())
-            },
+            |enc, ts| self.encode(enc, ts),
         )?[0];
         Ok((span.1 - span.0) / 1e6)
     }

@@ -32,13 +32,13 @@ pub(super) enum SlotState {
 }
 
 /// One direction's state while streaming.
-pub(super) struct Streamed {
+pub(super) struct Streamed<'a> {
     link: HostLink,
     lane: crate::hostlink::CopyLane,
     /// The sender's write of each slot.
-    writes: Vec<StepWrite>,
+    writes: Vec<StepWrite<'a>>,
     /// On a zero-copy link: the receiver's read of each slot.
-    reads: Vec<ZeroCopyRead>,
+    reads: Vec<ZeroCopyRead<'a>>,
     sent: usize,
     arrived: usize,
     /// Slots written, oldest first.
@@ -47,11 +47,11 @@ pub(super) struct Streamed {
     done_at: Option<Instant>,
 }
 
-impl Streamed {
+impl<'a> Streamed<'a> {
     /// Direction `(from, to)`'s link, its two slots' writes and (zero-copy) reads, and its copy lane.
     fn new(
-        devices: &Devices,
-        kernels: &[StepKernel],
+        devices: &'a Devices,
+        kernels: &'a [StepKernel],
         ends: &[Ends],
         (from, to): (usize, usize),
         opts: &StreamOptions,
@@ -79,8 +79,7 @@ impl Streamed {
         };
         for slot in 0..2 {
             writes.push(StepWrite::new(
-                &devices.gpus[from],
-                &kernels[from],
+                (&devices.gpus[from], &kernels[from]),
                 (&ends[from].src, &send_counters),
                 &link,
                 slot,
@@ -93,7 +92,7 @@ impl Streamed {
                     (landing, counters),
                     &link,
                     (slot, bytes),
-                ));
+                )?);
             }
         }
         Ok(Streamed {
@@ -171,7 +170,7 @@ pub(super) fn stream(
                     let enc = encs[from].get_or_insert_with(|| {
                         sender.device.create_command_encoder(&Default::default())
                     });
-                    s.writes[slot].encode(sender, &kernels[from], &s.link, enc, None)?;
+                    s.writes[slot].encode(&s.link, enc, None)?;
                     s.slots[slot] = SlotState::Copying;
                     started.push((d, slot, Started::Write(from)));
                     s.waiting.push_back(slot);
@@ -185,7 +184,7 @@ pub(super) fn stream(
                             let enc = encs[to].get_or_insert_with(|| {
                                 r.device.create_command_encoder(&Default::default())
                             });
-                            s.reads[slot].encode(r, &kernels[to], enc, None);
+                            s.reads[slot].encode(enc, None)?;
                             s.slots[slot] = SlotState::Copying;
                             started.push((d, slot, Started::Read(to)));
                             s.waiting.pop_front();

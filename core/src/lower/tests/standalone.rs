@@ -1,5 +1,5 @@
 //! CPU tests of standalone work's lowering: the tracked GEMM's job table, thresholds, recordings
-//! and grid, and the calibrated step's bindings.
+//! and grid, and the calibrated step's bindings, between pool buffers or a link slot's.
 
 use super::*;
 use crate::kernels::gemm::GemmParams;
@@ -162,35 +162,102 @@ fn the_grid_stores_through_its_own_binding() {
 #[test]
 fn a_step_per_budget_through_its_own_binding() {
     let links = [Link::Workgroups(3), Link::Unthrottled];
-    let s = lower_step(1 << 20, Put::Add, &links, TARGET);
-    assert_eq!(s.recordings.len(), 2);
-    for (i, (r, link)) in s.recordings.iter().zip(links).enumerate() {
-        let [Command::Pass(p)] = &r.commands[..] else {
-            panic!("{r:?}")
-        };
-        let d = p.dispatches[0];
-        let want = link.workgroups(1 << 16);
-        assert_eq!(
-            (d.kernel, d.binding, d.workgroups),
-            (
-                Kernel::Step {
-                    put: Put::Add,
-                    acc: false
-                },
-                i,
-                want
-            )
-        );
-        let Params::Step(sp) = s.lowered.bindings[i].params else {
-            panic!()
-        };
-        assert_eq!(
-            (sp.len4, sp.n_wg, sp.bump, sp.has_acc),
-            (1 << 16, want, 0, 0)
-        );
-        assert_eq!(sp.dispatch_x, fold(want, 7).0);
+    let puts = [Put::Add, Put::Store];
+    let s = lower_step(
+        &StepSpec {
+            label: "step",
+            dst: StepEnd::Pool,
+            src: StepEnd::Pool,
+            bytes: 1 << 20,
+            puts: &puts,
+            links: &links,
+        },
+        TARGET,
+    );
+    assert_eq!((s.recordings.len(), s.lowered.bindings.len()), (4, 2));
+    for (p, &put) in puts.iter().enumerate() {
+        for (i, link) in links.iter().enumerate() {
+            let r = s.recording(p, i);
+            let [Command::Pass(pass)] = &r.commands[..] else {
+                panic!("{r:?}")
+            };
+            let d = pass.dispatches[0];
+            let want = link.workgroups(1 << 16);
+            assert_eq!(
+                (d.kernel, d.binding, d.workgroups),
+                (Kernel::Step { put, acc: false }, i, want)
+            );
+            let Params::Step(sp) = s.lowered.bindings[i].params else {
+                panic!()
+            };
+            assert_eq!(
+                (sp.len4, sp.n_wg, sp.bump, sp.has_acc),
+                (1 << 16, want, 0, 0)
+            );
+            assert_eq!(sp.dispatch_x, fold(want, 7).0);
+        }
     }
-    assert_eq!(s.lowered.bindings[0].resources[2], Resource::Buffer(s.src));
+    let bytes: Vec<u64> = s.lowered.pool.iter().map(|b| b.bytes).collect();
+    assert_eq!(bytes, [1 << 20, 1 << 20, 16]);
+    let r = &s.lowered.bindings[0].resources;
+    assert_eq!(
+        (r[0], r[2], r[3]),
+        (
+            Resource::Buffer(s.dst),
+            Resource::Buffer(s.src),
+            Resource::Buffer(s.counters)
+        )
+    );
+    assert!([s.dst, s.src, s.counters]
+        .iter()
+        .all(|b| matches!(b, Buffer::Pool(_))));
+}
+
+#[test]
+fn a_step_binds_the_link_slot_its_spec_names() {
+    let outbox = LinkBox {
+        link: 0,
+        slot: 1,
+        end: End::Outbox,
+    };
+    let inbox = LinkBox {
+        end: End::Inbox,
+        ..outbox
+    };
+    let step = |dst, src| {
+        lower_step(
+            &StepSpec {
+                label: "link step",
+                dst,
+                src,
+                bytes: 48,
+                puts: &[Put::Store],
+                links: &[Link::Workgroups(2)],
+            },
+            TARGET,
+        )
+    };
+    // The sender's write: its payload, a pool buffer, into the outbox.
+    let w = step(StepEnd::Link(outbox), StepEnd::Pool);
+    assert_eq!(w.dst, Buffer::Link(outbox));
+    assert_eq!(w.lowered.pool.len(), 2, "the payload and the counters");
+    // The receiver's zero-copy read: the inbox into its landing.
+    let r = step(StepEnd::Pool, StepEnd::Link(inbox));
+    assert_eq!(r.src, Buffer::Link(inbox));
+    let res = &r.lowered.bindings[0].resources;
+    assert_eq!(
+        (res[0], res[2], res[4]),
+        (
+            Resource::Buffer(r.dst),
+            Resource::Buffer(Buffer::Link(inbox)),
+            Resource::Buffer(Buffer::Link(inbox))
+        )
+    );
+    assert_ne!(r.dst, r.counters);
+    let Params::Step(sp) = r.lowered.bindings[0].params else {
+        panic!()
+    };
+    assert_eq!((sp.len4, sp.n_wg), (3, Link::Workgroups(2).workgroups(3)));
 }
 
 #[test]
