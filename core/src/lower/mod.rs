@@ -1,7 +1,7 @@
 //! Lowering: a plan and its config become recordings, the GPU work as data (passes of dispatches with
 //! their kernel, workgroups, parameters and buffer references; clears; copies; reads) for one device.
 //! Every decision about what a pass holds is taken here, on the CPU: the job tables, the arbitration
-//! caps, the GEMM grid, the step lead and fused mode's packing. The executor (src/executor.rs) only
+//! caps, the GEMM grid, the step lead and fused mode's packing. The executor (src/executor/) only
 //! binds and encodes.
 
 mod fused;

@@ -5,158 +5,21 @@
 //! encodes its recordings into a caller's encoder. The one place that binds and encodes the modes'
 //! and that work's dispatches.
 
+mod kernels;
+mod pooled;
+
+pub use kernels::{step_target, target, KernelSet, Kernels};
+pub use pooled::Handed;
+
 use std::collections::HashMap;
 use web_time::Instant;
 
 use crate::error::{Error, Result};
-use crate::gather::GatherKernel;
-use crate::gemm::{Engine, FusedPut, GemmKernel};
 use crate::gpu::Gpu;
-use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, LinkBox, Lowered, Resource, Target};
+use crate::lower::{Buffer, Command, DeviceId, Group, Kernel, LinkBox, Lowered, Resource};
 use crate::ranks::Ranks;
 use crate::readback::PendingRead;
-use crate::shapes::Dtype;
-use crate::steps::StepKernel;
 use crate::timestamps::Timestamps;
-
-/// llvmpipe ends every loop of an invocation once all its loops together have iterated this often
-/// (Mesa's gallivm, LP_MAX_TGSI_LOOP_ITERATIONS), whatever the shader says.
-const LLVMPIPE_LOOP_LIMIT: u32 = 65535;
-
-/// The loop cap of `gpu`'s driver, where it has one (llvmpipe).
-pub(crate) fn loop_limit(gpu: &Gpu) -> Option<u32> {
-    (gpu.info.device_type == wgpu::DeviceType::Cpu && gpu.info.driver == "llvmpipe")
-        .then_some(LLVMPIPE_LOOP_LIMIT)
-}
-
-/// The device's kernels, made once and shared by every system on it.
-pub struct Kernels {
-    pub gemm: GemmKernel,
-    pub step: StepKernel,
-    pub gather: GatherKernel,
-}
-
-impl Kernels {
-    /// The kernels of f32 runs.
-    pub fn new(gpu: &Gpu) -> Result<Self> {
-        Self::with(gpu, Dtype::F32, None)
-    }
-
-    /// The kernels of runs whose GEMM operands are `dtype`, computed by `engine` (None: the
-    /// adapter's best, see [`Engine::resolve`]).
-    pub fn with(gpu: &Gpu, dtype: Dtype, engine: Option<Engine>) -> Result<Self> {
-        Self::with_put(gpu, dtype, engine, FusedPut::Auto)
-    }
-
-    /// As [`Kernels::with`], fused mode's put chosen by `put`.
-    pub fn with_put(
-        gpu: &Gpu,
-        dtype: Dtype,
-        engine: Option<Engine>,
-        put: FusedPut,
-    ) -> Result<Self> {
-        Self::for_outputs(gpu, dtype, Dtype::F32, engine, put)
-    }
-
-    /// As [`Kernels::with_put`], the GEMM's plain stores and the steps' copies and adds moving
-    /// outputs of type `out` (`Config::out_dtype`).
-    pub fn for_outputs(
-        gpu: &Gpu,
-        dtype: Dtype,
-        out: Dtype,
-        engine: Option<Engine>,
-        put: FusedPut,
-    ) -> Result<Self> {
-        if engine == Some(Engine::Coopmat2) {
-            return Err(crate::Error::invalid(
-                "GEMM kernel",
-                "coopmat2",
-                "auto, simt or coop (the coopmat2 kernel has only its tracked store and untracked \
-                 GEMM so far: bench-gemm's --kernel coopmat2)",
-            ));
-        }
-        Ok(Kernels {
-            gemm: GemmKernel::for_outputs(gpu, dtype, out, engine, put)?,
-            step: StepKernel::for_outputs(gpu, out)?,
-            gather: GatherKernel::new(gpu)?,
-        })
-    }
-
-    /// What lowering needs to know of `gpu` (as device `device`) and these kernels.
-    pub fn target(&self, gpu: &Gpu, device: DeviceId) -> Target {
-        target(gpu, self.gemm.engine, device)
-    }
-}
-
-/// What lowering needs to know of `gpu` (as device `device`) and the `engine` of its GEMM kernel.
-pub fn target(gpu: &Gpu, engine: Engine, device: DeviceId) -> Target {
-    Target {
-        device,
-        tile_n: engine.tile_n(),
-        tile_group: engine.tile_group(),
-        max_workgroups_per_dim: gpu.max_workgroups_per_dim,
-        uniform_align: u64::from(gpu.limits.min_uniform_buffer_offset_alignment).max(64),
-        max_buffer: gpu.max_buffer,
-        max_binding: gpu.max_binding,
-        host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
-        loop_limit: loop_limit(gpu),
-        sms: gpu.sms,
-        gemm_per_sm: engine.per_sm(),
-    }
-}
-
-/// What lowering a step alone needs to know of `gpu` (as device `device`): it reads no GEMM field.
-pub fn step_target(gpu: &Gpu, device: DeviceId) -> Target {
-    target(gpu, Engine::Simt, device)
-}
-
-/// The kernels an executor dispatches: a device's whole set, or a caller's one kernel for standalone
-/// work ([`Executor::pooled`]): the tracked GEMM's (coopmat2's included, which no [`Kernels`] holds)
-/// or the calibrated step's.
-#[derive(Clone, Copy)]
-pub enum KernelSet<'a> {
-    All(&'a Kernels),
-    Gemm(&'a GemmKernel),
-    Step(&'a StepKernel),
-}
-
-impl<'a> KernelSet<'a> {
-    fn gemm(self) -> Result<&'a GemmKernel> {
-        match self {
-            KernelSet::All(k) => Ok(&k.gemm),
-            KernelSet::Gemm(g) => Ok(g),
-            KernelSet::Step(_) => Err(self.lacks("a GEMM")),
-        }
-    }
-
-    fn step(self) -> Result<&'a StepKernel> {
-        match self {
-            KernelSet::All(k) => Ok(&k.step),
-            KernelSet::Step(s) => Ok(s),
-            KernelSet::Gemm(_) => Err(self.lacks("a step")),
-        }
-    }
-
-    fn gather(self) -> Result<&'a GatherKernel> {
-        match self {
-            KernelSet::All(k) => Ok(&k.gather),
-            _ => Err(self.lacks("a gather")),
-        }
-    }
-
-    fn lacks(self, what: &str) -> Error {
-        let held = match self {
-            KernelSet::All(_) => "every kernel",
-            KernelSet::Gemm(_) => "one GEMM kernel",
-            KernelSet::Step(_) => "one step kernel",
-        };
-        Error::invalid(
-            "recording",
-            format!("one dispatching {what}"),
-            format!("what this executor's kernels run (it holds {held})"),
-        )
-    }
-}
 
 /// How a recording's passes are timestamped: from [`Executor::timer`], or the first by a caller's
 /// series ([`crate::timestamps::time_series`]).
@@ -234,42 +97,6 @@ fn uses(commands: &[Command]) -> (Vec<usize>, Vec<Buffer>) {
     (bindings, buffers)
 }
 
-/// Refuses `bindings` or `buffers` of `lowered` that name a rank's buffer or a link's not in
-/// `links`: what runs without ranks binds only what the executor makes or is handed.
-fn pool_only(
-    lowered: &Lowered,
-    links: &HashMap<LinkBox, wgpu::Buffer>,
-    bindings: &[usize],
-    buffers: &[Buffer],
-) -> Result<()> {
-    let bound = bindings
-        .iter()
-        .flat_map(|&i| &lowered.bindings[i].resources)
-        .filter_map(|r| r.buffer());
-    let made_here = |b: &Buffer| match b {
-        Buffer::Pool(_) | Buffer::View(..) => true,
-        Buffer::Link(k) => links.contains_key(k),
-        _ => false,
-    };
-    match buffers.iter().copied().chain(bound).find(|b| !made_here(b)) {
-        None => Ok(()),
-        Some(b) => Err(Error::invalid(
-            "recording without ranks",
-            format!("one naming {b:?}"),
-            "pool buffers and the link buffers handed alone",
-        )),
-    }
-}
-
-/// What a caller hands [`Executor::pooled`]: the host links' buffers its recordings name, and
-/// buffers of its own bound in place of plain pool buffers (what it uploads to or reads back, or
-/// shares between executors, as the host link calibration's payload and counters).
-#[derive(Default)]
-pub struct Handed<'h> {
-    pub links: HashMap<LinkBox, wgpu::Buffer>,
-    pub pool: Vec<(Buffer, &'h wgpu::Buffer)>,
-}
-
 /// The wgpu buffer `b` names.
 fn resolve<'b>(bufs: &Buffers<'b>, b: Buffer) -> &'b wgpu::Buffer {
     let Buffers {
@@ -325,43 +152,6 @@ impl<'a> Executor<'a> {
         Ok(ex)
     }
 
-    /// Binds every binding of `lowered`, whose buffers must all be its pool's or `handed` links'
-    /// (no plan's ranks: standalone work, core's `lower_tracked_gemm` and `lower_step`), to dispatch
-    /// `kernels`, the pool buffers `handed` gives bound to its buffers. Its recordings run through
-    /// [`Executor::record`], timed by the caller's series (its own timer has no query set).
-    pub fn pooled(
-        gpu: &'a Gpu,
-        kernels: KernelSet<'a>,
-        lowered: &Lowered,
-        handed: Handed,
-    ) -> Result<Self> {
-        let all: Vec<usize> = (0..lowered.bindings.len()).collect();
-        pool_only(lowered, &handed.links, &all, &[])?;
-        let timer = Timestamps::host_clock();
-        let mut ex = Self::unbound(gpu, kernels, lowered, handed.links, timer);
-        for (b, buffer) in handed.pool {
-            let plain = match b {
-                Buffer::Pool(i) => lowered.pool.get(i).filter(|p| {
-                    p.init.is_none() && p.views == 0 && !p.windowed && buffer.size() >= p.bytes
-                }),
-                _ => None,
-            };
-            let (Buffer::Pool(i), Some(_)) = (b, plain) else {
-                return Err(Error::invalid(
-                    "handed buffer",
-                    format!("{} bytes for {b:?}", buffer.size()),
-                    "one for a plain pool buffer of the lowering, at least as long",
-                ));
-            };
-            ex.pool[i] = Some(buffer.clone());
-        }
-        gpu.scoped("binding a pooled recording", || {
-            all.iter().try_for_each(|&b| ex.bind(None, lowered, b))
-        })??;
-        Ok(ex)
-    }
-
-    /// The executor of `lowered` with its params uploaded and nothing bound yet.
     fn unbound(
         gpu: &'a Gpu,
         kernels: KernelSet<'a>,
@@ -587,34 +377,6 @@ impl<'a> Executor<'a> {
         })
     }
 
-    /// Encodes `commands` of `lowered`, whose buffers are all its pool's or handed, into a caller's
-    /// encoder, its first pass timestamped by `timestamps`: one run of a caller's series
-    /// ([`crate::timestamps::time_series`], which submits and waits). A read is refused: it maps
-    /// only after a launch.
-    pub fn record(
-        &mut self,
-        enc: &mut wgpu::CommandEncoder,
-        lowered: &Lowered,
-        label: &str,
-        commands: &[Command],
-        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    ) -> Result<()> {
-        debug_assert_eq!(lowered.target.device, self.device);
-        let (bindings, buffers) = uses(commands);
-        pool_only(lowered, &self.links, &bindings, &buffers)?;
-        if commands.iter().any(|c| matches!(c, Command::Read(_))) {
-            return Err(Error::invalid(
-                "recorded recording",
-                format!("{label} with a read"),
-                "no read (a read maps only after a launch)",
-            ));
-        }
-        self.prepare(None, lowered, (bindings, buffers))?;
-        self.encode(enc, None, label, commands, Stamps::Given(timestamps))?;
-        Ok(())
-    }
-
-    /// Encodes `commands` into `enc` (everything they use made and bound); returns the staging
     /// buffer of their read, if any, and its bytes.
     fn encode(
         &mut self,
