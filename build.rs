@@ -27,7 +27,7 @@ const SHARED_STRUCTS: [&str; 6] = [
 
 /// `const NAME: u32`s the host mirrors, reflected from every kernel that declares them
 /// (src/reflect.rs tests each against its Rust twin): workgroup widths and fused mode's counter
-/// layout (shaders/epilogue/fused.wgsl).
+/// layout (shaders/fused/epilogue.wgsl).
 const SHARED_CONSTANTS: [&str; 9] = [
     "INVOCATIONS",
     "CLAIMS_NC",

@@ -5,7 +5,7 @@
 //! (DESIGN.md: "buffers are tracked whole"). Fused mode's spare workgroups read and write what the
 //! GEMM writes (the packed output, the counters and the transfer queue), so in one pass they could only
 //! start after the GEMM had finished; bound through a second buffer object on the same memory they run
-//! beside it, and the protocol in shaders/epilogue/fused.wgsl (coherent or atomic accesses, counters,
+//! beside it, and the protocol in shaders/fused/epilogue.wgsl (coherent or atomic accesses, counters,
 //! device-scope barriers) is what orders their accesses, as it already does between workgroups of one
 //! dispatch. Where no alias can be made (not Vulkan, the web, a failed allocation) callers bind the
 //! same buffer twice and wgpu's barrier keeps the result correct, only serialised.
@@ -26,7 +26,7 @@
 /// wgpu does not order accesses through one view against another, and their contents start
 /// undefined (wgpu takes them as initialised and never zeroes them): the caller writes before it
 /// reads and orders the views' accesses itself (fused mode: clears every run, and its counters and
-/// barriers, see shaders/epilogue/fused.wgsl).
+/// barriers, see shaders/fused/epilogue.wgsl).
 pub unsafe fn views(
     device: &wgpu::Device,
     label: &str,

@@ -1,6 +1,7 @@
 //! Every shader composition the library builds, declared once: which snippets each kernel under
 //! shaders/ is put together with. build.rs includes this file to validate and reflect each one;
-//! src/shaders.rs composes from the same table at run time and refuses anything not in it.
+//! src/shaders.rs composes from the same table at run time and refuses anything not in it. What
+//! only fused mode composes lies in shaders/fused/ ([`Composition::parts`] maps its names there).
 
 /// A kernel and the snippets it is composed with.
 pub struct Kernel {
@@ -9,7 +10,7 @@ pub struct Kernel {
     /// Its operand snippets (shaders/operands/NAME.wgsl): a GEMM kernel's operand types; empty for
     /// a kernel without GEMM operands.
     pub operands: &'static [&'static str],
-    /// Each epilogue (shaders/epilogue/NAME.wgsl; "" for none) with the puts (shaders/put/) it
+    /// Each epilogue (see [`epilogue_file`]; "" for none) with the puts (see [`put_file`]) it
     /// takes.
     pub variants: &'static [(&'static str, &'static [&'static str])],
 }
@@ -67,7 +68,7 @@ pub const KERNELS: &[Kernel] = &[
     // Fused mode's spare workgroups as a pipeline of their own, beside the fused GEMM's dispatch
     // (core/src/lower/fused.rs, `SpareDispatch`): its epilogue and put, no operands.
     Kernel {
-        file: "spares.wgsl",
+        file: "fused/spares.wgsl",
         operands: &[],
         variants: &[("fused", FUSED_PUTS)],
     },
@@ -90,14 +91,17 @@ impl Composition {
     pub fn parts(&self) -> Vec<String> {
         // B's source: fused mode's packed B is bound in two windows, every other GEMM's in one.
         let packed = matches!(self.epilogue, "fused" | "watched");
-        let b = if packed { "b2" } else { "b" };
         let mut v: Vec<String> = self
             .operands
             .iter()
             .flat_map(|o| {
                 [
                     format!("operands/{o}.wgsl"),
-                    format!("operands/{o}_{b}.wgsl"),
+                    if packed {
+                        format!("fused/operands/{o}_b2.wgsl")
+                    } else {
+                        format!("operands/{o}_b.wgsl")
+                    },
                 ]
             })
             .collect();
@@ -107,7 +111,7 @@ impl Composition {
                 "put/packed.wgsl".into(),
                 format!("put/{how}_packed.wgsl"),
             ]),
-            None => v.push(format!("put/{}.wgsl", self.put)),
+            None => v.push(put_file(self.put)),
         }
         // A step moves 16-byte units: an f32 put's is a vec4 through its `put4`.
         if self.kernel == "step.wgsl" && packed_put(self.put).is_none() {
@@ -117,14 +121,14 @@ impl Composition {
         if self.put.ends_with("_windows")
             && !matches!(self.put, "coherent_windows" | "plain_windows")
         {
-            v.push("put/by_element4.wgsl".into());
+            v.push("fused/put/by_element4.wgsl".into());
         }
         // The watched GEMM's epilogue is the tracker's, in fused mode's bindings.
         if self.epilogue == "watched" {
             v.push("epilogue/track.wgsl".into());
         }
         if !self.epilogue.is_empty() {
-            v.push(format!("epilogue/{}.wgsl", self.epilogue));
+            v.push(epilogue_file(self.epilogue));
         }
         if self.operands.is_some() {
             v.push(GEMM_SHARED.into());
@@ -146,7 +150,7 @@ impl Composition {
                 vec![("TRACK", 1.0), ("GRID", 1.0)],
             ],
             (_, "track") => vec![vec![("TRACK", 1.0), ("GRID", 0.0)]],
-            ("spares.wgsl", _) => vec![
+            ("fused/spares.wgsl", _) => vec![
                 vec![("WATCH", 0.0), ("LAND", 0.0)],
                 vec![("WATCH", 1.0), ("LAND", 0.0)],
                 vec![("WATCH", 1.0), ("LAND", 1.0)],
@@ -165,6 +169,26 @@ impl Composition {
             ("step.wgsl", _) => vec![vec![("ACC", 0.0)], vec![("ACC", 1.0)]],
             _ => vec![vec![]],
         }
+    }
+}
+
+/// An f32 put's snippet under shaders/: fused mode's windowed puts (`NAME_windows`) in
+/// fused/put/, every other in put/.
+pub fn put_file(put: &str) -> String {
+    if put.ends_with("_windows") {
+        format!("fused/put/{put}.wgsl")
+    } else {
+        format!("put/{put}.wgsl")
+    }
+}
+
+/// An epilogue's snippet under shaders/: fused mode's ("fused", "watched") in fused/, the
+/// tracker's in epilogue/.
+pub fn epilogue_file(epilogue: &str) -> String {
+    match epilogue {
+        "fused" => "fused/epilogue.wgsl".into(),
+        "watched" => "fused/watched.wgsl".into(),
+        other => format!("epilogue/{other}.wgsl"),
     }
 }
 

@@ -163,8 +163,8 @@ pub struct GemmKernel {
     /// The GEMM whose epilogue is the device-side trigger (into a packed output): packed B in one
     /// window, and in two ([`GemmKernel::fused`]).
     fused: [wgpu::ComputePipeline; 2],
-    /// The same on the persistent grid, and fused mode's spare pipeline (shaders/spares.wgsl): made
-    /// on first use (only `SpareDispatch::Own` runs them).
+    /// The same on the persistent grid, and fused mode's spare pipeline
+    /// (shaders/fused/spares.wgsl): made on first use (only `SpareDispatch::Own` runs them).
     fused_module: wgpu::ShaderModule,
     fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
     spares: [OnceLock<wgpu::ComputePipeline>; 3],
@@ -249,14 +249,14 @@ impl GemmKernel {
         })
     }
 
-    /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl), on the fused
-    /// GEMM's layout; watching the counters as the trigger where `watch`, landing the ring's last
-    /// hops where `land` too (only the watching spares land).
+    /// Fused mode's spare workgroups as a pipeline of their own (shaders/fused/spares.wgsl), on the
+    /// fused GEMM's layout; watching the counters as the trigger where `watch`, landing the ring's
+    /// last hops where `land` too (only the watching spares land).
     pub fn spares(&self, gpu: &Gpu, watch: bool, land: bool) -> Result<&wgpu::ComputePipeline> {
         let land = land && watch;
         made_once(&self.spares[usize::from(watch) + usize::from(land)], || {
             let v = Variant {
-                kernel: "spares.wgsl",
+                kernel: "fused/spares.wgsl",
                 gemm: None,
                 put: self.fused_put,
                 epilogue: Some(Epilogue::Fused),

@@ -171,7 +171,7 @@ mod tests {
     #[test]
     fn spares_are_as_wide_as_the_host_counts() {
         assert_eq!(
-            constant("spares.wgsl", "INVOCATIONS"),
+            constant("fused/spares.wgsl", "INVOCATIONS"),
             Some(crate::lower::SPARE_INVOCATIONS)
         );
     }
@@ -191,7 +191,7 @@ mod tests {
             ("PAUSE_SLOTS", PAUSE_SLOTS),
             ("PAUSE_STRIDE", PAUSE_STRIDE),
         ];
-        for kernel in ["gemm.wgsl", "gemm_coop.wgsl", "spares.wgsl"] {
+        for kernel in ["gemm.wgsl", "gemm_coop.wgsl", "fused/spares.wgsl"] {
             for (name, value) in host {
                 assert_eq!(constant(kernel, name), Some(value), "{kernel}: {name}");
             }

@@ -26,14 +26,14 @@ impl AdapterPut for Put {
     }
 }
 
-/// What a GEMM tile does once stored (shaders/epilogue/).
+/// What a GEMM tile does once stored (shaders/epilogue/; fused mode's in shaders/fused/).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Epilogue {
     /// Bump the chunk's tracker counter.
     Track,
     /// Bump it and perform the transfers the increment triggers (fused mode; needs a windowed put).
     Fused,
-    /// Bump it, in fused mode's bindings (fused mode whose spares trigger: shaders/epilogue/watched.wgsl).
+    /// Bump it, in fused mode's bindings (fused mode whose spares trigger: shaders/fused/watched.wgsl).
     Watched,
 }
 
@@ -41,7 +41,7 @@ impl Epilogue {
     /// Every epilogue, in declaration order.
     pub const ALL: [Epilogue; 3] = [Epilogue::Track, Epilogue::Fused, Epilogue::Watched];
 
-    /// Its snippet's name (shaders/epilogue/NAME.wgsl).
+    /// Its name in src/compositions.rs (its snippet: `compositions::epilogue_file`).
     pub fn name(self) -> &'static str {
         match self {
             Epilogue::Track => "track",

@@ -24,14 +24,14 @@ struct GemmParams {
     n_jobs: u32,
     total_wg: u32,
     dispatch_x: u32,
-    // First element of B's second window (fused mode's packed B, shaders/operands/*_b2.wgsl).
+    // First element of B's second window (fused mode's packed B, shaders/fused/operands/*_b2.wgsl).
     b_split: u32,
     // A persistent grid (core/src/lower, `--gemm-grid`): this many workgroups compute, each taking tiles
     // w, w + grid_wg, ... so the GEMM stays resident on that many SMs and leaves the others to the
     // steps of its pass; 0: one workgroup per tile.
     grid_wg: u32,
     // First element of the packed output's second window (fused mode's watched GEMM,
-    // shaders/put/plain_windows.wgsl); other kernels never read it.
+    // shaders/fused/put/plain_windows.wgsl); other kernels never read it.
     c_split: u32,
 }
 
@@ -49,7 +49,7 @@ struct Job {
     c_off: u32,
     a_row_base: u32,
     c_row_base: u32,
-    // Fused mode's landed chunk (shaders/epilogue/fused.wgsl `land`): 1 + the first word of its
+    // Fused mode's landed chunk (shaders/fused/epilogue.wgsl `land`): 1 + the first word of its
     // landing state in `counters`, where each tile records itself once stored (`tile_landed`);
     // 0: the chunk is not landed (every other job).
     land: u32,

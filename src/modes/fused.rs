@@ -3,7 +3,7 @@
 //! the output, so the whole plan is one usage scope); the workgroup whose counter increment completes
 //! a chunk, a GEMM tile's or an incoming transfer's, publishes that chunk's transfer on a device-side
 //! queue, split into the link's pieces, which any workgroup claims and performs with update
-//! semantics (shaders/epilogue/fused.wgsl). Nothing waits on another workgroup. The packing and the
+//! semantics (shaders/fused/epilogue.wgsl). Nothing waits on another workgroup. The packing and the
 //! variants (`--fused`) are lowered in core/src/lower/fused.rs. Its timeline is at chunk grain where the
 //! progress log is kept (src/modes/progress.rs), else one bar per rank.
 

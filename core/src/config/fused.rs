@@ -8,16 +8,16 @@
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// The GEMM's epilogue: the tile whose increment meets a transfer's last condition publishes it
-    /// (shaders/epilogue/fused.wgsl `bump`), and moves pieces as [`Help`] says.
+    /// (shaders/fused/epilogue.wgsl `bump`), and moves pieces as [`Help`] says.
     Epilogue,
-    /// The spares: the GEMM only counts its tiles (the watched GEMM, shaders/epilogue/watched.wgsl:
+    /// The spares: the GEMM only counts its tiles (the watched GEMM, shaders/fused/watched.wgsl:
     /// the tracked GEMM's epilogue, no help), and spare workgroups of their own dispatch watch the
     /// counters and publish what they meet (`watch`); the spare pipeline runs once more after both
     /// (the finisher), so nothing rests on the spares running beside the GEMM.
     Spares,
 }
 
-/// Whether GEMM workgroups move pieces after a tile (shaders/epilogue/fused.wgsl, `tile_done`;
+/// Whether GEMM workgroups move pieces after a tile (shaders/fused/epilogue.wgsl, `tile_done`;
 /// `--fused help`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,9 +62,9 @@ pub enum SpareDispatch {
     /// registers and workgroup memory each, issued once every GEMM workgroup has been).
     Gemm,
     /// A dispatch of their own right after the GEMM's (or before it: `FusedTuning::spares_first`),
-    /// in the same pass, on the spare pipeline (shaders/spares.wgsl) and views of their own of what
-    /// the GEMM writes (src/alias.rs): beside the GEMM where the device aliases buffers and the GEMM
-    /// leaves room (a persistent grid, or the spares first), after it otherwise.
+    /// in the same pass, on the spare pipeline (shaders/fused/spares.wgsl) and views of their own
+    /// of what the GEMM writes (src/alias.rs): beside the GEMM where the device aliases buffers and
+    /// the GEMM leaves room (a persistent grid, or the spares first), after it otherwise.
     Own,
 }
 

@@ -29,14 +29,15 @@ pub struct GemmParams {
     pub total_wg: u32,
     pub dispatch_x: u32,
     /// Fused mode's packed B past one binding: elements from this index on are read from its second
-    /// window (`b_hi`, shaders/operands/*_b2.wgsl); other kernels never read it.
+    /// window (`b_hi`, shaders/fused/operands/*_b2.wgsl); other kernels never read it.
     pub b_split: u32,
     /// A persistent grid: this many workgroups compute, each looping over tiles (0: one per tile;
     /// `Config::gemm_grid`, shaders/gemm/jobs.wgsl `tile_stride`). Only with the GRID pipeline: the
     /// others would skip the tiles past it.
     pub grid_wg: u32,
     /// Fused mode's packed output past one binding: elements from this index on are stored in its
-    /// second window (the watched GEMM, shaders/put/plain_windows.wgsl); other kernels never read it.
+    /// second window (the watched GEMM, shaders/fused/put/plain_windows.wgsl); other kernels never
+    /// read it.
     pub c_split: u32,
 }
 

@@ -1,5 +1,5 @@
 //! How a kernel writes its destination element: the put variants lowering picks between and the
-//! shader snippets (shaders/put/) they compose.
+//! shader snippets (shaders/put/; fused mode's windowed ones in shaders/fused/put/) they compose.
 
 use crate::shapes::Dtype;
 
@@ -53,7 +53,7 @@ impl Put {
         Put::Word,
     ];
 
-    /// Its snippet's name (shaders/put/NAME.wgsl).
+    /// Its snippet's name (shaders/put/NAME.wgsl; a windowed put's shaders/fused/put/NAME.wgsl).
     pub fn name(self) -> &'static str {
         match self {
             Put::Store => "store",

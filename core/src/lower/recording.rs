@@ -181,17 +181,17 @@ pub enum Kernel {
     /// output does (the watched GEMM is the tracked one where neither B nor the output does, else the
     /// windowed composition); `grid`: on the
     /// persistent grid (`GemmParams::grid_wg` workgroups loop over the tiles); `watched`: the
-    /// tracker alone, the spares triggering (`--fused trigger=spares`, shaders/epilogue/watched.wgsl).
+    /// tracker alone, the spares triggering (`--fused trigger=spares`, shaders/fused/watched.wgsl).
     Fused {
         split_b: bool,
         split_c: bool,
         grid: bool,
         watched: bool,
     },
-    /// Fused mode's spare workgroups as a pipeline of their own (shaders/spares.wgsl); `watch`: the
-    /// spares are the trigger (`--fused trigger=spares`, the pipeline built with WATCH); `land`:
-    /// they land the ring's last hops (`--fused land`, built with LAND: only there the landing's
-    /// code and registers).
+    /// Fused mode's spare workgroups as a pipeline of their own (shaders/fused/spares.wgsl);
+    /// `watch`: the spares are the trigger (`--fused trigger=spares`, the pipeline built with
+    /// WATCH); `land`: they land the ring's last hops (`--fused land`, built with LAND: only there
+    /// the landing's code and registers).
     Spares {
         watch: bool,
         land: bool,

@@ -1,5 +1,5 @@
 //! Fused mode's counters buffer: where each region of its u32 words starts. The constants are the
-//! shader's (shaders/epilogue/fused.wgsl, the `*_at` functions), read by naga at build time and
+//! shader's (shaders/fused/epilogue.wgsl, the `*_at` functions), read by naga at build time and
 //! compared with these in src/reflect.rs, so a change on either side fails a test.
 
 /// Past the nc chunk counters, each of the 2 nc actions' claims, done pieces and conditions met

@@ -148,7 +148,7 @@ pub(super) fn with_spares(
         // between two dispatches that write the same views; the GEMM's writes are before it in
         // the same pass, and its memory is the views'). Where the spares beside the GEMM moved
         // everything it finds every piece done and leaves at once; where they gave up or never
-        // ran, it triggers and moves what is left (shaders/epilogue/fused.wgsl, at the top).
+        // ran, it triggers and moves what is left (shaders/fused/epilogue.wgsl, at the top).
         dispatches.push(Dispatch {
             kernel: spares,
             binding: spare_binding,

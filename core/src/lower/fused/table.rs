@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// `Forward` in shaders/epilogue/fused.wgsl: per (rank, chunk) counter, where its chunk sits in the
+/// `Forward` in shaders/fused/epilogue.wgsl: per (rank, chunk) counter, where its chunk sits in the
 /// packed output, the counter values at which its (up to two) outgoing steps fire, the pieces each
 /// is split into and each one's gate (the destination counter's value from which it may write the
 /// destination chunk). The table's [`ForwardHeader`] comes before the entries.
@@ -33,7 +33,7 @@ pub struct Forward {
 
 impl Forward {
     /// An inbox entry's landing state, in u32 words of the counters: the claimed slots, the landed
-    /// tiles, then a slot per tile (shaders/epilogue/fused.wgsl `land`); empty for other entries.
+    /// tiles, then a slot per tile (shaders/fused/epilogue.wgsl `land`); empty for other entries.
     fn landing_words(&self) -> std::ops::Range<usize> {
         if self.land == 0 {
             return 0..0;
@@ -43,7 +43,7 @@ impl Forward {
     }
 }
 
-/// `ForwardHeader` in shaders/epilogue/fused.wgsl, the forward table's first bytes (layouts compared
+/// `ForwardHeader` in shaders/fused/epilogue.wgsl, the forward table's first bytes (layouts compared
 /// through naga): what every entry shares.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -53,7 +53,7 @@ pub struct ForwardHeader {
     /// The spares' poll budget.
     pub polls: u32,
     pub chunks_per_rank: u32,
-    /// Elements of the output's first window (shaders/put/cas_windows.wgsl).
+    /// Elements of the output's first window (shaders/fused/put/cas_windows.wgsl).
     pub window: u32,
     /// Whether GEMM workgroups help move pieces ([`Help`]'s code).
     pub helping: u32,
@@ -210,7 +210,7 @@ pub(super) fn forward_table(
     })
 }
 
-/// Fused mode's progress log as the host reads it back (shaders/epilogue/fused.wgsl `log_at`): where
+/// Fused mode's progress log as the host reads it back (shaders/fused/epilogue.wgsl `log_at`): where
 /// it sits in the counters buffer and what its slots mean.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProgressLog {

@@ -6,7 +6,8 @@ use super::*;
 /// Elements one invocation of a piece moves where the link does not bound the pieces.
 pub(super) const PIECE_PER_INVOCATION: usize = 16;
 
-/// Invocations of a spare workgroup of their own dispatch (shaders/spares.wgsl `INVOCATIONS`).
+/// Invocations of a spare workgroup of their own dispatch (shaders/fused/spares.wgsl
+/// `INVOCATIONS`).
 pub const SPARE_INVOCATIONS: u32 = 64;
 
 /// Spares a multiprocessor the GEMM leaves free holds at once: 2048 resident invocations (NVIDIA
@@ -33,7 +34,7 @@ pub struct FusedTuning {
     /// Each spare's poll budget: how often it looks for new work once none is left to claim.
     pub polls: u32,
     /// An idle spare's pause between polls, in dependent reads of a word of its own at the device's
-    /// point of coherence (shaders/epilogue/fused.wgsl `pause`): each waits out a round trip while
+    /// point of coherence (shaders/fused/epilogue.wgsl `pause`): each waits out a round trip while
     /// issuing one instruction, so spares beside the GEMM poll less often without taking its issue
     /// slots (a pause that computes does, and slows the GEMM); 0: none.
     pub pause: u32,
@@ -54,8 +55,8 @@ pub struct FusedTuning {
     pub trigger: Trigger,
     /// Whether a ring's last hop lands (only where the spares trigger): a copy into an inbox,
     /// added into its destination's own chunk tile by tile as the tiles are stored, instead of a
-    /// reduce that waits for every tile of that chunk, the last its rank produces (shaders/epilogue/
-    /// fused.wgsl `land`; [`landing`]).
+    /// reduce that waits for every tile of that chunk, the last its rank produces (shaders/fused/
+    /// epilogue.wgsl `land`; [`landing`]).
     pub land: bool,
 }
 
@@ -277,7 +278,7 @@ impl FusedTuning {
 /// A poll budget of `polls` rounds for spares that pause `pause` reads after an idle one: fewer
 /// rounds as the pause grows, so that a spare's whole life stays about as long as without it (a
 /// GEMM left no room by the spares waits for them to give up; the bound is what the top of
-/// shaders/epilogue/fused.wgsl rests on). A round costs about [`PAUSE_ROUND`] reads' time itself.
+/// shaders/fused/epilogue.wgsl rests on). A round costs about [`PAUSE_ROUND`] reads' time itself.
 pub(super) fn paused_polls(polls: u32, pause: u32) -> u32 {
     let scaled =
         u64::from(polls) * u64::from(PAUSE_ROUND) / (u64::from(PAUSE_ROUND) + u64::from(pause));

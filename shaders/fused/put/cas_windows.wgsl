@@ -2,7 +2,7 @@
 // buffer: elements [0, w) at binding 0, [w, ...) at binding 7. One binding is at most the
 // adapter's max_storage_buffer_binding_size (2 GiB on NVIDIA) and fused mode's packed output of every
 // rank exceeds it on the GPT-3 presets. w comes from the header of the forward table
-// (shaders/epilogue/fused.wgsl, the only epilogue this put is composed with: src/compositions.rs) as
+// (shaders/fused/epilogue.wgsl, the only epilogue this put is composed with: src/compositions.rs) as
 // lowering chose it (`fused_window` in core/src/lower/fused/packing.rs); where the output fits one window, binding
 // 7 is a small range never read. Fused mode's epilogue reads and writes bits through `load_bits` /
 // `store_bits`.

@@ -94,7 +94,7 @@ struct ForwardHeader {
     // The spares' poll budget.
     polls: u32,
     chunks_per_rank: u32,
-    // Elements of the output's first window (shaders/put/cas_windows.wgsl).
+    // Elements of the output's first window (shaders/fused/put/cas_windows.wgsl).
     window: u32,
     // Whether GEMM workgroups help move pieces (`tile_done`).
     helping: u32,
@@ -125,7 +125,7 @@ var<workgroup> wg_act: u32;
 var<workgroup> wg_piece: u32;
 // The fold of this invocation's output atomics' results (the windowed puts fold into it), stored to
 // wg_sink before a counter increment: the store needs every result, so the atomics have been
-// performed before the barrier (see shaders/put/atomic_windows.wgsl).
+// performed before the barrier (see shaders/fused/put/atomic_windows.wgsl).
 var<private> seen: u32;
 var<workgroup> wg_sink: u32;
 
@@ -522,8 +522,8 @@ fn move_one(op: u32, j: u32, v: u32) {
 
 // From element i of a piece to this invocation's next: a piece's rows are WG lanes wide whatever the
 // workgroup's size, so that a GEMM workgroup (WG invocations) and a spare of the spare pipeline
-// (shaders/spares.wgsl, fewer) move the same elements of it; a workgroup of INVOCATIONS < WG walks
-// each row in WG / INVOCATIONS turns. Constant-folded to `stride` where INVOCATIONS == WG.
+// (shaders/fused/spares.wgsl, fewer) move the same elements of it; a workgroup of INVOCATIONS < WG
+// walks each row in WG / INVOCATIONS turns. Constant-folded to `stride` where INVOCATIONS == WG.
 const_assert INVOCATIONS <= WG;
 
 fn lane_step(i: u32, stride: u32) -> u32 {
@@ -646,10 +646,10 @@ fn tile_done(counter: u32, t: u32) {
     }
 }
 
-// A workgroup dispatched past the GEMM's (or in a dispatch of its own, shaders/spares.wgsl): counted
-// alive, helps, polling for newly published transfers until every piece is done or its poll budget
-// is spent (bounded: see the top of this file), then leaves the count and helps once more (see
-// `tile_done`). An idle round is followed by a pause (`pause`; `slot`: the spare's index).
+// A workgroup dispatched past the GEMM's (or in a dispatch of its own, shaders/fused/spares.wgsl):
+// counted alive, helps, polling for newly published transfers until every piece is done or its poll
+// budget is spent (bounded: see the top of this file), then leaves the count and helps once more
+// (see `tile_done`). An idle round is followed by a pause (`pause`; `slot`: the spare's index).
 fn spare_wg(t: u32, slot: u32) {
     let h = table.header;
     if (t == 0u) {

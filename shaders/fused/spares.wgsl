@@ -7,7 +7,7 @@
 // so a GEMM left no room still runs once they have), where those inside the GEMM's dispatch (`spare_wg` past `tile_stride()`
 // in shaders/gemm/jobs.wgsl) start only once every GEMM workgroup has been issued and take a GEMM
 // workgroup's registers and workgroup memory (one per SM). Everything they do
-// is the fused epilogue's `spare_wg` (shaders/epilogue/fused.wgsl, which says why it cannot
+// is the fused epilogue's `spare_wg` (shaders/fused/epilogue.wgsl, which says why it cannot
 // deadlock): claim pieces of published transfers, move them, bump counters, poll (bounded) for more.
 //
 // The bindings are the fused GEMM's (one bind group layout for both); those only the GEMM reads are

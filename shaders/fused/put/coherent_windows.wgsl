@@ -4,7 +4,7 @@
 // another SM's L1, so plain 16-byte stores and loads serve where store_windows.wgsl needs one 4-byte
 // atomic per element. No element is written by two workgroups at once: the fused epilogue gates every
 // transfer into a chunk behind the chunk's own tiles and the transfers into it before it
-// (shaders/epilogue/fused.wgsl), and its `settle` is the device-scope release the stores need.
+// (shaders/fused/epilogue.wgsl), and its `settle` is the device-scope release the stores need.
 @group(0) @binding(0) @coherent var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(7) @coherent var<storage, read_write> dst_hi: array<vec4<f32>>;
 

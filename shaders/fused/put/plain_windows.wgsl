@@ -1,11 +1,11 @@
 // put = plain (non-atomic) stores into an output bound as two windows of one buffer (fused mode's
 // packed output of every rank, which may exceed one binding: core/src/lower/fused/packing.rs `windows`), split at
 // element `p.c_split` (a multiple of 64: the window is whole 256-byte blocks). Only the watched GEMM
-// writes through it (epilogue/watched.wgsl, `T3_FUSED_TRIGGER=spares`): it stores tiles as the
+// writes through it (fused/watched.wgsl, `T3_FUSED_TRIGGER=spares`): it stores tiles as the
 // tracked GEMM does, 16 bytes at a time, and never reads the output; the spares that move what it
 // stored read it through the fused put's loads on their own views (served at the device's point of
 // coherence), after the tile's counter increment, which the tracker's storageBarrier orders after
-// these stores (a device-scope release: shaders/epilogue/fused.wgsl says why).
+// these stores (a device-scope release: shaders/fused/epilogue.wgsl says why).
 @group(0) @binding(0) var<storage, read_write> dst: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> dst_hi: array<vec4<f32>>;
 
