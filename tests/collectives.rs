@@ -28,8 +28,6 @@ fn run_typed(
 ) {
     for collective in Collective::ALL {
         let config = Config {
-            shape: Shape::new(m, 37, 19).unwrap(),
-            ranks,
             chunks,
             collective,
             via,
@@ -39,14 +37,12 @@ fn run_typed(
             // Arbitration and the step lead only change workgroup counts and dispatch order:
             // results must not change (the GEMM grid: `gemm_grid_covers_every_tile`).
             arbitrate: chunks.is_multiple_of(2).then_some(2),
-            gemm_grid: None,
-            fused: Default::default(),
-            host: Default::default(),
             step_lead: if chunks.is_multiple_of(2) {
                 StepLead::Auto
             } else {
                 StepLead::Workgroups(1)
             },
+            ..Config::new(Shape::new(m, 37, 19).unwrap(), ranks)
         };
         run_config(config, mode_names);
     }
@@ -138,19 +134,14 @@ fn gemm_grid_covers_every_tile() {
         {
             run_config(
                 Config {
-                    shape: Shape::new(1200, 600, 37).unwrap(),
-                    ranks: 3,
                     chunks: 2,
                     collective,
                     via,
                     link: Link::Workgroups(2),
                     dtype,
                     out_dtype: Dtype::F32,
-                    arbitrate: None,
                     gemm_grid: Some(grid),
-                    fused: Default::default(),
-                    host: Default::default(),
-                    step_lead: StepLead::Auto,
+                    ..Config::new(Shape::new(1200, 600, 37).unwrap(), 3)
                 },
                 &["sequential", "host", "encoded", "fused"],
             );
@@ -173,19 +164,12 @@ fn step_lead_reorders_gemm_ops() {
         ] {
             run_config(
                 Config {
-                    shape: Shape::new(2400, 300, 19).unwrap(),
-                    ranks: 4,
                     chunks: 2,
                     collective,
                     via,
                     link: Link::Workgroups(3),
-                    dtype: Dtype::F32,
-                    out_dtype: Dtype::F32,
-                    arbitrate: None,
-                    gemm_grid: None,
-                    fused: Default::default(),
-                    host: Default::default(),
                     step_lead: lead,
+                    ..Config::new(Shape::new(2400, 300, 19).unwrap(), 4)
                 },
                 &["encoded", "host"],
             );
@@ -253,19 +237,11 @@ fn steps_over_chunks_of_many_strides() {
                 _ => via,
             };
             let config = Config {
-                shape: Shape::new(ranks * rows + 1, n, 5).unwrap(),
-                ranks,
                 chunks: 1,
                 collective,
                 via,
                 link,
-                dtype: Dtype::F32,
-                out_dtype: Dtype::F32,
-                arbitrate: None,
-                gemm_grid: None,
-                fused: Default::default(),
-                host: Default::default(),
-                step_lead: StepLead::Auto,
+                ..Config::new(Shape::new(ranks * rows + 1, n, 5).unwrap(), ranks)
             };
             run_config(config, &["sequential", "host", "encoded"]);
         }
@@ -374,19 +350,9 @@ fn timelines_are_ordered_and_complete() {
     let kernels = Kernels::new(gpu).unwrap();
     for collective in Collective::ALL {
         let config = Config {
-            shape: Shape::new(50, 40, 30).unwrap(),
-            ranks: 4,
             chunks: 2,
             collective,
-            via: ReduceVia::Update,
-            link: Link::Unthrottled,
-            dtype: Dtype::F32,
-            out_dtype: Dtype::F32,
-            arbitrate: None,
-            gemm_grid: None,
-            fused: Default::default(),
-            host: Default::default(),
-            step_lead: StepLead::Auto,
+            ..Config::new(Shape::new(50, 40, 30).unwrap(), 4)
         };
         let mut sys = System::new(gpu, &kernels, config).unwrap();
         let inputs = Inputs::random(
@@ -491,19 +457,11 @@ fn host_loop_at_every_pipeline_depth() {
         {
             for collective in [collective_of(d + j), collective_of(d + j + 2)] {
                 let config = Config {
-                    shape: Shape::new(13 * ranks + 3, 21, 11).unwrap(),
-                    ranks,
                     chunks,
                     collective,
                     via,
                     link: Link::Workgroups(2),
-                    dtype: Dtype::F32,
-                    out_dtype: Dtype::F32,
-                    arbitrate: None,
-                    gemm_grid: None,
-                    fused: Default::default(),
-                    host: Default::default(),
-                    step_lead: StepLead::Auto,
+                    ..Config::new(Shape::new(13 * ranks + 3, 21, 11).unwrap(), ranks)
                 };
                 let host = Host {
                     in_flight: Some(in_flight),

@@ -10,28 +10,21 @@ mod common;
 use t3_wgpu::config::host::HostGrain;
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::hostlink::Path;
-use t3_wgpu::modes::{self, Config, Host, Mode, StepLead, System};
+use t3_wgpu::modes::{self, Config, Host, Mode, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::shapes::Shape;
 use t3_wgpu::steps::Link;
 
 fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: ReduceVia) -> Config {
     Config {
-        shape: Shape::new(m, 23, 13).unwrap(),
-        ranks,
         chunks,
         collective,
         via,
         link: Link::Workgroups(3),
-        dtype: Dtype::F32,
-        out_dtype: Dtype::F32,
         arbitrate: chunks.is_multiple_of(2).then_some(2),
-        gemm_grid: None,
-        fused: Default::default(),
-        host: Default::default(),
-        step_lead: StepLead::Auto,
+        ..Config::new(Shape::new(m, 23, 13).unwrap(), ranks)
     }
 }
 

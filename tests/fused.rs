@@ -13,7 +13,7 @@ use proptest::test_runner::{Config as PtConfig, TestRunner};
 use t3_wgpu::config::fused::{FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB};
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::gemm::FusedPut;
-use t3_wgpu::modes::{Config, Fused, Kernels, Mode, StepLead, System};
+use t3_wgpu::modes::{Config, Fused, Kernels, Mode, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
@@ -149,8 +149,6 @@ fn every_fused_variant_matches_reference() {
                     timeline: seed % 2 == 0,
                 };
                 let config = Config {
-                    shape: Shape::new(m, n, k).unwrap(),
-                    ranks,
                     chunks,
                     collective,
                     via: ReduceVia::Update,
@@ -161,11 +159,8 @@ fn every_fused_variant_matches_reference() {
                     },
                     dtype,
                     out_dtype: Dtype::F32,
-                    arbitrate: None,
-                    gemm_grid: None,
                     fused,
-                    host: Default::default(),
-                    step_lead: StepLead::Auto,
+                    ..Config::new(Shape::new(m, n, k).unwrap(), ranks)
                 };
                 let what = format!("{config:?} seed {seed}");
                 let mut sys = System::new(gpu, kernels, config).unwrap();
@@ -211,16 +206,12 @@ fn spares_first_beside_runs_of_ranks(
                 _ => (Dtype::F32, f32_kernels),
             };
             let config = Config {
-                shape: Shape::new(m, n, k).unwrap(),
-                ranks: 3,
                 chunks: 2,
                 collective,
                 via: ReduceVia::Update,
                 link: Link::Workgroups(2),
                 dtype,
                 out_dtype: Dtype::F32,
-                arbitrate: None,
-                gemm_grid: None,
                 fused: FusedOptions {
                     spare_dispatch: Some(SpareDispatch::Own),
                     trigger: Some(Trigger::Spares),
@@ -231,8 +222,7 @@ fn spares_first_beside_runs_of_ranks(
                     pause: Some(5),
                     ..FusedOptions::default()
                 },
-                host: Default::default(),
-                step_lead: StepLead::Auto,
+                ..Config::new(Shape::new(m, n, k).unwrap(), 3)
             };
             let mut sys = System::new(gpu, kernels, config).unwrap();
             assert!(Fused.skip_reason(&sys).is_none());
@@ -264,16 +254,10 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
         (Collective::ReduceScatter, 14, Trigger::Spares, 0),
     ] {
         let config = Config {
-            shape: Shape::new(40, 2100, 8).unwrap(),
-            ranks: 2,
             chunks: 1,
             collective,
             via: ReduceVia::Update,
             link: Link::Workgroups(2),
-            dtype: Dtype::F32,
-            out_dtype: Dtype::F32,
-            arbitrate: None,
-            gemm_grid: None,
             fused: FusedOptions {
                 spare_dispatch: Some(SpareDispatch::Own),
                 alias: false,
@@ -283,8 +267,7 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
                 trigger: Some(trigger),
                 ..FusedOptions::default()
             },
-            host: Default::default(),
-            step_lead: StepLead::Auto,
+            ..Config::new(Shape::new(40, 2100, 8).unwrap(), 2)
         };
         let mut sys = System::new(gpu, kernels, config).unwrap();
         assert!(Fused.skip_reason(&sys).is_none());
@@ -310,19 +293,10 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
 /// knob named (the environment variable that sets it at the binary's edge).
 fn bad_knob_is_named(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
     let config = Config {
-        shape: Shape::new(8, 8, 8).unwrap(),
-        ranks: 2,
         chunks: 1,
         collective: Collective::ReduceScatter,
-        via: ReduceVia::Update,
-        link: Link::Unthrottled,
-        dtype: Dtype::F32,
-        out_dtype: Dtype::F32,
-        arbitrate: None,
-        gemm_grid: None,
         fused: FusedOptions::default(),
-        host: Default::default(),
-        step_lead: StepLead::Auto,
+        ..Config::new(Shape::new(8, 8, 8).unwrap(), 2)
     };
     let skip = |fused: FusedOptions| {
         let sys = System::new(

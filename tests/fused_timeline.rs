@@ -7,12 +7,11 @@ mod common;
 
 use t3_wgpu::config::fused::{FusedOptions, SpareDispatch, Trigger};
 use t3_wgpu::experiment::{check, Verify};
-use t3_wgpu::modes::{Config, Fused, Kernels, Mode, StepLead, System};
-use t3_wgpu::plan::{Kind, ReduceVia};
+use t3_wgpu::modes::{Config, Fused, Kernels, Mode, System};
+use t3_wgpu::plan::Kind;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape};
-use t3_wgpu::steps::Link;
 use t3_wgpu::timeline::{EventKind, Lane};
 
 fn config(
@@ -24,16 +23,8 @@ fn config(
     spares: bool,
 ) -> Config {
     Config {
-        shape: Shape::new(m, n, k).unwrap(),
-        ranks,
         chunks,
         collective,
-        via: ReduceVia::Update,
-        link: Link::Unthrottled,
-        dtype: Dtype::F32,
-        out_dtype: Dtype::F32,
-        arbitrate: None,
-        gemm_grid: None,
         // The spares trigger needs their own dispatch (the watched GEMM has none in its own).
         fused: FusedOptions {
             timeline,
@@ -41,8 +32,7 @@ fn config(
             spare_dispatch: spares.then_some(SpareDispatch::Own),
             ..Default::default()
         },
-        host: Default::default(),
-        step_lead: StepLead::Auto,
+        ..Config::new(Shape::new(m, n, k).unwrap(), ranks)
     }
 }
 

@@ -9,29 +9,17 @@ use t3_wgpu::experiment::{
     self, Options, Stability, Verify, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM,
     GEMM_UNTRACKED, SEQ,
 };
-use t3_wgpu::modes::{Config, Kernels, ModeKind, StepLead};
-use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::modes::{Config, Kernels, ModeKind};
 use t3_wgpu::report;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::shapes::{Dtype, Shape};
-use t3_wgpu::steps::Link;
+use t3_wgpu::shapes::Shape;
 
 fn options(reps: usize) -> Options {
     Options {
         config: Config {
-            shape: Shape::new(40, 33, 17).unwrap(),
-            ranks: 2,
             chunks: 1,
             collective: Collective::ReduceScatter,
-            via: ReduceVia::Update,
-            link: Link::Unthrottled,
-            dtype: Dtype::F32,
-            out_dtype: Dtype::F32,
-            arbitrate: None,
-            gemm_grid: None,
-            fused: Default::default(),
-            host: Default::default(),
-            step_lead: StepLead::Auto,
+            ..Config::new(Shape::new(40, 33, 17).unwrap(), 2)
         },
         modes: vec![ModeKind::Sequential, ModeKind::Encoded, ModeKind::Host],
         reps,

@@ -12,7 +12,7 @@ use t3_wgpu::experiment::{verdict, Verify};
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::hostlink::Path;
-use t3_wgpu::modes::{self, Config, Kernels, Mode, StepLead, System};
+use t3_wgpu::modes::{self, Config, Kernels, Mode, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
@@ -30,8 +30,6 @@ fn config(
     out: Dtype,
 ) -> Config {
     Config {
-        shape,
-        ranks,
         chunks,
         collective,
         via,
@@ -39,10 +37,7 @@ fn config(
         dtype: out,
         out_dtype: out,
         arbitrate: chunks.is_multiple_of(2).then_some(2),
-        gemm_grid: None,
-        fused: Default::default(),
-        host: Default::default(),
-        step_lead: StepLead::Auto,
+        ..Config::new(shape, ranks)
     }
 }
 

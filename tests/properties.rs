@@ -63,8 +63,6 @@ fn random_configurations_match_reference() {
                     _ => (Dtype::F32, &f32_kernels),
                 };
                 let config = Config {
-                    shape: Shape::new(m, n, k).unwrap(),
-                    ranks,
                     chunks,
                     collective,
                     via: [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward][land],
@@ -77,13 +75,12 @@ fn random_configurations_match_reference() {
                     out_dtype: Dtype::F32,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
-                    fused: Default::default(),
-                    host: Default::default(),
                     step_lead: if seed.is_multiple_of(2) {
                         StepLead::Auto
                     } else {
                         StepLead::Workgroups((seed % 13) as u32)
                     },
+                    ..Config::new(Shape::new(m, n, k).unwrap(), ranks)
                 };
                 let what = format!("{config:?} seed {seed}");
                 let mut sys = System::new(gpu, kernels, config).unwrap();
@@ -146,8 +143,6 @@ fn random_placements_on_several_devices_match_reference() {
                 prop_assume!(ranks * chunks <= m && devices <= ranks);
                 let collective = Collective::ALL[coll];
                 let config = Config {
-                    shape: Shape::new(m, n, k).unwrap(),
-                    ranks,
                     chunks,
                     collective,
                     via: [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward][via],
@@ -156,13 +151,9 @@ fn random_placements_on_several_devices_match_reference() {
                     } else {
                         Link::Workgroups(link)
                     },
-                    dtype: Dtype::F32,
-                    out_dtype: Dtype::F32,
                     arbitrate: seed.is_multiple_of(3).then_some(1 + (seed % 7) as u32),
                     gemm_grid: (seed % 5 == 1).then_some(1 + (seed % 11) as u32),
-                    fused: Default::default(),
-                    host: Default::default(),
-                    step_lead: StepLead::Auto,
+                    ..Config::new(Shape::new(m, n, k).unwrap(), ranks)
                 };
                 let what = format!("{config:?} on {devices} devices, seed {seed}");
                 let path = if seed.is_multiple_of(5) {

@@ -11,13 +11,13 @@ use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::experiment::{check, sample, Verify};
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::hostlink::Path;
-use t3_wgpu::modes::{Config, Host, Kernels, Mode, Sequential, StepLead, System};
-use t3_wgpu::plan::{Buf, Loc, ReduceVia};
+use t3_wgpu::modes::{Config, Host, Kernels, Mode, Sequential, System};
+use t3_wgpu::plan::{Buf, Loc};
 use t3_wgpu::ranks::{finished, Inputs};
 use t3_wgpu::readback::{STAGING_BUDGET, STAGING_PER_SIZE};
 use t3_wgpu::reference::rel_to_scale;
 use t3_wgpu::schedule::Collective;
-use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::shapes::Shape;
 use t3_wgpu::steps::Link;
 use t3_wgpu::timestamps::Timestamps;
 
@@ -29,19 +29,10 @@ fn own_gpu() -> Option<Gpu> {
 
 fn config(ranks: usize, chunks: usize, collective: Collective) -> Config {
     Config {
-        shape: Shape::new(70, 29, 11).unwrap(),
-        ranks,
         chunks,
         collective,
-        via: ReduceVia::Update,
         link: Link::Workgroups(3),
-        dtype: Dtype::F32,
-        out_dtype: Dtype::F32,
-        arbitrate: None,
-        gemm_grid: None,
-        fused: Default::default(),
-        host: Default::default(),
-        step_lead: StepLead::Auto,
+        ..Config::new(Shape::new(70, 29, 11).unwrap(), ranks)
     }
 }
 

@@ -49,6 +49,28 @@ pub struct Config {
 }
 
 impl Config {
+    /// `shape` on `ranks` ranks with the command line's defaults for everything else (`t3 run
+    /// --shape MxNxK --ranks R` on one device, no tune table): one chunk, a reduce-scatter, reduces
+    /// by update, an unthrottled link, f32 operands and outputs, no arbitration, no GEMM grid, the
+    /// step lead `auto`, and fused mode's and the host loop's knobs at their defaults.
+    pub fn new(shape: Shape, ranks: usize) -> Config {
+        Config {
+            shape,
+            ranks,
+            chunks: 1,
+            collective: Collective::ReduceScatter,
+            via: ReduceVia::Update,
+            link: Link::Unthrottled,
+            dtype: Dtype::F32,
+            out_dtype: Dtype::F32,
+            arbitrate: None,
+            gemm_grid: None,
+            step_lead: StepLead::Auto,
+            fused: fused::FusedOptions::default(),
+            host: host::HostOptions::default(),
+        }
+    }
+
     /// Floating-point operations of all ranks' GEMMs: each rank a full partial sum, or (row-split
     /// GEMM before an all-gather) one shard of a single GEMM each.
     pub fn total_flops(&self) -> f64 {
@@ -108,6 +130,22 @@ impl StepLead {
             StepLead::Auto if steps <= ranks => step_wg,
             StepLead::Auto => 0,
             StepLead::Workgroups(w) => w,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_lines_defaults_validate() {
+        for ranks in 1..=8 {
+            let c = Config::new(Shape::new(64, 32, 16).unwrap(), ranks);
+            c.validate().unwrap();
+            for mode in ModeKind::ALL {
+                c.check_mode(mode).unwrap();
+            }
         }
     }
 }

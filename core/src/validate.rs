@@ -159,24 +159,14 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::step::Link;
-    use crate::shapes::{Dtype, Shape};
+    use crate::shapes::Shape;
 
     fn config(collective: Collective, via: ReduceVia) -> Config {
         Config {
-            shape: Shape::new(64, 32, 16).unwrap(),
-            ranks: 4,
             chunks: 2,
             collective,
             via,
-            link: Link::Unthrottled,
-            dtype: Dtype::F32,
-            out_dtype: Dtype::F32,
-            arbitrate: None,
-            gemm_grid: None,
-            fused: Default::default(),
-            host: Default::default(),
-            step_lead: crate::config::StepLead::Auto,
+            ..Config::new(Shape::new(64, 32, 16).unwrap(), 4)
         }
     }
 

@@ -486,3 +486,32 @@ pub fn demo(gpu: &Gpu) -> Result<()> {
         .unwrap_or_default();
     outln!("\nwrote t3-timeline.svg, t3-trace.json and t3-results.json in {cwd}")
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[test]
+    fn a_bare_run_builds_the_cores_defaults() {
+        // `Config::new` says it gives the command line's defaults: a bare `t3 run --shape MxNxK
+        // --ranks R` (one device, no tune table) builds exactly it.
+        for (shape, ranks) in [("64x32x16", 1), ("96x40x24", 4), ("300x20x10", 8)] {
+            let cli =
+                Cli::try_parse_from(["t3", "run", "--shape", shape, "--ranks", &ranks.to_string()])
+                    .unwrap();
+            let Some(Cmd::Run(a)) = &cli.cmd else {
+                panic!("not a run")
+            };
+            let checked = check_run(&cli.gpu.kernels(), a).unwrap();
+            let want = Config::new(Shape::parse(shape).unwrap(), ranks);
+            assert_eq!(
+                serde_json::to_value(&checked.config).unwrap(),
+                serde_json::to_value(&want).unwrap(),
+                "{shape} on {ranks} ranks"
+            );
+            assert!(!checked.model_chunks);
+        }
+    }
+}

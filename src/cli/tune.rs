@@ -7,9 +7,7 @@ use web_time::{Duration, Instant};
 
 use t3_wgpu::files;
 use t3_wgpu::gpu::Gpu;
-use t3_wgpu::modes::{Config, StepLead};
-use t3_wgpu::plan::ReduceVia;
-use t3_wgpu::steps::Link;
+use t3_wgpu::modes::Config;
 use t3_wgpu::tune::search::{self, Job, Settings};
 use t3_wgpu::tune::space::Context as SpaceContext;
 use t3_wgpu::tune::table::{Point, Table};
@@ -32,19 +30,12 @@ pub fn tune_jobs(a: &TuneCmdArgs) -> Result<Vec<(String, Config)>> {
         };
         for r in ranks {
             let mut config = Config {
-                shape,
-                ranks: r,
-                chunks: 1,
                 collective,
-                via: ReduceVia::Update,
-                link: Link::Unthrottled,
                 dtype: a.gemm.dtype.0,
                 out_dtype: a.gemm.out(a.devices.across()),
-                arbitrate: None,
-                gemm_grid: None,
                 fused: a.knobs.fused(),
                 host: a.knobs.host(),
-                step_lead: StepLead::Auto,
+                ..Config::new(shape, r)
             };
             let devices = a.devices.devices.as_ref().map(|s| s.count());
             config.chunks = model_chunks(devices, &config).unwrap_or(1);

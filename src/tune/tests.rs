@@ -7,24 +7,13 @@ use super::space::{self, Context, Value};
 use crate::config::{Config, ModeKind, StepLead};
 use crate::plan::ReduceVia;
 use crate::schedule::Collective;
-use crate::shapes::{Dtype, Shape};
+use crate::shapes::Shape;
 use crate::steps::Link;
 
 fn config(collective: Collective) -> Config {
     Config {
-        shape: Shape::new(96, 40, 24).unwrap(),
-        ranks: 4,
-        chunks: 1,
         collective,
-        via: ReduceVia::Update,
-        link: Link::Unthrottled,
-        dtype: Dtype::F32,
-        out_dtype: Dtype::F32,
-        arbitrate: None,
-        gemm_grid: None,
-        fused: Default::default(),
-        host: Default::default(),
-        step_lead: StepLead::Auto,
+        ..Config::new(Shape::new(96, 40, 24).unwrap(), 4)
     }
 }
 

@@ -5,14 +5,12 @@ use std::cell::{Cell, RefCell};
 
 use serde::Deserialize;
 
-use t3_wgpu::config::{Config, StepLead};
+use t3_wgpu::config::Config;
 use t3_wgpu::experiment::{self, Options, Stability};
 use t3_wgpu::gpu::{Gpu, GpuOptions};
 use t3_wgpu::modes::{Kernels, ModeKind};
-use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::{Dtype, Shape};
-use t3_wgpu::steps::Link;
 use t3_wgpu::{report, trace, workload, Error, Result};
 
 /// What the page asks for: a preset (scaled to the adapter), ranks, chunks, collective and modes.
@@ -85,23 +83,14 @@ impl Session {
             })?,
         };
         let config = Config {
-            shape: Shape::new(pr.m, pr.n, pr.k)?,
-            ranks: req.ranks.unwrap_or(pr.tp),
             chunks: req.chunks,
             collective,
-            via: ReduceVia::Update,
-            link: Link::Unthrottled,
-            dtype: Dtype::F32,
-            out_dtype: Dtype::F32,
-            arbitrate: None,
-            gemm_grid: None,
-            step_lead: StepLead::Auto,
             // The page has no environment: every knob at its default; it draws the timeline.
             fused: t3_wgpu::config::fused::FusedOptions {
                 timeline: true,
                 ..Default::default()
             },
-            host: Default::default(),
+            ..Config::new(Shape::new(pr.m, pr.n, pr.k)?, req.ranks.unwrap_or(pr.tp))
         };
         config.validate()?;
         req.modes.iter().try_for_each(|&m| config.check_mode(m))?;

@@ -27,19 +27,12 @@ pub(super) const TARGET: Target = Target {
 
 pub(super) fn config(collective: Collective, via: ReduceVia) -> Config {
     Config {
-        shape: Shape::new(2400, 300, 19).unwrap(),
-        ranks: 4,
         chunks: 2,
         collective,
         via,
         link: Link::Workgroups(3),
-        dtype: Dtype::F32,
-        out_dtype: Dtype::F32,
-        arbitrate: None,
-        gemm_grid: None,
-        fused: Default::default(),
-        host: Default::default(),
         step_lead: StepLead::Workgroups(0),
+        ..Config::new(Shape::new(2400, 300, 19).unwrap(), 4)
     }
 }
 
