@@ -276,17 +276,29 @@ pub fn tune_point(
                 p.measure(mode, &k)?;
             }
         } else {
-            // One knob at a time from the best so far; chunk counts as the model ranks them.
-            for (a, axis) in axes.iter().enumerate() {
-                let tries = if a == 0 { s.chunk_tries } else { axis.len() };
-                for v in axis.iter().take(tries) {
-                    if !p.fits(mode, mode_deadline) {
-                        break;
+            // One knob at a time from the best so far, every axis once per round; chunk counts as
+            // the model ranks them. A configuration already measured costs nothing.
+            let limits: Vec<usize> = axes
+                .iter()
+                .enumerate()
+                .map(|(a, axis)| {
+                    if a == 0 {
+                        s.chunk_tries.min(axis.len())
+                    } else {
+                        axis.len()
                     }
-                    let mut k = p.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
-                    v.set(&mut k);
-                    p.measure(mode, &k)?;
+                })
+                .collect();
+            for (a, v) in space::rounds(&limits) {
+                let mut k = p.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
+                axes[a][v].set(&mut k);
+                if p.seen.contains_key(&(mode, k.clone())) {
+                    continue;
                 }
+                if !p.fits(mode, mode_deadline) {
+                    break;
+                }
+                p.measure(mode, &k)?;
             }
         }
         let Some(best) = p.best(mode) else { continue };

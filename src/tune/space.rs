@@ -1,5 +1,6 @@
 //! The space `t3 tune` searches: per mode, the values each knob may take on this point, as axes whose
-//! product is the exhaustive grid and along which the search moves one knob at a time.
+//! product is the exhaustive grid and along which the search moves one knob at a time, axis by axis
+//! in rounds ([`rounds`]).
 
 use crate::config::{Config, ModeKind};
 
@@ -165,6 +166,23 @@ pub fn grid(start: &Knobs, axes: &[Vec<Value>], limit: usize) -> Vec<Knobs> {
             .collect();
     }
     out
+}
+
+/// The order in which the search visits the axes' values, `limits[a]` values of axis `a` (its first
+/// ones): in rounds, each round the next value of every axis that has one. A search that a budget
+/// cuts after a few measurements has then moved along every axis once (a step lead, a grid, a depth
+/// may gain more than a second chunk count) before it tries any axis's second alternative.
+pub fn rounds(limits: &[usize]) -> Vec<(usize, usize)> {
+    let most = limits.iter().copied().max().unwrap_or(0);
+    (0..most)
+        .flat_map(|v| {
+            limits
+                .iter()
+                .enumerate()
+                .filter(move |&(_, &n)| v < n)
+                .map(move |(a, _)| (a, v))
+        })
+        .collect()
 }
 
 /// Chunk counts for `mode` on `base`, best first by the model at `costs`.

@@ -219,3 +219,33 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
     assert!(e.to_string().contains("tuned on GPU (Vulkan, 1)"), "{e}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_search_moves_along_every_axis_before_any_axis_twice() {
+    assert_eq!(
+        space::rounds(&[3, 2, 3]),
+        [
+            (0, 0),
+            (1, 0),
+            (2, 0),
+            (0, 1),
+            (1, 1),
+            (2, 1),
+            (0, 2),
+            (2, 2)
+        ]
+    );
+    // Every value of every axis exactly once, whatever the limits.
+    for limits in [vec![], vec![0, 4], vec![1, 1, 1], vec![5, 1, 3, 2]] {
+        let order = space::rounds(&limits);
+        assert_eq!(order.len(), limits.iter().sum::<usize>(), "{limits:?}");
+        for (a, &n) in limits.iter().enumerate() {
+            let vs: Vec<usize> = order.iter().filter(|o| o.0 == a).map(|o| o.1).collect();
+            assert_eq!(vs, (0..n).collect::<Vec<_>>(), "{limits:?}");
+        }
+        // No axis's value v before every axis's value v-1.
+        for w in order.windows(2) {
+            assert!(w[0].1 <= w[1].1, "{order:?}");
+        }
+    }
+}
