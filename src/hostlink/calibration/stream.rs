@@ -21,11 +21,12 @@ pub(super) struct StreamOptions {
     pub(super) want: Path,
 }
 
-/// Where one slot of a streamed direction is: free, being written by the sender's kernel (then, on
-/// a host-copy link, mapped and copied by the lane), or, on a zero-copy link, being read by the
-/// receiver's kernel; the flag is its submission's completion.
+/// Where one slot of a streamed direction is: free, encoded into this poll's submission, being
+/// written by the sender's kernel (then, on a host-copy link, mapped and copied by the lane), or, on
+/// a zero-copy link, being read by the receiver's kernel; the flag is its submission's completion.
 pub(super) enum SlotState {
     Free,
+    Encoded,
     Written(std::sync::Arc<std::sync::atomic::AtomicBool>),
     Copying,
     Read(std::sync::Arc<std::sync::atomic::AtomicBool>),
@@ -171,7 +172,7 @@ pub(super) fn stream(
                         sender.device.create_command_encoder(&Default::default())
                     });
                     s.writes[slot].encode(&s.link, enc, None)?;
-                    s.slots[slot] = SlotState::Copying;
+                    s.slots[slot] = SlotState::Encoded;
                     started.push((d, slot, Started::Write(from)));
                     s.waiting.push_back(slot);
                     s.sent += 1;
@@ -185,7 +186,7 @@ pub(super) fn stream(
                                 r.device.create_command_encoder(&Default::default())
                             });
                             s.reads[slot].encode(enc, None)?;
-                            s.slots[slot] = SlotState::Copying;
+                            s.slots[slot] = SlotState::Encoded;
                             started.push((d, slot, Started::Read(to)));
                             s.waiting.pop_front();
                         }
