@@ -1,10 +1,9 @@
 //! One experiment: build the system, verify every mode against the f64 reference and its trackers,
 //! time warm-up and repetitions, and turn the medians into the metrics every run reports.
 
-use std::collections::HashMap;
-
 use serde::Serialize;
 
+pub use crate::check::{check, outputs, rounding, sample, verdict, Verdict, Verify};
 use crate::config::{Config, ModeKind};
 use crate::consistency::{failed_for, Check};
 use crate::error::{Error, Result};
@@ -13,9 +12,8 @@ use crate::gpu::Gpu;
 use crate::hostlink::Path;
 use crate::lower::FusedTuning;
 use crate::modes::{self, run_everywhere, Kernels, Mode, System};
-use crate::plan::key;
-use crate::ranks::{finished, Inputs};
-use crate::reference::{rel_to_scale, Rng, Rounding};
+use crate::ranks::Inputs;
+use crate::reference::Rounding;
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
 use crate::timing::{adjusted, time_things, Measured, Timed};
@@ -23,18 +21,6 @@ pub use crate::timing::{
     Rep, Stability, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S,
     SEQ,
 };
-
-/// How results are checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verify {
-    /// Every finished row against the reference, plus every tracker counter.
-    Full,
-    /// A random sample of finished rows (for shapes whose reference would take long), plus every counter.
-    Sample(usize),
-    /// No check.
-    Off,
-}
 
 /// Everything `t3 run` asks for.
 #[derive(Clone, Debug)]
@@ -48,6 +34,21 @@ pub struct Options {
     /// `None` picks Full below about 2 GFLOP of reference work, else a 64-row sample.
     pub verify: Option<Verify>,
     pub stability: Stability,
+    pub baselines: Baselines,
+}
+
+/// What a measurement times and checks beside the modes asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Baselines {
+    /// The GEMM alone (tracked and not), sequential (checked too) and each mode's own sequential
+    /// run: every figure of the report, checked against each other.
+    #[default]
+    All,
+    /// Sequential's time alone, not checked again: what the tuner's measurements after its first
+    /// need to rank configurations against sequential (no efficiency, no GEMM rate).
+    Sequential,
+    /// The modes alone: the tuner's measurements of a layout whose sequential time it already has.
+    None,
 }
 
 /// One mode's line of the report.
@@ -172,145 +173,11 @@ pub struct Report {
     pub timelines: Vec<Timeline>,
 }
 
-/// What a check found.
-#[derive(Clone, Copy, Debug)]
-pub struct Verdict {
-    pub max_rel_error: f64,
-    pub trackers_ok: bool,
-    /// The rounding the outputs went through, and the elements past its bound.
-    pub rounding: Rounding,
-    pub excess: usize,
-}
-
-impl Verdict {
-    /// Every tracker at its threshold, the error within its derived bound, no element past its own.
-    pub fn ok(&self) -> bool {
-        self.trackers_ok && self.max_rel_error <= self.rounding.tolerance() && self.excess == 0
-    }
-}
-
-/// The rounding `sys`'s outputs go through.
-pub fn rounding(sys: &System) -> Rounding {
-    Rounding {
-        out: sys.config.out_dtype,
-        reduces: sys.plan.reduces_per_chunk(),
-    }
-}
-
 /// [`Report::format`]: what a `--json` file is.
 pub const FORMAT: &str = "t3-results";
 /// [`Report::format_version`]: 1 added the format and the timelines (files before it have
 /// neither); a change of a field's meaning, or a field gone, bumps it.
 pub const FORMAT_VERSION: u32 = 1;
-
-/// Checks every finished output against the reference (all rows or a sample) and every tracker
-/// against its threshold. Returns (max relative error, trackers ok).
-pub fn check(sys: &System, inputs: &Inputs, verify: Verify) -> Result<(f64, bool)> {
-    let v = verdict(sys, inputs, verify)?;
-    Ok((v.max_rel_error, v.trackers_ok))
-}
-
-/// [`check`], with each element against its own rounding bound.
-pub fn verdict(sys: &System, inputs: &Inputs, verify: Verify) -> Result<Verdict> {
-    let rounding = rounding(sys);
-    let mut excess = 0;
-    let counters = sys.read_counters()?;
-    let trackers_ok = counters
-        .iter()
-        .all(|(l, v)| sys.plan.thresholds.get(&key(*l)) == Some(v));
-    let (shape, coll, ch) = (sys.config.shape, sys.config.collective, &sys.chunking);
-    let done = finished(coll, ch);
-    let mut worst = 0f64;
-    // Each row's exact sum and the magnitude of what it sums (the error's scale: see rel_to_scale).
-    let mut reference: HashMap<usize, (Vec<f64>, Vec<f64>)> = HashMap::new();
-    let mut want_rows = |rows: std::ops::Range<usize>| -> (Vec<f64>, Vec<f64>) {
-        let mut want = Vec::new();
-        let mut scale = Vec::new();
-        for row in rows {
-            let (w, s) = reference.entry(row).or_insert_with(|| {
-                (
-                    inputs.expected_row(shape, coll, ch, row),
-                    inputs.magnitude_row(shape, coll, ch, row),
-                )
-            });
-            want.extend_from_slice(w);
-            scale.extend_from_slice(s);
-        }
-        (want, scale)
-    };
-    match verify {
-        Verify::Off => {}
-        Verify::Full => {
-            for &(p, x) in &done {
-                let rows = ch.rows(x);
-                let got = sys.read_rows(p, x, 0..rows.len())?;
-                let (want, scale) = want_rows(rows);
-                worst = worst.max(rel_to_scale(&got, &want, &scale));
-                excess += rounding.excess(&got, &want, &scale);
-            }
-        }
-        Verify::Sample(count) => {
-            let sampled = sample(&done, ch, inputs.seed, count);
-            // Every sampled row of a device in one readback: a round trip per row would cost more
-            // than the check.
-            let got = sys.read_rows_of(&sampled)?;
-            for ((_, x, r), got) in sampled.into_iter().zip(got) {
-                let start = ch.rows(x).start;
-                let (want, scale) = want_rows(start + r.start..start + r.end);
-                worst = worst.max(rel_to_scale(&got, &want, &scale));
-                excess += rounding.excess(&got, &want, &scale);
-            }
-        }
-    }
-    Ok(Verdict {
-        max_rel_error: worst,
-        trackers_ok,
-        rounding,
-        excess,
-    })
-}
-
-/// The rows `Verify::Sample(count)` checks: `count` (rank, chunk, one row relative to the chunk)
-/// drawn from the finished outputs `done` by a generator seeded from the inputs' seed, so that a run
-/// checks the same rows whichever way they are read.
-pub fn sample(
-    done: &[(usize, usize)],
-    ch: &crate::shapes::Chunking,
-    seed: u64,
-    count: usize,
-) -> Vec<(usize, usize, std::ops::Range<usize>)> {
-    if done.is_empty() {
-        return Vec::new();
-    }
-    let mut rng = Rng::new(seed ^ 0x5A5A);
-    (0..count)
-        .map(|_| {
-            let (p, x) = done[rng.below(done.len())];
-            let r = rng.below(ch.rows(x).len());
-            (p, x, r..r + 1)
-        })
-        .collect()
-}
-
-/// Every rank's whole output as the last run left it (`--dump`): NaN rows in chunks the plan never
-/// writes on that rank.
-pub fn outputs(sys: &System) -> Result<Vec<Vec<f32>>> {
-    let (s, ch) = (sys.config.shape, &sys.chunking);
-    (0..sys.config.ranks)
-        .map(|p| {
-            let mut out = Vec::with_capacity(s.m * s.n);
-            for x in 0..ch.count() {
-                let rows = ch.rows(x);
-                if sys.writes(p, x) {
-                    out.extend(sys.read_rows(p, x, 0..rows.len())?);
-                } else {
-                    out.extend(std::iter::repeat_n(f32::NAN, rows.len() * s.n));
-                }
-            }
-            Ok(out)
-        })
-        .collect()
-}
 
 /// The reference work of a full check, in multiply-adds.
 fn reference_work(c: &Config) -> f64 {
@@ -339,15 +206,7 @@ pub fn prepare_on<'a>(
     opts: &Options,
     want: Path,
 ) -> Result<(System<'a>, Inputs)> {
-    if opts.reps == 0 {
-        return Err(Error::invalid("repetition count", 0, "at least 1"));
-    }
-    let cpu = gpus
-        .iter()
-        .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
-    opts.config
-        .check_memory(cpu, crate::validate::available_host_memory())?;
-    let sys = System::for_modes(gpus, kernels, opts.config.clone(), want, &opts.modes)?;
+    let sys = build(gpus, kernels, opts, want)?;
     let inputs = Inputs::random(
         opts.config.shape,
         opts.config.dtype,
@@ -357,6 +216,24 @@ pub fn prepare_on<'a>(
     );
     sys.upload(&inputs);
     Ok((sys, inputs))
+}
+
+/// [`prepare_on`] without the inputs: the system checked and built, its operands not written.
+pub fn build<'a>(
+    gpus: &'a [Gpu],
+    kernels: &'a [Kernels],
+    opts: &Options,
+    want: Path,
+) -> Result<System<'a>> {
+    if opts.reps == 0 {
+        return Err(Error::invalid("repetition count", 0, "at least 1"));
+    }
+    let cpu = gpus
+        .iter()
+        .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
+    opts.config
+        .check_memory(cpu, crate::validate::available_host_memory())?;
+    System::for_modes(gpus, kernels, opts.config.clone(), want, &opts.modes)
 }
 
 /// Runs the experiment end to end.
@@ -390,15 +267,20 @@ pub fn measure_with(
     // Modes to run: sequential always (it defines T_seq and T_comm), then the requested ones.
     let order: Vec<Box<dyn Mode>> = ModeKind::ALL
         .into_iter()
-        .filter(|&k| k == ModeKind::Sequential || opts.modes.contains(&k))
+        .filter(|&k| {
+            (k == ModeKind::Sequential && opts.baselines != Baselines::None)
+                || opts.modes.contains(&k)
+        })
         .map(modes::runner)
         .collect();
     let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
     // Checks first, on poisoned outputs.
     let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
+    let lean = opts.baselines != Baselines::All;
     if verify != Verify::Off {
         for (i, m) in order.iter().enumerate() {
-            if skipped[i].is_none() {
+            let baseline_only = lean && !opts.modes.contains(&m.kind());
+            if skipped[i].is_none() && !baseline_only {
                 sys.poison();
                 m.run(sys)?;
                 checks[i] = Some(verdict(sys, inputs, verify)?);
@@ -406,7 +288,7 @@ pub fn measure_with(
         }
     }
     let rounding = rounding(sys);
-    let mut things = things(&order, &skipped, adjust);
+    let mut things = things(&order, &skipped, adjust, opts.baselines);
     let fused_tuning = order
         .iter()
         .zip(&skipped)
@@ -512,13 +394,20 @@ fn things<'a, 's>(
     order: &'a [Box<dyn Mode>],
     skipped: &[Option<String>],
     adjust: &'a dyn Fn(&str, &mut Rep) -> Result<()>,
+    baselines: Baselines,
 ) -> Vec<Timed<'a, System<'s>>> {
-    let mut things = vec![
-        adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)),
-        adjusted(GEMM_UNTRACKED, adjust, gemm_alone(|l| &l.gemm_untracked)),
-    ];
+    let all = baselines == Baselines::All;
+    let mut things = Vec::new();
+    if all {
+        things.push(adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)));
+        things.push(adjusted(
+            GEMM_UNTRACKED,
+            adjust,
+            gemm_alone(|l| &l.gemm_untracked),
+        ));
+    }
     let run = order.iter().zip(skipped).filter(|(_, s)| s.is_none());
-    for (m, _) in run.clone() {
+    for (m, _) in run.clone().filter(|_| all) {
         if let Some(own) = m.own_sequential() {
             things.push(adjusted(FUSED_SEQ, adjust, move |sys: &mut System| {
                 own_sequential(own(sys)?)

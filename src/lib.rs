@@ -10,6 +10,7 @@
 
 pub mod adapters;
 pub mod alias;
+pub mod check;
 pub mod compose;
 pub mod compositions;
 pub mod consistency;

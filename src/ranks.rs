@@ -4,6 +4,7 @@
 //! share a pass without a barrier. Also the inputs and the f64 reference of what each rank must hold.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
 use crate::gemm::Padding;
@@ -46,7 +47,13 @@ pub struct Ranks {
     pub loc_order: Vec<Loc>,
     /// Device memory allocated, bytes.
     pub allocated: u64,
+    /// All ones (NaN as an f32 and as each half of a packed word), written once: [`Ranks::poison`]
+    /// copies it over the outputs on the GPU instead of writing their bytes from the host each time.
+    nan: Option<wgpu::Buffer>,
 }
+
+/// Most bytes of the poison source: larger outputs take several copies of it.
+const POISON_SOURCE_BYTES: u64 = 8 << 20;
 
 impl Ranks {
     /// The buffers of ranks `held` on `gpu`: operands of `dtype`, outputs of `out`.
@@ -104,6 +111,16 @@ impl Ranks {
                 },
             );
         }
+        let biggest = locs.values().map(|l| l.data.size() / 4 * 4).max();
+        let nan = match biggest.filter(|&b| b > 0) {
+            Some(b) => {
+                let bytes = b.min(POISON_SOURCE_BYTES);
+                let src = alloc("poison source (NaN)".into(), bytes)?;
+                gpu.queue.write_buffer(&src, 0, &vec![0xFF; bytes as usize]);
+                Some(src)
+            }
+            None => None,
+        };
         gpu.check("allocating the ranks' buffers")?;
         Ok(Ranks {
             shape,
@@ -116,6 +133,7 @@ impl Ranks {
             locs,
             loc_order,
             allocated,
+            nan,
         })
     }
 
@@ -139,20 +157,22 @@ impl Ranks {
     /// Fills every output and receive buffer with NaN, so an element no op writes fails the check:
     /// all ones, a NaN as an f32 and as each half of a packed word.
     pub fn poison(&self, gpu: &Gpu) {
-        let max = self
-            .locs
-            .values()
-            .map(|l| l.data.size() as usize / 4)
-            .max()
-            .unwrap_or(0);
-        let nan = vec![u32::MAX; max];
+        let Some(nan) = &self.nan else { return };
+        let mut enc = gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("poison outputs"),
+            });
         for l in self.locs.values() {
-            gpu.queue.write_buffer(
-                &l.data,
-                0,
-                bytemuck::cast_slice(&nan[..l.data.size() as usize / 4]),
-            );
+            let size = l.data.size() / 4 * 4;
+            let mut at = 0;
+            while at < size {
+                let n = (size - at).min(nan.size());
+                enc.copy_buffer_to_buffer(nan, 0, &l.data, at, n);
+                at += n;
+            }
         }
+        gpu.queue.submit([enc.finish()]);
     }
 
     /// Every tracker's counter, read back now.
@@ -277,15 +297,77 @@ impl Ranks {
     }
 }
 
-/// Random operands of every rank, from one seed.
+/// Random operands of every rank, from one seed, and the reference rows computed from them so far.
 pub struct Inputs {
     pub a: Vec<Vec<f32>>,
     pub b: Vec<Vec<f32>>,
     pub seed: u64,
+    /// Rows of the reference already computed, for every check of these inputs to share: a check
+    /// per mode and per configuration tuned would otherwise redo the same f64 sums.
+    known: Mutex<HashMap<RowKey, Arc<ReferenceRow>>>,
 }
 
+/// One output row's reference: its exact sum and the magnitude of what it sums
+/// ([`Inputs::expected_row`], [`Inputs::magnitude_row`]).
+pub struct ReferenceRow {
+    pub want: Vec<f64>,
+    pub scale: Vec<f64>,
+}
+
+/// A reference row's key: the row and what its sum depends on besides the inputs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct RowKey {
+    row: usize,
+    mnk: (usize, usize, usize),
+    collective: Collective,
+    shards: usize,
+}
+
+/// Runs `f` on each item on the host's cores (in order on one where threads are not available: the
+/// browser), results in the items' order.
+fn on_cores<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores < 2 || items.len() < 2 || cfg!(target_arch = "wasm32") {
+        return items.into_iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(cores);
+    let mut groups: Vec<Vec<T>> = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if i % per == 0 {
+            groups.push(Vec::with_capacity(per));
+        }
+        groups.last_mut().expect("pushed above").push(item);
+    }
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|g| s.spawn(move || g.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a host thread panicked"))
+            .collect()
+    })
+}
+
+/// Values each host core fills at once (a piece of one operand).
+const FILL_PIECE: usize = 1 << 20;
+
 impl Inputs {
-    /// Operands as `dtype` holds them (f16: rounded, so the reference sees what the device does).
+    /// Operands `a` and `b` given as they are (tests that choose their values).
+    pub fn new(a: Vec<Vec<f32>>, b: Vec<Vec<f32>>, seed: u64) -> Self {
+        Inputs {
+            a,
+            b,
+            seed,
+            known: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Operands as `dtype` holds them (f16: rounded, so the reference sees what the device does):
+    /// one generator's values in order (each rank's A, then each B), filled on the host's cores by
+    /// pieces, each piece's generator moved to its place.
     pub fn random(
         shape: Shape,
         dtype: Dtype,
@@ -293,21 +375,77 @@ impl Inputs {
         chunking: &Chunking,
         seed: u64,
     ) -> Self {
-        let mut rng = Rng::new(seed);
-        let mut fill = |len: usize| -> Vec<f32> {
-            rng.fill(len).into_iter().map(|v| dtype.round(v)).collect()
-        };
         let r = chunking.shards;
-        let a = (0..r)
-            .map(|p| fill(a_rows(collective, chunking, p).len() * shape.k))
+        let a_lens: Vec<usize> = (0..r)
+            .map(|p| a_rows(collective, chunking, p).len() * shape.k)
             .collect();
         // A row-split GEMM multiplies every shard by the same B.
+        let b_count = if collective.row_split() { 1 } else { r };
+        let lens: Vec<usize> = a_lens
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(shape.k * shape.n, b_count))
+            .collect();
+        let mut all: Vec<Vec<f32>> = lens.iter().map(|&n| vec![0f32; n]).collect();
+        // Each piece with its place in the generator's sequence.
+        let mut pieces: Vec<(u64, &mut [f32])> = Vec::new();
+        let mut at = 0u64;
+        for v in &mut all {
+            let len = v.len() as u64;
+            for (j, piece) in v.chunks_mut(FILL_PIECE).enumerate() {
+                pieces.push((at + (j * FILL_PIECE) as u64, piece));
+            }
+            at += len;
+        }
+        on_cores(pieces, |(from, piece)| {
+            let mut rng = Rng::new(seed);
+            rng.skip(from);
+            for x in piece {
+                *x = dtype.round(rng.next_f32());
+            }
+        });
+        let b_all = all.split_off(r);
         let b = if collective.row_split() {
-            vec![fill(shape.k * shape.n); r]
+            vec![b_all[0].clone(); r]
         } else {
-            (0..r).map(|_| fill(shape.k * shape.n)).collect()
+            b_all
         };
-        Inputs { a, b, seed }
+        Inputs::new(all, b, seed)
+    }
+
+    /// The reference of each of `rows` ([`ReferenceRow`]), those not yet known computed on the host's
+    /// cores.
+    pub fn reference_rows(
+        &self,
+        shape: Shape,
+        collective: Collective,
+        chunking: &Chunking,
+        rows: &[usize],
+    ) -> Vec<Arc<ReferenceRow>> {
+        let key = |row| RowKey {
+            row,
+            mnk: (shape.m, shape.n, shape.k),
+            collective,
+            shards: chunking.shards,
+        };
+        let mut missing: Vec<usize> = {
+            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            rows.iter()
+                .copied()
+                .filter(|&r| !known.contains_key(&key(r)))
+                .collect()
+        };
+        missing.sort_unstable();
+        missing.dedup();
+        let made = on_cores(missing.clone(), |row| ReferenceRow {
+            want: self.expected_row(shape, collective, chunking, row),
+            scale: self.magnitude_row(shape, collective, chunking, row),
+        });
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        for (row, r) in missing.into_iter().zip(made) {
+            known.insert(key(row), Arc::new(r));
+        }
+        rows.iter().map(|&r| known[&key(r)].clone()).collect()
     }
 
     /// The f64 value output row `row` must end with on any rank that holds it finished (empty for a
@@ -388,5 +526,43 @@ pub fn finished(collective: Collective, chunking: &Chunking) -> Vec<(usize, usiz
         Collective::AllGather | Collective::AllReduce => (0..r)
             .flat_map(|p| (0..chunking.count()).map(move |x| (p, x)))
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Filled by pieces on several cores, the operands are one generator's values in order (each
+    /// rank's A, then each B): the same inputs for a seed however many cores fill them.
+    #[test]
+    fn random_inputs_are_one_generators_values_in_order() {
+        // Each rank's A is larger than a piece, so pieces start inside an operand.
+        let shape = Shape::new(2 * FILL_PIECE / 100 + 3, 7, 100).unwrap();
+        for collective in [Collective::AllReduce, Collective::AllGather] {
+            let chunking = Chunking::new(shape.m, 2, 1).unwrap();
+            let got = Inputs::random(shape, Dtype::F16, collective, &chunking, 9);
+            let mut rng = Rng::new(9);
+            let mut want = |len: usize| -> Vec<f32> {
+                (0..len).map(|_| Dtype::F16.round(rng.next_f32())).collect()
+            };
+            for p in 0..2 {
+                let a = want(a_rows(collective, &chunking, p).len() * shape.k);
+                assert!(got.a[p] == a, "{collective:?}: rank {p}'s A");
+            }
+            let b = want(shape.k * shape.n);
+            if collective.row_split() {
+                assert!(
+                    got.b.iter().all(|g| *g == b),
+                    "{collective:?}: one B for all"
+                );
+            } else {
+                let b1 = want(shape.k * shape.n);
+                assert!(
+                    got.b[0] == b && got.b[1] == b1,
+                    "{collective:?}: each rank's B"
+                );
+            }
+        }
     }
 }

@@ -5,11 +5,12 @@
 
 mod common;
 
+use t3_wgpu::config::fused::FusedOptions;
 use t3_wgpu::experiment::{
-    self, Options, Stability, Verify, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM,
+    self, Baselines, Options, Stability, Verify, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM,
     GEMM_UNTRACKED, SEQ,
 };
-use t3_wgpu::modes::{Config, Kernels, ModeKind};
+use t3_wgpu::modes::{self, Config, Kernels, ModeKind, StepLead, System};
 use t3_wgpu::report;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::Shape;
@@ -30,6 +31,7 @@ fn options(reps: usize) -> Options {
             warmup_s: 0.0,
             ..Default::default()
         },
+        baselines: Default::default(),
     }
 }
 
@@ -268,4 +270,100 @@ fn modes_not_asked_for_are_not_lowered() {
     let l = &sys.parts[0].lowered;
     let f = l.fused.as_ref().unwrap();
     assert!(!f.sequential.commands.is_empty() && !f.recording.commands.is_empty());
+}
+
+/// The tuner's measurements after its first time only what they rank: sequential beside the mode
+/// (`Baselines::Sequential`), or the mode alone (`Baselines::None`); each still checks the mode.
+#[test]
+fn a_lean_measurement_times_only_what_it_is_asked() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    let mut opts = options(2);
+    opts.modes = vec![ModeKind::Encoded];
+    let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
+    for (baselines, timed) in [
+        (Baselines::Sequential, &["sequential", "encoded"][..]),
+        (Baselines::None, &["encoded"][..]),
+    ] {
+        opts.baselines = baselines;
+        let r = experiment::measure(&mut sys, &inputs, &opts).unwrap();
+        let mut what: Vec<&str> = r.samples.iter().map(|s| s.what.as_str()).collect();
+        what.retain(|w| *w != COMM);
+        what.dedup();
+        assert_eq!(what, timed, "{baselines:?}");
+        assert!(r.t_gemm_ms.is_nan(), "{baselines:?}: no GEMM alone");
+        assert_eq!(r.t_seq_ms.is_finite(), baselines == Baselines::Sequential);
+        let m = &r.results[0];
+        assert_eq!(m.mode, ModeKind::Encoded);
+        assert!(m.median_ms.is_some_and(|t| t > 0.0));
+        assert!(m.max_rel_error.is_some_and(|e| e < 1e-4), "{m:?}");
+        assert_eq!(m.trackers_ok, Some(true));
+    }
+}
+
+/// The tuner measures the configurations of one layout on one system lowered again for each: every
+/// such lowering computes what the reference says on poisoned outputs, and a configuration that needs
+/// other buffers (another chunk count) is refused, naming what differs.
+#[test]
+fn a_system_lowered_again_for_other_knobs_still_matches_the_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    let base = Config {
+        chunks: 2,
+        collective: Collective::AllReduce,
+        ..Config::new(Shape::new(203, 131, 13).unwrap(), 3)
+    };
+    let mut opts = options(1);
+    opts.config = base.clone();
+    opts.modes = ModeKind::ALL.to_vec();
+    let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
+    let variants = [
+        Config {
+            gemm_grid: Some(1),
+            ..base.clone()
+        },
+        Config {
+            step_lead: StepLead::Workgroups(u32::MAX),
+            ..base.clone()
+        },
+        Config {
+            fused: FusedOptions {
+                pause: Some(64),
+                ..Default::default()
+            },
+            ..base.clone()
+        },
+        base.clone(),
+    ];
+    let mut seen = Vec::new();
+    for c in variants {
+        sys.relower(c.clone(), &ModeKind::ALL).unwrap();
+        assert_eq!(
+            (sys.config.gemm_grid, sys.config.step_lead),
+            (c.gemm_grid, c.step_lead)
+        );
+        // Lowered again as a system built for `c` is.
+        let fresh = System::new(gpu, &kernels, c.clone()).unwrap();
+        let lowered = format!("{:?}", sys.parts[0].lowered);
+        assert_eq!(lowered, format!("{:?}", fresh.parts[0].lowered), "{c:?}");
+        seen.push(lowered);
+        for m in modes::all() {
+            if m.skip_reason(&sys).is_some() {
+                continue;
+            }
+            sys.poison();
+            m.run(&mut sys).unwrap();
+            let v = experiment::verdict(&sys, &inputs, Verify::Full).unwrap();
+            assert!(v.ok(), "{} at {c:?}: {v:?}", m.name());
+        }
+    }
+    // Each knob changed the recordings (the last variant, the base, lowers as the first system).
+    let same: Vec<usize> = (0..3).filter(|&i| seen[i] == seen[3]).collect();
+    assert!(same.is_empty(), "variants {same:?} lowered as the base");
+    let other = Config {
+        chunks: 1,
+        ..base.clone()
+    };
+    let e = sys.relower(other, &ModeKind::ALL).unwrap_err().to_string();
+    assert!(e.contains("chunks"), "{e}");
 }

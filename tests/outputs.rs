@@ -222,13 +222,13 @@ fn the_device_rounds_to_nearest_even() {
                 })
             })
             .collect();
-        let inputs = Inputs {
-            a: (0..2)
+        let inputs = Inputs::new(
+            (0..2)
                 .map(|p| a[p * m / 2..(p + 1) * m / 2].to_vec())
                 .collect(),
-            b: vec![b.clone(); 2],
+            vec![b.clone(); 2],
             seed,
-        };
+        );
         sys.upload(&inputs);
         for mode in modes::all().iter().filter(|m| m.name() == "sequential") {
             sys.poison();

@@ -133,6 +133,11 @@ impl Rng {
         (0..len).map(|_| self.next_f32()).collect()
     }
 
+    /// Moves past `n` values at once: the next value is the one `n` calls from now would give.
+    pub fn skip(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    }
+
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
     }
@@ -161,6 +166,19 @@ mod tests {
         // A term left out is a large error either way.
         assert!(rel_to_scale(&[1.0], &[2.0], &[2.0]) >= 0.5);
         assert_eq!(rel_to_scale(&[f32::NAN], &[1.0], &[1.0]), f64::INFINITY);
+    }
+
+    #[test]
+    fn skipping_n_values_lands_where_n_calls_would() {
+        for n in [0u64, 1, 7, 1 << 20] {
+            let mut walked = Rng::new(42);
+            for _ in 0..n {
+                walked.next_u64();
+            }
+            let mut skipped = Rng::new(42);
+            skipped.skip(n);
+            assert_eq!(skipped.fill(4), walked.fill(4), "n = {n}");
+        }
     }
 
     #[test]

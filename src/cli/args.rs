@@ -469,16 +469,20 @@ pub struct TuneCmdArgs {
     #[arg(long, default_value_t = 60.0, value_parser = budget)]
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search
-    /// is judged by; still bounded by --budget-s).
+    /// is judged by; still bounded by --budget-s). The space is the search's: every knob's values,
+    /// the chunk counts the model ranks best (three).
     #[arg(long)]
     pub exhaustive: bool,
-    /// Timed repetitions per measurement (medians compared).
+    /// Timed repetitions per measurement (medians compared); each mode's three fastest
+    /// configurations are measured again at the end with three times as many, and the fastest of
+    /// those is the choice.
     #[arg(long, default_value_t = 3, value_parser = reps)]
     pub reps: usize,
-    /// Least untimed rounds per measurement.
+    /// Untimed rounds of each measurement after a point's first.
     #[arg(long, default_value_t = 1, value_parser = warmup)]
     pub warmup: usize,
-    /// Bound on each measurement's warm-up, seconds.
+    /// Bound on the warm-up of each point's first measurement (every mode as given), seconds: it
+    /// runs until every figure settles; the GPU is warm for the rest.
     #[arg(long, default_value_t = 1.0, value_parser = seconds)]
     pub warmup_s: f64,
     /// Seed of the random inputs.

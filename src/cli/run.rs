@@ -320,6 +320,7 @@ pub fn options(
             min_warmup_s: t3_wgpu::experiment::MIN_WARMUP_S,
             ..Default::default()
         },
+        baselines: Default::default(),
     }
 }
 

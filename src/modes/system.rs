@@ -35,6 +35,7 @@ pub struct System<'a> {
     pub config: Config,
     pub chunking: Chunking,
     pub plan: Plan,
+    pub schedule: Schedule,
     pub placement: Placement,
     /// The links the placement needs, as data (slots and which step uses which).
     pub host_links: HostLinks,
@@ -45,6 +46,8 @@ pub struct System<'a> {
     pub(crate) links: Vec<HostLink>,
     /// The host's copy lanes, one per link (`links[k]`'s copies run on `lanes[k]`).
     pub(crate) lanes: Vec<CopyLane>,
+    /// What each device's lowering is for.
+    targets: Vec<Target>,
 }
 
 impl<'a> System<'a> {
@@ -157,7 +160,7 @@ impl<'a> System<'a> {
             placement: &placement,
             links: &host_links,
         };
-        let passes = (plan.ops.len() + plan.levels + 8) as u32;
+        let passes = passes(&plan);
         let mut parts = Vec::new();
         for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
             let fused = modes.contains(&ModeKind::Fused);
@@ -182,26 +185,79 @@ impl<'a> System<'a> {
                 exec,
             });
         }
-        let threads = if links.is_empty() {
-            1
-        } else {
-            config.host.copy_threads(links.len())
-        };
-        let lanes = links
-            .iter()
-            .map(|_| CopyLane::new(threads))
-            .collect::<Result<Vec<_>>>()?;
+        let lanes = lanes(&config, links.len())?;
         Ok(System {
             config,
             chunking,
             plan,
+            schedule,
             placement,
             host_links,
             parts,
             gpus,
             links,
             lanes,
+            targets,
         })
+    }
+
+    /// Lowers `config` anew for `modes` on this system's buffers and links. Only knobs that shape the
+    /// recordings and the host loop may differ from the system's (GEMM grid, step lead, link budget,
+    /// arbitration, the host loop's, fused mode's); one that needs other buffers (shape, ranks,
+    /// chunks, collective, reduce, element types) is refused. The tuner measures many configurations
+    /// of one point so, without allocating and uploading the operands for each.
+    pub fn relower(&mut self, config: Config, modes: &[ModeKind]) -> Result<()> {
+        let layout = |c: &Config| {
+            (
+                c.shape,
+                c.ranks,
+                c.chunks,
+                c.collective,
+                c.via,
+                c.dtype,
+                c.out_dtype,
+            )
+        };
+        if layout(&config) != layout(&self.config) {
+            return Err(Error::invalid(
+                "configuration to lower again",
+                format!("{:?}", layout(&config)),
+                format!(
+                    "the system's shape, ranks, chunks, collective, reduce and element types ({:?})",
+                    layout(&self.config)
+                ),
+            ));
+        }
+        let share = Share {
+            placement: &self.placement,
+            links: &self.host_links,
+        };
+        let fused = modes.contains(&ModeKind::Fused);
+        for part in &mut self.parts {
+            let target = self.targets[part.device];
+            let lowered = lower_on(
+                &config,
+                &self.chunking,
+                &self.schedule,
+                &self.plan,
+                target,
+                share,
+                fused,
+            );
+            let imported = link_buffers(&self.host_links, &self.links, part.device)?;
+            part.exec = Executor::new(
+                part.gpu,
+                part.kernels,
+                &part.ranks,
+                &lowered,
+                imported,
+                passes(&self.plan),
+            )?;
+            part.lowered = lowered;
+        }
+        self.lanes = lanes(&config, self.links.len())?;
+        self.config = config;
+        Ok(())
     }
 
     /// Host links between the devices (none on one device).
@@ -387,6 +443,21 @@ impl<'a> System<'a> {
         }
         Ok(out)
     }
+}
+
+/// Timestamped passes an executor may need for `plan`.
+fn passes(plan: &Plan) -> u32 {
+    (plan.ops.len() + plan.levels + 8) as u32
+}
+
+/// The host's copy lanes for `links` links under `config`'s host loop.
+fn lanes(config: &Config, links: usize) -> Result<Vec<CopyLane>> {
+    let threads = if links == 0 {
+        1
+    } else {
+        config.host.copy_threads(links)
+    };
+    (0..links).map(|_| CopyLane::new(threads)).collect()
 }
 
 /// The host links' buffers that live on device `d`, keyed as recordings name them.

@@ -84,6 +84,25 @@ fn grain_name(g: HostGrain) -> &'static str {
 }
 
 impl Knobs {
+    /// How many knobs differ between `self` and `other`.
+    pub fn differences(&self, other: &Knobs) -> usize {
+        [
+            self.chunks != other.chunks,
+            self.reduce != other.reduce,
+            self.gemm_grid != other.gemm_grid,
+            self.step_lead != other.step_lead,
+            self.link_workgroups != other.link_workgroups,
+            self.host_grain != other.host_grain,
+            self.host_depth != other.host_depth,
+            self.fused_spares != other.fused_spares,
+            self.fused_pieces != other.fused_pieces,
+            self.fused_pause != other.fused_pause,
+        ]
+        .into_iter()
+        .filter(|&d| d)
+        .count()
+    }
+
     /// The knobs `c` runs with.
     pub fn of(c: &Config) -> Self {
         Knobs {

@@ -9,10 +9,12 @@ use web_time::Instant;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::experiment::{self, Options, Report, Stability, Verify, MIN_WARMUP_S};
+use crate::experiment::{self, Baselines, Options, Report, Stability, Verify, MIN_WARMUP_S};
 use crate::gpu::Gpu;
 use crate::hostlink::Path;
+use crate::modes::System;
 use crate::modes::{Kernels, ModeKind};
+use crate::ranks::Inputs;
 
 use super::knobs::Given;
 use super::knobs::Knobs;
@@ -24,8 +26,10 @@ use super::table::{Choice, Key, Measured, Point};
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
     pub reps: usize,
+    /// Untimed rounds of each measurement after a point's first (the GPU is warm by then).
     pub warmup: usize,
-    /// Bound on each measurement's warm-up, seconds.
+    /// Bound on the warm-up of a point's first measurement, seconds (it runs until every figure
+    /// settles, and at least [`MIN_WARMUP_S`] on a GPU).
     pub warmup_s: f64,
     pub seed: u64,
     /// Measure every point of the space's grid instead of searching it.
@@ -50,6 +54,29 @@ impl Default for Settings {
 /// Most configurations of one mode the exhaustive grid measures.
 pub const MAX_GRID: usize = 4096;
 
+/// The fastest configurations of a mode measured again at the end, each with [`CONFIRM_REPS`]
+/// times the reps: a choice among many short measurements favours the one whose noise ran low,
+/// and the confirmation measures it for what it is.
+const CONFIRM: usize = 3;
+const CONFIRM_REPS: usize = 3;
+
+/// Most rounds along every axis the search makes from its best so far (it stops sooner where a
+/// round finds nothing faster).
+const MAX_ROUNDS: usize = 3;
+
+/// How one experiment of the tuner is measured.
+#[derive(Clone, Copy, Debug)]
+struct How {
+    /// A point's first: every mode as given, every baseline, a warm-up until the figures settle.
+    first: bool,
+    /// A warm-up until the figures settle (bounded by the warm-up's seconds) rather than its rounds
+    /// alone: after the GPU sat idle (a system built anew, fresh operands uploaded) its clocks are
+    /// down, and a confirmation decides.
+    settle: bool,
+    baselines: Baselines,
+    reps: usize,
+}
+
 /// One point to tune: its workload's name, its configuration as given, and the modes to tune.
 pub struct Job {
     pub workload: String,
@@ -71,42 +98,91 @@ fn fatal(e: &Error) -> bool {
     matches!(e, Error::Timeout { .. } | Error::DeviceLost { .. })
 }
 
-/// One experiment of `modes` at `config`; a configuration that cannot run is `Ok(Err(why))`.
-fn experiment(
-    d: &Devices,
-    config: &Config,
-    modes: &[ModeKind],
-    s: &Settings,
-    first: bool,
-) -> Result<std::result::Result<Report, String>> {
-    if let Err(e) = config
-        .validate()
-        .and_then(|()| modes.iter().try_for_each(|&m| config.check_mode(m)))
-    {
-        return Ok(Err(e.to_string()));
+/// What the tuner measures one point on: the point's operands, made once, and the system of the
+/// configuration measured last, lowered again for the next where it keeps the same buffers (every
+/// knob but the chunk count and the reduce), so that a measurement costs its runs, not an
+/// allocation, an upload and fresh inputs.
+struct Rig<'a, 'b> {
+    d: &'a Devices<'b>,
+    /// Bound on a settling warm-up, seconds.
+    settle_s: f64,
+    inputs: Option<Inputs>,
+    sys: Option<System<'b>>,
+}
+
+impl<'b> Rig<'_, 'b> {
+    /// One experiment of `modes` at `config`; a configuration that cannot run is `Ok(Err(why))`.
+    /// The first of a point times every baseline (its GEMM and collective alone are the model's
+    /// costs); the rest time sequential beside the mode and check only the mode.
+    fn experiment(
+        &mut self,
+        config: &Config,
+        modes: &[ModeKind],
+        s: &Settings,
+        how: How,
+    ) -> Result<std::result::Result<Report, String>> {
+        if let Err(e) = config
+            .validate()
+            .and_then(|()| modes.iter().try_for_each(|&m| config.check_mode(m)))
+        {
+            return Ok(Err(e.to_string()));
+        }
+        let opts = Options {
+            config: config.clone(),
+            modes: modes.to_vec(),
+            reps: how.reps,
+            warmup: s.warmup.max(1),
+            seed: s.seed,
+            verify: Some(Verify::Sample(8)),
+            stability: Stability {
+                // The pipelines are built once for the whole tuning, and the GPU's clocks stay up
+                // while one configuration follows another on the same system: those warm up for
+                // their rounds alone.
+                warmup_s: if how.first || how.settle {
+                    s.warmup_s
+                } else {
+                    0.0
+                },
+                min_warmup_s: if how.first { MIN_WARMUP_S } else { 0.0 },
+                retries: 1,
+                ..Default::default()
+            },
+            baselines: how.baselines,
+        };
+        match self.measure(opts) {
+            Ok(r) => Ok(Ok(r)),
+            Err(e) if fatal(&e) => Err(e),
+            Err(e) => Ok(Err(e.to_string())),
+        }
     }
-    let opts = Options {
-        config: config.clone(),
-        modes: modes.to_vec(),
-        reps: s.reps,
-        warmup: s.warmup,
-        seed: s.seed,
-        verify: Some(Verify::Sample(8)),
-        stability: Stability {
-            warmup_s: s.warmup_s,
-            // The pipelines are built once for the whole tuning: only the first measurement
-            // waits for the driver's optimised builds.
-            min_warmup_s: if first { MIN_WARMUP_S } else { 0.0 },
-            retries: 1,
-            ..Default::default()
-        },
-    };
-    match experiment::prepare_on(d.gpus, d.kernels, &opts, d.path)
-        .and_then(|(mut sys, inputs)| experiment::measure(&mut sys, &inputs, &opts))
-    {
-        Ok(r) => Ok(Ok(r)),
-        Err(e) if fatal(&e) => Err(e),
-        Err(e) => Ok(Err(e.to_string())),
+
+    fn measure(&mut self, mut opts: Options) -> Result<Report> {
+        let kept = match self.sys.as_mut() {
+            Some(sys) => sys.relower(opts.config.clone(), &opts.modes).is_ok(),
+            None => false,
+        };
+        if !kept {
+            // The GPU idled while the system was built: warm up until the figures settle.
+            opts.stability.warmup_s = opts.stability.warmup_s.max(self.settle_s);
+            // The last configuration's buffers go before the next one's are made.
+            self.sys = None;
+            let sys = experiment::build(self.d.gpus, self.d.kernels, &opts, self.d.path)?;
+            let inputs = self.inputs.get_or_insert_with(|| {
+                Inputs::random(
+                    opts.config.shape,
+                    opts.config.dtype,
+                    opts.config.collective,
+                    &sys.chunking,
+                    opts.seed,
+                )
+            });
+            sys.upload(inputs);
+            self.sys = Some(sys);
+        }
+        let (Some(sys), Some(inputs)) = (self.sys.as_mut(), self.inputs.as_ref()) else {
+            unreachable!("made above")
+        };
+        experiment::measure(sys, inputs, &opts)
     }
 }
 
@@ -145,11 +221,13 @@ fn measured(knobs: &Knobs, r: &std::result::Result<Report, String>, mode: ModeKi
 
 /// The tuner of one point: what it measured so far, and its bounds.
 struct Point1<'a, 'b> {
-    d: &'a Devices<'b>,
+    rig: Rig<'a, 'b>,
     job: &'a Job,
     s: &'a Settings,
     seen: HashMap<(ModeKind, Knobs), Measured>,
-    first: bool,
+    /// Sequential's times per layout (chunks, reduce): a layout's first measurement times it
+    /// beside the mode, later ones the mode alone.
+    sequential: HashMap<(usize, String), Vec<f64>>,
     progress: &'a dyn Fn(&str),
     /// The longest one measurement of each mode took so far: a measurement is started only where
     /// one that long still ends before the deadline, so that the budget bounds the end of the
@@ -169,17 +247,40 @@ impl Point1<'_, '_> {
             self.job.workload,
             knobs.describe(mode)
         ));
+        let layout = (knobs.chunks, knobs.reduce.clone());
+        let baselines = if self.sequential.contains_key(&layout) {
+            Baselines::None
+        } else {
+            Baselines::Sequential
+        };
+        let how = How {
+            first: false,
+            settle: false,
+            baselines,
+            reps: self.s.reps,
+        };
+        let m = self.run(mode, knobs, how)?;
+        self.seen.insert(key, m.clone());
+        Ok(m)
+    }
+
+    /// One experiment of `mode` at `knobs`, measured `how`; its sequential time kept by layout.
+    fn run(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured> {
         let started = Instant::now();
         let r = match knobs.apply(&self.job.base) {
-            Ok(c) => experiment(self.d, &c, &[mode], self.s, self.first)?,
+            Ok(c) => self.rig.experiment(&c, &[mode], self.s, how)?,
             Err(e) => Err(e.to_string()),
         };
-        self.first = false;
         let took = started.elapsed();
         let longest = self.longest.entry(mode).or_default();
         *longest = (*longest).max(took);
         let m = measured(knobs, &r, mode);
-        self.seen.insert(key, m.clone());
+        if let Some(t) = m.sequential_ms {
+            self.sequential
+                .entry((knobs.chunks, knobs.reduce.clone()))
+                .or_default()
+                .push(t);
+        }
         Ok(m)
     }
 
@@ -188,14 +289,116 @@ impl Point1<'_, '_> {
         Instant::now() + self.longest.get(&mode).copied().unwrap_or_default() <= deadline
     }
 
-    /// The fastest of `mode`'s measurements.
-    fn best(&self, mode: ModeKind) -> Option<Measured> {
-        self.seen
+    /// `mode`'s measurements, fastest first.
+    fn ranked(&self, mode: ModeKind) -> Vec<Measured> {
+        let mut v: Vec<Measured> = self
+            .seen
             .iter()
             .filter(|((m, _), _)| *m == mode)
-            .filter_map(|(_, v)| v.median_ms.map(|t| (t, v)))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, v)| v.clone())
+            .collect();
+        let t = |m: &Measured| m.median_ms.unwrap_or(f64::INFINITY);
+        v.sort_by(|a, b| t(a).total_cmp(&t(b)));
+        v
+    }
+
+    /// The fastest of `mode`'s measurements.
+    fn best(&self, mode: ModeKind) -> Option<Measured> {
+        self.ranked(mode)
+            .into_iter()
+            .find(|m| m.median_ms.is_some())
+    }
+
+    /// The search proper: one knob at a time from the best so far, every axis once per round (chunk
+    /// counts as the model ranks them), rounds again from the new best while one finds a faster
+    /// configuration; then, as the budget allows, the rest of the grid nearest that best first
+    /// (two knobs changed, then three...), which ends as the grid where the budget covers it. Or
+    /// every point of the grid in order (`exhaustive`). A configuration already measured costs
+    /// nothing.
+    fn search(
+        &mut self,
+        mode: ModeKind,
+        axes: &[Vec<space::Value>],
+        deadline: Instant,
+    ) -> Result<()> {
+        let base_knobs = Knobs::of(&self.job.base);
+        let mut grid = space::grid(&space::start(&self.job.base, axes), axes, MAX_GRID);
+        if !self.s.exhaustive {
+            let limits: Vec<usize> = axes.iter().map(Vec::len).collect();
+            for _ in 0..MAX_ROUNDS {
+                let before = self.best(mode).and_then(|b| b.median_ms);
+                let mut measured = 0;
+                for (a, v) in space::rounds(&limits) {
+                    let mut k = self.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
+                    axes[a][v].set(&mut k);
+                    if self.seen.contains_key(&(mode, k.clone())) {
+                        continue;
+                    }
+                    if !self.fits(mode, deadline) {
+                        return Ok(());
+                    }
+                    self.measure(mode, &k)?;
+                    measured += 1;
+                }
+                let after = self.best(mode).and_then(|b| b.median_ms);
+                if measured == 0 || after >= before {
+                    break;
+                }
+            }
+            let best = self.best(mode).map_or(base_knobs, |b| b.knobs);
+            grid.sort_by_key(|k| k.differences(&best));
+        }
+        for k in grid {
+            if self.seen.contains_key(&(mode, k.clone())) {
+                continue;
+            }
+            if !self.fits(mode, deadline) {
+                break;
+            }
+            self.measure(mode, &k)?;
+        }
+        Ok(())
+    }
+
+    /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, each with sequential
+    /// beside it and [`CONFIRM_REPS`] times the reps (as the budget allows, the fastest first);
+    /// returns them, fastest first.
+    fn confirm(&mut self, mode: ModeKind, deadline: Instant) -> Result<Vec<Measured>> {
+        let mut confirmed: Vec<Measured> = Vec::new();
+        let top: Vec<Measured> = self
+            .ranked(mode)
+            .into_iter()
+            .filter(|m| m.median_ms.is_some())
+            .take(CONFIRM)
+            .collect();
+        for m in &top {
+            if !self.fits(mode, deadline) && !confirmed.is_empty() {
+                break;
+            }
+            let how = How {
+                first: false,
+                settle: true,
+                baselines: Baselines::Sequential,
+                reps: self.s.reps * CONFIRM_REPS,
+            };
+            let again = self.run(mode, &m.knobs, how)?;
+            if again.median_ms.is_some() {
+                confirmed.push(again);
+            }
+        }
+        let t = |m: &Measured| m.median_ms.unwrap_or(f64::INFINITY);
+        confirmed.sort_by(|a, b| t(a).total_cmp(&t(b)));
+        Ok(confirmed)
+    }
+
+    /// Sequential's time at this point: its fastest layout's median (the median, not the fastest
+    /// of many noisy runs, which would read low and make every mode look slower).
+    fn sequential_ms(&self) -> f64 {
+        self.sequential
+            .values()
+            .map(|v| crate::stats::median(v))
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .fold(f64::INFINITY, f64::min)
     }
 }
 
@@ -210,11 +413,16 @@ pub fn tune_point(
     progress: &dyn Fn(&str),
 ) -> Result<Point> {
     let mut p = Point1 {
-        d,
+        rig: Rig {
+            d,
+            settle_s: s.warmup_s,
+            inputs: None,
+            sys: None,
+        },
         job,
         s,
         seen: HashMap::new(),
-        first: true,
+        sequential: HashMap::new(),
         progress,
         longest: HashMap::new(),
     };
@@ -223,8 +431,13 @@ pub fn tune_point(
     let base_knobs = Knobs::of(&job.base);
     progress(&format!("{}: every mode as given", job.workload));
     let started = Instant::now();
-    let base = experiment(d, &job.base, &job.modes, s, true)?;
-    p.first = false;
+    let first = How {
+        first: true,
+        settle: true,
+        baselines: Baselines::All,
+        reps: s.reps,
+    };
+    let base = p.rig.experiment(&job.base, &job.modes, s, first)?;
     // Each mode's share of that experiment, until one of its own measurements says better.
     let share = started.elapsed() / job.modes.len().max(1) as u32;
     for &m in &job.modes {
@@ -232,6 +445,11 @@ pub fn tune_point(
     }
     for &m in &job.modes {
         let got = measured(&base_knobs, &base, m);
+        if let Some(t) = got.sequential_ms {
+            p.sequential
+                .entry((base_knobs.chunks, base_knobs.reduce.clone()))
+                .or_insert_with(|| vec![t]);
+        }
         p.seen.insert((m, base_knobs.clone()), got);
     }
     let costs = match &base {
@@ -254,6 +472,15 @@ pub fn tune_point(
         .copied()
         .filter(|&m| m != ModeKind::Sequential)
         .collect();
+    // The smallest spaces first: what a mode leaves of its share goes to the modes after it.
+    let size = |m: ModeKind| -> usize {
+        space::axes(m, &job.base, &model::CHUNKS, ctx)
+            .iter()
+            .map(Vec::len)
+            .product()
+    };
+    let mut modes = modes;
+    modes.sort_by_key(|&m| size(m));
     let n_modes = modes.len().max(1) as u32;
     let mut choices = Vec::new();
     for (i, &mode) in modes.iter().enumerate() {
@@ -266,52 +493,20 @@ pub fn tune_point(
             continue;
         };
         let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
-        let chunks = space::chunk_order(mode, &fitted, &job.base);
+        // The model prunes the chunk axis to its best few; the grid and the search share the space.
+        let mut chunks = space::chunk_order(mode, &fitted, &job.base);
+        chunks.truncate(s.chunk_tries.max(1));
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
-        if s.exhaustive {
-            for k in space::grid(&space::start(&job.base, &axes), &axes, MAX_GRID) {
-                if !p.fits(mode, mode_deadline) {
-                    break;
-                }
-                p.measure(mode, &k)?;
-            }
-        } else {
-            // One knob at a time from the best so far, every axis once per round; chunk counts as
-            // the model ranks them. A configuration already measured costs nothing.
-            let limits: Vec<usize> = axes
-                .iter()
-                .enumerate()
-                .map(|(a, axis)| {
-                    if a == 0 {
-                        s.chunk_tries.min(axis.len())
-                    } else {
-                        axis.len()
-                    }
-                })
-                .collect();
-            for (a, v) in space::rounds(&limits) {
-                let mut k = p.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
-                axes[a][v].set(&mut k);
-                if p.seen.contains_key(&(mode, k.clone())) {
-                    continue;
-                }
-                if !p.fits(mode, mode_deadline) {
-                    break;
-                }
-                p.measure(mode, &k)?;
-            }
-        }
-        let Some(best) = p.best(mode) else { continue };
-        let mut alternatives: Vec<Measured> = p
-            .seen
-            .iter()
-            .filter(|((m, _), _)| *m == mode)
-            .map(|(_, v)| v.clone())
-            .collect();
-        alternatives.sort_by(|a, b| {
-            let t = |m: &Measured| m.median_ms.unwrap_or(f64::INFINITY);
-            t(a).total_cmp(&t(b))
-        });
+        p.search(mode, &axes, mode_deadline)?;
+        let alternatives = p.ranked(mode);
+        let confirmed = p.confirm(mode, mode_deadline)?;
+        let Some(best) = confirmed
+            .first()
+            .or_else(|| alternatives.iter().find(|m| m.median_ms.is_some()))
+            .cloned()
+        else {
+            continue;
+        };
         choices.push(Choice {
             mode,
             model_ms: Some(model::predict_ms(
@@ -326,15 +521,11 @@ pub fn tune_point(
             speedup: f64::NAN,
             fallback: false,
             alternatives,
+            confirmed,
         });
     }
-    // Every speedup against the fastest sequential run measured at this point: a configuration that
-    // slows sequential down does not make a mode look faster.
-    let sequential_ms = p
-        .seen
-        .values()
-        .filter_map(|m| m.sequential_ms)
-        .fold(f64::INFINITY, f64::min);
+    choices.sort_by_key(|c| job.modes.iter().position(|&m| m == c.mode));
+    let sequential_ms = p.sequential_ms();
     for c in &mut choices {
         c.speedup = sequential_ms / c.median_ms;
         c.fallback = c.median_ms > sequential_ms;

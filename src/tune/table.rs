@@ -69,7 +69,7 @@ pub struct Choice {
     pub mode: ModeKind,
     pub knobs: Knobs,
     pub median_ms: f64,
-    /// The point's best sequential time over the speed of this choice.
+    /// The point's sequential time over this choice's (as confirmed).
     pub speedup: f64,
     /// Whether the mode falls back to sequential here: even its best ran slower.
     pub fallback: bool,
@@ -79,8 +79,12 @@ pub struct Choice {
     /// run without a table gets), as measured here, ms.
     #[serde(default)]
     pub given_ms: Option<f64>,
-    /// Every configuration measured, the choice included.
+    /// Every configuration measured, the choice included, fastest first.
     pub alternatives: Vec<Measured>,
+    /// The fastest alternatives measured again with more reps; the choice is the fastest of these
+    /// (empty in tables from before the confirmation: the choice is then the fastest alternative).
+    #[serde(default)]
+    pub confirmed: Vec<Measured>,
 }
 
 /// One tuned point.
@@ -88,7 +92,8 @@ pub struct Choice {
 pub struct Point {
     pub workload: String,
     pub key: Key,
-    /// The fastest sequential run measured at this point (every speedup is against it).
+    /// Sequential's time at this point: the median of its fastest layout's runs (every speedup is
+    /// against it).
     pub sequential_ms: f64,
     pub modes: Vec<Choice>,
 }

@@ -33,6 +33,19 @@ fn every_knob() -> Knobs {
 }
 
 #[test]
+fn knobs_count_their_differences() {
+    let k = every_knob();
+    assert_eq!(k.differences(&k), 0);
+    let mut other = k.clone();
+    other.chunks = 1;
+    other.host_depth = None;
+    other.fused_pause = None;
+    assert_eq!(k.differences(&other), 3);
+    assert_eq!(other.differences(&k), 3);
+    assert_eq!(k.differences(&Knobs::default()), 10);
+}
+
+#[test]
 fn knobs_survive_a_configuration_and_back() {
     let base = config(Collective::ReduceScatter);
     let k = every_knob();
@@ -188,6 +201,13 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
         model_ms: Some(2.1),
         given_ms: Some(2.5),
         alternatives: vec![Measured {
+            knobs: every_knob(),
+            median_ms: Some(2.0),
+            sequential_ms: Some(3.0),
+            consistent: true,
+            error: None,
+        }],
+        confirmed: vec![Measured {
             knobs: every_knob(),
             median_ms: Some(2.0),
             sequential_ms: Some(3.0),

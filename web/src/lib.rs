@@ -130,6 +130,7 @@ impl Session {
                 warmup_s: 0.0,
                 ..Default::default()
             },
+            baselines: Default::default(),
         };
         let stopped = serde_json::json!({ "stopped": true });
         if progress(&serde_json::json!({ "phase": "building" })) {
