@@ -286,14 +286,15 @@ pub struct RunArgs {
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
     /// workgroups in all (at least one per GEMM op), each looping over tiles, so the steps after it
     /// get the SMs it leaves (set it to the GPU's SM count or just below). `--step-lead auto` is
-    /// then none; fused mode ignores it. Pays with the cooperative f16 kernel and forward reduces
-    /// (README). Default off.
-    #[arg(long, value_parser = positive_u32)]
+    /// then none; fused mode ignores it. Pays with the cooperative f16 kernel (README). 0: off.
+    /// Default: the tune table's, else on one GPU with the cooperative kernel the model's (just
+    /// below the SM count, where the driver reports it), else off.
+    #[arg(long)]
     pub gemm_grid: Option<u32>,
     /// GEMM workgroups of a pass dispatched after the steps sharing it (whole GEMM ops), so the steps
     /// start before the GEMM's last wave: a count (0: steps after all GEMM work), or auto: as many
     /// as the steps have where the pass holds at most one step per rank (1 chunk), else 0.
-    /// Default: the tune table's, else auto.
+    /// Default: the tune table's, else on one GPU with the SIMT kernel the model's (0), else auto.
     #[arg(long, value_parser = parse_step_lead)]
     pub step_lead: Option<StepLead>,
     #[command(flatten)]

@@ -210,7 +210,7 @@ pub fn check_run(kernels: &KernelFiles, a: &RunArgs) -> Result<Checked> {
         dtype: a.gemm.dtype.0,
         out_dtype: a.gemm.out(a.devices.across()),
         arbitrate: a.arbitrate,
-        gemm_grid: a.gemm_grid,
+        gemm_grid: a.gemm_grid.filter(|&g| g > 0),
         // The progress log only where a file carries the timeline.
         fused: FusedOptions {
             timeline: a.json.is_some() || a.svg.is_some() || a.trace.is_some(),
@@ -324,6 +324,22 @@ pub fn options(
     }
 }
 
+/// The model's one-GPU defaults on `config` (`model::one_gpu_defaults`: a persistent GEMM grid with
+/// the cooperative-matrix kernel, a step lead of 0 with the SIMT one) where the ranks are on one
+/// device; whether it set any.
+pub fn model_defaults(
+    config: &mut Config,
+    given: &Given,
+    gpus: &[Gpu],
+    kernels: &[Kernels],
+) -> bool {
+    let ([gpu], [k]) = (gpus, kernels) else {
+        return false;
+    };
+    let coop = k.gemm.engine != t3_wgpu::gemm::Engine::Simt;
+    t3_wgpu::tune::model::one_gpu_defaults(config, given, gpu.info.device_type, coop, gpu.sms)
+}
+
 /// Each device's kernels for `gemm`'s operands.
 pub fn kernels_on(
     gpus: &[Gpu],
@@ -347,8 +363,10 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         say_link(a, l);
     }
     let kernels = kernels_on(gpus, a.gemm, c.put, a.devices.across())?;
+    let mut config = c.config;
+    let defaults = model_defaults(&mut config, &c.given, gpus, &kernels);
     let opts = options(
-        c.config,
+        config,
         &a.mode,
         (a.reps, a.warmup, a.warmup_s),
         a.seed,
@@ -362,7 +380,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         table.as_ref(),
         gpus.len(),
         &c.given,
-        c.model_chunks,
+        c.model_chunks || defaults,
     );
     let devices = search::Devices {
         gpus,

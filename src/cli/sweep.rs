@@ -287,6 +287,8 @@ pub fn sweep(
             Some(b) => b.set_message(msg.clone()),
             None => note!("[{}/{}] {msg}", i + 1, points.len()),
         }
+        let mut config = config.clone();
+        let defaults = super::run::model_defaults(&mut config, &p.given, gpus, &kernels);
         let opts = options(
             config.clone(),
             &a.mode,
@@ -299,12 +301,12 @@ pub fn sweep(
         // work, which would slow every later point and make its figures wrong.
         let mut timeout = None;
         let plans = plan(
-            config,
+            &config,
             &opts.modes,
             table.as_ref(),
             gpus.len(),
             &p.given,
-            p.model_chunks,
+            p.model_chunks || defaults,
         );
         let rows = match run_plans(
             &devices,

@@ -165,11 +165,15 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         // This point's share of what is left of the budget.
         let left = end.saturating_duration_since(Instant::now());
         let deadline = Instant::now() + left / (jobs.len() - i) as u32;
+        // As given: what a run without a table gets, the model's one-GPU defaults included.
+        let given = given_knobs(&a.knobs);
+        let mut base = base.clone();
+        super::run::model_defaults(&mut base, &given, gpus, &kernels);
         let job = Job {
             workload: workload.clone(),
-            base: base.clone(),
+            base,
             modes: modes.clone(),
-            given: given_knobs(&a.knobs),
+            given,
         };
         let point = search::tune_point(&devices, &job, &settings, ctx, deadline, &progress)?;
         let text = describe_point(&point);

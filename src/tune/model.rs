@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, ModeKind};
+use crate::config::{Config, ModeKind, StepLead};
 use crate::shapes::Dtype;
 
 /// Chunk counts per rank the model and the tuner consider.
@@ -94,6 +94,42 @@ impl Prior {
     }
 }
 
+/// What the model sets on one GPU where neither a flag nor a table does, from the GEMM kernel's
+/// kind: with a kernel whose workgroups fill an SM each (cooperative matrices), the steps run only
+/// where GEMM work is not, so a persistent GEMM grid just below the multiprocessor count (`sms`,
+/// where known) leaves them room beside it; with a SIMT kernel, whose workgroups share SMs with the
+/// steps, a step lead of 0 (the steps first, no GEMM work held after them). The grid's measurements
+/// in BENCHMARKS.md ("Tuning") give each its share. A CPU adapter keeps the flags' defaults. Returns
+/// whether it set anything.
+pub fn one_gpu_defaults(
+    c: &mut Config,
+    given: &super::knobs::Given,
+    kind: wgpu::DeviceType,
+    coop: bool,
+    sms: Option<u32>,
+) -> bool {
+    if kind == wgpu::DeviceType::Cpu {
+        return false;
+    }
+    match (coop, sms) {
+        (true, Some(s)) if !given.gemm_grid && c.gemm_grid.is_none() => {
+            c.gemm_grid = Some(grid_below(s));
+            true
+        }
+        (false, _) if !given.step_lead && c.step_lead == StepLead::Auto => {
+            c.step_lead = StepLead::Workgroups(0);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// A persistent GEMM grid just below `sms` multiprocessors (room for the steps beside every GEMM
+/// workgroup), a multiple of 4.
+pub fn grid_below(sms: u32) -> u32 {
+    ((sms - sms / 32) / 4 * 4).max(1)
+}
+
 /// The model's time for `mode` at `chunks` chunks per rank over `ranks` ranks, ms.
 pub fn predict_ms(mode: ModeKind, costs: &Costs, ranks: usize, chunks: usize) -> f64 {
     let n = (ranks.max(1) * chunks.max(1)) as f64;
@@ -163,6 +199,42 @@ mod tests {
         let dear = Costs { pass_ms: 5.0, ..c };
         assert!(predict_ms(ModeKind::Host, &dear, 2, 1) < predict_ms(ModeKind::Host, &dear, 2, 2));
         assert!(predict_ms(ModeKind::Sequential, &c, 2, 1) > t(1));
+    }
+
+    #[test]
+    fn one_gpu_defaults_follow_the_kernel_and_yield_to_flags() {
+        use super::super::knobs::Given;
+        use crate::shapes::Shape;
+        let base = Config::new(Shape::new(64, 64, 64).unwrap(), 4);
+        let gpu = wgpu::DeviceType::DiscreteGpu;
+        let none = Given::default();
+        let mut c = base.clone();
+        assert!(one_gpu_defaults(&mut c, &none, gpu, true, Some(132)));
+        assert_eq!((c.gemm_grid, c.step_lead), (Some(128), StepLead::Auto));
+        let mut c = base.clone();
+        assert!(one_gpu_defaults(&mut c, &none, gpu, false, Some(132)));
+        assert_eq!((c.gemm_grid, c.step_lead), (None, StepLead::Workgroups(0)));
+        // A flag given, an unknown SM count or a CPU adapter: nothing changes.
+        let grid = Given {
+            gemm_grid: true,
+            ..Given::default()
+        };
+        let lead = Given {
+            step_lead: true,
+            ..Given::default()
+        };
+        for (given, coop, sms, kind) in [
+            (&grid, true, Some(132), gpu),
+            (&lead, false, Some(132), gpu),
+            (&none, true, None, gpu),
+            (&none, false, Some(8), wgpu::DeviceType::Cpu),
+        ] {
+            let mut c = base.clone();
+            assert!(!one_gpu_defaults(&mut c, given, kind, coop, sms));
+            assert_eq!((c.gemm_grid, c.step_lead), (None, StepLead::Auto));
+        }
+        assert_eq!(grid_below(132), 128);
+        assert_eq!(grid_below(1), 1);
     }
 
     #[test]

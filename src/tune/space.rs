@@ -96,7 +96,7 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
     if mode == ModeKind::Host || mode == ModeKind::Encoded {
         if let Some(s) = ctx.sms {
             // The whole GPU, or just below it (room for the steps beside every GEMM workgroup).
-            let below = ((s - s / 32) / 4 * 4).max(1);
+            let below = model::grid_below(s);
             let mut grids = vec![Value::Grid(None), Value::Grid(Some(s))];
             if below < s {
                 grids.push(Value::Grid(Some(below)));
