@@ -154,6 +154,28 @@ impl Figures<'_> {
 }
 
 impl Checks {
+    /// The spread check of one figure `s`, named `spread {what}`.
+    pub fn spread(&self, what: &str, subject: Option<&str>, beside: &str, s: &Spread) -> Check {
+        Check {
+            name: format!("spread {what}"),
+            kind: Kind::Spread,
+            subject: subject.map(Into::into),
+            beside: beside.into(),
+            // Reps that all agree pass, zero included (T_comm where one rank has nothing to move:
+            // 0 / 0 would fail them and measure again for nothing).
+            ok: s.hi == s.lo || s.relative() <= self.max_spread,
+            detail: format!(
+                "{:.3}..{:.3} ms ({}) around {:.3} ms: {:.0}% (at most {:.0}%)",
+                s.lo,
+                s.hi,
+                s.kind,
+                s.median,
+                s.relative() * 100.0,
+                self.max_spread * 100.0
+            ),
+        }
+    }
+
     /// Every check on `f`, passed or not, baselines first.
     pub fn run(&self, f: &Figures) -> Vec<Check> {
         let mut out = Vec::new();
@@ -199,23 +221,8 @@ impl Checks {
             &f.seq,
             false,
         ));
-        let spread = |what: &str, subject: Option<&str>, beside: &str, s: &Spread| Check {
-            name: format!("spread {what}"),
-            kind: Kind::Spread,
-            subject: subject.map(Into::into),
-            beside: beside.into(),
-            // Reps that all agree pass, zero included (T_comm where one rank has nothing to move:
-            // 0 / 0 would fail them and measure again for nothing).
-            ok: s.hi == s.lo || s.relative() <= self.max_spread,
-            detail: format!(
-                "{:.3}..{:.3} ms ({}) around {:.3} ms: {:.0}% (at most {:.0}%)",
-                s.lo,
-                s.hi,
-                s.kind,
-                s.median,
-                s.relative() * 100.0,
-                self.max_spread * 100.0
-            ),
+        let spread = |what: &str, subject: Option<&str>, beside: &str, s: &Spread| {
+            self.spread(what, subject, beside, s)
         };
         out.push(spread("T_gemm", None, "T_gemm", &f.gemm));
         out.push(spread("T_comm", None, "T_comm", &f.comm));

@@ -264,7 +264,8 @@ pub fn measure_with(
             Verify::Sample(64)
         });
 
-    // Modes to run: sequential always (it defines T_seq and T_comm), then the requested ones.
+    // Modes to run: sequential (it defines T_seq and T_comm; not where `Baselines::None`), then the
+    // requested ones.
     let order: Vec<Box<dyn Mode>> = ModeKind::ALL
         .into_iter()
         .filter(|&k| {
@@ -388,8 +389,9 @@ pub fn measure_with(
     })
 }
 
-/// What a measurement times: the GEMM alone (tracked and not), each mode's own sequential run where
-/// it has one, and every mode of `order` not `skipped`.
+/// What a measurement times: with every baseline, the GEMM alone (tracked and not) and each mode's
+/// own sequential run where it has one; and every mode of `order` not `skipped` (sequential among
+/// them unless `Baselines::None`).
 fn things<'a, 's>(
     order: &'a [Box<dyn Mode>],
     skipped: &[Option<String>],

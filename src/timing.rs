@@ -285,12 +285,20 @@ fn round<C>(ctx: &mut C, things: &mut [Timed<C>], a: &mut Attempt, warm: bool) -
     Ok(())
 }
 
-/// The checks on `m`'s figures; none where a baseline was not timed.
+/// The checks on `m`'s figures; where the baselines were not timed, each figure's spread alone.
 fn checks_of<C>(m: &Measured, things: &[Timed<C>], checks: &Checks) -> Vec<Check> {
     let (Some(gemm), Some(comm), Some(seq)) =
         (m.spread_ms(GEMM), m.spread_ms(COMM), m.spread_ms(SEQ))
     else {
-        return Vec::new();
+        // A measurement without the baselines (the tuner's after its first): each timed figure's
+        // spread alone.
+        return things
+            .iter()
+            .filter_map(|t| {
+                let s = m.spread_ms(&t.what)?;
+                Some(checks.spread(&t.what, Some(&t.what), &t.what, &s))
+            })
+            .collect();
     };
     let spreads = |f: &dyn Fn(&str) -> bool| -> Vec<(&str, Spread)> {
         things

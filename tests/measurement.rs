@@ -282,16 +282,24 @@ fn a_lean_measurement_times_only_what_it_is_asked() {
     opts.modes = vec![ModeKind::Encoded];
     let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
     for (baselines, timed) in [
-        (Baselines::Sequential, &["sequential", "encoded"][..]),
+        (Baselines::Sequential, &["encoded", "sequential"][..]),
         (Baselines::None, &["encoded"][..]),
     ] {
         opts.baselines = baselines;
         let r = experiment::measure(&mut sys, &inputs, &opts).unwrap();
+        // Every attempt's series (a spread too wide measures again), each name once.
         let mut what: Vec<&str> = r.samples.iter().map(|s| s.what.as_str()).collect();
         what.retain(|w| *w != COMM);
+        what.sort_unstable();
         what.dedup();
         assert_eq!(what, timed, "{baselines:?}");
         assert!(r.t_gemm_ms.is_nan(), "{baselines:?}: no GEMM alone");
+        // Without the baselines, each figure's spread is still checked.
+        let names: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
+        assert!(
+            names.contains(&"spread encoded"),
+            "{baselines:?}: {names:?}"
+        );
         assert_eq!(r.t_seq_ms.is_finite(), baselines == Baselines::Sequential);
         let m = &r.results[0];
         assert_eq!(m.mode, ModeKind::Encoded);
@@ -366,4 +374,33 @@ fn a_system_lowered_again_for_other_knobs_still_matches_the_reference() {
     };
     let e = sys.relower(other, &ModeKind::ALL).unwrap_err().to_string();
     assert!(e.contains("chunks"), "{e}");
+}
+
+/// Poison reaches every byte of every output, outputs larger than its NaN source included (each
+/// then takes several copies): buffers start zeroed, so an element the poison missed reads 0.
+#[test]
+fn poison_fills_every_output_with_nan() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    // Each rank's chunk of 1100 x 2048 f32 outputs: 9 MB, more than the 8 MiB source.
+    let config = Config {
+        chunks: 1,
+        ..Config::new(Shape::new(2200, 2048, 1).unwrap(), 2)
+    };
+    let sys = System::new(gpu, &kernels, config).unwrap();
+    sys.poison();
+    let mut read = 0;
+    for p in 0..2 {
+        for x in 0..sys.chunking.count() {
+            if !sys.writes(p, x) {
+                continue;
+            }
+            let rows = sys.chunking.rows(x).len();
+            let v = sys.read_rows(p, x, 0..rows).unwrap();
+            let bad = v.iter().position(|f| !f.is_nan());
+            assert_eq!(bad, None, "rank {p} chunk {x}: {} elements", v.len());
+            read += v.len();
+        }
+    }
+    assert_eq!(read, 2 * 2200 * 2048);
 }

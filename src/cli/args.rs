@@ -365,10 +365,11 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',')]
     pub arbitrate: Vec<u32>,
     /// Persistent GEMM grids to sweep (see `t3 run --gemm-grid`); 0 = off [default: the tune
-    /// table's, else 0].
+    /// table's, else on one GPU the model's (see `t3 run --gemm-grid`), else 0].
     #[arg(long, value_delimiter = ',')]
     pub gemm_grid: Vec<u32>,
-    /// Step leads to sweep (see `t3 run --step-lead`) [default: the tune table's, else auto].
+    /// Step leads to sweep (see `t3 run --step-lead`) [default: the tune table's, else on one GPU
+    /// the model's (see `t3 run --step-lead`), else auto].
     #[arg(long, value_delimiter = ',', value_parser = parse_step_lead)]
     pub step_lead: Vec<StepLead>,
     #[command(flatten)]
@@ -479,11 +480,13 @@ pub struct TuneCmdArgs {
     /// those is the choice.
     #[arg(long, default_value_t = 3, value_parser = reps)]
     pub reps: usize,
-    /// Untimed rounds of each measurement after a point's first.
+    /// Least untimed rounds of each measurement (at least 1); where the GPU stayed busy since the
+    /// last, a measurement warms up for these alone.
     #[arg(long, default_value_t = 1, value_parser = warmup)]
     pub warmup: usize,
-    /// Bound on the warm-up of each point's first measurement (every mode as given), seconds: it
-    /// runs until every figure settles; the GPU is warm for the rest.
+    /// Bound on a settling warm-up, seconds: each point's first measurement (every mode as given),
+    /// a measurement after its system was built anew (the GPU idled meanwhile) and every
+    /// confirmation warm up until their figures settle.
     #[arg(long, default_value_t = 1.0, value_parser = seconds)]
     pub warmup_s: f64,
     /// Seed of the random inputs.

@@ -26,10 +26,12 @@ use super::table::{Choice, Key, Measured, Point};
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
     pub reps: usize,
-    /// Untimed rounds of each measurement after a point's first (the GPU is warm by then).
+    /// Least untimed rounds of each measurement (at least 1); the rest of a point's measurements
+    /// warm up for these rounds alone where the GPU stayed busy.
     pub warmup: usize,
-    /// Bound on the warm-up of a point's first measurement, seconds (it runs until every figure
-    /// settles, and at least [`MIN_WARMUP_S`] on a GPU).
+    /// Bound on a settling warm-up, seconds: a point's first measurement (at least
+    /// [`MIN_WARMUP_S`] on a GPU), a measurement after its system was built anew, and every
+    /// confirmation warm up until their figures settle.
     pub warmup_s: f64,
     pub seed: u64,
     /// Measure every point of the space's grid instead of searching it.
@@ -111,9 +113,10 @@ struct Rig<'a, 'b> {
 }
 
 impl<'b> Rig<'_, 'b> {
-    /// One experiment of `modes` at `config`; a configuration that cannot run is `Ok(Err(why))`.
-    /// The first of a point times every baseline (its GEMM and collective alone are the model's
-    /// costs); the rest time sequential beside the mode and check only the mode.
+    /// One experiment of `modes` at `config`, measured `how`; a configuration that cannot run is
+    /// `Ok(Err(why))`. The first of a point times every baseline (its GEMM and collective alone are
+    /// the model's costs); the rest time sequential beside the mode or the mode alone
+    /// ([`Baselines`]) and check only the mode.
     fn experiment(
         &mut self,
         config: &Config,
@@ -219,15 +222,23 @@ fn measured(knobs: &Knobs, r: &std::result::Result<Report, String>, mode: ModeKi
     }
 }
 
+/// What sequential's time depends on among the knobs: the chunk count, the reduce, and the link's
+/// budget (which throttles sequential's collective as well).
+type Layout = (usize, String, Option<u32>);
+
+fn layout(k: &Knobs) -> Layout {
+    (k.chunks, k.reduce.clone(), k.link_workgroups)
+}
+
 /// The tuner of one point: what it measured so far, and its bounds.
 struct Point1<'a, 'b> {
     rig: Rig<'a, 'b>,
     job: &'a Job,
     s: &'a Settings,
     seen: HashMap<(ModeKind, Knobs), Measured>,
-    /// Sequential's times per layout (chunks, reduce): a layout's first measurement times it
-    /// beside the mode, later ones the mode alone.
-    sequential: HashMap<(usize, String), Vec<f64>>,
+    /// Sequential's times per [`Layout`]: a layout's first measurement times it beside the mode,
+    /// later ones the mode alone; every confirmation times it again.
+    sequential: HashMap<Layout, Vec<f64>>,
     progress: &'a dyn Fn(&str),
     /// The longest one measurement of each mode took so far: a measurement is started only where
     /// one that long still ends before the deadline, so that the budget bounds the end of the
@@ -247,7 +258,7 @@ impl Point1<'_, '_> {
             self.job.workload,
             knobs.describe(mode)
         ));
-        let layout = (knobs.chunks, knobs.reduce.clone());
+        let layout = layout(knobs);
         let baselines = if self.sequential.contains_key(&layout) {
             Baselines::None
         } else {
@@ -276,10 +287,7 @@ impl Point1<'_, '_> {
         *longest = (*longest).max(took);
         let m = measured(knobs, &r, mode);
         if let Some(t) = m.sequential_ms {
-            self.sequential
-                .entry((knobs.chunks, knobs.reduce.clone()))
-                .or_default()
-                .push(t);
+            self.sequential.entry(layout(knobs)).or_default().push(t);
         }
         Ok(m)
     }
@@ -348,11 +356,15 @@ impl Point1<'_, '_> {
             let best = self.best(mode).map_or(base_knobs, |b| b.knobs);
             grid.sort_by_key(|k| k.differences(&best));
         }
+        // Room for the confirmation: [`CONFIRM`] measurements of some times the reps each.
+        let room = self.longest.get(&mode).copied().unwrap_or_default()
+            * (CONFIRM * (CONFIRM_REPS + 1) / 2) as u32;
+        let grid_deadline = deadline.checked_sub(room).unwrap_or(deadline);
         for k in grid {
             if self.seen.contains_key(&(mode, k.clone())) {
                 continue;
             }
-            if !self.fits(mode, deadline) {
+            if !self.fits(mode, grid_deadline) {
                 break;
             }
             self.measure(mode, &k)?;
@@ -361,8 +373,9 @@ impl Point1<'_, '_> {
     }
 
     /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, each with sequential
-    /// beside it and [`CONFIRM_REPS`] times the reps (as the budget allows, the fastest first);
-    /// returns them, fastest first.
+    /// beside it, a settling warm-up and [`CONFIRM_REPS`] times the reps, the fastest first, as the
+    /// deadline allows (the first whatever it says; the search left room for all of them). A
+    /// confirmation that failed is kept, without a time, sorted last.
     fn confirm(&mut self, mode: ModeKind, deadline: Instant) -> Result<Vec<Measured>> {
         let mut confirmed: Vec<Measured> = Vec::new();
         let top: Vec<Measured> = self
@@ -381,10 +394,7 @@ impl Point1<'_, '_> {
                 baselines: Baselines::Sequential,
                 reps: self.s.reps * CONFIRM_REPS,
             };
-            let again = self.run(mode, &m.knobs, how)?;
-            if again.median_ms.is_some() {
-                confirmed.push(again);
-            }
+            confirmed.push(self.run(mode, &m.knobs, how)?);
         }
         let t = |m: &Measured| m.median_ms.unwrap_or(f64::INFINITY);
         confirmed.sort_by(|a, b| t(a).total_cmp(&t(b)));
@@ -447,7 +457,7 @@ pub fn tune_point(
         let got = measured(&base_knobs, &base, m);
         if let Some(t) = got.sequential_ms {
             p.sequential
-                .entry((base_knobs.chunks, base_knobs.reduce.clone()))
+                .entry(layout(&base_knobs))
                 .or_insert_with(|| vec![t]);
         }
         p.seen.insert((m, base_knobs.clone()), got);
@@ -466,43 +476,46 @@ pub fn tune_point(
             ))
         }
     };
-    let modes: Vec<ModeKind> = job
-        .modes
-        .iter()
-        .copied()
-        .filter(|&m| m != ModeKind::Sequential)
-        .collect();
-    // The smallest spaces first: what a mode leaves of its share goes to the modes after it.
-    let size = |m: ModeKind| -> usize {
-        space::axes(m, &job.base, &model::CHUNKS, ctx)
-            .iter()
-            .map(Vec::len)
-            .product()
-    };
-    let mut modes = modes;
-    modes.sort_by_key(|&m| size(m));
-    let n_modes = modes.len().max(1) as u32;
-    let mut choices = Vec::new();
-    for (i, &mode) in modes.iter().enumerate() {
-        // This mode's share of what is left.
-        let left = deadline.saturating_duration_since(Instant::now());
-        let mode_deadline = Instant::now() + left / (n_modes - i as u32);
-        let at_base = p.seen[&(mode, base_knobs.clone())].clone();
-        let Some(t) = at_base.median_ms else {
-            // Skipped or failed as given (a mode that cannot run here): nothing to tune.
+    // Each mode that ran as given, with the model fitted to it and the space it searches: the
+    // model prunes the chunk axis to its best few, and the grid and the search share the space.
+    let mut spaces: Vec<(ModeKind, Costs, Vec<Vec<space::Value>>)> = Vec::new();
+    for &mode in job.modes.iter().filter(|&&m| m != ModeKind::Sequential) {
+        // Skipped or failed as given (a mode that cannot run here): nothing to tune.
+        let Some(t) = p.seen[&(mode, base_knobs.clone())].median_ms else {
             continue;
         };
         let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
-        // The model prunes the chunk axis to its best few; the grid and the search share the space.
         let mut chunks = space::chunk_order(mode, &fitted, &job.base);
         chunks.truncate(s.chunk_tries.max(1));
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
+        spaces.push((mode, fitted, axes));
+    }
+    // The smallest spaces first: what a mode leaves of its share goes to the modes after it.
+    spaces.sort_by_key(|(_, _, axes)| axes.iter().map(Vec::len).product::<usize>());
+    let n_modes = spaces.len().max(1) as u32;
+    let mut choices = Vec::new();
+    for (i, (mode, fitted, axes)) in spaces.into_iter().enumerate() {
+        // This mode's share of what is left.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mode_deadline = Instant::now() + left / (n_modes - i as u32);
         p.search(mode, &axes, mode_deadline)?;
         let alternatives = p.ranked(mode);
         let confirmed = p.confirm(mode, mode_deadline)?;
+        // The fastest confirmed; where none could be confirmed in time, the fastest measured whose
+        // confirmation did not fail.
+        let failed = |k: &Knobs| {
+            confirmed
+                .iter()
+                .any(|c| c.knobs == *k && c.median_ms.is_none())
+        };
         let Some(best) = confirmed
-            .first()
-            .or_else(|| alternatives.iter().find(|m| m.median_ms.is_some()))
+            .iter()
+            .find(|m| m.median_ms.is_some())
+            .or_else(|| {
+                alternatives
+                    .iter()
+                    .find(|m| m.median_ms.is_some() && !failed(&m.knobs))
+            })
             .cloned()
         else {
             continue;
@@ -515,7 +528,7 @@ pub fn tune_point(
                 job.base.ranks,
                 best.knobs.chunks,
             )),
-            given_ms: at_base.median_ms,
+            given_ms: p.seen[&(mode, base_knobs.clone())].median_ms,
             knobs: best.knobs,
             median_ms: best.median_ms.unwrap_or(f64::NAN),
             speedup: f64::NAN,
