@@ -222,6 +222,30 @@ fn measured(knobs: &Knobs, r: &std::result::Result<Report, String>, mode: ModeKi
     }
 }
 
+/// What measures one configuration of one mode: the GPU through [`Rig`] ([`OnGpu`]), or a
+/// stand-in in the search's CPU tests.
+trait Measure {
+    /// `mode` at `knobs`, measured `how`.
+    fn measure(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured>;
+}
+
+/// The GPU's measurements of one point's configurations.
+struct OnGpu<'a, 'b> {
+    rig: Rig<'a, 'b>,
+    job: &'a Job,
+    s: &'a Settings,
+}
+
+impl Measure for OnGpu<'_, '_> {
+    fn measure(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured> {
+        let r = match knobs.apply(&self.job.base) {
+            Ok(c) => self.rig.experiment(&c, &[mode], self.s, how)?,
+            Err(e) => Err(e.to_string()),
+        };
+        Ok(measured(knobs, &r, mode))
+    }
+}
+
 /// What sequential's time depends on among the knobs: the chunk count, the reduce, and the link's
 /// budget (which throttles sequential's collective as well).
 type Layout = (usize, String, Option<u32>);
@@ -231,8 +255,8 @@ fn layout(k: &Knobs) -> Layout {
 }
 
 /// The tuner of one point: what it measured so far, and its bounds.
-struct Point1<'a, 'b> {
-    rig: Rig<'a, 'b>,
+struct Point1<'a, M: Measure> {
+    m: M,
     job: &'a Job,
     s: &'a Settings,
     seen: HashMap<(ModeKind, Knobs), Measured>,
@@ -246,7 +270,7 @@ struct Point1<'a, 'b> {
     longest: HashMap<ModeKind, Duration>,
 }
 
-impl Point1<'_, '_> {
+impl<M: Measure> Point1<'_, M> {
     /// `mode` at `knobs`, measured once (a second ask returns the first figure).
     fn measure(&mut self, mode: ModeKind, knobs: &Knobs) -> Result<Measured> {
         let key = (mode, knobs.clone());
@@ -278,14 +302,10 @@ impl Point1<'_, '_> {
     /// One experiment of `mode` at `knobs`, measured `how`; its sequential time kept by layout.
     fn run(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured> {
         let started = Instant::now();
-        let r = match knobs.apply(&self.job.base) {
-            Ok(c) => self.rig.experiment(&c, &[mode], self.s, how)?,
-            Err(e) => Err(e.to_string()),
-        };
+        let m = self.m.measure(mode, knobs, how)?;
         let took = started.elapsed();
         let longest = self.longest.entry(mode).or_default();
         *longest = (*longest).max(took);
-        let m = measured(knobs, &r, mode);
         if let Some(t) = m.sequential_ms {
             self.sequential.entry(layout(knobs)).or_default().push(t);
         }
@@ -401,6 +421,53 @@ impl Point1<'_, '_> {
         Ok(confirmed)
     }
 
+    /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation; the
+    /// fastest confirmed, or where none could be confirmed in time the fastest measured whose
+    /// confirmation did not fail. None where nothing ran.
+    fn choose(
+        &mut self,
+        mode: ModeKind,
+        fitted: &Costs,
+        axes: &[Vec<space::Value>],
+        deadline: Instant,
+    ) -> Result<Option<Choice>> {
+        self.search(mode, axes, deadline)?;
+        let alternatives = self.ranked(mode);
+        let confirmed = self.confirm(mode, deadline)?;
+        let failed = |k: &Knobs| {
+            confirmed
+                .iter()
+                .any(|c| c.knobs == *k && c.median_ms.is_none())
+        };
+        let Some(best) = confirmed
+            .iter()
+            .find(|m| m.median_ms.is_some())
+            .or_else(|| {
+                alternatives
+                    .iter()
+                    .find(|m| m.median_ms.is_some() && !failed(&m.knobs))
+            })
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        let ranks = self.job.base.ranks;
+        Ok(Some(Choice {
+            mode,
+            model_ms: Some(model::predict_ms(mode, fitted, ranks, best.knobs.chunks)),
+            given_ms: self
+                .seen
+                .get(&(mode, Knobs::of(&self.job.base)))
+                .and_then(|m| m.median_ms),
+            knobs: best.knobs,
+            median_ms: best.median_ms.unwrap_or(f64::NAN),
+            speedup: f64::NAN,
+            fallback: false,
+            alternatives,
+            confirmed,
+        }))
+    }
+
     /// Sequential's time at this point: its fastest layout's median (the median, not the fastest
     /// of many noisy runs, which would read low and make every mode look slower).
     fn sequential_ms(&self) -> f64 {
@@ -423,11 +490,15 @@ pub fn tune_point(
     progress: &dyn Fn(&str),
 ) -> Result<Point> {
     let mut p = Point1 {
-        rig: Rig {
-            d,
-            settle_s: s.warmup_s,
-            inputs: None,
-            sys: None,
+        m: OnGpu {
+            rig: Rig {
+                d,
+                settle_s: s.warmup_s,
+                inputs: None,
+                sys: None,
+            },
+            job,
+            s,
         },
         job,
         s,
@@ -447,7 +518,7 @@ pub fn tune_point(
         baselines: Baselines::All,
         reps: s.reps,
     };
-    let base = p.rig.experiment(&job.base, &job.modes, s, first)?;
+    let base = p.m.rig.experiment(&job.base, &job.modes, s, first)?;
     // Each mode's share of that experiment, until one of its own measurements says better.
     let share = started.elapsed() / job.modes.len().max(1) as u32;
     for &m in &job.modes {
@@ -498,44 +569,9 @@ pub fn tune_point(
         // This mode's share of what is left.
         let left = deadline.saturating_duration_since(Instant::now());
         let mode_deadline = Instant::now() + left / (n_modes - i as u32);
-        p.search(mode, &axes, mode_deadline)?;
-        let alternatives = p.ranked(mode);
-        let confirmed = p.confirm(mode, mode_deadline)?;
-        // The fastest confirmed; where none could be confirmed in time, the fastest measured whose
-        // confirmation did not fail.
-        let failed = |k: &Knobs| {
-            confirmed
-                .iter()
-                .any(|c| c.knobs == *k && c.median_ms.is_none())
-        };
-        let Some(best) = confirmed
-            .iter()
-            .find(|m| m.median_ms.is_some())
-            .or_else(|| {
-                alternatives
-                    .iter()
-                    .find(|m| m.median_ms.is_some() && !failed(&m.knobs))
-            })
-            .cloned()
-        else {
-            continue;
-        };
-        choices.push(Choice {
-            mode,
-            model_ms: Some(model::predict_ms(
-                mode,
-                &fitted,
-                job.base.ranks,
-                best.knobs.chunks,
-            )),
-            given_ms: p.seen[&(mode, base_knobs.clone())].median_ms,
-            knobs: best.knobs,
-            median_ms: best.median_ms.unwrap_or(f64::NAN),
-            speedup: f64::NAN,
-            fallback: false,
-            alternatives,
-            confirmed,
-        });
+        if let Some(c) = p.choose(mode, &fitted, &axes, mode_deadline)? {
+            choices.push(c);
+        }
     }
     choices.sort_by_key(|c| job.modes.iter().position(|&m| m == c.mode));
     let sequential_ms = p.sequential_ms();
@@ -550,3 +586,7 @@ pub fn tune_point(
         modes: choices,
     })
 }
+
+#[cfg(test)]
+#[path = "search_tests.rs"]
+mod tests;
