@@ -281,14 +281,14 @@ pub fn sweep(
     let mut failures = 0;
     let started = Instant::now();
     for (i, p) in points.iter().enumerate() {
-        let (label, config) = (&p.label, &p.config);
-        let msg = describe_point(label, config);
+        let label = &p.label;
+        let mut config = p.config.clone();
+        let defaults = super::run::model_defaults(&mut config, &p.given, gpus, &kernels);
+        let msg = describe_point(label, &config);
         match &bar {
             Some(b) => b.set_message(msg.clone()),
             None => note!("[{}/{}] {msg}", i + 1, points.len()),
         }
-        let mut config = config.clone();
-        let defaults = super::run::model_defaults(&mut config, &p.given, gpus, &kernels);
         let opts = options(
             config.clone(),
             &a.mode,
