@@ -1,6 +1,8 @@
-//! The search: per mode, short measurements of the configurations the model ranks first, one knob
-//! at a time from the best so far (or every point of the grid, `exhaustive`), within a deadline;
-//! the fastest measured is the choice, and a mode still slower than sequential falls back.
+//! The search: per mode, short measurements within a deadline, one knob at a time from the best so
+//! far (chunk counts as the model ranks them), then the rest of the grid nearest that best first (or
+//! every point of the grid, `exhaustive`); the three fastest measured again with more reps, the
+//! fastest of those the choice; a mode still slower than sequential falls back. Measured on the GPU
+//! through a `Rig` that keeps one system per layout and lowers it again for every other knob.
 
 use std::collections::HashMap;
 use std::time::Duration;
