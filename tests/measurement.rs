@@ -1,5 +1,5 @@
 //! A report never prints a figure it has evidence is wrong: a baseline made inconsistent on purpose
-//! (the tracked GEMM alone timed 50x slower through the measurement's seam, so T_gemm > T_seq, as in
+//! (the tracked GEMM alone timed 100 ms slower through the measurement's seam, so T_gemm > T_seq, as in
 //! issue 14) is re-measured, flagged in the table, JSON and CSV, and no overlap efficiency is given;
 //! and fused mode, whose packed GEMM is not T_gemm's, is judged against its own GEMM.
 
@@ -42,8 +42,10 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
     let opts = options(3);
     let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
     let slow = |what: &str, r: &mut experiment::Rep| -> t3_wgpu::Result<()> {
+        // 100 ms more, not a factor: a factor would widen the spread (and the noise the check
+        // allows) with the host's jitter, and lavapipe's can cover the gap.
         if what == GEMM {
-            r.us = r.us * 50.0 + 1e4;
+            r.us += 1e5;
         }
         Ok(())
     };
