@@ -2,12 +2,14 @@
 //! the bound its rounding derives, and every tracker against its threshold, on outputs poisoned
 //! before the run.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::error::Result;
 use crate::modes::System;
 use crate::plan::key;
-use crate::ranks::{finished, Inputs};
+use crate::ranks::{finished, Inputs, ReferenceRow};
 use crate::reference::{rel_to_scale, Rng, Rounding};
 
 /// How results are checked.
@@ -65,14 +67,14 @@ pub fn verdict(sys: &System, inputs: &Inputs, verify: Verify) -> Result<Verdict>
     let (shape, coll, ch) = (sys.config.shape, sys.config.collective, &sys.chunking);
     let done = finished(coll, ch);
     let mut worst = 0f64;
-    // Each row's exact sum and the magnitude of what it sums (the error's scale: see rel_to_scale),
-    // computed once for every check of these inputs.
-    let want_rows = |rows: std::ops::Range<usize>| -> (Vec<f64>, Vec<f64>) {
-        let rows: Vec<usize> = rows.collect();
-        let refs = inputs.reference_rows(shape, coll, ch, &rows);
-        let want = refs.iter().flat_map(|r| r.want.iter().copied()).collect();
-        let scale = refs.iter().flat_map(|r| r.scale.iter().copied()).collect();
-        (want, scale)
+    // Each output span's rows against their reference (each row's exact sum and the magnitude of
+    // what it sums, the error's scale: see rel_to_scale), computed once for every check of these
+    // inputs.
+    let mut judge = |got: &[f32], refs: &[Arc<ReferenceRow>]| {
+        let want: Vec<f64> = refs.iter().flat_map(|r| r.want.iter().copied()).collect();
+        let scale: Vec<f64> = refs.iter().flat_map(|r| r.scale.iter().copied()).collect();
+        worst = worst.max(rel_to_scale(got, &want, &scale));
+        excess += rounding.excess(got, &want, &scale);
     };
     match verify {
         Verify::Off => {}
@@ -80,27 +82,25 @@ pub fn verdict(sys: &System, inputs: &Inputs, verify: Verify) -> Result<Verdict>
             for &(p, x) in &done {
                 let rows = ch.rows(x);
                 let got = sys.read_rows(p, x, 0..rows.len())?;
-                let (want, scale) = want_rows(rows);
-                worst = worst.max(rel_to_scale(&got, &want, &scale));
-                excess += rounding.excess(&got, &want, &scale);
+                let rows: Vec<usize> = rows.collect();
+                judge(&got, &inputs.reference_rows(shape, coll, ch, &rows));
             }
         }
         Verify::Sample(count) => {
             let sampled = sample(&done, ch, inputs.seed, count);
-            // Every sampled row's reference at once, on the host's cores.
-            let rows: Vec<usize> = sampled
+            // Every sampled row's reference at once, on the host's cores; every sampled row of a
+            // device in one readback (a round trip per row would cost more than the check).
+            let spans: Vec<std::ops::Range<usize>> = sampled
                 .iter()
-                .flat_map(|(_, x, r)| (ch.rows(*x).start + r.start)..(ch.rows(*x).start + r.end))
+                .map(|(_, x, r)| (ch.rows(*x).start + r.start)..(ch.rows(*x).start + r.end))
                 .collect();
-            inputs.reference_rows(shape, coll, ch, &rows);
-            // Every sampled row of a device in one readback: a round trip per row would cost more
-            // than the check.
+            let rows: Vec<usize> = spans.iter().cloned().flatten().collect();
+            let refs = inputs.reference_rows(shape, coll, ch, &rows);
             let got = sys.read_rows_of(&sampled)?;
-            for ((_, x, r), got) in sampled.into_iter().zip(got) {
-                let start = ch.rows(x).start;
-                let (want, scale) = want_rows(start + r.start..start + r.end);
-                worst = worst.max(rel_to_scale(&got, &want, &scale));
-                excess += rounding.excess(&got, &want, &scale);
+            let mut at = 0;
+            for (span, got) in spans.into_iter().zip(got) {
+                judge(&got, &refs[at..at + span.len()]);
+                at += span.len();
             }
         }
     }

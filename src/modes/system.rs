@@ -156,15 +156,20 @@ impl<'a> System<'a> {
         for (spec, link) in host_links.links.iter_mut().zip(&links) {
             spec.zero_copy = link.zero_copy();
         }
-        let share = Share {
-            placement: &placement,
-            links: &host_links,
+        let shared = Shared {
+            config: &config,
+            chunking: &chunking,
+            schedule: &schedule,
+            plan: &plan,
+            share: Share {
+                placement: &placement,
+                links: &host_links,
+            },
+            links: &links,
+            fused: modes.contains(&ModeKind::Fused),
         };
-        let passes = passes(&plan);
         let mut parts = Vec::new();
         for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
-            let fused = modes.contains(&ModeKind::Fused);
-            let lowered = lower_on(&config, &chunking, &schedule, &plan, target, share, fused);
             let ranks = Ranks::held(
                 gpu,
                 config.shape,
@@ -174,8 +179,7 @@ impl<'a> System<'a> {
                 &plan,
                 placement.ranks_on(d),
             )?;
-            let imported = link_buffers(&host_links, &links, d)?;
-            let exec = Executor::new(gpu, kernels, &ranks, &lowered, imported, passes)?;
+            let (lowered, exec) = shared.lower(d, gpu, kernels, &ranks, target)?;
             parts.push(Part {
                 device: d,
                 gpu,
@@ -230,32 +234,22 @@ impl<'a> System<'a> {
                 ),
             ));
         }
-        let share = Share {
-            placement: &self.placement,
-            links: &self.host_links,
+        let shared = Shared {
+            config: &config,
+            chunking: &self.chunking,
+            schedule: &self.schedule,
+            plan: &self.plan,
+            share: Share {
+                placement: &self.placement,
+                links: &self.host_links,
+            },
+            links: &self.links,
+            fused: modes.contains(&ModeKind::Fused),
         };
-        let fused = modes.contains(&ModeKind::Fused);
         for part in &mut self.parts {
             let target = self.targets[part.device];
-            let lowered = lower_on(
-                &config,
-                &self.chunking,
-                &self.schedule,
-                &self.plan,
-                target,
-                share,
-                fused,
-            );
-            let imported = link_buffers(&self.host_links, &self.links, part.device)?;
-            part.exec = Executor::new(
-                part.gpu,
-                part.kernels,
-                &part.ranks,
-                &lowered,
-                imported,
-                passes(&self.plan),
-            )?;
-            part.lowered = lowered;
+            (part.lowered, part.exec) =
+                shared.lower(part.device, part.gpu, part.kernels, &part.ranks, target)?;
         }
         self.lanes = lanes(&config, self.links.len())?;
         self.config = config;
@@ -444,6 +438,42 @@ impl<'a> System<'a> {
             }
         }
         Ok(out)
+    }
+}
+
+/// What every device's lowering of one configuration shares: the plan, its placement and links.
+struct Shared<'s> {
+    config: &'s Config,
+    chunking: &'s Chunking,
+    schedule: &'s Schedule,
+    plan: &'s Plan,
+    share: Share<'s>,
+    links: &'s [HostLink],
+    fused: bool,
+}
+
+impl Shared<'_> {
+    /// Device `d`'s lowering for `target`, and its executor over `ranks` and the links' buffers there.
+    fn lower<'a>(
+        &self,
+        d: usize,
+        gpu: &'a Gpu,
+        kernels: &'a Kernels,
+        ranks: &Ranks,
+        target: Target,
+    ) -> Result<(Lowered, Executor<'a>)> {
+        let lowered = lower_on(
+            self.config,
+            self.chunking,
+            self.schedule,
+            self.plan,
+            target,
+            self.share,
+            self.fused,
+        );
+        let imported = link_buffers(self.share.links, self.links, d)?;
+        let exec = Executor::new(gpu, kernels, ranks, &lowered, imported, passes(self.plan))?;
+        Ok((lowered, exec))
     }
 }
 
