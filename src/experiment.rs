@@ -91,6 +91,10 @@ pub struct ModeResult {
     pub config_source: Option<crate::tune::Source>,
     /// Where the tune table says the mode loses to sequential at this point: what was done.
     pub fallback: Option<String>,
+    /// Where the mode ran at a configuration of its own, apart from T_seq's: sequential's time at
+    /// that configuration, timed beside it (its `speedup` is over T_seq all the same).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_t_seq_ms: Option<f64>,
 }
 
 /// A mode's own GEMM and transfers and the baseline its efficiency is against (fused mode's: its
@@ -495,6 +499,7 @@ fn unmeasured(
         knobs: None,
         config_source: None,
         fallback: None,
+        own_t_seq_ms: None,
     }
 }
 

@@ -5,8 +5,9 @@
 # and said (a device call runs at most 10 minutes). Everything else in $OUT/tune-points.tgz (a device
 # call brings back a few files only).
 #   bash scripts/device/tune_points.sh tnlg-fc2-tp8:f32 tnlg-op-tp4:f16 ...
-# SEARCH_S (40), GRID_S (120): budgets per point; TUNE_ARGS: flags for every `t3 tune` (`--devices 2
-# --mode sequential,host` across two GPUs).
+# SEARCH_S (40), GRID_S (120): budgets per point (GRID_S=0: the search alone, its verdicts appended to
+# the summary); TUNE_ARGS: flags for every `t3 tune` (`--devices 2 --mode sequential,host` across two
+# GPUs, `--mode host` for one mode's grid).
 set -u
 out=${OUT:-out}; mkdir -p "$out"; s=$out/summary.txt
 read -ra extra <<< "${TUNE_ARGS:-}"
@@ -20,6 +21,9 @@ for pd in "$@"; do
   timeout 150 t3 tune --presets "$p" --dtype "$d" --budget-s "${SEARCH_S:-40}" "${extra[@]}" \
     --out "$work/$p-$d-search.json" 2>&1 | stamp > "$work/$p-$d-search.log"
   echo "$p $d search rc=${PIPESTATUS[0]} $((SECONDS - t0)) s" >> "$s"
+  if [ "${GRID_S:-120}" = 0 ]; then
+    sed -n '/ ranks, /,$p' "$work/$p-$d-search.log" | cut -d' ' -f2- >> "$s"; continue
+  fi
   t1=$SECONDS
   timeout 240 t3 tune --presets "$p" --dtype "$d" --exhaustive --budget-s "${GRID_S:-120}" "${extra[@]}" \
     --out "$work/$p-$d-grid.json" 2>&1 | stamp > "$work/$p-$d-grid.log"

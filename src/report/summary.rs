@@ -4,7 +4,7 @@
 use super::{mode_checks, ms, sci};
 use crate::config::ModeKind;
 use crate::consistency::Kind;
-use crate::experiment::Report;
+use crate::experiment::{ModeResult, Report};
 
 /// "1.2 TFLOP/s", or GFLOP/s below one TFLOP/s (a CPU adapter's rate would print as 0.00).
 fn rate(tflops: f64) -> String {
@@ -68,13 +68,16 @@ pub fn summary(r: &Report) -> String {
             m.mode,
             m.trigger.name(),
             ms(m.median_ms),
-            ms(m.speedup),
+            speedup(m),
             eff,
             sci(m.max_rel_error),
         ));
     }
     if r.results.iter().any(|m| m.own_baseline) {
         line("* efficiency against the mode's own GEMM (--verbose: its own baseline)".into());
+    }
+    for l in own_sequential_notes(r) {
+        line(l);
     }
     line(String::new());
     line(format!(
@@ -139,6 +142,29 @@ pub fn summary(r: &Report) -> String {
     }
     line("(every figure, spread and setting: --verbose or --json)".into());
     s
+}
+
+/// A mode's speedup, marked where it ran at a configuration of its own ([`own_sequential_notes`]).
+pub fn speedup(m: &ModeResult) -> String {
+    let mark = if m.own_t_seq_ms.is_some() { "†" } else { "" };
+    format!("{}{mark}", ms(m.speedup))
+}
+
+/// What a marked speedup is: over T_seq, while sequential at the mode's own configuration (which
+/// the tune table chose) took another time beside it.
+pub fn own_sequential_notes(r: &Report) -> Vec<String> {
+    r.results
+        .iter()
+        .filter_map(|m| {
+            let own = m.own_t_seq_ms?;
+            let t = m.median_ms?;
+            Some(format!(
+                "† {}: over T_seq; at its own configuration sequential took {own:.3} ms ({:.3}x of that)",
+                m.mode,
+                own / t
+            ))
+        })
+        .collect()
 }
 
 /// Each mode's configuration and its source (modes that share both in one line), then what each

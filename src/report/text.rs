@@ -184,7 +184,7 @@ fn table(r: &Report) -> String {
             m.trigger.name(),
             ms(m.median_ms),
             spread(m.spread_ms),
-            ms(m.speedup),
+            super::summary::speedup(m),
             m.overlap_efficiency
                 .map(|x| format!("{x:.3}{}", if m.own_baseline { "*" } else { "" }))
                 .unwrap_or_else(|| "-".into()),
@@ -199,6 +199,10 @@ fn table(r: &Report) -> String {
             },
             mode_checks(r, &m.checks_failed)
         );
+    }
+    for l in super::summary::own_sequential_notes(r) {
+        s += &l;
+        s.push('\n');
     }
     for m in r.results.iter().filter(|m| m.own_baseline) {
         s += &format!(

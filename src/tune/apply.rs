@@ -152,6 +152,13 @@ pub fn run_plans(
                 .find(|m| m.mode == p.mode)
                 .cloned();
             match found {
+                // Its speedup over T_seq, the one the report shows: over its own configuration's
+                // sequential it would read as a gain where that sequential is the slower.
+                Some(mut r) if g != 0 => {
+                    r.own_t_seq_ms = Some(reports[g].t_seq_ms);
+                    r.speedup = r.median_ms.map(|t| merged.t_seq_ms / t);
+                    r
+                }
                 Some(r) => r,
                 None => continue,
             }
@@ -202,5 +209,6 @@ fn sequential_row(r: &Report, mode: ModeKind) -> ModeResult {
         knobs: None,
         config_source: None,
         fallback: None,
+        own_t_seq_ms: None,
     }
 }

@@ -1,9 +1,9 @@
-//! The search: per mode, short measurements within a deadline, one knob at a time from the best so
-//! far (chunk counts as the model ranks them), then the rest of the grid nearest that best first (or
-//! every point of the grid, `exhaustive`); the three fastest measured again with more reps, the
-//! fastest of those the choice; a mode still slower than sequential falls back. Measured on the GPU
-//! through a `Rig` that keeps one system per layout and lowers it again for every other knob.
-
+//! The search: per mode, short measurements within a deadline, each read on warm clocks by the
+//! sequential timed beside it; one knob at a time from the best so far (chunk counts as the model ranks them), then
+//! the rest of the grid nearest that best first (or every point of the grid, `exhaustive`); the
+//! three best measured again with more reps, the best of those the choice; a mode still slower than
+//! the sequential beside it falls back. Measured on the GPU through a `Rig` that keeps one system
+//! per layout and lowers it again for every other knob.
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -248,12 +248,21 @@ impl Measure for OnGpu<'_, '_> {
     }
 }
 
-/// What sequential's time depends on among the knobs: the chunk count, the reduce, and the link's
-/// budget (which throttles sequential's collective as well).
-type Layout = (usize, String, Option<u32>);
+/// What sequential's time depends on among the knobs: the chunk count, the reduce, the link's
+/// budget (which throttles sequential's collective as well) and the GEMM's grid.
+type Layout = (usize, String, Option<u32>, Option<u32>);
 
 fn layout(k: &Knobs) -> Layout {
-    (k.chunks, k.reduce.clone(), k.link_workgroups)
+    (k.chunks, k.reduce.clone(), k.link_workgroups, k.gemm_grid)
+}
+
+/// `median_ms` on warm clocks: scaled by the sequential timed beside it (`beside_ms`, the same
+/// clocks) against its layout's sequential on warm clocks (`warm_ms`). The GPU's clocks fall
+/// whenever it idles while the host lowers and checks, so that one figure can read 2-3x another of
+/// the same configuration; a ratio of two figures timed together moves far less. Not the ratio
+/// alone: a configuration whose sequential is slow would win by it.
+fn on_warm_clocks(median_ms: f64, beside_ms: f64, warm_ms: f64) -> f64 {
+    median_ms * warm_ms / beside_ms
 }
 
 /// The tuner of one point: what it measured so far, and its bounds.
@@ -262,8 +271,7 @@ struct Point1<'a, M: Measure> {
     job: &'a Job,
     s: &'a Settings,
     seen: HashMap<(ModeKind, Knobs), Measured>,
-    /// Sequential's times per [`Layout`]: a layout's first measurement times it beside the mode,
-    /// later ones the mode alone; every confirmation times it again.
+    /// Sequential's times per [`Layout`], as timed beside every measurement.
     sequential: HashMap<Layout, Vec<f64>>,
     progress: &'a dyn Fn(&str),
     /// The longest one measurement of each mode took so far: a measurement is started only where
@@ -284,16 +292,12 @@ impl<M: Measure> Point1<'_, M> {
             self.job.workload,
             knobs.describe(mode)
         ));
-        let layout = layout(knobs);
-        let baselines = if self.sequential.contains_key(&layout) {
-            Baselines::None
-        } else {
-            Baselines::Sequential
-        };
+        // Sequential beside every measurement, its rounds interleaved with the mode's: each figure
+        // is read on warm clocks by it ([`on_warm_clocks`]).
         let how = How {
             first: false,
             settle: false,
-            baselines,
+            baselines: Baselines::Sequential,
             reps: self.s.reps,
         };
         let m = self.run(mode, knobs, how)?;
@@ -319,7 +323,27 @@ impl<M: Measure> Point1<'_, M> {
         Instant::now() + self.longest.get(&mode).copied().unwrap_or_default() <= deadline
     }
 
-    /// `mode`'s measurements, fastest first.
+    /// Sequential's time on `l` on warm clocks: the fastest of its figures (the clocks only ever
+    /// slow it).
+    fn warm_ms(&self, l: &Layout) -> Option<f64> {
+        let v = self.sequential.get(l)?;
+        Some(v.iter().copied().fold(f64::INFINITY, f64::min)).filter(|t| t.is_finite())
+    }
+
+    /// `m`'s time on warm clocks ([`on_warm_clocks`]); None where it lacks either figure.
+    fn warm_time(&self, m: &Measured) -> Option<f64> {
+        m.speedup()?;
+        let w = self.warm_ms(&layout(&m.knobs))?;
+        Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, w))
+    }
+
+    /// Sorts `v` by time on warm clocks, the fastest first; what has none (a failure) last.
+    fn sort(&self, v: &mut [Measured]) {
+        let t = |m: &Measured| self.warm_time(m).unwrap_or(f64::INFINITY);
+        v.sort_by(|a, b| t(a).total_cmp(&t(b)));
+    }
+
+    /// `mode`'s measurements, the fastest on warm clocks first.
     fn ranked(&self, mode: ModeKind) -> Vec<Measured> {
         let mut v: Vec<Measured> = self
             .seen
@@ -327,16 +351,15 @@ impl<M: Measure> Point1<'_, M> {
             .filter(|((m, _), _)| *m == mode)
             .map(|(_, v)| v.clone())
             .collect();
-        let t = |m: &Measured| m.median_ms.unwrap_or(f64::INFINITY);
-        v.sort_by(|a, b| t(a).total_cmp(&t(b)));
+        self.sort(&mut v);
         v
     }
 
-    /// The fastest of `mode`'s measurements.
+    /// The fastest of `mode`'s measurements on warm clocks.
     fn best(&self, mode: ModeKind) -> Option<Measured> {
         self.ranked(mode)
             .into_iter()
-            .find(|m| m.median_ms.is_some())
+            .find(|m| m.speedup().is_some())
     }
 
     /// The search proper: one knob at a time from the best so far, every axis once per round (chunk
@@ -356,7 +379,7 @@ impl<M: Measure> Point1<'_, M> {
         if !self.s.exhaustive {
             let limits: Vec<usize> = axes.iter().map(Vec::len).collect();
             for _ in 0..MAX_ROUNDS {
-                let before = self.best(mode).and_then(|b| b.median_ms);
+                let before = self.best(mode).and_then(|b| self.warm_time(&b));
                 let mut measured = 0;
                 for (a, v) in space::rounds(&limits) {
                     let mut k = self.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
@@ -370,7 +393,7 @@ impl<M: Measure> Point1<'_, M> {
                     self.measure(mode, &k)?;
                     measured += 1;
                 }
-                let after = self.best(mode).and_then(|b| b.median_ms);
+                let after = self.best(mode).and_then(|b| self.warm_time(&b));
                 if measured == 0 || after >= before {
                     break;
                 }
@@ -395,15 +418,15 @@ impl<M: Measure> Point1<'_, M> {
     }
 
     /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, each with sequential
-    /// beside it, a settling warm-up and [`CONFIRM_REPS`] times the reps, the fastest first, as the
-    /// deadline allows (the first whatever it says; the search left room for all of them). A
+    /// beside it, a settling warm-up and [`CONFIRM_REPS`] times the reps, the fastest on warm clocks
+    /// first, as the deadline allows (the first whatever it says; the search left room for all of them). A
     /// confirmation that failed is kept, without a time, sorted last.
     fn confirm(&mut self, mode: ModeKind, deadline: Instant) -> Result<Vec<Measured>> {
         let mut confirmed: Vec<Measured> = Vec::new();
         let top: Vec<Measured> = self
             .ranked(mode)
             .into_iter()
-            .filter(|m| m.median_ms.is_some())
+            .filter(|m| m.speedup().is_some())
             .take(CONFIRM)
             .collect();
         for m in &top {
@@ -418,14 +441,13 @@ impl<M: Measure> Point1<'_, M> {
             };
             confirmed.push(self.run(mode, &m.knobs, how)?);
         }
-        let t = |m: &Measured| m.median_ms.unwrap_or(f64::INFINITY);
-        confirmed.sort_by(|a, b| t(a).total_cmp(&t(b)));
+        self.sort(&mut confirmed);
         Ok(confirmed)
     }
 
     /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation; the
-    /// fastest confirmed, or where none could be confirmed in time the fastest measured whose
-    /// confirmation did not fail. None where nothing ran.
+    /// confirmed fastest on warm clocks, or where none could be confirmed in time
+    /// the fastest measured whose confirmation did not fail. None where nothing ran.
     fn choose(
         &mut self,
         mode: ModeKind,
@@ -443,11 +465,11 @@ impl<M: Measure> Point1<'_, M> {
         };
         let Some(best) = confirmed
             .iter()
-            .find(|m| m.median_ms.is_some())
+            .find(|m| m.speedup().is_some())
             .or_else(|| {
                 alternatives
                     .iter()
-                    .find(|m| m.median_ms.is_some() && !failed(&m.knobs))
+                    .find(|m| m.speedup().is_some() && !failed(&m.knobs))
             })
             .cloned()
         else {
@@ -461,8 +483,9 @@ impl<M: Measure> Point1<'_, M> {
                 .seen
                 .get(&(mode, Knobs::of(&self.job.base)))
                 .and_then(|m| m.median_ms),
-            knobs: best.knobs,
             median_ms: best.median_ms.unwrap_or(f64::NAN),
+            sequential_ms: best.speedup().and(best.sequential_ms),
+            knobs: best.knobs,
             speedup: f64::NAN,
             fallback: false,
             alternatives,
@@ -470,15 +493,27 @@ impl<M: Measure> Point1<'_, M> {
         }))
     }
 
-    /// Sequential's time at this point: its fastest layout's median (the median, not the fastest
-    /// of many noisy runs, which would read low and make every mode look slower).
+    /// Sequential's time at this point: its fastest layout's on warm clocks (read as every mode's
+    /// time on warm clocks is, so that a fastest figure's low noise cancels in a speedup).
     fn sequential_ms(&self) -> f64 {
         self.sequential
-            .values()
-            .map(|v| crate::stats::median(v))
-            .filter(|t| t.is_finite() && *t > 0.0)
+            .keys()
+            .filter_map(|l| self.warm_ms(l))
+            .filter(|t| *t > 0.0)
             .fold(f64::INFINITY, f64::min)
     }
+}
+
+/// `c`'s speedup over the point's sequential (`sequential_ms`, its fastest layout on warm clocks),
+/// its time read on warm clocks where it has sequential beside it (`warm_ms`: its layout's
+/// sequential on warm clocks), and whether it falls back: even its best ran slower.
+fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>) {
+    let t = match (c.sequential_ms, warm_ms) {
+        (Some(beside), Some(w)) => on_warm_clocks(c.median_ms, beside, w),
+        _ => c.median_ms,
+    };
+    c.speedup = sequential_ms / t;
+    c.fallback = c.speedup < 1.0;
 }
 
 /// Tunes `job` on `d` until `deadline` (at least one measurement of each mode whatever the
@@ -578,8 +613,8 @@ pub fn tune_point(
     choices.sort_by_key(|c| job.modes.iter().position(|&m| m == c.mode));
     let sequential_ms = p.sequential_ms();
     for c in &mut choices {
-        c.speedup = sequential_ms / c.median_ms;
-        c.fallback = c.median_ms > sequential_ms;
+        let warm = p.warm_ms(&layout(&c.knobs));
+        judge(c, sequential_ms, warm);
     }
     Ok(Point {
         workload: job.workload.clone(),

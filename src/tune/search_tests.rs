@@ -9,21 +9,36 @@ use web_time::Instant;
 use super::*;
 use crate::shapes::Shape;
 
-/// A stand-in that times each configuration by `f(knobs, confirming)` (None: it fails its check),
-/// and records what it was asked.
+/// Sequential's time beside a configuration, by `(knobs, confirming)`.
+type Sequential = Box<dyn Fn(&Knobs, bool) -> f64>;
+
+/// A stand-in that times each configuration by `f(knobs, confirming)` (None: it fails its check)
+/// and sequential beside it by `seq` (20 ms unless said), and records what it was asked.
 struct Landscape<F: FnMut(&Knobs, bool) -> Option<f64>> {
     f: F,
+    seq: Sequential,
     asked: Vec<(Knobs, How)>,
+}
+
+impl<F: FnMut(&Knobs, bool) -> Option<f64>> Landscape<F> {
+    fn new(f: F) -> Self {
+        Landscape {
+            f,
+            seq: Box::new(|_, _| 20.0),
+            asked: Vec::new(),
+        }
+    }
 }
 
 impl<F: FnMut(&Knobs, bool) -> Option<f64>> Measure for Landscape<F> {
     fn measure(&mut self, _mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured> {
         self.asked.push((knobs.clone(), how));
-        let t = (self.f)(knobs, how.reps > Settings::default().reps);
+        let again = how.reps > Settings::default().reps;
+        let t = (self.f)(knobs, again);
         Ok(Measured {
             knobs: knobs.clone(),
             median_ms: t,
-            sequential_ms: (how.baselines != Baselines::None).then_some(20.0),
+            sequential_ms: (how.baselines != Baselines::None).then(|| (self.seq)(knobs, again)),
             consistent: true,
             error: t.is_none().then(|| "failed its check".into()),
         })
@@ -103,10 +118,7 @@ fn with_the_budget_for_it_the_search_measures_the_whole_grid_and_finds_its_best(
         .iter()
         .min_by(|a, b| time(a).total_cmp(&time(b)))
         .unwrap();
-    let land = Landscape {
-        f: |k: &Knobs, _| Some(time(k)),
-        asked: Vec::new(),
-    };
+    let land = Landscape::new(|k: &Knobs, _| Some(time(k)));
     let (c, asked) = choose(&job, land, far());
     let c = c.unwrap();
     assert_eq!(&c.knobs, truth, "{c:?}");
@@ -143,19 +155,16 @@ fn the_confirmation_decides_among_the_three_fastest() {
         k(Some(132), Some(0)),
         k(None, Some(0)),
     );
-    let land = Landscape {
-        f: |x: &Knobs, again: bool| {
-            Some(match (x == &a, x == &b, x == &c, again) {
-                (true, _, _, false) => 1.0,
-                (true, _, _, true) => 1.3,
-                (_, true, _, false) => 1.1,
-                (_, true, _, true) => 1.05,
-                (_, _, true, _) => 1.2,
-                _ => 2.0,
-            })
-        },
-        asked: Vec::new(),
-    };
+    let land = Landscape::new(|x: &Knobs, again: bool| {
+        Some(match (x == &a, x == &b, x == &c, again) {
+            (true, _, _, false) => 1.0,
+            (true, _, _, true) => 1.3,
+            (_, true, _, false) => 1.1,
+            (_, true, _, true) => 1.05,
+            (_, _, true, _) => 1.2,
+            _ => 2.0,
+        })
+    });
     let (choice, _) = choose(&job, land, far());
     let choice = choice.unwrap();
     assert_eq!(choice.knobs, b);
@@ -166,6 +175,98 @@ fn the_confirmation_decides_among_the_three_fastest() {
     );
 }
 
+/// The GPU's clocks drift between measurements (a confirmation after an idle GPU ran 12% slower,
+/// sequential beside it as slow): each figure is read on warm clocks by the sequential timed
+/// beside it, the choice is the fastest so read, and whether it falls back is decided so, not by
+/// its figure against the point's sequential measured on other clocks.
+#[test]
+fn figures_are_read_on_warm_clocks_by_the_sequential_beside_them() {
+    let job = job();
+    let k = |g| {
+        let mut k = Knobs::of(&job.base);
+        k.gemm_grid = g;
+        k
+    };
+    let (a, b) = (k(Some(128)), k(Some(132)));
+    let (a1, b1, a2, b2) = (a.clone(), b.clone(), a.clone(), b.clone());
+    let mut land = Landscape::new(move |x: &Knobs, again: bool| {
+        Some(match (x == &a1, x == &b1, again) {
+            (true, _, false) => 1.0,
+            (true, _, true) => 2.1,
+            (_, true, false) => 1.01,
+            (_, true, true) => 2.0,
+            _ => 3.0,
+        })
+    });
+    land.seq = Box::new(
+        move |x: &Knobs, again: bool| match (x == &a2, x == &b2, again) {
+            (true, _, true) => 2.4,
+            (_, true, true) => 2.02,
+            _ => 2.0,
+        },
+    );
+    let (choice, _) = choose(&job, land, far());
+    let mut choice = choice.unwrap();
+    assert_eq!(
+        choice.knobs, a,
+        "2.1 ms beside 2.4 is 1.75 on warm clocks; 2.0 beside 2.02, 1.98"
+    );
+    assert_eq!(choice.sequential_ms, Some(2.4));
+    judge(&mut choice, 2.0, Some(2.0));
+    assert!(!choice.fallback);
+    assert!((choice.speedup - 2.4 / 2.1).abs() < 1e-12);
+    // Slower than the sequential beside it: it falls back, though the point's ran slower still.
+    choice.sequential_ms = Some(2.0);
+    judge(&mut choice, 2.0, Some(2.0));
+    assert!(choice.fallback && choice.speedup < 1.0);
+    // Without sequential beside it, its figure is taken as it is.
+    choice.sequential_ms = None;
+    judge(&mut choice, 2.2, None);
+    assert!(!choice.fallback);
+}
+
+/// A configuration that gains over its own sequential but whose sequential is slower than another
+/// layout's is judged against the fastest sequential: the ratio beside it alone would choose it
+/// (and call it a gain) over a configuration that is faster in fact.
+#[test]
+fn a_gain_over_a_slow_sequential_is_not_a_gain() {
+    let job = job();
+    let mut two = Knobs::of(&job.base);
+    two.chunks = 2;
+    let (t1, t2) = (two.clone(), two.clone());
+    let mut land = Landscape::new(move |x: &Knobs, _| {
+        Some(if x == &t1 {
+            2.1
+        } else if x.chunks == 1 {
+            1.98
+        } else {
+            3.0
+        })
+    });
+    land.seq = Box::new(move |x: &Knobs, _| {
+        if x == &t2 {
+            2.4
+        } else if x.chunks == 1 {
+            2.0
+        } else {
+            3.0
+        }
+    });
+    let (choice, _) = choose(&job, land, far());
+    let mut choice = choice.unwrap();
+    // Every configuration of one chunk ties at 1.98 ms beside 2.0: any of them.
+    assert_eq!(choice.knobs.chunks, 1, "{choice:?}");
+    judge(&mut choice, 2.0, Some(2.0));
+    assert!((choice.speedup - 2.0 / 1.98).abs() < 1e-12);
+    // The other, judged against the fastest sequential: 2.1 ms where sequential takes 2.0 falls
+    // back, though it ran 1.14x its own.
+    let mut other = choice.clone();
+    other.knobs = two;
+    (other.median_ms, other.sequential_ms) = (2.1, Some(2.4));
+    judge(&mut other, 2.0, Some(2.4));
+    assert!(other.fallback, "{}", other.speedup);
+}
+
 /// A configuration whose confirmation fails its check is never the choice, and the table keeps
 /// the failure.
 #[test]
@@ -173,14 +274,11 @@ fn a_configuration_whose_confirmation_fails_is_not_chosen() {
     let job = job();
     let mut bad = Knobs::of(&job.base);
     bad.gemm_grid = Some(128);
-    let land = Landscape {
-        f: |x: &Knobs, again: bool| match (x == &bad, again) {
-            (true, true) => None,
-            (true, false) => Some(1.0),
-            _ => Some(2.0 + x.chunks as f64),
-        },
-        asked: Vec::new(),
-    };
+    let land = Landscape::new(|x: &Knobs, again: bool| match (x == &bad, again) {
+        (true, true) => None,
+        (true, false) => Some(1.0),
+        _ => Some(2.0 + x.chunks as f64),
+    });
     let (choice, _) = choose(&job, land, far());
     let choice = choice.unwrap();
     assert_ne!(choice.knobs, bad);
@@ -193,10 +291,7 @@ fn a_configuration_whose_confirmation_fails_is_not_chosen() {
 #[test]
 fn past_its_deadline_the_search_confirms_what_it_has() {
     let job = job();
-    let land = Landscape {
-        f: |_: &Knobs, _| Some(5.0),
-        asked: Vec::new(),
-    };
+    let land = Landscape::new(|_: &Knobs, _| Some(5.0));
     let (choice, asked) = choose(&job, land, Instant::now());
     let choice = choice.unwrap();
     assert_eq!(choice.knobs, Knobs::of(&job.base));

@@ -63,13 +63,28 @@ pub struct Measured {
     pub error: Option<String>,
 }
 
+impl Measured {
+    /// Sequential's time beside it over its own, where both were measured: a ratio of two figures
+    /// measured together, which the GPU's clocks (they drift by tens of percent between
+    /// measurements as the GPU idles and wakes) move alike.
+    pub fn speedup(&self) -> Option<f64> {
+        let (t, s) = (self.median_ms?, self.sequential_ms?);
+        Some(s / t).filter(|r| r.is_finite() && *r > 0.0)
+    }
+}
+
 /// A mode's choice at one point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Choice {
     pub mode: ModeKind,
     pub knobs: Knobs,
     pub median_ms: f64,
-    /// The point's sequential time over this choice's (as confirmed).
+    /// Sequential's time as measured beside the choice (its confirmation's), where it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential_ms: Option<f64>,
+    /// The point's sequential time over this choice's, read on warm clocks where sequential was
+    /// timed beside it (its median scaled by its layout's fastest sequential over the one beside it:
+    /// the GPU's clocks drift between measurements).
     pub speedup: f64,
     /// Whether the mode falls back to sequential here: even its best ran slower.
     pub fallback: bool,
@@ -79,7 +94,7 @@ pub struct Choice {
     /// run without a table gets), as measured here, ms.
     #[serde(default)]
     pub given_ms: Option<f64>,
-    /// Every configuration measured, the choice included, fastest first.
+    /// Every configuration measured, the choice included, the fastest on warm clocks first.
     pub alternatives: Vec<Measured>,
     /// The fastest alternatives measured again with more reps; the choice is the fastest of these
     /// (empty in tables from before the confirmation: the choice is then the fastest alternative).
@@ -92,8 +107,8 @@ pub struct Choice {
 pub struct Point {
     pub workload: String,
     pub key: Key,
-    /// Sequential's time at this point: the median of its fastest layout's runs (every speedup is
-    /// against it).
+    /// Sequential's time at this point: its fastest layout's fastest figure (its time on warm
+    /// clocks; every speedup is against it).
     pub sequential_ms: f64,
     pub modes: Vec<Choice>,
 }

@@ -196,6 +196,7 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
         mode: ModeKind::Host,
         knobs: every_knob(),
         median_ms: 2.0,
+        sequential_ms: Some(3.0),
         speedup: 1.5,
         fallback: false,
         model_ms: Some(2.1),
