@@ -45,10 +45,8 @@ pub enum Baselines {
     #[default]
     All,
     /// Sequential's time alone, not checked again: what the tuner's measurements after its first
-    /// need to rank configurations against sequential (no efficiency, no GEMM rate).
+    /// need to read each figure against sequential on the same clocks (no efficiency, no GEMM rate).
     Sequential,
-    /// The modes alone: the tuner's measurements of a layout whose sequential time it already has.
-    None,
 }
 
 /// One mode's line of the report.
@@ -268,14 +266,10 @@ pub fn measure_with(
             Verify::Sample(64)
         });
 
-    // Modes to run: sequential (it defines T_seq and T_comm; not where `Baselines::None`), then the
-    // requested ones.
+    // Modes to run: sequential (it defines T_seq and T_comm), then the requested ones.
     let order: Vec<Box<dyn Mode>> = ModeKind::ALL
         .into_iter()
-        .filter(|&k| {
-            (k == ModeKind::Sequential && opts.baselines != Baselines::None)
-                || opts.modes.contains(&k)
-        })
+        .filter(|&k| k == ModeKind::Sequential || opts.modes.contains(&k))
         .map(modes::runner)
         .collect();
     let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
@@ -395,7 +389,7 @@ pub fn measure_with(
 
 /// What a measurement times: with every baseline, the GEMM alone (tracked and not) and each mode's
 /// own sequential run where it has one; and every mode of `order` not `skipped` (sequential among
-/// them unless `Baselines::None`).
+/// them).
 fn things<'a, 's>(
     order: &'a [Box<dyn Mode>],
     skipped: &[Option<String>],

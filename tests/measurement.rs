@@ -275,7 +275,7 @@ fn modes_not_asked_for_are_not_lowered() {
 }
 
 /// The tuner's measurements after its first time only what they rank: sequential beside the mode
-/// (`Baselines::Sequential`), or the mode alone (`Baselines::None`); each still checks the mode.
+/// (`Baselines::Sequential`), no GEMM alone; each still checks the mode.
 #[test]
 fn a_lean_measurement_times_only_what_it_is_asked() {
     let Some(gpu) = common::gpu() else { return };
@@ -283,32 +283,24 @@ fn a_lean_measurement_times_only_what_it_is_asked() {
     let mut opts = options(2);
     opts.modes = vec![ModeKind::Encoded];
     let (mut sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
-    for (baselines, timed) in [
-        (Baselines::Sequential, &["encoded", "sequential"][..]),
-        (Baselines::None, &["encoded"][..]),
-    ] {
-        opts.baselines = baselines;
-        let r = experiment::measure(&mut sys, &inputs, &opts).unwrap();
-        // Every attempt's series (a spread too wide measures again), each name once.
-        let mut what: Vec<&str> = r.samples.iter().map(|s| s.what.as_str()).collect();
-        what.retain(|w| *w != COMM);
-        what.sort_unstable();
-        what.dedup();
-        assert_eq!(what, timed, "{baselines:?}");
-        assert!(r.t_gemm_ms.is_nan(), "{baselines:?}: no GEMM alone");
-        // Without the baselines, each figure's spread is still checked.
-        let names: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
-        assert!(
-            names.contains(&"spread encoded"),
-            "{baselines:?}: {names:?}"
-        );
-        assert_eq!(r.t_seq_ms.is_finite(), baselines == Baselines::Sequential);
-        let m = &r.results[0];
-        assert_eq!(m.mode, ModeKind::Encoded);
-        assert!(m.median_ms.is_some_and(|t| t > 0.0));
-        assert!(m.max_rel_error.is_some_and(|e| e < 1e-4), "{m:?}");
-        assert_eq!(m.trackers_ok, Some(true));
-    }
+    opts.baselines = Baselines::Sequential;
+    let r = experiment::measure(&mut sys, &inputs, &opts).unwrap();
+    // Every attempt's series (a spread too wide measures again), each name once.
+    let mut what: Vec<&str> = r.samples.iter().map(|s| s.what.as_str()).collect();
+    what.retain(|w| *w != COMM);
+    what.sort_unstable();
+    what.dedup();
+    assert_eq!(what, ["encoded", "sequential"]);
+    assert!(r.t_gemm_ms.is_nan(), "no GEMM alone");
+    // Without the other baselines, each figure's spread is still checked.
+    let names: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"spread encoded"), "{names:?}");
+    assert!(r.t_seq_ms.is_finite());
+    let m = &r.results[0];
+    assert_eq!(m.mode, ModeKind::Encoded);
+    assert!(m.median_ms.is_some_and(|t| t > 0.0));
+    assert!(m.max_rel_error.is_some_and(|e| e < 1e-4), "{m:?}");
+    assert_eq!(m.trackers_ok, Some(true));
 }
 
 /// The tuner measures the configurations of one layout on one system lowered again for each: every

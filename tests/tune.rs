@@ -271,6 +271,62 @@ fn a_mode_that_loses_falls_back_and_says_so() {
     assert_eq!(host["config_source"], "table");
 }
 
+/// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is
+/// still over the T_seq the report shows (not over its own configuration's sequential, which would
+/// read as a gain where that sequential is the slower), and a note gives its own.
+#[test]
+fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
+    let d = tmp("own");
+    let Some((name, t)) = tune(&d, "encoded") else {
+        return;
+    };
+    edit(&d, &name, &t, |t| {
+        let c = &mut t["points"][0]["modes"][0];
+        c["fallback"] = false.into();
+        c["knobs"]["chunks"] = 3.into();
+    });
+    let mut args = vec![
+        "run",
+        "--shape",
+        SHAPE,
+        "--ranks",
+        "2",
+        "--mode",
+        "sequential,encoded",
+    ];
+    args.extend(FAST);
+    let mut json = args.clone();
+    json.extend(["--json", "-"]);
+    let o = t3(&json, &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = |mode: &str| {
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mode"] == mode)
+            .unwrap()
+            .clone()
+    };
+    let (seq, enc) = (row("sequential"), row("encoded"));
+    assert!(seq.get("own_t_seq_ms").is_none(), "{seq}");
+    let own = enc["own_t_seq_ms"].as_f64().expect("its own sequential");
+    let (t_seq, t) = (
+        r["t_seq_ms"].as_f64().unwrap(),
+        enc["median_ms"].as_f64().unwrap(),
+    );
+    assert!(own > 0.0 && own != t_seq, "{own} {t_seq}");
+    assert!(
+        (enc["speedup"].as_f64().unwrap() - t_seq / t).abs() < 1e-9,
+        "{enc}"
+    );
+    // The first screen marks it and says what its own sequential took.
+    let o = t3(&args, &d);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("† encoded: over T_seq"), "{out}");
+}
+
 #[test]
 fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
     let d = tmp("bad");

@@ -475,9 +475,10 @@ pub struct TuneCmdArgs {
     /// the chunk counts the model ranks best (three).
     #[arg(long)]
     pub exhaustive: bool,
-    /// Timed repetitions per measurement, interleaved with as many of sequential (configurations
-    /// are compared by their median's speedup over sequential's beside it); each mode's three best
-    /// are measured again at the end with three times as many, and the best of those is the choice.
+    /// Timed repetitions per measurement, interleaved with as many of sequential (each median is
+    /// read on warm clocks: scaled by its layout's fastest sequential over the one beside it);
+    /// each mode's three fastest are measured again at the end with three times as many, and the
+    /// fastest of those is the choice.
     #[arg(long, default_value_t = 3, value_parser = reps)]
     pub reps: usize,
     /// Least untimed rounds of each measurement (at least 1); where the GPU stayed busy since the

@@ -159,7 +159,7 @@ pub fn own_sequential_notes(r: &Report) -> Vec<String> {
             let own = m.own_t_seq_ms?;
             let t = m.median_ms?;
             Some(format!(
-                "† {}: over T_seq; at its own configuration sequential took {own:.3} ms ({:.3}x of that)",
+                "† {}: over T_seq; at its own configuration sequential took {own:.3} ms ({:.3}x that; its efficiency is against it)",
                 m.mode,
                 own / t
             ))

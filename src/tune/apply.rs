@@ -154,7 +154,9 @@ pub fn run_plans(
             match found {
                 // Its speedup over T_seq, the one the report shows: over its own configuration's
                 // sequential it would read as a gain where that sequential is the slower.
-                Some(mut r) if g != 0 => {
+                Some(mut r)
+                    if g != 0 && p.mode != ModeKind::Sequential && r.median_ms.is_some() =>
+                {
                     r.own_t_seq_ms = Some(reports[g].t_seq_ms);
                     r.speedup = r.median_ms.map(|t| merged.t_seq_ms / t);
                     r

@@ -1,9 +1,9 @@
 //! The search: per mode, short measurements within a deadline, each read on warm clocks by the
-//! sequential timed beside it; one knob at a time from the best so far (chunk counts as the model ranks them), then
-//! the rest of the grid nearest that best first (or every point of the grid, `exhaustive`); the
-//! three best measured again with more reps, the best of those the choice; a mode still slower than
-//! the sequential beside it falls back. Measured on the GPU through a `Rig` that keeps one system
-//! per layout and lowers it again for every other knob.
+//! sequential timed beside it; one knob at a time from the best so far (chunk counts as the model
+//! ranks them), then the rest of the grid nearest that best first (or every point of the grid,
+//! `exhaustive`); the three best measured again with more reps, the best of those the choice; a
+//! mode still slower than the point's fastest sequential, both read so, falls back. Measured on the
+//! GPU through a `Rig` that keeps one system per layout and lowers it again for every other knob.
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -117,8 +117,8 @@ struct Rig<'a, 'b> {
 impl<'b> Rig<'_, 'b> {
     /// One experiment of `modes` at `config`, measured `how`; a configuration that cannot run is
     /// `Ok(Err(why))`. The first of a point times every baseline (its GEMM and collective alone are
-    /// the model's costs); the rest time sequential beside the mode or the mode alone
-    /// ([`Baselines`]) and check only the mode.
+    /// the model's costs); the rest time sequential beside the mode ([`Baselines::Sequential`])
+    /// and check only the mode.
     fn experiment(
         &mut self,
         config: &Config,
@@ -332,7 +332,7 @@ impl<M: Measure> Point1<'_, M> {
 
     /// `m`'s time on warm clocks ([`on_warm_clocks`]); None where it lacks either figure.
     fn warm_time(&self, m: &Measured) -> Option<f64> {
-        m.speedup()?;
+        m.ratio_beside()?;
         let w = self.warm_ms(&layout(&m.knobs))?;
         Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, w))
     }
@@ -359,7 +359,7 @@ impl<M: Measure> Point1<'_, M> {
     fn best(&self, mode: ModeKind) -> Option<Measured> {
         self.ranked(mode)
             .into_iter()
-            .find(|m| m.speedup().is_some())
+            .find(|m| m.ratio_beside().is_some())
     }
 
     /// The search proper: one knob at a time from the best so far, every axis once per round (chunk
@@ -426,7 +426,7 @@ impl<M: Measure> Point1<'_, M> {
         let top: Vec<Measured> = self
             .ranked(mode)
             .into_iter()
-            .filter(|m| m.speedup().is_some())
+            .filter(|m| m.ratio_beside().is_some())
             .take(CONFIRM)
             .collect();
         for m in &top {
@@ -445,9 +445,8 @@ impl<M: Measure> Point1<'_, M> {
         Ok(confirmed)
     }
 
-    /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation; the
-    /// confirmed fastest on warm clocks, or where none could be confirmed in time
-    /// the fastest measured whose confirmation did not fail. None where nothing ran.
+    /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation, then
+    /// [`Self::pick`]. None where nothing ran.
     fn choose(
         &mut self,
         mode: ModeKind,
@@ -458,39 +457,60 @@ impl<M: Measure> Point1<'_, M> {
         self.search(mode, axes, deadline)?;
         let alternatives = self.ranked(mode);
         let confirmed = self.confirm(mode, deadline)?;
-        let failed = |k: &Knobs| {
-            confirmed
-                .iter()
-                .any(|c| c.knobs == *k && c.median_ms.is_none())
-        };
-        let Some(best) = confirmed
-            .iter()
-            .find(|m| m.speedup().is_some())
-            .or_else(|| {
-                alternatives
-                    .iter()
-                    .find(|m| m.speedup().is_some() && !failed(&m.knobs))
-            })
-            .cloned()
-        else {
-            return Ok(None);
-        };
-        let ranks = self.job.base.ranks;
-        Ok(Some(Choice {
+        let mut c = Choice {
             mode,
-            model_ms: Some(model::predict_ms(mode, fitted, ranks, best.knobs.chunks)),
+            model_ms: None,
             given_ms: self
                 .seen
                 .get(&(mode, Knobs::of(&self.job.base)))
                 .and_then(|m| m.median_ms),
-            median_ms: best.median_ms.unwrap_or(f64::NAN),
-            sequential_ms: best.speedup().and(best.sequential_ms),
-            knobs: best.knobs,
+            median_ms: f64::NAN,
+            sequential_ms: None,
+            knobs: Knobs::of(&self.job.base),
             speedup: f64::NAN,
             fallback: false,
             alternatives,
             confirmed,
-        }))
+        };
+        Ok(self.pick(&mut c, fitted).then_some(c))
+    }
+
+    /// Makes `c` the fastest of its confirmations on warm clocks as read now, or where none could
+    /// be confirmed in time the fastest measured whose confirmation did not fail; false where none
+    /// ran. Again once every mode is measured: a later mode's sequential figures can lower a
+    /// layout's warm time, and the choice must be the fastest on the figures it is judged by.
+    fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {
+        self.sort(&mut c.confirmed);
+        let failed = |k: &Knobs| {
+            c.confirmed
+                .iter()
+                .any(|m| m.knobs == *k && m.median_ms.is_none())
+        };
+        let t = |m: &Measured| self.warm_time(m).unwrap_or(f64::INFINITY);
+        let best = c
+            .confirmed
+            .iter()
+            .find(|m| self.warm_time(m).is_some())
+            .or_else(|| {
+                c.alternatives
+                    .iter()
+                    .filter(|m| self.warm_time(m).is_some() && !failed(&m.knobs))
+                    .min_by(|a, b| t(a).total_cmp(&t(b)))
+            })
+            .cloned();
+        let Some(best) = best else {
+            return false;
+        };
+        c.model_ms = Some(model::predict_ms(
+            c.mode,
+            fitted,
+            self.job.base.ranks,
+            best.knobs.chunks,
+        ));
+        c.median_ms = best.median_ms.unwrap_or(f64::NAN);
+        c.sequential_ms = best.sequential_ms;
+        c.knobs = best.knobs;
+        true
     }
 
     /// Sequential's time at this point: its fastest layout's on warm clocks (read as every mode's
@@ -607,15 +627,17 @@ pub fn tune_point(
         let left = deadline.saturating_duration_since(Instant::now());
         let mode_deadline = Instant::now() + left / (n_modes - i as u32);
         if let Some(c) = p.choose(mode, &fitted, &axes, mode_deadline)? {
-            choices.push(c);
+            choices.push((c, fitted));
         }
     }
-    choices.sort_by_key(|c| job.modes.iter().position(|&m| m == c.mode));
+    choices.sort_by_key(|(c, _)| job.modes.iter().position(|&m| m == c.mode));
     let sequential_ms = p.sequential_ms();
-    for c in &mut choices {
+    for (c, fitted) in &mut choices {
+        p.pick(c, fitted);
         let warm = p.warm_ms(&layout(&c.knobs));
         judge(c, sequential_ms, warm);
     }
+    let choices = choices.into_iter().map(|(c, _)| c).collect();
     Ok(Point {
         workload: job.workload.clone(),
         key: Key::of(&job.base, d.gpus.len()),

@@ -65,9 +65,10 @@ pub struct Measured {
 
 impl Measured {
     /// Sequential's time beside it over its own, where both were measured: a ratio of two figures
-    /// measured together, which the GPU's clocks (they drift by tens of percent between
-    /// measurements as the GPU idles and wakes) move alike.
-    pub fn speedup(&self) -> Option<f64> {
+    /// timed together, which the GPU's clocks (they drift by tens of percent between measurements
+    /// as the GPU idles and wakes) move alike. Not a speedup to rank by: sequential's own time
+    /// depends on the knobs (the search reads each figure on warm clocks instead).
+    pub fn ratio_beside(&self) -> Option<f64> {
         let (t, s) = (self.median_ms?, self.sequential_ms?);
         Some(s / t).filter(|r| r.is_finite() && *r > 0.0)
     }
@@ -96,8 +97,8 @@ pub struct Choice {
     pub given_ms: Option<f64>,
     /// Every configuration measured, the choice included, the fastest on warm clocks first.
     pub alternatives: Vec<Measured>,
-    /// The fastest alternatives measured again with more reps; the choice is the fastest of these
-    /// (empty in tables from before the confirmation: the choice is then the fastest alternative).
+    /// The fastest alternatives measured again with more reps, the fastest on warm clocks first; the
+    /// choice is the first (empty in tables from before the confirmation: the choice is then the fastest alternative).
     #[serde(default)]
     pub confirmed: Vec<Measured>,
 }
