@@ -105,7 +105,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         return;
     };
     assert_eq!(t["format"], "t3-tune");
-    assert_eq!(t["version"], 2);
+    assert_eq!(t["version"], 3);
     assert!(t["adapter"].as_str().is_some_and(|a| !a.is_empty()));
     assert!(t["date"].as_str().is_some_and(|a| a.ends_with('Z')));
     let p = &t["points"][0];
@@ -370,10 +370,17 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
     std::fs::write(d.join("old.json"), old.to_string()).unwrap();
     assert!(stderr(&with("old.json")).contains("by t3 0.0.1"));
     // A figure no run could have measured.
-    let mut neg = t.clone();
-    neg["points"][0]["modes"][0]["median_ms"] = (-1.0).into();
-    std::fs::write(d.join("neg.json"), neg.to_string()).unwrap();
-    assert!(stderr(&with("neg.json")).contains("positive finite times"));
+    for (field, value) in [
+        ("median_ms", -1.0),
+        ("speedup", 0.0),
+        ("sequential_ms", -2.0),
+    ] {
+        let mut neg = t.clone();
+        neg["points"][0]["modes"][0][field] = value.into();
+        std::fs::write(d.join("neg.json"), neg.to_string()).unwrap();
+        let e = stderr(&with("neg.json"));
+        assert!(e.contains("positive finite times"), "{field}: {e}");
+    }
     // Foreign: tuned on another adapter.
     let mut foreign = t.clone();
     foreign["adapter"] = "Other GPU (Metal, 1.0)".into();

@@ -12,8 +12,9 @@ use super::knobs::Knobs;
 /// The format's name, in every table's `format`.
 pub const FORMAT: &str = "t3-tune";
 
-/// The format's version: a table of another is stale.
-pub const VERSION: u32 = 2;
+/// The format's version: a table of another is stale (3: speedups and fallbacks of figures read on
+/// warm clocks; 2's were raw times, against a sequential timed on other clocks).
+pub const VERSION: u32 = 3;
 
 /// The tool version a table is written by: a table of another is stale (its kernels may differ).
 pub const TOOL: &str = env!("CARGO_PKG_VERSION");
@@ -204,11 +205,16 @@ impl Table {
             if !(p.sequential_ms.is_finite() && p.sequential_ms > 0.0) {
                 return Err(bad(format!("sequential {} ms", p.sequential_ms)));
             }
+            let positive = |t: f64| t.is_finite() && t > 0.0;
             for c in &p.modes {
-                if !(c.median_ms.is_finite() && c.median_ms > 0.0) || c.knobs.chunks == 0 {
+                if !positive(c.median_ms)
+                    || !positive(c.speedup)
+                    || !c.sequential_ms.is_none_or(positive)
+                    || c.knobs.chunks == 0
+                {
                     return Err(bad(format!(
-                        "{} at {} ms, {} chunks",
-                        c.mode, c.median_ms, c.knobs.chunks
+                        "{} at {} ms ({}x, sequential beside it {:?} ms), {} chunks",
+                        c.mode, c.median_ms, c.speedup, c.sequential_ms, c.knobs.chunks
                     )));
                 }
                 super::knobs::parse_reduce(&c.knobs.reduce)?;
