@@ -221,12 +221,9 @@ impl Checks {
             &f.seq,
             false,
         ));
-        let spread = |what: &str, subject: Option<&str>, beside: &str, s: &Spread| {
-            self.spread(what, subject, beside, s)
-        };
-        out.push(spread("T_gemm", None, "T_gemm", &f.gemm));
-        out.push(spread("T_comm", None, "T_comm", &f.comm));
-        out.push(spread("T_seq", None, "T_seq", &f.seq));
+        out.push(self.spread("T_gemm", None, "T_gemm", &f.gemm));
+        out.push(self.spread("T_comm", None, "T_comm", &f.comm));
+        out.push(self.spread("T_seq", None, "T_seq", &f.seq));
         // Room to overlap: T_seq - ideal beyond noise (for every mode), or a mode's own.
         // Nothing to move (one rank: every rep of T_comm is 0) is no room whatever the noise.
         let room = |name: String,
@@ -260,13 +257,13 @@ impl Checks {
             &f.comm,
         ));
         for (what, s) in f.others {
-            out.push(spread(what, Some(what), what, s));
+            out.push(self.spread(what, Some(what), what, s));
         }
         // A mode's own GEMM and transfers: their spreads and its room concern that mode only.
         for (mode, o) in f.own {
             for (part, s) in [("gemm", &o.gemm), ("comm", &o.comm)] {
                 let figure = format!("{mode}_{part}");
-                out.push(spread(&format!("T_{figure}"), Some(mode), &figure, s));
+                out.push(self.spread(&format!("T_{figure}"), Some(mode), &figure, s));
             }
             let b = f.bounds(mode);
             out.push(room(
@@ -287,7 +284,7 @@ impl Checks {
                 s,
                 true,
             ));
-            out.push(spread(&format!("T_{mode}"), Some(mode), mode, s));
+            out.push(self.spread(&format!("T_{mode}"), Some(mode), mode, s));
         }
         out
     }

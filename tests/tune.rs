@@ -59,6 +59,31 @@ fn tune(dir: &Path, modes: &str) -> Option<(String, Value)> {
     Some((name, table))
 }
 
+/// `t3 run` on SHAPE at 2 ranks for `modes`, and `extra`.
+fn run_modes(dir: &Path, modes: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "--shape", SHAPE, "--ranks", "2", "--mode", modes];
+    args.extend(FAST);
+    args.extend(extra);
+    t3(&args, dir)
+}
+
+/// [`run_modes`]'s report, `--json -`.
+fn run_json(dir: &Path, modes: &str) -> Value {
+    let o = run_modes(dir, modes, &["--json", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// `mode`'s row of the report `r`.
+fn row<'r>(r: &'r Value, mode: &str) -> &'r Value {
+    r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mode"] == mode)
+        .unwrap_or_else(|| panic!("a row for {mode}"))
+}
+
 fn run_csv(dir: &Path, extra: &[&str]) -> Vec<csv::StringRecord> {
     csv_of(dir, "run", extra)
 }
@@ -244,9 +269,7 @@ fn a_mode_that_loses_falls_back_and_says_so() {
     assert_eq!(&host[1], "none", "a fallback runs no trigger");
     assert_eq!(host[2], seq[2], "its time is sequential's");
     // The report's first screen says it too.
-    let mut args = vec!["run", "--shape", SHAPE, "--ranks", "2", "--mode", "host"];
-    args.extend(FAST);
-    let o = t3(&args, &d);
+    let o = run_modes(&d, "host", &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("fell back to sequential"), "{out}");
     assert!(out.contains("[table]"), "{out}");
@@ -255,18 +278,8 @@ fn a_mode_that_loses_falls_back_and_says_so() {
     assert_eq!(&rows[0][1], "tracked");
     assert!(rows[0][6].starts_with("shown as run"), "{:?}", rows[0]);
     // JSON says it as well.
-    let mut args = vec![
-        "run", "--shape", SHAPE, "--ranks", "2", "--mode", "host", "--json", "-",
-    ];
-    args.extend(FAST);
-    let o = t3(&args, &d);
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let host = r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["mode"] == "host")
-        .unwrap();
+    let r = run_json(&d, "host");
+    let host = row(&r, "host");
     assert!(host["fallback"].as_str().unwrap().starts_with("fell back"));
     assert_eq!(host["config_source"], "table");
 }
@@ -285,31 +298,8 @@ fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
         c["fallback"] = false.into();
         c["knobs"]["chunks"] = 3.into();
     });
-    let mut args = vec![
-        "run",
-        "--shape",
-        SHAPE,
-        "--ranks",
-        "2",
-        "--mode",
-        "sequential,encoded",
-    ];
-    args.extend(FAST);
-    let mut json = args.clone();
-    json.extend(["--json", "-"]);
-    let o = t3(&json, &d);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let row = |mode: &str| {
-        r["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["mode"] == mode)
-            .unwrap()
-            .clone()
-    };
-    let (seq, enc) = (row("sequential"), row("encoded"));
+    let r = run_json(&d, "sequential,encoded");
+    let (seq, enc) = (row(&r, "sequential"), row(&r, "encoded"));
     assert!(seq.get("own_t_seq_ms").is_none(), "{seq}");
     let own = enc["own_t_seq_ms"].as_f64().expect("its own sequential");
     let (t_seq, t) = (
@@ -322,7 +312,7 @@ fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
         "{enc}"
     );
     // The first screen marks it and says what its own sequential took.
-    let o = t3(&args, &d);
+    let o = run_modes(&d, "sequential,encoded", &[]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("† encoded: over T_seq"), "{out}");
 }

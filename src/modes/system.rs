@@ -251,7 +251,11 @@ impl<'a> System<'a> {
             (part.lowered, part.exec) =
                 shared.lower(part.device, part.gpu, part.kernels, &part.ranks, target)?;
         }
-        self.lanes = lanes(&config, self.links.len())?;
+        // The copy lanes' threads outlive a relowering unless their count changes.
+        let n = self.links.len();
+        if copy_threads(&config, n) != copy_threads(&self.config, n) {
+            self.lanes = lanes(&config, n)?;
+        }
         self.config = config;
         Ok(())
     }
@@ -482,13 +486,18 @@ fn passes(plan: &Plan) -> u32 {
     (plan.ops.len() + plan.levels + 8) as u32
 }
 
-/// The host's copy lanes for `links` links under `config`'s host loop.
-fn lanes(config: &Config, links: usize) -> Result<Vec<CopyLane>> {
-    let threads = if links == 0 {
+/// Threads per copy lane for `links` links under `config`'s host loop.
+fn copy_threads(config: &Config, links: usize) -> usize {
+    if links == 0 {
         1
     } else {
         config.host.copy_threads(links)
-    };
+    }
+}
+
+/// The host's copy lanes for `links` links under `config`'s host loop.
+fn lanes(config: &Config, links: usize) -> Result<Vec<CopyLane>> {
+    let threads = copy_threads(config, links);
     (0..links).map(|_| CopyLane::new(threads)).collect()
 }
 

@@ -418,9 +418,9 @@ impl<M: Measure> Point1<'_, M> {
     }
 
     /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, each with sequential
-    /// beside it, a settling warm-up and [`CONFIRM_REPS`] times the reps, the fastest on warm clocks
-    /// first, as the deadline allows (the first whatever it says; the search left room for all of them). A
-    /// confirmation that failed is kept, without a time, sorted last.
+    /// beside it, a settling warm-up and [`CONFIRM_REPS`] times the reps, as the deadline allows
+    /// (the first whatever it says; the search left room for all of them). A confirmation that
+    /// failed is kept, without a time; [`Self::pick`] orders them.
     fn confirm(&mut self, mode: ModeKind, deadline: Instant) -> Result<Vec<Measured>> {
         let mut confirmed: Vec<Measured> = Vec::new();
         let top: Vec<Measured> = self
@@ -441,7 +441,6 @@ impl<M: Measure> Point1<'_, M> {
             };
             confirmed.push(self.run(mode, &m.knobs, how)?);
         }
-        self.sort(&mut confirmed);
         Ok(confirmed)
     }
 
@@ -475,8 +474,8 @@ impl<M: Measure> Point1<'_, M> {
         Ok(self.pick(&mut c, fitted).then_some(c))
     }
 
-    /// Makes `c` the fastest of its confirmations on warm clocks as read now, or where none could
-    /// be confirmed in time the fastest measured whose confirmation did not fail; false where none
+    /// Sorts `c`'s confirmations by time on warm clocks as read now (failures last) and makes `c`
+    /// the first, or where none could be confirmed in time the fastest measured whose confirmation did not fail; false where none
     /// ran. Again once every mode is measured: a later mode's sequential figures can lower a
     /// layout's warm time, and the choice must be the fastest on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {

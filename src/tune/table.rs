@@ -99,7 +99,8 @@ pub struct Choice {
     /// Every configuration measured, the choice included, the fastest on warm clocks first.
     pub alternatives: Vec<Measured>,
     /// The fastest alternatives measured again with more reps, the fastest on warm clocks first; the
-    /// choice is the first (empty in tables from before the confirmation: the choice is then the fastest alternative).
+    /// choice is the first (empty where none could be confirmed in time: the choice is then the
+    /// fastest alternative).
     #[serde(default)]
     pub confirmed: Vec<Measured>,
 }
@@ -202,10 +203,10 @@ impl Table {
                     "positive finite times and at least 1 chunk (run `t3 tune` again)",
                 )
             };
-            if !(p.sequential_ms.is_finite() && p.sequential_ms > 0.0) {
+            let positive = |t: f64| t.is_finite() && t > 0.0;
+            if !positive(p.sequential_ms) {
                 return Err(bad(format!("sequential {} ms", p.sequential_ms)));
             }
-            let positive = |t: f64| t.is_finite() && t > 0.0;
             for c in &p.modes {
                 if !positive(c.median_ms)
                     || !positive(c.speedup)
