@@ -16,19 +16,20 @@ mod compose;
 mod compositions;
 
 /// Structs the host mirrors (src/reflect.rs tests each against its Rust twin).
-const SHARED_STRUCTS: [&str; 6] = [
+const SHARED_STRUCTS: [&str; 7] = [
     "GemmParams",
     "Job",
     "StepParams",
     "Forward",
     "ForwardHeader",
     "GatherParams",
+    "PolledParams",
 ];
 
 /// `const NAME: u32`s the host mirrors, reflected from every kernel that declares them
-/// (src/reflect.rs tests each against its Rust twin): workgroup widths and fused mode's counter
-/// layout (shaders/fused/epilogue.wgsl).
-const SHARED_CONSTANTS: [&str; 9] = [
+/// (src/reflect.rs tests each against its Rust twin): workgroup widths, the polled link's flag
+/// layout (shaders/polled.wgsl) and fused mode's counter layout (shaders/fused/epilogue.wgsl).
+const SHARED_CONSTANTS: [&str; 12] = [
     "INVOCATIONS",
     "CLAIMS_NC",
     "DONE_NC",
@@ -38,6 +39,9 @@ const SHARED_CONSTANTS: [&str; 9] = [
     "LIVE_PAST_TAIL",
     "PAUSE_SLOTS",
     "PAUSE_STRIDE",
+    "FLAG_STRIDE",
+    "CONSUMED_AT",
+    "RESULT_WORDS",
 ];
 
 fn validate(name: &str, src: &str) -> Result<naga::Module, String> {

@@ -65,6 +65,12 @@ pub const KERNELS: &[Kernel] = &[
         operands: &[],
         variants: &[("", &["word"])],
     },
+    // The polled link's kernel (src/hostlink/polled.rs): its results are words.
+    Kernel {
+        file: "polled.wgsl",
+        operands: &[],
+        variants: &[("", &["word"])],
+    },
     // Fused mode's spare workgroups as a pipeline of their own, beside the fused GEMM's dispatch
     // (core/src/lower/fused.rs, `SpareDispatch`): its epilogue and put, no operands.
     Kernel {

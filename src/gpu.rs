@@ -18,6 +18,7 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SUBGROUP)
     .union(wgpu::Features::SHADER_FLOAT32_ATOMIC)
     .union(wgpu::Features::MEMORY_DECORATION_COHERENT)
+    .union(wgpu::Features::MEMORY_DECORATION_VOLATILE)
     .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
     // SPIR-V straight to the driver: the coopmat2 GEMM (src/coopmat2.rs), which no WGSL can express.
     .union(wgpu::Features::PASSTHROUGH_SHADERS);

@@ -30,6 +30,7 @@ use crate::gpu::Gpu;
 
 pub mod calibration;
 mod copy;
+pub mod polled;
 pub mod shared;
 
 pub use copy::{CopyLane, CopyPool, LaneDone, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
@@ -550,7 +551,8 @@ fn zero_copy_slots(
             // submission that wrote it completed, and the sender write it again only after the
             // receiver's submission that read it completed (`Crossing::after`); calibration and tests
             // wait for each submission before the other device's.
-            let mut views = unsafe { shared::import(&[&s.device, &r.device], &label, capacity) }?;
+            let mut views =
+                unsafe { shared::import(&[&s.device, &r.device], &label, capacity) }?.views;
             let inbox = views.pop()?;
             let outbox = views.pop()?;
             Some(Slot {

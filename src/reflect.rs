@@ -69,14 +69,15 @@ mod tests {
     fn every_kernel_binds_its_buffers_in_its_groups_roles() {
         use crate::lower::Group;
         for i in INTERFACES {
-            let group = match (i.kernel, i.epilogue) {
-                ("gather.wgsl", _) => Group::Gather,
-                ("step.wgsl", _) => Group::Step,
-                (_, "track") => Group::Gemm,
-                (_, "fused" | "watched") => Group::Fused,
+            let roles = match (i.kernel, i.epilogue) {
+                ("gather.wgsl", _) => Group::Gather.roles(),
+                ("step.wgsl", _) => Group::Step.roles(),
+                ("polled.wgsl", _) => &crate::hostlink::polled::ROLES[..],
+                (_, "track") => Group::Gemm.roles(),
+                (_, "fused" | "watched") => Group::Fused.roles(),
                 other => panic!("{other:?}: a composition of no bind group"),
             };
-            assert_eq!(i.roles, group.roles(), "{} + {}", i.kernel, i.epilogue);
+            assert_eq!(i.roles, roles, "{} + {}", i.kernel, i.epilogue);
             assert_eq!(i.roles.len(), i.bindings.len());
         }
     }
@@ -165,6 +166,11 @@ mod tests {
             ]
         );
         same_layout!(crate::gather::GatherParams, "GatherParams", [count, at]);
+        same_layout!(
+            crate::hostlink::polled::PolledParams,
+            "PolledParams",
+            [lanes, slots, slices, words, role, spins, tag]
+        );
     }
 
     /// The host's spare width is the shader's.

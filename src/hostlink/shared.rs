@@ -51,6 +51,31 @@ impl Drop for HostMemory {
     }
 }
 
+/// One host allocation and its imports: a wgpu buffer per device over the same bytes.
+pub struct Shared {
+    /// One buffer per device, in the order the devices were given.
+    pub views: Vec<wgpu::Buffer>,
+    memory: std::sync::Arc<HostMemory>,
+}
+
+impl Shared {
+    /// The allocation's first byte, for a host thread that is one end of a link (src/hostlink/polled.rs).
+    /// What it reads or writes there is ordered against the devices by that link's own flags.
+    pub fn host(&self) -> *mut u8 {
+        self.memory.ptr.as_ptr()
+    }
+
+    /// The allocation's size, bytes (the size asked, rounded up to its alignment).
+    pub fn len(&self) -> usize {
+        self.memory.layout.size()
+    }
+
+    /// Never: an allocation of zero bytes is not made.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// `size` bytes of host memory as one wgpu buffer on each of `devices` (usage storage and copies), or
 /// None where any device cannot import it. The buffers' contents start as zeros.
 ///
@@ -58,23 +83,20 @@ impl Drop for HostMemory {
 /// wgpu does not order one device's accesses against another's: the caller lets a device read what
 /// another wrote only after the writer's submission completed, and write what another reads only
 /// after the reader's submission completed.
-pub unsafe fn import(
-    devices: &[&wgpu::Device],
-    label: &str,
-    size: u64,
-) -> Option<Vec<wgpu::Buffer>> {
+pub unsafe fn import(devices: &[&wgpu::Device], label: &str, size: u64) -> Option<Shared> {
     #[cfg(wgpu_vulkan)]
     {
         if size == 0 || devices.iter().any(|d| !can_import(d)) {
             return None;
         }
         let memory = std::sync::Arc::new(HostMemory::new(size)?);
-        devices
+        let views = devices
             .iter()
             .enumerate()
             // SAFETY: the caller's contract, passed on.
             .map(|(i, d)| unsafe { import_one(d, &memory, &format!("{label} (device view {i})")) })
-            .collect()
+            .collect::<Option<_>>()?;
+        Some(Shared { views, memory })
     }
     #[cfg(not(wgpu_vulkan))]
     {
@@ -91,20 +113,125 @@ unsafe fn import_one(
     label: &str,
 ) -> Option<wgpu::Buffer> {
     use ash::vk;
+    let size = memory.layout.size() as u64;
+    let host = memory.ptr.as_ptr() as *mut std::ffi::c_void;
+    let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
+    let held = memory.clone();
+    // SAFETY: the import binds `memory`, which outlives it (the raw buffer's drop holds it).
+    unsafe {
+        raw_buffer(
+            device,
+            label,
+            size,
+            Some(handle),
+            move |raw, instance, kinds| {
+                let ext = ash::ext::external_memory_host::Device::new(instance, raw);
+                let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
+                (ext.fp().get_memory_host_pointer_properties_ext)(
+                    raw.handle(),
+                    handle,
+                    host,
+                    &mut host_props,
+                )
+                .result()
+                .ok()?;
+                // Host-coherent first: the receiver must see what the sender wrote without a flush.
+                let kind = kinds(
+                    host_props.memory_type_bits,
+                    vk::MemoryPropertyFlags::HOST_COHERENT,
+                )?;
+                let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
+                    .handle_type(handle)
+                    .host_pointer(host);
+                let alloc = vk::MemoryAllocateInfo::default()
+                    .allocation_size(size)
+                    .memory_type_index(kind)
+                    .push_next(&mut import);
+                let dm = raw.allocate_memory(&alloc, None).ok()?;
+                Some((dm, Box::new(held) as Box<dyn Send + Sync>))
+            },
+        )
+    }
+}
+
+/// `size` bytes of `device`'s own memory that the host maps too (DEVICE_LOCAL and HOST_VISIBLE: the
+/// device's BAR): one wgpu buffer, and the host's pointer to the same bytes, mapped while the
+/// buffer lives. None where the device has no such memory.
+///
+/// # Safety
+/// wgpu does not order the host's accesses through the pointer against the device's: the caller
+/// does, and does not use the pointer once the buffer is dropped.
+pub unsafe fn device_mapped(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+) -> Option<(wgpu::Buffer, *mut u8)> {
+    #[cfg(wgpu_vulkan)]
+    {
+        use ash::vk;
+        let ptr = std::cell::Cell::new(std::ptr::null_mut::<u8>());
+        // SAFETY: the memory is the buffer's alone, mapped once and freed with it.
+        let buffer = unsafe {
+            raw_buffer(device, label, size, None, |raw, _, kinds| {
+                let want =
+                    vk::MemoryPropertyFlags::DEVICE_LOCAL | vk::MemoryPropertyFlags::HOST_VISIBLE;
+                let kind = kinds(u32::MAX, want | vk::MemoryPropertyFlags::HOST_COHERENT)?;
+                let alloc = vk::MemoryAllocateInfo::default()
+                    .allocation_size(size)
+                    .memory_type_index(kind);
+                let dm = raw.allocate_memory(&alloc, None).ok()?;
+                match raw.map_memory(dm, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) {
+                    Ok(p) => ptr.set(p as *mut u8),
+                    Err(_) => {
+                        raw.free_memory(dm, None);
+                        return None;
+                    }
+                }
+                Some((dm, Box::new(()) as Box<dyn Send + Sync>))
+            })
+        }?;
+        Some((buffer, ptr.get()))
+    }
+    #[cfg(not(wgpu_vulkan))]
+    {
+        let _ = (device, label, size);
+        None
+    }
+}
+
+/// A storage buffer of `size` bytes on `device` over memory that `allocate` makes (given the raw
+/// device, the instance, and a chooser of memory types: the first of the allowed bits whose flags
+/// contain `want`, else any allowed one that has `want`'s required part), wrapped as a wgpu buffer;
+/// `external` marks the buffer for that handle type. What `allocate` returns besides the memory is
+/// kept until the buffer is destroyed.
+#[cfg(wgpu_vulkan)]
+#[allow(clippy::type_complexity)]
+unsafe fn raw_buffer(
+    device: &wgpu::Device,
+    label: &str,
+    size: u64,
+    external: Option<ash::vk::ExternalMemoryHandleTypeFlags>,
+    allocate: impl FnOnce(
+        &ash::Device,
+        &ash::Instance,
+        &dyn Fn(u32, ash::vk::MemoryPropertyFlags) -> Option<u32>,
+    ) -> Option<(ash::vk::DeviceMemory, Box<dyn Send + Sync>)>,
+) -> Option<wgpu::Buffer> {
+    use ash::vk;
     use wgpu::hal::api::Vulkan;
     use wgpu::hal::vulkan as hv;
 
-    /// The import and its buffer, destroyed when wgpu drops the buffer; then the host memory may go.
-    struct Import {
+    /// The buffer and its memory, destroyed when wgpu drops the buffer; then what was kept may go.
+    struct Raw {
         device: ash::Device,
         buffer: vk::Buffer,
         memory: vk::DeviceMemory,
-        _host: std::sync::Arc<HostMemory>,
+        _kept: Box<dyn Send + Sync>,
     }
-    impl Drop for Import {
+    impl Drop for Raw {
         fn drop(&mut self) {
             // SAFETY: wgpu is done with the buffer (this runs from its drop callback) and the memory is
-            // bound to it alone.
+            // bound to it alone (freeing mapped memory unmaps it).
             unsafe {
                 self.device.destroy_buffer(self.buffer, None);
                 self.device.free_memory(self.memory, None);
@@ -112,12 +239,8 @@ unsafe fn import_one(
         }
     }
 
-    let size = memory.layout.size() as u64;
-    let host = memory.ptr.as_ptr() as *mut std::ffi::c_void;
-    let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
     // SAFETY: the raw handles create, bind and destroy only objects this function owns; the buffer is
-    // made with the usage and size wgpu is told, bound at offset 0 to an import of `memory`, which
-    // outlives it (the drop callback holds it).
+    // made with the usage and size wgpu is told, bound at offset 0 to memory of at least its size.
     unsafe {
         let (raw, instance, phd) = {
             let hal = device.as_hal::<Vulkan>()?;
@@ -127,64 +250,47 @@ unsafe fn import_one(
                 hal.raw_physical_device(),
             )
         };
-        let ext = ash::ext::external_memory_host::Device::new(&instance, &raw);
-        let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
-        (ext.fp().get_memory_host_pointer_properties_ext)(
-            raw.handle(),
-            handle,
-            host,
-            &mut host_props,
-        )
-        .result()
-        .ok()?;
-        let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(handle);
-        let info = vk::BufferCreateInfo::default()
+        let mut ext = vk::ExternalMemoryBufferCreateInfo::default();
+        let mut info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(
                 vk::BufferUsageFlags::STORAGE_BUFFER
                     | vk::BufferUsageFlags::TRANSFER_SRC
                     | vk::BufferUsageFlags::TRANSFER_DST,
             )
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .push_next(&mut external);
+            .sharing_mode(vk::SharingMode::EXCLUSIVE);
+        if let Some(h) = external {
+            ext = ext.handle_types(h);
+            info = info.push_next(&mut ext);
+        }
         let buffer = raw.create_buffer(&info, None).ok()?;
         let req = raw.get_buffer_memory_requirements(buffer);
         let props = instance.get_physical_device_memory_properties(phd);
-        let bits = req.memory_type_bits & host_props.memory_type_bits;
-        // Host-coherent first: the receiver must see what the sender wrote without a flush.
-        let coherent = vk::MemoryPropertyFlags::HOST_COHERENT;
-        let kind = (0..props.memory_type_count)
-            .filter(|&i| bits & (1 << i) != 0)
-            .max_by_key(|&i| {
-                props.memory_types[i as usize]
-                    .property_flags
-                    .contains(coherent)
-            });
-        let Some(kind) = kind.filter(|_| req.size <= size) else {
+        let kinds = |allowed: u32, want: vk::MemoryPropertyFlags| {
+            let ok = |i: &u32| allowed & req.memory_type_bits & (1 << i) != 0;
+            let flags = |i: u32| props.memory_types[i as usize].property_flags;
+            let must = want & !vk::MemoryPropertyFlags::HOST_COHERENT;
+            (0..props.memory_type_count)
+                .filter(ok)
+                .filter(|&i| flags(i).contains(must))
+                .max_by_key(|&i| flags(i).contains(want))
+        };
+        let made = if req.size <= size {
+            allocate(&raw, &instance, &kinds)
+        } else {
+            None
+        };
+        let Some((memory, kept)) = made else {
             raw.destroy_buffer(buffer, None);
             return None;
         };
-        let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
-            .handle_type(handle)
-            .host_pointer(host);
-        let alloc = vk::MemoryAllocateInfo::default()
-            .allocation_size(size)
-            .memory_type_index(kind)
-            .push_next(&mut import);
-        let dm = match raw.allocate_memory(&alloc, None) {
-            Ok(m) => m,
-            Err(_) => {
-                raw.destroy_buffer(buffer, None);
-                return None;
-            }
-        };
-        let held = Import {
+        let held = Raw {
             device: raw.clone(),
             buffer,
-            memory: dm,
-            _host: memory.clone(),
+            memory,
+            _kept: kept,
         };
-        if raw.bind_buffer_memory(buffer, dm, 0).is_err() {
+        if raw.bind_buffer_memory(buffer, memory, 0).is_err() {
             return None;
         }
         let hal_buffer =

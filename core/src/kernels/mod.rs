@@ -4,6 +4,7 @@
 
 pub mod gather;
 pub mod gemm;
+pub mod polled;
 mod put;
 pub mod step;
 

@@ -1,0 +1,124 @@
+//! The polled link (src/hostlink/polled.rs): a sender's kernel writes slices into a ring of slots and
+//! bumps a flag, a receiver's kernel polls it and checks every word; on lavapipe, a loopback on one
+//! device (both ends in one dispatch) through its own memory and through imported host memory, with
+//! slots reused and slices that are not a multiple of the workgroup. Refusals name what is wrong.
+//! The host and relayed ends are measured by `bench-polled` on GPUs (BENCHMARKS.md): on lavapipe
+//! every loop of a shader ends after 65,535 turns, shorter than a host thread may take to answer.
+
+use std::time::Duration;
+
+use t3_wgpu::hostlink::polled::{End, FlagLoad, Memory, Polled, Ring};
+use t3_wgpu::Error;
+
+mod common;
+
+fn ring() -> Ring {
+    Ring {
+        lanes: 2,
+        slots: 2,
+        slices: 5,
+        words: 300,
+        spins: 60_000,
+    }
+}
+
+/// Every word of every slice arrives as sent, through device and host memory, with every flag load,
+/// three lanes each with a slot per slice. (Slots reused need the two ends running side by side,
+/// which lavapipe does not promise: it may run a dispatch's workgroups one after another. On GPUs
+/// `bench-polled` reuses them.)
+#[test]
+fn a_loopback_delivers_every_slice_checked() {
+    let Some(gpu) = common::gpu() else { return };
+    let gpus = std::slice::from_ref(gpu);
+    let ring = Ring {
+        lanes: 3,
+        slots: 5,
+        ..ring()
+    };
+    let links = [(End::Device(0), End::Device(0))];
+    for memory in [Memory::Device, Memory::Host] {
+        for load in FlagLoad::ALL {
+            let polled = match Polled::new(gpus, &links, ring, memory, load) {
+                Ok(p) => p,
+                Err(e @ (Error::Invalid { .. } | Error::MissingFeature { .. }))
+                    if memory == Memory::Host || load == FlagLoad::Volatile =>
+                {
+                    eprintln!("SKIPPED {memory:?} {load:?}: {e}");
+                    continue;
+                }
+                Err(e) => panic!("{e}"),
+            };
+            for tag in [1, 2] {
+                let o = &polled.run(tag, Duration::from_secs(20)).unwrap()[0];
+                let what = format!("{memory:?} {load:?} run {tag}: {o:?}");
+                assert_eq!(o.mismatches, 0, "{what}");
+                assert_eq!(o.timeouts, 0, "{what}");
+                assert_eq!(o.slices, 3 * 5, "{what}");
+                assert!(o.ok(&ring) && o.bytes == 3 * 5 * 300 * 4, "{what}");
+            }
+        }
+    }
+}
+
+/// A receiver whose sender never publishes gives up after its spins: a timeout, no slice, no hang.
+#[test]
+fn a_receiver_without_its_sender_times_out() {
+    let Some(gpu) = common::gpu() else { return };
+    let gpus = std::slice::from_ref(gpu);
+    // The host is the sender, and it never acts (`run_without_host`): its flags never move.
+    let ring = Ring {
+        spins: 1 << 12,
+        ..ring()
+    };
+    let links = [(End::Host, End::Device(0))];
+    let Ok(polled) = Polled::new(gpus, &links, ring, Memory::Host, FlagLoad::Atomic) else {
+        eprintln!("SKIPPED: no host memory import");
+        return;
+    };
+    let o = &polled.run_without_host(7, Duration::from_secs(20)).unwrap()[0];
+    assert_eq!(o.slices, 0, "{o:?}");
+    assert_eq!(o.timeouts, ring.lanes, "{o:?}");
+    assert!(!o.ok(&ring));
+}
+
+#[test]
+fn bad_links_are_refused_naming_why() {
+    let Some(gpu) = common::gpu() else { return };
+    let gpus = std::slice::from_ref(gpu);
+    let d = End::Device;
+    type Case<'a> = (&'a [(End, End)], Ring, Memory, &'a str);
+    let cases: [Case; 5] = [
+        (
+            &[(End::Host, End::Host)],
+            ring(),
+            Memory::Host,
+            "a device at one end",
+        ),
+        (
+            &[(d(0), End::Host)],
+            ring(),
+            Memory::Device,
+            "host memory where the ends differ",
+        ),
+        (&[(d(1), d(1))], ring(), Memory::Device, "one of 1 devices"),
+        (
+            &[(d(0), d(0)), (d(0), d(0))],
+            ring(),
+            Memory::Device,
+            "at most one out and one in",
+        ),
+        (
+            &[(d(0), d(0))],
+            Ring { lanes: 0, ..ring() },
+            Memory::Device,
+            "at least 1",
+        ),
+    ];
+    for (links, ring, memory, says) in cases {
+        match Polled::new(gpus, links, ring, memory, FlagLoad::Atomic) {
+            Err(e @ Error::Invalid { .. }) => assert!(e.to_string().contains(says), "{e}"),
+            Err(e) => panic!("{links:?}: {e}"),
+            Ok(_) => panic!("{links:?} {memory:?} accepted"),
+        }
+    }
+}
