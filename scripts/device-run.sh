@@ -3,7 +3,7 @@
 #   there, with t3 (and the bench-* executables) on the PATH and the Vulkan loader installed:
 #   bash scripts/device-run.sh PART
 #   (PART: ceilings, overlap, scaling, forward, arbitration, f16, chunks, lead, flake, hostlink, run7, grid, coopvar,
-#    hostloop, hostloop2, hostwait, hostdepth, twogpu, fused, fused1, passes)
+#    hostloop, hostloop2, hostwait, hostdepth, twogpu, fused, fused1, passes, polled)
 # The hostlink part runs on two GPUs (kind nvidia-h200-x2) and ships its test binary as .gpu/bin/test-hostlink.
 # The f16 part also runs the test binaries' f16 cases on the device (the cooperative-matrix kernel
 # cannot run on lavapipe): ship them with `cp $(test executable) .gpu/bin/test-gemm` (and
@@ -122,6 +122,14 @@ hostlink)
   bench-hostlink --devices all --mib 1,4,16,64,256 --threads 1,2,4,8,16,24 --reps 7 --json "$out/bench.jsonl" --table "$out/hostlink.json" > "$out/hostlink.txt" 2>&1 || exit 1
   bench-hostlink --devices all --path staged --mib 16,64,256 --threads 4,16 --reps 5 > "$out/hostlink-staged.txt" 2>&1
   bench-hostlink --devices 2 --mib 16,64,256 --threads 4,16 --reps 5 > "$out/hostlink-one-gpu.txt" 2>&1
+  ;;
+polled)
+  # Issue 38's lead, the polled link (bench-polled, BENCHES=1): what a running kernel sees of another
+  # agent's writes, every scenario the devices allow with each flag load, then the links between
+  # devices with a slot per slice (no slot reused within a kernel; BENCHMARKS.md "The polled link").
+  t3 info > "$out/info.txt" 2>&1
+  bench-polled --devices all --reps 3 --timeout-s 5 --flag-load atomic,volatile --json "$out/polled.jsonl" > "$out/polled.txt" 2>&1
+  bench-polled --devices all --reps 3 --timeout-s 5 --slots 128 --only "0 ->,1 ->,<->,ring" --json "$out/polled-spread.jsonl" > "$out/polled-spread.txt" 2>&1
   ;;
 run7)
   # Run 7 (after the redesign, the warm-up by stability and the consistency checks): ceilings, the GEMMs,

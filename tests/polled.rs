@@ -7,10 +7,25 @@
 
 use std::time::Duration;
 
-use t3_wgpu::hostlink::polled::{End, FlagLoad, Memory, Polled, Ring};
+use t3_wgpu::hostlink::polled::{End, FlagLoad, Memory, Outcome, Polled, Ring};
 use t3_wgpu::Error;
 
 mod common;
+
+/// Runs `run` until a run in which no wait gave up, at most 10 times, `check` seeing every run: on
+/// lavapipe the devices' threads are the host's and the other tests' too, and a wait's loads run out
+/// (every shader loop there ends after 65,535 turns) when its other end is not scheduled in time.
+fn whole(mut run: impl FnMut() -> Outcome, check: impl Fn(&Outcome)) -> Outcome {
+    for _ in 0..10 {
+        let o = run();
+        check(&o);
+        if o.timeouts == 0 {
+            return o;
+        }
+        eprintln!("again: a wait gave up ({o:?})");
+    }
+    panic!("10 runs in a row gave a wait up");
+}
 
 fn ring() -> Ring {
     Ring {
@@ -49,12 +64,11 @@ fn a_loopback_delivers_every_slice_checked() {
                 Err(e) => panic!("{e}"),
             };
             for tag in [1, 2] {
-                let o = &polled.run(tag, Duration::from_secs(20)).unwrap()[0];
-                let what = format!("{memory:?} {load:?} run {tag}: {o:?}");
-                assert_eq!(o.mismatches, 0, "{what}");
-                assert_eq!(o.timeouts, 0, "{what}");
-                assert_eq!(o.slices, 3 * 5, "{what}");
-                assert!(o.ok(&ring) && o.bytes == 3 * 5 * 300 * 4, "{what}");
+                let run = || polled.run(tag, Duration::from_secs(20)).unwrap().remove(0);
+                let what = |o: &Outcome| format!("{memory:?} {load:?} run {tag}: {o:?}");
+                let o = whole(run, |o| assert_eq!(o.mismatches, 0, "{}", what(o)));
+                assert_eq!(o.slices, 3 * 5, "{}", what(&o));
+                assert!(o.ok(&ring) && o.bytes == 3 * 5 * 300 * 4, "{}", what(&o));
             }
         }
     }
@@ -79,6 +93,44 @@ fn a_receiver_without_its_sender_times_out() {
     assert_eq!(o.slices, 0, "{o:?}");
     assert_eq!(o.timeouts, ring.lanes, "{o:?}");
     assert!(!o.ok(&ring));
+}
+
+/// A receiver counts every word that is not what its sender wrote: planted, a host sender writing
+/// another run's words, every word read is counted wrong; the same link with the right words, none.
+#[test]
+fn every_wrong_word_is_counted() {
+    let Some(gpu) = common::gpu() else { return };
+    let gpus = std::slice::from_ref(gpu);
+    // A slot per slice: the host sender never waits, the kernel finds every slice published.
+    let ring = Ring {
+        lanes: 1,
+        slots: 3,
+        slices: 3,
+        ..ring()
+    };
+    let links = [(End::Host, End::Device(0))];
+    let Ok(polled) = Polled::new(gpus, &links, ring, Memory::Host, FlagLoad::Atomic) else {
+        eprintln!("SKIPPED: no host memory import");
+        return;
+    };
+    let bound = Duration::from_secs(20);
+    let polled = &polled;
+    let tagged = |tag, host_tag| {
+        move || {
+            polled
+                .run_with_host_tag(tag, host_tag, bound)
+                .unwrap()
+                .remove(0)
+        }
+    };
+    let right = whole(tagged(5, 5), |o| assert_eq!(o.mismatches, 0, "{o:?}"));
+    assert_eq!(right.slices, 3, "{right:?}");
+    // Every slice the kernel read is wrong in every word, whether or not all arrived.
+    let wrong = whole(tagged(6, 9), |o| {
+        assert_eq!(o.mismatches, o.slices * 300, "{o:?}")
+    });
+    assert_eq!(wrong.mismatches, 3 * 300, "{wrong:?}");
+    assert!(!wrong.ok(&ring));
 }
 
 #[test]

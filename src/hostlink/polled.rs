@@ -346,16 +346,29 @@ impl<'a> Polled<'a> {
 
     /// Runs every link at once, its words mixed with `tag`; each wait bounded by `bound`.
     pub fn run(&self, tag: u32, bound: Duration) -> Result<Vec<Outcome>> {
-        self.run_with(tag, bound, true)
+        self.run_with(tag, bound, Some(tag))
     }
 
     /// The devices' part of [`Polled::run`] alone: host ends and relays never act, as when a host
     /// thread stalls (the kernels' waits give up: tests/polled.rs).
     pub fn run_without_host(&self, tag: u32, bound: Duration) -> Result<Vec<Outcome>> {
-        self.run_with(tag, bound, false)
+        self.run_with(tag, bound, None)
     }
 
-    fn run_with(&self, tag: u32, bound: Duration, host_acts: bool) -> Result<Vec<Outcome>> {
+    /// [`Polled::run`] with the host ends writing and checking the words of `host_tag` where the
+    /// kernels write and check `tag`'s: every word a receiver reads is then wrong (tests/polled.rs
+    /// plants it so, to see the check fail).
+    pub fn run_with_host_tag(
+        &self,
+        tag: u32,
+        host_tag: u32,
+        bound: Duration,
+    ) -> Result<Vec<Outcome>> {
+        self.run_with(tag, bound, Some(host_tag))
+    }
+
+    /// Runs with the host ends acting on `host_tag`'s words, or not acting at all (None).
+    fn run_with(&self, tag: u32, bound: Duration, host_tag: Option<u32>) -> Result<Vec<Outcome>> {
         let ring = self.ring;
         self.reset(tag);
         let t0 = Instant::now();
@@ -379,14 +392,15 @@ impl<'a> Polled<'a> {
         let host: Vec<(Vec<LaneResult>, Vec<LaneResult>)> = std::thread::scope(|s| {
             let mut threads = Vec::new();
             for (i, &(from, to)) in self.links.iter().enumerate() {
-                if !host_acts {
+                let Some(host_tag) = host_tag else {
                     continue;
-                }
+                };
                 if from == End::Host || to == End::Host {
                     for (lane, at) in self.host_lanes(i).into_iter().enumerate() {
                         let send = from == End::Host;
-                        let t =
-                            s.spawn(move || host_lane(at, lane as u32, send, &ring, tag, deadline));
+                        let t = s.spawn(move || {
+                            host_lane(at, lane as u32, send, &ring, host_tag, deadline)
+                        });
                         threads.push((i, false, t));
                     }
                 }
