@@ -27,6 +27,11 @@ fn whole(mut run: impl FnMut() -> Outcome, check: impl Fn(&Outcome)) -> Outcome 
     panic!("10 runs in a row gave a wait up");
 }
 
+/// The test adapter's device as the device list of a link, or None (test skipped).
+fn gpus() -> Option<&'static [t3_wgpu::gpu::Gpu]> {
+    common::gpu().map(std::slice::from_ref)
+}
+
 fn ring() -> Ring {
     Ring {
         lanes: 2,
@@ -43,8 +48,7 @@ fn ring() -> Ring {
 /// `bench-polled` reuses them.)
 #[test]
 fn a_loopback_delivers_every_slice_checked() {
-    let Some(gpu) = common::gpu() else { return };
-    let gpus = std::slice::from_ref(gpu);
+    let Some(gpus) = gpus() else { return };
     let ring = Ring {
         lanes: 3,
         slots: 5,
@@ -77,8 +81,7 @@ fn a_loopback_delivers_every_slice_checked() {
 /// A receiver whose sender never publishes gives up after its spins: a timeout, no slice, no hang.
 #[test]
 fn a_receiver_without_its_sender_times_out() {
-    let Some(gpu) = common::gpu() else { return };
-    let gpus = std::slice::from_ref(gpu);
+    let Some(gpus) = gpus() else { return };
     // The host is the sender, and it never acts (`run_without_host`): its flags never move.
     let ring = Ring {
         spins: 1 << 12,
@@ -99,8 +102,7 @@ fn a_receiver_without_its_sender_times_out() {
 /// another run's words, every word read is counted wrong; the same link with the right words, none.
 #[test]
 fn every_wrong_word_is_counted() {
-    let Some(gpu) = common::gpu() else { return };
-    let gpus = std::slice::from_ref(gpu);
+    let Some(gpus) = gpus() else { return };
     // A slot per slice: the host sender never waits, the kernel finds every slice published.
     let ring = Ring {
         lanes: 1,
@@ -135,8 +137,7 @@ fn every_wrong_word_is_counted() {
 
 #[test]
 fn bad_links_are_refused_naming_why() {
-    let Some(gpu) = common::gpu() else { return };
-    let gpus = std::slice::from_ref(gpu);
+    let Some(gpus) = gpus() else { return };
     let d = End::Device;
     type Case<'a> = (&'a [(End, End)], Ring, Memory, &'a str);
     let cases: [Case; 5] = [
