@@ -90,7 +90,7 @@ fn scenarios(n: usize) -> Vec<Scenario> {
         v.push((format!("{i} -> host"), vec![(d(i), End::Host)], Memory::Bar));
         v.push((format!("host -> {i}"), vec![(End::Host, d(i))], Memory::Bar));
     }
-    for memory in [Memory::Host, Memory::Bar] {
+    for memory in [Memory::Host, Memory::Bar, Memory::Peer] {
         if n >= 2 {
             v.push(("0 -> 1".into(), vec![(d(0), d(1))], memory));
             v.push(("1 -> 0".into(), vec![(d(1), d(0))], memory));

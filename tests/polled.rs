@@ -140,7 +140,7 @@ fn bad_links_are_refused_naming_why() {
     let Some(gpus) = gpus() else { return };
     let d = End::Device;
     type Case<'a> = (&'a [(End, End)], Ring, Memory, &'a str);
-    let cases: [Case; 5] = [
+    let cases: [Case; 7] = [
         (
             &[(End::Host, End::Host)],
             ring(),
@@ -166,6 +166,8 @@ fn bad_links_are_refused_naming_why() {
             Memory::Device,
             "at least 1",
         ),
+        (&[(d(0), d(0))], ring(), Memory::Peer, "two devices"),
+        (&[(End::Host, d(0))], ring(), Memory::Peer, "two devices"),
     ];
     for (links, ring, memory, says) in cases {
         match Polled::new(gpus, links, ring, memory, FlagLoad::Atomic) {

@@ -73,6 +73,11 @@ pub enum Memory {
     /// BAR): a running kernel sees what the host writes there, where it does not see host memory
     /// change. Between two devices a host thread relays each lane's flags from one BAR to the other.
     Bar,
+    /// Between two devices: the flags and slots in the receiver's own memory, mapped for the host and
+    /// imported into the sender ([`shared::import_mapped`]): the sender's kernel writes the slices and
+    /// their flags straight into the receiver's memory over the bus. The sender's waits read the
+    /// receiver's memory from afar: give the ring a slot per slice.
+    Peer,
 }
 
 impl Memory {
@@ -81,6 +86,7 @@ impl Memory {
             Memory::Host => "host memory",
             Memory::Device => "device memory",
             Memory::Bar => "flags in BAR",
+            Memory::Peer => "receiver's",
         }
     }
 }

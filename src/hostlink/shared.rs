@@ -112,12 +112,65 @@ unsafe fn import_one(
     memory: &std::sync::Arc<HostMemory>,
     label: &str,
 ) -> Option<wgpu::Buffer> {
-    use ash::vk;
     let size = memory.layout.size() as u64;
-    let host = memory.ptr.as_ptr() as *mut std::ffi::c_void;
-    let handle = vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
-    let held = memory.clone();
+    let handle = ash::vk::ExternalMemoryHandleTypeFlags::HOST_ALLOCATION_EXT;
     // SAFETY: the import binds `memory`, which outlives it (the raw buffer's drop holds it).
+    unsafe {
+        import_pointer(
+            device,
+            label,
+            memory.ptr.as_ptr(),
+            size,
+            handle,
+            Box::new(memory.clone()),
+        )
+    }
+}
+
+/// Another device's memory, mapped for the host at `ptr` (`size` bytes, from [`device_mapped`]),
+/// imported into `device` (`VK_EXT_external_memory_host`'s foreign-memory handle): `device`'s kernels
+/// then write the other device's memory over the bus, with no host in between. `owner` is the other
+/// device's buffer, held until the import is dropped. None where the driver does not import it.
+///
+/// # Safety
+/// `ptr` and `size` are a mapping [`device_mapped`] returned with `owner`; wgpu orders neither
+/// device's accesses against the other's: the caller does.
+pub unsafe fn import_mapped(
+    device: &wgpu::Device,
+    label: &str,
+    (ptr, size): (*mut u8, u64),
+    owner: &wgpu::Buffer,
+) -> Option<wgpu::Buffer> {
+    #[cfg(wgpu_vulkan)]
+    {
+        if !can_import(device) {
+            return None;
+        }
+        let handle = ash::vk::ExternalMemoryHandleTypeFlags::HOST_MAPPED_FOREIGN_MEMORY_EXT;
+        // SAFETY: the caller's contract; the import holds `owner`, so the mapping outlives it.
+        unsafe { import_pointer(device, label, ptr, size, handle, Box::new(owner.clone())) }
+    }
+    #[cfg(not(wgpu_vulkan))]
+    {
+        let _ = (device, label, ptr, size, owner);
+        None
+    }
+}
+
+/// `size` bytes at host address `ptr` imported into `device` as handle type `handle`, one buffer;
+/// `keep` (what keeps those bytes alive) is held until the buffer is destroyed.
+#[cfg(wgpu_vulkan)]
+unsafe fn import_pointer(
+    device: &wgpu::Device,
+    label: &str,
+    ptr: *mut u8,
+    size: u64,
+    handle: ash::vk::ExternalMemoryHandleTypeFlags,
+    keep: Box<dyn Send + Sync>,
+) -> Option<wgpu::Buffer> {
+    use ash::vk;
+    let host = ptr as *mut std::ffi::c_void;
+    // SAFETY: the caller's contract: `size` bytes at `ptr` live while `keep` does.
     unsafe {
         raw_buffer(
             device,
@@ -148,7 +201,7 @@ unsafe fn import_one(
                     .memory_type_index(kind)
                     .push_next(&mut import);
                 let dm = raw.allocate_memory(&alloc, None).ok()?;
-                Some((dm, Box::new(held) as Box<dyn Send + Sync>))
+                Some((dm, keep))
             },
         )
     }
@@ -168,6 +221,8 @@ pub unsafe fn device_mapped(
 ) -> Option<(wgpu::Buffer, *mut u8)> {
     #[cfg(wgpu_vulkan)]
     {
+        // Whole aligned pages: another device imports the mapping only so (`import_mapped`).
+        let size = size.checked_next_multiple_of(ALIGN as u64)?;
         use ash::vk;
         let ptr = std::cell::Cell::new(std::ptr::null_mut::<u8>());
         // SAFETY: the memory is the buffer's alone, mapped once and freed with it.

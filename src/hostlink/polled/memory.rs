@@ -66,6 +66,9 @@ pub(super) fn link_memory(
             _imports: Vec::new(),
         });
     }
+    if memory == Memory::Peer {
+        return peer_memory(gpus, i, (from, to), ring);
+    }
     let devices: Vec<&wgpu::Device> = ends.iter().map(|&d| &gpus[d].device).collect();
     let import = |what: &str, bytes: u64| {
         // SAFETY: the link's own flags order every access to its slots and flags between its ends
@@ -154,5 +157,68 @@ fn bar_memory(
         flag_copies: at,
         relay,
         _imports: vec![slots],
+    })
+}
+
+/// Link `i`'s memory in its receiver's BAR, imported into its sender ([`Memory::Peer`]).
+fn peer_memory(gpus: &[Gpu], i: usize, (from, to): (End, End), ring: &Ring) -> Result<LinkMemory> {
+    let (End::Device(s), End::Device(r)) = (from, to) else {
+        return Err(Error::invalid(
+            "polled link memory",
+            format!("the receiver's memory for {from} -> {to}"),
+            "two devices",
+        ));
+    };
+    if s == r {
+        return Err(Error::invalid(
+            "polled link memory",
+            format!("the receiver's memory for {from} -> {to}"),
+            "two devices (a loopback: device memory)",
+        ));
+    }
+    let refused = |what: String| {
+        Error::invalid(
+            "polled link memory",
+            what,
+            "devices with DEVICE_LOCAL | HOST_VISIBLE memory that import another's mapping",
+        )
+    };
+    let mut views = vec![(r, None, None), (s, None, None)];
+    let mut flag_copies = Vec::new();
+    for (k, (what, bytes)) in [("flags", ring.flag_bytes()), ("slots", ring.data_bytes())]
+        .into_iter()
+        .enumerate()
+    {
+        let label = format!("polled link {i} {what} on device {r}");
+        // SAFETY: the host reaches the mapping only between runs (`reset`, `abort`) while the buffer
+        // lives (held in the views); the sender's import holds the buffer too.
+        let (own, at) = unsafe { shared::device_mapped(&gpus[r].device, &label, bytes) }
+            .ok_or_else(|| refused(format!("{what} mapped on device {r}")))?;
+        let label = format!("polled link {i} {what} of device {r} on device {s}");
+        // SAFETY: `at` is `own`'s mapping of `own.size()` bytes; the link's flags order the accesses.
+        let far = unsafe { shared::import_mapped(&gpus[s].device, &label, (at, own.size()), &own) }
+            .ok_or_else(|| refused(format!("device {r}'s {what} imported into device {s}")))?;
+        if k == 0 {
+            flag_copies.push(at as usize);
+        }
+        let set = |v: &mut (usize, Option<wgpu::Buffer>, Option<wgpu::Buffer>), b| {
+            if k == 0 {
+                v.1 = Some(b)
+            } else {
+                v.2 = Some(b)
+            }
+        };
+        set(&mut views[0], own);
+        set(&mut views[1], far);
+    }
+    Ok(LinkMemory {
+        views: views
+            .into_iter()
+            .filter_map(|(d, f, sl)| Some((d, f?, sl?)))
+            .collect(),
+        host: None,
+        flag_copies,
+        relay: None,
+        _imports: Vec::new(),
     })
 }
