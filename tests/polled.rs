@@ -1,9 +1,11 @@
-//! The polled link (src/hostlink/polled.rs): a sender's kernel writes slices into a ring of slots and
-//! bumps a flag, a receiver's kernel polls it and checks every word; on lavapipe, a loopback on one
-//! device (both ends in one dispatch) through its own memory and through imported host memory, with
-//! slots reused and slices that are not a multiple of the workgroup. Refusals name what is wrong.
-//! The host and relayed ends are measured by `bench-polled` on GPUs (BENCHMARKS.md): on lavapipe
-//! every loop of a shader ends after 65,535 turns, shorter than a host thread may take to answer.
+//! The polled link (src/hostlink/polled.rs): a sender writes slices into a ring of slots and bumps a
+//! flag, a receiver polls it and checks every word. On lavapipe: a loopback on one device (both ends in
+//! one dispatch) through its own memory and through imported host memory, with every flag load and
+//! slices that are not a multiple of the workgroup; a host sender to a device's kernel, with the right
+//! words and, planted, with another run's; a receiver whose sender never acts; refusals that name
+//! what is wrong. Slots reused within a run and the relayed ends are measured by `bench-polled` on GPUs
+//! (BENCHMARKS.md): on lavapipe a shader's loops share a limit of 65,535 turns, shorter than the other
+//! end may take to be scheduled.
 
 use std::time::Duration;
 
@@ -14,7 +16,7 @@ mod common;
 
 /// Runs `run` until a run in which no wait gave up, at most 10 times, `check` seeing every run: on
 /// lavapipe the devices' threads are the host's and the other tests' too, and a wait's loads run out
-/// (every shader loop there ends after 65,535 turns) when its other end is not scheduled in time.
+/// (a shader's loops there share a limit of 65,535 turns) when its other end is not scheduled in time.
 fn whole(mut run: impl FnMut() -> Outcome, check: impl Fn(&Outcome)) -> Outcome {
     for _ in 0..10 {
         let o = run();
