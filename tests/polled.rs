@@ -2,8 +2,8 @@
 //! flag, a receiver polls it and checks every word. On lavapipe: a loopback on one device (both ends in
 //! one dispatch) through its own memory and through imported host memory, with every flag load and
 //! slices that are not a multiple of the workgroup; a host sender to a device's kernel, with the right
-//! words and, planted, with another run's; a receiver whose sender never acts; refusals that name
-//! what is wrong. Slots reused within a run and the relayed ends are measured by `bench-polled` on GPUs
+//! words and, planted, with another run's; flags in the device's BAR both ways at once; a receiver
+//! whose sender never acts; refusals that name what is wrong. Slots reused within a run and the relayed ends are measured by `bench-polled` on GPUs
 //! (BENCHMARKS.md): on lavapipe a shader's loops share a limit of 65,535 turns, shorter than the other
 //! end may take to be scheduled.
 
@@ -34,6 +34,27 @@ fn gpus() -> Option<&'static [t3_wgpu::gpu::Gpu]> {
     common::gpu().map(std::slice::from_ref)
 }
 
+/// `links` set up on the test adapter's device, or None (said) where the adapter lacks what they
+/// need: a host-memory import, a BAR, the volatile decoration. Any other refusal fails the test.
+fn set_up(
+    links: &[(End, End)],
+    ring: Ring,
+    memory: Memory,
+    load: FlagLoad,
+) -> Option<Polled<'static>> {
+    let gpus = gpus()?;
+    match Polled::new(gpus, links, ring, memory, load) {
+        Ok(p) => Some(p),
+        Err(e @ (Error::Invalid { .. } | Error::MissingFeature { .. }))
+            if memory != Memory::Device || load == FlagLoad::Volatile =>
+        {
+            eprintln!("SKIPPED {memory:?} {load:?}: {e}");
+            None
+        }
+        Err(e) => panic!("{links:?} {memory:?} {load:?}: {e}"),
+    }
+}
+
 fn ring() -> Ring {
     Ring {
         lanes: 2,
@@ -50,7 +71,6 @@ fn ring() -> Ring {
 /// `bench-polled` reuses them.)
 #[test]
 fn a_loopback_delivers_every_slice_checked() {
-    let Some(gpus) = gpus() else { return };
     let ring = Ring {
         lanes: 3,
         slots: 5,
@@ -59,15 +79,8 @@ fn a_loopback_delivers_every_slice_checked() {
     let links = [(End::Device(0), End::Device(0))];
     for memory in [Memory::Device, Memory::Host] {
         for load in FlagLoad::ALL {
-            let polled = match Polled::new(gpus, &links, ring, memory, load) {
-                Ok(p) => p,
-                Err(e @ (Error::Invalid { .. } | Error::MissingFeature { .. }))
-                    if memory == Memory::Host || load == FlagLoad::Volatile =>
-                {
-                    eprintln!("SKIPPED {memory:?} {load:?}: {e}");
-                    continue;
-                }
-                Err(e) => panic!("{e}"),
+            let Some(polled) = set_up(&links, ring, memory, load) else {
+                continue;
             };
             for tag in [1, 2] {
                 let run = || polled.run(tag, Duration::from_secs(20)).unwrap().remove(0);
@@ -83,15 +96,13 @@ fn a_loopback_delivers_every_slice_checked() {
 /// A receiver whose sender never publishes gives up after its spins: a timeout, no slice, no hang.
 #[test]
 fn a_receiver_without_its_sender_times_out() {
-    let Some(gpus) = gpus() else { return };
     // The host is the sender, and it never acts (`run_without_host`): its flags never move.
     let ring = Ring {
         spins: 1 << 12,
         ..ring()
     };
     let links = [(End::Host, End::Device(0))];
-    let Ok(polled) = Polled::new(gpus, &links, ring, Memory::Host, FlagLoad::Atomic) else {
-        eprintln!("SKIPPED: no host memory import");
+    let Some(polled) = set_up(&links, ring, Memory::Host, FlagLoad::Atomic) else {
         return;
     };
     let o = &polled.run_without_host(7, Duration::from_secs(20)).unwrap()[0];
@@ -104,7 +115,6 @@ fn a_receiver_without_its_sender_times_out() {
 /// another run's words, every word read is counted wrong; the same link with the right words, none.
 #[test]
 fn every_wrong_word_is_counted() {
-    let Some(gpus) = gpus() else { return };
     // A slot per slice: the host sender never waits, the kernel finds every slice published.
     let ring = Ring {
         lanes: 1,
@@ -113,8 +123,7 @@ fn every_wrong_word_is_counted() {
         ..ring()
     };
     let links = [(End::Host, End::Device(0))];
-    let Ok(polled) = Polled::new(gpus, &links, ring, Memory::Host, FlagLoad::Atomic) else {
-        eprintln!("SKIPPED: no host memory import");
+    let Some(polled) = set_up(&links, ring, Memory::Host, FlagLoad::Atomic) else {
         return;
     };
     let bound = Duration::from_secs(20);
@@ -130,11 +139,41 @@ fn every_wrong_word_is_counted() {
     let right = whole(tagged(5, 5), |o| assert_eq!(o.mismatches, 0, "{o:?}"));
     assert_eq!(right.slices, 3, "{right:?}");
     // Every slice the kernel read is wrong in every word, whether or not all arrived.
+    // A run cut short (lavapipe's loop limit may end a check early) counts at most its slices' words.
     let wrong = whole(tagged(6, 9), |o| {
-        assert_eq!(o.mismatches, o.slices * 300, "{o:?}")
+        assert!(o.mismatches <= o.slices * 300, "{o:?}")
     });
     assert_eq!(wrong.mismatches, 3 * 300, "{wrong:?}");
     assert!(!wrong.ok(&ring));
+}
+
+/// Flags in the device's BAR, the slots in host memory: a kernel sending to host threads and host
+/// threads sending to the same kernel, both links at once (one dispatch, both halves), every word
+/// checked at both receivers.
+#[test]
+fn flags_in_the_bar_carry_both_directions() {
+    let ring = Ring {
+        lanes: 2,
+        slots: 4,
+        slices: 4,
+        ..ring()
+    };
+    let links = [(End::Device(0), End::Host), (End::Host, End::Device(0))];
+    let Some(polled) = set_up(&links, ring, Memory::Bar, FlagLoad::Atomic) else {
+        return;
+    };
+    for tag in 1..=10 {
+        let o = polled.run(tag, Duration::from_secs(20)).unwrap();
+        for l in &o {
+            assert_eq!(l.mismatches, 0, "{l:?}");
+        }
+        if o.iter().all(|l| l.timeouts == 0) {
+            assert!(o.iter().all(|l| l.ok(&ring)), "{o:?}");
+            return;
+        }
+        eprintln!("again: a wait gave up ({o:?})");
+    }
+    panic!("10 runs in a row gave a wait up");
 }
 
 #[test]

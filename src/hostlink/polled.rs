@@ -1,6 +1,7 @@
-//! The polled link (shaders/polled.wgsl): a chunk crosses in slices through a ring of slots in host
-//! memory imported into both ends, each slice handed over by a flag the other end polls (a kernel,
-//! or a host thread where an end is the host), with no submission or host round trip between slices.
+//! The polled link (shaders/polled.wgsl): a chunk crosses in slices through a ring of slots that both
+//! ends reach (host memory imported into the devices, a device's BAR, or one device's own memory for
+//! a loopback: [`Memory`]), each slice handed over by a flag the other end polls (a kernel, or a host
+//! thread where an end is the host), with no submission or host round trip between slices.
 //!
 //! This is how NCCL's host-memory transport moves a step; the host link of src/hostlink.rs instead
 //! hands a whole chunk over per submission, the receiver's kernel launched only once the sender's
@@ -14,7 +15,7 @@
 //! a ring or a pair sending one way and receiving the other), because a device's dispatches run in
 //! order on its one queue and a receiver queued before its own device's sender would wait forever.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 mod ends;
@@ -171,8 +172,9 @@ pub struct Ring {
     pub slices: u32,
     /// u32 words per slice.
     pub words: u32,
-    /// Flag loads a kernel's wait makes before it gives up, should the host's abort word (set when a
-    /// run's time is up) not reach it.
+    /// Flag loads a kernel's wait makes before it gives up (rounded up to the kernel's rounds of
+    /// `ABORT_EVERY` loads; at most 2^31), should the host's abort word (set when a run's time is up)
+    /// not reach it.
     pub spins: u32,
 }
 
@@ -203,12 +205,11 @@ impl Ring {
                 return Err(Error::invalid(what, v, "at least 1"));
             }
         }
-        let slot_words = self.slots as u64 * self.words as u64;
-        if self.slices as u64 * slot_words > u32::MAX as u64 || self.lanes > 1 << 15 {
+        if self.lanes > 1 << 15 || self.spins > 1 << 31 {
             return Err(Error::invalid(
                 "polled link ring",
                 format!("{self:?}"),
-                "under 2^32 words per lane and 2^15 lanes",
+                "at most 2^15 lanes and 2^31 spins",
             ));
         }
         for g in gpus {
@@ -230,7 +231,7 @@ pub struct Outcome {
     pub seconds: f64,
     /// Words the receiver read that were not what the sender wrote.
     pub mismatches: u64,
-    /// Lanes (at either end) whose wait gave up.
+    /// Lanes (at either end) and relays whose wait gave up.
     pub timeouts: u32,
     /// Slices the receiver checked, of `lanes * slices`.
     pub slices: u64,
@@ -273,6 +274,8 @@ pub struct Polled<'a> {
     memory: Memory,
     mem: Vec<LinkMemory>,
     dispatches: Vec<Dispatch>,
+    /// Held for a whole run: two runs at once would write the same flags and slots.
+    running: std::sync::Mutex<()>,
 }
 
 impl<'a> Polled<'a> {
@@ -347,6 +350,7 @@ impl<'a> Polled<'a> {
             memory,
             mem,
             dispatches,
+            running: std::sync::Mutex::new(()),
         })
     }
 
@@ -375,6 +379,7 @@ impl<'a> Polled<'a> {
 
     /// Runs with the host ends acting on `host_tag`'s words, or not acting at all (None).
     fn run_with(&self, tag: u32, bound: Duration, host_tag: Option<u32>) -> Result<Vec<Outcome>> {
+        let _one_run = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let ring = self.ring;
         self.reset(tag);
         let t0 = Instant::now();
@@ -429,13 +434,17 @@ impl<'a> Polled<'a> {
         for (d, idx) in self.dispatches.iter().zip(submitted) {
             let gpu = &self.gpus[d.device];
             let pending = "the polled link's kernels";
+            if aborted {
+                gpu.wait(Some(idx), pending, bound.max(AFTER_ABORT))?;
+                continue;
+            }
             let left = deadline
                 .saturating_duration_since(Instant::now())
                 .max(Duration::from_secs(1));
             match gpu.wait(Some(idx.clone()), pending, left) {
-                // A kernel still waits for a flag: its run is over, said by the abort word; the
-                // kernels count the waits they give up as timeouts.
-                Err(Error::Timeout { .. }) if !aborted => {
+                // A kernel still waits for a flag: the run's time is up, said by the abort word, and
+                // every kernel left gets as long to end; they count the waits they give up.
+                Err(Error::Timeout { .. }) => {
                     self.abort();
                     aborted = true;
                     gpu.wait(Some(idx), pending, bound.max(AFTER_ABORT))?;
@@ -484,14 +493,14 @@ impl<'a> Polled<'a> {
         }
     }
 
-    /// Sets every host-memory link's abort word: its kernels' waits give up.
+    /// Sets the abort word of every link the host reaches (host memory, BARs): its kernels' waits give
+    /// up. A device-memory loopback has none: its waits end by their spins.
     fn abort(&self) {
         let at = self.ring.lanes as usize * layout_constant("FLAG_STRIDE") as usize * 4;
         for m in &self.mem {
             for &f in &m.flag_copies {
                 // SAFETY: the abort word is 4-aligned inside each copy (`Ring::flag_bytes`).
-                let word = unsafe { &*((f + at) as *const AtomicU32) };
-                word.store(1, Ordering::Release);
+                ends::publish(unsafe { &*((f + at) as *const AtomicU32) }, 1);
             }
         }
     }
@@ -580,6 +589,17 @@ fn dispatch(
         (Some(_), None) => Role::Send,
         _ => Role::Receive,
     };
+    let workgroups = role.workgroups(ring.lanes);
+    if workgroups > gpu.max_workgroups_per_dim {
+        return Err(Error::invalid(
+            "polled link lanes",
+            format!("{} ({workgroups} workgroups on device {d})", ring.lanes),
+            format!(
+                "at most {} workgroups a dispatch",
+                gpu.max_workgroups_per_dim
+            ),
+        ));
+    }
     let variant = Variant {
         kernel: KERNEL,
         gemm: None,

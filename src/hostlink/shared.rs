@@ -177,7 +177,16 @@ unsafe fn import_pointer(
             label,
             size,
             Some(handle),
-            move |raw, instance, kinds| {
+            move |raw, instance, phd, kinds| {
+                // The import's address and size must be multiples of the device's alignment for
+                // it (an unaligned import is undefined, not refused).
+                let mut limits = vk::PhysicalDeviceExternalMemoryHostPropertiesEXT::default();
+                let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut limits);
+                instance.get_physical_device_properties2(phd, &mut props);
+                let align = limits.min_imported_host_pointer_alignment.max(1);
+                if !(ptr as u64).is_multiple_of(align) || !size.is_multiple_of(align) {
+                    return None;
+                }
                 let ext = ash::ext::external_memory_host::Device::new(instance, raw);
                 let mut host_props = vk::MemoryHostPointerPropertiesEXT::default();
                 (ext.fp().get_memory_host_pointer_properties_ext)(
@@ -191,6 +200,7 @@ unsafe fn import_pointer(
                 // Host-coherent first: the receiver must see what the sender wrote without a flush.
                 let kind = kinds(
                     host_props.memory_type_bits,
+                    vk::MemoryPropertyFlags::empty(),
                     vk::MemoryPropertyFlags::HOST_COHERENT,
                 )?;
                 let mut import = vk::ImportMemoryHostPointerInfoEXT::default()
@@ -227,10 +237,13 @@ pub unsafe fn device_mapped(
         let ptr = std::cell::Cell::new(std::ptr::null_mut::<u8>());
         // SAFETY: the memory is the buffer's alone, mapped once and freed with it.
         let buffer = unsafe {
-            raw_buffer(device, label, size, None, |raw, _, kinds| {
-                let want =
-                    vk::MemoryPropertyFlags::DEVICE_LOCAL | vk::MemoryPropertyFlags::HOST_VISIBLE;
-                let kind = kinds(u32::MAX, want | vk::MemoryPropertyFlags::HOST_COHERENT)?;
+            raw_buffer(device, label, size, None, |raw, _, _, kinds| {
+                // Coherent: the host's flag stores reach the device, and the device's the host,
+                // with no flush or invalidate between.
+                let must = vk::MemoryPropertyFlags::DEVICE_LOCAL
+                    | vk::MemoryPropertyFlags::HOST_VISIBLE
+                    | vk::MemoryPropertyFlags::HOST_COHERENT;
+                let kind = kinds(u32::MAX, must, must)?;
                 let alloc = vk::MemoryAllocateInfo::default()
                     .allocation_size(size)
                     .memory_type_index(kind);
@@ -255,8 +268,9 @@ pub unsafe fn device_mapped(
 }
 
 /// A storage buffer of `size` bytes on `device` over memory that `allocate` makes (given the raw
-/// device, the instance, and a chooser of memory types: the first of the allowed bits whose flags
-/// contain `want`, else any allowed one that has `want`'s required part), wrapped as a wgpu buffer;
+/// device, the instance, the physical device, and a chooser of memory types: among the allowed bits
+/// whose flags contain `must`, one whose flags contain `prefer` where there is one), wrapped as a
+/// wgpu buffer;
 /// `external` marks the buffer for that handle type. What `allocate` returns besides the memory is
 /// kept until the buffer is destroyed.
 #[cfg(wgpu_vulkan)]
@@ -269,7 +283,8 @@ unsafe fn raw_buffer(
     allocate: impl FnOnce(
         &ash::Device,
         &ash::Instance,
-        &dyn Fn(u32, ash::vk::MemoryPropertyFlags) -> Option<u32>,
+        ash::vk::PhysicalDevice,
+        &dyn Fn(u32, ash::vk::MemoryPropertyFlags, ash::vk::MemoryPropertyFlags) -> Option<u32>,
     ) -> Option<(ash::vk::DeviceMemory, Box<dyn Send + Sync>)>,
 ) -> Option<wgpu::Buffer> {
     use ash::vk;
@@ -321,17 +336,17 @@ unsafe fn raw_buffer(
         let buffer = raw.create_buffer(&info, None).ok()?;
         let req = raw.get_buffer_memory_requirements(buffer);
         let props = instance.get_physical_device_memory_properties(phd);
-        let kinds = |allowed: u32, want: vk::MemoryPropertyFlags| {
-            let ok = |i: &u32| allowed & req.memory_type_bits & (1 << i) != 0;
-            let flags = |i: u32| props.memory_types[i as usize].property_flags;
-            let must = want & !vk::MemoryPropertyFlags::HOST_COHERENT;
-            (0..props.memory_type_count)
-                .filter(ok)
-                .filter(|&i| flags(i).contains(must))
-                .max_by_key(|&i| flags(i).contains(want))
-        };
+        let kinds =
+            |allowed: u32, must: vk::MemoryPropertyFlags, prefer: vk::MemoryPropertyFlags| {
+                let ok = |i: &u32| allowed & req.memory_type_bits & (1 << i) != 0;
+                let flags = |i: u32| props.memory_types[i as usize].property_flags;
+                (0..props.memory_type_count)
+                    .filter(ok)
+                    .filter(|&i| flags(i).contains(must))
+                    .max_by_key(|&i| flags(i).contains(prefer))
+            };
         let made = if req.size <= size {
-            allocate(&raw, &instance, &kinds)
+            allocate(&raw, &instance, phd, &kinds)
         } else {
             None
         };

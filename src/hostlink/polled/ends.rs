@@ -6,16 +6,23 @@ use std::time::Instant;
 
 use super::{layout_constant, pattern, Ring};
 
-/// Where a host thread's lane lives in a link's host memory.
+/// Where a host thread's lane lives: its line of flags (host memory or a device's BAR mapping) and
+/// its slots (host memory), as addresses that outlive the run's threads (`Polled` holds the memory and
+/// the threads are scoped inside its run); what each thread touches is ordered by the link's flags.
 #[derive(Clone, Copy)]
 pub(super) struct HostLane {
     pub(super) flags: usize,
     pub(super) slots: usize,
 }
 
-// SAFETY: addresses into host allocations that outlive the threads (`Polled` holds them and the
-// threads are scoped inside `run`); what each thread touches is ordered by the link's flags.
-unsafe impl Send for HostLane {}
+/// Stores `v` into `flag` for a device to see. A BAR mapping may be write-combined, where a store is
+/// not ordered after earlier stores to ordinary memory (the slot's words) and waits in the CPU's
+/// buffers until something drains them: a full fence on each side.
+pub(super) fn publish(flag: &AtomicU32, v: u32) {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    flag.store(v, Ordering::Release);
+    std::sync::atomic::fence(Ordering::SeqCst);
+}
 
 /// What one lane's end did.
 #[derive(Clone, Copy, Debug, Default)]
@@ -36,13 +43,14 @@ impl LaneResult {
     }
 
     /// A kernel's words for one workgroup: mismatches, timed out, longest wait, slices. Words left as
-    /// poisoned (the workgroup never wrote them) read as a timeout.
+    /// poisoned (the workgroup never wrote them) read as a timeout with nothing counted.
     pub(super) fn from_words(w: &[u32]) -> Self {
+        let written = |v: u32| if v == u32::MAX { 0 } else { v };
         LaneResult {
-            mismatches: w[0] as u64,
+            mismatches: written(w[0]) as u64,
             timed_out: w[1] != 0,
-            longest: w[2],
-            slices: if w[3] == u32::MAX { 0 } else { w[3] as u64 },
+            longest: written(w[2]),
+            slices: written(w[3]) as u64,
         }
     }
 }
@@ -72,13 +80,13 @@ pub(super) fn relay(copies: (usize, usize), ring: &Ring, deadline: Instant) -> L
         for (lane, (p, c)) in seen.iter_mut().enumerate() {
             let published = word(copies.0, lane, 0).load(Ordering::Acquire);
             if published > *p {
-                word(copies.1, lane, 0).store(published, Ordering::Release);
+                publish(word(copies.1, lane, 0), published);
                 r.slices += (published - *p) as u64;
                 *p = published;
             }
             let read = word(copies.1, lane, consumed).load(Ordering::Acquire);
             if read > *c {
-                word(copies.0, lane, consumed).store(read, Ordering::Release);
+                publish(word(copies.0, lane, consumed), read);
                 *c = read;
             }
         }
@@ -134,7 +142,7 @@ pub(super) fn host_lane(
                 // SAFETY: word j of this lane's slot, freed by the receiver's `consumed` (waited above).
                 unsafe { slot.add(j).write_volatile(pattern(tag, lane, s, j as u32)) };
             }
-            published.store(s + 1, Ordering::Release);
+            publish(published, s + 1);
         } else {
             if !wait(published, s + 1) {
                 r.timed_out = true;
@@ -145,7 +153,7 @@ pub(super) fn host_lane(
                 let v = unsafe { slot.add(j).read_volatile() };
                 r.mismatches += (v != pattern(tag, lane, s, j as u32)) as u64;
             }
-            consumed.store(s + 1, Ordering::Release);
+            publish(consumed, s + 1);
         }
         r.slices += 1;
     }

@@ -190,8 +190,8 @@ fn peer_memory(gpus: &[Gpu], i: usize, (from, to): (End, End), ring: &Ring) -> R
         .enumerate()
     {
         let label = format!("polled link {i} {what} on device {r}");
-        // SAFETY: the host reaches the mapping only between runs (`reset`, `abort`) while the buffer
-        // lives (held in the views); the sender's import holds the buffer too.
+        // SAFETY: the host reaches the mapping (`reset` between runs, `abort` during one) only while
+        // the buffer lives (held in the views); the sender's import holds the buffer too.
         let (own, at) = unsafe { shared::device_mapped(&gpus[r].device, &label, bytes) }
             .ok_or_else(|| refused(format!("{what} mapped on device {r}")))?;
         let label = format!("polled link {i} {what} of device {r} on device {s}");
