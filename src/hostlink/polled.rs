@@ -98,6 +98,8 @@ pub enum FlagLoad {
     /// Flags by `atomicLoad` (Device-scope, relaxed), slots by plain loads.
     Atomic,
     /// Flags by `atomicOr(flag, 0)`: a read-modify-write, performed where the device's atomics are.
+    /// Where the other end writes the same word over the bus the two are not atomic together, so a
+    /// write-back may undo a publish; a flag so lost reads as one that never came.
     Rmw,
     /// `atomicLoad`, with the flags and slots declared `@coherent @volatile` (SPIR-V Coherent and
     /// Volatile: every load goes to memory).
