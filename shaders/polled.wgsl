@@ -36,7 +36,8 @@ const FLAG_STRIDE: u32 = 32u;
 const CONSUMED_AT: u32 = 16u;
 // Flag loads between two looks at the abort word.
 const ABORT_EVERY: u32 = 1024u;
-// Words of `dst` per workgroup: mismatches, timeouts, the longest wait in spins, slices done.
+// Words of `dst` per workgroup: mismatches, whether it fell short (a wait gave up, or fewer words
+// checked than its slices hold), the longest wait in spins, slices done.
 const RESULT_WORDS: u32 = 4u;
 const INVOCATIONS: u32 = 256u;
 
@@ -58,6 +59,9 @@ fn load_flag(inbound: bool, at: u32) -> u32 {
 var<workgroup> arrived: u32;
 var<workgroup> longest: u32;
 var<workgroup> bad: atomic<u32>;
+// Words the receiver compared: a run whose loops ended early (a driver may bound a shader's loops,
+// as llvmpipe does) then shows as a timeout, not as words checked.
+var<workgroup> checked: atomic<u32>;
 
 // The word a sender writes at word `j` of slice `s` of `lane`; its CPU twin is
 // `t3_core::kernels::polled::pattern`.
@@ -97,6 +101,7 @@ fn wait(inbound: bool, at: u32, want: u32, lid: u32) -> bool {
 // Sends lane `lane`'s slices through `out_*`; returns the slices sent (fewer: a wait timed out).
 fn send(lane: u32, lid: u32) -> u32 {
     let published = lane * FLAG_STRIDE;
+    var sent = 0u;
     for (var s = 0u; s < p.slices; s = s + 1u) {
         if (s >= p.slots && !wait(false, published + CONSUMED_AT, s + 1u - p.slots, lid)) {
             return s;
@@ -110,19 +115,22 @@ fn send(lane: u32, lid: u32) -> u32 {
         if (lid == 0u) {
             atomicStore(&out_flags[published], s + 1u);
         }
+        sent = s + 1u;
     }
-    return p.slices;
+    return sent;
 }
 
 // Receives lane `lane`'s slices: through `in_*`, or through `out_*` where both ends share them.
 fn receive(lane: u32, lid: u32, one_buffer: bool) -> u32 {
     let published = lane * FLAG_STRIDE;
+    var got = 0u;
     for (var s = 0u; s < p.slices; s = s + 1u) {
         if (!wait(!one_buffer, published, s + 1u, lid)) {
             return s;
         }
         let base = (lane * p.slots + s % p.slots) * p.words;
         var b = 0u;
+        var k = 0u;
         for (var j = lid; j < p.words; j = j + INVOCATIONS) {
             var v = 0u;
             if (one_buffer) {
@@ -131,8 +139,10 @@ fn receive(lane: u32, lid: u32, one_buffer: bool) -> u32 {
                 v = in_data[base + j];
             }
             b = b + select(0u, 1u, v != pattern(p.tag, lane, s, j));
+            k = k + 1u;
         }
         atomicAdd(&bad, b);
+        atomicAdd(&checked, k);
         // Every invocation's reads of the slot before the flag that frees it.
         storageBarrier();
         if (lid == 0u) {
@@ -142,8 +152,9 @@ fn receive(lane: u32, lid: u32, one_buffer: bool) -> u32 {
                 atomicStore(&in_flags[published + CONSUMED_AT], s + 1u);
             }
         }
+        got = s + 1u;
     }
-    return p.slices;
+    return got;
 }
 
 @compute @workgroup_size(256)
@@ -151,21 +162,25 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (lid == 0u) {
         longest = 0u;
         atomicStore(&bad, 0u);
+        atomicStore(&checked, 0u);
     }
     workgroupBarrier();
     let second = wg.x >= p.lanes;
     let lane = wg.x % p.lanes;
     var done = 0u;
+    var receiving = false;
     if (p.role == 0u || (p.role >= 2u && !second)) {
         done = send(lane, lid);
     } else {
         done = receive(lane, lid, p.role == 2u);
+        receiving = true;
     }
     workgroupBarrier();
     if (lid == 0u) {
         let at = wg.x * RESULT_WORDS;
+        let whole = !receiving || atomicLoad(&checked) == done * p.words;
         put_word(at, atomicLoad(&bad));
-        put_word(at + 1u, select(1u, 0u, done == p.slices));
+        put_word(at + 1u, select(1u, 0u, done == p.slices && whole));
         put_word(at + 2u, longest);
         put_word(at + 3u, done);
     }

@@ -207,11 +207,12 @@ impl Ring {
                 return Err(Error::invalid(what, v, "at least 1"));
             }
         }
-        if self.lanes > 1 << 15 || self.spins > 1 << 31 {
+        let lane_words = self.slices as u64 * self.words as u64;
+        if self.lanes > 1 << 15 || self.spins > 1 << 31 || lane_words > u32::MAX as u64 {
             return Err(Error::invalid(
                 "polled link ring",
                 format!("{self:?}"),
-                "at most 2^15 lanes and 2^31 spins",
+                "at most 2^15 lanes, 2^31 spins and 2^32 words moved per lane",
             ));
         }
         for g in gpus {
@@ -233,7 +234,8 @@ pub struct Outcome {
     pub seconds: f64,
     /// Words the receiver read that were not what the sender wrote.
     pub mismatches: u64,
-    /// Lanes (at either end) and relays whose wait gave up.
+    /// Lanes (at either end) and relays that fell short: a wait gave up, or a receiving kernel
+    /// checked fewer words than the slices it counts hold (its loops ended early).
     pub timeouts: u32,
     /// Slices the receiver checked, of `lanes * slices`.
     pub slices: u64,
