@@ -249,18 +249,24 @@ fn edit(dir: &Path, name: &str, t: &Value, edit: impl Fn(&mut Value)) {
     std::fs::write(dir.join(name), serde_json::to_string(&t).unwrap()).unwrap();
 }
 
+/// A fresh folder `label` tuned for `mode` alone, its table's choice for that mode then changed by
+/// `change`; None where the tune found no adapter.
+fn tuned_then(label: &str, mode: &str, change: impl Fn(&mut Value)) -> Option<std::path::PathBuf> {
+    let d = tmp(label);
+    let (name, t) = tune(&d, mode)?;
+    edit(&d, &name, &t, |t| change(&mut t["points"][0]["modes"][0]));
+    Some(d)
+}
+
 #[test]
 fn a_mode_that_loses_falls_back_and_says_so() {
-    let d = tmp("fallback");
-    let Some((name, t)) = tune(&d, "host") else {
-        return;
-    };
     // Forced: the table says host's best ran at half sequential's speed.
-    edit(&d, &name, &t, |t| {
-        let c = &mut t["points"][0]["modes"][0];
+    let Some(d) = tuned_then("fallback", "host", |c| {
         c["fallback"] = true.into();
         c["speedup"] = 0.5.into();
-    });
+    }) else {
+        return;
+    };
     let rows = run_csv(&d, &["--mode", "sequential,host"]);
     let host = rows.iter().find(|r| &r[0] == "host").unwrap();
     let seq = rows.iter().find(|r| &r[0] == "sequential").unwrap();
@@ -289,15 +295,12 @@ fn a_mode_that_loses_falls_back_and_says_so() {
 /// read as a gain where that sequential is the slower), and a note gives its own.
 #[test]
 fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
-    let d = tmp("own");
-    let Some((name, t)) = tune(&d, "encoded") else {
-        return;
-    };
-    edit(&d, &name, &t, |t| {
-        let c = &mut t["points"][0]["modes"][0];
+    let Some(d) = tuned_then("own", "encoded", |c| {
         c["fallback"] = false.into();
         c["knobs"]["chunks"] = 3.into();
-    });
+    }) else {
+        return;
+    };
     let r = run_json(&d, "sequential,encoded");
     let (seq, enc) = (row(&r, "sequential"), row(&r, "encoded"));
     assert!(seq.get("own_t_seq_ms").is_none(), "{seq}");

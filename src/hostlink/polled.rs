@@ -15,7 +15,6 @@
 //! a ring or a pair sending one way and receiving the other), because a device's dispatches run in
 //! order on its one queue and a receiver queued before its own device's sender would wait forever.
 
-use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 mod ends;
@@ -391,6 +390,13 @@ impl<'a> Polled<'a> {
         for d in &self.dispatches {
             let gpu = &self.gpus[d.device];
             let mut enc = gpu.device.create_command_encoder(&Default::default());
+            // Flags in device memory are zeroed by the device, ahead of the dispatch that polls them
+            // (the host's are zeroed by `reset`).
+            if self.memory == Memory::Device {
+                for l in [d.sends, d.receives].into_iter().flatten() {
+                    enc.clear_buffer(self.mem[l].view(d.device).0, 0, None);
+                }
+            }
             {
                 let mut pass = enc.begin_compute_pass(&Default::default());
                 gpu.dispatch(
@@ -460,7 +466,7 @@ impl<'a> Polled<'a> {
         self.outcomes(host, seconds)
     }
 
-    /// Flags to zero and results poisoned, before a run.
+    /// Flags the host reaches to zero, params for `tag` and results poisoned, before a run.
     fn reset(&self, tag: u32) {
         for m in &self.mem {
             for &f in &m.flag_copies {
@@ -486,14 +492,6 @@ impl<'a> Polled<'a> {
             let words = d.results.size() as usize / 4;
             gpu.queue
                 .write_buffer(&d.results, 0, bytemuck::cast_slice(&vec![u32::MAX; words]));
-            if self.memory == Memory::Device {
-                for l in [d.sends, d.receives].into_iter().flatten() {
-                    let (flags, _) = self.mem[l].view(d.device);
-                    let mut enc = gpu.device.create_command_encoder(&Default::default());
-                    enc.clear_buffer(flags, 0, None);
-                    gpu.queue.submit([enc.finish()]);
-                }
-            }
         }
     }
 
@@ -504,7 +502,7 @@ impl<'a> Polled<'a> {
         for m in &self.mem {
             for &f in &m.flag_copies {
                 // SAFETY: the abort word is 4-aligned inside each copy (`Ring::flag_bytes`).
-                ends::publish(unsafe { &*((f + at) as *const AtomicU32) }, 1);
+                ends::publish(unsafe { ends::flag_at(f + at) }, 1);
             }
         }
     }

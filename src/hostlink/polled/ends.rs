@@ -15,6 +15,16 @@ pub(super) struct HostLane {
     pub(super) slots: usize,
 }
 
+/// The flag word at host address `addr`.
+///
+/// # Safety
+/// `addr` is 4-aligned inside a mapping or allocation that outlives every use of the reference (a
+/// link's memory, which its `Polled` holds while its threads run).
+pub(super) unsafe fn flag_at(addr: usize) -> &'static AtomicU32 {
+    // SAFETY: the caller's contract.
+    unsafe { &*(addr as *const AtomicU32) }
+}
+
 /// Stores `v` into `flag` for a device to see. A BAR mapping may be write-combined, where a store is
 /// not ordered after earlier stores to ordinary memory (the slot's words) and waits in the CPU's
 /// buffers until something drains them: a full fence on each side.
@@ -66,9 +76,7 @@ pub(super) fn relay(copies: (usize, usize), ring: &Ring, deadline: Instant) -> L
     let consumed = layout_constant("CONSUMED_AT") as usize * 4;
     // SAFETY: every address is a 4-aligned word of a lane's line of flags inside a live mapping
     // (`LinkMemory` outlives the run's threads).
-    let word = |base: usize, lane: usize, at: usize| unsafe {
-        &*((base + lane * stride + at) as *const AtomicU32)
-    };
+    let word = |base: usize, lane: usize, at: usize| unsafe { flag_at(base + lane * stride + at) };
     let lanes = ring.lanes as usize;
     let mut seen = vec![(0u32, 0u32); lanes];
     let mut r = LaneResult::default();
@@ -112,12 +120,7 @@ pub(super) fn host_lane(
 ) -> LaneResult {
     let stride = layout_constant("CONSUMED_AT") as usize * 4;
     // SAFETY: `at.flags` is a lane's 4-aligned line of flags inside a live host allocation (HostLane).
-    let (published, consumed) = unsafe {
-        (
-            &*(at.flags as *const AtomicU32),
-            &*((at.flags + stride) as *const AtomicU32),
-        )
-    };
+    let (published, consumed) = unsafe { (flag_at(at.flags), flag_at(at.flags + stride)) };
     let wait = |flag: &AtomicU32, want: u32| {
         let mut n = 0u32;
         while flag.load(Ordering::Acquire) < want {
