@@ -485,6 +485,10 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
     assert_eq!(t.devices.len(), 3);
     assert_eq!(t.directions.len(), 6);
     assert_eq!(t.rows.len(), 6 * 3 * 2);
+    assert!(
+        t.duplex.is_empty(),
+        "a device sends and lands at once only on zero-copy links"
+    );
     for r in &t.rows {
         assert_ne!(r.from, r.to);
         for v in [
@@ -524,6 +528,30 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         assert_eq!(t.rows.len(), 6 * 2, "one row per size: no copy threads");
         assert!(t.rows.iter().all(|r| r.threads == 0 && r.map_ms == 0.0));
         assert!(t.text().contains("zero-copy, all directions at once"));
+        // Each device sending to the next and landing from the previous at once, what it landed
+        // and sent checked: its kernels alone, in one pass and in two, and the queue's copies.
+        assert_eq!(t.duplex.len(), 3);
+        for (d, x) in t.duplex.iter().enumerate() {
+            assert_eq!(
+                (x.device, x.send, x.land),
+                (d, (d, (d + 1) % 3), ((d + 2) % 3, d))
+            );
+            assert_eq!(x.bytes, 48_016);
+            for g in [
+                x.write_gbps,
+                x.read_gbps,
+                x.one_pass_gbps,
+                x.passes_gbps,
+                x.copy_write_gbps,
+                x.copy_read_gbps,
+                x.copies_gbps,
+            ] {
+                assert!(g.is_finite() && g > 0.0, "{x:?}");
+            }
+        }
+        assert!(t
+            .text()
+            .contains("device 2 sending to 0 and landing from 1 at once"));
     }
     assert_eq!(t.streams.len(), 8);
     // The staged path measures too, and says so.

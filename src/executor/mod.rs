@@ -9,7 +9,7 @@ mod kernels;
 mod pooled;
 
 pub use kernels::{step_target, target, KernelSet, Kernels};
-pub use pooled::Handed;
+pub use pooled::{record_one_pass, Handed, Part};
 
 use std::collections::HashMap;
 use web_time::Instant;
@@ -425,31 +425,37 @@ impl<'a> Executor<'a> {
                         label: Some(label),
                         timestamp_writes,
                     });
-                    for d in &p.dispatches {
-                        let k = self.kernels;
-                        let pipeline = match d.kernel {
-                            Kernel::Gemm(store) => k.gemm()?.pipeline(store),
-                            Kernel::GemmGrid => k.gemm()?.grid_pipeline(),
-                            Kernel::Step { put, acc } => k.step()?.pipeline(put, acc),
-                            Kernel::Fused {
-                                split_b,
-                                split_c,
-                                grid,
-                                watched,
-                            } => k.gemm()?.fused(gpu, split_b, split_c, grid, watched)?,
-                            Kernel::Spares { watch, land } => k.gemm()?.spares(gpu, watch, land)?,
-                            Kernel::Gather => &k.gather()?.pipeline,
-                        };
-                        gpu.dispatch(
-                            &mut pass,
-                            pipeline,
-                            self.groups[d.binding].as_ref(),
-                            d.workgroups,
-                        );
-                    }
+                    self.dispatch(&mut pass, p)?;
                 }
             }
         }
         Ok(read)
+    }
+
+    /// Dispatches pass `p`'s work of this executor's bindings into `pass`.
+    fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, p: &crate::lower::Pass) -> Result<()> {
+        let (gpu, k) = (self.gpu, self.kernels);
+        for d in &p.dispatches {
+            let pipeline = match d.kernel {
+                Kernel::Gemm(store) => k.gemm()?.pipeline(store),
+                Kernel::GemmGrid => k.gemm()?.grid_pipeline(),
+                Kernel::Step { put, acc } => k.step()?.pipeline(put, acc),
+                Kernel::Fused {
+                    split_b,
+                    split_c,
+                    grid,
+                    watched,
+                } => k.gemm()?.fused(gpu, split_b, split_c, grid, watched)?,
+                Kernel::Spares { watch, land } => k.gemm()?.spares(gpu, watch, land)?,
+                Kernel::Gather => &k.gather()?.pipeline,
+            };
+            gpu.dispatch(
+                pass,
+                pipeline,
+                self.groups[d.binding].as_ref(),
+                d.workgroups,
+            );
+        }
+        Ok(())
     }
 }

@@ -108,3 +108,49 @@ impl<'a> Executor<'a> {
         Ok(())
     }
 }
+
+/// One executor's part of a pass shared with others: its lowering and a recording of it whose
+/// commands are passes alone.
+pub struct Part<'p, 'a> {
+    pub exec: &'p mut Executor<'a>,
+    pub lowered: &'p Lowered,
+    pub commands: &'p [Command],
+}
+
+/// Encodes the passes of every part's recording (standalone work of executors on one device, as
+/// [`Executor::record`]) as one pass, timestamped by `timestamps`, in the parts' order. Where their
+/// buffers are disjoint their dispatches run side by side: separate passes may leave the GPU to run
+/// them one after the other.
+pub fn record_one_pass(
+    enc: &mut wgpu::CommandEncoder,
+    label: &str,
+    parts: &mut [Part],
+    timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
+) -> Result<()> {
+    for part in parts.iter_mut() {
+        let (lowered, commands) = (part.lowered, part.commands);
+        debug_assert_eq!(lowered.target.device, part.exec.device);
+        if let Some(c) = commands.iter().find(|c| !matches!(c, Command::Pass(_))) {
+            return Err(Error::invalid(
+                "recording in a shared pass",
+                format!("{label} with {c:?}"),
+                "passes alone (clears, copies and reads go before or after the pass)",
+            ));
+        }
+        let (bindings, buffers) = uses(commands);
+        pool_only(lowered, &part.exec.links, &bindings, &buffers)?;
+        part.exec.prepare(None, lowered, (bindings, buffers))?;
+    }
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: timestamps,
+    });
+    for part in parts.iter() {
+        for c in part.commands {
+            if let Command::Pass(p) = c {
+                part.exec.dispatch(&mut pass, p)?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -17,9 +17,12 @@ use web_time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+mod duplex;
 mod ends;
 mod stream;
 mod table;
+
+pub use duplex::DuplexRow;
 
 use super::{CopyPool, HostLink, Path};
 use crate::devices::Devices;
@@ -115,6 +118,9 @@ pub struct HostLinkTable {
     /// The links streamed as the trigger loop drives them (older tables have none).
     #[serde(default)]
     pub streams: Vec<StreamRow>,
+    /// Each device's send and landing at once, where its links are zero-copy (older tables have none).
+    #[serde(default)]
+    pub duplex: Vec<DuplexRow>,
 }
 
 /// The links streamed: `chunks` chunks of `bytes` per direction through two slots (the sender's
@@ -150,13 +156,15 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         reps: opts.reps,
         rows: Vec::new(),
         streams: Vec::new(),
+        duplex: Vec::new(),
     };
     // Per device: the payload its step kernel reads as a sender, the counters it binds (never
     // bumped), and where its step kernel puts a zero-copy chunk as a receiver.
     let mut srcs = Vec::new();
     for sender in &devices.gpus {
         use wgpu::BufferUsages as U;
-        let src = sender.buffer("calibration payload", cap, U::STORAGE | U::COPY_DST)?;
+        let usage = U::STORAGE | U::COPY_SRC | U::COPY_DST;
+        let src = sender.buffer("calibration payload", cap, usage)?;
         sender.queue.write_buffer(&src, 0, payload);
         let counters = sender.buffer("calibration counters", 16, U::STORAGE)?;
         let landing = sender.buffer(
@@ -192,6 +200,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
             }
         }
     }
+    table.duplex = duplex::measure_duplex(&rig, cap, opts)?;
     table.streams = measure_streams(&rig, &table.directions, cap, opts)?;
     Ok(table)
 }
@@ -372,7 +381,7 @@ fn measure_streams(
 /// Fails where the receiver's inbox does not hold `want` (on the staged path, after landing it).
 pub(super) fn check_arrived(
     devices: &Devices,
-    link: &mut HostLink,
+    link: &HostLink,
     slot: usize,
     bytes: u64,
     want: &[u8],
@@ -436,6 +445,19 @@ mod tests {
                 threads: 8,
                 gbps: vec![30.0, 29.5],
             }],
+            duplex: vec![DuplexRow {
+                device: 1,
+                send: (1, 0),
+                land: (0, 1),
+                bytes: 256 << 20,
+                write_gbps: 48.0,
+                read_gbps: 40.0,
+                passes_gbps: 22.0,
+                one_pass_gbps: 39.5,
+                copy_write_gbps: 50.0,
+                copy_read_gbps: 51.0,
+                copies_gbps: 45.0,
+            }],
             rows: vec![
                 row(0, 1, 1 << 20, 1, 90.0),
                 row(0, 1, 4 << 20, 1, 10.0),
@@ -463,8 +485,20 @@ mod tests {
             text.contains("streamed 16 x 64 MiB through 2 slots, copies on 8 threads, all directions at once: 0->1 30.00 GB/s, 1->0 29.50 GB/s"),
             "{text}"
         );
+        assert!(
+            text.contains("device 1 sending to 0 and landing from 0 at once (zero-copy, 256 MiB each): its kernels 39.50 GB/s each in one pass (22.00 in two), alone write 48.00, read 40.00; the queue's copies 45.00 GB/s each, alone 50.00, 51.00"),
+            "{text}"
+        );
         let back: HostLinkTable =
             serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
-        assert_eq!((back.rows.len(), back.streams.len()), (4, 1));
+        assert_eq!(
+            (back.rows.len(), back.streams.len(), back.duplex.len()),
+            (4, 1, 1)
+        );
+        // A table saved before the duplex rows reads back without them.
+        let mut old = serde_json::to_value(&t).unwrap();
+        old.as_object_mut().unwrap().remove("duplex");
+        let old: HostLinkTable = serde_json::from_value(old).unwrap();
+        assert!(old.duplex.is_empty());
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use super::HostLink;
 use crate::devices::Devices;
 use crate::error::{Error, Result};
-use crate::executor::{Executor, Handed, KernelSet};
+use crate::executor::{Executor, Handed, KernelSet, Part};
 use crate::gpu::Gpu;
 use crate::lower::{lower_step, End, LinkBox, StepEnd, StepLowering, StepSpec};
 use crate::shaders::Put;
@@ -109,23 +109,52 @@ impl<'a> StepWrite<'a> {
         ts: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<()> {
         record(&mut self.exec, &self.step, enc, ts)?;
+        self.drain(link, enc)
+    }
+
+    /// The drain to staging on the staged path (nothing elsewhere).
+    pub(super) fn drain(&self, link: &HostLink, enc: &mut wgpu::CommandEncoder) -> Result<()> {
         link.encode_drain(self.slot, enc, self.bytes)
     }
 
     /// The write submitted and waited for (bounded): seconds from encoding to completion, on the
     /// host clock (the table's figures are submit to completion, as the trigger loop waits).
     pub(super) fn time(&mut self, link: &HostLink) -> Result<f64> {
-        let sender = self.gpu;
-        let span = time_series(
-            sender,
-            &mut Timestamps::host_clock(),
-            "the host link calibration's step",
-            1,
-            sender.timeout_for(0.0, 2.0 * self.bytes as f64),
-            |enc, ts| self.encode(link, enc, ts),
-        )?[0];
-        Ok((span.1 - span.0) / 1e6)
+        let (gpu, bytes) = (self.gpu, self.bytes);
+        timed(gpu, "the host link calibration's step", bytes, |enc, ts| {
+            self.encode(link, enc, ts)
+        })
     }
+
+    /// The write as one executor's part of a pass shared with others (zero-copy: no drain).
+    pub(super) fn part(&mut self) -> Part<'_, 'a> {
+        part(&mut self.exec, &self.step)
+    }
+}
+
+/// `step`'s one recording through `exec`, as a part of a shared pass.
+fn part<'p, 'a>(exec: &'p mut Executor<'a>, step: &'p StepLowering) -> Part<'p, 'a> {
+    Part {
+        exec,
+        lowered: &step.lowered,
+        commands: &step.recording(0, 0).commands,
+    }
+}
+
+/// What `record` encodes, submitted and waited for (bounded by `bytes`' time at a slow bus): seconds
+/// from encoding to completion on the host clock, as the trigger loop waits for a submission.
+pub(super) fn timed(
+    gpu: &Gpu,
+    what: &str,
+    bytes: u64,
+    record: impl FnMut(
+        &mut wgpu::CommandEncoder,
+        Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()>,
+) -> Result<f64> {
+    let bound = gpu.timeout_for(0.0, 2.0 * bytes as f64);
+    let span = time_series(gpu, &mut Timestamps::host_clock(), what, 1, bound, record)?[0];
+    Ok((span.1 - span.0) / 1e6)
 }
 
 /// The receiver's half of a zero-copy transfer: its step kernel reading one slot of the link out of
@@ -181,15 +210,14 @@ impl<'a> ZeroCopyRead<'a> {
     /// host clock (as [`StepWrite::time`]).
     pub(super) fn time(&mut self, devices: &Devices, bytes: u64) -> Result<f64> {
         let r = &devices.gpus[self.to];
-        let span = time_series(
-            r,
-            &mut Timestamps::host_clock(),
-            "the zero-copy calibration's read",
-            1,
-            r.timeout_for(0.0, 2.0 * bytes as f64),
-            |enc, ts| self.encode(enc, ts),
-        )?[0];
-        Ok((span.1 - span.0) / 1e6)
+        timed(r, "the zero-copy calibration's read", bytes, |enc, ts| {
+            self.encode(enc, ts)
+        })
+    }
+
+    /// The read as one executor's part of a pass shared with others.
+    pub(super) fn part(&mut self) -> Part<'_, 'a> {
+        part(&mut self.exec, &self.step)
     }
 
     /// Poisons the landing's first `bytes` and the word after them (where it has one), so that

@@ -7,6 +7,7 @@ use super::ends::{done_flag, Ends, StepWrite, ZeroCopyRead};
 use super::{check_arrived, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
+use crate::executor::record_one_pass;
 use crate::steps::{Link, StepKernel};
 
 /// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
@@ -61,36 +62,30 @@ impl<'a> Streamed<'a> {
         let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
         let mut writes = Vec::new();
         let mut reads = Vec::new();
-        // Buffers of the direction's own, as each step of a collective binds its own.
+        // Buffers of the direction's own, as each step of a collective binds its own, and counters
+        // per slot (never bumped, but bound read-write: one buffer would order its slots' kernels).
         use wgpu::BufferUsages as U;
-        let send_counters =
-            devices.gpus[from].buffer("streamed calibration counters", 16, U::STORAGE)?;
-        let own = if link.zero_copy() {
-            let r = &devices.gpus[to];
-            Some((
-                r.buffer(
-                    "streamed calibration landing",
-                    bytes,
-                    U::STORAGE | U::COPY_SRC,
-                )?,
-                r.buffer("streamed calibration counters", 16, U::STORAGE)?,
-            ))
+        let counters =
+            |g: usize| devices.gpus[g].buffer("streamed calibration counters", 16, U::STORAGE);
+        let landing = if link.zero_copy() {
+            let usage = U::STORAGE | U::COPY_SRC;
+            Some(devices.gpus[to].buffer("streamed calibration landing", bytes, usage)?)
         } else {
             None
         };
         for slot in 0..2 {
             writes.push(StepWrite::new(
                 (&devices.gpus[from], &kernels[from]),
-                (&ends[from].src, &send_counters),
+                (&ends[from].src, &counters(from)?),
                 &link,
                 slot,
                 (bytes, opts.step_link),
             )?);
-            if let Some((landing, counters)) = &own {
+            if let Some(landing) = &landing {
                 reads.push(ZeroCopyRead::new(
                     devices,
                     kernels,
-                    (landing, counters),
+                    (landing, &counters(to)?),
                     &link,
                     (slot, bytes),
                 )?);
@@ -114,6 +109,47 @@ impl<'a> Streamed<'a> {
 enum Started {
     Write(usize),
     Read(usize),
+}
+
+impl Started {
+    fn device(&self) -> usize {
+        let (Started::Write(g) | Started::Read(g)) = self;
+        *g
+    }
+}
+
+/// Encodes one device's part of a poll (`mine`: direction, slot, what) into `enc`: the sends' and
+/// reads' kernels in one pass, as the trigger loop puts a device's steps beside each other (in
+/// passes of their own the GPU may run them one after the other), then the sends' drains (staged).
+fn encode(
+    state: &mut [Streamed],
+    mine: &[&(usize, usize, Started)],
+    enc: &mut wgpu::CommandEncoder,
+) -> Result<()> {
+    let has = |d: usize, slot: usize, write: bool| {
+        mine.iter()
+            .any(|x| (x.0, x.1, matches!(x.2, Started::Write(_))) == (d, slot, write))
+    };
+    let mut parts = Vec::new();
+    for (d, s) in state.iter_mut().enumerate() {
+        for (slot, w) in s.writes.iter_mut().enumerate() {
+            if has(d, slot, true) {
+                parts.push(w.part());
+            }
+        }
+        for (slot, r) in s.reads.iter_mut().enumerate() {
+            if has(d, slot, false) {
+                parts.push(r.part());
+            }
+        }
+    }
+    record_one_pass(enc, "host link streamed calibration", &mut parts, None)?;
+    for &&(d, slot, ref what) in mine {
+        if let Started::Write(_) = what {
+            state[d].writes[slot].drain(&state[d].link, enc)?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
@@ -159,19 +195,12 @@ pub(super) fn stream(
                     })?;
             }
             // One submission per device and poll: a device's sends and reads in one command buffer
-            // share no buffer, so they run side by side, where separate submissions would be
+            // share no buffer, so they may run side by side, where separate submissions would be
             // ordered one after the other on its queue.
-            let mut encs: Vec<Option<wgpu::CommandEncoder>> =
-                devices.gpus.iter().map(|_| None).collect();
             let mut started: Vec<(usize, usize, Started)> = Vec::new();
             for (d, (s, &(from, to))) in state.iter_mut().zip(dirs).enumerate() {
-                let sender = &devices.gpus[from];
                 while s.sent < opts.chunks && matches!(s.slots[s.sent % 2], SlotState::Free) {
                     let slot = s.sent % 2;
-                    let enc = encs[from].get_or_insert_with(|| {
-                        sender.device.create_command_encoder(&Default::default())
-                    });
-                    s.writes[slot].encode(&s.link, enc, None)?;
                     s.slots[slot] = SlotState::Encoded;
                     started.push((d, slot, Started::Write(from)));
                     s.waiting.push_back(slot);
@@ -181,11 +210,6 @@ pub(super) fn stream(
                     if s.link.zero_copy() {
                         // Written once the sender's submission completed: the receiver reads it.
                         if matches!(&s.slots[slot], SlotState::Written(f) if is_set(f)) {
-                            let r = &devices.gpus[to];
-                            let enc = encs[to].get_or_insert_with(|| {
-                                r.device.create_command_encoder(&Default::default())
-                            });
-                            s.reads[slot].encode(enc, None)?;
                             s.slots[slot] = SlotState::Encoded;
                             started.push((d, slot, Started::Read(to)));
                             s.waiting.pop_front();
@@ -200,19 +224,20 @@ pub(super) fn stream(
                 }
             }
             let mut flags = Vec::new();
-            for (g, enc) in devices.gpus.iter().zip(encs) {
-                flags.push(match enc {
-                    Some(enc) => {
-                        g.submit("host link streamed calibration", vec![enc.finish()])?;
-                        Some(done_flag(g))
-                    }
-                    None => None,
-                });
+            for (g, gpu) in devices.gpus.iter().enumerate() {
+                let mine: Vec<_> = started.iter().filter(|x| x.2.device() == g).collect();
+                if mine.is_empty() {
+                    flags.push(None);
+                    continue;
+                }
+                let mut enc = gpu.device.create_command_encoder(&Default::default());
+                encode(&mut state, &mine, &mut enc)?;
+                gpu.submit("host link streamed calibration", vec![enc.finish()])?;
+                flags.push(Some(done_flag(gpu)));
             }
             for (d, slot, what) in started {
                 let s = &mut state[d];
-                let (Started::Write(g) | Started::Read(g)) = what;
-                let flag = flags[g].clone().expect("its device submitted");
+                let flag = flags[what.device()].clone().expect("its device submitted");
                 s.slots[slot] = match what {
                     Started::Write(_) => {
                         if !s.link.zero_copy() {
@@ -260,7 +285,7 @@ pub(super) fn stream(
         gbps.push(opts.chunks as f64 * bytes as f64 / secs.max(1e-9) / 1e9);
         let last = (opts.chunks - 1) % 2;
         let want = &payload[..bytes as usize];
-        check_arrived(devices, &mut s.link, last, bytes, want)?;
+        check_arrived(devices, &s.link, last, bytes, want)?;
         if let Some(read) = s.reads.get(last) {
             read.check(devices, bytes, want)?;
         }

@@ -91,6 +91,23 @@ impl HostLinkTable {
                 );
             }
         }
+        for x in &self.duplex {
+            let _ = writeln!(
+                out,
+                "device {} sending to {} and landing from {} at once (zero-copy, {} each): its kernels {:.2} GB/s each in one pass ({:.2} in two), alone write {:.2}, read {:.2}; the queue's copies {:.2} GB/s each, alone {:.2}, {:.2}",
+                x.device,
+                x.send.1,
+                x.land.0,
+                size(x.bytes),
+                x.one_pass_gbps,
+                x.passes_gbps,
+                x.write_gbps,
+                x.read_gbps,
+                x.copies_gbps,
+                x.copy_write_gbps,
+                x.copy_read_gbps
+            );
+        }
         for st in &self.streams {
             let each: Vec<String> = st
                 .directions
