@@ -4,7 +4,7 @@
 //! Flags after `--` (`cargo bench --bench gemm -- --help`): `--sizes` (a run of shapes that differ
 //! only in K separates a tile's fixed cost, its prologue and epilogue, from its cost per slice),
 //! `--dtypes`, `--kernel`, `--coopmat2-spv`, `--kernel-wgsl`, `--chunks`, `--grid`, `--seed`,
-//! `--no-verify`, the timing's `--reps`, `--warmup-s`, `--settle-s`, `--debug`, and `--json FILE`.
+//! `--no-verify`, `--beside-copy-mib` (the GEMM beside a copy out of host memory), the timing's `--reps`, `--warmup-s`, `--settle-s`, `--debug`, and `--json FILE`.
 
 mod common;
 
@@ -60,6 +60,11 @@ struct Args {
     /// purpose (to time a GEMM without its epilogue, say); the line says "unchecked".
     #[arg(long)]
     no_verify: bool,
+    /// Also time each tracked GEMM beside a copy of this many MiB out of host memory into the
+    /// device's (`copy_buffer_to_buffer`, encoded before and after the GEMM's pass, on the host
+    /// clock): whether the queue's copy runs beside a pass, as a landing by copy would need. 0: not.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=4096))]
+    beside_copy_mib: u64,
     #[command(flatten)]
     timing: Timing,
     #[command(flatten)]
@@ -139,6 +144,7 @@ fn run(args: Args) -> anyhow::Result<()> {
                 seed,
                 grid,
                 checked: !args.no_verify,
+                beside_copy: args.beside_copy_mib << 20,
             };
             bench_one(&gpu, &kernel, (&mut clock, &args.out), shape, &run)?;
         }
@@ -155,6 +161,8 @@ struct Run {
     grid: u32,
     /// Whether the result is checked against f64 before it is timed.
     checked: bool,
+    /// Bytes of the copy out of host memory timed beside the GEMM (0: none).
+    beside_copy: u64,
 }
 
 /// Checks, then times, the tracked and untracked GEMM of one size.
@@ -171,6 +179,7 @@ fn bench_one(
         seed,
         grid,
         checked,
+        beside_copy,
     } = run;
     let dtype = kernel.dtype;
     let Shape { m, n, k } = shape;
@@ -285,6 +294,78 @@ fn bench_one(
         "builds_differ": builds_differ,
         "max_rel_err": if checked { Some(err) } else { None },
         "clock": clock.kind(),
+        "adapter": gpu.info.name,
+    }))?;
+    if beside_copy > 0 {
+        beside_a_copy(gpu, &mut g, (shape, beside_copy, reps), out)?;
+    }
+    Ok(())
+}
+
+/// Times, on the host clock (submission to completion, medians of `reps`), the tracked GEMM alone,
+/// a copy of `bytes` out of imported host memory into the device's alone, and both in one
+/// submission with the copy before and after the GEMM's pass: a pair near the longer of the two
+/// alone ran side by side, near their sum one after the other.
+fn beside_a_copy(
+    gpu: &Gpu,
+    g: &mut TrackedGemm,
+    (shape, bytes, reps): (Shape, u64, u32),
+    out: &Out,
+) -> anyhow::Result<()> {
+    use t3_wgpu::timestamps::{time_series, Timestamps};
+    // SAFETY: one device alone reads this host memory, after the host wrote nothing to it.
+    let host = unsafe { t3_wgpu::hostlink::shared::import(&[&gpu.device], "beside copy", bytes) }
+        .context("importing host memory for --beside-copy-mib (VK_EXT_external_memory_host)")?
+        .views
+        .remove(0);
+    use wgpu::BufferUsages as U;
+    let dev = gpu.buffer("beside copy landing", bytes, U::STORAGE | U::COPY_DST)?;
+    let bound = gpu.timeout_for(shape.flops(), 2.0 * bytes as f64);
+    let mut time = |what: &str, copy_at: &[bool], gemm: bool| -> anyhow::Result<f64> {
+        let mut ms = Vec::new();
+        for _ in 0..=reps {
+            let span = time_series(
+                gpu,
+                &mut Timestamps::host_clock(),
+                what,
+                1,
+                bound,
+                |enc, _| {
+                    if copy_at.contains(&false) {
+                        enc.copy_buffer_to_buffer(&host, 0, &dev, 0, bytes);
+                    }
+                    if gemm {
+                        g.encode(enc, StoreMode::Store, true, None)?;
+                    }
+                    if copy_at.contains(&true) {
+                        enc.copy_buffer_to_buffer(&host, 0, &dev, 0, bytes);
+                    }
+                    Ok(())
+                },
+            )?[0];
+            ms.push((span.1 - span.0) / 1e3);
+        }
+        Ok(median(&ms[1..]))
+    };
+    let gemm = time("the gemm alone", &[], true)?;
+    let copy = time("the copy alone", &[false], false)?;
+    let before = time("the copy, then the gemm", &[false], true)?;
+    let after = time("the gemm, then the copy", &[true], true)?;
+    let gbps = bytes as f64 / (copy * 1e-3) / 1e9;
+    println!(
+        "  beside a {} MiB copy out of host memory (host clock): gemm alone {gemm:.3} ms, copy alone {copy:.3} ms ({gbps:.1} GB/s); copy then gemm {before:.3} ms, gemm then copy {after:.3} ms (side by side would be {:.3}, one after the other {:.3})",
+        bytes >> 20,
+        gemm.max(copy),
+        gemm + copy
+    );
+    out.line(&serde_json::json!({
+        "bench": "gemm beside copy",
+        "m": shape.m, "n": shape.n, "k": shape.k,
+        "bytes": bytes,
+        "gemm_ms": gemm,
+        "copy_ms": copy,
+        "copy_then_gemm_ms": before,
+        "gemm_then_copy_ms": after,
         "adapter": gpu.info.name,
     }))?;
     Ok(())
