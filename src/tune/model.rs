@@ -44,9 +44,10 @@ pub struct Prior {
 impl Prior {
     /// The prior for a device of `kind`, GEMM operands of `dtype`, ranks over `devices` devices.
     /// Across devices a pass is a submission whose completion the host loop waits for (tens of
-    /// microseconds to a few hundred on the H200s measured), and the link is the host's (DESIGN.md:
-    /// zero-copy 31-35 GB/s per direction with both at once, 2.4-2.5 GB/s each with twelve at once
-    /// on the staged path). `link_gbps` is a calibrated rate where one is known.
+    /// microseconds to a few hundred on the H200s measured), and the link is the host's: with every
+    /// link of a pair or a ring busy each device writes and reads host memory at once, which an H200
+    /// did at about 24 GB/s each way whatever moved the bytes (BENCHMARKS.md, "What one device
+    /// allows with both directions at once"). `link_gbps` is a calibrated rate where one is known.
     pub fn of(
         kind: Option<wgpu::DeviceType>,
         dtype: Dtype,
@@ -79,10 +80,11 @@ impl Prior {
     pub fn costs(&self, c: &Config, devices: usize) -> Costs {
         let devices = devices.clamp(1, c.ranks.max(1));
         let gemm_ms = c.total_flops() / devices as f64 / (self.gemm_tflops * 1e12) * 1e3;
-        // Each rank sends (R-1)/R of its output (f32) once per reduce-scatter or all-gather;
-        // every link moves at once.
+        // Each rank sends (R-1)/R of its output (in the type the steps move) once per
+        // reduce-scatter or all-gather; every link moves at once.
         let r = c.ranks.max(1) as f64;
-        let mut bytes = (c.shape.m * c.shape.n * 4) as f64 * (r - 1.0) / r;
+        let out = (c.shape.m * c.shape.n * c.out_dtype.bytes()) as f64;
+        let mut bytes = out * (r - 1.0) / r;
         if c.collective == crate::schedule::Collective::AllReduce {
             bytes *= 2.0;
         }
@@ -235,6 +237,21 @@ mod tests {
         }
         assert_eq!(grid_below(132), 128);
         assert_eq!(grid_below(1), 1);
+    }
+
+    #[test]
+    fn the_collective_moves_outputs_in_the_type_the_steps_move() {
+        use crate::shapes::Shape;
+        let mut c = Config::new(Shape::new(8192, 4256, 2128).unwrap(), 2);
+        c.collective = crate::schedule::Collective::ReduceScatter;
+        let prior = Prior::of(None, Dtype::F16, 2, Some(25.0));
+        // Half of each rank's 8192 x 4256 outputs cross: 69.7 MB in f32 at 25 GB/s.
+        let f32_ms = prior.costs(&c, 2).comm_ms;
+        assert!((f32_ms - 8192.0 * 4256.0 * 4.0 / 2.0 / 25e9 * 1e3).abs() < 1e-9);
+        c.out_dtype = Dtype::F16;
+        assert!((prior.costs(&c, 2).comm_ms - f32_ms / 2.0).abs() < 1e-9);
+        c.collective = crate::schedule::Collective::AllReduce;
+        assert!((prior.costs(&c, 2).comm_ms - f32_ms).abs() < 1e-9);
     }
 
     #[test]
