@@ -107,6 +107,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             out,
             json,
             host_loop,
+            link_workgroups,
         }) => {
             let out = out.as_deref().unwrap_or(match devices {
                 Some(_) => t3_wgpu::hostlink::calibration::DEFAULT_TABLE,
@@ -120,7 +121,8 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             match devices {
                 Some(spec) => bounded(Devices::open(spec, &run::gpu_options(&cli.gpu)?)?, |d| {
                     let threads = host_loop.and_then(|h| h.copy_threads);
-                    calibrate_hostlink(d, *link_path, (*mib, *reps), out, *json, threads)
+                    let how = (*link_path, *link_workgroups, threads);
+                    calibrate_hostlink(d, how, (*mib, *reps), out, *json)
                 }),
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)

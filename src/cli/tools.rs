@@ -7,6 +7,8 @@ use t3_wgpu::files;
 use t3_wgpu::gpu::{self, Gpu};
 use t3_wgpu::hostlink::calibration;
 use t3_wgpu::link;
+use t3_wgpu::lower::HOST_SEND_WORKGROUPS;
+use t3_wgpu::steps::Link;
 
 use super::args::*;
 use super::output::out;
@@ -132,11 +134,10 @@ pub fn calibrate(
 /// chunks from 1 MiB up by factors of 4 to `mib` (default 256, or 16 on a CPU adapter).
 pub fn calibrate_hostlink(
     devices: &Devices,
-    want: t3_wgpu::hostlink::Path,
+    (want, link_workgroups, copy_threads): (t3_wgpu::hostlink::Path, Option<u32>, Option<usize>),
     (mib, reps): (Option<usize>, usize),
     out_path: &str,
     json: bool,
-    copy_threads: Option<usize>,
 ) -> Result<()> {
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
     let top = mib.unwrap_or(if cpu { 16 } else { 256 }) as u64;
@@ -148,6 +149,7 @@ pub fn calibrate_hostlink(
         stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
         want,
         stream_threads: copy_threads,
+        step_link: link_workgroups.map_or(Link::Workgroups(HOST_SEND_WORKGROUPS), Link::Workgroups),
         ..Default::default()
     };
     let t = calibration::calibrate(devices, &opts)?;

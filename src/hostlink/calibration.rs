@@ -45,7 +45,8 @@ pub struct Options {
     pub threads: Vec<usize>,
     /// Timed repetitions per (direction, size, threads), after one untimed one; medians reported.
     pub reps: usize,
-    /// The workgroup budget of the step kernel that writes the outbox.
+    /// The workgroup budget of the step kernels that write the outbox and land a zero-copy chunk
+    /// (the trigger loop gives both the link's budget, 16 workgroups where it is unthrottled).
     pub step_link: Link,
     /// The path asked for (mapped falls back to staged at an end without MAPPABLE_PRIMARY_BUFFERS).
     pub want: Path,
@@ -271,7 +272,13 @@ fn measure_size(
     let mut read = if link.zero_copy() {
         let e = &rig.ends[to];
         let ends = (&e.landing, &e.counters);
-        Some(ZeroCopyRead::new(devices, kernels, ends, link, (0, bytes))?)
+        Some(ZeroCopyRead::new(
+            devices,
+            kernels,
+            ends,
+            link,
+            (0, bytes, opts.step_link),
+        )?)
     } else {
         None
     };

@@ -127,7 +127,13 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
         let landing = &rig.ends[d].landing;
         let mut x = Duplex {
             write: StepWrite::new(on(d), ends(d), &out, 0, (bytes, opts.step_link))?,
-            read: ZeroCopyRead::new(devices, kernels, (landing, &counters), &inbound, (0, bytes))?,
+            read: ZeroCopyRead::new(
+                devices,
+                kernels,
+                (landing, &counters),
+                &inbound,
+                (0, bytes, opts.step_link),
+            )?,
             out: &out,
             copy_out: [&rig.ends[d].src, out.outbox(0)?],
             copy_in: [inbound.inbox(0)?, landing],

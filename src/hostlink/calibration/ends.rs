@@ -167,15 +167,16 @@ pub(super) struct ZeroCopyRead<'a> {
 }
 
 impl<'a> ZeroCopyRead<'a> {
-    /// The read of `bytes` of `slot` of `link` into `landing` (on the receiver), binding `counters`
-    /// (never bumped). A direction streamed beside others lands into buffers of its own: two reads or a read
-    /// and a write binding one buffer would be ordered one after the other on the receiver.
+    /// The read of `bytes` of `slot` of `link` into `landing` (on the receiver) by a kernel of
+    /// `budget`, binding `counters` (never bumped). A direction streamed beside others lands into
+    /// buffers of its own: two reads or a read and a write binding one buffer would be ordered one
+    /// after the other on the receiver.
     pub(super) fn new(
         devices: &'a Devices,
         kernels: &'a [StepKernel],
         (landing, counters): (&wgpu::Buffer, &wgpu::Buffer),
         link: &HostLink,
-        (slot, bytes): (usize, u64),
+        (slot, bytes, budget): (usize, u64, Link),
     ) -> Result<Self> {
         let to = link.to;
         let inbox = slot_box(slot, End::Inbox);
@@ -185,8 +186,8 @@ impl<'a> ZeroCopyRead<'a> {
             src: StepEnd::Link(inbox),
             bytes: bytes.min(link.capacity).min(landing.size()) / 16 * 16,
             puts: &[Put::Store],
-            // As the host loop lands a zero-copy chunk.
-            links: &[Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS)],
+            // As the host loop lands a zero-copy chunk: on the link's budget.
+            links: &[budget],
         };
         let on = (&devices.gpus[to], to, &kernels[to]);
         let (exec, step) = bound(on, &spec, (inbox, link.inbox(slot)?), (landing, counters))?;

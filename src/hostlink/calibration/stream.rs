@@ -87,7 +87,7 @@ impl<'a> Streamed<'a> {
                     kernels,
                     (landing, &counters(to)?),
                     &link,
-                    (slot, bytes),
+                    (slot, bytes, opts.step_link),
                 )?);
             }
         }

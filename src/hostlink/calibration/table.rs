@@ -36,7 +36,7 @@ impl HostLinkTable {
         }
         let _ = writeln!(
             out,
-            "step kernel: {}; timer: {}; medians of {} reps",
+            "send and landing kernels: {}; timer: {}; medians of {} reps",
             self.step_link, self.timer, self.reps
         );
         let _ = writeln!(
