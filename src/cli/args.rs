@@ -132,7 +132,7 @@ pub enum Cmd {
         #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
         host_loop: Option<HostOptions>,
         /// With --devices: workgroups of each send kernel and zero-copy landing kernel, as `run`'s
-        /// `--link-workgroups` gives them [default: 16, as `run` gives an unthrottled link's].
+        /// `--link-workgroups` gives them [default: 128, as `run` gives an unthrottled link's].
         #[arg(long, value_parser = positive_u32)]
         link_workgroups: Option<u32>,
     },

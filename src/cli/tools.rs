@@ -7,7 +7,6 @@ use t3_wgpu::files;
 use t3_wgpu::gpu::{self, Gpu};
 use t3_wgpu::hostlink::calibration;
 use t3_wgpu::link;
-use t3_wgpu::lower::HOST_SEND_WORKGROUPS;
 use t3_wgpu::steps::Link;
 
 use super::args::*;
@@ -142,16 +141,18 @@ pub fn calibrate_hostlink(
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
     let top = mib.unwrap_or(if cpu { 16 } else { 256 }) as u64;
     let sizes = std::iter::successors(Some(1u64), |m| Some(m * 4)).take_while(|&m| m < top);
-    let opts = calibration::Options {
+    let mut opts = calibration::Options {
         bytes: sizes.chain([top]).map(|m| m << 20).collect(),
         reps,
         // Streamed: 1 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
         stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
         want,
         stream_threads: copy_threads,
-        step_link: link_workgroups.map_or(Link::Workgroups(HOST_SEND_WORKGROUPS), Link::Workgroups),
         ..Default::default()
     };
+    if let Some(w) = link_workgroups {
+        opts.step_link = Link::Workgroups(w);
+    }
     let t = calibration::calibrate(devices, &opts)?;
     t.save(out_path)?;
     show_saved(&t, || t.text(), out_path, json)

@@ -46,7 +46,8 @@ pub struct Options {
     /// Timed repetitions per (direction, size, threads), after one untimed one; medians reported.
     pub reps: usize,
     /// The workgroup budget of the step kernels that write the outbox and land a zero-copy chunk
-    /// (the trigger loop gives both the link's budget, 16 workgroups where it is unthrottled).
+    /// (the trigger loop gives both the link's budget, `HOST_SEND_WORKGROUPS` where it is
+    /// unthrottled).
     pub step_link: Link,
     /// The path asked for (mapped falls back to staged at an end without MAPPABLE_PRIMARY_BUFFERS).
     pub want: Path,
@@ -59,14 +60,14 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// 1 to 256 MiB, 1 to 16 threads, 5 reps, a 16-workgroup step: the measurements (50 GB/s
-    /// kernel to host from 16 workgroups; host copies at 31 GB/s on 4 to 16 threads).
+    /// 1 to 256 MiB, 1 to 16 threads, 5 reps, steps on the trigger loop's budget for an unthrottled
+    /// link (`HOST_SEND_WORKGROUPS`).
     fn default() -> Self {
         Options {
             bytes: [1u64, 4, 16, 64, 256].iter().map(|m| m << 20).collect(),
             threads: vec![1, 2, 4, 8, 16],
             reps: 5,
-            step_link: Link::Workgroups(16),
+            step_link: Link::Workgroups(crate::lower::HOST_SEND_WORKGROUPS),
             want: Path::ZeroCopy,
             stream_bytes: 1 << 30,
             stream_threads: None,

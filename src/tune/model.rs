@@ -45,9 +45,9 @@ impl Prior {
     /// The prior for a device of `kind`, GEMM operands of `dtype`, ranks over `devices` devices.
     /// Across devices a pass is a submission whose completion the host loop waits for (tens of
     /// microseconds to a few hundred on the H200s measured), and the link is the host's: with every
-    /// link of a pair or a ring busy each device writes and reads host memory at once, which an H200
-    /// did at about 24 GB/s each way whatever moved the bytes (BENCHMARKS.md, "What one device
-    /// allows with both directions at once"). `link_gbps` is a calibrated rate where one is known.
+    /// link of a pair or a ring busy each device writes and reads host memory at once, which two
+    /// H200s streamed at about 15 GB/s each way on 16 workgroups and 25 on 128 (BENCHMARKS.md, "Real
+    /// GPUs"). `link_gbps` is a calibrated rate where one is known.
     pub fn of(
         kind: Option<wgpu::DeviceType>,
         dtype: Dtype,

@@ -12,16 +12,17 @@ use crate::kernels::Put;
 use crate::plan::{Kind, Plan, PlanOp};
 use crate::shapes::{fold, Chunking};
 
-/// Workgroups a send half's kernel gets when the link is unthrottled. Its writes cross PCIe into host
-/// memory, which 16 workgroups already saturate (every workgroup a whole chunk could use moves it
-/// barely faster: see BENCHMARKS.md), so more would only take SMs from the GEMM work sharing its
-/// pass.
-pub const HOST_SEND_WORKGROUPS: u32 = 16;
+/// Workgroups a send half's kernel gets when the link is unthrottled. Alone, 16 workgroups already
+/// nearly saturate PCIe writing host memory; but a device of a pair or a ring writes one link's host
+/// memory while it reads another's, and both ways at once its kernels move about 18 GB/s each on 16
+/// workgroups and 30 on 128 (BENCHMARKS.md, "Real GPUs"), which hides more than the SM slots they
+/// hold beside the GEMM cost it.
+pub const HOST_SEND_WORKGROUPS: u32 = 128;
 
-/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own). More
-/// read the bus faster alone (16 reach about five sixths of 64's rate), but each waits on PCIe while
-/// holding its SM's slot, which the GEMM beside it then lacks: host mode pays more at 16.
-pub const HOST_LAND_WORKGROUPS: u32 = 16;
+/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own): PCIe
+/// reads need many in flight (16 workgroups read about 22-38 GB/s, 128 about 49), and the landing
+/// reads while the same device's send half writes, as [`HOST_SEND_WORKGROUPS`].
+pub const HOST_LAND_WORKGROUPS: u32 = 128;
 
 /// What of an op this device runs: nothing (None), the whole op (Some(None)) or one half.
 type Run = Option<Option<(Half, Crossing)>>;

@@ -520,6 +520,8 @@ fn an_unthrottled_link_sends_on_the_host_send_budget() {
     // them that many, the receive halves (reading their own memory) as many as the chunk needs.
     let cfg = Config {
         link: Link::Unthrottled,
+        // Chunks of 300 x 3000 outputs: more 16-byte units than the budget's workgroups cover.
+        shape: Shape::new(2400, 3000, 19).unwrap(),
         ..config(Collective::AllReduce, ReduceVia::Update)
     };
     let (plan, _, links, lowered) = placed(&cfg, 2, |_| TARGET.host_mapped);
