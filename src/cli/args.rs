@@ -133,7 +133,7 @@ pub enum Cmd {
         host_loop: Option<HostOptions>,
         /// With --devices: workgroups of each send kernel and zero-copy landing kernel, as `run`'s
         /// `--link-workgroups` gives them [default: 128, as `run` gives an unthrottled link's].
-        #[arg(long, value_parser = positive_u32)]
+        #[arg(long, value_parser = positive_u32, requires = "devices")]
         link_workgroups: Option<u32>,
     },
 }

@@ -93,9 +93,6 @@ impl<'a> Executor<'a> {
         commands: &[Command],
         timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<()> {
-        debug_assert_eq!(lowered.target.device, self.device);
-        let (bindings, buffers) = uses(commands);
-        pool_only(lowered, &self.links, &bindings, &buffers)?;
         if commands.iter().any(|c| matches!(c, Command::Read(_))) {
             return Err(Error::invalid(
                 "recorded recording",
@@ -103,9 +100,24 @@ impl<'a> Executor<'a> {
                 "no read (a read maps only after a launch)",
             ));
         }
-        self.prepare(None, lowered, (bindings, buffers))?;
+        self.prepare_standalone(lowered, commands)?;
         self.encode(enc, None, label, commands, Stamps::Given(timestamps))?;
         Ok(())
+    }
+
+    /// Refuses `commands` of `lowered` that name buffers a standalone recording cannot bind (or a
+    /// lowering of another device), and makes what they use.
+    fn prepare_standalone(&mut self, lowered: &Lowered, commands: &[Command]) -> Result<()> {
+        if lowered.target.device != self.device {
+            return Err(Error::invalid(
+                "recording's device",
+                lowered.target.device,
+                format!("the executor's, {}", self.device),
+            ));
+        }
+        let (bindings, buffers) = uses(commands);
+        pool_only(lowered, &self.links, &bindings, &buffers)?;
+        self.prepare(None, lowered, (bindings, buffers))
     }
 }
 
@@ -127,9 +139,9 @@ pub fn record_one_pass(
     parts: &mut [Part],
     timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
 ) -> Result<()> {
+    let first = parts.first().map(|p| p.exec.gpu);
     for part in parts.iter_mut() {
         let (lowered, commands) = (part.lowered, part.commands);
-        debug_assert_eq!(lowered.target.device, part.exec.device);
         if let Some(c) = commands.iter().find(|c| !matches!(c, Command::Pass(_))) {
             return Err(Error::invalid(
                 "recording in a shared pass",
@@ -137,9 +149,15 @@ pub fn record_one_pass(
                 "passes alone (clears, copies and reads go before or after the pass)",
             ));
         }
-        let (bindings, buffers) = uses(commands);
-        pool_only(lowered, &part.exec.links, &bindings, &buffers)?;
-        part.exec.prepare(None, lowered, (bindings, buffers))?;
+        // One encoder: every part's executor on its device.
+        if first.is_some_and(|g| !std::ptr::eq(g, part.exec.gpu)) {
+            return Err(Error::invalid(
+                "recording in a shared pass",
+                format!("{label} with parts on two devices"),
+                "every part's executor on one device",
+            ));
+        }
+        part.exec.prepare_standalone(lowered, commands)?;
     }
     let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(label),

@@ -59,6 +59,10 @@ pub struct Options {
     pub stream_threads: Option<usize>,
 }
 
+// The calibration gives the send and the landing kernels one budget, as the trigger loop does
+// where the user sets it; where the link is unthrottled the loop's two defaults must agree too.
+const _: () = assert!(crate::lower::HOST_SEND_WORKGROUPS == crate::lower::HOST_LAND_WORKGROUPS);
+
 impl Default for Options {
     /// 1 to 256 MiB, 1 to 16 threads, 5 reps, steps on the trigger loop's budget for an unthrottled
     /// link (`HOST_SEND_WORKGROUPS`).
@@ -169,9 +173,10 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         let src = sender.buffer("calibration payload", cap, usage)?;
         sender.queue.write_buffer(&src, 0, payload);
         let counters = sender.buffer("calibration counters", 16, U::STORAGE)?;
+        // A tail past the largest chunk, so that a read that writes past its chunk shows there.
         let landing = sender.buffer(
             "calibration landing",
-            cap,
+            cap + ends::POISON_TAIL,
             U::STORAGE | U::COPY_SRC | U::COPY_DST,
         )?;
         srcs.push(Ends {

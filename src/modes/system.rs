@@ -16,7 +16,6 @@ use crate::plan::Plan;
 use crate::ranks::Ranks;
 use crate::schedule::Schedule;
 use crate::shapes::Chunking;
-use crate::steps::Link;
 
 /// One device's share of a system: its ranks' buffers, the plan lowered for it, its executor.
 pub struct Part<'a> {
@@ -382,16 +381,15 @@ impl<'a> System<'a> {
                 )
             })
             .collect();
-        // What writes each outbox: the link's budget, or HOST_SEND_WORKGROUPS where it is unthrottled.
-        let send = match self.config.link {
-            Link::Unthrottled => Link::Workgroups(crate::lower::HOST_SEND_WORKGROUPS),
-            l => l,
-        };
-        // What lands a zero-copy chunk on the receiver: the link's budget, or HOST_LAND_WORKGROUPS.
-        let land = match self.config.link {
-            Link::Unthrottled => Link::Workgroups(crate::lower::HOST_LAND_WORKGROUPS),
-            l => l,
-        };
+        // What writes each outbox and lands a zero-copy chunk, as core's lowering gives them.
+        let send = self
+            .config
+            .link
+            .or_workgroups(crate::lower::HOST_SEND_WORKGROUPS);
+        let land = self
+            .config
+            .link
+            .or_workgroups(crate::lower::HOST_LAND_WORKGROUPS);
         v.extend(self.links.iter().map(|l| {
             let landing = if l.zero_copy() {
                 format!(", landing kernels on {}", land.describe())

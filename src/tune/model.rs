@@ -47,7 +47,9 @@ impl Prior {
     /// microseconds to a few hundred on the H200s measured), and the link is the host's: with every
     /// link of a pair or a ring busy each device writes and reads host memory at once, which two
     /// H200s streamed at about 15 GB/s each way on 16 workgroups and 25 on 128 (BENCHMARKS.md, "Real
-    /// GPUs"). `link_gbps` is a calibrated rate where one is known.
+    /// GPUs"); the prior's 20 is the rate the chunk counts of the measured presets were chosen at,
+    /// and within the factor of two that moves no choice. `link_gbps` is a calibrated rate where
+    /// one is known.
     pub fn of(
         kind: Option<wgpu::DeviceType>,
         dtype: Dtype,
@@ -83,7 +85,7 @@ impl Prior {
         // Each rank sends (R-1)/R of its output (in the type the steps move) once per
         // reduce-scatter or all-gather; every link moves at once.
         let r = c.ranks.max(1) as f64;
-        let out = (c.shape.m * c.shape.n * c.out_dtype.bytes()) as f64;
+        let out = c.shape.m as f64 * c.shape.n as f64 * c.out_dtype.bytes() as f64;
         let mut bytes = out * (r - 1.0) / r;
         if c.collective == crate::schedule::Collective::AllReduce {
             bytes *= 2.0;

@@ -45,6 +45,16 @@ impl Link {
         }
     }
 
+    /// This budget, or `w` workgroups where it is unthrottled: what a kernel gets whose work, unlike
+    /// a step between ranks of one device, has a cost of its own that bounds it (a step crossing
+    /// devices through host memory).
+    pub fn or_workgroups(self, w: u32) -> Link {
+        match self {
+            Link::Unthrottled => Link::Workgroups(w),
+            given => given,
+        }
+    }
+
     pub fn describe(self) -> String {
         match self {
             Link::Unthrottled => "unthrottled".into(),

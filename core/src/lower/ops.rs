@@ -235,9 +235,7 @@ fn step_binding(
     // sender's half writes host memory under it (an unthrottled link: on
     // HOST_SEND_WORKGROUPS), the receiver's reads its own memory.
     let link = match half {
-        Some((Half::Send, _)) if config.link == Link::Unthrottled => {
-            Link::Workgroups(HOST_SEND_WORKGROUPS)
-        }
+        Some((Half::Send, _)) => config.link.or_workgroups(HOST_SEND_WORKGROUPS),
         Some((Half::Receive, _)) => Link::Unthrottled,
         _ if op.crosses_link() => config.link,
         _ => Link::Unthrottled,
@@ -324,10 +322,7 @@ fn landing_dispatch(
     local: Buffer,
 ) -> Dispatch {
     // The link's budget where one is set, as for the send half.
-    let budget = match config.link {
-        Link::Unthrottled => Link::Workgroups(HOST_LAND_WORKGROUPS),
-        throttled => throttled,
-    };
+    let budget = config.link.or_workgroups(HOST_LAND_WORKGROUPS);
     let n_wg = budget.workgroups(p.len4);
     let p = StepParams {
         n_wg,

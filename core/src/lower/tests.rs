@@ -516,8 +516,8 @@ fn ops_on_several_devices_split_at_device_boundaries() {
 
 #[test]
 fn an_unthrottled_link_sends_on_the_host_send_budget() {
-    // Send halves write host memory, which HOST_SEND_WORKGROUPS saturate: an unthrottled link gives
-    // them that many, the receive halves (reading their own memory) as many as the chunk needs.
+    // Send halves write host memory on HOST_SEND_WORKGROUPS where the link is unthrottled; the
+    // receive halves (reading their own memory) get as many as the chunk needs.
     let cfg = Config {
         link: Link::Unthrottled,
         // Chunks of 300 x 3000 outputs: more 16-byte units than the budget's workgroups cover.
@@ -543,6 +543,9 @@ fn an_unthrottled_link_sends_on_the_host_send_budget() {
         assert_eq!(workgroups(&lowered[cr.to], i), need);
     }
     assert!(crossing > 0);
+    // A budget the user gives holds for the crossing halves too.
+    assert_eq!(Link::Unthrottled.or_workgroups(7), Link::Workgroups(7));
+    assert_eq!(Link::Workgroups(3).or_workgroups(7), Link::Workgroups(3));
 }
 
 #[test]

@@ -263,7 +263,7 @@ impl<'a> ZeroCopyRead<'a> {
 
 /// What [`ZeroCopyRead::poison`] writes, and how far past the chunk.
 const POISON: u8 = 0xFF;
-const POISON_TAIL: u64 = 16;
+pub(super) const POISON_TAIL: u64 = 16;
 
 /// A flag `gpu`'s queue sets once everything submitted so far completed (seen at its next poll).
 pub(super) fn done_flag(gpu: &crate::gpu::Gpu) -> std::sync::Arc<std::sync::atomic::AtomicBool> {

@@ -63,7 +63,9 @@ impl<'a> Streamed<'a> {
         let mut writes = Vec::new();
         let mut reads = Vec::new();
         // Buffers of the direction's own, as each step of a collective binds its own, and counters
-        // per slot (never bumped, but bound read-write: one buffer would order its slots' kernels).
+        // per slot (never bumped, but bound read-write: one buffer would order the two slots'
+        // sends, which a poll may encode together; it encodes one landing per direction at most, so
+        // the two slots' landings share the landing buffer).
         use wgpu::BufferUsages as U;
         let counters =
             |g: usize| devices.gpus[g].buffer("streamed calibration counters", 16, U::STORAGE);
