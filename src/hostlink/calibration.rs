@@ -498,6 +498,11 @@ mod tests {
             text.contains("streamed 16 x 64 MiB through 2 slots, copies on 8 threads, all directions at once: 0->1 30.00 GB/s, 1->0 29.50 GB/s"),
             "{text}"
         );
+        // A pair both ways at once, read against its devices' own rate at once: 29.5 of 39.5.
+        assert!(
+            text.contains("1->0 29.50 GB/s; the slowest is 75% of the 39.50 GB/s each device sends and lands at once"),
+            "{text}"
+        );
         assert!(
             text.contains("device 1 sending to 0 and landing from 0 at once (zero-copy, 256 MiB each): its kernels 39.50 GB/s each in one pass (22.00 in two), alone write 48.00, read 40.00; the queue's copies 45.00 GB/s each, alone 50.00, 51.00"),
             "{text}"

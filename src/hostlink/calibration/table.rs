@@ -127,7 +127,7 @@ impl HostLinkTable {
                 && st.directions.iter().all(|&(f, t)| t == (f + 1) % n);
             let _ = writeln!(
                 out,
-                "streamed {} x {} through 2 slots, {how}, {}: {}",
+                "streamed {} x {} through 2 slots, {how}, {}: {}{}",
                 st.chunks,
                 size(st.bytes),
                 match st.directions.len() {
@@ -135,10 +135,35 @@ impl HostLinkTable {
                     _ if ring => "the ring's directions at once",
                     _ => "all directions at once",
                 },
-                each.join(", ")
+                each.join(", "),
+                // Where each device sends one link and lands one (a pair both ways, a ring), the
+                // slowest device's own rate at once bounds every direction.
+                if ring || (n == 2 && st.directions.len() == 2) {
+                    self.against_ceiling(&st.gbps)
+                } else {
+                    String::new()
+                }
             );
         }
         out
+    }
+
+    /// "; the slowest is 82% of the 30.00 GB/s each device sends and lands at once" for streamed rates `gbps` against the slowest
+    /// device's sending and landing at once in one pass (nothing where that was not measured).
+    fn against_ceiling(&self, gbps: &[f64]) -> String {
+        let ceiling = self
+            .duplex
+            .iter()
+            .map(|x| x.one_pass_gbps)
+            .fold(f64::INFINITY, f64::min);
+        let slowest = gbps.iter().copied().fold(f64::INFINITY, f64::min);
+        if !(ceiling.is_finite() && ceiling > 0.0 && slowest.is_finite()) {
+            return String::new();
+        }
+        format!(
+            "; the slowest is {:.0}% of the {ceiling:.2} GB/s each device sends and lands at once",
+            100.0 * slowest / ceiling
+        )
     }
 
     /// Writes the table as JSON to `path`, atomically (src/files.rs).
