@@ -488,11 +488,21 @@ fn one_rank_has_no_room_to_overlap() {
         assert!(row.ends_with("no room to overlap"), "{row}");
         assert_eq!(row[..eff].trim_end().chars().last(), Some('-'), "{row}");
     }
-    // Said apart from failed checks (there are none).
-    assert!(
-        text.contains("\nno room to overlap (") && !text.contains("checks failed"),
-        "{text}"
-    );
+    // Said apart from failed checks. A CPU adapter's times of a 0.3 ms run can spread past the
+    // stability bound (a check that fails on noise, said as such): any failed check must be one.
+    assert!(text.contains("\nno room to overlap ("), "{text}");
+    if let Some(at) = text.find("checks failed") {
+        let failed = text[at..]
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("  "));
+        for line in failed {
+            assert!(
+                line.starts_with("  spread "),
+                "a check other than a spread failed: {text}"
+            );
+        }
+    }
 }
 
 /// A link table with rows at 2, 4 and 8 GB/s measured on `adapter`.
