@@ -33,18 +33,19 @@ pub struct DuplexRow {
 }
 
 /// What one duplex measurement runs.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Work {
-    Write,
-    Read,
-    OnePass,
-    Passes,
     CopyWrite,
     CopyRead,
     Copies,
+    Write,
+    Read,
+    Passes,
+    OnePass,
 }
 
 impl Work {
+    /// In the order each repetition times them (and their indices into its times).
     const ALL: [Work; 7] = [
         Work::CopyWrite,
         Work::CopyRead,
@@ -55,6 +56,15 @@ impl Work {
         Work::OnePass,
     ];
 }
+
+// Each work's time goes to `times[work as usize]`: ALL lists them in declaration order.
+const _: () = {
+    let mut i = 0;
+    while i < Work::ALL.len() {
+        assert!(Work::ALL[i] as usize == i);
+        i += 1;
+    }
+};
 
 /// One device's two halves and the buffers its copies move between.
 struct Duplex<'a, 'l> {
@@ -140,39 +150,27 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
         };
         let mut times = vec![Vec::new(); Work::ALL.len()];
         for rep in 0..=opts.reps {
-            for (k, &work) in Work::ALL.iter().enumerate() {
+            for work in Work::ALL {
                 let t = timed(&gpus[d], "sending and landing", bytes, |enc, ts| {
                     x.encode(work, enc, ts, bytes)
                 })?;
                 if rep > 0 {
-                    times[k].push(t);
+                    times[work as usize].push(t);
                 }
             }
         }
-        // What each way of moving both at once moved, checked.
+        // What each way of moving both at once moved, checked: the landing poisoned and the
+        // outbox cleared first (in the same submission, ahead of the work).
         for work in [Work::Copies, Work::OnePass] {
             x.read.poison(devices, bytes);
-            gpus[d].submit(
-                "poisoning the duplex outbox",
-                vec![{
-                    let mut enc = gpus[d].device.create_command_encoder(&Default::default());
-                    enc.clear_buffer(x.copy_out[1], 0, Some(bytes));
-                    enc.finish()
-                }],
-            )?;
             timed(&gpus[d], "sending and landing", bytes, |enc, ts| {
+                enc.clear_buffer(x.copy_out[1], 0, Some(bytes));
                 x.encode(work, enc, ts, bytes)
             })?;
             x.read.check(devices, bytes, want)?;
             check_arrived(devices, &out, 0, bytes, want)?;
         }
-        let gbps = |w: Work| {
-            let k = Work::ALL
-                .iter()
-                .position(|&a| a == w)
-                .expect("every work is timed");
-            bytes as f64 / median(&times[k]).max(1e-9) / 1e9
-        };
+        let gbps = |w: Work| bytes as f64 / median(&times[w as usize]).max(1e-9) / 1e9;
         rows.push(DuplexRow {
             device: d,
             send: (d, next),
