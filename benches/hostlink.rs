@@ -101,6 +101,8 @@ fn run(args: Args) -> anyhow::Result<()> {
         stream_bytes: if cpu { 2 * max_bytes } else { 1 << 30 },
         // The streamed rows' threads per lane: the largest of --threads.
         stream_threads: opts_threads.iter().copied().max(),
+        // `t3 calibrate --devices --beside-gemm` times the link beside a GEMM.
+        beside_gemm: None,
     };
     let table = calibrate(&devices, &opts)?;
     print!("{}", table.text());

@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::executor::{Executor, KernelSet};
+use crate::executor::{Executor, KernelSet, Part};
 use crate::gemm::{GemmKernel, StoreMode};
 use crate::gpu::Gpu;
 use crate::lower::{lower_tracked_gemm, TrackedGemmSpec, TrackedLowering};
@@ -130,6 +130,17 @@ impl<'a> TrackedGemm<'a> {
         let commands = l.commands(mode, reset);
         self.exec
             .record(enc, &l.lowered, "tracked gemm", commands, timestamps)
+    }
+
+    /// Its tracked store's pass (the tracker not cleared) as one executor's part of a pass shared
+    /// with other work on the device (`executor::record_one_pass`).
+    pub fn part(&mut self) -> Part<'_, 'a> {
+        let l = &self.lowering;
+        Part {
+            exec: &mut self.exec,
+            lowered: &l.lowered,
+            commands: l.commands(StoreMode::Store, false),
+        }
     }
 
     /// Runs once and waits (bounded), untimed: the one timed series on a timer without timestamps.

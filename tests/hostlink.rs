@@ -11,6 +11,7 @@ use t3_wgpu::hostlink::{CopyLane, CopyPool, HostLink, Path};
 use t3_wgpu::lower::{lower_step, LinkBox, StepEnd, StepSpec};
 use t3_wgpu::reference::Rng;
 use t3_wgpu::shaders::Put;
+use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::{Link, StepKernel};
 use t3_wgpu::Error;
 
@@ -467,6 +468,7 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         want: Path::Mapped,
         stream_bytes: 3 << 20,
         stream_threads: None,
+        beside_gemm: None,
     };
     let t = calibrate(&devices, &opts).unwrap();
     eprint!("{}", t.text());
@@ -512,9 +514,13 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
     let _ = std::fs::remove_file(&file);
     // The zero-copy path (where the devices import host memory): no host copy, the receiver's kernel
     // reads each chunk out of host memory; every size and stream checked against the payload.
+    // Each device's sending and landing is also timed beside a GEMM whose sizes fit no tile, and
+    // what the GEMM stored in one pass with them is checked exactly.
+    let beside = (Shape::new(37, 21, 19).unwrap(), Dtype::F16);
     let zero = Options {
         bytes: vec![4096, 48_016],
         want: Path::ZeroCopy,
+        beside_gemm: Some(beside),
         ..opts.clone()
     };
     let t = calibrate(&devices, &zero).unwrap();
@@ -548,10 +554,16 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
             ] {
                 assert!(g.is_finite() && g > 0.0, "{x:?}");
             }
+            let b = x.beside.as_ref().expect("a row beside the GEMM given");
+            assert_eq!((b.shape.as_str(), b.dtype.as_str()), ("37x21x19", "f16"));
+            for ms in [b.gemm_ms, b.link_ms, b.link_first_ms, b.gemm_first_ms] {
+                assert!(ms.is_finite() && ms > 0.0, "{b:?}");
+            }
         }
         assert!(t
             .text()
             .contains("device 2 sending to 0 and landing from 1 at once"));
+        assert!(t.text().contains("beside a f16 37x21x19 GEMM on device 2"));
     }
     assert_eq!(t.streams.len(), 8);
     // The staged path measures too, and says so.

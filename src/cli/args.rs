@@ -12,7 +12,7 @@ use t3_wgpu::gpu::Gpu;
 use t3_wgpu::link;
 use t3_wgpu::modes::{Kernels, StepLead};
 use t3_wgpu::settings::KernelFiles;
-use t3_wgpu::shapes::Shape;
+use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::workload;
 
 use super::values::*;
@@ -135,6 +135,12 @@ pub enum Cmd {
         /// `--link-workgroups` gives them [default: 128, as `run` gives an unthrottled link's].
         #[arg(long, value_parser = positive_u32, requires = "devices")]
         link_workgroups: Option<u32>,
+        /// With --devices: also time each device's sending and landing at once in one pass with a
+        /// tracked GEMM of this shape on the device (`MxNxK`, or `MxNxK:f16` / `:bf16` for those
+        /// operands), the link's kernels dispatched first and last, against each alone: how much of
+        /// the link a GEMM hides, as host mode's passes put them together.
+        #[arg(long, value_name = "MxNxK[:DTYPE]", value_parser = gemm_of, requires = "devices")]
+        beside_gemm: Option<(Shape, Dtype)>,
     },
 }
 
@@ -284,7 +290,10 @@ pub struct RunArgs {
     #[arg(long, value_parser = positive_u32, conflicts_with = "link_gbps")]
     pub link_workgroups: Option<u32>,
     /// Arbitration: while a pass holds GEMM work, its steps share at most this many workgroups
-    /// (communication yields to compute, as T3's memory-controller arbitration). Default off.
+    /// (communication yields to compute, as T3's memory-controller arbitration). Default off, except
+    /// that where --devices spreads the ranks, a device's send kernels of one level, and its
+    /// landings, share 32 beside GEMM work (they go first in the pass; alone they take the link's
+    /// budget).
     #[arg(long, value_parser = positive_u32)]
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many

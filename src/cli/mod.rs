@@ -22,7 +22,7 @@ use args::{Cli, Cmd};
 use output::out;
 use run::{check_run, demo, open_devices, open_gpu, run};
 use sweep::{sweep, sweep_points};
-use tools::{calibrate, calibrate_hostlink, info, plot};
+use tools::{calibrate, calibrate_hostlink, info, plot, HostlinkAsk};
 
 /// Runs `work` on `devices` (the opened GPUs), and after a wait that ran past its bound leaves the
 /// devices undropped: a device's drop waits for its GPU to go idle, without bound,
@@ -108,6 +108,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             json,
             host_loop,
             link_workgroups,
+            beside_gemm,
         }) => {
             let out = out.as_deref().unwrap_or(match devices {
                 Some(_) => t3_wgpu::hostlink::calibration::DEFAULT_TABLE,
@@ -120,9 +121,13 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             files::Files::default().output("--out", out).check()?;
             match devices {
                 Some(spec) => bounded(Devices::open(spec, &run::gpu_options(&cli.gpu)?)?, |d| {
-                    let threads = host_loop.and_then(|h| h.copy_threads);
-                    let how = (*link_path, *link_workgroups, threads);
-                    calibrate_hostlink(d, how, (*mib, *reps), out, *json)
+                    let ask = HostlinkAsk {
+                        want: *link_path,
+                        link_workgroups: *link_workgroups,
+                        copy_threads: host_loop.and_then(|h| h.copy_threads),
+                        beside_gemm: *beside_gemm,
+                    };
+                    calibrate_hostlink(d, ask, (*mib, *reps), out, *json)
                 }),
                 None => bounded(vec![open_gpu(&cli.gpu)?], |g| {
                     calibrate(&g[0], *mib, *reps, out, *json)

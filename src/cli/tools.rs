@@ -7,6 +7,7 @@ use t3_wgpu::files;
 use t3_wgpu::gpu::{self, Gpu};
 use t3_wgpu::hostlink::calibration;
 use t3_wgpu::link;
+use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 
 use super::args::*;
@@ -131,9 +132,18 @@ pub fn calibrate(
 
 /// `t3 calibrate --devices`: the host-staged link per direction between the devices `spec` opens,
 /// chunks from 1 MiB up by factors of 4 to `mib` (default 256, or 16 on a CPU adapter).
+/// What `t3 calibrate --devices` asks of the link: its path, the kernels' budget, the streamed
+/// rows' copy threads and the GEMM to time each device's link beside.
+pub struct HostlinkAsk {
+    pub want: t3_wgpu::hostlink::Path,
+    pub link_workgroups: Option<u32>,
+    pub copy_threads: Option<usize>,
+    pub beside_gemm: Option<(Shape, Dtype)>,
+}
+
 pub fn calibrate_hostlink(
     devices: &Devices,
-    (want, link_workgroups, copy_threads): (t3_wgpu::hostlink::Path, Option<u32>, Option<usize>),
+    ask: HostlinkAsk,
     (mib, reps): (Option<usize>, usize),
     out_path: &str,
     json: bool,
@@ -146,11 +156,12 @@ pub fn calibrate_hostlink(
         reps,
         // Streamed: 1 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
         stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
-        want,
-        stream_threads: copy_threads,
+        want: ask.want,
+        stream_threads: ask.copy_threads,
+        beside_gemm: ask.beside_gemm,
         ..Default::default()
     };
-    if let Some(w) = link_workgroups {
+    if let Some(w) = ask.link_workgroups {
         opts.step_link = Link::Workgroups(w);
     }
     let t = calibration::calibrate(devices, &opts)?;

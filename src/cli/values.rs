@@ -90,6 +90,14 @@ pub fn link_path(s: &str) -> Result<t3_wgpu::hostlink::Path, String> {
     s.parse().map_err(|e: t3_wgpu::Error| e.to_string())
 }
 
+/// `MxNxK` or `MxNxK:DTYPE` (f32 when not given).
+pub fn gemm_of(s: &str) -> Result<(Shape, Dtype), String> {
+    let (shape, dtype) = s.split_once(':').unwrap_or((s, "f32"));
+    let shape = Shape::parse(shape).map_err(|e| e.to_string())?;
+    let dtype = Dtype::parse(dtype).map_err(|e| e.to_string())?;
+    Ok((shape, dtype))
+}
+
 pub fn mib(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, 4096)
 }

@@ -22,11 +22,12 @@ mod ends;
 mod stream;
 mod table;
 
-pub use duplex::DuplexRow;
+pub use duplex::{BesideRow, DuplexRow};
 
 use super::{CopyPool, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
+use crate::shapes::{Dtype, Shape};
 use crate::stats::median;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::Timestamps;
@@ -57,6 +58,9 @@ pub struct Options {
     /// Threads each lane copies on in the streamed measurement (None: as the trigger loop gives
     /// each lane by default when every link is in use, `config::host::default_copy_threads`).
     pub stream_threads: Option<usize>,
+    /// A GEMM (its shape, its operands' type) to time each device's sending and landing beside, in
+    /// one pass (`DuplexRow::beside`); None: not.
+    pub beside_gemm: Option<(Shape, Dtype)>,
 }
 
 // The calibration gives the send and the landing kernels one budget, as the trigger loop does
@@ -75,6 +79,7 @@ impl Default for Options {
             want: Path::ZeroCopy,
             stream_bytes: 1 << 30,
             stream_threads: None,
+            beside_gemm: None,
         }
     }
 }
@@ -470,6 +475,7 @@ mod tests {
                 copy_write_gbps: 50.0,
                 copy_read_gbps: 51.0,
                 copies_gbps: 45.0,
+                beside: None,
             }],
             rows: vec![
                 row(0, 1, 1 << 20, 1, 90.0),

@@ -15,7 +15,7 @@ pub use fused::{
     counters, Forward, ForwardHeader, Fused, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS,
 };
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
-pub use ops::{HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
+pub use ops::{HOST_BESIDE_GEMM_WORKGROUPS, HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
 pub use recording::*;
 pub use standalone::{
     lower_step, lower_tracked_gemm, StepEnd, StepLowering, StepSpec, TrackedGemmSpec,
@@ -93,6 +93,9 @@ pub struct OpDispatch {
     /// pass, so it runs beside it; the add then reads local memory, behind the barrier that its
     /// destination (written by the GEMM) puts before it anyway.
     pub land: Option<Dispatch>,
+    /// The landing's dispatch in a pass that holds GEMM work, where that differs (capped at its
+    /// level's share of the budget beside a GEMM: `HOST_BESIDE_GEMM_WORKGROUPS`).
+    pub land_shared: Option<Dispatch>,
 }
 
 /// A plan lowered for one target: bindings, pooled buffers, each op's dispatch, and every fixed
@@ -303,9 +306,13 @@ impl Lowered {
             .collect()
     }
 
-    /// The pass running plan ops `ops` (GEMMs through `store`'s pipeline): in order, except that
-    /// where the pass holds both GEMM and step ops, they take their shared dispatches (arbitration's
-    /// caps, the GEMM grid) and the GEMM ops the step lead names go after the steps.
+    /// The pass running plan ops `ops` (GEMMs through `store`'s pipeline): zero-copy landings, then
+    /// send halves, then the rest in order, except that where the pass holds both GEMM and step
+    /// ops, they take their shared dispatches (arbitration's caps, the link's budget beside a GEMM,
+    /// the GEMM grid) and the GEMM ops the step lead names go after the steps. The link's kernels
+    /// go first because they are bound by the bus, not the SMs: dispatched first they hold few SM
+    /// slots for as long as the bus needs, and the GEMM fills the rest; dispatched after it, they
+    /// wait for its last wave (BENCHMARKS.md, "Real GPUs").
     pub fn pass(&self, ops: &[usize], store: StoreMode) -> Pass {
         let op = |i: usize| {
             self.ops[i].as_ref().unwrap_or_else(|| {
@@ -336,15 +343,25 @@ impl Lowered {
                 _ => o.dispatch,
             }
         };
+        let send = |i: usize| matches!(op(i).half, Some((Half::Send, _)));
         let order = ops
             .iter()
-            .filter(|&&i| !late(i))
+            .filter(|&&i| send(i))
+            .chain(ops.iter().filter(|&&i| !send(i) && !late(i)))
             .chain(ops.iter().filter(|&&i| late(i)));
+        let land = |i: usize| {
+            let o = op(i);
+            if shared {
+                o.land_shared.or(o.land)
+            } else {
+                o.land
+            }
+        };
         Pass {
             ops: ops.to_vec(),
             dispatches: ops
                 .iter()
-                .filter_map(|&i| op(i).land)
+                .filter_map(|&i| land(i))
                 .chain(order.map(|&i| dispatch(i)))
                 .collect(),
         }

@@ -24,6 +24,14 @@ pub const HOST_SEND_WORKGROUPS: u32 = 128;
 /// reads while the same device's send half writes, as [`HOST_SEND_WORKGROUPS`].
 pub const HOST_LAND_WORKGROUPS: u32 = 128;
 
+/// Workgroups a device's send kernels of one level share, and its landings of one level, in a pass
+/// that also holds GEMM work, where the link is unthrottled and `--arbitrate` does not set them. The
+/// link's kernels go first in such a pass (`Lowered::pass`) and the GEMM's workgroups fill the slots
+/// they leave: on an H200, sending and landing on 16-64 workgroups hid 50-100% of their time under
+/// the GEMM of a host-mode stage, on 128 only 21-50% (the SM slots they hold slow the GEMM more than
+/// the extra rate gains); alone they stay on [`HOST_SEND_WORKGROUPS`] (BENCHMARKS.md, "Real GPUs").
+pub const HOST_BESIDE_GEMM_WORKGROUPS: u32 = 32;
+
 /// What of an op this device runs: nothing (None), the whole op (Some(None)) or one half.
 type Run = Option<Option<(Half, Crossing)>>;
 
@@ -47,18 +55,26 @@ pub(super) fn lower_ops(
     share: Share,
 ) {
     let runs = runs(l, plan, share);
-    let mut steps_at_level = vec![0u32; plan.levels.max(1)];
-    let mut gemms_at_level = vec![0u32; plan.levels.max(1)];
-    for (op, _) in plan.ops.iter().zip(&runs).filter(|(_, r)| r.is_some()) {
+    let lands = |r: &Run| matches!(r, Some(Some((Half::Receive, c))) if share.links.links[c.link].zero_copy);
+    let sends = |r: &Run| matches!(r, Some(Some((Half::Send, _))));
+    let levels = plan.levels.max(1);
+    let (mut steps_at_level, mut gemms_at_level) = (vec![0u32; levels], vec![0u32; levels]);
+    let (mut sends_at_level, mut lands_at_level) = (vec![0u32; levels], vec![0u32; levels]);
+    for (op, r) in plan.ops.iter().zip(&runs).filter(|(_, r)| r.is_some()) {
         match op.kind {
             Kind::Gemm => gemms_at_level[op.level] += 1,
             _ => steps_at_level[op.level] += 1,
         }
+        sends_at_level[op.level] += u32::from(sends(r));
+        lands_at_level[op.level] += u32::from(lands(r));
     }
+    // Beside GEMM work, the link's kernels of a level share arbitration's budget, else
+    // HOST_BESIDE_GEMM_WORKGROUPS.
+    let beside = config.arbitrate.unwrap_or(HOST_BESIDE_GEMM_WORKGROUPS);
+    let beside_cap = |count: u32| (beside / count.max(1)).max(1);
     // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
     // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
     // a barrier between them, which would serialize the pass.
-    let lands = |r: &Run| matches!(r, Some(Some((Half::Receive, c))) if share.links.links[c.link].zero_copy);
     let unbumped: Vec<Option<Buffer>> = runs
         .iter()
         .map(|r| {
@@ -106,8 +122,10 @@ pub(super) fn lower_ops(
         };
         l.bindings.push(binding);
         // Passes 0..stages hold GEMM work in the modes that share passes: there steps take
-        // arbitration's cap, and GEMM ops beside steps the grid's share.
+        // arbitration's cap, and GEMM ops beside steps the grid's share. The trigger loop may put
+        // a send half beside GEMM work whatever its level.
         let cap = match l.bindings[dispatch.binding].params {
+            Params::Step(_) if sends(run) => Some(beside_cap(sends_at_level[op.level])),
             Params::Step(_) if op.level < l.stages => config
                 .arbitrate
                 .map(|w| (w / steps_at_level[op.level]).max(1)),
@@ -124,6 +142,10 @@ pub(super) fn lower_ops(
         let shared = cap
             .filter(|&c| c < workgroups)
             .map(|cap| capped(l, dispatch, cap));
+        let land_shared = land
+            .map(|d| (d, beside_cap(lands_at_level[op.level])))
+            .filter(|&(d, cap)| cap < d.workgroups)
+            .map(|(d, cap)| capped(l, d, cap));
         l.ops.push(Some(OpDispatch {
             dispatch,
             shared,
@@ -131,6 +153,7 @@ pub(super) fn lower_ops(
             gemm: op.kind == Kind::Gemm,
             half,
             land,
+            land_shared,
         }));
     }
     if jobs.is_empty() {

@@ -549,6 +549,87 @@ fn an_unthrottled_link_sends_on_the_host_send_budget() {
 }
 
 #[test]
+fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
+    // Two ranks on two devices over zero-copy links, four chunks each: in a pass that also holds
+    // GEMM work, a device's landings and send halves go first, each level's sends (and landings)
+    // sharing HOST_BESIDE_GEMM_WORKGROUPS; alone, a send keeps HOST_SEND_WORKGROUPS.
+    let c = Config {
+        link: Link::Unthrottled,
+        chunks: 4,
+        shape: Shape::new(2400, 3000, 19).unwrap(),
+        ..config(Collective::AllReduce, ReduceVia::Update)
+    };
+    let c = Config { ranks: 2, ..c };
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let placement = Placement::new(2, 2).unwrap();
+    let mut links = HostLinks::new(&plan, &placement);
+    for l in &mut links.links {
+        l.zero_copy = true;
+    }
+    let share = Share {
+        placement: &placement,
+        links: &links,
+    };
+    let n_wg = |l: &Lowered, d: Dispatch| match l.bindings[d.binding].params {
+        Params::Step(p) => p.n_wg,
+        _ => panic!("a step"),
+    };
+    let (mut sends, mut lands) = (0, 0);
+    for d in 0..2 {
+        let t = Target {
+            device: d,
+            ..TARGET
+        };
+        let l = lower_on(&c, &ch, &s, &plan, t, share, true);
+        let gemm = (0..plan.ops.len())
+            .find(|&i| l.ops[i].is_some_and(|o| o.gemm))
+            .unwrap();
+        for (i, cr) in links.of_op.iter().enumerate() {
+            let Some(cr) = cr else { continue };
+            let o = l.ops[i];
+            let per_level = |lands: bool| {
+                links
+                    .of_op
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, x)| {
+                        x.is_some_and(|x| if lands { x.to == d } else { x.from == d })
+                            && plan.ops[*j].level == plan.ops[i].level
+                    })
+                    .count() as u32
+            };
+            let pass = l.pass(&[gemm, i], StoreMode::Store);
+            if cr.from == d {
+                sends += 1;
+                let o = o.unwrap();
+                assert_eq!(n_wg(&l, o.dispatch), HOST_SEND_WORKGROUPS);
+                let beside = o.shared.expect("capped beside GEMM work");
+                assert_eq!(
+                    n_wg(&l, beside),
+                    HOST_BESIDE_GEMM_WORKGROUPS / per_level(false)
+                );
+                assert_eq!(pass.dispatches[0], beside, "the send first");
+                assert_eq!(l.pass(&[i], StoreMode::Store).dispatches[0], o.dispatch);
+            } else if cr.to == d {
+                lands += 1;
+                let o = o.unwrap();
+                let (land, beside) = (o.land.unwrap(), o.land_shared.unwrap());
+                assert_eq!(n_wg(&l, land), HOST_LAND_WORKGROUPS);
+                assert_eq!(
+                    n_wg(&l, beside),
+                    HOST_BESIDE_GEMM_WORKGROUPS / per_level(true)
+                );
+                assert_eq!(pass.dispatches[0], beside, "the landing first");
+                assert_eq!(l.pass(&[i], StoreMode::Store).dispatches[0], land);
+            }
+        }
+    }
+    assert!(sends > 0 && lands > 0);
+}
+
+#[test]
 fn a_gemm_stages_trackers_gather_in_neighbouring_slots() {
     // Eight ranks, one chunk each: a GEMM stage bumps one tracker per rank, which the trigger loop
     // reads back together; in rank-major slots they would take eight gather dispatches.

@@ -1,15 +1,22 @@
 //! Each device sending and landing at once: its kernel writing one zero-copy link's host memory while
 //! another reads the link it receives on, what every device does when both directions (or a ring)
 //! stream. Timed alone, in two passes of one submission and in one pass, so that a streamed rate
-//! can be read against what the device itself allows.
+//! can be read against what the device itself allows; and, where a GEMM is given, in one pass with
+//! a tracked GEMM on the same device, the link's kernels dispatched first and last: how much of the
+//! link that GEMM hides, as host mode's passes would.
 
 use serde::{Deserialize, Serialize};
 
 use super::ends::{timed, StepWrite, ZeroCopyRead};
 use super::{check_arrived, HostLink, Options, Rig};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::executor::record_one_pass;
+use crate::gemm::{GemmKernel, StoreMode};
+use crate::gpu::Gpu;
+use crate::reference::Rng;
+use crate::shapes::Shape;
 use crate::stats::median;
+use crate::tracked::TrackedGemm;
 
 /// Medians of one device's write and read, alone and at once (GB/s of each, the chunk over the
 /// time of the work timed).
@@ -30,10 +37,38 @@ pub struct DuplexRow {
     pub copy_write_gbps: f64,
     pub copy_read_gbps: f64,
     pub copies_gbps: f64,
+    /// The sending and landing in one pass with a GEMM on the device (`Options::beside_gemm`;
+    /// absent from tables saved before it, and where none was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beside: Option<BesideRow>,
+}
+
+/// A device's sending and landing in one pass with a tracked GEMM: milliseconds (medians, submit to
+/// completion on the host clock, an empty submission's round trip subtracted from each).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BesideRow {
+    /// The GEMM: "MxNxK" and its operands' type (f32 outputs).
+    pub shape: String,
+    pub dtype: String,
+    pub gemm_ms: f64,
+    /// The sending and landing alone (one pass), and with the GEMM: their kernels dispatched before
+    /// the GEMM's, and after.
+    pub link_ms: f64,
+    pub link_first_ms: f64,
+    pub gemm_first_ms: f64,
+}
+
+impl BesideRow {
+    /// The share of the link's time a pass of both saved against the two one after the other, the
+    /// link dispatched first (1: fully hidden; 0: none).
+    pub fn hidden(&self) -> f64 {
+        let (g, l) = (self.gemm_ms, self.link_ms);
+        ((g + l - self.link_first_ms) / l.min(g).max(1e-9)).clamp(-1.0, 1.0)
+    }
 }
 
 /// What one duplex measurement runs.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Work {
     CopyWrite,
     CopyRead,
@@ -42,11 +77,18 @@ enum Work {
     Read,
     Passes,
     OnePass,
+    /// Only where a GEMM is given: the GEMM alone, and in one pass with both halves, the halves
+    /// dispatched first or last.
+    Gemm,
+    LinkFirst,
+    GemmFirst,
+    /// Nothing: a submission's round trip, taken off the beside rows' times.
+    Empty,
 }
 
 impl Work {
     /// In the order each repetition times them (and their indices into its times).
-    const ALL: [Work; 7] = [
+    const ALL: [Work; 11] = [
         Work::CopyWrite,
         Work::CopyRead,
         Work::Copies,
@@ -54,7 +96,18 @@ impl Work {
         Work::Read,
         Work::Passes,
         Work::OnePass,
+        Work::Gemm,
+        Work::LinkFirst,
+        Work::GemmFirst,
+        Work::Empty,
     ];
+
+    fn needs_gemm(self) -> bool {
+        matches!(
+            self,
+            Work::Gemm | Work::LinkFirst | Work::GemmFirst | Work::Empty
+        )
+    }
 }
 
 // Each work's time goes to `times[work as usize]`: ALL lists them in declaration order.
@@ -75,6 +128,7 @@ struct Duplex<'a, 'l> {
     /// the landed chunk comes from, the device memory it lands in.
     copy_out: [&'l wgpu::Buffer; 2],
     copy_in: [&'l wgpu::Buffer; 2],
+    gemm: Option<TrackedGemm<'a>>,
 }
 
 impl Duplex<'_, '_> {
@@ -100,6 +154,21 @@ impl Duplex<'_, '_> {
                 let parts = &mut [self.write.part(), self.read.part()];
                 record_one_pass(enc, "sending and landing in one pass", parts, ts)
             }
+            Work::Gemm | Work::LinkFirst | Work::GemmFirst => {
+                let g = self.gemm.as_mut().expect("a GEMM work runs with a GEMM");
+                match work {
+                    Work::Gemm => g.encode(enc, StoreMode::Store, false, ts),
+                    Work::LinkFirst => {
+                        let parts = &mut [self.write.part(), self.read.part(), g.part()];
+                        record_one_pass(enc, "the link, then a GEMM, in one pass", parts, ts)
+                    }
+                    _ => {
+                        let parts = &mut [g.part(), self.write.part(), self.read.part()];
+                        record_one_pass(enc, "a GEMM, then the link, in one pass", parts, ts)
+                    }
+                }
+            }
+            Work::Empty => Ok(()),
             Work::CopyWrite => copy(enc, self.copy_out),
             Work::CopyRead => copy(enc, self.copy_in),
             Work::Copies => {
@@ -135,6 +204,14 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
         use wgpu::BufferUsages as U;
         let counters = gpus[d].buffer("duplex calibration counters", 16, U::STORAGE)?;
         let landing = &rig.ends[d].landing;
+        let kernel = match opts.beside_gemm {
+            Some((_, dtype)) => Some(GemmKernel::with(&gpus[d], dtype, None)?),
+            None => None,
+        };
+        let gemm = match (opts.beside_gemm, &kernel) {
+            (Some((shape, _)), Some(k)) => Some(beside_gemm(&gpus[d], k, shape)?),
+            _ => None,
+        };
         let mut x = Duplex {
             write: StepWrite::new(on(d), ends(d), &out, 0, (bytes, opts.step_link))?,
             read: ZeroCopyRead::new(
@@ -147,10 +224,15 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             out: &out,
             copy_out: [&rig.ends[d].src, out.outbox(0)?],
             copy_in: [inbound.inbox(0)?, landing],
+            gemm,
         };
+        let works: Vec<Work> = Work::ALL
+            .into_iter()
+            .filter(|w| x.gemm.is_some() || !w.needs_gemm())
+            .collect();
         let mut times = vec![Vec::new(); Work::ALL.len()];
         for rep in 0..=opts.reps {
-            for work in Work::ALL {
+            for &work in &works {
                 let t = timed(&gpus[d], "sending and landing", bytes, |enc, ts| {
                     x.encode(work, enc, ts, bytes)
                 })?;
@@ -160,16 +242,43 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             }
         }
         // What each way of moving both at once moved, checked: the landing poisoned and the
-        // outbox cleared first (in the same submission, ahead of the work).
-        for work in [Work::Copies, Work::OnePass] {
+        // outbox cleared first (in the same submission, ahead of the work); beside a GEMM, what
+        // the GEMM stored too.
+        let checked = [
+            Work::Copies,
+            Work::OnePass,
+            Work::LinkFirst,
+            Work::GemmFirst,
+        ];
+        for work in checked.into_iter().filter(|w| works.contains(w)) {
             x.read.poison(devices, bytes);
+            let gemm = x.gemm.as_ref().filter(|_| work.needs_gemm());
+            if let Some(g) = gemm {
+                g.fill_c(f32::NAN)?;
+            }
             timed(&gpus[d], "sending and landing", bytes, |enc, ts| {
                 enc.clear_buffer(x.copy_out[1], 0, Some(bytes));
                 x.encode(work, enc, ts, bytes)
             })?;
             x.read.check(devices, bytes, want)?;
             check_arrived(devices, &out, 0, bytes, want)?;
+            if let Some(g) = x.gemm.as_ref().filter(|_| work.needs_gemm()) {
+                check_gemm(g)?;
+            }
         }
+        let ms = |w: Work| median(&times[w as usize]) * 1e3;
+        let beside = x.gemm.as_ref().map(|g| {
+            let empty = ms(Work::Empty);
+            let less = |w: Work| (ms(w) - empty).max(1e-6);
+            BesideRow {
+                shape: g.shape.to_string(),
+                dtype: g.dtype.name().into(),
+                gemm_ms: less(Work::Gemm),
+                link_ms: less(Work::OnePass),
+                link_first_ms: less(Work::LinkFirst),
+                gemm_first_ms: less(Work::GemmFirst),
+            }
+        });
         let gbps = |w: Work| bytes as f64 / median(&times[w as usize]).max(1e-9) / 1e9;
         rows.push(DuplexRow {
             device: d,
@@ -183,7 +292,55 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             copy_write_gbps: gbps(Work::CopyWrite),
             copy_read_gbps: gbps(Work::CopyRead),
             copies_gbps: gbps(Work::Copies),
+            beside,
         });
     }
     Ok(rows)
+}
+
+/// The GEMM the link is timed beside: operands of small integers over 8 (exact in f16 and bf16,
+/// and every partial sum exact in f32 for K up to 2^18), so that its output checks exactly.
+fn beside_gemm<'a>(gpu: &'a Gpu, kernel: &'a GemmKernel, shape: Shape) -> Result<TrackedGemm<'a>> {
+    if shape.k > 1 << 18 {
+        return Err(Error::invalid(
+            "GEMM beside the link",
+            format!("K = {}", shape.k),
+            "at most 262144 (its exact check)",
+        ));
+    }
+    let g = TrackedGemm::new(gpu, kernel, shape, 1, None)?;
+    let (a, b) = exact_operands(shape);
+    g.upload(&a, &b)?;
+    Ok(g)
+}
+
+/// A and B of `shape`: multiples of 1/8 in [-1, 1), from a fixed seed.
+fn exact_operands(shape: Shape) -> (Vec<f32>, Vec<f32>) {
+    let mut rng = Rng::new(0xbe51de);
+    let mut v =
+        |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(16) as f32 - 8.0) / 8.0).collect() };
+    let a = v(shape.m * shape.k);
+    let b = v(shape.k * shape.n);
+    (a, b)
+}
+
+/// The GEMM's first and last rows against the exact product (its operands' sums are exact in f32).
+fn check_gemm(g: &TrackedGemm) -> Result<()> {
+    let s = g.shape;
+    let (a, b) = exact_operands(s);
+    for row in [0, s.m - 1] {
+        let got = g.read_rows(row..row + 1)?;
+        for (j, &v) in got.iter().enumerate() {
+            let want: f64 = (0..s.k)
+                .map(|kk| a[row * s.k + kk] as f64 * b[kk * s.n + j] as f64)
+                .sum();
+            if v as f64 != want {
+                return Err(Error::Gpu {
+                    during: "the GEMM beside the link".into(),
+                    message: format!("C[{row}][{j}] = {v}, the exact product {want}"),
+                });
+            }
+        }
+    }
+    Ok(())
 }

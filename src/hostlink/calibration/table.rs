@@ -107,6 +107,21 @@ impl HostLinkTable {
                 x.copy_write_gbps,
                 x.copy_read_gbps
             );
+            if let Some(b) = &x.beside {
+                let _ = writeln!(
+                    out,
+                    "  beside a {} {} GEMM on device {} (ms, one pass): GEMM alone {:.3}, sending and landing alone {:.3}; both, the link first {:.3} ({:.0}% of the shorter hidden), the GEMM first {:.3} (one after the other {:.3})",
+                    b.dtype,
+                    b.shape,
+                    x.device,
+                    b.gemm_ms,
+                    b.link_ms,
+                    b.link_first_ms,
+                    100.0 * b.hidden(),
+                    b.gemm_first_ms,
+                    b.gemm_ms + b.link_ms
+                );
+            }
         }
         for st in &self.streams {
             let each: Vec<String> = st

@@ -255,11 +255,39 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// Whether device `d` keeps its last GEMM work back until the GEMM work it has in flight
+    /// completes: where that work feeds sends from `d` not yet out, they could go beside no GEMM
+    /// work once the last is queued, only alone after it, and a send's time is the bus's (it hides
+    /// under GEMM work in its pass, not beside it in the queue). Holding costs the device one host
+    /// round trip idle; on one device (no crossing steps) nothing is held.
+    fn holds_last_gemm(&self, d: usize) -> bool {
+        if !matches!(self.gate, Gate::Tracked(_))
+            || self.gemm_stages[d].len() != 1
+            || !self.in_flight[d].iter().any(|f| f.gemm)
+        {
+            return false;
+        }
+        let queued = |g: usize| !self.gemm_stages[d].iter().flatten().any(|&p| p == g);
+        // A send that only GEMM work already queued feeds, some of it not yet seen complete.
+        (0..self.plan.ops.len()).any(|i| {
+            let mut fed = self.plan.ops[i]
+                .deps
+                .iter()
+                .filter(|&&dep| feeds(self.plan, i, dep));
+            !self.sent[i]
+                && self.crossing(i).is_some_and(|c| c.from == d)
+                && fed
+                    .clone()
+                    .all(|&dep| self.plan.ops[dep].kind == Kind::Gemm && queued(dep))
+                && fed.any(|&dep| !met(self.plan, &self.counters, dep))
+        })
+    }
+
     /// The next submission for device `d`, taken as made (None: its queue is full or nothing can go):
     /// the next GEMM work with every step the latest counters allow, then, in later passes, the steps
     /// that only wait for steps queued before them.
     pub fn next(&mut self, d: usize) -> Option<Submission> {
-        if self.in_flight[d].len() >= self.depth {
+        if self.in_flight[d].len() >= self.depth || self.holds_last_gemm(d) {
             return None;
         }
         let steps_open = matches!(self.gate, Gate::Tracked(_)) || self.gemm_flights_left == 0;

@@ -359,3 +359,54 @@ fn final_marks(plan: &Plan) -> HashMap<Loc, u32> {
     }
     marks
 }
+
+#[test]
+fn the_last_gemm_stage_waits_for_the_sends_it_would_otherwise_leave_alone() {
+    // Two ranks, four chunks each, all-reduce: each rank's first GEMM stage makes the chunks it
+    // sends. With two submissions allowed, queueing the last stage at once would leave those sends
+    // nothing to go beside: on two devices it waits for the first stage; on one it does not.
+    for devices in [2, 1] {
+        let ch = Chunking::new(64, 2, 4).unwrap();
+        let schedule = Schedule::new(Collective::AllReduce, &ch);
+        let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
+        let placement = Placement::new(2, devices).unwrap();
+        let mut links = HostLinks::new(&plan, &placement);
+        for l in &mut links.links {
+            l.zero_copy = true;
+        }
+        let gate = Gate::Tracked(HostGrain::Stage);
+        let mut m = Machine::new(&plan, &placement, &links, schedule.gemm_stages(), gate, 2);
+        let gemms = |s: &Submission| {
+            s.passes
+                .iter()
+                .flatten()
+                .filter(|&&i| plan.ops[i].kind == Kind::Gemm)
+                .count()
+        };
+        let first: Vec<Submission> = (0..devices).map(|d| m.next(d).unwrap()).collect();
+        if devices == 1 {
+            let second = m.next(0).expect("one device: the next stage goes at once");
+            assert!(gemms(&second) > 0 && second.sends.is_empty(), "{second:?}");
+            continue;
+        }
+        for (d, s) in first.iter().enumerate() {
+            assert_eq!((gemms(s), s.sends.len()), (4, 0), "{s:?}");
+            assert!(
+                m.next(d).is_none(),
+                "device {d}'s last stage queued at once"
+            );
+        }
+        for (d, s) in first.iter().enumerate() {
+            let read: Vec<(Loc, u32)> = s.reads.iter().map(|&l| (l, gemm_mark(&plan, l))).collect();
+            m.completed(d, read);
+            let last = m.next(d).expect("the last stage, once the first completed");
+            assert_eq!(gemms(&last), 4, "{last:?}");
+            assert_eq!(
+                last.sends.len(),
+                4,
+                "the first stage's chunks go beside it: {last:?}"
+            );
+            assert_eq!(last.passes[0].len(), 8, "in its first pass: {last:?}");
+        }
+    }
+}
