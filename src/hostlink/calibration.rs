@@ -5,9 +5,10 @@
 //! writing the chunk into its outbox (submit to completion, at the step's workgroup budget), the maps of
 //! both ends once that submission is done, and the threaded copy with both unmaps. The kernel part hides
 //! behind GEMM work in the pass it shares; the copy is what the host trigger loop pays per chunk.
-//! Then the links streamed much as the trigger loop drives them (a copy lane per direction, two slots:
-//! the next chunk written while the lane copies the last; the loop may hold up to eight): each
-//! direction alone, the ring's directions at once (what a ring collective drives) and all at once.
+//! Then the links streamed much as the trigger loop drives them (a copy lane per direction, four slots,
+//! two submissions queued per device: the next chunk written while the lane copies an earlier one;
+//! the loop may hold up to eight slots): each direction alone, the ring's directions at once (what a
+//! ring collective drives) and all at once.
 //!
 //! On a zero-copy link there is no host part: a row's "copy" is the receiver's step kernel reading
 //! the chunk out of host memory (submit to completion), and streaming alternates the sender's kernel
@@ -32,7 +33,7 @@ use crate::stats::median;
 use crate::steps::{Link, StepKernel};
 use crate::timestamps::Timestamps;
 use ends::{Ends, StepWrite, ZeroCopyRead};
-use stream::{stream, StreamOptions, STREAM_CHUNK};
+use stream::{stream, StreamOptions, STREAM_CHUNK, STREAM_SLOTS};
 
 /// Default file the table is saved to.
 pub const DEFAULT_TABLE: &str = "t3-hostlink.json";
@@ -134,16 +135,24 @@ pub struct HostLinkTable {
     pub duplex: Vec<DuplexRow>,
 }
 
-/// The links streamed: `chunks` chunks of `bytes` per direction through two slots (the sender's
-/// kernel writing the next chunk while a copy lane of `threads` copies the last), every direction
-/// of `directions` at once; GB/s per direction in that order, first submission to last copy.
+/// The links streamed: `chunks` chunks of `bytes` per direction through `slots` slots (the sender's
+/// kernel writing the next chunk while a copy lane of `threads` copies an earlier one), every
+/// direction of `directions` at once; GB/s per direction in that order, first submission to last
+/// copy.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StreamRow {
     pub directions: Vec<(usize, usize)>,
     pub bytes: u64,
     pub chunks: usize,
+    /// Slots per direction (tables saved before it streamed through 2).
+    #[serde(default = "two_slots")]
+    pub slots: usize,
     pub threads: usize,
     pub gbps: Vec<f64>,
+}
+
+fn two_slots() -> usize {
+    2
 }
 
 /// Measures every ordered pair of `devices` (each direction its own link) per `opts`. Every size's
@@ -389,6 +398,7 @@ fn measure_streams(
                 directions: dirs,
                 bytes: stream_bytes,
                 chunks,
+                slots: STREAM_SLOTS,
                 threads,
                 gbps,
             })
@@ -460,6 +470,7 @@ mod tests {
                 directions: vec![(0, 1), (1, 0)],
                 bytes: 64 << 20,
                 chunks: 16,
+                slots: 2,
                 threads: 8,
                 gbps: vec![30.0, 29.5],
             }],

@@ -18,7 +18,7 @@ pub use system::{run_everywhere, run_recording, Part, System};
 
 pub use encoded::Encoded;
 pub use fused::Fused;
-pub use host::Host;
+pub use host::{Host, IN_FLIGHT};
 pub use sequential::Sequential;
 
 /// One way of running the plan.

@@ -1,5 +1,7 @@
-//! The links streamed as the host trigger loop drives them: two slots per direction, the sender's
-//! kernel writing one while the other's chunk is copied (a host copy's lane) or landed (zero-copy).
+//! The links streamed as the host trigger loop drives them: [`STREAM_SLOTS`] slots per direction and
+//! at most [`IN_FLIGHT`] submissions queued per device, each poll's submission on a device holding a
+//! write and a landing (zero-copy) of each of its directions in one pass, the sender's kernel writing
+//! one slot while an earlier slot's chunk is copied (a host copy's lane) or landed.
 
 use web_time::Instant;
 
@@ -8,7 +10,15 @@ use super::{check_arrived, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
 use crate::executor::record_one_pass;
+use crate::modes::IN_FLIGHT;
 use crate::steps::{Link, StepKernel};
+
+/// Slots per streamed direction. A chunk is landed only once the submission that wrote it completed,
+/// and its slot written again only once the landing's submission completed; with two submissions
+/// queued per device a landing goes with the write two or three chunks later, so four slots let
+/// every submission hold both (two let a device's submissions alternate between writes and landings,
+/// and run them in passes of their own). The trigger loop keeps up to `MAX_SLOTS` per link.
+pub(super) const STREAM_SLOTS: usize = 4;
 
 /// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
 pub(super) const STREAM_CHUNK: u64 = 64 << 20;
@@ -45,12 +55,12 @@ pub(super) struct Streamed<'a> {
     arrived: usize,
     /// Slots written, oldest first.
     waiting: std::collections::VecDeque<usize>,
-    slots: [SlotState; 2],
+    slots: Vec<SlotState>,
     done_at: Option<Instant>,
 }
 
 impl<'a> Streamed<'a> {
-    /// Direction `(from, to)`'s link, its two slots' writes and (zero-copy) reads, and its copy lane.
+    /// Direction `(from, to)`'s link, its slots' writes and (zero-copy) reads, and its copy lane.
     fn new(
         devices: &'a Devices,
         kernels: &'a [StepKernel],
@@ -59,13 +69,13 @@ impl<'a> Streamed<'a> {
         opts: &StreamOptions,
     ) -> Result<Self> {
         let bytes = opts.bytes;
-        let link = HostLink::new(&devices.gpus, from, to, bytes, 2, opts.want)?;
+        let link = HostLink::new(&devices.gpus, from, to, bytes, STREAM_SLOTS, opts.want)?;
         let mut writes = Vec::new();
         let mut reads = Vec::new();
         // Buffers of the direction's own, as each step of a collective binds its own, and counters
-        // per slot (never bumped, but bound read-write: one buffer would order the two slots'
-        // sends, which a poll may encode together; it encodes one landing per direction at most, so
-        // the two slots' landings share the landing buffer).
+        // per slot (never bumped, but bound read-write: one buffer would order two slots' sends,
+        // which submissions in flight together may hold; a poll encodes one landing per direction
+        // at most, so the slots' landings share the landing buffer, in queue order).
         use wgpu::BufferUsages as U;
         let counters =
             |g: usize| devices.gpus[g].buffer("streamed calibration counters", 16, U::STORAGE);
@@ -75,7 +85,7 @@ impl<'a> Streamed<'a> {
         } else {
             None
         };
-        for slot in 0..2 {
+        for slot in 0..STREAM_SLOTS {
             writes.push(StepWrite::new(
                 (&devices.gpus[from], &kernels[from]),
                 (&ends[from].src, &counters(from)?),
@@ -101,7 +111,7 @@ impl<'a> Streamed<'a> {
             sent: 0,
             arrived: 0,
             waiting: Default::default(),
-            slots: [SlotState::Free, SlotState::Free],
+            slots: (0..STREAM_SLOTS).map(|_| SlotState::Free).collect(),
             done_at: None,
         })
     }
@@ -158,11 +168,12 @@ pub(super) fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
     flag.load(std::sync::atomic::Ordering::Acquire)
 }
 
-/// Streams `opts.chunks` chunks over every direction of `dirs` at once, two slots per direction, as
-/// the trigger loop runs them: the sender's step kernel writes the next chunk while the direction's
-/// copy lane copies the last (or, zero-copy, while the receiver's kernel reads it). GB/s per
-/// direction, from the first submission to its last chunk arrived; the payload is checked in every
-/// receiver after.
+/// Streams `opts.chunks` chunks over every direction of `dirs` at once, [`STREAM_SLOTS`] slots per
+/// direction, as the trigger loop runs them: the sender's step kernel writes the next chunk while the
+/// direction's copy lane copies an earlier one (or, zero-copy, while the receiver's kernel reads it),
+/// a write and a landing per direction and poll, at most [`IN_FLIGHT`] submissions queued per device.
+/// GB/s per direction, from the first submission to its last chunk arrived; the payload is checked in
+/// every receiver after.
 pub(super) fn stream(
     devices: &Devices,
     kernels: &[StepKernel],
@@ -180,6 +191,9 @@ pub(super) fn stream(
     let all = (opts.chunks * dirs.len()) as f64 * bytes as f64;
     let bound = devices.gpus[0].timeout_for(0.0, 4.0 * all);
     let t0 = Instant::now();
+    // Each device's submissions not yet seen complete.
+    let mut in_flight: Vec<Vec<std::sync::Arc<std::sync::atomic::AtomicBool>>> =
+        vec![Vec::new(); devices.len()];
     let result = (|| -> Result<()> {
         while state.iter().any(|s| s.arrived < opts.chunks) {
             if t0.elapsed() > bound {
@@ -198,18 +212,24 @@ pub(super) fn stream(
             }
             // One submission per device and poll: a device's sends and reads in one command buffer
             // share no buffer, so they may run side by side, where separate submissions would be
-            // ordered one after the other on its queue.
+            // ordered one after the other on its queue. A device with IN_FLIGHT submissions queued
+            // takes nothing new.
+            in_flight.iter_mut().for_each(|q| q.retain(|f| !is_set(f)));
+            let open = |g: usize| in_flight[g].len() < IN_FLIGHT;
             let mut started: Vec<(usize, usize, Started)> = Vec::new();
             for (d, (s, &(from, to))) in state.iter_mut().zip(dirs).enumerate() {
-                while s.sent < opts.chunks && matches!(s.slots[s.sent % 2], SlotState::Free) {
-                    let slot = s.sent % 2;
+                let next = s.sent % STREAM_SLOTS;
+                if s.sent < opts.chunks && open(from) && matches!(s.slots[next], SlotState::Free) {
+                    let slot = next;
                     s.slots[slot] = SlotState::Encoded;
                     started.push((d, slot, Started::Write(from)));
                     s.waiting.push_back(slot);
                     s.sent += 1;
                 }
                 if let Some(&slot) = s.waiting.front() {
-                    if s.link.zero_copy() {
+                    if s.link.zero_copy() && !open(to) {
+                        // The receiver's queue is full: its landing waits for a later poll.
+                    } else if s.link.zero_copy() {
                         // Written once the sender's submission completed: the receiver reads it.
                         if matches!(&s.slots[slot], SlotState::Written(f) if is_set(f)) {
                             s.slots[slot] = SlotState::Encoded;
@@ -235,7 +255,9 @@ pub(super) fn stream(
                 let mut enc = gpu.device.create_command_encoder(&Default::default());
                 encode(&mut state, &mine, &mut enc)?;
                 gpu.submit("host link streamed calibration", vec![enc.finish()])?;
-                flags.push(Some(done_flag(gpu)));
+                let flag = done_flag(gpu);
+                in_flight[g].push(flag.clone());
+                flags.push(Some(flag));
             }
             for (d, slot, what) in started {
                 let s = &mut state[d];
@@ -256,7 +278,7 @@ pub(super) fn stream(
                     s.link.copied(slot, r)?;
                     arrived.push(slot);
                 }
-                for slot in 0..2 {
+                for slot in 0..STREAM_SLOTS {
                     if matches!(&s.slots[slot], SlotState::Read(f) if is_set(f)) {
                         arrived.push(slot);
                     }
@@ -285,7 +307,7 @@ pub(super) fn stream(
     for s in &mut state {
         let secs = s.done_at.map_or(f64::NAN, |t| (t - t0).as_secs_f64());
         gbps.push(opts.chunks as f64 * bytes as f64 / secs.max(1e-9) / 1e9);
-        let last = (opts.chunks - 1) % 2;
+        let last = (opts.chunks - 1) % STREAM_SLOTS;
         let want = &payload[..bytes as usize];
         check_arrived(devices, &s.link, last, bytes, want)?;
         if let Some(read) = s.reads.get(last) {

@@ -142,9 +142,10 @@ impl HostLinkTable {
                 && st.directions.iter().all(|&(f, t)| t == (f + 1) % n);
             let _ = writeln!(
                 out,
-                "streamed {} x {} through 2 slots, {how}, {}: {}{}",
+                "streamed {} x {} through {} slots, {how}, {}: {}{}",
                 st.chunks,
                 size(st.bytes),
+                st.slots,
                 match st.directions.len() {
                     1 => "alone",
                     _ if ring => "the ring's directions at once",
