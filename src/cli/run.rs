@@ -239,6 +239,7 @@ pub fn check_run(kernels: &KernelFiles, a: &RunArgs) -> Result<Checked> {
             gemm_grid: a.gemm_grid.is_some(),
             step_lead: a.step_lead.is_some(),
             link: a.link_workgroups.is_some() || a.link_gbps.is_some(),
+            arbitrate: a.arbitrate.is_some(),
             ..given_knobs(&a.knobs)
         },
         model_chunks: model.is_some(),

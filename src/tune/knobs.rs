@@ -25,6 +25,9 @@ pub struct Knobs {
     pub step_lead: Option<u32>,
     /// Each step's workgroup budget (None: unthrottled).
     pub link_workgroups: Option<u32>,
+    /// Workgroups the steps of a pass share beside GEMM work (`--arbitrate`; None: off, and on
+    /// several devices the link's kernels' default).
+    pub arbitrate: Option<u32>,
     /// Host mode's grain, "chunk" or "stage" (None: its default).
     pub host_grain: Option<String>,
     /// Host mode's submissions in flight per device (None: its default).
@@ -92,6 +95,7 @@ impl Knobs {
             self.gemm_grid != other.gemm_grid,
             self.step_lead != other.step_lead,
             self.link_workgroups != other.link_workgroups,
+            self.arbitrate != other.arbitrate,
             self.host_grain != other.host_grain,
             self.host_depth != other.host_depth,
             self.fused_spares != other.fused_spares,
@@ -117,6 +121,7 @@ impl Knobs {
                 Link::Workgroups(w) => Some(w),
                 _ => None,
             },
+            arbitrate: c.arbitrate,
             host_grain: c.host.grain.map(|g| grain_name(g).into()),
             host_depth: c.host.in_flight,
             fused_spares: c.fused.spares,
@@ -143,6 +148,7 @@ impl Knobs {
         if let Some(w) = self.link_workgroups {
             c.link = Link::Workgroups(w.max(1));
         }
+        c.arbitrate = self.arbitrate.filter(|&w| w > 0);
         c.host.grain = self.host_grain.as_deref().map(parse_grain).transpose()?;
         c.host.in_flight = self.host_depth;
         c.fused.spares = self.fused_spares;
@@ -174,6 +180,9 @@ impl Knobs {
         }
         if let Some(w) = self.link_workgroups {
             parts.push(format!("link {w} wg"));
+        }
+        if let Some(w) = self.arbitrate {
+            parts.push(format!("arbitrate {w} wg"));
         }
         if mode == ModeKind::Host {
             parts.push(format!("grain {}", opt(self.host_grain.clone(), "default")));
@@ -210,6 +219,7 @@ pub struct Given {
     pub gemm_grid: bool,
     pub step_lead: bool,
     pub link: bool,
+    pub arbitrate: bool,
     pub host_grain: bool,
     pub host_depth: bool,
     pub fused_spares: bool,
@@ -235,6 +245,9 @@ impl Given {
         }
         if self.link {
             k.link_workgroups = flags.link_workgroups;
+        }
+        if self.arbitrate {
+            k.arbitrate = flags.arbitrate;
         }
         if self.host_grain {
             k.host_grain = flags.host_grain.clone();

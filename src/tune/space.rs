@@ -16,6 +16,7 @@ pub enum Value {
     Grid(Option<u32>),
     Lead(Option<u32>),
     Link(Option<u32>),
+    Arbitrate(Option<u32>),
     Grain(Option<&'static str>),
     Depth(Option<usize>),
     Spares(Option<u32>),
@@ -32,6 +33,7 @@ impl Value {
             Value::Grid(g) => k.gemm_grid = *g,
             Value::Lead(l) => k.step_lead = *l,
             Value::Link(w) => k.link_workgroups = *w,
+            Value::Arbitrate(w) => k.arbitrate = *w,
             Value::Grain(g) => k.host_grain = g.map(str::to_string),
             Value::Depth(d) => k.host_depth = *d,
             Value::Spares(s) => k.fused_spares = *s,
@@ -51,6 +53,7 @@ impl Value {
             Value::Grid(_) => given.gemm_grid,
             Value::Lead(_) => given.step_lead,
             Value::Link(_) => given.link,
+            Value::Arbitrate(_) => given.arbitrate,
             Value::Grain(_) => given.host_grain,
             Value::Depth(_) => given.host_depth,
             Value::Spares(_) => given.fused_spares,
@@ -111,6 +114,15 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
             Value::Link(None),
             Value::Link(Some(64)),
             Value::Link(Some(256)),
+        ]);
+    }
+    // Across devices, the link's kernels beside GEMM work share a budget of their own: the default
+    // is the middle of what paid on an H200 (BENCHMARKS.md, "The link beside a GEMM").
+    if ctx.devices > 1 && mode == ModeKind::Host {
+        axes.push(vec![
+            Value::Arbitrate(None),
+            Value::Arbitrate(Some(16)),
+            Value::Arbitrate(Some(64)),
         ]);
     }
     if mode == ModeKind::Host {

@@ -24,6 +24,7 @@ fn every_knob() -> Knobs {
         gemm_grid: Some(128),
         step_lead: Some(0),
         link_workgroups: Some(64),
+        arbitrate: Some(16),
         host_grain: Some("chunk".into()),
         host_depth: Some(4),
         fused_spares: Some(16),
@@ -42,7 +43,7 @@ fn knobs_count_their_differences() {
     other.fused_pause = None;
     assert_eq!(k.differences(&other), 3);
     assert_eq!(other.differences(&k), 3);
-    assert_eq!(k.differences(&Knobs::default()), 10);
+    assert_eq!(k.differences(&Knobs::default()), 11);
 }
 
 #[test]
@@ -57,6 +58,8 @@ fn knobs_survive_a_configuration_and_back() {
     let plain = Knobs::of(&base);
     assert_eq!(plain.apply(&base).unwrap().link, Link::Unthrottled);
     assert!(k.describe(ModeKind::Host).contains("grain chunk, depth 4"));
+    assert_eq!(c.arbitrate, Some(16));
+    assert!(k.describe(ModeKind::Host).contains("arbitrate 16 wg"));
     assert!(k
         .describe(ModeKind::Fused)
         .contains("spares 16, pieces link, pause 64"));
@@ -142,6 +145,16 @@ fn the_space_offers_only_what_the_point_accepts() {
     let axes = space::axes(ModeKind::Encoded, &rs, &[1], two);
     assert!(axes.iter().flatten().any(|v| *v == Value::Link(Some(64))));
     assert!(axes.iter().flatten().any(|v| *v == Value::Grid(Some(128))));
+    // Host mode across devices also tunes what the link's kernels share beside GEMM work; on one
+    // device, and in the other modes, nothing shares it.
+    let arbitrated = |axes: &[Vec<Value>]| {
+        axes.iter()
+            .flatten()
+            .any(|v| *v == Value::Arbitrate(Some(16)))
+    };
+    assert!(!arbitrated(&axes));
+    assert!(arbitrated(&space::axes(ModeKind::Host, &rs, &[1], two)));
+    assert!(!arbitrated(&space::axes(ModeKind::Host, &rs, &[1], ctx)));
     // The grid is the axes' product, each point distinct, capped.
     let start = space::start(&rs, &axes);
     let all = space::grid(&start, &axes, usize::MAX);
