@@ -26,7 +26,7 @@ use t3_wgpu::tune::Table;
 
 use super::args::*;
 use super::output::out;
-use super::tables::{given_knobs, model_chunks, table_for};
+use super::tables::{given_knobs, model_chunks, recount_chunks, table_for};
 use super::values::*;
 
 pub fn open_gpu(g: &GpuArgs) -> Result<Gpu> {
@@ -365,6 +365,8 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     }
     let kernels = kernels_on(gpus, a.gemm, c.put, a.devices.across())?;
     let mut config = c.config;
+    recount_chunks(&mut config, c.model_chunks, gpus.len());
+    validate(&config, &mode_list(&a.mode))?;
     let defaults = model_defaults(&mut config, &c.given, gpus, &kernels);
     let opts = options(
         config,

@@ -22,7 +22,7 @@ use t3_wgpu::tune::search;
 use super::args::*;
 use super::output::out;
 use super::run::{check_devices, kernels_on, options, validate, wrong};
-use super::tables::{given_knobs, model_chunks, table_for};
+use super::tables::{given_knobs, model_chunks, recount_chunks, table_for};
 use super::values::*;
 
 /// Most points of a sweep grid (each point runs every mode; a bigger grid is a typing slip).
@@ -249,9 +249,13 @@ fn progress_bar(n: usize) -> Option<indicatif::ProgressBar> {
 pub fn sweep(
     gpus: &[Gpu],
     a: &SweepArgs,
-    (points, pre): (Vec<SweepPoint>, Option<t3_wgpu::tune::Table>),
+    (mut points, pre): (Vec<SweepPoint>, Option<t3_wgpu::tune::Table>),
 ) -> Result<()> {
     super::run::check_spanning(&mode_list(&a.mode), gpus.len())?;
+    for p in &mut points {
+        recount_chunks(&mut p.config, p.model_chunks, gpus.len());
+        validate(&p.config, &mode_list(&a.mode))?;
+    }
     let kernels = kernels_on(gpus, a.gemm, a.knobs.put(), a.devices.across())?;
     let table = table_for(&a.tune, pre, &gpus[0])?;
     let devices = search::Devices {

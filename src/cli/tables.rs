@@ -64,7 +64,7 @@ pub fn table_for(t: &TuneArgs, pre: Option<Table>, gpu: &Gpu) -> Result<Option<T
 
 /// Chunks per rank where none is given: 1 on one device (the ring's R chunks already give every
 /// step its own), and the cost model's where the ranks span devices (`--devices all` counted as
-/// two: the count is known only once they are open).
+/// two: the count is known only once they are open, when [`recount_chunks`] counts again).
 pub fn model_chunks(devices: Option<Option<usize>>, c: &Config) -> Option<usize> {
     let n = match devices {
         None | Some(Some(1)) => return None,
@@ -72,6 +72,17 @@ pub fn model_chunks(devices: Option<Option<usize>>, c: &Config) -> Option<usize>
     };
     let costs = Prior::of(None, c.dtype, n, None).costs(c, n);
     Some(model::best_chunks(ModeKind::Host, &costs, c))
+}
+
+/// The model's chunk count again over the `devices` now open, where it chose the count (`model`):
+/// `--devices all` opened more than the two it was counted as.
+pub fn recount_chunks(c: &mut Config, model: bool, devices: usize) {
+    if let Some(n) = model
+        .then(|| model_chunks(Some(Some(devices)), c))
+        .flatten()
+    {
+        c.chunks = n;
+    }
 }
 
 /// The knobs `--fused` and `--host-loop` set explicitly (they win over the table, as flags do).
@@ -84,5 +95,37 @@ pub fn given_knobs(k: &KnobArgs) -> Given {
         fused_pieces: fused.pieces != t3_wgpu::config::fused::Pieces::Auto,
         fused_pause: fused.pause.is_some(),
         ..Given::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use t3_wgpu::shapes::{Dtype, Shape};
+
+    #[test]
+    fn the_models_chunks_are_counted_again_over_the_devices_opened() {
+        // tnlg-op at TP 4 in f32, whose chunk count the model picks differently over two devices
+        // and over four.
+        let mut c = Config {
+            dtype: Dtype::F32,
+            ..Config::new(Shape::new(8192, 4256, 1064).unwrap(), 4)
+        };
+        let (two, four) = (
+            model_chunks(Some(Some(2)), &c),
+            model_chunks(Some(Some(4)), &c),
+        );
+        assert_ne!(two, four, "a point where the count matters");
+        // `--devices all` before the devices open: counted as two.
+        assert_eq!(model_chunks(Some(None), &c), two);
+        c.chunks = two.unwrap();
+        recount_chunks(&mut c, true, 4);
+        assert_eq!(Some(c.chunks), four);
+        // A count the flags gave, or one device, stays.
+        c.chunks = 3;
+        recount_chunks(&mut c, false, 4);
+        assert_eq!(c.chunks, 3);
+        recount_chunks(&mut c, true, 1);
+        assert_eq!(c.chunks, 3);
     }
 }

@@ -175,6 +175,8 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         // As given: what a run without a table gets, the model's one-GPU defaults included.
         let given = given_knobs(&a.knobs);
         let mut base = base.clone();
+        // `--devices all` was counted as two devices until they were open.
+        super::tables::recount_chunks(&mut base, a.devices.devices.is_some(), gpus.len());
         super::run::model_defaults(&mut base, &given, gpus, &kernels);
         let job = Job {
             workload: workload.clone(),
