@@ -30,9 +30,11 @@ pub struct Config {
     pub out_dtype: Dtype,
     /// Arbitration (software's stand-in for T3's memory-controller arbitration): while a pass holds
     /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
-    /// compute; passes without GEMM work, and sequential mode, keep the link budget. A device's send
-    /// halves of one level, and its zero-copy landings, share it (None: `HOST_BESIDE_GEMM_WORKGROUPS`)
-    /// in any pass that holds GEMM work, whatever their level.
+    /// compute; passes without GEMM work, and sequential mode, keep the link budget. Across devices a
+    /// device's send halves of one plan level share it on their own, and its zero-copy landings of
+    /// one level theirs, in any pass that holds GEMM work, whatever their level (None there:
+    /// `HOST_BESIDE_GEMM_WORKGROUPS` where the link is unthrottled): the other steps beside them
+    /// share it too, so a pass's steps may take up to three times it.
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
     /// workgroups in all (split over its GEMM ops, at least one each; where the driver caps loop

@@ -178,6 +178,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
                                     gemm_grid: !a.gemm_grid.is_empty(),
                                     step_lead: !a.step_lead.is_empty(),
                                     link: !a.link_workgroups.is_empty(),
+                                    arbitrate: !a.arbitrate.is_empty(),
                                     ..given_knobs(&a.knobs)
                                 },
                                 model_chunks: model.is_some(),

@@ -75,13 +75,11 @@ pub fn model_chunks(devices: Option<Option<usize>>, c: &Config) -> Option<usize>
 }
 
 /// The model's chunk count again over the `devices` now open, where it chose the count (`model`):
-/// `--devices all` opened more than the two it was counted as.
+/// `--devices all` opened other than the two it was counted as (one device: 1, as without
+/// `--devices`).
 pub fn recount_chunks(c: &mut Config, model: bool, devices: usize) {
-    if let Some(n) = model
-        .then(|| model_chunks(Some(Some(devices)), c))
-        .flatten()
-    {
-        c.chunks = n;
+    if model {
+        c.chunks = model_chunks(Some(Some(devices)), c).unwrap_or(1);
     }
 }
 
@@ -121,11 +119,11 @@ mod tests {
         c.chunks = two.unwrap();
         recount_chunks(&mut c, true, 4);
         assert_eq!(Some(c.chunks), four);
-        // A count the flags gave, or one device, stays.
+        // A count the flags gave stays; `--devices all` opening one device gives one chunk.
         c.chunks = 3;
         recount_chunks(&mut c, false, 4);
         assert_eq!(c.chunks, 3);
         recount_chunks(&mut c, true, 1);
-        assert_eq!(c.chunks, 3);
+        assert_eq!(c.chunks, 1);
     }
 }

@@ -165,6 +165,9 @@ pub fn calibrate_hostlink(
         opts.step_link = Link::Workgroups(w);
     }
     let t = calibration::calibrate(devices, &opts)?;
+    if ask.beside_gemm.is_some() && t.duplex.is_empty() {
+        note!("--beside-gemm: no device here sends and lands on zero-copy links, so nothing was timed beside a GEMM");
+    }
     t.save(out_path)?;
     show_saved(&t, || t.text(), out_path, json)
 }

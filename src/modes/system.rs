@@ -390,12 +390,12 @@ impl<'a> System<'a> {
             .config
             .link
             .or_workgroups(crate::lower::HOST_LAND_WORKGROUPS);
-        // Beside GEMM work (host mode), a device's sends of one level share a budget, and its
+        // Beside GEMM work (host mode), a device's sends of one plan level share a budget, and its
         // landings theirs.
-        let beside = self
-            .config
-            .arbitrate
-            .unwrap_or(crate::lower::HOST_BESIDE_GEMM_WORKGROUPS);
+        let beside = match crate::lower::beside_gemm_workgroups(&self.config) {
+            Some(w) => format!(" (in host mode beside GEMM work: first in the pass, {w} workgroups shared by a level's)"),
+            None => String::new(),
+        };
         v.extend(self.links.iter().map(|l| {
             let landing = if l.zero_copy() {
                 format!(", landing kernels on {}", land.describe())
@@ -403,7 +403,7 @@ impl<'a> System<'a> {
                 String::new()
             };
             format!(
-                "link {}->{}: {}, {} slots of {} bytes, send kernels on {}{landing} (beside GEMM work, first in the pass, sharing {beside} workgroups a level)",
+                "link {}->{}: {}, {} slots of {} bytes, send kernels on {}{landing}{beside}",
                 l.from,
                 l.to,
                 l.describe(),

@@ -116,8 +116,9 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
             Value::Link(Some(256)),
         ]);
     }
-    // Across devices, the link's kernels beside GEMM work share a budget of their own: the default
-    // is the middle of what paid on an H200 (BENCHMARKS.md, "The link beside a GEMM").
+    // Across devices, the link's kernels beside GEMM work share a budget of their own, arbitration's
+    // (which caps the other steps beside GEMM work too): the default is the middle of what paid on
+    // an H200 (BENCHMARKS.md, "The link beside a GEMM").
     if ctx.devices > 1 && mode == ModeKind::Host {
         axes.push(vec![
             Value::Arbitrate(None),

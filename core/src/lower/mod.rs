@@ -15,7 +15,9 @@ pub use fused::{
     counters, Forward, ForwardHeader, Fused, FusedLog, FusedTuning, ProgressLog, SPARE_INVOCATIONS,
 };
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
-pub use ops::{HOST_BESIDE_GEMM_WORKGROUPS, HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS};
+pub use ops::{
+    beside_gemm_workgroups, HOST_BESIDE_GEMM_WORKGROUPS, HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS,
+};
 pub use recording::*;
 pub use standalone::{
     lower_step, lower_tracked_gemm, StepEnd, StepLowering, StepSpec, TrackedGemmSpec,

@@ -627,6 +627,31 @@ fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
         }
     }
     assert!(sends > 0 && lands > 0);
+    // A budget the user gives the link holds beside GEMM work too; `--arbitrate` sets the share.
+    for (link, arbitrate, beside) in [
+        (Link::Workgroups(64), None, None),
+        (Link::Workgroups(64), Some(8), Some(8)),
+        (Link::Unthrottled, Some(64), Some(64)),
+    ] {
+        let c = Config {
+            link,
+            arbitrate,
+            ..c.clone()
+        };
+        assert_eq!(beside_gemm_workgroups(&c), beside);
+        let l = lower_on(&c, &ch, &s, &plan, TARGET, share, true);
+        for (i, cr) in links.of_op.iter().enumerate() {
+            let Some(o) = l.ops[i].filter(|_| cr.is_some_and(|cr| cr.from == 0)) else {
+                continue;
+            };
+            let alone = n_wg(&l, o.dispatch);
+            let shared = o.shared.map(|d| n_wg(&l, d));
+            match beside {
+                None => assert_eq!(shared, None, "{link:?}"),
+                Some(w) => assert!(shared.unwrap_or(alone) <= w, "{link:?} {arbitrate:?}"),
+            }
+        }
+    }
 }
 
 #[test]

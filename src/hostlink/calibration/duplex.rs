@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ends::{timed, StepWrite, ZeroCopyRead};
+use super::ends::{timed_with, StepWrite, ZeroCopyRead};
 use super::{check_arrived, HostLink, Options, Rig};
 use crate::error::{Error, Result};
 use crate::executor::record_one_pass;
@@ -59,8 +59,8 @@ pub struct BesideRow {
 }
 
 impl BesideRow {
-    /// The share of the link's time a pass of both saved against the two one after the other, the
-    /// link dispatched first (1: fully hidden; 0: none).
+    /// What a pass of both saved against the two one after the other, the link dispatched first, as
+    /// a share of the shorter of the two (1: the shorter fully hidden; 0: nothing).
     pub fn hidden(&self) -> f64 {
         let (g, l) = (self.gemm_ms, self.link_ms);
         ((g + l - self.link_first_ms) / l.min(g).max(1e-9)).clamp(-1.0, 1.0)
@@ -129,6 +129,8 @@ struct Duplex<'a, 'l> {
     copy_out: [&'l wgpu::Buffer; 2],
     copy_in: [&'l wgpu::Buffer; 2],
     gemm: Option<TrackedGemm<'a>>,
+    /// The GEMM's rows the checks read, with their exact values.
+    expected: Vec<ExactRow>,
 }
 
 impl Duplex<'_, '_> {
@@ -208,9 +210,12 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             Some((_, dtype)) => Some(GemmKernel::with(&gpus[d], dtype, None)?),
             None => None,
         };
-        let gemm = match (opts.beside_gemm, &kernel) {
-            (Some((shape, _)), Some(k)) => Some(beside_gemm(&gpus[d], k, shape)?),
-            _ => None,
+        let (gemm, expected) = match (opts.beside_gemm, &kernel) {
+            (Some((shape, _)), Some(k)) => {
+                let (g, expected) = beside_gemm(&gpus[d], k, shape)?;
+                (Some(g), expected)
+            }
+            _ => (None, Vec::new()),
         };
         let mut x = Duplex {
             write: StepWrite::new(on(d), ends(d), &out, 0, (bytes, opts.step_link))?,
@@ -225,11 +230,17 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             copy_out: [&rig.ends[d].src, out.outbox(0)?],
             copy_in: [inbound.inbox(0)?, landing],
             gemm,
+            expected,
         };
         let works: Vec<Work> = Work::ALL.into_iter().filter(|w| !w.needs_gemm()).collect();
         let mut times = vec![Vec::new(); Work::ALL.len()];
+        let flops = |x: &Duplex, w: Work| match &x.gemm {
+            Some(g) if w.needs_gemm() => g.shape.flops(),
+            _ => 0.0,
+        };
         let time = |work: Work, x: &mut Duplex| {
-            timed(&gpus[d], "sending and landing", bytes, |enc, ts| {
+            let f = flops(x, work);
+            timed_with(&gpus[d], "sending and landing", (f, bytes), |enc, ts| {
                 x.encode(work, enc, ts, bytes)
             })
         };
@@ -285,20 +296,23 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             if let Some(g) = gemm {
                 g.fill_c(f32::NAN)?;
             }
-            timed(&gpus[d], "sending and landing", bytes, |enc, ts| {
+            let f = flops(&x, work);
+            timed_with(&gpus[d], "sending and landing", (f, bytes), |enc, ts| {
                 enc.clear_buffer(x.copy_out[1], 0, Some(bytes));
                 x.encode(work, enc, ts, bytes)
             })?;
             x.read.check(devices, bytes, want)?;
             check_arrived(devices, &out, 0, bytes, want)?;
             if let Some(g) = x.gemm.as_ref().filter(|_| work.needs_gemm()) {
-                check_gemm(g)?;
+                check_gemm(g, &x.expected)?;
             }
         }
         let ms = |w: Work| median(&beside_times[w as usize]) * 1e3;
         let beside = x.gemm.as_ref().map(|g| {
             let empty = ms(Work::Empty);
-            let less = |w: Work| (ms(w) - empty).max(1e-6);
+            // Any work takes longer than an empty submission: a time that does not is kept as it is
+            // (the table then shows it), not bent into range.
+            let less = |w: Work| ms(w) - empty;
             BesideRow {
                 shape: g.shape.to_string(),
                 dtype: g.dtype.name().into(),
@@ -341,9 +355,17 @@ fn settled(times: &[f64]) -> bool {
     last.iter().all(|&t| (t - m).abs() <= 0.05 * m)
 }
 
-/// The GEMM the link is timed beside: operands of small integers over 8 (exact in f16 and bf16,
-/// and every partial sum exact in f32 for K up to 2^18), so that its output checks exactly.
-fn beside_gemm<'a>(gpu: &'a Gpu, kernel: &'a GemmKernel, shape: Shape) -> Result<TrackedGemm<'a>> {
+/// A row of the GEMM's output and its exact values.
+type ExactRow = (usize, Vec<f64>);
+
+/// The GEMM the link is timed beside, with its first and last rows' exact values: operands of
+/// small integers over 8 (exact in f16 and bf16, and every partial sum exact in f32 for K up to
+/// 2^18), so that its output checks exactly.
+fn beside_gemm<'a>(
+    gpu: &'a Gpu,
+    kernel: &'a GemmKernel,
+    shape: Shape,
+) -> Result<(TrackedGemm<'a>, Vec<ExactRow>)> {
     if shape.k > 1 << 18 {
         return Err(Error::invalid(
             "GEMM beside the link",
@@ -352,37 +374,42 @@ fn beside_gemm<'a>(gpu: &'a Gpu, kernel: &'a GemmKernel, shape: Shape) -> Result
         ));
     }
     let g = TrackedGemm::new(gpu, kernel, shape, 1, None)?;
-    let (a, b) = exact_operands(shape);
-    g.upload(&a, &b)?;
-    Ok(g)
-}
-
-/// A and B of `shape`: multiples of 1/8 in [-1, 1), from a fixed seed.
-fn exact_operands(shape: Shape) -> (Vec<f32>, Vec<f32>) {
     let mut rng = Rng::new(0xbe51de);
     let mut v =
         |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(16) as f32 - 8.0) / 8.0).collect() };
-    let a = v(shape.m * shape.k);
-    let b = v(shape.k * shape.n);
-    (a, b)
+    let (a, b) = (v(shape.m * shape.k), v(shape.k * shape.n));
+    g.upload(&a, &b)?;
+    let (k, n) = (shape.k, shape.n);
+    let expected = [0, shape.m - 1]
+        .into_iter()
+        .map(|row| {
+            let exact = (0..n)
+                .map(|j| {
+                    (0..k)
+                        .map(|kk| a[row * k + kk] as f64 * b[kk * n + j] as f64)
+                        .sum()
+                })
+                .collect();
+            (row, exact)
+        })
+        .collect();
+    Ok((g, expected))
 }
 
-/// The GEMM's first and last rows against the exact product (its operands' sums are exact in f32).
-fn check_gemm(g: &TrackedGemm) -> Result<()> {
-    let s = g.shape;
-    let (a, b) = exact_operands(s);
-    for row in [0, s.m - 1] {
-        let got = g.read_rows(row..row + 1)?;
-        for (j, &v) in got.iter().enumerate() {
-            let want: f64 = (0..s.k)
-                .map(|kk| a[row * s.k + kk] as f64 * b[kk * s.n + j] as f64)
-                .sum();
-            if v as f64 != want {
-                return Err(Error::Gpu {
-                    during: "the GEMM beside the link".into(),
-                    message: format!("C[{row}][{j}] = {v}, the exact product {want}"),
-                });
-            }
+/// The GEMM's rows against their exact values.
+fn check_gemm(g: &TrackedGemm, expected: &[ExactRow]) -> Result<()> {
+    for (row, want) in expected {
+        let got = g.read_rows(*row..row + 1)?;
+        if let Some((j, (&v, &w))) = got
+            .iter()
+            .zip(want)
+            .enumerate()
+            .find(|(_, (&v, &w))| v as f64 != w)
+        {
+            return Err(Error::Gpu {
+                during: "the GEMM beside the link".into(),
+                message: format!("C[{row}][{j}] = {v}, the exact product {w}"),
+            });
         }
     }
     Ok(())

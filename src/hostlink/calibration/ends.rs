@@ -152,7 +152,20 @@ pub(super) fn timed(
         Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) -> Result<()>,
 ) -> Result<f64> {
-    let bound = gpu.timeout_for(0.0, 2.0 * bytes as f64);
+    timed_with(gpu, what, (0.0, bytes), record)
+}
+
+/// As [`timed`], for work that also computes `flops` (its wait bounded by both).
+pub(super) fn timed_with(
+    gpu: &Gpu,
+    what: &str,
+    (flops, bytes): (f64, u64),
+    record: impl FnMut(
+        &mut wgpu::CommandEncoder,
+        Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> Result<()>,
+) -> Result<f64> {
+    let bound = gpu.timeout_for(flops, 2.0 * bytes as f64);
     let span = time_series(gpu, &mut Timestamps::host_clock(), what, 1, bound, record)?[0];
     Ok((span.1 - span.0) / 1e6)
 }

@@ -195,16 +195,18 @@ impl<'a> Machine<'a> {
         )
         .into_iter()
         .filter(|&i| self.starts_on(i) == d)
-        // A crossing step's slot is free once the step before it on that slot was received: its
-        // receive half submitted (a host copy's write map waits for that submission), or, on a
-        // zero-copy link, whose bytes the sender writes in place, completed.
-        .filter(|&i| {
-            self.crossing(i).is_none_or(|c| {
-                c.after
-                    .is_none_or(|a| self.received[a] && (self.consumed[a] || !self.zero_copy(c)))
-            })
-        })
+        .filter(|&i| self.slot_free(i))
         .collect()
+    }
+
+    /// Whether op i's link slot (a crossing step's) is free: once the step before it on that slot
+    /// was received: its receive half submitted (a host copy's write map waits for that
+    /// submission), or, on a zero-copy link, whose bytes the sender writes in place, completed.
+    fn slot_free(&self, i: usize) -> bool {
+        self.crossing(i).is_none_or(|c| {
+            c.after
+                .is_none_or(|a| self.received[a] && (self.consumed[a] || !self.zero_copy(c)))
+        })
     }
 
     /// Receive halves device `d` may take now: those whose chunk landed and whose destination is
@@ -256,10 +258,12 @@ impl<'a> Machine<'a> {
     }
 
     /// Whether device `d` keeps its last GEMM work back until the GEMM work it has in flight
-    /// completes: where that work feeds sends from `d` not yet out, they could go beside no GEMM
-    /// work once the last is queued, only alone after it, and a send's time is the bus's (it hides
-    /// under GEMM work in its pass, not beside it in the queue). Holding costs the device one host
-    /// round trip idle; on one device (no crossing steps) nothing is held.
+    /// completes: where that work feeds sends from `d` not yet out (their slots free), they could
+    /// go beside no GEMM work once the last is queued, only alone after it, and a send's time is
+    /// the bus's (it hides under GEMM work in its pass, not beside it in the queue). Holding costs
+    /// the device one host round trip idle, and whatever else was ready for it then (receive
+    /// halves, other sends) waits with it, to go beside the last stage's GEMM work; on one device
+    /// (no crossing steps) nothing is held.
     fn holds_last_gemm(&self, d: usize) -> bool {
         if !matches!(self.gate, Gate::Tracked(_))
             || self.gemm_stages[d].len() != 1
@@ -276,6 +280,7 @@ impl<'a> Machine<'a> {
                 .filter(|&&dep| feeds(self.plan, i, dep));
             !self.sent[i]
                 && self.crossing(i).is_some_and(|c| c.from == d)
+                && self.slot_free(i)
                 && fed
                     .clone()
                     .all(|&dep| self.plan.ops[dep].kind == Kind::Gemm && queued(dep))
