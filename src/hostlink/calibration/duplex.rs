@@ -134,6 +134,66 @@ struct Duplex<'a, 'l> {
 }
 
 impl Duplex<'_, '_> {
+    /// `work` submitted and waited for (bounded by its bytes and, beside a GEMM, its flops): seconds.
+    fn time(&mut self, gpu: &Gpu, work: Work, bytes: u64, clear: bool) -> Result<f64> {
+        let flops = match &self.gemm {
+            Some(g) if work.needs_gemm() => g.shape.flops(),
+            _ => 0.0,
+        };
+        timed_with(gpu, "sending and landing", (flops, bytes), |enc, ts| {
+            if clear {
+                enc.clear_buffer(self.copy_out[1], 0, Some(bytes));
+            }
+            self.encode(work, enc, ts, bytes)
+        })
+    }
+
+    /// Beside the GEMM, timed apart: the link's work alone leaves the SMs idle, and a GPU lowers
+    /// its clock within a fraction of a second of that (an H200 to 345-840 MHz, where a GEMM timed
+    /// runs 4-6 times slower); the GEMM first runs alone until the clock is back, and the link's
+    /// pass alone is timed again beside the others. None without a GEMM.
+    fn time_beside(&mut self, gpu: &Gpu, bytes: u64, reps: usize) -> Result<Option<BesideRow>> {
+        let Some(g) = &self.gemm else {
+            return Ok(None);
+        };
+        let (shape, dtype) = (g.shape, g.dtype);
+        let beside = [
+            Work::Gemm,
+            Work::OnePass,
+            Work::LinkFirst,
+            Work::GemmFirst,
+            Work::Empty,
+        ];
+        let mut times = vec![Vec::new(); Work::ALL.len()];
+        let warm = web_time::Instant::now();
+        let mut last = Vec::new();
+        let warming = |last: &[f64]| {
+            let s = warm.elapsed().as_secs_f64();
+            s < WARM_S.0 || (s < WARM_S.1 && !settled(last))
+        };
+        while warming(&last) {
+            last.push(self.time(gpu, Work::Gemm, bytes, false)?);
+        }
+        for _ in 0..reps {
+            for work in beside {
+                times[work as usize].push(self.time(gpu, work, bytes, false)?);
+            }
+        }
+        let ms = |w: Work| median(&times[w as usize]) * 1e3;
+        let empty = ms(Work::Empty);
+        // Any work takes longer than an empty submission: a time that does not is kept as it is
+        // (the table then shows it), not bent into range.
+        let less = |w: Work| ms(w) - empty;
+        Ok(Some(BesideRow {
+            shape: shape.to_string(),
+            dtype: dtype.name().into(),
+            gemm_ms: less(Work::Gemm),
+            link_ms: less(Work::OnePass),
+            link_first_ms: less(Work::LinkFirst),
+            gemm_first_ms: less(Work::GemmFirst),
+        }))
+    }
+
     fn encode(
         &mut self,
         work: Work,
@@ -234,52 +294,15 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
         };
         let works: Vec<Work> = Work::ALL.into_iter().filter(|w| !w.needs_gemm()).collect();
         let mut times = vec![Vec::new(); Work::ALL.len()];
-        let flops = |x: &Duplex, w: Work| match &x.gemm {
-            Some(g) if w.needs_gemm() => g.shape.flops(),
-            _ => 0.0,
-        };
-        let time = |work: Work, x: &mut Duplex| {
-            let f = flops(x, work);
-            timed_with(&gpus[d], "sending and landing", (f, bytes), |enc, ts| {
-                x.encode(work, enc, ts, bytes)
-            })
-        };
         for rep in 0..=opts.reps {
             for &work in &works {
-                let t = time(work, &mut x)?;
+                let t = x.time(&gpus[d], work, bytes, false)?;
                 if rep > 0 {
                     times[work as usize].push(t);
                 }
             }
         }
-        // Beside a GEMM, timed apart: the link's work alone leaves the SMs idle, and a GPU lowers
-        // its clock within a fraction of a second of that (an H200 to 345-840 MHz, where a GEMM
-        // timed runs 4-6 times slower); the GEMM first runs alone until the clock is back, and
-        // the link's pass alone is timed again beside the others.
-        let beside = [
-            Work::Gemm,
-            Work::OnePass,
-            Work::LinkFirst,
-            Work::GemmFirst,
-            Work::Empty,
-        ];
-        let mut beside_times = vec![Vec::new(); Work::ALL.len()];
-        if x.gemm.is_some() {
-            let warm = web_time::Instant::now();
-            let mut last = Vec::new();
-            let warming = |last: &[f64]| {
-                let s = warm.elapsed().as_secs_f64();
-                s < WARM_S.0 || (s < WARM_S.1 && !settled(last))
-            };
-            while warming(&last) {
-                last.push(time(Work::Gemm, &mut x)?);
-            }
-            for _ in 0..opts.reps {
-                for work in beside {
-                    beside_times[work as usize].push(time(work, &mut x)?);
-                }
-            }
-        }
+        let beside = x.time_beside(&gpus[d], bytes, opts.reps)?;
         // What each way of moving both at once moved, checked: the landing poisoned and the
         // outbox cleared first (in the same submission, ahead of the work); beside a GEMM, what
         // the GEMM stored too.
@@ -296,32 +319,13 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             if let Some(g) = gemm {
                 g.fill_c(f32::NAN)?;
             }
-            let f = flops(&x, work);
-            timed_with(&gpus[d], "sending and landing", (f, bytes), |enc, ts| {
-                enc.clear_buffer(x.copy_out[1], 0, Some(bytes));
-                x.encode(work, enc, ts, bytes)
-            })?;
+            x.time(&gpus[d], work, bytes, true)?;
             x.read.check(devices, bytes, want)?;
             check_arrived(devices, &out, 0, bytes, want)?;
             if let Some(g) = x.gemm.as_ref().filter(|_| work.needs_gemm()) {
                 check_gemm(g, &x.expected)?;
             }
         }
-        let ms = |w: Work| median(&beside_times[w as usize]) * 1e3;
-        let beside = x.gemm.as_ref().map(|g| {
-            let empty = ms(Work::Empty);
-            // Any work takes longer than an empty submission: a time that does not is kept as it is
-            // (the table then shows it), not bent into range.
-            let less = |w: Work| ms(w) - empty;
-            BesideRow {
-                shape: g.shape.to_string(),
-                dtype: g.dtype.name().into(),
-                gemm_ms: less(Work::Gemm),
-                link_ms: less(Work::OnePass),
-                link_first_ms: less(Work::LinkFirst),
-                gemm_first_ms: less(Work::GemmFirst),
-            }
-        });
         let gbps = |w: Work| bytes as f64 / median(&times[w as usize]).max(1e-9) / 1e9;
         rows.push(DuplexRow {
             device: d,
