@@ -535,6 +535,8 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         assert!(t.rows.iter().all(|r| r.threads == 0 && r.map_ms == 0.0));
         assert!(t.text().contains("zero-copy, all directions at once"));
         assert!(t.streams.iter().all(|s| s.slots == 4), "{:?}", t.streams);
+        // Three devices on one adapter: the table says they time-share it.
+        assert!(t.one_gpu && t.text().contains("3 devices are on one GPU"));
         // Each device sending to the next and landing from the previous at once, what it landed
         // and sent checked: its kernels alone, in one pass and in two, and the queue's copies.
         assert_eq!(t.duplex.len(), 3);

@@ -26,7 +26,7 @@ mod table;
 pub use duplex::{BesideRow, DuplexRow};
 
 use super::{CopyPool, HostLink, Path};
-use crate::devices::Devices;
+use crate::devices::{DeviceSpec, Devices};
 use crate::error::{Error, Result};
 use crate::shapes::{Dtype, Shape};
 use crate::stats::median;
@@ -133,6 +133,10 @@ pub struct HostLinkTable {
     /// Each device's send and landing at once, where its links are zero-copy (older tables have none).
     #[serde(default)]
     pub duplex: Vec<DuplexRow>,
+    /// Whether the devices were opened on one adapter (`--devices N`): they then time-share one GPU,
+    /// so a streamed rate is that GPU's, not a link's between GPUs.
+    #[serde(default)]
+    pub one_gpu: bool,
 }
 
 /// The links streamed: `chunks` chunks of `bytes` per direction through `slots` slots (the sender's
@@ -177,6 +181,7 @@ pub fn calibrate(devices: &Devices, opts: &Options) -> Result<HostLinkTable> {
         rows: Vec::new(),
         streams: Vec::new(),
         duplex: Vec::new(),
+        one_gpu: matches!(devices.spec, DeviceSpec::Count(n) if n > 1),
     };
     // Per device: the payload its step kernel reads as a sender, the counters it binds (never
     // bumped), and where its step kernel puts a zero-copy chunk as a receiver.
@@ -488,6 +493,7 @@ mod tests {
                 copies_gbps: 45.0,
                 beside: None,
             }],
+            one_gpu: false,
             rows: vec![
                 row(0, 1, 1 << 20, 1, 90.0),
                 row(0, 1, 4 << 20, 1, 10.0),
@@ -524,6 +530,15 @@ mod tests {
             text.contains("device 1 sending to 0 and landing from 0 at once (zero-copy, 256 MiB each): its kernels 39.50 GB/s each in one pass (22.00 in two), alone write 48.00, read 40.00; the queue's copies 45.00 GB/s each, alone 50.00, 51.00"),
             "{text}"
         );
+        // Devices on one GPU time-share it: their streamed rows are said to be the GPU's, and not read
+        // against the devices' own rate.
+        let shared = HostLinkTable {
+            one_gpu: true,
+            ..t.clone()
+        };
+        let text = shared.text();
+        assert!(!text.contains("the slowest is"), "{text}");
+        assert!(text.contains("time-share it"), "{text}");
         let back: HostLinkTable =
             serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
         assert_eq!(

@@ -123,6 +123,13 @@ impl HostLinkTable {
                 );
             }
         }
+        if self.one_gpu && !self.streams.is_empty() {
+            let _ = writeln!(
+                out,
+                "the {} devices are on one GPU (--devices N) and time-share it: the streamed rows are that GPU's, not a link's between GPUs",
+                self.devices.len()
+            );
+        }
         for st in &self.streams {
             let each: Vec<String> = st
                 .directions
@@ -154,7 +161,7 @@ impl HostLinkTable {
                 each.join(", "),
                 // Where each device sends one link and lands one (a pair both ways, a ring), the
                 // slowest device's own rate at once bounds every direction.
-                if ring || (n == 2 && st.directions.len() == 2) {
+                if !self.one_gpu && (ring || (n == 2 && st.directions.len() == 2)) {
                     self.against_ceiling(&st.gbps)
                 } else {
                     String::new()
