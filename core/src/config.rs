@@ -33,7 +33,7 @@ pub struct Config {
     /// compute; passes without GEMM work, and sequential mode, keep the link budget. Across devices a
     /// device's send halves of one plan level share it on their own, and its zero-copy landings of
     /// one level theirs, in any pass that holds GEMM work, whatever their level (None there:
-    /// `HOST_BESIDE_GEMM_WORKGROUPS` where the link is unthrottled): the other steps beside them
+    /// `HOST_SEND_BESIDE_GEMM_WORKGROUPS` and `HOST_LAND_BESIDE_GEMM_WORKGROUPS` where the link is unthrottled): the other steps beside them
     /// share it too, so a pass's steps may take up to three times it.
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many

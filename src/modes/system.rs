@@ -393,7 +393,7 @@ impl<'a> System<'a> {
         // Beside GEMM work (host mode), a device's sends of one plan level share a budget, and its
         // landings theirs.
         let beside = match crate::lower::beside_gemm_workgroups(&self.config) {
-            Some(w) => format!(" (in host mode beside GEMM work: first in the pass, {w} workgroups shared by a level's)"),
+            Some((send, land)) => format!(" (in host mode beside GEMM work: first in the pass, a level's sends sharing {send} workgroups, its landings {land})"),
             None => String::new(),
         };
         v.extend(self.links.iter().map(|l| {

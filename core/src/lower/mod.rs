@@ -16,7 +16,8 @@ pub use fused::{
 };
 pub use links::{Crossing, HostLinks, LinkSpec, MAX_SLOTS};
 pub use ops::{
-    beside_gemm_workgroups, HOST_BESIDE_GEMM_WORKGROUPS, HOST_LAND_WORKGROUPS, HOST_SEND_WORKGROUPS,
+    beside_gemm_workgroups, HOST_LAND_BESIDE_GEMM_WORKGROUPS, HOST_LAND_WORKGROUPS,
+    HOST_SEND_BESIDE_GEMM_WORKGROUPS, HOST_SEND_WORKGROUPS,
 };
 pub use recording::*;
 pub use standalone::{
@@ -96,7 +97,7 @@ pub struct OpDispatch {
     /// destination (written by the GEMM) puts before it anyway.
     pub land: Option<Dispatch>,
     /// The landing's dispatch in a pass that holds GEMM work, where that differs (capped at its
-    /// level's share of the budget beside a GEMM: `HOST_BESIDE_GEMM_WORKGROUPS`).
+    /// level's share of the budget beside a GEMM: `HOST_LAND_BESIDE_GEMM_WORKGROUPS`).
     pub land_shared: Option<Dispatch>,
 }
 

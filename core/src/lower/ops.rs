@@ -24,25 +24,38 @@ pub const HOST_SEND_WORKGROUPS: u32 = 128;
 /// reads while the same device's send half writes, as [`HOST_SEND_WORKGROUPS`].
 pub const HOST_LAND_WORKGROUPS: u32 = 128;
 
-/// Workgroups a device's send kernels of one plan level share, and its landings of one level, in a
-/// pass that also holds GEMM work, where the link is unthrottled and `--arbitrate` does not set them
-/// (a budget the user gives the link holds beside GEMM work too). The share is fixed per level when
-/// the plan is lowered, while the trigger loop fills passes as counters come back: a pass holding
-/// sends of two levels gives each level its share, one holding part of a level's sends gives those
-/// their part of it. The
-/// link's kernels go first in such a pass (`Lowered::pass`) and the GEMM's workgroups fill the slots
-/// they leave: on an H200, sending and landing on 16-64 workgroups hid 50-100% of their time under
-/// the GEMM of a host-mode stage, on 128 only 21-50% (the SM slots they hold slow the GEMM more than
-/// the extra rate gains); alone they stay on [`HOST_SEND_WORKGROUPS`] (BENCHMARKS.md, "Real GPUs").
-pub const HOST_BESIDE_GEMM_WORKGROUPS: u32 = 32;
+/// Workgroups a device's send kernels of one plan level share in a pass that also holds GEMM work,
+/// where the link is unthrottled and `--arbitrate` does not set them (a budget the user gives the
+/// link holds beside GEMM work too). The link's kernels go first in such a pass (`Lowered::pass`) and
+/// the GEMM's workgroups fill the slots they leave. A kernel writing host memory reaches the bus's
+/// rate on few workgroups, and every SM slot it holds slows the GEMM: on two H200s host mode ran
+/// 1.032-1.097x its sequential on the six TP-2 points with a level's sends sharing 8, 0.983-1.050x
+/// sharing 32 and 0.941x (gpt3-op f16) sharing 256 (BENCHMARKS.md, "Real GPUs"). The share is fixed
+/// per level when the plan is lowered, while the trigger loop fills passes as counters come back: a
+/// pass holding sends of two levels gives each level its share, one holding part of a level's sends
+/// gives those their part of it.
+pub const HOST_SEND_BESIDE_GEMM_WORKGROUPS: u32 = 8;
 
-/// Workgroups a device's send kernels of one level share beside GEMM work, and its landings theirs
-/// (None: each keeps the link's budget there too): `--arbitrate`'s, else
-/// [`HOST_BESIDE_GEMM_WORKGROUPS`] where the link is unthrottled.
-pub fn beside_gemm_workgroups(config: &Config) -> Option<u32> {
-    config
-        .arbitrate
-        .or_else(|| (config.link == Link::Unthrottled).then_some(HOST_BESIDE_GEMM_WORKGROUPS))
+/// Workgroups a device's zero-copy landings of one plan level share beside GEMM work, as
+/// [`HOST_SEND_BESIDE_GEMM_WORKGROUPS`] for its sends: reading host memory needs more in flight than
+/// writing it (on an H200 a kernel on 8 workgroups reads about 21 GB/s, on 32 about 42-46), and
+/// sending and landing at once on 16-64 workgroups hid 45-100% of their time under a GEMM stage, on
+/// 128 only 15-43%.
+pub const HOST_LAND_BESIDE_GEMM_WORKGROUPS: u32 = 32;
+
+/// Workgroups a device's send kernels of one level share beside GEMM work, and its landings of one
+/// level (None: each keeps the link's budget there too): `--arbitrate`'s for both, else
+/// [`HOST_SEND_BESIDE_GEMM_WORKGROUPS`] and [`HOST_LAND_BESIDE_GEMM_WORKGROUPS`] where the link is
+/// unthrottled.
+pub fn beside_gemm_workgroups(config: &Config) -> Option<(u32, u32)> {
+    match (config.arbitrate, config.link) {
+        (Some(w), _) => Some((w, w)),
+        (None, Link::Unthrottled) => Some((
+            HOST_SEND_BESIDE_GEMM_WORKGROUPS,
+            HOST_LAND_BESIDE_GEMM_WORKGROUPS,
+        )),
+        _ => None,
+    }
 }
 
 /// What of an op this device runs: nothing (None), the whole op (Some(None)) or one half.
@@ -82,9 +95,11 @@ pub(super) fn lower_ops(
         lands_at_level[op.level] += u32::from(lands(r));
     }
     // Beside GEMM work, the link's kernels of a level share arbitration's budget, else
-    // HOST_BESIDE_GEMM_WORKGROUPS where the link is unthrottled.
+    // the defaults where the link is unthrottled.
     let beside = beside_gemm_workgroups(config);
-    let beside_cap = |count: u32| beside.map(|w| (w / count.max(1)).max(1));
+    let share = |w: u32, count: u32| (w / count.max(1)).max(1);
+    let send_cap = |count: u32| beside.map(|(w, _)| share(w, count));
+    let land_cap = |count: u32| beside.map(|(_, w)| share(w, count));
     // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
     // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
     // a barrier between them, which would serialize the pass.
@@ -138,7 +153,7 @@ pub(super) fn lower_ops(
         // arbitration's cap, and GEMM ops beside steps the grid's share. The trigger loop may put
         // a send half beside GEMM work whatever its level.
         let cap = match l.bindings[dispatch.binding].params {
-            Params::Step(_) if sends(run) => beside_cap(sends_at_level[op.level]),
+            Params::Step(_) if sends(run) => send_cap(sends_at_level[op.level]),
             Params::Step(_) if op.level < l.stages => config
                 .arbitrate
                 .map(|w| (w / steps_at_level[op.level]).max(1)),
@@ -156,7 +171,7 @@ pub(super) fn lower_ops(
             .filter(|&c| c < workgroups)
             .map(|cap| capped(l, dispatch, cap));
         let land_shared = land
-            .and_then(|d| Some((d, beside_cap(lands_at_level[op.level])?)))
+            .and_then(|d| Some((d, land_cap(lands_at_level[op.level])?)))
             .filter(|&(d, cap)| cap < d.workgroups)
             .map(|(d, cap)| capped(l, d, cap));
         l.ops.push(Some(OpDispatch {

@@ -552,7 +552,8 @@ fn an_unthrottled_link_sends_on_the_host_send_budget() {
 fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
     // Two ranks on two devices over zero-copy links, four chunks each: in a pass that also holds
     // GEMM work, a device's landings and send halves go first, each level's sends (and landings)
-    // sharing HOST_BESIDE_GEMM_WORKGROUPS; alone, a send keeps HOST_SEND_WORKGROUPS.
+    // sharing HOST_SEND_BESIDE_GEMM_WORKGROUPS (landings HOST_LAND_...); alone, a send keeps
+    // HOST_SEND_WORKGROUPS.
     let c = Config {
         link: Link::Unthrottled,
         chunks: 4,
@@ -608,7 +609,7 @@ fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
                 let beside = o.shared.expect("capped beside GEMM work");
                 assert_eq!(
                     n_wg(&l, beside),
-                    HOST_BESIDE_GEMM_WORKGROUPS / per_level(false)
+                    HOST_SEND_BESIDE_GEMM_WORKGROUPS / per_level(false)
                 );
                 assert_eq!(pass.dispatches[0], beside, "the send first");
                 assert_eq!(l.pass(&[i], StoreMode::Store).dispatches[0], o.dispatch);
@@ -619,7 +620,7 @@ fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
                 assert_eq!(n_wg(&l, land), HOST_LAND_WORKGROUPS);
                 assert_eq!(
                     n_wg(&l, beside),
-                    HOST_BESIDE_GEMM_WORKGROUPS / per_level(true)
+                    HOST_LAND_BESIDE_GEMM_WORKGROUPS / per_level(true)
                 );
                 assert_eq!(pass.dispatches[0], beside, "the landing first");
                 assert_eq!(l.pass(&[i], StoreMode::Store).dispatches[0], land);
@@ -630,8 +631,8 @@ fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
     // A budget the user gives the link holds beside GEMM work too; `--arbitrate` sets the share.
     for (link, arbitrate, beside) in [
         (Link::Workgroups(64), None, None),
-        (Link::Workgroups(64), Some(8), Some(8)),
-        (Link::Unthrottled, Some(64), Some(64)),
+        (Link::Workgroups(64), Some(8), Some((8, 8))),
+        (Link::Unthrottled, Some(64), Some((64, 64))),
     ] {
         let c = Config {
             link,
@@ -648,7 +649,7 @@ fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
             let shared = o.shared.map(|d| n_wg(&l, d));
             match beside {
                 None => assert_eq!(shared, None, "{link:?}"),
-                Some(w) => assert!(shared.unwrap_or(alone) <= w, "{link:?} {arbitrate:?}"),
+                Some((w, _)) => assert!(shared.unwrap_or(alone) <= w, "{link:?} {arbitrate:?}"),
             }
         }
     }
