@@ -31,10 +31,10 @@ pub struct Config {
     /// Arbitration (software's stand-in for T3's memory-controller arbitration): while a pass holds
     /// GEMM work, the steps in it share at most this many workgroups, so communication yields to
     /// compute; passes without GEMM work, and sequential mode, keep the link budget. Across devices a
-    /// device's send halves of one plan level share it on their own, and its zero-copy landings of
-    /// one level theirs, in any pass that holds GEMM work, whatever their level (None there:
-    /// `HOST_SEND_BESIDE_GEMM_WORKGROUPS` and `HOST_LAND_BESIDE_GEMM_WORKGROUPS` where the link is unthrottled): the other steps beside them
-    /// share it too, so a pass's steps may take up to three times it.
+    /// pass's send halves share it on their own, and its zero-copy landings theirs, in any pass that
+    /// holds GEMM work, whatever their level (None there: `HOST_SEND_BESIDE_GEMM_WORKGROUPS` and
+    /// `HOST_LAND_BESIDE_GEMM_WORKGROUPS` where the link is unthrottled): the other steps beside
+    /// them share it too, so a pass's steps may take up to three times it.
     pub arbitrate: Option<u32>,
     /// A persistent GEMM grid: while a pass holds steps, its GEMM work runs on at most this many
     /// workgroups in all (split over its GEMM ops, at least one each; where the driver caps loop

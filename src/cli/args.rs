@@ -291,8 +291,8 @@ pub struct RunArgs {
     pub link_workgroups: Option<u32>,
     /// Arbitration: while a pass holds GEMM work, its steps share at most this many workgroups
     /// (communication yields to compute, as T3's memory-controller arbitration). Default off, except
-    /// that where --devices spreads the ranks, beside GEMM work a device's send kernels of one level
-    /// share 8 and its landings 32 (they go first in the pass; alone they take the link's budget);
+    /// that where --devices spreads the ranks, beside GEMM work a pass's send kernels share 8 and its
+    /// landings 32 (they go first in the pass; alone they take the link's budget);
     /// this sets both.
     #[arg(long, value_parser = positive_u32)]
     pub arbitrate: Option<u32>,

@@ -142,7 +142,13 @@ impl<'a> Executor<'a> {
             .ops
             .iter()
             .flatten()
-            .flat_map(|o| std::iter::once(o.dispatch).chain(o.shared))
+            .flat_map(|o| {
+                let beside = o.beside.into_iter().flatten();
+                std::iter::once(o.dispatch)
+                    .chain(o.shared)
+                    .chain(o.land)
+                    .chain(beside)
+            })
             .map(|d| d.binding)
             .collect();
         gpu.scoped("binding the plan's ops", || {

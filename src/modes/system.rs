@@ -390,10 +390,9 @@ impl<'a> System<'a> {
             .config
             .link
             .or_workgroups(crate::lower::HOST_LAND_WORKGROUPS);
-        // Beside GEMM work (host mode), a device's sends of one plan level share a budget, and its
-        // landings theirs.
+        // Beside GEMM work (host mode), a pass's sends share a budget, and its landings theirs.
         let beside = match crate::lower::beside_gemm_workgroups(&self.config) {
-            Some((send, land)) => format!(" (in host mode beside GEMM work: first in the pass, a level's sends sharing {send} workgroups, its landings {land})"),
+            Some((send, land)) => format!(" (in host mode beside GEMM work: first in the pass, its sends sharing {send} workgroups, its landings {land})"),
             None => String::new(),
         };
         v.extend(self.links.iter().map(|l| {

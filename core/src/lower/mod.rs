@@ -96,9 +96,20 @@ pub struct OpDispatch {
     /// pass, so it runs beside it; the add then reads local memory, behind the barrier that its
     /// destination (written by the GEMM) puts before it anyway.
     pub land: Option<Dispatch>,
-    /// The landing's dispatch in a pass that holds GEMM work, where that differs (capped at its
-    /// level's share of the budget beside a GEMM: `HOST_LAND_BESIDE_GEMM_WORKGROUPS`).
-    pub land_shared: Option<Dispatch>,
+    /// A send half's dispatch (or a zero-copy receive half's landing) in a pass that holds GEMM work,
+    /// by how many of its kind the pass holds: entry k for at most 2^k, each capped at that share of
+    /// the budget beside GEMM work (`beside_gemm_workgroups`); None where the share is not below
+    /// its workgroups alone.
+    pub beside: [Option<Dispatch>; BESIDE_SHARES],
+}
+
+/// Shares of the link's budget beside GEMM work lowered per send half and landing: for 1, 2, 4, ...
+/// 64 of them in one pass (more share as 64 do).
+pub const BESIDE_SHARES: usize = 7;
+
+/// The entry of [`OpDispatch::beside`] for `n` of a kind in one pass.
+pub fn beside_share(n: usize) -> usize {
+    (n.max(1).next_power_of_two().trailing_zeros() as usize).min(BESIDE_SHARES - 1)
 }
 
 /// A plan lowered for one target: bindings, pooled buffers, each op's dispatch, and every fixed
@@ -347,6 +358,13 @@ impl Lowered {
             }
         };
         let send = |i: usize| matches!(op(i).half, Some((Half::Send, _)));
+        // Beside GEMM work the pass's sends share their budget, and its landings theirs.
+        let sends = beside_share(ops.iter().filter(|&&i| send(i)).count());
+        let lands = beside_share(ops.iter().filter(|&&i| op(i).land.is_some()).count());
+        let dispatch = |i: usize| match op(i).beside[sends] {
+            Some(d) if shared && send(i) => d,
+            _ => dispatch(i),
+        };
         let order = ops
             .iter()
             .filter(|&&i| send(i))
@@ -354,10 +372,9 @@ impl Lowered {
             .chain(ops.iter().filter(|&&i| late(i)));
         let land = |i: usize| {
             let o = op(i);
-            if shared {
-                o.land_shared.or(o.land)
-            } else {
-                o.land
+            match o.beside[lands] {
+                Some(d) if shared && o.land.is_some() => Some(d),
+                _ => o.land,
             }
         };
         Pass {

@@ -3,7 +3,7 @@
 
 use super::{
     grid_workgroups, job_table, operands, Binding, Buffer, Crossing, Dispatch, End, Group, Half,
-    Kernel, LinkBox, Lowered, OpDispatch, Params, PoolBuffer, Resource, Share,
+    Kernel, LinkBox, Lowered, OpDispatch, Params, PoolBuffer, Resource, Share, BESIDE_SHARES,
 };
 use crate::config::{Config, StepLead};
 use crate::kernels::gemm::{GemmParams, Job, Padding, StoreMode};
@@ -24,27 +24,26 @@ pub const HOST_SEND_WORKGROUPS: u32 = 128;
 /// reads while the same device's send half writes, as [`HOST_SEND_WORKGROUPS`].
 pub const HOST_LAND_WORKGROUPS: u32 = 128;
 
-/// Workgroups a device's send kernels of one plan level share in a pass that also holds GEMM work,
+/// Workgroups a device's send kernels share in a pass that also holds GEMM work,
 /// where the link is unthrottled and `--arbitrate` does not set them (a budget the user gives the
 /// link holds beside GEMM work too). The link's kernels go first in such a pass (`Lowered::pass`) and
 /// the GEMM's workgroups fill the slots they leave. A kernel writing host memory reaches the bus's
 /// rate on few workgroups, and every SM slot it holds slows the GEMM: on two H200s host mode ran
-/// 1.032-1.097x its sequential on the six TP-2 points with a level's sends sharing 8, 0.983-1.050x
-/// sharing 32 and 0.941x (gpt3-op f16) sharing 256 (BENCHMARKS.md, "Real GPUs"). The share is fixed
-/// per level when the plan is lowered, while the trigger loop fills passes as counters come back: a
-/// pass holding sends of two levels gives each level its share, one holding part of a level's sends
-/// gives those their part of it.
+/// 1.032-1.097x its sequential on the six TP-2 points with a pass's sends sharing 8, 0.983-1.050x
+/// sharing 32 and 0.941x (gpt3-op f16) sharing 256 (BENCHMARKS.md, "Real GPUs"). The trigger loop
+/// fills passes as counters come back, so the lowering makes each send's dispatch for every share
+/// (`OpDispatch::beside`: 1, 2, 4, ... of them) and the pass takes the one for its count.
 pub const HOST_SEND_BESIDE_GEMM_WORKGROUPS: u32 = 8;
 
-/// Workgroups a device's zero-copy landings of one plan level share beside GEMM work, as
+/// Workgroups a device's zero-copy landings in one pass share beside GEMM work, as
 /// [`HOST_SEND_BESIDE_GEMM_WORKGROUPS`] for its sends: reading host memory needs more in flight than
 /// writing it (on an H200 a kernel on 8 workgroups reads about 21 GB/s, on 32 about 42-46), and
 /// sending and landing at once on 16-64 workgroups hid 45-100% of their time under a GEMM stage, on
 /// 128 only 15-43%.
 pub const HOST_LAND_BESIDE_GEMM_WORKGROUPS: u32 = 32;
 
-/// Workgroups a device's send kernels of one level share beside GEMM work, and its landings of one
-/// level (None: each keeps the link's budget there too): `--arbitrate`'s for both, else
+/// Workgroups a pass's send kernels share beside GEMM work, and its landings (None: each keeps the
+/// link's budget there too): `--arbitrate`'s for both, else
 /// [`HOST_SEND_BESIDE_GEMM_WORKGROUPS`] and [`HOST_LAND_BESIDE_GEMM_WORKGROUPS`] where the link is
 /// unthrottled.
 pub fn beside_gemm_workgroups(config: &Config) -> Option<(u32, u32)> {
@@ -85,21 +84,15 @@ pub(super) fn lower_ops(
     let sends = |r: &Run| matches!(r, Some(Some((Half::Send, _))));
     let levels = plan.levels.max(1);
     let (mut steps_at_level, mut gemms_at_level) = (vec![0u32; levels], vec![0u32; levels]);
-    let (mut sends_at_level, mut lands_at_level) = (vec![0u32; levels], vec![0u32; levels]);
-    for (op, r) in plan.ops.iter().zip(&runs).filter(|(_, r)| r.is_some()) {
+    for (op, _) in plan.ops.iter().zip(&runs).filter(|(_, r)| r.is_some()) {
         match op.kind {
             Kind::Gemm => gemms_at_level[op.level] += 1,
             _ => steps_at_level[op.level] += 1,
         }
-        sends_at_level[op.level] += u32::from(sends(r));
-        lands_at_level[op.level] += u32::from(lands(r));
     }
-    // Beside GEMM work, the link's kernels of a level share arbitration's budget, else
-    // the defaults where the link is unthrottled.
+    // Beside GEMM work, the link's kernels of a pass share arbitration's budget, else the defaults
+    // where the link is unthrottled: a variant per share (`OpDispatch::beside`).
     let beside = beside_gemm_workgroups(config);
-    let share = |w: u32, count: u32| (w / count.max(1)).max(1);
-    let send_cap = |count: u32| beside.map(|(w, _)| share(w, count));
-    let land_cap = |count: u32| beside.map(|(_, w)| share(w, count));
     // What a send half's step kernel binds as its tracker: it bumps nothing (bump 0), the receive
     // half bumps the destination's. One each: a writable buffer two dispatches of a pass share puts
     // a barrier between them, which would serialize the pass.
@@ -153,7 +146,7 @@ pub(super) fn lower_ops(
         // arbitration's cap, and GEMM ops beside steps the grid's share. The trigger loop may put
         // a send half beside GEMM work whatever its level.
         let cap = match l.bindings[dispatch.binding].params {
-            Params::Step(_) if sends(run) => send_cap(sends_at_level[op.level]),
+            Params::Step(_) if sends(run) => None,
             Params::Step(_) if op.level < l.stages => config
                 .arbitrate
                 .map(|w| (w / steps_at_level[op.level]).max(1)),
@@ -170,10 +163,19 @@ pub(super) fn lower_ops(
         let shared = cap
             .filter(|&c| c < workgroups)
             .map(|cap| capped(l, dispatch, cap));
-        let land_shared = land
-            .and_then(|d| Some((d, land_cap(lands_at_level[op.level])?)))
-            .filter(|&(d, cap)| cap < d.workgroups)
-            .map(|(d, cap)| capped(l, d, cap));
+        // A send's own dispatch, or a landing's, in each share of its kind's budget.
+        let shares = match (beside, land) {
+            (Some((w, _)), _) if sends(run) => Some((dispatch, w)),
+            (Some((_, w)), Some(d)) => Some((d, w)),
+            _ => None,
+        };
+        let mut beside_by = [None; BESIDE_SHARES];
+        if let Some((d, w)) = shares {
+            for (k, slot) in beside_by.iter_mut().enumerate() {
+                let cap = (w >> k).max(1);
+                *slot = (cap < d.workgroups).then(|| capped(l, d, cap));
+            }
+        }
         l.ops.push(Some(OpDispatch {
             dispatch,
             shared,
@@ -181,7 +183,7 @@ pub(super) fn lower_ops(
             gemm: op.kind == Kind::Gemm,
             half,
             land,
-            land_shared,
+            beside: beside_by,
         }));
     }
     if jobs.is_empty() {

@@ -551,9 +551,9 @@ fn an_unthrottled_link_sends_on_the_host_send_budget() {
 #[test]
 fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
     // Two ranks on two devices over zero-copy links, four chunks each: in a pass that also holds
-    // GEMM work, a device's landings and send halves go first, each level's sends (and landings)
-    // sharing HOST_SEND_BESIDE_GEMM_WORKGROUPS (landings HOST_LAND_...); alone, a send keeps
-    // HOST_SEND_WORKGROUPS.
+    // GEMM work, a device's landings and send halves go first, the pass's sends sharing
+    // HOST_SEND_BESIDE_GEMM_WORKGROUPS and its landings HOST_LAND_BESIDE_GEMM_WORKGROUPS; alone, a
+    // send keeps HOST_SEND_WORKGROUPS, a landing HOST_LAND_WORKGROUPS.
     let c = Config {
         link: Link::Unthrottled,
         chunks: 4,
@@ -587,43 +587,54 @@ fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
         let gemm = (0..plan.ops.len())
             .find(|&i| l.ops[i].is_some_and(|o| o.gemm))
             .unwrap();
-        for (i, cr) in links.of_op.iter().enumerate() {
-            let Some(cr) = cr else { continue };
-            let o = l.ops[i];
-            let per_level = |lands: bool| {
-                links
-                    .of_op
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, x)| {
-                        x.is_some_and(|x| if lands { x.to == d } else { x.from == d })
-                            && plan.ops[*j].level == plan.ops[i].level
-                    })
-                    .count() as u32
+        let of_kind = |to: bool| -> Vec<usize> {
+            (0..plan.ops.len())
+                .filter(|&i| {
+                    links.of_op[i].is_some_and(|c| if to { c.to == d } else { c.from == d })
+                })
+                .collect()
+        };
+        let (mine, landing) = (of_kind(false), of_kind(true));
+        for (kind, ops, alone, budget) in [
+            (
+                "send",
+                &mine,
+                HOST_SEND_WORKGROUPS,
+                HOST_SEND_BESIDE_GEMM_WORKGROUPS,
+            ),
+            (
+                "landing",
+                &landing,
+                HOST_LAND_WORKGROUPS,
+                HOST_LAND_BESIDE_GEMM_WORKGROUPS,
+            ),
+        ] {
+            let first = |o: &OpDispatch| {
+                if kind == "send" {
+                    o.dispatch
+                } else {
+                    o.land.unwrap()
+                }
             };
-            let pass = l.pass(&[gemm, i], StoreMode::Store);
-            if cr.from == d {
-                sends += 1;
-                let o = o.unwrap();
-                assert_eq!(n_wg(&l, o.dispatch), HOST_SEND_WORKGROUPS);
-                let beside = o.shared.expect("capped beside GEMM work");
-                assert_eq!(
-                    n_wg(&l, beside),
-                    HOST_SEND_BESIDE_GEMM_WORKGROUPS / per_level(false)
-                );
-                assert_eq!(pass.dispatches[0], beside, "the send first");
-                assert_eq!(l.pass(&[i], StoreMode::Store).dispatches[0], o.dispatch);
-            } else if cr.to == d {
-                lands += 1;
-                let o = o.unwrap();
-                let (land, beside) = (o.land.unwrap(), o.land_shared.unwrap());
-                assert_eq!(n_wg(&l, land), HOST_LAND_WORKGROUPS);
-                assert_eq!(
-                    n_wg(&l, beside),
-                    HOST_LAND_BESIDE_GEMM_WORKGROUPS / per_level(true)
-                );
-                assert_eq!(pass.dispatches[0], beside, "the landing first");
-                assert_eq!(l.pass(&[i], StoreMode::Store).dispatches[0], land);
+            for &i in ops.iter() {
+                let o = l.ops[i].unwrap();
+                assert_eq!(n_wg(&l, first(&o)), alone, "{kind} alone");
+                assert_eq!(l.pass(&[i], StoreMode::Store).dispatches[0], first(&o));
+            }
+            // One, two and three of them beside the GEMM: first in the pass, sharing the budget.
+            for n in 1..=ops.len().min(3) {
+                let mut p = vec![gemm];
+                p.extend(&ops[..n]);
+                let pass = l.pass(&p, StoreMode::Store);
+                let share = budget / n.next_power_of_two() as u32;
+                for d in &pass.dispatches[..n] {
+                    assert_eq!(n_wg(&l, *d), share, "{kind}: {n} in the pass");
+                }
+                if kind == "send" {
+                    sends += 1;
+                } else {
+                    lands += 1;
+                }
             }
         }
     }
@@ -646,9 +657,9 @@ fn beside_gemm_work_the_links_kernels_go_first_on_their_shared_budget() {
                 continue;
             };
             let alone = n_wg(&l, o.dispatch);
-            let shared = o.shared.map(|d| n_wg(&l, d));
+            let shared = o.beside[0].map(|d| n_wg(&l, d));
             match beside {
-                None => assert_eq!(shared, None, "{link:?}"),
+                None => assert_eq!(o.beside, [None; BESIDE_SHARES], "{link:?}"),
                 Some((w, _)) => assert!(shared.unwrap_or(alone) <= w, "{link:?} {arbitrate:?}"),
             }
         }
