@@ -56,6 +56,10 @@ pub struct BesideRow {
     pub link_ms: f64,
     pub link_first_ms: f64,
     pub gemm_first_ms: f64,
+    /// An empty submission's round trip, taken off each figure above (on a CPU adapter a small GEMM
+    /// may take less than its median, and the figure then reads below zero).
+    #[serde(default)]
+    pub empty_ms: f64,
 }
 
 impl BesideRow {
@@ -191,6 +195,7 @@ impl Duplex<'_, '_> {
             link_ms: less(Work::OnePass),
             link_first_ms: less(Work::LinkFirst),
             gemm_first_ms: less(Work::GemmFirst),
+            empty_ms: empty,
         }))
     }
 
