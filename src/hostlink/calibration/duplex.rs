@@ -15,7 +15,7 @@ use crate::gemm::{GemmKernel, StoreMode};
 use crate::gpu::Gpu;
 use crate::reference::Rng;
 use crate::shapes::Shape;
-use crate::stats::median;
+use crate::stats::{median, Settle};
 use crate::tracked::TrackedGemm;
 
 /// Medians of one device's write and read, alone and at once (GB/s of each, the chunk over the
@@ -173,7 +173,7 @@ impl Duplex<'_, '_> {
         let mut last = Vec::new();
         let warming = |last: &[f64]| {
             let s = warm.elapsed().as_secs_f64();
-            s < WARM_S.0 || (s < WARM_S.1 && !settled(last))
+            s < WARM_S.0 || (s < WARM_S.1 && !SETTLED.settled(last))
         };
         while warming(&last) {
             last.push(self.time(gpu, Work::Gemm, bytes, false)?);
@@ -355,14 +355,11 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
 /// settle, at most the second.
 const WARM_S: (f64, f64) = (1.0, 4.0);
 
-/// Whether the last five of `times` lie within 5% of their median (the GEMM's clock risen).
-fn settled(times: &[f64]) -> bool {
-    let Some(last) = times.len().checked_sub(5).map(|i| &times[i..]) else {
-        return false;
-    };
-    let m = median(last);
-    last.iter().all(|&t| (t - m).abs() <= 0.05 * m)
-}
+/// When the GEMM's times have settled: its last five within 5% of their median.
+const SETTLED: Settle = Settle {
+    window: 5,
+    tolerance: 0.05,
+};
 
 /// A row of the GEMM's output and its exact values.
 type ExactRow = (usize, Vec<f64>);
