@@ -201,6 +201,12 @@ fn staged_links_and_loop_depths() {
             wait: None,
             grain: Some(HostGrain::Chunk),
         }),
+        // Twelve chunks per rank five at a time: submissions of 5, 5 and 2 per stage.
+        Box::new(Host {
+            in_flight: Some(2),
+            wait: None,
+            grain: Some(HostGrain::Chunks(5)),
+        }),
     ];
     for path in [Path::ZeroCopy, Path::Mapped] {
         run_on(

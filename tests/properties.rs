@@ -19,12 +19,12 @@ use t3_wgpu::workload;
 
 use common::cases;
 
-/// The host loop's grain for a case: both, by the seed's low bit.
+/// The host loop's grain for a case: a chunk, a stage or two chunks per rank, by the seed.
 fn grain_of(seed: u64) -> HostGrain {
-    if seed & 1 == 0 {
-        HostGrain::Chunk
-    } else {
-        HostGrain::Stage
+    match seed % 3 {
+        0 => HostGrain::Chunk,
+        1 => HostGrain::Stage,
+        _ => HostGrain::Chunks(2),
     }
 }
 

@@ -155,8 +155,8 @@ pub struct KnobArgs {
     #[arg(long, value_name = "KEY=VALUE,...", value_parser = fused_knobs)]
     pub fused: Option<(FusedOptions, FusedPut)>,
     /// The host trigger loop's choices, a comma list of KEY=VALUE: in-flight=1..16 (submissions
-    /// queued per device, default 2), grain=auto|chunk|stage (GEMM work per submission, default
-    /// stage), wait=auto|spin|block (default spin on GPUs, block on CPU adapters), copy-threads=N
+    /// queued per device, default 2), grain=auto|chunk|stage|N (GEMM work per submission: a chunk
+    /// per rank, a whole stage, or up to N chunks per rank; default stage), wait=auto|spin|block (default spin on GPUs, block on CPU adapters), copy-threads=N
     /// (threads per link's host copies) [default: each its default]
     #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
     pub host_loop: Option<HostOptions>,

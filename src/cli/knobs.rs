@@ -33,6 +33,9 @@ const HOST_KEYS: [(&str, &str); 4] = [
     ("copy-threads", "--host-loop copy-threads"),
 ];
 
+/// Most chunks per rank `--host-loop grain=N` takes (a chunk has at least one row).
+const MAX_GRAIN: u32 = 1 << 20;
+
 /// A parsed KEY=VALUE list: each value under the name its errors give it.
 struct Pairs(Vec<(&'static str, &'static str, String)>);
 
@@ -225,9 +228,10 @@ pub fn parse_host(spec: &str) -> Result<HostOptions> {
     };
     Ok(HostOptions {
         in_flight: count("in-flight", MAX_IN_FLIGHT)?,
-        grain: match p.one_of("grain", &["auto", "chunk", "stage"])? {
-            Some("chunk") => Some(HostGrain::Chunk),
-            Some("stage") => Some(HostGrain::Stage),
+        grain: match p.word_or_count("grain", &["auto", "chunk", "stage"], (1, MAX_GRAIN))? {
+            Some(Err("chunk")) => Some(HostGrain::Chunk),
+            Some(Err("stage")) => Some(HostGrain::Stage),
+            Some(Ok(n)) => Some(HostGrain::Chunks(n as usize)),
             _ => None,
         },
         wait: match p.one_of("wait", &["auto", "spin", "block"])? {
@@ -283,5 +287,11 @@ mod tests {
             "{e}"
         );
         assert!(parse_host("grain=tile").is_err());
+        assert_eq!(
+            parse_host("grain=2").unwrap().grain,
+            Some(HostGrain::Chunks(2))
+        );
+        let e = parse_host("grain=0").unwrap_err().to_string();
+        assert!(e.contains("--host-loop grain") && e.contains("'0'"), "{e}");
     }
 }

@@ -28,7 +28,7 @@ pub struct Knobs {
     /// Workgroups the steps of a pass share beside GEMM work (`--arbitrate`; None: off, and on
     /// several devices the link's kernels' default).
     pub arbitrate: Option<u32>,
-    /// Host mode's grain, "chunk" or "stage" (None: its default).
+    /// Host mode's grain, "chunk", "stage" or chunks per submission (None: its default).
     pub host_grain: Option<String>,
     /// Host mode's submissions in flight per device (None: its default).
     pub host_depth: Option<usize>,
@@ -70,19 +70,19 @@ pub fn parse_reduce(s: &str) -> Result<ReduceVia> {
         .ok_or_else(|| Error::invalid("tuned reduce", s, "update, land or forward"))
 }
 
-/// A host grain by its name.
+/// A host grain by its name ([`HostGrain::name`]).
 pub fn parse_grain(s: &str) -> Result<HostGrain> {
     match s {
         "chunk" => Ok(HostGrain::Chunk),
         "stage" => Ok(HostGrain::Stage),
-        _ => Err(Error::invalid("tuned host grain", s, "chunk or stage")),
-    }
-}
-
-fn grain_name(g: HostGrain) -> &'static str {
-    match g {
-        HostGrain::Chunk => "chunk",
-        HostGrain::Stage => "stage",
+        _ => match s.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(HostGrain::Chunks(n)),
+            _ => Err(Error::invalid(
+                "tuned host grain",
+                s,
+                "chunk, stage or a chunk count of at least 1",
+            )),
+        },
     }
 }
 
@@ -122,7 +122,7 @@ impl Knobs {
                 _ => None,
             },
             arbitrate: c.arbitrate,
-            host_grain: c.host.grain.map(|g| grain_name(g).into()),
+            host_grain: c.host.grain.map(HostGrain::name),
             host_depth: c.host.in_flight,
             fused_spares: c.fused.spares,
             fused_pieces: match c.fused.pieces {

@@ -4,6 +4,7 @@
 use super::knobs::Given;
 use super::knobs::Knobs;
 use super::space::{self, Context, Value};
+use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind, StepLead};
 use crate::plan::ReduceVia;
 use crate::schedule::Collective;
@@ -155,6 +156,16 @@ fn the_space_offers_only_what_the_point_accepts() {
     assert!(!arbitrated(&axes));
     assert!(arbitrated(&space::axes(ModeKind::Host, &rs, &[1], two)));
     assert!(!arbitrated(&space::axes(ModeKind::Host, &rs, &[1], ctx)));
+    // Across devices at 4 chunks per rank or more, host mode also tries a stage in halves.
+    let halves = |axes: &[Vec<Value>]| axes.iter().flatten().any(|v| *v == Value::Grain(Some("2")));
+    assert!(halves(&space::axes(ModeKind::Host, &rs, &[4, 1], two)));
+    assert!(!halves(&space::axes(ModeKind::Host, &rs, &[1, 2], two)));
+    assert!(!halves(&space::axes(ModeKind::Host, &rs, &[4], ctx)));
+    // The table writes a grain of N chunks as N, and reads it back.
+    for g in [HostGrain::Chunk, HostGrain::Stage, HostGrain::Chunks(2)] {
+        assert_eq!(super::knobs::parse_grain(&g.name()).unwrap(), g);
+    }
+    assert!(super::knobs::parse_grain("0").is_err());
     // The grid is the axes' product, each point distinct, capped.
     let start = space::start(&rs, &axes);
     let all = space::grid(&start, &axes, usize::MAX);

@@ -15,6 +15,31 @@ pub enum HostGrain {
     /// A whole stage (every chunk its ranks produce for one step of the schedule) per submission:
     /// fewer, fuller submissions; a chunk's steps wait for its whole stage.
     Stage,
+    /// Up to this many chunks per rank per submission (at least 1): a stage of c chunks per rank
+    /// in ceil(c / n) submissions, between `Chunk` (1) and `Stage`. Across devices a chunk's send
+    /// can land only in a submission after its sender's completed, so a stage split in two lets
+    /// the first half's chunks cross while the second half computes.
+    Chunks(usize),
+}
+
+impl HostGrain {
+    /// Chunks per rank a submission of GEMM work holds at most (None: a whole stage).
+    pub fn chunks_per_submission(self) -> Option<usize> {
+        match self {
+            HostGrain::Chunk => Some(1),
+            HostGrain::Chunks(n) => Some(n.max(1)),
+            HostGrain::Stage => None,
+        }
+    }
+
+    /// The grain as `--host-loop grain=` and the tune table write it.
+    pub fn name(self) -> String {
+        match self {
+            HostGrain::Chunk => "chunk".into(),
+            HostGrain::Stage => "stage".into(),
+            HostGrain::Chunks(n) => n.to_string(),
+        }
+    }
 }
 
 /// How the host trigger loop waits for its devices.
@@ -42,7 +67,7 @@ pub struct HostOptions {
     /// multiplies the submissions and runs each chunk's GEMM alone: on one GPU host mode then falls
     /// well behind sequential, and across devices, where a zero-copy chunk's transfer takes SMs
     /// beside the next chunk's GEMM, chunk grain falls below sequential on the long GEMMs where
-    /// stage grain does not (see BENCHMARKS.md).
+    /// stage grain does not (see BENCHMARKS.md); `Chunks(n)` goes between the two.
     pub grain: Option<HostGrain>,
     /// How the loop waits for its devices (None: spin on GPUs, block where any device is a CPU
     /// adapter, whose cores the spinning thread would take from the device itself).

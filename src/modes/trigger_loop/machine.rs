@@ -109,8 +109,11 @@ impl<'a> Machine<'a> {
                             })
                             .collect();
                         match gate {
-                            Gate::Tracked(HostGrain::Chunk) => chunk_waves(plan, ops),
-                            _ => vec![ops],
+                            Gate::Tracked(g) => match g.chunks_per_submission() {
+                                Some(per) => chunk_waves(plan, ops, per),
+                                None => vec![ops],
+                            },
+                            Gate::AfterGemms => vec![ops],
                         }
                     })
                     .filter(|ops| !ops.is_empty())

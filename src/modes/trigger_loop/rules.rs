@@ -72,22 +72,23 @@ pub fn wanted(
         .collect()
 }
 
-/// A stage's GEMM ops (in plan order) as submissions of at most one chunk per rank: the k-th chunk
-/// of every rank together. The host sees counters only when a submission completes, so a stage of
+/// A stage's GEMM ops (in plan order) as submissions of at most `per` chunks per rank: the k-th
+/// `per` chunks of every rank together. The host sees counters only when a submission completes, so a stage of
 /// several chunks per rank in one submission would hold every chunk's trigger until its last chunk
 /// is done, and with a second submission queued behind it the steps would follow the next stage
 /// (on two devices at 8 chunks per rank, no send would start before both stages ended).
 /// At one chunk per rank a stage stays one submission. The cost: each chunk's GEMM fills the GPU
 /// alone, and there are more submissions ([`crate::config::host::HostGrain`] says where each grain is the default).
-pub fn chunk_waves(plan: &Plan, ops: Vec<usize>) -> Vec<Vec<usize>> {
+pub fn chunk_waves(plan: &Plan, ops: Vec<usize>, per: usize) -> Vec<Vec<usize>> {
     let mut waves: Vec<Vec<usize>> = Vec::new();
     let mut seen: HashMap<usize, usize> = HashMap::new();
     for i in ops {
         let k = seen.entry(plan.ops[i].dst.rank).or_insert(0);
-        if waves.len() <= *k {
+        let w = *k / per.max(1);
+        if waves.len() <= w {
             waves.push(Vec::new());
         }
-        waves[*k].push(i);
+        waves[w].push(i);
         *k += 1;
     }
     waves
@@ -256,7 +257,7 @@ mod tests {
             .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == 0)
             .collect();
         assert_eq!(stage0.len(), 2 * 4, "each rank's four chunks for the other");
-        let waves = chunk_waves(&plan, stage0.clone());
+        let waves = chunk_waves(&plan, stage0.clone(), 1);
         assert_eq!(waves.len(), 4);
         for w in &waves {
             let ranks: std::collections::HashSet<usize> =
@@ -266,6 +267,41 @@ mod tests {
         let mut all: Vec<usize> = waves.concat();
         all.sort();
         assert_eq!(all, stage0, "every op once");
+        // Two chunks per rank at a time: the stage in two halves, each rank's chunks in order.
+        let halves = chunk_waves(&plan, stage0.clone(), 2);
+        assert_eq!(halves.len(), 2);
+        for (h, w) in halves.iter().enumerate() {
+            for r in 0..2 {
+                let mine: Vec<usize> = stage0
+                    .iter()
+                    .copied()
+                    .filter(|&i| plan.ops[i].dst.rank == r)
+                    .collect();
+                let got: Vec<usize> = w
+                    .iter()
+                    .copied()
+                    .filter(|&i| plan.ops[i].dst.rank == r)
+                    .collect();
+                assert_eq!(
+                    got,
+                    mine[2 * h..2 * h + 2],
+                    "rank {r}'s chunks {}..{}",
+                    2 * h,
+                    2 * h + 2
+                );
+            }
+        }
+        // Three at a time over four: a wave of three, then one.
+        let lens: Vec<usize> = chunk_waves(&plan, stage0.clone(), 3)
+            .iter()
+            .map(Vec::len)
+            .collect();
+        assert_eq!(lens, [6, 2]);
+        assert_eq!(
+            chunk_waves(&plan, stage0.clone(), 4).len(),
+            1,
+            "a whole stage"
+        );
         // One chunk per rank: the stage is one wave.
         let one = Chunking::new(96, 8, 1).unwrap();
         let plan = Plan::new(
@@ -278,6 +314,6 @@ mod tests {
         let stage: Vec<usize> = (0..plan.ops.len())
             .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].stage == 1)
             .collect();
-        assert_eq!(chunk_waves(&plan, stage).len(), 1);
+        assert_eq!(chunk_waves(&plan, stage, 1).len(), 1);
     }
 }

@@ -234,6 +234,7 @@ fn settings() -> Vec<Setting> {
         for gate in [
             Gate::Tracked(HostGrain::Stage),
             Gate::Tracked(HostGrain::Chunk),
+            Gate::Tracked(HostGrain::Chunks(2)),
             Gate::AfterGemms,
         ] {
             for depth in 1..=3 {
