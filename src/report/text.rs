@@ -185,9 +185,7 @@ fn table(r: &Report) -> String {
             ms(m.median_ms),
             spread(m.spread_ms),
             super::summary::speedup(m),
-            m.overlap_efficiency
-                .map(|x| format!("{x:.3}{}", if m.own_baseline { "*" } else { "" }))
-                .unwrap_or_else(|| "-".into()),
+            super::summary::efficiency(m),
             human_bytes(m.bytes_moved),
             sci(m.max_rel_error),
             m.trackers_ok
@@ -200,7 +198,10 @@ fn table(r: &Report) -> String {
             mode_checks(r, &m.checks_failed)
         );
     }
-    for l in super::summary::own_sequential_notes(r) {
+    for l in super::summary::own_sequential_notes(r)
+        .into_iter()
+        .chain(super::summary::above_ideal_notes(&r.results))
+    {
         s += &l;
         s.push('\n');
     }
