@@ -185,7 +185,12 @@ impl Knobs {
             parts.push(format!("arbitrate {w} wg"));
         }
         if mode == ModeKind::Host {
-            parts.push(format!("grain {}", opt(self.host_grain.clone(), "default")));
+            // A grain of N chunks per rank per submission reads as such, not as a bare number.
+            let grain = match self.host_grain.as_deref() {
+                Some(g) if g.parse::<usize>().is_ok() => format!("{g} chunks"),
+                g => opt(g.map(str::to_string), "default"),
+            };
+            parts.push(format!("grain {grain}"));
             parts.push(format!(
                 "depth {}",
                 opt(self.host_depth.map(|d| d.to_string()), "default")

@@ -59,6 +59,13 @@ fn knobs_survive_a_configuration_and_back() {
     let plain = Knobs::of(&base);
     assert_eq!(plain.apply(&base).unwrap().link, Link::Unthrottled);
     assert!(k.describe(ModeKind::Host).contains("grain chunk, depth 4"));
+    let halves = Knobs {
+        host_grain: Some("2".into()),
+        ..k.clone()
+    };
+    assert!(halves
+        .describe(ModeKind::Host)
+        .contains("grain 2 chunks, depth 4"));
     assert_eq!(c.arbitrate, Some(16));
     assert!(k.describe(ModeKind::Host).contains("arbitrate 16 wg"));
     assert!(k
