@@ -73,12 +73,13 @@ pub fn wanted(
 }
 
 /// A stage's GEMM ops (in plan order) as submissions of at most `per` chunks per rank: the k-th
-/// `per` chunks of every rank together. The host sees counters only when a submission completes, so a stage of
-/// several chunks per rank in one submission would hold every chunk's trigger until its last chunk
-/// is done, and with a second submission queued behind it the steps would follow the next stage
-/// (on two devices at 8 chunks per rank, no send would start before both stages ended).
-/// At one chunk per rank a stage stays one submission. The cost: each chunk's GEMM fills the GPU
-/// alone, and there are more submissions ([`crate::config::host::HostGrain`] says where each grain is the default).
+/// `per` chunks of every rank together. The host sees counters only when a submission completes,
+/// so a stage of several chunks per rank in one submission would hold every chunk's trigger until
+/// its last chunk is done, and with a second submission queued behind it the steps would follow
+/// the next stage (on two devices at 8 chunks per rank, no send would start before both stages
+/// ended). At one chunk per rank a stage stays one submission. The cost: each submission's GEMM
+/// fills the GPU alone, and there are more submissions ([`crate::config::host::HostGrain`] says
+/// where each grain is the default).
 pub fn chunk_waves(plan: &Plan, ops: Vec<usize>, per: usize) -> Vec<Vec<usize>> {
     let mut waves: Vec<Vec<usize>> = Vec::new();
     let mut seen: HashMap<usize, usize> = HashMap::new();
