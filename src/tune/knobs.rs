@@ -87,6 +87,22 @@ pub fn parse_grain(s: &str) -> Result<HostGrain> {
 }
 
 impl Knobs {
+    /// The same configuration without a knob that changes nothing, so that a search measures it
+    /// once: a host grain of at least the chunks per rank (one submission a stage) is the default
+    /// grain's.
+    pub fn canonical(&self) -> Knobs {
+        let mut k = self.clone();
+        let per = k
+            .host_grain
+            .as_deref()
+            .and_then(|g| parse_grain(g).ok())
+            .and_then(HostGrain::chunks_per_submission);
+        if per.is_some_and(|n| n >= k.chunks) {
+            k.host_grain = None;
+        }
+        k
+    }
+
     /// How many knobs differ between `self` and `other`.
     pub fn differences(&self, other: &Knobs) -> usize {
         [

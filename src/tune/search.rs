@@ -384,6 +384,7 @@ impl<M: Measure> Point1<'_, M> {
                 for (a, v) in space::rounds(&limits) {
                     let mut k = self.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
                     axes[a][v].set(&mut k);
+                    let k = k.canonical();
                     if self.seen.contains_key(&(mode, k.clone())) {
                         continue;
                     }
@@ -405,7 +406,7 @@ impl<M: Measure> Point1<'_, M> {
         let room = self.longest.get(&mode).copied().unwrap_or_default()
             * (CONFIRM * (CONFIRM_REPS + 1) / 2) as u32;
         let grid_deadline = deadline.checked_sub(room).unwrap_or(deadline);
-        for k in grid {
+        for k in grid.iter().map(Knobs::canonical) {
             if self.seen.contains_key(&(mode, k.clone())) {
                 continue;
             }

@@ -66,6 +66,27 @@ fn knobs_survive_a_configuration_and_back() {
     assert!(halves
         .describe(ModeKind::Host)
         .contains("grain 2 chunks, depth 4"));
+    // At 2 chunks per rank or fewer a grain of 2 (or a chunk, at 1) is one submission a stage: the
+    // default grain's configuration, measured once.
+    for (chunks, grain, same) in [
+        (2, "2", true),
+        (4, "2", false),
+        (1, "chunk", true),
+        (2, "chunk", false),
+    ] {
+        let k = Knobs {
+            chunks,
+            host_grain: Some(grain.into()),
+            ..every_knob()
+        };
+        let c = k.canonical();
+        assert_eq!(
+            c.host_grain.is_none(),
+            same,
+            "{chunks} chunks, grain {grain}"
+        );
+        assert_eq!(c.canonical(), c);
+    }
     assert_eq!(c.arbitrate, Some(16));
     assert!(k.describe(ModeKind::Host).contains("arbitrate 16 wg"));
     assert!(k
