@@ -95,6 +95,39 @@ pub struct ModeResult {
     pub own_t_seq_ms: Option<f64>,
 }
 
+impl ModeResult {
+    /// `mode`'s row with nothing measured, checked or configured yet: its outputs of `output_dtype`
+    /// checked against `tolerance`.
+    pub fn blank(mode: ModeKind, output_dtype: crate::shapes::Dtype, tolerance: f64) -> Self {
+        ModeResult {
+            mode,
+            trigger: mode.trigger(),
+            median_ms: None,
+            spread_ms: None,
+            speedup: None,
+            overlap_efficiency: None,
+            seq_ms: None,
+            ideal_ms: None,
+            own_baseline: false,
+            bytes_moved: 0,
+            output_dtype,
+            max_rel_error: None,
+            tolerance,
+            elements_past_rounding: None,
+            trackers_ok: None,
+            trigger_latency_median_us: None,
+            trigger_latency_p99_us: None,
+            skipped: None,
+            checks_failed: Vec::new(),
+            config: None,
+            knobs: None,
+            config_source: None,
+            fallback: None,
+            own_t_seq_ms: None,
+        }
+    }
+}
+
 /// A mode's own GEMM and transfers and the baseline its efficiency is against (fused mode's: its
 /// GEMM, every rank's packed in one dispatch and tracked only, and its transfers, each alone in its
 /// own sequential run, [`crate::consistency::Own`]). Medians and spreads, ms.
@@ -461,15 +494,6 @@ fn unmeasured(
     skipped: Option<String>,
 ) -> ModeResult {
     ModeResult {
-        mode,
-        trigger: mode.trigger(),
-        median_ms: None,
-        spread_ms: None,
-        speedup: None,
-        overlap_efficiency: None,
-        seq_ms: None,
-        ideal_ms: None,
-        own_baseline: false,
         bytes_moved: sys.plan.step_bytes()
             + if mode == ModeKind::Fused {
                 sys.parts[0]
@@ -480,20 +504,9 @@ fn unmeasured(
             } else {
                 0
             },
-        output_dtype: rounding.out,
-        max_rel_error: None,
-        tolerance: rounding.tolerance(),
         elements_past_rounding: v.map(|v| v.excess),
-        trackers_ok: None,
-        trigger_latency_median_us: None,
-        trigger_latency_p99_us: None,
         skipped,
-        checks_failed: Vec::new(),
-        config: None,
-        knobs: None,
-        config_source: None,
-        fallback: None,
-        own_t_seq_ms: None,
+        ..ModeResult::blank(mode, rounding.out, rounding.tolerance())
     }
 }
 

@@ -245,30 +245,16 @@ mod tests {
     /// A host-mode row of `ms` with `efficiency` against sequential 9.167 and ideal 7.962 ms.
     fn row(ms: f64, efficiency: f64) -> ModeResult {
         ModeResult {
-            mode: ModeKind::Host,
-            trigger: ModeKind::Host.trigger(),
             median_ms: Some(ms),
-            spread_ms: None,
             speedup: Some(9.167 / ms),
             overlap_efficiency: Some(efficiency),
             seq_ms: Some(9.167),
             ideal_ms: Some(7.962),
-            own_baseline: false,
-            bytes_moved: 0,
-            output_dtype: crate::shapes::Dtype::F16,
-            max_rel_error: None,
-            tolerance: crate::reference::GEMM_BOUND,
-            elements_past_rounding: None,
-            trackers_ok: None,
-            trigger_latency_median_us: None,
-            trigger_latency_p99_us: None,
-            skipped: None,
-            checks_failed: Vec::new(),
-            config: None,
-            knobs: None,
-            config_source: None,
-            fallback: None,
-            own_t_seq_ms: None,
+            ..ModeResult::blank(
+                ModeKind::Host,
+                crate::shapes::Dtype::F16,
+                crate::reference::GEMM_BOUND,
+            )
         }
     }
 

@@ -188,29 +188,20 @@ pub fn run_plans(
 fn sequential_row(r: &Report, mode: ModeKind) -> ModeResult {
     let seq = r.results.iter().find(|m| m.mode == ModeKind::Sequential);
     ModeResult {
-        mode,
         trigger: ModeKind::Sequential.trigger(),
         median_ms: Some(r.t_seq_ms),
         spread_ms: r.t_seq_spread,
         speedup: Some(1.0),
-        overlap_efficiency: None,
         seq_ms: Some(r.t_seq_ms),
         ideal_ms: Some(r.ideal_ms),
-        own_baseline: false,
         bytes_moved: seq.map_or(0, |s| s.bytes_moved),
-        output_dtype: seq.map_or(r.config.out_dtype, |s| s.output_dtype),
         max_rel_error: seq.and_then(|s| s.max_rel_error),
-        tolerance: seq.map_or(crate::reference::GEMM_BOUND, |s| s.tolerance),
         elements_past_rounding: seq.and_then(|s| s.elements_past_rounding),
         trackers_ok: seq.and_then(|s| s.trackers_ok),
-        trigger_latency_median_us: None,
-        trigger_latency_p99_us: None,
-        skipped: None,
-        checks_failed: Vec::new(),
-        config: None,
-        knobs: None,
-        config_source: None,
-        fallback: None,
-        own_t_seq_ms: None,
+        ..ModeResult::blank(
+            mode,
+            seq.map_or(r.config.out_dtype, |s| s.output_dtype),
+            seq.map_or(crate::reference::GEMM_BOUND, |s| s.tolerance),
+        )
     }
 }
