@@ -93,6 +93,9 @@ pub struct ModeResult {
     /// that configuration, timed beside it (its `speedup` is over T_seq all the same).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub own_t_seq_ms: Option<f64>,
+    /// How long its last repetition went on after its last GEMM work ended, ms (its timeline's
+    /// [`Timeline::after_gemm_us`]): the part of the collective nothing hid.
+    pub after_gemm_ms: Option<f64>,
 }
 
 impl ModeResult {
@@ -124,6 +127,7 @@ impl ModeResult {
             config_source: None,
             fallback: None,
             own_t_seq_ms: None,
+            after_gemm_ms: None,
         }
     }
 }
@@ -364,11 +368,16 @@ pub fn measure_with(
             results.push(result);
             continue;
         };
+        let mut after_gemm_ms = None;
         if let Some(t) = measured.last[k].take().and_then(|r| r.timeline) {
+            after_gemm_ms = t.after_gemm_us().map(|us| us / 1e3);
             timelines.push(t);
         }
         let result = timed_result(result, m.name(), k, &mut measured, t_seq, v);
-        results.push(result);
+        results.push(ModeResult {
+            after_gemm_ms,
+            ..result
+        });
     }
     let consistent = measured.consistent();
     Ok(Report {

@@ -72,6 +72,19 @@ impl Timeline {
         self.events.iter().map(|e| e.end_us).fold(0.0, f64::max)
     }
 
+    /// How long the run went on after its last GEMM work ended, in microseconds: the collective's
+    /// part that no GEMM work hid (at the timeline's grain: a pass holding GEMM work counts as GEMM
+    /// work to its end). None where the timeline has no GEMM event.
+    pub fn after_gemm_us(&self) -> Option<f64> {
+        let last = self
+            .events
+            .iter()
+            .filter(|e| e.kind == EventKind::Gemm)
+            .map(|e| e.end_us)
+            .reduce(f64::max)?;
+        Some((self.span_us() - last).max(0.0))
+    }
+
     /// The host links' lanes its events use, in order.
     pub fn link_lanes(&self) -> Vec<Lane> {
         let mut links: Vec<Lane> = self
@@ -144,4 +157,49 @@ pub fn pass_events(
             end_us: end,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: EventKind, start_us: f64, end_us: f64) -> Event {
+        Event {
+            lane: match kind {
+                EventKind::Gemm => Lane::Gemm { rank: 0 },
+                _ => Lane::Step { rank: 0 },
+            },
+            kind,
+            name: String::new(),
+            rank: 0,
+            chunk: None,
+            stage: None,
+            start_us,
+            end_us,
+        }
+    }
+
+    #[test]
+    fn after_gemm_is_what_runs_past_the_last_gemm_work() {
+        let mut t = Timeline {
+            mode: "host".into(),
+            grain: "pass".into(),
+            ranks: 2,
+            device_of: Vec::new(),
+            events: vec![
+                event(EventKind::Gemm, 0.0, 40.0),
+                event(EventKind::Reduce, 10.0, 30.0),
+                event(EventKind::Gemm, 40.0, 70.0),
+                event(EventKind::Copy, 60.0, 95.0),
+                event(EventKind::Trigger, 96.0, 97.0),
+            ],
+        };
+        assert_eq!(t.after_gemm_us(), Some(27.0));
+        // Steps all hidden: nothing after.
+        t.events.truncate(3);
+        assert_eq!(t.after_gemm_us(), Some(0.0));
+        // No GEMM on the timeline: nothing to measure from.
+        t.events.retain(|e| e.kind != EventKind::Gemm);
+        assert_eq!(t.after_gemm_us(), None);
+    }
 }

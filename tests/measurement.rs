@@ -78,6 +78,11 @@ fn an_inconsistent_baseline_is_flagged_and_gets_no_efficiency() {
         );
         let s = m.spread_ms.unwrap();
         assert!(s.lo <= s.median && s.median <= s.hi, "{s:?}");
+        // Its last repetition's tail after its GEMM work, read off its timeline.
+        assert!(
+            m.after_gemm_ms.is_some_and(|a| a.is_finite() && a >= 0.0),
+            "{m:?}"
+        );
     }
 
     // The first screen: the table first (after the CPU note), 100 columns, the failure listed by name.

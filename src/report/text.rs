@@ -22,8 +22,35 @@ pub fn text(r: &Report) -> String {
     );
     s += &format!("warm-up    {}\n", warmup_text(r));
     s += &table(r);
+    s += &after_gemm(r);
     s += &failed_checks(r);
     s
+}
+
+/// How long each mode's last repetition went on after its last GEMM work, against T_comm: what of
+/// the collective nothing hid (sequential's is about T_comm; an overlapped mode's tail is what
+/// keeps its efficiency below 1). Nothing where no mode has a timeline.
+fn after_gemm(r: &Report) -> String {
+    let parts: Vec<String> = r
+        .results
+        .iter()
+        .filter_map(|m| {
+            let a = m.after_gemm_ms?;
+            let share = if r.t_comm_ms > 0.0 {
+                format!(" ({:.2} of T_comm)", a / r.t_comm_ms)
+            } else {
+                String::new()
+            };
+            Some(format!("{} {a:.3} ms{share}", m.mode))
+        })
+        .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nafter GEMM {} (each mode's last repetition: from its last GEMM work's end to its end)\n",
+        parts.join(", ")
+    )
 }
 
 /// The adapter, the workload, the GEMM, the outputs and the configuration's lines.
