@@ -3,7 +3,7 @@
 # the TP-n presets (n = the GPUs present), f16 and f32, at the default grain (a stage per
 # submission), at two chunks per rank per submission (`--host-loop grain=2`, also one submission
 # queued per device) and at a chunk, alternating within each point; our reduce-scatter's T_comm beside NCCL's through host memory
-# (f16); the calibration (the ring's links at once on four); then `t3 tune` of sequential and host
+# (f16, at the model's chunk count and at 8 and 16 per rank); the calibration (the ring's links at once on four); then `t3 tune` of sequential and host
 # mode on as many points as time leaves.
 set -uo pipefail
 n=$(nvidia-smi -L | wc -l)
@@ -16,13 +16,14 @@ for pd in tnlg-op-tp$n:f16 tnlg-fc2-tp$n:f16 gpt3-op-tp$n:f16 tnlg-op-tp$n:f32 t
     [ $((SECONDS - t0)) -gt ${STOP_GRAIN:-300} ] && { echo "skipped $p $d $g (time)" >> "$s"; continue; }
     f="$out/$p-$d-${g//[=,]/-}"
     timeout 90 t3 run --preset $p --dtype $d --devices all --collective all-reduce --mode sequential,host --reps 3 --warmup 1 --tune off --host-loop $g --verbose --trace "$f.trace.json" --json "$f.json" > "$f.txt" 2>&1
-    echo "== $p $d $g rc=$? ($((SECONDS - t0)) s)" >> "$s"; grep -E "T_comm|^sequential|^host " "$f.txt" >> "$s"
+    echo "== $p $d $g rc=$? ($((SECONDS - t0)) s)" >> "$s"; grep -E "T_comm|^sequential|^host |^after GEMM" "$f.txt" >> "$s"
   done
 done
-for p in tnlg-op-tp$n tnlg-fc2-tp$n gpt3-op-tp$n; do
-  timeout 60 t3 run --preset $p --dtype f16 --devices all --collective reduce-scatter --mode sequential --reps 3 --warmup 1 --tune off > "$out/$p-rs.txt" 2>&1
-  echo "== $p f16 reduce-scatter rc=$?" >> "$s"; grep -E "T_comm" "$out/$p-rs.txt" >> "$s"
-done
+for p in tnlg-op-tp$n tnlg-fc2-tp$n gpt3-op-tp$n; do for c in model 8 16; do
+  [ $c = model ] && ch="" || ch="--chunks $c"
+  timeout 60 t3 run --preset $p --dtype f16 --devices all --collective reduce-scatter --mode sequential --reps 3 --warmup 1 --tune off $ch --verbose > "$out/$p-rs-$c.txt" 2>&1
+  echo "== $p f16 reduce-scatter chunks $c rc=$?" >> "$s"; grep -E "T_comm|^workload" "$out/$p-rs-$c.txt" >> "$s"
+done; done
 shapes=$(for p in tnlg-op-tp$n tnlg-fc2-tp$n gpt3-op-tp$n; do t3 presets | awk -v p=$p '$1 == p {printf "%sx%sx%s,", $5, $6, $7}'; done)
 NCCL_P2P_DISABLE=1 timeout 90 python3 .gpu/tp_baselines.py --ranks $n --shapes ${shapes%,} --dtype f16 --json "$out/nccl-shm-f16.json" > "$out/nccl-shm-f16.txt" 2>&1
 echo "== NCCL through host memory, shapes ${shapes%,} rc=$? ($((SECONDS - t0)) s)" >> "$s"; tail -6 "$out/nccl-shm-f16.txt" >> "$s"
