@@ -2,9 +2,10 @@
 # Run 56 on two or four GPUs (kinds nvidia-h200-x2 / -x4, after `. .gpu/prelude.sh`): host mode on
 # the TP-n presets (n = the GPUs present), f16 and f32, at the default grain (a stage per
 # submission), at two chunks per rank per submission (`--host-loop grain=2`, also one submission
-# queued per device) and at a chunk, alternating within each point; our reduce-scatter's T_comm beside NCCL's through host memory
-# (f16, at the model's chunk count and at 8 and 16 per rank); the calibration (the ring's links at once on four); then `t3 tune` of sequential and host
-# mode on as many points as time leaves.
+# queued per device) and at a chunk, alternating within each point; our reduce-scatter's T_comm
+# beside NCCL's through host memory (f16, at the model's chunk count and at 8 and 16 per rank); the
+# calibration (the ring's links at once on four); then `t3 tune` of sequential and host mode on as
+# many points as time leaves.
 set -uo pipefail
 n=$(nvidia-smi -L | wc -l)
 out=$(mktemp -d); trap 'tar -C "$out" -czf "$OUT/r.tgz" .; cp "$out/summary.txt" "$OUT/" 2>/dev/null' EXIT
