@@ -13,6 +13,13 @@ s="$out/summary.txt"; t0=$SECONDS
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; echo "$n GPUs"; } >> "$s"
 for pd in tnlg-op-tp$n:f16 tnlg-fc2-tp$n:f16 gpt3-op-tp$n:f16 tnlg-op-tp$n:f32 tnlg-fc2-tp$n:f32 gpt3-op-tp$n:f32; do
   p=${pd%%:*}; d=${pd##*:}
+  # t3-base, where shipped: the binary of f3d73d4 (before a device's landings beside no GEMM work
+  # went one per link a submission, each beside a send), at the default grain.
+  if command -v t3-base > /dev/null; then
+    f="$out/$p-$d-base"
+    timeout 90 t3-base run --preset $p --dtype $d --devices all --collective all-reduce --mode sequential,host --reps 3 --warmup 1 --tune off --verbose > "$f.txt" 2>&1
+    echo "== $p $d t3-base rc=$? ($((SECONDS - t0)) s)" >> "$s"; grep -E "T_comm|^sequential|^host |^after GEMM" "$f.txt" >> "$s"
+  fi
   for g in grain=stage grain=2 grain=chunk grain=2,in-flight=1; do
     [ $((SECONDS - t0)) -gt ${STOP_GRAIN:-300} ] && { echo "skipped $p $d $g (time)" >> "$s"; continue; }
     f="$out/$p-$d-${g//[=,]/-}"

@@ -241,6 +241,15 @@ impl<'a> Machine<'a> {
             .collect()
     }
 
+    /// Without GEMM work to ride with, a submission lands at most one chunk per link: the rest land
+    /// in the next submissions, each beside the send that waited for the one before (one landing
+    /// and one send a pass, reading and writing host memory at once), not all in one pass before
+    /// any send.
+    fn one_receive_per_link(&self, gemm: bool, receives: Vec<usize>) -> Vec<usize> {
+        let mut used = HashSet::new();
+        self.one_per_link(gemm, &mut used, receives)
+    }
+
     /// What released step i: the dependencies its counters proved complete, and the ops it waited
     /// for otherwise (queue order, its link slot's previous user).
     fn release(&self, i: usize) -> Release {
@@ -299,9 +308,9 @@ impl<'a> Machine<'a> {
             return None;
         }
         let steps_open = matches!(self.gate, Gate::Tracked(_)) || self.gemm_flights_left == 0;
-        let receives = self.receivable(d);
         let gemm = self.gemm_stages[d].pop_front();
         let is_gemm = gemm.is_some();
+        let receives = self.one_receive_per_link(is_gemm, self.receivable(d));
         let mut wave = gemm.unwrap_or_default();
         self.left -= wave.len();
         let mut links_used = HashSet::new();
@@ -329,6 +338,13 @@ impl<'a> Machine<'a> {
             wave.extend(steps);
             passes.push(wave);
             steps = self.one_per_link(is_gemm, &mut links_used, self.pick(d, steps_open));
+            if !is_gemm {
+                // A send between devices that waits on this submission's own work goes first in the
+                // next one, beside the landing there (`one_receive_per_link`), rather than after a
+                // barrier here: a pass that reads host memory and writes it moves both directions
+                // of the device's bus at once.
+                steps.retain(|&i| self.crossing(i).is_none());
+            }
             if steps.is_empty() {
                 break;
             }

@@ -159,6 +159,36 @@ fn check(
     let safe = |t: &Truth, dep: usize, pass: usize| {
         t.done[dep] || t.queued_at[dep].is_some_and(|(e, j, p)| e == d && (j < k || p < pass))
     };
+    // Beside no GEMM work: at most one landing per link, and every send between devices in the
+    // first pass, beside that landing (reading and writing host memory at once).
+    if !s
+        .passes
+        .iter()
+        .flatten()
+        .any(|&i| plan.ops[i].kind == Kind::Gemm)
+    {
+        let mut per_link = HashSet::new();
+        if let Some(&i) = s
+            .receives
+            .iter()
+            .find(|&&i| !per_link.insert(links.of_op[i].map(|c| c.link)))
+        {
+            return Err(format!(
+                "submission {k} on device {d} lands two chunks of op {i}'s link beside no GEMM work"
+            ));
+        }
+        if let Some((p, &i)) = s
+            .passes
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find_map(|(p, ops)| ops.iter().find(|&&i| s.sends.contains(&i)).map(|i| (p, i)))
+        {
+            return Err(format!(
+                "submission {k} on device {d} sends op {i} in pass {p}, after a barrier, beside no GEMM work"
+            ));
+        }
+    }
     for (p, ops) in s.passes.iter().enumerate() {
         for &i in ops {
             if !s.sends.contains(&i) {
