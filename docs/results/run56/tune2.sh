@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Run 56 on two GPUs (kind nvidia-h200-x2, after `. .gpu/prelude.sh`): `t3 tune` of sequential and
 # host mode on the TP-2 presets in f16 (outputs f16 across devices), 20 s a preset, into one table;
-# then `t3 run` with that table on two of them.
+# then `t3 run` with that table on two of them. First our reduce-scatter at queue depths 1-3.
 set -uo pipefail
 out=$(mktemp -d); trap 'tar -C "$out" -czf "$OUT/r.tgz" .; cp "$out/summary.txt" "$OUT/" 2>/dev/null' EXIT
 s="$out/summary.txt"; t0=$SECONDS
+# Our reduce-scatter's T_comm at other queue depths (the collective's landings pair with sends only
+# where the peer's send completed before the submission was made).
+for p in tnlg-op-tp2 gpt3-op-tp2; do for q in 1 2 3; do
+  timeout 60 t3 run --preset $p --dtype f16 --devices all --collective reduce-scatter --mode sequential --reps 3 --warmup 1 --tune off --host-loop in-flight=$q > "$out/$p-rs-q$q.txt" 2>&1
+  echo "== $p f16 reduce-scatter in-flight=$q rc=$?" >> "$s"; grep -E "T_comm" "$out/$p-rs-q$q.txt" >> "$s"
+done; done
 for p in megagpt2-op-tp2 megagpt2-fc2-tp2 megagpt2-fc1bwd-tp2 megagpt2-ipbwd-tp2 tnlg-fc1bwd-tp2 tnlg-ipbwd-tp2 gpt3-op-tp2 gpt3-ipbwd-tp2 gpt3-fc2-tp2 gpt3-fc1bwd-tp2 mtnlg-op-tp2 palm-op-tp2 palm-ipbwd-tp2; do
   [ $((SECONDS - t0)) -gt ${STOP_AT:-430} ] && { echo "skipped tune $p (time)" >> "$s"; continue; }
   timeout 70 t3 tune --presets $p --dtype f16 --devices all --mode sequential,host --budget-s ${BUDGET_S:-20} --out "$out/tune.json" > "$out/tune-$p.txt" 2>&1
