@@ -72,17 +72,26 @@ impl Timeline {
         self.events.iter().map(|e| e.end_us).fold(0.0, f64::max)
     }
 
-    /// How long the run went on after its last GEMM work ended, in microseconds: the collective's
-    /// part that no GEMM work hid (at the timeline's grain: a pass holding GEMM work counts as GEMM
-    /// work to its end). None where the timeline has no GEMM event.
+    /// How long the GPU work (GEMM, copies, reduces; not the host's triggers and waits) went on
+    /// after the last GEMM work ended, in microseconds: the collective's part that no GEMM work hid
+    /// (at the timeline's grain: a pass holding GEMM work counts as GEMM work to its end). None where
+    /// the timeline has no GEMM event, or one interval holds everything (fused mode's single
+    /// dispatch without its progress clock: nothing there separates the GEMM from the steps).
     pub fn after_gemm_us(&self) -> Option<f64> {
-        let last = self
-            .events
-            .iter()
+        if self.grain.starts_with("dispatch") {
+            return None;
+        }
+        let work = || {
+            self.events
+                .iter()
+                .filter(|e| !matches!(e.kind, EventKind::Trigger | EventKind::Wait))
+        };
+        let last = work()
             .filter(|e| e.kind == EventKind::Gemm)
             .map(|e| e.end_us)
             .reduce(f64::max)?;
-        Some((self.span_us() - last).max(0.0))
+        let end = work().map(|e| e.end_us).fold(last, f64::max);
+        Some(end - last)
     }
 
     /// The host links' lanes its events use, in order.
@@ -194,11 +203,16 @@ mod tests {
                 event(EventKind::Trigger, 96.0, 97.0),
             ],
         };
-        assert_eq!(t.after_gemm_us(), Some(27.0));
+        // The host's trigger after the last copy is no GPU work.
+        assert_eq!(t.after_gemm_us(), Some(25.0));
         // Steps all hidden: nothing after.
         t.events.truncate(3);
         assert_eq!(t.after_gemm_us(), Some(0.0));
+        // One dispatch holding everything: nothing separates the GEMM from the steps.
+        t.grain = "dispatch (one fused dispatch holds every tile)".into();
+        assert_eq!(t.after_gemm_us(), None);
         // No GEMM on the timeline: nothing to measure from.
+        t.grain = "pass".into();
         t.events.retain(|e| e.kind != EventKind::Gemm);
         assert_eq!(t.after_gemm_us(), None);
     }

@@ -177,7 +177,7 @@ pub fn above_ideal_notes(results: &[ModeResult]) -> Vec<String> {
         .filter_map(|m| {
             let (t, ideal, seq) = (m.median_ms?, m.ideal_ms?, m.seq_ms?);
             Some(format!(
-                "^ {}: above 1: {t:.3} ms, under the ideal {ideal:.3} ms (sequential {seq:.3}) by less than the baselines' noise: they bound it loosely here, so read it as about 1, not as more than all hidden",
+                "^ {}: {t:.3} ms, under its ideal {ideal:.3} within noise: read its efficiency as about 1 (sequential {seq:.3} ms; the baselines bound it loosely)",
                 m.mode
             ))
         })
@@ -266,7 +266,7 @@ mod tests {
         let notes = above_ideal_notes(std::slice::from_ref(&over));
         assert_eq!(notes.len(), 1);
         assert!(
-            notes[0].starts_with("^ host: above 1: 7.672 ms, under the ideal 7.962 ms"),
+            notes[0].starts_with("^ host: 7.672 ms, under its ideal 7.962 within noise: read its efficiency as about 1"),
             "{}",
             notes[0]
         );

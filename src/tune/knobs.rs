@@ -87,18 +87,18 @@ pub fn parse_grain(s: &str) -> Result<HostGrain> {
 }
 
 impl Knobs {
-    /// The same configuration without a knob that changes nothing, so that a search measures it
-    /// once: a host grain of at least the chunks per rank (one submission a stage) is the default
-    /// grain's.
+    /// The same configuration written one way, so that a search measures it once: a host grain of
+    /// a whole stage, or of at least the chunks per rank, is the default grain's (None), and one
+    /// chunk at a time is `chunk`.
     pub fn canonical(&self) -> Knobs {
         let mut k = self.clone();
-        let per = k
-            .host_grain
-            .as_deref()
-            .and_then(|g| parse_grain(g).ok())
-            .and_then(HostGrain::chunks_per_submission);
-        if per.is_some_and(|n| n >= k.chunks) {
-            k.host_grain = None;
+        if let Some(g) = k.host_grain.as_deref().and_then(|g| parse_grain(g).ok()) {
+            k.host_grain = match g.chunks_per_submission() {
+                None => None,
+                Some(n) if n >= k.chunks => None,
+                Some(1) => Some(HostGrain::Chunk.name()),
+                Some(_) => Some(g.name()),
+            };
         }
         k
     }
@@ -203,6 +203,7 @@ impl Knobs {
         if mode == ModeKind::Host {
             // A grain of N chunks per rank per submission reads as such, not as a bare number.
             let grain = match self.host_grain.as_deref() {
+                Some("1") => "chunk".to_string(),
                 Some(g) if g.parse::<usize>().is_ok() => format!("{g} chunks"),
                 g => opt(g.map(str::to_string), "default"),
             };

@@ -374,7 +374,7 @@ impl<M: Measure> Point1<'_, M> {
         axes: &[Vec<space::Value>],
         deadline: Instant,
     ) -> Result<()> {
-        let base_knobs = Knobs::of(&self.job.base);
+        let base_knobs = Knobs::of(&self.job.base).canonical();
         let mut grid = space::grid(&space::start(&self.job.base, axes), axes, MAX_GRID);
         if !self.s.exhaustive {
             let limits: Vec<usize> = axes.iter().map(Vec::len).collect();
@@ -566,7 +566,7 @@ pub fn tune_point(
     };
     // Every mode at the configuration as given, in one experiment: its GEMM and collective alone
     // are the model's costs.
-    let base_knobs = Knobs::of(&job.base);
+    let base_knobs = Knobs::of(&job.base).canonical();
     progress(&format!("{}: every mode as given", job.workload));
     let started = Instant::now();
     let first = How {

@@ -129,9 +129,9 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
     if mode == ModeKind::Host {
         let mut grains = vec![Value::Grain(None), Value::Grain(Some("chunk"))];
         // Across devices a chunk's send lands only a submission after its sender's completes: a
-        // stage in halves lets the first half cross under the second, with fewer submissions
-        // than a chunk each (at 4 chunks per rank and more; below, 2 is chunk or stage grain).
-        if ctx.devices > 1 && chunks.iter().any(|&c| c >= 4) {
+        // stage in pieces of two chunks lets the first cross under the rest, with fewer
+        // submissions than a chunk each (from 3 chunks per rank; at 1 or 2, 2 is stage grain).
+        if ctx.devices > 1 && chunks.iter().any(|&c| c >= 3) {
             grains.push(Value::Grain(Some("2")));
         }
         axes.push(grains);

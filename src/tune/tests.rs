@@ -73,6 +73,7 @@ fn knobs_survive_a_configuration_and_back() {
         (4, "2", false),
         (1, "chunk", true),
         (2, "chunk", false),
+        (4, "stage", true),
     ] {
         let k = Knobs {
             chunks,
@@ -87,6 +88,18 @@ fn knobs_survive_a_configuration_and_back() {
         );
         assert_eq!(c.canonical(), c);
     }
+    // One chunk at a time is written `chunk`, and a grain is written by its name in the JSON too.
+    let one = Knobs {
+        chunks: 4,
+        host_grain: Some("1".into()),
+        ..every_knob()
+    };
+    assert_eq!(one.canonical().host_grain.as_deref(), Some("chunk"));
+    assert!(one.describe(ModeKind::Host).contains("grain chunk,"));
+    assert_eq!(
+        serde_json::to_value(HostGrain::Chunks(2)).unwrap(),
+        serde_json::json!("2")
+    );
     assert_eq!(c.arbitrate, Some(16));
     assert!(k.describe(ModeKind::Host).contains("arbitrate 16 wg"));
     assert!(k

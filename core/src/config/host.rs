@@ -6,8 +6,7 @@ pub const MAX_IN_FLIGHT: usize = 16;
 
 /// How much GEMM work the host trigger loop puts in one submission (its counters come back only when
 /// the submission completes, so this is the trigger's grain).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostGrain {
     /// One chunk per rank: a stage of several chunks per rank goes in several submissions, so the
     /// first chunks' steps go while the rest of the stage computes (T3's chunk-granular trigger).
@@ -20,6 +19,13 @@ pub enum HostGrain {
     /// can land only in a submission after its sender's completed, so a stage split in two lets
     /// the first half's chunks cross while the second half computes.
     Chunks(usize),
+}
+
+/// A grain is written as its name ("chunk", "stage" or N), as the flag and the tune table take it.
+impl serde::Serialize for HostGrain {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
 }
 
 impl HostGrain {

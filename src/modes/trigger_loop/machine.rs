@@ -340,8 +340,8 @@ impl<'a> Machine<'a> {
             steps = self.one_per_link(is_gemm, &mut links_used, self.pick(d, steps_open));
             if !is_gemm {
                 // A send between devices that waits on this submission's own work goes first in the
-                // next one, beside the landing there (`one_receive_per_link`), rather than after a
-                // barrier here: a pass that reads host memory and writes it moves both directions
+                // next one, beside whatever lands there (`one_receive_per_link`), rather than after
+                // a barrier here: a pass that reads host memory and writes it moves both directions
                 // of the device's bus at once.
                 steps.retain(|&i| self.crossing(i).is_none());
             }
