@@ -48,7 +48,7 @@ fn after_gemm(r: &Report) -> String {
         return String::new();
     }
     format!(
-        "\nafter GEMM {} (each mode's last repetition: from its last GEMM work's end to its end)\n",
+        "\nafter GEMM {} (each mode's last repetition: from its last GEMM work's end to its last GPU work's)\n",
         parts.join(", ")
     )
 }
