@@ -231,7 +231,7 @@ pub fn parse_host(spec: &str) -> Result<HostOptions> {
         grain: match p.word_or_count("grain", &["auto", "chunk", "stage"], (1, MAX_GRAIN))? {
             Some(Err("chunk")) => Some(HostGrain::Chunk),
             Some(Err("stage")) => Some(HostGrain::Stage),
-            Some(Ok(n)) => Some(HostGrain::Chunks(n as usize)),
+            Some(Ok(n)) => Some(HostGrain::chunks(n as usize)),
             _ => None,
         },
         wait: match p.one_of("wait", &["auto", "spin", "block"])? {

@@ -76,7 +76,7 @@ pub fn parse_grain(s: &str) -> Result<HostGrain> {
         "chunk" => Ok(HostGrain::Chunk),
         "stage" => Ok(HostGrain::Stage),
         _ => match s.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(HostGrain::Chunks(n)),
+            Ok(n) if n >= 1 => Ok(HostGrain::chunks(n)),
             _ => Err(Error::invalid(
                 "tuned host grain",
                 s,
@@ -88,17 +88,15 @@ pub fn parse_grain(s: &str) -> Result<HostGrain> {
 
 impl Knobs {
     /// The same configuration written one way, so that a search measures it once: a host grain of
-    /// a whole stage, or of at least the chunks per rank, is the default grain's (None), and one
-    /// chunk at a time is `chunk`.
+    /// a whole stage, or of at least the chunks per rank, is the default grain's (None), and any
+    /// other by its name (one chunk at a time is `chunk`).
     pub fn canonical(&self) -> Knobs {
         let mut k = self.clone();
         if let Some(g) = k.host_grain.as_deref().and_then(|g| parse_grain(g).ok()) {
-            k.host_grain = match g.chunks_per_submission() {
-                None => None,
-                Some(n) if n >= k.chunks => None,
-                Some(1) => Some(HostGrain::Chunk.name()),
-                Some(_) => Some(g.name()),
-            };
+            k.host_grain = g
+                .chunks_per_submission()
+                .filter(|&n| n < k.chunks)
+                .map(|_| g.name());
         }
         k
     }
@@ -202,10 +200,10 @@ impl Knobs {
         }
         if mode == ModeKind::Host {
             // A grain of N chunks per rank per submission reads as such, not as a bare number.
-            let grain = match self.host_grain.as_deref() {
-                Some("1") => "chunk".to_string(),
-                Some(g) if g.parse::<usize>().is_ok() => format!("{g} chunks"),
-                g => opt(g.map(str::to_string), "default"),
+            let grain = match self.host_grain.as_deref().map(|g| (g, parse_grain(g))) {
+                Some((_, Ok(HostGrain::Chunks(n)))) => format!("{n} chunks"),
+                Some((_, Ok(g))) => g.name(),
+                g => opt(g.map(|(g, _)| g.to_string()), "default"),
             };
             parts.push(format!("grain {grain}"));
             parts.push(format!(

@@ -14,7 +14,7 @@ pub enum HostGrain {
     /// A whole stage (every chunk its ranks produce for one step of the schedule) per submission:
     /// fewer, fuller submissions; a chunk's steps wait for its whole stage.
     Stage,
-    /// Up to this many chunks per rank per submission (at least 1): a stage of c chunks per rank
+    /// Up to this many chunks per rank per submission (at least 2: [`HostGrain::chunks`]): a stage of c chunks per rank
     /// in ceil(c / n) submissions, between `Chunk` (1) and `Stage`. Across devices a chunk's send
     /// can land only in a submission after its sender's completed, so a stage split in two lets
     /// the first half's chunks cross while the second half computes.
@@ -29,6 +29,15 @@ impl serde::Serialize for HostGrain {
 }
 
 impl HostGrain {
+    /// Up to `n` chunks per rank per submission, one spelling per grain: 1 is [`HostGrain::Chunk`].
+    pub fn chunks(n: usize) -> HostGrain {
+        if n <= 1 {
+            HostGrain::Chunk
+        } else {
+            HostGrain::Chunks(n)
+        }
+    }
+
     /// Chunks per rank a submission of GEMM work holds at most (None: a whole stage).
     pub fn chunks_per_submission(self) -> Option<usize> {
         match self {

@@ -336,6 +336,10 @@ impl Lowered {
         let gemm = |i: usize| op(i).gemm;
         let shared = ops.iter().any(|&i| gemm(i)) && ops.iter().any(|&i| !gemm(i));
         let late = |i: usize| shared && gemm(i) && op(i).after_steps;
+        let send = |i: usize| matches!(op(i).half, Some((Half::Send, _)));
+        // Beside GEMM work the pass's sends share their budget, and its landings theirs.
+        let sends = beside_share(ops.iter().filter(|&&i| send(i)).count());
+        let lands = beside_share(ops.iter().filter(|&&i| op(i).land.is_some()).count());
         let dispatch = |i: usize| {
             let o = op(i);
             match (o.dispatch.kernel, o.shared) {
@@ -353,17 +357,10 @@ impl Lowered {
                     kernel: Kernel::Gemm(store),
                     ..o.dispatch
                 },
+                _ if shared && send(i) => o.beside[sends].unwrap_or(o.dispatch),
                 (_, Some(capped)) if shared => capped,
                 _ => o.dispatch,
             }
-        };
-        let send = |i: usize| matches!(op(i).half, Some((Half::Send, _)));
-        // Beside GEMM work the pass's sends share their budget, and its landings theirs.
-        let sends = beside_share(ops.iter().filter(|&&i| send(i)).count());
-        let lands = beside_share(ops.iter().filter(|&&i| op(i).land.is_some()).count());
-        let dispatch = |i: usize| match op(i).beside[sends] {
-            Some(d) if shared && send(i) => d,
-            _ => dispatch(i),
         };
         let order = ops
             .iter()

@@ -228,9 +228,9 @@ impl<'a> Machine<'a> {
             .collect()
     }
 
-    /// Without GEMM work to ride with, a submission carries at most one send half per link: each
-    /// chunk's host copy then starts once its own send is written, not once every ready send is
-    /// (sequential's collective, host mode's last steps).
+    /// Without GEMM work to ride with, a submission carries at most one of `ops` (send halves, or
+    /// receive halves) per link: each chunk's host copy then starts once its own send is written,
+    /// not once every ready send is (sequential's collective, host mode's last steps).
     fn one_per_link(&self, gemm: bool, used: &mut HashSet<usize>, steps: Vec<usize>) -> Vec<usize> {
         if gemm {
             return steps;
@@ -239,15 +239,6 @@ impl<'a> Machine<'a> {
             .into_iter()
             .filter(|&i| self.crossing(i).is_none_or(|c| used.insert(c.link)))
             .collect()
-    }
-
-    /// Without GEMM work to ride with, a submission lands at most one chunk per link: the rest land
-    /// in the next submissions, each beside the send that waited for the one before (one landing
-    /// and one send a pass, reading and writing host memory at once), not all in one pass before
-    /// any send.
-    fn one_receive_per_link(&self, gemm: bool, receives: Vec<usize>) -> Vec<usize> {
-        let mut used = HashSet::new();
-        self.one_per_link(gemm, &mut used, receives)
     }
 
     /// What released step i: the dependencies its counters proved complete, and the ops it waited
@@ -310,7 +301,10 @@ impl<'a> Machine<'a> {
         let steps_open = matches!(self.gate, Gate::Tracked(_)) || self.gemm_flights_left == 0;
         let gemm = self.gemm_stages[d].pop_front();
         let is_gemm = gemm.is_some();
-        let receives = self.one_receive_per_link(is_gemm, self.receivable(d));
+        // Without GEMM work a submission also lands at most one chunk per link: the rest land in the
+        // next submissions, each beside the send that waited for the one before (one landing and
+        // one send a pass, reading and writing host memory at once), not all before any send.
+        let receives = self.one_per_link(is_gemm, &mut HashSet::new(), self.receivable(d));
         let mut wave = gemm.unwrap_or_default();
         self.left -= wave.len();
         let mut links_used = HashSet::new();
@@ -340,9 +334,9 @@ impl<'a> Machine<'a> {
             steps = self.one_per_link(is_gemm, &mut links_used, self.pick(d, steps_open));
             if !is_gemm {
                 // A send between devices that waits on this submission's own work goes first in the
-                // next one, beside whatever lands there (`one_receive_per_link`), rather than after
-                // a barrier here: a pass that reads host memory and writes it moves both directions
-                // of the device's bus at once.
+                // next one, beside whatever lands there (one landing per link, above), rather than
+                // after a barrier here: a pass that reads host memory and writes it moves both
+                // directions of the device's bus at once.
                 steps.retain(|&i| self.crossing(i).is_none());
             }
             if steps.is_empty() {
