@@ -12,17 +12,19 @@ use crate::kernels::Put;
 use crate::plan::{Kind, Plan, PlanOp};
 use crate::shapes::{fold, Chunking};
 
-/// Workgroups a send half's kernel gets when the link is unthrottled. Alone, 16 workgroups already
-/// nearly saturate PCIe writing host memory; but a device of a pair or a ring writes one link's host
-/// memory while it reads another's, and both ways at once its kernels move about 18 GB/s each on 16
-/// workgroups and 30 on 128 (BENCHMARKS.md, "Real GPUs"), which hides more than the SM slots they
-/// hold beside the GEMM cost it.
-pub const HOST_SEND_WORKGROUPS: u32 = 128;
+/// Workgroups a send half's kernel gets when the link is unthrottled, in a pass without GEMM work
+/// (beside GEMM work a pass's sends share [`HOST_SEND_BESIDE_GEMM_WORKGROUPS`]). Alone, 16
+/// workgroups already nearly saturate PCIe writing host memory; but a device of a pair or a ring
+/// writes one link's host memory while it reads another's, and both ways at once its kernels move
+/// about 18 GB/s each on 16 workgroups, 26-27 on 128, 29-30 on 512 and 25-26 on 1024 (BENCHMARKS.md,
+/// "Real GPUs"). Nothing else runs in such a pass, so its kernels take the budget the bus rewards.
+pub const HOST_SEND_WORKGROUPS: u32 = 512;
 
-/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own): PCIe
-/// reads need many in flight (16 workgroups read about 22-38 GB/s, 128 about 49), and the landing
-/// reads while the same device's send half writes, as [`HOST_SEND_WORKGROUPS`].
-pub const HOST_LAND_WORKGROUPS: u32 = 128;
+/// Workgroups that land a zero-copy chunk (read it out of host memory into the receiver's own) in a
+/// pass without GEMM work: PCIe reads need many in flight (16 workgroups read about 22-38 GB/s, 128
+/// about 49), and the landing reads while the same device's send half writes, as
+/// [`HOST_SEND_WORKGROUPS`].
+pub const HOST_LAND_WORKGROUPS: u32 = 512;
 
 /// Workgroups a device's send kernels share in a pass that also holds GEMM work,
 /// where the link is unthrottled and `--arbitrate` does not set them (a budget the user gives the
