@@ -32,6 +32,11 @@ fn no_adapter(o: &Output) -> bool {
 
 /// Tunes SHAPE at 2 ranks for `modes` into the adapter's default table in `dir`; its path and JSON.
 fn tune(dir: &Path, modes: &str) -> Option<(String, Value)> {
+    tune_with(dir, modes, &[]).map(|(name, table, _)| (name, table))
+}
+
+/// [`tune`] with `extra` flags; also what it printed.
+fn tune_with(dir: &Path, modes: &str, extra: &[&str]) -> Option<(String, Value, String)> {
     let mut args = vec![
         "tune",
         "--shape",
@@ -44,6 +49,7 @@ fn tune(dir: &Path, modes: &str) -> Option<(String, Value)> {
         "4",
     ];
     args.extend(FAST);
+    args.extend(extra);
     let o = t3(&args, dir);
     if no_adapter(&o) {
         return None;
@@ -56,7 +62,7 @@ fn tune(dir: &Path, modes: &str) -> Option<(String, Value)> {
         .expect("the default table");
     let table: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&name)).unwrap())
         .expect("the table is JSON");
-    Some((name, table))
+    Some((name, table, String::from_utf8_lossy(&o.stdout).into_owned()))
 }
 
 /// `t3 run` on SHAPE at 2 ranks for `modes`, and `extra`.
@@ -288,6 +294,39 @@ fn a_mode_that_loses_falls_back_and_says_so() {
     let host = row(&r, "host");
     assert!(host["fallback"].as_str().unwrap().starts_with("fell back"));
     assert_eq!(host["config_source"], "table");
+}
+
+/// A mode that cannot run at a point as given is not tuned, and the tuner says so and why, in its
+/// output and in the table (before, it was left out without a word).
+#[test]
+fn a_mode_that_cannot_run_is_said_not_tuned() {
+    // No spares and no help from the GEMM: fused mode has nothing to run its steps on.
+    let fused = "help=never,spare-dispatch=own,alias=off,spares=0";
+    let Some((_, t, out)) = tune_with(&tmp("not-run"), "encoded,fused", &["--fused", fused]) else {
+        return;
+    };
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("fused"))
+        .unwrap_or_else(|| panic!("no fused line: {out}"));
+    assert!(line.contains("not tuned"), "{line}");
+    assert!(
+        line.contains("spares=0"),
+        "the reason names the value: {line}"
+    );
+    let p = &t["points"][0];
+    assert_eq!(p["not_run"][0]["mode"], "fused", "{p}");
+    assert!(
+        p["not_run"][0]["why"].as_str().unwrap().contains("spares"),
+        "{p}"
+    );
+    let modes: Vec<&str> = p["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["encoded"], "{p}");
 }
 
 /// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is

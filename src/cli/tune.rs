@@ -126,6 +126,13 @@ pub fn describe_point(p: &Point) -> String {
                     .unwrap_or_default()
         );
     }
+    for n in &p.not_run {
+        let why = n.why.strip_prefix("skipped: ").unwrap_or(&n.why);
+        s += &format!(
+            "  {:<8} not tuned: it cannot run here as given ({why})\n",
+            n.mode
+        );
+    }
     s
 }
 

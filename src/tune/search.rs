@@ -22,7 +22,7 @@ use super::knobs::Given;
 use super::knobs::Knobs;
 use super::model::{self, Costs};
 use super::space::{self, Context};
-use super::table::{Choice, Key, Measured, Point};
+use super::table::{Choice, Key, Measured, NotRun, Point};
 
 /// How each configuration is measured, and how widely the search goes.
 #[derive(Clone, Copy, Debug)]
@@ -607,9 +607,18 @@ pub fn tune_point(
     // Each mode that ran as given, with the model fitted to it and the space it searches: the
     // model prunes the chunk axis to its best few, and the grid and the search share the space.
     let mut spaces: Vec<(ModeKind, Costs, Vec<Vec<space::Value>>)> = Vec::new();
+    let mut not_run = Vec::new();
     for &mode in job.modes.iter().filter(|&&m| m != ModeKind::Sequential) {
-        // Skipped or failed as given (a mode that cannot run here): nothing to tune.
-        let Some(t) = p.seen[&(mode, base_knobs.clone())].median_ms else {
+        // Skipped or failed as given (a mode that cannot run here): nothing to tune, said.
+        let given = &p.seen[&(mode, base_knobs.clone())];
+        let Some(t) = given.median_ms else {
+            not_run.push(NotRun {
+                mode,
+                why: given
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "it gave no time".into()),
+            });
             continue;
         };
         let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
@@ -643,6 +652,7 @@ pub fn tune_point(
         key: Key::of(&job.base, d.gpus.len()),
         sequential_ms,
         modes: choices,
+        not_run,
     })
 }
 

@@ -114,6 +114,17 @@ pub struct Point {
     /// clocks; every speedup is against it).
     pub sequential_ms: f64,
     pub modes: Vec<Choice>,
+    /// The modes asked for that could not run here as given, and why: nothing was tuned for them
+    /// (`t3 run` runs them as given, and its report says why they are skipped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<NotRun>,
+}
+
+/// A mode asked for that could not run at a point, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NotRun {
+    pub mode: ModeKind,
+    pub why: String,
 }
 
 /// The table of one adapter.

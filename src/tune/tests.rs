@@ -286,6 +286,10 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
         key: Key::of(&c, 1),
         sequential_ms: seq,
         modes: vec![choice.clone()],
+        not_run: vec![super::table::NotRun {
+            mode: ModeKind::Fused,
+            why: "it cannot".into(),
+        }],
     };
     let mut t = Table::new("GPU (Vulkan, 1)", "Vulkan", "1");
     t.insert(point(3.0));
