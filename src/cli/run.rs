@@ -4,7 +4,7 @@ use anyhow::{Context, Result};
 
 use t3_wgpu::config::fused::FusedOptions;
 use t3_wgpu::devices::{Devices, Placement};
-use t3_wgpu::experiment::{self, Options, Report, Stability, Verify};
+use t3_wgpu::experiment::{self, ModeResult, Options, Report, Stability, Verify};
 use t3_wgpu::files;
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::gpu::{Gpu, GpuOptions};
@@ -283,12 +283,7 @@ pub fn outputs(a: &RunArgs, label: &str, r: &Report) -> Result<Option<String>> {
 
 /// Whether any mode's check failed: a wrong number is a failure, never just a row.
 pub fn wrong(r: &Report) -> bool {
-    r.results.iter().any(|m| {
-        m.trackers_ok == Some(false)
-            || m.max_rel_error
-                .is_some_and(|e| e.is_nan() || e > m.tolerance)
-            || m.elements_past_rounding.is_some_and(|n| n > 0)
-    })
+    r.results.iter().any(ModeResult::wrong)
 }
 
 /// The mode whose run left the outputs: the last one measured (sequential always runs first).
