@@ -103,6 +103,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         stream_threads: opts_threads.iter().copied().max(),
         // `t3 calibrate --devices --beside-gemm` times the link beside a GEMM.
         beside_gemm: None,
+        ..Options::default()
     };
     let table = calibrate(&devices, &opts)?;
     print!("{}", table.text());

@@ -465,6 +465,8 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         threads: vec![1, 3],
         reps: 1,
         step_link: Link::Workgroups(4),
+        // Beside a GEMM the link's kernels take budgets of their own, as host mode's passes do.
+        beside_link: (Link::Workgroups(3), Link::Workgroups(5)),
         want: Path::Mapped,
         stream_bytes: 3 << 20,
         stream_threads: None,
@@ -559,6 +561,7 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
             }
             let b = x.beside.as_ref().expect("a row beside the GEMM given");
             assert_eq!((b.shape.as_str(), b.dtype.as_str()), ("37x21x19", "f16"));
+            assert_eq!((b.send_workgroups, b.land_workgroups), (Some(3), Some(5)));
             // Each time as measured, before the empty submission's is taken off (lavapipe's small
             // GEMM can take less than that median).
             assert!(b.empty_ms.is_finite() && b.empty_ms > 0.0, "{b:?}");
@@ -569,7 +572,9 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         assert!(t
             .text()
             .contains("device 2 sending to 0 and landing from 1 at once"));
-        assert!(t.text().contains("beside a f16 37x21x19 GEMM on device 2"));
+        assert!(t.text().contains(
+            "beside a f16 37x21x19 GEMM on device 2, the send on 3 workgroups, the landing on 5"
+        ));
     }
     assert_eq!(t.streams.len(), 8);
     // The staged path measures too, and says so.

@@ -132,13 +132,15 @@ pub enum Cmd {
         #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
         host_loop: Option<HostOptions>,
         /// With --devices: workgroups of each send kernel and zero-copy landing kernel, as `run`'s
-        /// `--link-workgroups` gives them [default: 128, as `run` gives an unthrottled link's].
+        /// `--link-workgroups` gives them [default: 512, as `run` gives an unthrottled link's in a
+        /// pass without GEMM work].
         #[arg(long, value_parser = positive_u32, requires = "devices")]
         link_workgroups: Option<u32>,
         /// With --devices: also time each device's sending and landing at once in one pass with a
         /// tracked GEMM of this shape on the device (`MxNxK`, or `MxNxK:f16` / `:bf16` for those
         /// operands), the link's kernels dispatched first and last, against each alone: how much of
-        /// the link a GEMM hides, as host mode's passes put them together.
+        /// the link a GEMM hides, as host mode's passes put them together (the send on 8
+        /// workgroups and the landing on 32 there, or the --link-workgroups given).
         #[arg(long, value_name = "MxNxK[:DTYPE]", value_parser = gemm_of, requires = "devices")]
         beside_gemm: Option<(Shape, Dtype)>,
     },

@@ -163,6 +163,7 @@ pub fn calibrate_hostlink(
     };
     if let Some(w) = ask.link_workgroups {
         opts.step_link = Link::Workgroups(w);
+        opts.beside_link = (Link::Workgroups(w), Link::Workgroups(w));
     }
     let t = calibration::calibrate(devices, &opts)?;
     if ask.beside_gemm.is_some() && t.duplex.is_empty() {

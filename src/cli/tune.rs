@@ -127,11 +127,11 @@ pub fn describe_point(p: &Point) -> String {
         );
     }
     for n in &p.not_run {
-        let why = n.why.strip_prefix("skipped: ").unwrap_or(&n.why);
-        s += &format!(
-            "  {:<8} not tuned: it cannot run here as given ({why})\n",
-            n.mode
-        );
+        let why = match n.why.strip_prefix("skipped: ") {
+            Some(why) => format!("it cannot run here as given ({why})"),
+            None => n.why.clone(),
+        };
+        s += &format!("  {:<8} not tuned: {why}\n", n.mode);
     }
     s
 }

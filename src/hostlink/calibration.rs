@@ -48,9 +48,13 @@ pub struct Options {
     /// Timed repetitions per (direction, size, threads), after one untimed one; medians reported.
     pub reps: usize,
     /// The workgroup budget of the step kernels that write the outbox and land a zero-copy chunk
-    /// (the trigger loop gives both the link's budget, `HOST_SEND_WORKGROUPS` where it is
-    /// unthrottled).
+    /// (the trigger loop gives both the link's budget away from GEMM work, `HOST_SEND_WORKGROUPS`
+    /// where it is unthrottled).
     pub step_link: Link,
+    /// The send's and the landing's budgets beside the GEMM of `beside_gemm`: where the link is
+    /// unthrottled the trigger loop gives them `HOST_SEND_BESIDE_GEMM_WORKGROUPS` and
+    /// `HOST_LAND_BESIDE_GEMM_WORKGROUPS` there, a budget the user sets holds there too.
+    pub beside_link: (Link, Link),
     /// The path asked for (mapped falls back to staged at an end without MAPPABLE_PRIMARY_BUFFERS).
     pub want: Path,
     /// About how many bytes each direction streams (chunks of the largest size, at most 64 MiB; 2 to
@@ -77,6 +81,10 @@ impl Default for Options {
             threads: vec![1, 2, 4, 8, 16],
             reps: 5,
             step_link: Link::Workgroups(crate::lower::HOST_SEND_WORKGROUPS),
+            beside_link: (
+                Link::Workgroups(crate::lower::HOST_SEND_BESIDE_GEMM_WORKGROUPS),
+                Link::Workgroups(crate::lower::HOST_LAND_BESIDE_GEMM_WORKGROUPS),
+            ),
             want: Path::ZeroCopy,
             stream_bytes: 1 << 30,
             stream_threads: None,

@@ -614,10 +614,11 @@ pub fn tune_point(
         let Some(t) = given.median_ms else {
             not_run.push(NotRun {
                 mode,
-                why: given
-                    .error
-                    .clone()
-                    .unwrap_or_else(|| "it gave no time".into()),
+                why: match &given.error {
+                    Some(e) if e.starts_with("skipped: ") => e.clone(),
+                    Some(e) => format!("as given, {e}"),
+                    None => "as given, it gave no time".into(),
+                },
             });
             continue;
         };
@@ -635,8 +636,13 @@ pub fn tune_point(
         // This mode's share of what is left.
         let left = deadline.saturating_duration_since(Instant::now());
         let mode_deadline = Instant::now() + left / (n_modes - i as u32);
-        if let Some(c) = p.choose(mode, &fitted, &axes, mode_deadline)? {
-            choices.push((c, fitted));
+        match p.choose(mode, &fitted, &axes, mode_deadline)? {
+            Some(c) => choices.push((c, fitted)),
+            None => not_run.push(NotRun {
+                mode,
+                why: "no configuration it measured gave a time that held when measured again"
+                    .into(),
+            }),
         }
     }
     choices.sort_by_key(|(c, _)| job.modes.iter().position(|&m| m == c.mode));

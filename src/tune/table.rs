@@ -114,8 +114,9 @@ pub struct Point {
     /// clocks; every speedup is against it).
     pub sequential_ms: f64,
     pub modes: Vec<Choice>,
-    /// The modes asked for that could not run here as given, and why: nothing was tuned for them
-    /// (`t3 run` runs them as given, and its report says why they are skipped).
+    /// The modes asked for that were not tuned here, and why (they could not run as given, or
+    /// nothing they ran held when measured again): `t3 run` runs them as the model and its flags
+    /// give them, and its report says what came of it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<NotRun>,
 }

@@ -281,20 +281,32 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
             error: None,
         }],
     };
-    let point = |seq: f64| Point {
+    let point = |seq: f64, not_run: Vec<super::table::NotRun>| Point {
         workload: "p".into(),
         key: Key::of(&c, 1),
         sequential_ms: seq,
         modes: vec![choice.clone()],
-        not_run: vec![super::table::NotRun {
+        not_run,
+    };
+    let fused_not_run = || {
+        vec![super::table::NotRun {
             mode: ModeKind::Fused,
-            why: "it cannot".into(),
-        }],
+            why: "skipped: it cannot".into(),
+        }]
     };
     let mut t = Table::new("GPU (Vulkan, 1)", "Vulkan", "1");
-    t.insert(point(3.0));
-    t.insert(point(4.0));
+    // A point tuned again replaces the whole point: what could not run before goes with it.
+    t.insert(point(3.0, fused_not_run()));
+    t.insert(point(4.0, Vec::new()));
     assert_eq!(t.points.len(), 1);
+    assert!(t.points[0].not_run.is_empty());
+    let json = serde_json::to_string(&t).unwrap();
+    assert!(
+        !json.contains("not_run"),
+        "an empty list is left out: {json}"
+    );
+    t.insert(point(4.0, fused_not_run()));
+    assert!(serde_json::to_string(&t).unwrap().contains("not_run"));
     let dir = std::env::temp_dir().join(format!("t3-tune-lib-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("t.json").display().to_string();

@@ -60,6 +60,20 @@ pub struct BesideRow {
     /// may take less than its median, and the figure then reads below zero).
     #[serde(default)]
     pub empty_ms: f64,
+    /// The send's and the landing's workgroup budgets in these passes (`Options::beside_link`;
+    /// absent from tables saved before they were said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_workgroups: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub land_workgroups: Option<u32>,
+}
+
+/// A budget's workgroups, where it caps them.
+fn workgroups(link: crate::steps::Link) -> Option<u32> {
+    match link {
+        crate::steps::Link::Workgroups(w) => Some(w),
+        crate::steps::Link::Unthrottled => None,
+    }
 }
 
 impl BesideRow {
@@ -196,6 +210,8 @@ impl Duplex<'_, '_> {
             link_first_ms: less(Work::LinkFirst),
             gemm_first_ms: less(Work::GemmFirst),
             empty_ms: empty,
+            send_workgroups: None,
+            land_workgroups: None,
         }))
     }
 
@@ -307,7 +323,25 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
                 }
             }
         }
-        let beside = x.time_beside(&gpus[d], bytes, opts.reps)?;
+        if x.gemm.is_some() {
+            // Beside GEMM work the link's kernels take host mode's budgets there.
+            let (send, land) = opts.beside_link;
+            x.write = StepWrite::new(on(d), ends(d), &out, 0, (bytes, send))?;
+            x.read = ZeroCopyRead::new(
+                devices,
+                kernels,
+                (landing, &counters),
+                &inbound,
+                (0, bytes, land),
+            )?;
+        }
+        let beside = x
+            .time_beside(&gpus[d], bytes, opts.reps)?
+            .map(|b| BesideRow {
+                send_workgroups: workgroups(opts.beside_link.0),
+                land_workgroups: workgroups(opts.beside_link.1),
+                ..b
+            });
         // What each way of moving both at once moved, checked: the landing poisoned and the
         // outbox cleared first (in the same submission, ahead of the work); beside a GEMM, what
         // the GEMM stored too.

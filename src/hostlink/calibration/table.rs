@@ -110,10 +110,14 @@ impl HostLinkTable {
             if let Some(b) = &x.beside {
                 let _ = writeln!(
                     out,
-                    "  beside a {} {} GEMM on device {} (ms, one pass): GEMM alone {:.3}, sending and landing alone {:.3}; both, the link first {:.3} ({:.0}% of the shorter hidden), the GEMM first {:.3} (one after the other {:.3})",
+                    "  beside a {} {} GEMM on device {}{} (ms, one pass): GEMM alone {:.3}, sending and landing alone {:.3}; both, the link first {:.3} ({:.0}% of the shorter hidden), the GEMM first {:.3} (one after the other {:.3})",
                     b.dtype,
                     b.shape,
                     x.device,
+                    match (b.send_workgroups, b.land_workgroups) {
+                        (Some(s), Some(l)) => format!(", the send on {s} workgroups, the landing on {l}"),
+                        _ => String::new(),
+                    },
                     b.gemm_ms,
                     b.link_ms,
                     b.link_first_ms,
