@@ -111,6 +111,9 @@ def main(argv):
                 f"| {'yes' if c['fallback'] else 'no'}{' **the grid pays**' if lost else ''} "
                 f"| {untuned(gm, g)} |"
             )
+        # A mode neither table tuned here, said with its reason (a table before it had none).
+        for n in p.get("not_run", []):
+            print(f"| {p['workload']} | {p['key']['dtype']} | {n['mode']} | not tuned: {n['why']} |")
     return 1 if bad else 0
 
 
