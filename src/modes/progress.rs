@@ -38,6 +38,20 @@ pub fn chunk_grain(
         &words[1 + n..1 + 3 * n],
         &words[1 + 3 * n..1 + 5 * n],
     );
+    // A chunk's transfers are armed only once its counter holds all its tiles, so the first claim
+    // of either is a sight of its completion too. The watcher whose sight crossed the tile count
+    // writes the completion's mark, and another watcher may arm the transfer and a spare claim it
+    // before that write lands (a race of the log, not of the transfers: on a CPU adapter under
+    // load, a mark late by many units): the completion is the earlier of the two sights.
+    let done: Vec<u32> = (0..n)
+        .map(|c| {
+            [done[c], first[2 * c], first[2 * c + 1]]
+                .into_iter()
+                .filter(|&v| v > 0)
+                .min()
+                .unwrap_or(0)
+        })
+        .collect();
     let at = |v: u32| start + (end - start) * f64::from(v.min(total)) / f64::from(total);
     let mut events = Vec::new();
     for p in 0..ranks.min(n / nch) {
@@ -136,6 +150,14 @@ mod tests {
             ]
         );
         assert_eq!(g.coverage, 1.0);
+        // The watcher that saw r1's chunk 0 complete marked it at 7, after the reduce it armed was
+        // first claimed at 5: the chunk completed by 5.
+        words[3] = 7;
+        let g = chunk_grain(&log, 2, &words, (100.0, 200.0)).unwrap();
+        let r1c0 = g.events.iter().find(|e| e.name == "r1 gemm c0").unwrap();
+        assert_eq!((r1c0.start_us, r1c0.end_us), (100.0, 150.0));
+        let moved = g.events.iter().find(|e| e.kind != EventKind::Gemm).unwrap();
+        assert!(r1c0.end_us <= moved.start_us);
         // A log that saw nothing, or is too short, gives nothing.
         assert!(chunk_grain(&log, 2, &[0; 21], (0.0, 1.0)).is_none());
         assert!(chunk_grain(&log, 2, &[5, 1], (0.0, 1.0)).is_none());
