@@ -106,10 +106,7 @@ pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Res
             .iter()
             .zip(secs)
             .map(|(l, s)| LinkRow {
-                workgroups: match l {
-                    Link::Workgroups(w) => Some(*w),
-                    Link::Unthrottled => None,
-                },
+                workgroups: l.cap(),
                 // A zero-length timing (no timestamp resolution) must not become an infinite rate.
                 gbps: bytes as f64 / s.max(1e-9) / 1e9,
                 ms: s * 1e3,

@@ -127,11 +127,7 @@ pub fn describe_point(p: &Point) -> String {
         );
     }
     for n in &p.not_run {
-        let why = match n.why.strip_prefix("skipped: ") {
-            Some(why) => format!("it cannot run here as given ({why})"),
-            None => n.why.clone(),
-        };
-        s += &format!("  {:<8} not tuned: {why}\n", n.mode);
+        s += &format!("  {:<8} not tuned: {}\n", n.mode, n.why);
     }
     s
 }

@@ -131,10 +131,7 @@ impl Knobs {
                 StepLead::Auto => None,
                 StepLead::Workgroups(w) => Some(w),
             },
-            link_workgroups: match c.link {
-                Link::Workgroups(w) => Some(w),
-                _ => None,
-            },
+            link_workgroups: c.link.cap(),
             arbitrate: c.arbitrate,
             host_grain: c.host.grain.map(HostGrain::name),
             host_depth: c.host.in_flight,

@@ -614,9 +614,13 @@ pub fn tune_point(
         let Some(t) = given.median_ms else {
             not_run.push(NotRun {
                 mode,
-                why: match &given.error {
-                    Some(e) if e.starts_with("skipped: ") => e.clone(),
-                    Some(e) => format!("as given, {e}"),
+                why: match given
+                    .error
+                    .as_deref()
+                    .map(|e| (e, e.strip_prefix("skipped: ")))
+                {
+                    Some((_, Some(why))) => format!("it cannot run here as given ({why})"),
+                    Some((e, None)) => format!("as given, {e}"),
                     None => "as given, it gave no time".into(),
                 },
             });

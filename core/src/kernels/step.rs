@@ -45,6 +45,14 @@ impl Link {
         }
     }
 
+    /// The workgroups it caps a step at (None: unthrottled).
+    pub fn cap(self) -> Option<u32> {
+        match self {
+            Link::Unthrottled => None,
+            Link::Workgroups(w) => Some(w),
+        }
+    }
+
     /// This budget, or `w` workgroups where it is unthrottled: what a kernel gets whose work, unlike
     /// a step between ranks of one device, has a cost of its own that bounds it (a step crossing
     /// devices through host memory).

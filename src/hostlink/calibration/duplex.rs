@@ -68,14 +68,6 @@ pub struct BesideRow {
     pub land_workgroups: Option<u32>,
 }
 
-/// A budget's workgroups, where it caps them.
-fn workgroups(link: crate::steps::Link) -> Option<u32> {
-    match link {
-        crate::steps::Link::Workgroups(w) => Some(w),
-        crate::steps::Link::Unthrottled => None,
-    }
-}
-
 impl BesideRow {
     /// What a pass of both saved against the two one after the other, the link dispatched first, as
     /// a share of the shorter of the two (1: the shorter fully hidden; 0: nothing).
@@ -169,8 +161,15 @@ impl Duplex<'_, '_> {
     /// Beside the GEMM, timed apart: the link's work alone leaves the SMs idle, and a GPU lowers
     /// its clock within a fraction of a second of that (an H200 to 345-840 MHz, where a GEMM timed
     /// runs 4-6 times slower); the GEMM first runs alone until the clock is back, and the link's
-    /// pass alone is timed again beside the others. None without a GEMM.
-    fn time_beside(&mut self, gpu: &Gpu, bytes: u64, reps: usize) -> Result<Option<BesideRow>> {
+    /// pass alone is timed again beside the others. None without a GEMM. `budgets`: the send's and
+    /// the landing's workgroups in these passes, as the caller built its halves, said in the row.
+    fn time_beside(
+        &mut self,
+        gpu: &Gpu,
+        bytes: u64,
+        reps: usize,
+        budgets: (crate::steps::Link, crate::steps::Link),
+    ) -> Result<Option<BesideRow>> {
         let Some(g) = &self.gemm else {
             return Ok(None);
         };
@@ -210,8 +209,8 @@ impl Duplex<'_, '_> {
             link_first_ms: less(Work::LinkFirst),
             gemm_first_ms: less(Work::GemmFirst),
             empty_ms: empty,
-            send_workgroups: None,
-            land_workgroups: None,
+            send_workgroups: budgets.0.cap(),
+            land_workgroups: budgets.1.cap(),
         }))
     }
 
@@ -335,13 +334,7 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
                 (0, bytes, land),
             )?;
         }
-        let beside = x
-            .time_beside(&gpus[d], bytes, opts.reps)?
-            .map(|b| BesideRow {
-                send_workgroups: workgroups(opts.beside_link.0),
-                land_workgroups: workgroups(opts.beside_link.1),
-                ..b
-            });
+        let beside = x.time_beside(&gpus[d], bytes, opts.reps, opts.beside_link)?;
         // What each way of moving both at once moved, checked: the landing poisoned and the
         // outbox cleared first (in the same submission, ahead of the work); beside a GEMM, what
         // the GEMM stored too.
