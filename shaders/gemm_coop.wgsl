@@ -52,9 +52,9 @@ fn fetch_a(row: u32, k: u32, job: Job) -> vec4<f16> {
     return a[(job.a_off + (row - job.a_row_base) * p.lda + k) >> 2u];
 }
 
-// Four B elements (k, col..col+3), unguarded likewise.
-fn fetch_b(k: u32, col: u32, job: Job) -> vec4<f16> {
-    return b_word((job.b_off + k * p.ldb + col) >> 2u);
+// Four B elements (k, col..col+3), unguarded likewise, through B's window `window` (`b_word_in`).
+fn fetch_b(k: u32, col: u32, job: Job, window: u32) -> vec4<f16> {
+    return b_word_in((job.b_off + k * p.ldb + col) >> 2u, window);
 }
 
 // A slice 128x32: vec4 i -> row i / 8, k 4 (i % 8). B slice 32x256: vec4 i -> k i / 64, col 4 (i % 64).
@@ -115,9 +115,22 @@ fn grouped(tile: Tile, w: u32) -> Tile {
 }
 
 // The tile linear workgroup `w` computes (its rows, columns and chunk from the job table), stored
-// and counted by its chunk's tracker.
+// and counted by its chunk's tracker. Where fused mode binds every rank's B as two windows, a copy of
+// the tile's code per window a job can read (`Job::b_window`), each with its window a constant: a
+// choice of window made per load, even a uniform one, slows this kernel by a third or more.
 fn compute_tile(w: u32, t: u32) {
     let tile = grouped(tile_of(w, t), w);
+    if (B_WINDOWS && tile.job.b_window == 1u) {
+        tile_in(w, t, tile, 1u);
+    } else if (B_WINDOWS && tile.job.b_window == 2u) {
+        tile_in(w, t, tile, 2u);
+    } else {
+        tile_in(w, t, tile, 0u);
+    }
+}
+
+// Tile `tile` (linear workgroup `w`'s) with B through window `window`.
+fn tile_in(w: u32, t: u32, tile: Tile, window: u32) {
     let job = tile.job;
     let row0 = tile.row0;
     let col0 = tile.col0;
@@ -129,14 +142,14 @@ fn compute_tile(w: u32, t: u32) {
     var ra1 = fetch_a(row0 + (t + 256u) / 8u, ((t + 256u) % 8u) * 4u, job);
     var ra2 = fetch_a(row0 + (t + 512u) / 8u, ((t + 512u) % 8u) * 4u, job);
     var ra3 = fetch_a(row0 + (t + 768u) / 8u, ((t + 768u) % 8u) * 4u, job);
-    var rb0 = fetch_b((t + 0u) / 64u, col0 + ((t + 0u) % 64u) * 4u, job);
-    var rb1 = fetch_b((t + 256u) / 64u, col0 + ((t + 256u) % 64u) * 4u, job);
-    var rb2 = fetch_b((t + 512u) / 64u, col0 + ((t + 512u) % 64u) * 4u, job);
-    var rb3 = fetch_b((t + 768u) / 64u, col0 + ((t + 768u) % 64u) * 4u, job);
-    var rb4 = fetch_b((t + 1024u) / 64u, col0 + ((t + 1024u) % 64u) * 4u, job);
-    var rb5 = fetch_b((t + 1280u) / 64u, col0 + ((t + 1280u) % 64u) * 4u, job);
-    var rb6 = fetch_b((t + 1536u) / 64u, col0 + ((t + 1536u) % 64u) * 4u, job);
-    var rb7 = fetch_b((t + 1792u) / 64u, col0 + ((t + 1792u) % 64u) * 4u, job);
+    var rb0 = fetch_b((t + 0u) / 64u, col0 + ((t + 0u) % 64u) * 4u, job, window);
+    var rb1 = fetch_b((t + 256u) / 64u, col0 + ((t + 256u) % 64u) * 4u, job, window);
+    var rb2 = fetch_b((t + 512u) / 64u, col0 + ((t + 512u) % 64u) * 4u, job, window);
+    var rb3 = fetch_b((t + 768u) / 64u, col0 + ((t + 768u) % 64u) * 4u, job, window);
+    var rb4 = fetch_b((t + 1024u) / 64u, col0 + ((t + 1024u) % 64u) * 4u, job, window);
+    var rb5 = fetch_b((t + 1280u) / 64u, col0 + ((t + 1280u) % 64u) * 4u, job, window);
+    var rb6 = fetch_b((t + 1536u) / 64u, col0 + ((t + 1536u) % 64u) * 4u, job, window);
+    var rb7 = fetch_b((t + 1792u) / 64u, col0 + ((t + 1792u) % 64u) * 4u, job, window);
     var c00 = coop_mat16x16<f32, C>();
     var c01 = coop_mat16x16<f32, C>();
     var c02 = coop_mat16x16<f32, C>();
@@ -173,14 +186,14 @@ fn compute_tile(w: u32, t: u32) {
             ra1 = fetch_a(row0 + (t + 256u) / 8u, kn + ((t + 256u) % 8u) * 4u, job);
             ra2 = fetch_a(row0 + (t + 512u) / 8u, kn + ((t + 512u) % 8u) * 4u, job);
             ra3 = fetch_a(row0 + (t + 768u) / 8u, kn + ((t + 768u) % 8u) * 4u, job);
-            rb0 = fetch_b(kn + (t + 0u) / 64u, col0 + ((t + 0u) % 64u) * 4u, job);
-            rb1 = fetch_b(kn + (t + 256u) / 64u, col0 + ((t + 256u) % 64u) * 4u, job);
-            rb2 = fetch_b(kn + (t + 512u) / 64u, col0 + ((t + 512u) % 64u) * 4u, job);
-            rb3 = fetch_b(kn + (t + 768u) / 64u, col0 + ((t + 768u) % 64u) * 4u, job);
-            rb4 = fetch_b(kn + (t + 1024u) / 64u, col0 + ((t + 1024u) % 64u) * 4u, job);
-            rb5 = fetch_b(kn + (t + 1280u) / 64u, col0 + ((t + 1280u) % 64u) * 4u, job);
-            rb6 = fetch_b(kn + (t + 1536u) / 64u, col0 + ((t + 1536u) % 64u) * 4u, job);
-            rb7 = fetch_b(kn + (t + 1792u) / 64u, col0 + ((t + 1792u) % 64u) * 4u, job);
+            rb0 = fetch_b(kn + (t + 0u) / 64u, col0 + ((t + 0u) % 64u) * 4u, job, window);
+            rb1 = fetch_b(kn + (t + 256u) / 64u, col0 + ((t + 256u) % 64u) * 4u, job, window);
+            rb2 = fetch_b(kn + (t + 512u) / 64u, col0 + ((t + 512u) % 64u) * 4u, job, window);
+            rb3 = fetch_b(kn + (t + 768u) / 64u, col0 + ((t + 768u) % 64u) * 4u, job, window);
+            rb4 = fetch_b(kn + (t + 1024u) / 64u, col0 + ((t + 1024u) % 64u) * 4u, job, window);
+            rb5 = fetch_b(kn + (t + 1280u) / 64u, col0 + ((t + 1280u) % 64u) * 4u, job, window);
+            rb6 = fetch_b(kn + (t + 1536u) / 64u, col0 + ((t + 1536u) % 64u) * 4u, job, window);
+            rb7 = fetch_b(kn + (t + 1792u) / 64u, col0 + ((t + 1792u) % 64u) * 4u, job, window);
         }
         {
             let a0 = coopLoadT<coop_mat16x16<f16, A>>(&As[(ar + 0u * SA + 0u) / 4u], SA / 4u);

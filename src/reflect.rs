@@ -132,7 +132,10 @@ mod tests {
         same_layout!(
             Job,
             "Job",
-            [row0, row1, wg_start, counter, a_off, b_off, c_off, a_row_base, c_row_base, land]
+            [
+                row0, row1, wg_start, counter, a_off, b_off, c_off, a_row_base, c_row_base, land,
+                b_window
+            ]
         );
         same_layout!(
             StepParams,

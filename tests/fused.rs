@@ -44,6 +44,7 @@ fn every_fused_variant_matches_reference() {
     bad_knob_is_named(gpu, &f32_kernels);
     spares_move_every_piece(gpu, &f32_kernels);
     spares_first_beside_runs_of_ranks(gpu, &f32_kernels, f16_kernels.as_ref());
+    b_in_two_windows(gpu, &f32_kernels, f16_kernels.as_ref());
     let cases = common::cases(20);
     let mut runner = TestRunner::new(PtConfig {
         cases,
@@ -205,38 +206,95 @@ fn spares_first_beside_runs_of_ranks(
                 (Some(k), 1) => (Dtype::F16, k),
                 _ => (Dtype::F32, f32_kernels),
             };
-            let config = Config {
-                chunks: 2,
-                collective,
-                via: ReduceVia::Update,
-                link: Link::Workgroups(2),
-                dtype,
-                out_dtype: Dtype::F32,
-                fused: FusedOptions {
-                    spare_dispatch: Some(SpareDispatch::Own),
-                    trigger: Some(Trigger::Spares),
-                    spares_first: Some(true),
-                    grid: Some(0),
-                    spares: Some(3),
-                    window: Some(window),
-                    pause: Some(5),
-                    ..FusedOptions::default()
-                },
-                ..Config::new(Shape::new(m, n, k).unwrap(), 3)
+            let fused = FusedOptions {
+                spare_dispatch: Some(SpareDispatch::Own),
+                trigger: Some(Trigger::Spares),
+                spares_first: Some(true),
+                grid: Some(0),
+                spares: Some(3),
+                window: Some(window),
+                pause: Some(5),
+                ..FusedOptions::default()
             };
-            let mut sys = System::new(gpu, kernels, config).unwrap();
-            assert!(Fused.skip_reason(&sys).is_none());
             let seed = 40 + (3 * i + j) as u64;
-            let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
-            sys.upload(&inputs);
-            sys.poison();
-            Fused.run(&mut sys).unwrap();
-            let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
-            let bound = if dtype == Dtype::F16 { 1e-4 } else { 1e-5 };
-            assert!(
-                err <= bound && trackers_ok,
-                "{collective} {dtype:?} window {window}: rel error {err}, trackers {trackers_ok}"
-            );
+            let config = three_ranks((m, n, k), collective, dtype, fused);
+            matches_reference(gpu, kernels, config, seed);
+        }
+    }
+}
+
+/// 3 ranks of `shape` in 2 chunks each, reduces by update over a 2-workgroup link, f32 outputs,
+/// fused mode as `fused` says.
+fn three_ranks(
+    (m, n, k): (usize, usize, usize),
+    collective: Collective,
+    dtype: Dtype,
+    fused: FusedOptions,
+) -> Config {
+    Config {
+        chunks: 2,
+        collective,
+        via: ReduceVia::Update,
+        link: Link::Workgroups(2),
+        dtype,
+        out_dtype: Dtype::F32,
+        fused,
+        ..Config::new(Shape::new(m, n, k).unwrap(), 3)
+    }
+}
+
+/// Fused mode run once on `config` (poisoned outputs, fresh inputs from `seed`): equal to the f64
+/// reference and every tracker at its mark.
+fn matches_reference(
+    gpu: &'static t3_wgpu::gpu::Gpu,
+    kernels: &Kernels,
+    config: Config,
+    seed: u64,
+) {
+    let what = format!(
+        "{} {:?} fused {:?}",
+        config.collective, config.dtype, config.fused
+    );
+    let (dtype, collective) = (config.dtype, config.collective);
+    let mut sys = System::new(gpu, kernels, config).unwrap();
+    assert!(Fused.skip_reason(&sys).is_none(), "{what}: fused skipped");
+    let inputs = Inputs::random(sys.config.shape, dtype, collective, &sys.chunking, seed);
+    sys.upload(&inputs);
+    sys.poison();
+    Fused.run(&mut sys).unwrap();
+    let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
+    let bound = if dtype == Dtype::F16 { 1e-4 } else { 1e-5 };
+    assert!(
+        err <= bound && trackers_ok,
+        "{what}: rel error {err}, trackers {trackers_ok}"
+    );
+}
+
+/// Every rank's B packed past the first window (`--fused window` at 1.5 and 2.5 ranks' B), read by
+/// one dispatch through B's two windows, the second starting at the first rank past the first
+/// (core/src/lower/fused/packing.rs `b_windows`): equal to the f64 reference, f32 and f16, ragged.
+fn b_in_two_windows(
+    gpu: &'static t3_wgpu::gpu::Gpu,
+    f32_kernels: &Kernels,
+    f16_kernels: Option<&Kernels>,
+) {
+    let (m, n, k) = (70, 300, 130);
+    for (i, (halves, collective)) in [(3, Collective::AllReduce), (5, Collective::ReduceScatter)]
+        .into_iter()
+        .enumerate()
+    {
+        for (dtype, kernels) in [(Dtype::F32, Some(f32_kernels)), (Dtype::F16, f16_kernels)] {
+            let Some(kernels) = kernels else { continue };
+            let rank_b = t3_wgpu::gemm::Padding::new(m, k, n).bytes(dtype).1;
+            let window = (rank_b * halves / 2) as u32;
+            let fused = FusedOptions {
+                trigger: Some(Trigger::Epilogue),
+                window: Some(window),
+                ..FusedOptions::default()
+            };
+            let seed = 70 + (2 * i) as u64 + u64::from(dtype == Dtype::F16);
+            let config = three_ranks((m, n, k), collective, dtype, fused);
+            matches_reference(gpu, kernels, config, seed);
         }
     }
 }
@@ -269,23 +327,7 @@ fn spares_move_every_piece(gpu: &'static t3_wgpu::gpu::Gpu, kernels: &Kernels) {
             },
             ..Config::new(Shape::new(40, 2100, 8).unwrap(), 2)
         };
-        let mut sys = System::new(gpu, kernels, config).unwrap();
-        assert!(Fused.skip_reason(&sys).is_none());
-        let inputs = Inputs::random(
-            sys.config.shape,
-            Dtype::F32,
-            collective,
-            &sys.chunking,
-            seed,
-        );
-        sys.upload(&inputs);
-        sys.poison();
-        Fused.run(&mut sys).unwrap();
-        let (err, trackers_ok) = check(&sys, &inputs, Verify::Full).unwrap();
-        assert!(
-            err <= 1e-5 && trackers_ok,
-            "{collective} (trigger {trigger:?}): rel error {err}, trackers {trackers_ok}"
-        );
+        matches_reference(gpu, kernels, config, seed);
     }
 }
 

@@ -53,7 +53,9 @@ struct Job {
     // landing state in `counters`, where each tile records itself once stored (`tile_landed`);
     // 0: the chunk is not landed (every other job).
     land: u32,
-    _pad1: u32,
+    // Fused mode's packed B in two windows (shaders/fused/operands/f16_b2.wgsl): the window this job's
+    // B lies in, 0 or 1, or 2 across both.
+    b_window: u32,
     _pad2: u32,
 }
 

@@ -155,7 +155,10 @@ pub struct Job {
     /// Fused mode's landed chunk: 1 + the first word of its landing state in the counters, where
     /// each tile records itself once stored (0: not landed; core/src/lower/fused/table.rs `landing`).
     pub land: u32,
-    pub _pad: [u32; 2],
+    /// Fused mode's packed B in two windows: the window this job's B lies in, 0 or 1, or 2 across
+    /// both (each word read from its own; core/src/lower/fused/packing.rs `Packing::b_windows`).
+    pub b_window: u32,
+    pub _pad: u32,
 }
 
 /// How the GEMM writes its output.

@@ -229,6 +229,7 @@ fn job_tables(
                     counter: (p * nch + x) as u32,
                     a_off: (packing.a_offs[p] / e) as u32,
                     b_off: ((packing.b_offs[p] - run.b.start) / e) as u32,
+                    b_window: packing.b_window[p],
                     c_off: ((p * m * n) as u64 - run.out.start / 4) as u32,
                     a_row_base: operands(config, chunking, p).1 as u32,
                     c_row_base: 0,
@@ -297,7 +298,7 @@ pub(super) fn lower_fused_with(
     let r = config.ranks;
     let e = config.dtype.bytes() as u64;
     let nch = chunking.count();
-    let packing = Packing::new(config, chunking);
+    let mut packing = Packing::new(config, chunking);
     let (tuning, lands) = settle(tuning, &t, schedule, r * nch);
     // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
     // would pass WebGPU's default limit of eight per stage).
@@ -323,15 +324,17 @@ pub(super) fn lower_fused_with(
     let (header, fwd) = (table.header, table.fwd);
     let (runs, per_run) = rank_runs_of(config, &tuning, &packing, out_bytes, window);
     let segments = segments(schedule, &runs);
+    // B's two windows where one dispatch binds every rank's (a dispatch per run binds its own).
+    if !per_run {
+        packing.split_b(window, t.max_binding);
+    }
     let (jobs, spans) = job_tables(config, chunking, &packing, &runs, &segments, &fwd, t.tile_n);
     let wg: u32 = spans.iter().map(|s| s.1).sum();
     let padding = operands(config, chunking, 0).0;
     // Elements of B from the second window's start on are read from it (never, where B fits one).
-    let b_split = if packing.b_bytes <= window {
-        u32::MAX
-    } else {
-        (window / e) as u32
-    };
+    let b_split = packing
+        .b_second
+        .map_or(u32::MAX, |second| (second / e) as u32);
     // The GEMM's workgroups: a grid no larger than its tiles, or one per tile. Spares in the GEMM's
     // dispatch follow them (ids past the grid, or past `total_wg`).
     let grid = grid_within(t.loop_limit, tuning.grid, wg, r * nch, config.shape.k).min(wg);
@@ -470,8 +473,8 @@ fn rank_runs_of(
 }
 
 /// Fused mode's pool buffers: the packed operands and output (B and the output as two windows
-/// each, `windows`), the counters, and the uploaded job and forward tables. Returns them and the
-/// output's and B's windows (`[lo, hi, b_lo, b_hi]`).
+/// each, `windows`; B's second from `Packing::b_second` where it has one), the counters, and the uploaded job and
+/// forward tables. Returns them and the output's and B's windows (`[lo, hi, b_lo, b_hi]`).
 fn pool(
     l: &mut Lowered,
     packing: &Packing,
@@ -482,7 +485,13 @@ fn pool(
     (header, fwd): (&ForwardHeader, &[Forward]),
 ) -> (Buffers, [Resource; 4]) {
     let a = l.pool_buffer("fused A (all ranks)", packing.a_bytes, None);
-    let (b, b_lo, b_hi) = windows(l, "fused B (all ranks)", packing.b_bytes, window);
+    let (b, b_lo, b_hi) = windows_from(
+        l,
+        "fused B (all ranks)",
+        packing.b_bytes,
+        window,
+        packing.b_second.unwrap_or(window),
+    );
     let (out, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
     let counters = l.pool_buffer(
         "fused trackers and transfer queue (all ranks)",

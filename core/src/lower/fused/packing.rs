@@ -16,6 +16,18 @@ pub(super) fn windows(
     bytes: u64,
     window: u64,
 ) -> (Buffer, Resource, Resource) {
+    windows_from(l, label, bytes, window, window)
+}
+
+/// [`windows`] with the second window from byte `second` (a 256-byte boundary, at most `window`) on:
+/// read-only bindings only where it is below `window`, as the two then overlap.
+pub(super) fn windows_from(
+    l: &mut Lowered,
+    label: &'static str,
+    bytes: u64,
+    window: u64,
+    second: u64,
+) -> (Buffer, Resource, Resource) {
     let spare_at = bytes.next_multiple_of(256);
     let fits = bytes <= window;
     let alloc = if fits { spare_at + 256 } else { bytes };
@@ -33,7 +45,7 @@ pub(super) fn windows(
     if fits {
         (buffer, span(0, bytes), span(spare_at, 16))
     } else {
-        (buffer, span(0, window), span(window, bytes - window))
+        (buffer, span(0, window), span(second, bytes - second))
     }
 }
 
@@ -107,6 +119,10 @@ pub(super) struct Packing {
     pub(super) a_bytes: u64,
     pub(super) b_offs: Vec<u64>,
     pub(super) b_bytes: u64,
+    /// Where B's second window starts, where it has one ([`Packing::split_b`]).
+    pub(super) b_second: Option<u64>,
+    /// The window each rank's B is read through (`Job::b_window`).
+    pub(super) b_window: Vec<u32>,
 }
 
 impl Packing {
@@ -134,14 +150,46 @@ impl Packing {
             sizes,
             a_offs,
             a_bytes,
+            b_window: vec![0; b_offs.len()],
             b_offs,
             b_bytes,
+            b_second: None,
         }
     }
 
     /// Each rank's B bytes.
     pub(super) fn b_sizes(&self) -> Vec<u64> {
         self.sizes.iter().map(|s| s.1).collect()
+    }
+
+    /// Binds B as two windows where it passes `window` (one dispatch binding every rank's): sets
+    /// `b_second`, the second's first byte, and `b_window`, the window each rank's B is read through
+    /// (`Job::b_window`: 0 the first, 1 the second, 2 across both). The second starts at the first
+    /// rank whose B passes the first window if every rank from there on fits `max_binding`, so that
+    /// each tile reads one window (a choice of window per load slows the cooperative GEMM by a third
+    /// or more); else at the first window's end, the rank across it reading each word from its own.
+    pub(super) fn split_b(&mut self, window: u64, max_binding: u64) {
+        let sizes = self.b_sizes();
+        let Some(first_past) = (0..sizes.len()).find(|&p| self.b_offs[p] + sizes[p] > window)
+        else {
+            return;
+        };
+        let at_rank = self.b_offs[first_past] / 256 * 256;
+        let second = if self.b_bytes - at_rank <= max_binding {
+            at_rank
+        } else {
+            window
+        };
+        let of = |p: usize| match (
+            self.b_offs[p] + sizes[p] <= window,
+            self.b_offs[p] >= second,
+        ) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        };
+        self.b_window = (0..sizes.len()).map(of).collect();
+        self.b_second = Some(second);
     }
 
     /// The copies that pack every rank's A and B into `a` and `b`. Whole (16-byte padded) buffers,

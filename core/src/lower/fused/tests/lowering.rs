@@ -434,8 +434,8 @@ fn fused_mode_takes_the_paying_defaults_where_the_multiprocessors_are_known() {
 
 #[test]
 fn fused_binds_b_and_the_output_in_two_windows_past_one_binding() {
-    // 4 ranks of 40x3000x19: packed A 71 KiB, packed B 1.5 MiB, outputs 1.8 MiB, against 1 MiB
-    // bindings: A in one, B and the output in two windows each.
+    // 4 ranks of 40x3000x19: packed A 71 KiB, packed B 1.5 MiB (ranks of 384 KiB), outputs 1.8 MiB,
+    // against 1 MiB bindings: A in one, B and the output in two windows each.
     let c = Config {
         shape: Shape::new(40, 3000, 19).unwrap(),
         chunks: 1,
@@ -444,26 +444,78 @@ fn fused_binds_b_and_the_output_in_two_windows_past_one_binding() {
     let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
     let s = Schedule::new(c.collective, &ch);
     let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
-    let mut t = TARGET;
-    t.max_binding = 1 << 20;
-    let l = lower(&c, &ch, &s, &plan, t);
-    let rec = &l.fused.as_ref().unwrap().recording;
-    let d = rec.passes().next().unwrap().dispatches[0];
-    let b = &l.bindings[d.binding];
-    let Params::Gemm(p) = b.params else {
-        panic!("fused params {:?}", b.params)
-    };
-    assert_eq!(p.b_split, (1 << 20) / 4, "elements of B's first window");
+    let rank_b = super::super::packing::Packing::new(&c, &ch).b_sizes()[0];
+    assert_eq!(rank_b, 384 * 1024, "the ranks' B this test assumes");
     let window = |r: &Resource| match r {
         Resource::Window(s) => (s.offset, s.bytes),
         other => panic!("not a window: {other:?}"),
     };
-    // Bindings 3 and 8: B's windows, the second starting where the first ends.
-    let (lo, hi) = (window(&b.resources[3]), window(&b.resources[8]));
+    // B's split, its windows (bindings 3 and 8) and the window each rank's jobs read.
+    let lowered_with = |max_binding: u64, knob: Option<u32>, m: usize| {
+        let mut t = TARGET;
+        t.max_binding = max_binding;
+        let c = Config {
+            shape: Shape::new(m, 3000, 19).unwrap(),
+            fused: crate::config::fused::FusedOptions {
+                window: knob,
+                ..c.fused
+            },
+            ..c.clone()
+        };
+        let ch = Chunking::new(m, c.ranks, c.chunks).unwrap();
+        let s = Schedule::new(c.collective, &ch);
+        let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+        let l = lower(&c, &ch, &s, &plan, t);
+        let fused = l.fused.as_ref().unwrap();
+        let d = fused.recording.passes().next().unwrap().dispatches[0];
+        let b = &l.bindings[d.binding];
+        let Params::Gemm(p) = b.params else {
+            panic!("fused params {:?}", b.params)
+        };
+        let jobs: &[crate::kernels::gemm::Job] = bytemuck::cast_slice(
+            l.pool
+                .iter()
+                .find(|b| b.label == "fused jobs")
+                .and_then(|b| b.init.as_deref())
+                .unwrap(),
+        );
+        let mut by_rank = vec![None; c.ranks];
+        for j in jobs {
+            let rank = j.counter as usize / ch.count();
+            assert!(
+                by_rank[rank].is_none_or(|w| w == j.b_window),
+                "rank {rank}'s jobs read one window"
+            );
+            by_rank[rank] = Some(j.b_window);
+        }
+        let windows = (window(&b.resources[3]), window(&b.resources[8]));
+        (p.b_split, windows, by_rank)
+    };
+    // The second window starts at the first rank past the first (rank 2, at 768 KiB), as ranks 2
+    // and 3 fit one binding: every rank's tiles read one window.
+    let (split, (lo, hi), by_rank) = lowered_with(1 << 20, None, 40);
+    assert_eq!(
+        split,
+        (2 * rank_b / 4) as u32,
+        "elements of B before rank 2"
+    );
     assert_eq!(lo, (0, 1 << 20));
-    assert_eq!(hi.0, 1 << 20);
-    assert!(hi.1 > 0 && hi.1 <= 1 << 20);
+    assert_eq!(hi, (2 * rank_b, 2 * rank_b));
+    assert_eq!(by_rank, [Some(0), Some(0), Some(1), Some(1)]);
+    // A first window of 640 KiB (`--fused window`) on 1 MiB bindings (8 output rows, which fit
+    // them): ranks 1-3 (1152 KiB) would not fit one binding from rank 1's start, so the second
+    // starts where the first ends and rank 1, across both, reads each word from its own.
+    let (split, (lo, hi), by_rank) = lowered_with(1 << 20, Some(640 * 1024), 8);
+    assert_eq!(split, (640 * 1024 / 4) as u32);
+    assert_eq!(lo, (0, 640 * 1024));
+    assert_eq!(hi, (640 * 1024, 4 * rank_b - 640 * 1024));
+    assert_eq!(by_rank, [Some(0), Some(2), Some(1), Some(1)]);
+    // B fitting one binding reads only the first window.
+    let (split, _, by_rank) = lowered_with(1 << 21, None, 40);
+    assert_eq!(split, u32::MAX);
+    assert_eq!(by_rank, [Some(0); 4]);
     // Twice the binding is the most either may be.
+    let mut t = TARGET;
     t.max_binding = 1 << 19;
     let e = lower(&c, &ch, &s, &plan, t).fused.unwrap_err();
     assert!(e.contains("packed"), "{e}");
