@@ -334,14 +334,16 @@ fn region_bytes(src: &str, name: &str) -> u64 {
 
 /// Runs kernel `src` (emulated) on `shape` in `chunks` chunks, produced last chunk first, on a
 /// workgroup per tile or (`grid` = Some(g)) a persistent grid of min(g, tiles - 1) workgroups; returns
-/// the relative error against f64 and whether every tracker counter reached its threshold.
+/// the relative error against f64 and whether every tracker counter reached its threshold. With
+/// `windows` (a composition of fused mode's B in two windows, bound as `b` and `b_hi`), chunk x reads
+/// B through window x % 3 ([`TwoWindows`]).
 #[allow(clippy::too_many_arguments)]
 fn run_emulated(
     gpu: &Gpu,
     pipeline: &wgpu::ComputePipeline,
     layout: &wgpu::BindGroupLayout,
     src: &str,
-    (shape, chunks): (Shape, usize),
+    (shape, chunks, windows): (Shape, usize, bool),
     grid: Option<u32>,
     c0: f32,
     rng: &mut Rng,
@@ -355,17 +357,21 @@ fn run_emulated(
     // Reversed production order: the job table, not the chunk index, decides what a workgroup does.
     let order: Vec<usize> = (0..chunks).rev().collect();
     let tile_n = Engine::Coop.tile_n();
+    let l = Padding::new(m, k, n);
+    let packed_b = l.pack_b(d, &b, n);
+    let two = windows.then(|| TwoWindows::new(&packed_b));
     let (jobs, total_wg) = job_table(
         order.iter().map(|&x| Job {
             row0: chunking.rows(x).start as u32,
             row1: chunking.rows(x).end as u32,
             counter: x as u32,
+            b_window: if windows { (x % 3) as u32 } else { 0 },
+            b_off: two.as_ref().map_or(0, |t| t.b_off[x % 3]),
             ..Default::default()
         }),
         n,
         tile_n,
     );
-    let l = Padding::new(m, k, n);
     let mut params = GemmParams::new(
         shape,
         &l,
@@ -374,6 +380,9 @@ fn run_emulated(
         total_wg,
         gpu.max_workgroups_per_dim,
     );
+    if let Some(t) = &two {
+        params.b_split = t.split;
+    }
     let launched = match grid {
         Some(g) if total_wg > 1 => {
             params.grid_wg = g.min(total_wg - 1);
@@ -386,7 +395,10 @@ fn run_emulated(
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC;
     let init = |label, bytes: &[u8], u| gpu.init_buffer(label, bytes, u);
     let abuf = init("A", &l.pack_a(d, &a, k), usage);
-    let bbuf = init("B", &l.pack_b(d, &b, n), usage);
+    let (bbuf, b_hi) = match &two {
+        Some(t) => (init("B lo", &t.lo, usage), Some(init("B hi", &t.hi, usage))),
+        None => (init("B", &packed_b, usage), None),
+    };
     let c = init(
         "C",
         bytemuck::cast_slice(&vec![c0; (m * n).next_multiple_of(4)]),
@@ -409,23 +421,22 @@ fn run_emulated(
         .iter()
         .copied()
         .chain(["emu_as", "emu_bs"])
+        .chain(b_hi.as_ref().map(|_| "b_hi"))
         .collect();
-    let bg = shaders::bind(
-        gpu,
-        "emulated coop gemm",
-        layout,
-        &roles,
-        &[
-            ("dst", c.as_entire_binding()),
-            ("p", pbuf.as_entire_binding()),
-            ("a", abuf.as_entire_binding()),
-            ("b", bbuf.as_entire_binding()),
-            ("counters", counters.as_entire_binding()),
-            ("jobs", jbuf.as_entire_binding()),
-            ("emu_as", emu_a.as_entire_binding()),
-            ("emu_bs", emu_b.as_entire_binding()),
-        ],
-    );
+    let mut named = vec![
+        ("dst", c.as_entire_binding()),
+        ("p", pbuf.as_entire_binding()),
+        ("a", abuf.as_entire_binding()),
+        ("b", bbuf.as_entire_binding()),
+        ("counters", counters.as_entire_binding()),
+        ("jobs", jbuf.as_entire_binding()),
+        ("emu_as", emu_a.as_entire_binding()),
+        ("emu_bs", emu_b.as_entire_binding()),
+    ];
+    if let Some(hi) = &b_hi {
+        named.push(("b_hi", hi.as_entire_binding()));
+    }
+    let bg = shaders::bind(gpu, "emulated coop gemm", layout, &roles, &named);
     let mut enc = gpu.device.create_command_encoder(&Default::default());
     {
         let mut pass = enc.begin_compute_pass(&Default::default());
@@ -451,25 +462,39 @@ fn run_emulated(
     )
 }
 
+/// The adapter, if it has SHADER_F16 (else the test is skipped, and says so), the tracked
+/// composition's interface, and a layout of its bindings, then the emulated operand arrays
+/// (`emulate`), then `extra`.
+fn emulation(
+    extra: &[Access],
+) -> Option<(&'static Gpu, &'static Interface, wgpu::BindGroupLayout)> {
+    let gpu = common::gpu()?;
+    if !gpu.has(wgpu::Features::SHADER_F16) {
+        eprintln!("SKIPPED: no SHADER_F16");
+        return None;
+    }
+    let own = store_track().interface().unwrap();
+    let bindings = [own.bindings, &[Access::ReadWrite; 2], extra].concat();
+    let emulated = Interface {
+        bindings: Box::leak(bindings.into_boxed_slice()),
+        ..*own
+    };
+    Some((
+        gpu,
+        own,
+        shaders::layout(gpu, "emulated coop gemm", &emulated),
+    ))
+}
+
 /// Every cooperative-matrix kernel, emulated on whatever adapter runs the tests: edge shapes, K at
 /// and around the slice and slice-pair boundaries, several column tiles, tile rows past one tile group,
 /// chunks that do not divide M.
 #[test]
 fn coop_kernels_emulated_match_reference() {
-    let Some(gpu) = common::gpu() else { return };
-    if !gpu.has(wgpu::Features::SHADER_F16) {
-        eprintln!("SKIPPED: no SHADER_F16");
+    let Some((gpu, own, layout)) = emulation(&[]) else {
         return;
-    }
-    // The kernel's reflected bindings, then the emulated operand arrays.
-    let variant = store_track();
-    let own = variant.interface().unwrap();
-    let bindings = [own.bindings, &[Access::ReadWrite; 2]].concat();
-    let emulated = Interface {
-        bindings: Box::leak(bindings.into_boxed_slice()),
-        ..*own
     };
-    let layout = shaders::layout(gpu, "emulated coop gemm", &emulated);
+    let variant = store_track();
     let shapes: &[(usize, usize, usize, usize)] = &[
         (1, 1, 1, 1),
         (17, 33, 65, 1),
@@ -531,7 +556,7 @@ fn coop_kernels_emulated_match_reference() {
                         pipeline,
                         &layout,
                         &src,
-                        (shape, chunks),
+                        (shape, chunks, false),
                         grid,
                         c0,
                         &mut rng,
@@ -551,4 +576,100 @@ fn coop_kernels_emulated_match_reference() {
         ran += 1;
     }
     assert!(ran > 0, "T3_COOP_VARIANT={only}: no such kernel");
+}
+
+/// B (packed, `vec4<f16>` words) placed in two buffers as fused mode's two windows of B are bound, so
+/// that a word read through the wrong window is NaN: a job reading the first window finds B whole at
+/// `b_off[0]`; one reading the second finds it whole at `b_off[1]` (past the split); one across both
+/// finds B's words before the split in the first buffer at 0 and the rest at the second's start.
+/// Everything else is f16 NaN.
+struct TwoWindows {
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+    /// The split, elements (`GemmParams::b_split`: a multiple of 64).
+    split: u32,
+    /// Each window's job's B offset, elements (0: the first window, 1: the second, 2: across both).
+    b_off: [u32; 3],
+}
+
+impl TwoWindows {
+    fn new(packed: &[u8]) -> TwoWindows {
+        const WORD: usize = 8;
+        let words = packed.len() / WORD;
+        // The split, words: half of B on a 16-word (64-element) boundary, at least one boundary in.
+        let split = (words / 2 / 16 * 16).max(16);
+        // Second buffer: B's words from the split on at 0, B whole at `whole_hi`.
+        let whole_hi = words.saturating_sub(split).next_multiple_of(32);
+        let nan = |len: usize| vec![0xffu8; len * WORD];
+        let mut hi = nan(whole_hi + words);
+        if split < words {
+            hi[..(words - split) * WORD].copy_from_slice(&packed[split * WORD..]);
+        }
+        hi[whole_hi * WORD..].copy_from_slice(packed);
+        // First buffer: B's words before the split at 0, NaN where a second-window job's words lie
+        // read through it by mistake, then B whole at `whole_lo`.
+        let whole_lo = (split + whole_hi + words).next_multiple_of(32);
+        let mut lo = nan(whole_lo + words);
+        lo[..split.min(words) * WORD].copy_from_slice(&packed[..split.min(words) * WORD]);
+        lo[whole_lo * WORD..].copy_from_slice(packed);
+        TwoWindows {
+            lo,
+            hi,
+            split: (split * 4) as u32,
+            b_off: [(whole_lo * 4) as u32, ((split + whole_hi) * 4) as u32, 0],
+        }
+    }
+}
+
+/// The cooperative kernel with fused mode's B in two windows (shaders/fused/operands/f16_b2.wgsl,
+/// its copy of the tile's code per window), emulated: chunks whose jobs read B through the first
+/// window, the second and both (`Job::b_window` 0, 1, 2), each window a buffer of its own where a word
+/// read through the wrong one is NaN; equal to the f64 reference on edge shapes.
+#[test]
+fn coop_kernel_reads_b_through_two_windows() {
+    // B's second window is binding 8, past the emulated operand arrays.
+    let Some((gpu, own, layout)) = emulation(&[Access::Read]) else {
+        return;
+    };
+    assert_eq!(own.bindings.len() + 2, 8, "b_hi is binding 8");
+    let variant = store_track();
+    // The tracked composition with B's two-window source in place of its one binding.
+    let body = |path: &str| -> String {
+        let src = t3_wgpu::reflect::source(path).unwrap();
+        src.lines()
+            .filter(|l| !l.trim_start().starts_with("enable "))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let (one, two) = (
+        body("operands/f16_b.wgsl"),
+        body("fused/operands/f16_b2.wgsl"),
+    );
+    let composed = variant.source(None).unwrap();
+    assert!(
+        composed.contains(&one),
+        "the tracked composition reads B as one binding"
+    );
+    let src = composed.replace(&one, &two);
+    let emu = emulate(&src, own.bindings.len());
+    let module = shaders::module_from_source(gpu, "gemm_coop b2", emu.clone(), false)
+        .unwrap_or_else(|e| panic!("{e}\n{emu}"));
+    let pipeline =
+        shaders::pipeline(gpu, "gemm_coop b2", &layout, &module, &[("GRID", 0.0)]).unwrap();
+    let mut rng = Rng::new(common::seed("emulated gemm_coop, B in two windows"));
+    for &(m, n, k, chunks) in &[(3, 1, 1, 3), (131, 129, 17, 3), (300, 520, 40, 6)] {
+        let shape = Shape::new(m, n, k).unwrap();
+        let (err, tracked) = run_emulated(
+            gpu,
+            &pipeline,
+            &layout,
+            &src,
+            (shape, chunks, true),
+            None,
+            f32::NAN,
+            &mut rng,
+        );
+        assert!(err <= 1e-3, "{shape} chunks {chunks}: rel error {err}");
+        assert!(tracked, "{shape} chunks {chunks}: tracker counts");
+    }
 }
