@@ -473,8 +473,9 @@ fn rank_runs_of(
 }
 
 /// Fused mode's pool buffers: the packed operands and output (B and the output as two windows
-/// each, `windows`; B's second from `Packing::b_second` where it has one), the counters, and the uploaded job and
-/// forward tables. Returns them and the output's and B's windows (`[lo, hi, b_lo, b_hi]`).
+/// each, `windows`; B's second from `Packing::b_second` where it has one), the counters, and the
+/// uploaded job and forward tables. Returns them and the output's and B's windows (`[lo, hi, b_lo,
+/// b_hi]`).
 fn pool(
     l: &mut Lowered,
     packing: &Packing,
