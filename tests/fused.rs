@@ -272,7 +272,8 @@ fn matches_reference(
 
 /// Every rank's B packed past the first window (`--fused window` at 1.5 and 2.5 ranks' B), read by
 /// one dispatch through B's two windows, the second starting at the first rank past the first
-/// (core/src/lower/fused/packing.rs `b_windows`): equal to the f64 reference, f32 and f16, ragged.
+/// (core/src/lower/fused/packing.rs `Packing::split_b`): equal to the f64 reference, f32 and f16,
+/// ragged.
 fn b_in_two_windows(
     gpu: &'static t3_wgpu::gpu::Gpu,
     f32_kernels: &Kernels,

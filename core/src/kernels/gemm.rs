@@ -156,7 +156,7 @@ pub struct Job {
     /// each tile records itself once stored (0: not landed; core/src/lower/fused/table.rs `landing`).
     pub land: u32,
     /// Fused mode's packed B in two windows: the window this job's B lies in, 0 or 1, or 2 across
-    /// both (each word read from its own; core/src/lower/fused/packing.rs `Packing::b_windows`).
+    /// both (each word read from its own; core/src/lower/fused/packing.rs `Packing::split_b`).
     pub b_window: u32,
     pub _pad: u32,
 }
