@@ -63,7 +63,7 @@ fn run_modes(config: Config, modes: Vec<Box<dyn Mode>>) {
     let Some(kernels) = common::kernels(gpu, config.dtype) else {
         return;
     };
-    let mut sys = System::new(gpu, &kernels, config).unwrap();
+    let mut sys = System::new(gpu, kernels, config).unwrap();
     let c = &sys.config.clone();
     let (collective, ranks, chunks, m, via, link, dtype) = (
         c.collective,

@@ -43,8 +43,8 @@ fn every_fused_variant_matches_reference() {
     let atomic_kernels = put_kernels(FusedPut::Atomic);
     bad_knob_is_named(gpu, &f32_kernels);
     spares_move_every_piece(gpu, &f32_kernels);
-    spares_first_beside_runs_of_ranks(gpu, &f32_kernels, f16_kernels.as_ref());
-    b_in_two_windows(gpu, &f32_kernels, f16_kernels.as_ref());
+    spares_first_beside_runs_of_ranks(gpu, &f32_kernels, f16_kernels);
+    b_in_two_windows(gpu, &f32_kernels, f16_kernels);
     let cases = common::cases(20);
     let mut runner = TestRunner::new(PtConfig {
         cases,
@@ -93,7 +93,7 @@ fn every_fused_variant_matches_reference() {
             )| {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
-                let (dtype, kernels) = match (&f16_kernels, &atomic_kernels, seed % 5) {
+                let (dtype, kernels) = match (f16_kernels, &atomic_kernels, seed % 5) {
                     (Some(k), _, 0) => (Dtype::F16, k),
                     (_, _, 1) => (Dtype::F32, &cas_kernels),
                     (_, Some(k), 2) => (Dtype::F32, k),

@@ -59,7 +59,7 @@ fn random_configurations_match_reference() {
                 prop_assume!(ranks * chunks <= m);
                 let collective = Collective::ALL[coll];
                 // Every fourth case on f16 operands, where the adapter has them.
-                let (dtype, kernels) = match (&f16_kernels, seed % 4) {
+                let (dtype, kernels) = match (f16_kernels, seed % 4) {
                     (Some(k), 0) => (Dtype::F16, k),
                     _ => (Dtype::F32, &f32_kernels),
                 };

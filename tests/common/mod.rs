@@ -52,20 +52,34 @@ pub fn seed(label: &str) -> u64 {
     s
 }
 
-/// The kernels of `dtype` runs on `gpu`, or None (test skipped, said on stderr) where the adapter
-/// cannot run them (f16 without SHADER_F16).
-pub fn kernels(gpu: &Gpu, dtype: t3_wgpu::shapes::Dtype) -> Option<t3_wgpu::modes::Kernels> {
-    match t3_wgpu::modes::Kernels::with(gpu, dtype, None) {
-        Ok(k) => {
-            eprintln!("{} GEMM kernel: {}", dtype.name(), k.gemm.engine.name());
-            Some(k)
-        }
-        Err(e @ t3_wgpu::Error::MissingFeature { .. }) => {
-            eprintln!("SKIPPED {}: {e}", dtype.name());
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
+/// The kernels of `dtype` on the test GPU ([`gpu`]), made once per test binary so that each pipeline
+/// compiles once, not once per test case (lavapipe takes seconds a pipeline where Mesa's shader cache
+/// is empty), or None (test skipped, said on stderr) where the adapter cannot run them (f16 without
+/// SHADER_F16).
+pub fn kernels(
+    gpu: &'static Gpu,
+    dtype: t3_wgpu::shapes::Dtype,
+) -> Option<&'static t3_wgpu::modes::Kernels> {
+    use t3_wgpu::shapes::Dtype;
+    static KERNELS: [OnceLock<Option<t3_wgpu::modes::Kernels>>; 3] = [const { OnceLock::new() }; 3];
+    let slot = match dtype {
+        Dtype::F32 => 0,
+        Dtype::F16 => 1,
+        Dtype::Bf16 => 2,
+    };
+    KERNELS[slot]
+        .get_or_init(|| match t3_wgpu::modes::Kernels::with(gpu, dtype, None) {
+            Ok(k) => {
+                eprintln!("{} GEMM kernel: {}", dtype.name(), k.gemm.engine.name());
+                Some(k)
+            }
+            Err(e @ t3_wgpu::Error::MissingFeature { .. }) => {
+                eprintln!("SKIPPED {}: {e}", dtype.name());
+                None
+            }
+            Err(e) => panic!("{e}"),
+        })
+        .as_ref()
 }
 
 /// Most devices [`devices`] opens.
