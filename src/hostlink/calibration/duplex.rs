@@ -16,6 +16,7 @@ use crate::gpu::Gpu;
 use crate::reference::Rng;
 use crate::shapes::Shape;
 use crate::stats::{median, Settle};
+use crate::steps::Link;
 use crate::tracked::TrackedGemm;
 
 /// Medians of one device's write and read, alone and at once (GB/s of each, the chunk over the
@@ -168,7 +169,7 @@ impl Duplex<'_, '_> {
         gpu: &Gpu,
         bytes: u64,
         reps: usize,
-        budgets: (crate::steps::Link, crate::steps::Link),
+        budgets: (Link, Link),
     ) -> Result<Option<BesideRow>> {
         let Some(g) = &self.gemm else {
             return Ok(None);
@@ -297,15 +298,24 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             }
             _ => (None, Vec::new()),
         };
+        // Device d's send and landing kernels on these budgets.
+        let halves = |(send, land): (Link, Link)| -> Result<(StepWrite, ZeroCopyRead)> {
+            Ok((
+                StepWrite::new(on(d), ends(d), &out, 0, (bytes, send))?,
+                ZeroCopyRead::new(
+                    devices,
+                    kernels,
+                    (landing, &counters),
+                    &inbound,
+                    (0, bytes, land),
+                )?,
+            ))
+        };
+        let away = (opts.step_link, opts.step_link);
+        let (write, read) = halves(away)?;
         let mut x = Duplex {
-            write: StepWrite::new(on(d), ends(d), &out, 0, (bytes, opts.step_link))?,
-            read: ZeroCopyRead::new(
-                devices,
-                kernels,
-                (landing, &counters),
-                &inbound,
-                (0, bytes, opts.step_link),
-            )?,
+            write,
+            read,
             out: &out,
             copy_out: [&rig.ends[d].src, out.outbox(0)?],
             copy_in: [inbound.inbox(0)?, landing],
@@ -322,17 +332,9 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
                 }
             }
         }
-        if x.gemm.is_some() {
+        if x.gemm.is_some() && opts.beside_link != away {
             // Beside GEMM work the link's kernels take host mode's budgets there.
-            let (send, land) = opts.beside_link;
-            x.write = StepWrite::new(on(d), ends(d), &out, 0, (bytes, send))?;
-            x.read = ZeroCopyRead::new(
-                devices,
-                kernels,
-                (landing, &counters),
-                &inbound,
-                (0, bytes, land),
-            )?;
+            (x.write, x.read) = halves(opts.beside_link)?;
         }
         let beside = x.time_beside(&gpus[d], bytes, opts.reps, opts.beside_link)?;
         // What each way of moving both at once moved, checked: the landing poisoned and the
