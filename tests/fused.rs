@@ -193,6 +193,15 @@ fn spares_first_beside_runs_of_ranks(
     f32_kernels: &Kernels,
     f16_kernels: Option<&Kernels>,
 ) {
+    let runs_of_ranks = FusedOptions {
+        spare_dispatch: Some(SpareDispatch::Own),
+        trigger: Some(Trigger::Spares),
+        spares_first: Some(true),
+        grid: Some(0),
+        spares: Some(3),
+        pause: Some(5),
+        ..FusedOptions::default()
+    };
     let (m, n, k) = (301, 199, 37);
     let rank_bytes = (m * n * 4) as u32;
     // A window's 256-byte-aligned start may lie up to 255 bytes before its rank's, and its size is
@@ -207,16 +216,30 @@ fn spares_first_beside_runs_of_ranks(
                 _ => (Dtype::F32, f32_kernels),
             };
             let fused = FusedOptions {
-                spare_dispatch: Some(SpareDispatch::Own),
-                trigger: Some(Trigger::Spares),
-                spares_first: Some(true),
-                grid: Some(0),
-                spares: Some(3),
                 window: Some(window),
-                pause: Some(5),
-                ..FusedOptions::default()
+                ..runs_of_ranks
             };
             let seed = 40 + (3 * i + j) as u64;
+            let config = three_ranks((m, n, k), collective, dtype, fused);
+            matches_reference(gpu, kernels, config, seed);
+        }
+    }
+    // A window that holds two ranks' A but not three, where each rank's A outweighs its B and
+    // output: the runs are A's, each dispatch reading its run's A from the window's start.
+    let (m, n, k) = (301, 19, 200);
+    for (i, collective) in [Collective::AllReduce, Collective::ReduceScatter]
+        .into_iter()
+        .enumerate()
+    {
+        for (dtype, kernels) in [(Dtype::F32, Some(f32_kernels)), (Dtype::F16, f16_kernels)] {
+            let Some(kernels) = kernels else { continue };
+            let (rank_a, rank_b) = t3_wgpu::gemm::Padding::new(m, k, n).bytes(dtype);
+            assert!(rank_a > rank_b && rank_a > (m * n * 4) as u64);
+            let fused = FusedOptions {
+                window: Some((2 * rank_a + 512) as u32),
+                ..runs_of_ranks
+            };
+            let seed = 50 + (2 * i) as u64 + u64::from(dtype == Dtype::F16);
             let config = three_ranks((m, n, k), collective, dtype, fused);
             matches_reference(gpu, kernels, config, seed);
         }

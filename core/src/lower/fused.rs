@@ -159,20 +159,32 @@ fn spare_counts(
     })
 }
 
-/// Refuses packed buffers over the device's limits: one dispatch must bind every rank's.
+/// Refuses packed buffers over the device's limits: one dispatch must bind every rank's, but the
+/// operands where each run of ranks has its own (`own_operands`: `rank_runs` fitted each run's).
 fn check_sizes(
     t: &Target,
     packing: &Packing,
     out_bytes: u64,
     window: u64,
+    own_operands: bool,
 ) -> std::result::Result<(), String> {
-    for (what, bytes, max_binding) in [
+    let operands = [
         ("packed A", packing.a_bytes, t.max_binding),
         ("packed B", packing.b_bytes, window + t.max_binding),
-        ("packed outputs", out_bytes, window + t.max_binding),
-    ] {
-        Error::check_size(what, bytes, t.max_buffer, max_binding)
-            .map_err(|e| format!("one dispatch must bind every rank: {e}"))?;
+    ];
+    let outputs = ("packed outputs", out_bytes, window + t.max_binding);
+    let checked = if own_operands { &[][..] } else { &operands[..] };
+    for &(what, bytes, max_binding) in checked.iter().chain([&outputs]) {
+        Error::check_size(what, bytes, t.max_buffer, max_binding).map_err(|e| {
+            // A dispatch per run of ranks lifts the operands' limits, not the outputs': the spares
+            // bind every rank's.
+            let runs = if what == "packed outputs" {
+                ""
+            } else {
+                "; a dispatch per run of ranks binds its own operands: --fused trigger=spares,spare-dispatch=own,grid=off"
+            };
+            format!("one dispatch must bind every rank: {e}{runs}")
+        })?;
     }
     Ok(())
 }
@@ -227,7 +239,7 @@ fn job_tables(
                     row0: rows.start as u32,
                     row1: rows.end as u32,
                     counter: (p * nch + x) as u32,
-                    a_off: (packing.a_offs[p] / e) as u32,
+                    a_off: ((packing.a_offs[p] - run.a.start) / e) as u32,
                     b_off: ((packing.b_offs[p] - run.b.start) / e) as u32,
                     b_window: packing.b_window[p],
                     c_off: ((p * m * n) as u64 - run.out.start / 4) as u32,
@@ -249,11 +261,9 @@ fn job_tables(
     (jobs, spans)
 }
 
-/// The pool buffers fused mode binds.
+/// The pool buffers fused mode binds (the packed operands: [`Operands`]).
 #[derive(Clone, Copy, Debug)]
 struct Buffers {
-    a: Buffer,
-    b: Buffer,
     out: Buffer,
     counters: Buffer,
     jobs: Buffer,
@@ -261,19 +271,19 @@ struct Buffers {
 }
 
 impl Buffers {
-    /// The fused kernels' bindings in their order, with the output, B and counters as given.
+    /// The fused kernels' bindings in their order, with the output, its second window, A, B, B's
+    /// second window and the counters as given.
     fn resources(
         &self,
         out_at: Resource,
-        b_at: Resource,
+        &[a_at, b_at, b_hi]: &[Resource; 3],
         counters: Buffer,
         hi: Resource,
-        b_hi: Resource,
     ) -> [(&'static str, Resource); 9] {
         [
             ("dst", out_at),
             ("p", Resource::Params),
-            ("a", Resource::Buffer(self.a)),
+            ("a", a_at),
             ("b", b_at),
             ("counters", Resource::Buffer(counters)),
             ("jobs", Resource::Buffer(self.jobs)),
@@ -282,6 +292,15 @@ impl Buffers {
             ("b_hi", b_hi),
         ]
     }
+}
+
+/// Where the packed operands lie: per run of ranks (`RankRun`), the span of A and of B its
+/// dispatch binds; and the A, B and B's second window that one dispatch over every rank binds (the
+/// spares' binding too, which never reads them: stubs where each run's operands have buffers of
+/// their own).
+struct Operands {
+    runs: Vec<[Span; 2]>,
+    whole: [Resource; 3],
 }
 
 /// [`lower_fused`] under `tuning`.
@@ -317,12 +336,14 @@ pub(super) fn lower_fused_with(
     let log = config.fused.timeline.then(|| table.add_progress(nch));
     // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
     let out_bytes = table.out_elems as u64 * 4;
-    check_sizes(&t, &packing, out_bytes, window)?;
+    let (runs, per_run) = rank_runs_of(config, &tuning, &packing, out_bytes, window);
+    // No one buffer or binding need hold every rank's operands then ([`operand_buffers`]).
+    let own_operands = per_run && (packing.a_bytes > window || packing.b_bytes > window);
+    check_sizes(&t, &packing, out_bytes, window, own_operands)?;
     // Each landed hop writes its inbox and the adds read it again.
     let extra_bytes = 2 * 4 * table.inbox_elems;
     let counts = spare_counts(&tuning, &table, r)?;
     let (header, fwd) = (table.header, table.fwd);
-    let (runs, per_run) = rank_runs_of(config, &tuning, &packing, out_bytes, window);
     let segments = segments(schedule, &runs);
     // B's two windows where one dispatch binds every rank's (a dispatch per run binds its own).
     if !per_run {
@@ -360,18 +381,16 @@ pub(super) fn lower_fused_with(
         grid_wg: grid,
         ..gemm_params(0..jobs.len(), wg)
     };
-    let (bufs, [lo, hi, b_lo, b_hi]) = pool(
+    let (bufs, [lo, hi]) = pool(
         l,
-        &packing,
         window,
         out_bytes,
         table.counter_words,
         &jobs,
         (&header, &fwd),
     );
+    let operands = operand_buffers(l, &packing, window, &runs, own_operands);
     let Buffers {
-        a,
-        b,
         out,
         counters,
         forward,
@@ -387,7 +406,7 @@ pub(super) fn lower_fused_with(
     l.bindings.push(Binding::new(
         Group::Fused,
         Params::Gemm(params),
-        &bufs.resources(lo, b_lo, counters, hi, b_hi),
+        &bufs.resources(lo, &operands.whole, counters, hi),
     ));
     let binding = l.bindings.len() - 1;
     let watched = tuning.trigger == Trigger::Spares;
@@ -403,17 +422,19 @@ pub(super) fn lower_fused_with(
             workgroups: computing + in_gemm,
         }]
     } else {
-        per_run_dispatches(l, bufs, &runs, &spans, |jobs, wg| GemmParams {
-            b_split: u32::MAX,
-            c_split: u32::MAX,
-            ..gemm_params(jobs, wg)
+        per_run_dispatches(l, bufs, (&runs, &operands.runs), &spans, |jobs, wg| {
+            GemmParams {
+                b_split: u32::MAX,
+                c_split: u32::MAX,
+                ..gemm_params(jobs, wg)
+            }
         })
     };
     let dispatches = with_spares(l, bufs, binding, &gemm, &tuning, counts);
     // Cleared through the buffers themselves, as the copies of the previous run read them (a clear
     // through a view would not be ordered after those reads). The ranks' inputs may change between
     // runs: packed on every run.
-    let mut commands = packing.copies(a, b);
+    let mut commands = packing.copies(&runs, &operands.runs);
     commands.extend([Command::Clear(out), Command::Clear(counters)]);
     let sequential = own_sequential(&t, &commands, &gemm, plan, binding, counts, tuning.land);
     commands.push(Command::Pass(Pass {
@@ -451,15 +472,7 @@ fn rank_runs_of(
 ) -> (Vec<RankRun>, bool) {
     let out_rank = (config.shape.m * config.shape.n * 4) as u64;
     let runs = (tuning.trigger == Trigger::Spares && tuning.grid == 0 && config.fused.alias)
-        .then(|| {
-            rank_runs(
-                out_rank,
-                out_bytes,
-                &packing.b_offs,
-                &packing.b_sizes(),
-                window,
-            )
-        })
+        .then(|| rank_runs(out_rank, out_bytes, packing, window))
         .flatten();
     let per_run = runs.is_some();
     let runs = runs.unwrap_or_else(|| {
@@ -467,32 +480,23 @@ fn rank_runs_of(
             ranks: 0..config.ranks,
             out: 0..out_bytes,
             b: 0..packing.b_bytes,
+            a: 0..packing.a_bytes,
         }]
     });
     (runs, per_run)
 }
 
-/// Fused mode's pool buffers: the packed operands and output (B and the output as two windows
-/// each, `windows`; B's second from `Packing::b_second` where it has one), the counters, and the
-/// uploaded job and forward tables. Returns them and the output's and B's windows (`[lo, hi, b_lo,
-/// b_hi]`).
+/// Fused mode's pool buffers but the packed operands' ([`operand_buffers`]): the packed output (as
+/// two windows, `windows`), the counters, and the uploaded job and forward tables. Returns them and
+/// the output's windows (`[lo, hi]`).
 fn pool(
     l: &mut Lowered,
-    packing: &Packing,
     window: u64,
     out_bytes: u64,
     counter_words: usize,
     jobs: &[Job],
     (header, fwd): (&ForwardHeader, &[Forward]),
-) -> (Buffers, [Resource; 4]) {
-    let a = l.pool_buffer("fused A (all ranks)", packing.a_bytes, None);
-    let (b, b_lo, b_hi) = windows_from(
-        l,
-        "fused B (all ranks)",
-        packing.b_bytes,
-        window,
-        packing.b_second.unwrap_or(window),
-    );
+) -> (Buffers, [Resource; 2]) {
     let (out, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
     let counters = l.pool_buffer(
         "fused trackers and transfer queue (all ranks)",
@@ -508,14 +512,73 @@ fn pool(
         Some(fwd_bytes),
     );
     let bufs = Buffers {
-        a,
-        b,
         out,
         counters,
         jobs,
         forward,
     };
-    (bufs, [lo, hi, b_lo, b_hi])
+    (bufs, [lo, hi])
+}
+
+/// The packed operands' buffers: every rank's A in one and B in another (B as two windows, its
+/// second from `Packing::b_second` where it has one), each run binding its range of them; or, where
+/// each run has operands of its own (`own`: where a dispatch per run binds them and every rank's
+/// pass a window), a buffer for each run's A and each run's B.
+fn operand_buffers(
+    l: &mut Lowered,
+    packing: &Packing,
+    window: u64,
+    runs: &[RankRun],
+    own: bool,
+) -> Operands {
+    let span = |buffer, at: &Range<u64>| Span {
+        buffer,
+        offset: at.start,
+        bytes: at.end - at.start,
+    };
+    let stub = |buffer| {
+        Resource::Window(Span {
+            buffer,
+            offset: 0,
+            bytes: 16,
+        })
+    };
+    if own {
+        let runs: Vec<[Span; 2]> = runs
+            .iter()
+            .map(|run| {
+                let [a, b] = [
+                    ("fused A (a run of ranks)", &run.a),
+                    ("fused B (a run of ranks)", &run.b),
+                ]
+                .map(|(label, at)| {
+                    let bytes = at.end - at.start;
+                    span(l.pool_buffer(label, bytes, None), &(0..bytes))
+                });
+                [a, b]
+            })
+            .collect();
+        let [a, b] = runs[0].map(|s| stub(s.buffer));
+        return Operands {
+            whole: [a, b, b],
+            runs,
+        };
+    }
+    let a = l.pool_buffer("fused A (all ranks)", packing.a_bytes, None);
+    let (b, b_lo, b_hi) = windows_from(
+        l,
+        "fused B (all ranks)",
+        packing.b_bytes,
+        window,
+        packing.b_second.unwrap_or(window),
+    );
+    Operands {
+        runs: runs
+            .iter()
+            .map(|run| [span(a, &run.a), span(b, &run.b)])
+            .collect(),
+        whole: [Resource::Buffer(a), b_lo, b_hi],
+    }
 }
 
 /// Outside the timed pass: results and counters back to the ranks' own buffers.

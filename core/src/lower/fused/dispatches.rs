@@ -18,13 +18,11 @@ use crate::plan::Plan;
 pub(super) fn per_run_dispatches(
     l: &mut Lowered,
     bufs: Buffers,
-    runs: &[RankRun],
+    (runs, operands): (&[RankRun], &[[Span; 2]]),
     spans: &[JobSpan],
     params: impl Fn(Range<usize>, u32) -> GemmParams,
 ) -> Vec<Dispatch> {
-    let Buffers {
-        b, out, counters, ..
-    } = bufs;
+    let Buffers { out, counters, .. } = bufs;
     // View 1 of the output and counters is the spares' (below); dispatch d > 0 writes through
     // view d + 1, the first through the buffers themselves.
     for buf in [out, counters] {
@@ -37,6 +35,7 @@ pub(super) fn per_run_dispatches(
         .enumerate()
         .map(|(d, (range, seg_wg, g))| {
             let run = &runs[*g];
+            let [a, b] = operands[*g];
             let view = |buf: Buffer| match buf {
                 Buffer::Pool(i) if d > 0 => Buffer::View(i, d + 1),
                 other => other,
@@ -62,10 +61,13 @@ pub(super) fn per_run_dispatches(
                 Params::Gemm(params(range.clone(), *seg_wg)),
                 &bufs.resources(
                     span_of(view(out), &run.out),
-                    span_of(b, &run.b),
+                    &[
+                        Resource::Window(a),
+                        Resource::Window(b),
+                        stub(b.buffer, b.offset),
+                    ],
                     view(counters),
                     stub(view(out), run.out.start),
-                    stub(b, run.b.start),
                 ),
             ));
             Dispatch {

@@ -57,33 +57,36 @@ pub(super) fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
     (w / 256 * 256).max(256)
 }
 
-/// A run of consecutive ranks whose packed outputs and Bs are each bound as one window: the byte
-/// ranges of the packed output and of packed B it binds.
+/// A run of consecutive ranks whose packed outputs, Bs and As are each bound as one window: the
+/// byte ranges of the packed output, of packed B and of packed A it binds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct RankRun {
     pub(super) ranks: std::ops::Range<usize>,
     pub(super) out: std::ops::Range<u64>,
     pub(super) b: std::ops::Range<u64>,
+    pub(super) a: std::ops::Range<u64>,
 }
 
-/// The ranks in runs, as long as each run's outputs (`out_rank` bytes a rank, `out_bytes` in all)
-/// and Bs (at `b_offs`, `b_sizes` bytes) each fit `window` bytes; None where one rank's alone does not. A run's windows start at the
-/// 256-byte boundary at or below its first rank's (every adapter's binding offset alignment) and end
-/// at a whole vec4 past its last (the kernels bind the output as vec4s).
+/// The ranks in runs, as long as each run's outputs (`out_rank` bytes a rank, `out_bytes` in all),
+/// Bs and As (`packing`'s) each fit `window` bytes; None where one rank's alone do not. A run's
+/// windows start at the 256-byte boundary at or below its first rank's (every adapter's binding
+/// offset alignment) and end at a whole vec4 past its last (the kernels bind the output as vec4s).
 pub(super) fn rank_runs(
     out_rank: u64,
     out_bytes: u64,
-    b_offs: &[u64],
-    b_sizes: &[u64],
+    packing: &Packing,
     window: u64,
 ) -> Option<Vec<RankRun>> {
+    let (a_sizes, b_sizes) = (packing.a_sizes(), packing.b_sizes());
+    let (a_offs, b_offs) = (&packing.a_offs, &packing.b_offs);
     let run = |ranks: std::ops::Range<usize>| {
         let (p0, p1) = (ranks.start, ranks.end);
         let out = (p0 as u64 * out_rank) / 256 * 256
             ..(p1 as u64 * out_rank).next_multiple_of(16).min(out_bytes);
         let b = b_offs[p0] / 256 * 256..b_offs[p1 - 1] + b_sizes[p1 - 1];
-        let fits = out.end - out.start <= window && b.end - b.start <= window;
-        (RankRun { ranks, out, b }, fits)
+        let a = a_offs[p0] / 256 * 256..a_offs[p1 - 1] + a_sizes[p1 - 1];
+        let fits = [&out, &b, &a].iter().all(|r| r.end - r.start <= window);
+        (RankRun { ranks, out, b, a }, fits)
     };
     let mut runs: Vec<RankRun> = Vec::new();
     for p in 0..b_offs.len() {
@@ -157,6 +160,11 @@ impl Packing {
         }
     }
 
+    /// Each rank's A bytes.
+    pub(super) fn a_sizes(&self) -> Vec<u64> {
+        self.sizes.iter().map(|s| s.0).collect()
+    }
+
     /// Each rank's B bytes.
     pub(super) fn b_sizes(&self) -> Vec<u64> {
         self.sizes.iter().map(|s| s.1).collect()
@@ -192,24 +200,28 @@ impl Packing {
         self.b_second = Some(second);
     }
 
-    /// The copies that pack every rank's A and B into `a` and `b`. Whole (16-byte padded) buffers,
-    /// so every offset and size is a multiple of 16 bytes whatever the dtype and shape.
-    pub(super) fn copies(&self, a: Buffer, b: Buffer) -> Vec<Command> {
+    /// The copies that pack every rank's A and B into its run's spans of them (`operands`, per
+    /// run). Whole (16-byte padded) buffers, so every offset and size is a multiple of 16 bytes
+    /// whatever the dtype and shape.
+    pub(super) fn copies(&self, runs: &[RankRun], operands: &[[Span; 2]]) -> Vec<Command> {
         let mut commands = Vec::new();
-        for (p, &(sa, sb)) in self.sizes.iter().enumerate() {
-            for (src, bytes, dst, off) in [
-                (Buffer::A(p), sa, a, self.a_offs[p]),
-                (Buffer::B(p), sb, b, self.b_offs[p]),
-            ] {
-                commands.push(Command::Copy {
-                    src: Span {
-                        buffer: src,
-                        offset: 0,
-                        bytes,
-                    },
-                    dst,
-                    dst_offset: off,
-                });
+        for (run, &[a, b]) in runs.iter().zip(operands) {
+            for p in run.ranks.clone() {
+                let (sa, sb) = self.sizes[p];
+                for (src, bytes, dst, off) in [
+                    (Buffer::A(p), sa, a, self.a_offs[p] - run.a.start),
+                    (Buffer::B(p), sb, b, self.b_offs[p] - run.b.start),
+                ] {
+                    commands.push(Command::Copy {
+                        src: Span {
+                            buffer: src,
+                            offset: 0,
+                            bytes,
+                        },
+                        dst: dst.buffer,
+                        dst_offset: dst.offset + off,
+                    });
+                }
             }
         }
         commands

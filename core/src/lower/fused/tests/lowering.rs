@@ -589,3 +589,43 @@ fn fused_knobs_resolve_against_the_device_as_their_variables_did() {
         assert!(e.contains(name), "{e}");
     }
 }
+
+#[test]
+fn fused_mode_lowers_every_f32_preset_at_tp_4_on_an_h200_and_past_it_only_the_outputs_stop_it() {
+    use crate::workload::{presets, DEFAULT_TOKENS};
+    // An H200's limits and multiprocessors, the SIMT GEMM's two workgroups per multiprocessor: the
+    // paying defaults there are a dispatch per stage and run of ranks, each binding its own
+    // operands (MT-NLG's and PaLM's packed A or B pass a binding or a buffer at TP 4).
+    let h200 = Target {
+        max_buffer: 4_292_870_144,
+        max_binding: 2_147_483_644,
+        sms: Some(132),
+        gemm_per_sm: 2,
+        ..TARGET
+    };
+    let mut lowered = 0;
+    for p in presets(DEFAULT_TOKENS, 1.0)
+        .into_iter()
+        .filter(|p| p.tp >= 4)
+    {
+        let c = Config {
+            chunks: 1,
+            collective: p.collective,
+            ..Config::new(Shape::new(p.m, p.n, p.k).unwrap(), p.tp)
+        };
+        let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+        let s = Schedule::new(c.collective, &ch);
+        let plan = Plan::new(&s, &ch, c.shape.n, h200.tile_n, c.via);
+        match lower(&c, &ch, &s, &plan, h200).fused {
+            Ok(_) => lowered += usize::from(p.tp == 4),
+            // Every rank's packed outputs past the buffer (the spares bind them all), at TP 8 and
+            // up on the largest models.
+            Err(e) => assert!(
+                p.tp >= 8 && e.contains("packed outputs") && e.contains("max_buffer_size"),
+                "{}: {e}",
+                p.name
+            ),
+        }
+    }
+    assert_eq!(lowered, 20, "every TP-4 preset");
+}

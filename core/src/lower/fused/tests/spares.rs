@@ -257,3 +257,111 @@ fn fused_spares_as_the_trigger_watch_a_tracked_gemm_and_a_finisher_follows_them(
     );
     assert!(finisher.workgroups >= c.ranks as u32, "{finisher:?}");
 }
+
+#[test]
+fn fused_dispatches_per_run_of_ranks_bind_their_own_operands_past_one_binding() {
+    use crate::config::Config;
+    use crate::lower::fused::packing::Packing;
+    use crate::lower::fused::Trigger;
+    use crate::plan::{Plan, ReduceVia};
+    use crate::schedule::{Collective, Schedule};
+    use crate::shapes::{Chunking, Shape};
+    // 4 ranks of 600x40x700: each rank's padded A weighs more than its B or output, and a binding
+    // holds two ranks' A, not four.
+    let c = Config {
+        shape: Shape::new(600, 40, 700).unwrap(),
+        chunks: 1,
+        ..crate::lower::tests::config(Collective::ReduceScatter, ReduceVia::Update)
+    };
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let packing = Packing::new(&c, &ch);
+    let rank_a = packing.a_sizes()[0];
+    let mut t = TARGET;
+    t.max_binding = 2 * rank_a + 512;
+    assert!(packing.a_bytes > t.max_binding && packing.b_bytes <= t.max_binding);
+    // One dispatch binding every rank's A cannot run, and says what can.
+    let mut l = lower(&c, &ch, &s, &plan, t);
+    let e = l.fused.as_ref().unwrap_err();
+    assert!(
+        e.contains("packed A") && e.contains("trigger=spares"),
+        "{e}"
+    );
+    let (.., tuning) = own_spares(Trigger::Spares);
+    let runs = crate::lower::fused::FusedTuning {
+        spares_first: true,
+        grid: 0,
+        ..tuning
+    };
+    let rec = crate::lower::fused::lower_fused_with(&mut l, &c, &ch, &s, &plan, runs)
+        .unwrap()
+        .recording;
+    // Where the copies pack each rank's A and B.
+    let packed = |of: Buffer| {
+        rec.commands
+            .iter()
+            .find_map(|c| match c {
+                Command::Copy {
+                    src,
+                    dst,
+                    dst_offset,
+                } if src.buffer == of => Some((*dst, *dst_offset)),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let d = &rec.passes().next().unwrap().dispatches;
+    let (spares, gemms) = (d[0], &d[1..d.len() - 1]);
+    // The spares never read the operands: their binding's are stubs.
+    for r in [2, 3, 8] {
+        let Resource::Window(stub) = l.bindings[spares.binding].resources[r] else {
+            panic!("{:?}", l.bindings[spares.binding].resources[r])
+        };
+        assert_eq!((stub.offset, stub.bytes), (0, 16));
+    }
+    let mut seen = vec![false; c.ranks];
+    let mut buffers = Vec::new();
+    for g in gemms {
+        check_dispatch(&l, g);
+        let b = &l.bindings[g.binding];
+        let window = |r: usize| match b.resources[r] {
+            Resource::Window(s) => s,
+            other => panic!("{other:?}"),
+        };
+        let (a, bw) = (window(2), window(3));
+        for w in [a, bw] {
+            assert!(w.offset % 256 == 0 && w.bytes <= t.max_binding, "{w:?}");
+        }
+        buffers.extend([a.buffer, bw.buffer]);
+        let Params::Gemm(p) = b.params else {
+            panic!("gemm params")
+        };
+        let Some(Buffer::Pool(i)) = b.resources[5].buffer() else {
+            panic!("job table")
+        };
+        let table: &[crate::kernels::gemm::Job] =
+            bytemuck::cast_slice(l.pool[i].init.as_ref().unwrap());
+        // Each job reads its rank's A and B where the copies put them, inside its run's windows.
+        for j in &table[p.job_base as usize..(p.job_base + p.n_jobs) as usize] {
+            let rank = j.counter as usize / ch.count();
+            for (w, off, of, bytes) in [
+                (a, j.a_off, Buffer::A(rank), rank_a),
+                (bw, j.b_off, Buffer::B(rank), packing.sizes[rank].1),
+            ] {
+                let at = w.offset + u64::from(off) * 4;
+                assert_eq!(packed(of), (w.buffer, at), "rank {rank}'s {of:?}");
+                assert!(
+                    at + bytes <= w.offset + w.bytes,
+                    "rank {rank}'s {of:?} in its window"
+                );
+            }
+            seen[rank] = true;
+        }
+    }
+    assert_eq!(seen, [true; 4]);
+    // A buffer of A and one of B for each run (dispatches of one run share them).
+    buffers.sort_unstable_by_key(|b| format!("{b:?}"));
+    buffers.dedup();
+    assert_eq!(buffers.len(), 4, "two runs of two ranks: {buffers:?}");
+}
