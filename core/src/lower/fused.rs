@@ -178,12 +178,11 @@ fn check_sizes(
         Error::check_size(what, bytes, t.max_buffer, max_binding).map_err(|e| {
             // A dispatch per run of ranks lifts the operands' limits, not the outputs': the spares
             // bind every rank's.
-            let runs = if what == "packed outputs" {
-                ""
+            if what == "packed outputs" {
+                format!("the spares bind every rank's outputs: {e}")
             } else {
-                "; a dispatch per run of ranks binds its own operands: --fused trigger=spares,spare-dispatch=own,grid=off"
-            };
-            format!("one dispatch must bind every rank: {e}{runs}")
+                format!("one dispatch must bind every rank: {e}; a dispatch per run of ranks binds its own operands: --fused trigger=spares,spare-dispatch=own,grid=off")
+            }
         })?;
     }
     Ok(())
