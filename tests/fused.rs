@@ -185,9 +185,9 @@ fn every_fused_variant_matches_reference() {
 
 /// The spares dispatched before a GEMM of a workgroup per tile (the defaults beside the SIMT
 /// kernel), which then runs as the tracked GEMM: in one dispatch where every rank's output fits one
-/// binding, else in a dispatch per stage and run of ranks whose outputs do (windows of 1, 2 and all
-/// 3 ranks' outputs here), each binding its run's windows through views of its own; equal to the
-/// f64 reference in every collective, f32 and f16, on ragged shapes.
+/// binding, else in a dispatch per stage and run of ranks whose outputs, Bs and As do (windows of
+/// 1, 2 and all 3 ranks' outputs here, then of two ranks' A), each binding its run's windows through
+/// views of its own; equal to the f64 reference in every collective, f32 and f16, on ragged shapes.
 fn spares_first_beside_runs_of_ranks(
     gpu: &'static t3_wgpu::gpu::Gpu,
     f32_kernels: &Kernels,
@@ -225,7 +225,8 @@ fn spares_first_beside_runs_of_ranks(
         }
     }
     // A window that holds two ranks' A but not three, where each rank's A outweighs its B and
-    // output: the runs are A's, each dispatch reading its run's A from the window's start.
+    // output: the runs are A's, and as every rank's A passes the window each run's A and B have
+    // buffers of their own.
     let (m, n, k) = (301, 19, 200);
     for (i, collective) in [Collective::AllReduce, Collective::ReduceScatter]
         .into_iter()

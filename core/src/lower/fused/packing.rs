@@ -68,7 +68,7 @@ pub(super) struct RankRun {
 }
 
 /// The ranks in runs, as long as each run's outputs (`out_rank` bytes a rank, `out_bytes` in all),
-/// Bs and As (`packing`'s) each fit `window` bytes; None where one rank's alone do not. A run's
+/// Bs and As (`packing`'s) each fit `window` bytes; None where one rank's alone does not. A run's
 /// windows start at the 256-byte boundary at or below its first rank's (every adapter's binding
 /// offset alignment) and end at a whole vec4 past its last (the kernels bind the output as vec4s).
 pub(super) fn rank_runs(
