@@ -420,8 +420,8 @@ impl<M: Measure> Point1<'_, M> {
 
     /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, each with sequential
     /// beside it, a settling warm-up and [`CONFIRM_REPS`] times the reps, as the deadline allows
-    /// (the first whatever it says; the search left room for all of them). A confirmation that
-    /// failed is kept, without a time; [`Self::pick`] orders them.
+    /// (the first whatever it says, at the reps where it is past; the search left room for all of
+    /// them). A confirmation that failed is kept, without a time; [`Self::pick`] orders them.
     fn confirm(&mut self, mode: ModeKind, deadline: Instant) -> Result<Vec<Measured>> {
         let mut confirmed: Vec<Measured> = Vec::new();
         let top: Vec<Measured> = self
@@ -431,14 +431,18 @@ impl<M: Measure> Point1<'_, M> {
             .take(CONFIRM)
             .collect();
         for m in &top {
-            if !self.fits(mode, deadline) && !confirmed.is_empty() {
+            let fits = self.fits(mode, deadline);
+            if !fits && !confirmed.is_empty() {
                 break;
             }
+            // The first is measured whatever the deadline says: past it, at the search's reps, so
+            // that a point whose runs take most of a second passes its budget by one measurement,
+            // not by three times one.
             let how = How {
                 first: false,
                 settle: true,
                 baselines: Baselines::Sequential,
-                reps: self.s.reps * CONFIRM_REPS,
+                reps: self.s.reps * if fits { CONFIRM_REPS } else { 1 },
             };
             confirmed.push(self.run(mode, &m.knobs, how)?);
         }

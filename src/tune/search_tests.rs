@@ -293,15 +293,25 @@ fn a_configuration_whose_confirmation_fails_is_not_chosen() {
     assert!(failed.error.is_some());
 }
 
-/// With no time left the search measures nothing more, and still confirms its one figure.
+/// With no time left the search measures nothing more, and still confirms its one figure, at the
+/// search's reps (with time for it, three times them).
 #[test]
 fn past_its_deadline_the_search_confirms_what_it_has() {
     let job = job();
+    let reps = Settings::default().reps;
     let land = Landscape::new(|_: &Knobs, _| Some(5.0));
     let (choice, asked) = choose(&job, land, Instant::now());
     let choice = choice.unwrap();
     assert_eq!(choice.knobs, Knobs::of(&job.base));
     assert_eq!(asked.len(), 2, "as given, then its confirmation: {asked:?}");
+    assert_eq!(asked[1].1.reps, reps, "past the deadline");
+    let (_, asked) = choose(&job, Landscape::new(|_: &Knobs, _| Some(5.0)), far());
+    let confirmations: Vec<usize> = asked
+        .iter()
+        .map(|a| a.1.reps)
+        .filter(|&r| r > reps)
+        .collect();
+    assert!(!confirmations.is_empty() && confirmations.iter().all(|&r| r == reps * CONFIRM_REPS));
 }
 
 /// Once every mode is measured, a later mode's sequential figures can lower a layout's time on warm
