@@ -168,23 +168,25 @@ fn check_sizes(
     window: u64,
     own_operands: bool,
 ) -> std::result::Result<(), String> {
-    let operands = [
-        ("packed A", packing.a_bytes, t.max_binding),
-        ("packed B", packing.b_bytes, window + t.max_binding),
-    ];
-    let outputs = ("packed outputs", out_bytes, window + t.max_binding);
-    let checked = if own_operands { &[][..] } else { &operands[..] };
-    for &(what, bytes, max_binding) in checked.iter().chain([&outputs]) {
-        Error::check_size(what, bytes, t.max_buffer, max_binding).map_err(|e| {
-            // A dispatch per run of ranks lifts the operands' limits, not the outputs': the spares
-            // bind every rank's.
-            if what == "packed outputs" {
-                format!("the spares bind every rank's outputs: {e}")
-            } else {
+    // A dispatch per run of ranks lifts the operands' limits, not the outputs': the spares bind
+    // every rank's.
+    if !own_operands {
+        for (what, bytes, max_binding) in [
+            ("packed A", packing.a_bytes, t.max_binding),
+            ("packed B", packing.b_bytes, window + t.max_binding),
+        ] {
+            Error::check_size(what, bytes, t.max_buffer, max_binding).map_err(|e| {
                 format!("one dispatch must bind every rank: {e}; a dispatch per run of ranks binds its own operands: --fused trigger=spares,spare-dispatch=own,grid=off")
-            }
-        })?;
+            })?;
+        }
     }
+    Error::check_size(
+        "packed outputs",
+        out_bytes,
+        t.max_buffer,
+        window + t.max_binding,
+    )
+    .map_err(|e| format!("the spares bind every rank's outputs: {e}"))?;
     Ok(())
 }
 
@@ -530,18 +532,6 @@ fn operand_buffers(
     runs: &[RankRun],
     own: bool,
 ) -> Operands {
-    let span = |buffer, at: &Range<u64>| Span {
-        buffer,
-        offset: at.start,
-        bytes: at.end - at.start,
-    };
-    let stub = |buffer| {
-        Resource::Window(Span {
-            buffer,
-            offset: 0,
-            bytes: 16,
-        })
-    };
     if own {
         let runs: Vec<[Span; 2]> = runs
             .iter()
@@ -557,7 +547,7 @@ fn operand_buffers(
                 [a, b]
             })
             .collect();
-        let [a, b] = runs[0].map(|s| stub(s.buffer));
+        let [a, b] = runs[0].map(|s| stub(s.buffer, 0));
         return Operands {
             whole: [a, b, b],
             runs,

@@ -8,7 +8,8 @@ use super::super::{
     Span, Target,
 };
 use super::{
-    alias_of, Buffers, FusedTuning, JobSpan, RankRun, SpareCounts, SpareDispatch, Trigger,
+    alias_of, span, stub, Buffers, FusedTuning, JobSpan, RankRun, SpareCounts, SpareDispatch,
+    Trigger,
 };
 use crate::kernels::gemm::GemmParams;
 use crate::plan::Plan;
@@ -40,27 +41,13 @@ pub(super) fn per_run_dispatches(
                 Buffer::Pool(i) if d > 0 => Buffer::View(i, d + 1),
                 other => other,
             };
-            let span_of = |buffer, at: &Range<u64>| {
-                Resource::Window(Span {
-                    buffer,
-                    offset: at.start,
-                    bytes: at.end - at.start,
-                })
-            };
-            let stub = |buffer, at: u64| {
-                Resource::Window(Span {
-                    buffer,
-                    offset: at,
-                    bytes: 16,
-                })
-            };
             // The tracked GEMM declares neither second window: 16 bytes of its own views stand in
             // for them.
             l.bindings.push(Binding::new(
                 Group::Fused,
                 Params::Gemm(params(range.clone(), *seg_wg)),
                 &bufs.resources(
-                    span_of(view(out), &run.out),
+                    Resource::Window(span(view(out), &run.out)),
                     &[
                         Resource::Window(a),
                         Resource::Window(b),

@@ -35,18 +35,31 @@ pub(super) fn windows_from(
     if let Buffer::Pool(i) = buffer {
         l.pool[i].windowed = true;
     }
-    let span = |offset: u64, bytes: u64| {
-        Resource::Window(Span {
-            buffer,
-            offset,
-            bytes,
-        })
-    };
+    let window_of = |at: std::ops::Range<u64>| Resource::Window(span(buffer, &at));
     if fits {
-        (buffer, span(0, bytes), span(spare_at, 16))
+        (buffer, window_of(0..bytes), stub(buffer, spare_at))
     } else {
-        (buffer, span(0, window), span(second, bytes - second))
+        (buffer, window_of(0..window), window_of(second..bytes))
     }
+}
+
+/// Bytes `at` of `buffer`.
+pub(super) fn span(buffer: Buffer, at: &std::ops::Range<u64>) -> Span {
+    Span {
+        buffer,
+        offset: at.start,
+        bytes: at.end - at.start,
+    }
+}
+
+/// 16 bytes of `buffer` from `at`: a binding the shader declares and never reads (or a second
+/// window it never reaches).
+pub(super) fn stub(buffer: Buffer, at: u64) -> Resource {
+    Resource::Window(Span {
+        buffer,
+        offset: at,
+        bytes: 16,
+    })
 }
 
 /// Bytes of the first window of fused mode's packed output (its second starts there): the largest
