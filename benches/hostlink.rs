@@ -98,7 +98,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         },
         want,
         // The streamed rows on the CPU too: two of the largest chunks per direction there.
-        stream_bytes: if cpu { 2 * max_bytes } else { 1 << 30 },
+        stream_bytes: if cpu { 2 * max_bytes } else { 4 << 30 },
         // The streamed rows' threads per lane: the largest of --threads.
         stream_threads: opts_threads.iter().copied().max(),
         // `t3 calibrate --devices --beside-gemm` times the link beside a GEMM.

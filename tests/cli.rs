@@ -862,6 +862,22 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
     assert_usage(&o, &["device count", "0"]);
     let o = t3_within(&["calibrate", "--devices", "1,x"], &[], &d, 60);
     assert_usage(&o, &["1,x"]);
+    let o = t3_within(
+        &["calibrate", "--devices", "2", "--stream-mib", "4097"],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["--stream-mib", "'4097'", "between 1 and 4096"]);
+    let o = t3_within(
+        &["calibrate", "--devices", "2", "--stream-mib", "0"],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["--stream-mib", "at least 1"]);
+    let o = t3_within(&["calibrate", "--stream-mib", "8"], &[], &d, 60);
+    assert_usage(&o, &["--devices"]);
     if common::gpu().is_none() {
         return;
     }
@@ -875,7 +891,21 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
     assert_usage(&o, &["device index", "63", "t3 info"]);
     let o = t3_within(&["calibrate", "--devices", "1"], &[], &d, 60);
     assert_usage(&o, &["device count", "at least 2"]);
-    let args = ["calibrate", "--devices", "2", "--mib", "1", "--reps", "1"];
+    // The streamed rows: 8 MiB a direction in chunks of the largest size, three submissions queued
+    // per device through six slots.
+    let args = [
+        "calibrate",
+        "--devices",
+        "2",
+        "--mib",
+        "1",
+        "--reps",
+        "1",
+        "--stream-mib",
+        "8",
+        "--host-loop",
+        "in-flight=3",
+    ];
     let o = t3_within(&args, &[], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -886,6 +916,15 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
     let saved = std::fs::read_to_string(d.join("t3-hostlink.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&saved).unwrap();
     assert!(!v["rows"].as_array().unwrap().is_empty(), "{saved}");
+    let streams = v["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 3, "{saved}");
+    for st in streams {
+        assert_eq!(
+            (&st["bytes"], &st["chunks"], &st["slots"], &st["in_flight"]),
+            (&(1 << 20).into(), &8.into(), &6.into(), &3.into()),
+            "{saved}"
+        );
+    }
 }
 
 #[test]

@@ -470,6 +470,7 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         want: Path::Mapped,
         stream_bytes: 3 << 20,
         stream_threads: None,
+        stream_in_flight: None,
         beside_gemm: None,
     };
     let t = calibrate(&devices, &opts).unwrap();
@@ -517,12 +518,14 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
     // The zero-copy path (where the devices import host memory): no host copy, the receiver's kernel
     // reads each chunk out of host memory; every size and stream checked against the payload.
     // Each device's sending and landing is also timed beside a GEMM whose sizes fit no tile, and
-    // what the GEMM stored in one pass with them is checked exactly.
+    // what the GEMM stored in one pass with them is checked exactly. The streams queue three
+    // submissions per device through six slots, 64 chunks of 48,016 bytes each.
     let beside = (Shape::new(37, 21, 19).unwrap(), Dtype::F16);
     let zero = Options {
         bytes: vec![4096, 48_016],
         want: Path::ZeroCopy,
         beside_gemm: Some(beside),
+        stream_in_flight: Some(3),
         ..opts.clone()
     };
     let t = calibrate(&devices, &zero).unwrap();
@@ -536,7 +539,14 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         assert_eq!(t.rows.len(), 6 * 2, "one row per size: no copy threads");
         assert!(t.rows.iter().all(|r| r.threads == 0 && r.map_ms == 0.0));
         assert!(t.text().contains("zero-copy, all directions at once"));
-        assert!(t.streams.iter().all(|s| s.slots == 4), "{:?}", t.streams);
+        assert!(
+            t.streams
+                .iter()
+                .all(|s| (s.slots, s.in_flight, s.chunks, s.bytes) == (6, 3, 64, 48_016)),
+            "{:?}",
+            t.streams
+        );
+        assert!(t.text().contains("through 6 slots, 3 queued per device"));
         // Three devices on one adapter: the table says they time-share it.
         assert!(t.one_gpu && t.text().contains("3 devices are on one GPU"));
         // Each device sending to the next and landing from the previous at once, what it landed

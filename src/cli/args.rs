@@ -127,10 +127,17 @@ pub enum Cmd {
         /// Print the table as JSON instead of text (it is saved to --out either way).
         #[arg(long)]
         json: bool,
-        /// With --devices: the streamed rows' copy threads per link, as `--host-loop
-        /// copy-threads=N` (the other keys are accepted and unused here).
+        /// With --devices: the streamed rows' copy threads per link and submissions queued per
+        /// device, as `--host-loop copy-threads=N,in-flight=N` (slots per link: twice in-flight, 4
+        /// to 8; the other keys are accepted and unused here).
         #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
         host_loop: Option<HostOptions>,
+        /// With --devices: MiB each direction streams in the streamed rows, in chunks of the
+        /// largest size up to 64 MiB, 2 to 64 of them [default: 4096, or four of the largest chunks
+        /// on a CPU adapter]. The first chunk's write and the last one's landing run alone, so a
+        /// shorter stream reads below the link's steady rate.
+        #[arg(long, value_parser = stream_mib, requires = "devices")]
+        stream_mib: Option<u64>,
         /// With --devices: workgroups of each send kernel and zero-copy landing kernel, as `run`'s
         /// `--link-workgroups` gives them [default: 512, as `run` gives an unthrottled link's in a
         /// pass without GEMM work].

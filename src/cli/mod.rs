@@ -109,6 +109,7 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
             host_loop,
             link_workgroups,
             beside_gemm,
+            stream_mib,
         }) => {
             let out = out.as_deref().unwrap_or(match devices {
                 Some(_) => t3_wgpu::hostlink::calibration::DEFAULT_TABLE,
@@ -125,6 +126,8 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
                         want: *link_path,
                         link_workgroups: *link_workgroups,
                         copy_threads: host_loop.and_then(|h| h.copy_threads),
+                        in_flight: host_loop.and_then(|h| h.in_flight),
+                        stream_mib: *stream_mib,
                         beside_gemm: *beside_gemm,
                     };
                     calibrate_hostlink(d, ask, (*mib, *reps), out, *json)

@@ -138,6 +138,8 @@ pub struct HostlinkAsk {
     pub want: t3_wgpu::hostlink::Path,
     pub link_workgroups: Option<u32>,
     pub copy_threads: Option<usize>,
+    pub in_flight: Option<usize>,
+    pub stream_mib: Option<u64>,
     pub beside_gemm: Option<(Shape, Dtype)>,
 }
 
@@ -154,10 +156,11 @@ pub fn calibrate_hostlink(
     let mut opts = calibration::Options {
         bytes: sizes.chain([top]).map(|m| m << 20).collect(),
         reps,
-        // Streamed: 1 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
-        stream_bytes: if cpu { (4 * top) << 20 } else { 1 << 30 },
+        // Streamed: 4 GiB per direction on a GPU, four of the largest chunks on a CPU adapter.
+        stream_bytes: ask.stream_mib.unwrap_or(if cpu { 4 * top } else { 4096 }) << 20,
         want: ask.want,
         stream_threads: ask.copy_threads,
+        stream_in_flight: ask.in_flight,
         beside_gemm: ask.beside_gemm,
         ..Default::default()
     };

@@ -102,6 +102,11 @@ pub fn mib(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, 4096)
 }
 
+/// `--stream-mib`: 64 chunks of the largest streamed size (64 MiB) at most.
+pub fn stream_mib(s: &str) -> Result<u64, String> {
+    bounded_usize(s, 1, 4096).map(|m| m as u64)
+}
+
 /// Link rates `--link-gbps` accepts, GB/s: 1 MB/s to 1 PB/s (beyond, no table measures a step).
 pub const LINK_GBPS: (f64, f64) = (1e-3, 1e6);
 

@@ -63,6 +63,9 @@ pub struct Options {
     /// Threads each lane copies on in the streamed measurement (None: as the trigger loop gives
     /// each lane by default when every link is in use, `config::host::default_copy_threads`).
     pub stream_threads: Option<usize>,
+    /// Submissions queued per device in the streamed measurement (None: as the trigger loop queues
+    /// them by default, `IN_FLIGHT`); each direction gets twice as many slots, 4 to 8.
+    pub stream_in_flight: Option<usize>,
     /// A GEMM (its shape, its operands' type) to time each device's sending and landing beside, in
     /// one pass (`DuplexRow::beside`); None: not.
     pub beside_gemm: Option<(Shape, Dtype)>,
@@ -86,8 +89,9 @@ impl Default for Options {
                 Link::Workgroups(crate::lower::HOST_LAND_BESIDE_GEMM_WORKGROUPS),
             ),
             want: Path::ZeroCopy,
-            stream_bytes: 1 << 30,
+            stream_bytes: 4 << 30,
             stream_threads: None,
+            stream_in_flight: None,
             beside_gemm: None,
         }
     }
@@ -157,13 +161,16 @@ pub struct StreamRow {
     pub bytes: u64,
     pub chunks: usize,
     /// Slots per direction (tables saved before it streamed through 2).
-    #[serde(default = "two_slots")]
+    #[serde(default = "two")]
     pub slots: usize,
+    /// Submissions queued per device (tables saved before it queued 2).
+    #[serde(default = "two")]
+    pub in_flight: usize,
     pub threads: usize,
     pub gbps: Vec<f64>,
 }
 
-fn two_slots() -> usize {
+fn two() -> usize {
     2
 }
 
@@ -395,10 +402,16 @@ fn measure_streams(
     if opts.stream_bytes == 0 {
         cases.clear();
     }
+    let in_flight = opts
+        .stream_in_flight
+        .unwrap_or(crate::modes::IN_FLIGHT)
+        .max(1);
     let stream_opts = StreamOptions {
         bytes: stream_bytes,
         chunks,
         threads,
+        in_flight,
+        slots: (2 * in_flight).clamp(STREAM_SLOTS, crate::lower::MAX_SLOTS),
         step_link: opts.step_link,
         want: opts.want,
     };
@@ -411,7 +424,8 @@ fn measure_streams(
                 directions: dirs,
                 bytes: stream_bytes,
                 chunks,
-                slots: STREAM_SLOTS,
+                slots: stream_opts.slots,
+                in_flight,
                 threads,
                 gbps,
             })
@@ -484,6 +498,7 @@ mod tests {
                 bytes: 64 << 20,
                 chunks: 16,
                 slots: 2,
+                in_flight: 2,
                 threads: 8,
                 gbps: vec![30.0, 29.5],
             }],

@@ -1,5 +1,5 @@
-//! The links streamed as the host trigger loop drives them: [`STREAM_SLOTS`] slots per direction and
-//! at most [`IN_FLIGHT`] submissions queued per device, each poll's submission on a device holding a
+//! The links streamed as the host trigger loop drives them: slots per direction and submissions
+//! queued per device (by default [`STREAM_SLOTS`] and [`crate::modes::IN_FLIGHT`]), each poll's submission on a device holding a
 //! write and a landing (zero-copy) of each of its directions in one pass, the sender's kernel writing
 //! one slot while an earlier slot's chunk is copied (a host copy's lane) or landed.
 
@@ -10,14 +10,14 @@ use super::{check_arrived, HostLink, Path};
 use crate::devices::Devices;
 use crate::error::{Error, Result};
 use crate::executor::record_one_pass;
-use crate::modes::IN_FLIGHT;
 use crate::steps::{Link, StepKernel};
 
-/// Slots per streamed direction. A chunk is landed only once the submission that wrote it completed,
-/// and its slot written again only once the landing's submission completed; with two submissions
-/// queued per device a landing goes with the write two or three chunks later, so four slots let
-/// every submission hold both (two let a device's submissions alternate between writes and landings,
-/// and run them in passes of their own). The trigger loop keeps up to `MAX_SLOTS` per link.
+/// Least slots per streamed direction (it streams through twice the submissions queued per device,
+/// up to the trigger loop's `MAX_SLOTS`). A chunk is landed only once the submission that wrote it
+/// completed, and its slot written again only once the landing's submission completed; with two
+/// submissions queued per device a landing goes with the write two or three chunks later, so four
+/// slots let every submission hold both (two let a device's submissions alternate between writes and
+/// landings, and run them in passes of their own).
 pub(super) const STREAM_SLOTS: usize = 4;
 
 /// Largest chunk of the streamed measurement (it also stays within the largest calibrated size).
@@ -28,6 +28,10 @@ pub(super) struct StreamOptions {
     pub(super) bytes: u64,
     pub(super) chunks: usize,
     pub(super) threads: usize,
+    /// Submissions queued per device.
+    pub(super) in_flight: usize,
+    /// Slots per direction.
+    pub(super) slots: usize,
     pub(super) step_link: Link,
     pub(super) want: Path,
 }
@@ -69,7 +73,7 @@ impl<'a> Streamed<'a> {
         opts: &StreamOptions,
     ) -> Result<Self> {
         let bytes = opts.bytes;
-        let link = HostLink::new(&devices.gpus, from, to, bytes, STREAM_SLOTS, opts.want)?;
+        let link = HostLink::new(&devices.gpus, from, to, bytes, opts.slots, opts.want)?;
         let mut writes = Vec::new();
         let mut reads = Vec::new();
         // Buffers of the direction's own, as each step of a collective binds its own, and counters
@@ -85,7 +89,7 @@ impl<'a> Streamed<'a> {
         } else {
             None
         };
-        for slot in 0..STREAM_SLOTS {
+        for slot in 0..opts.slots {
             writes.push(StepWrite::new(
                 (&devices.gpus[from], &kernels[from]),
                 (&ends[from].src, &counters(from)?),
@@ -111,7 +115,7 @@ impl<'a> Streamed<'a> {
             sent: 0,
             arrived: 0,
             waiting: Default::default(),
-            slots: (0..STREAM_SLOTS).map(|_| SlotState::Free).collect(),
+            slots: (0..opts.slots).map(|_| SlotState::Free).collect(),
             done_at: None,
         })
     }
@@ -168,10 +172,10 @@ pub(super) fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
     flag.load(std::sync::atomic::Ordering::Acquire)
 }
 
-/// Streams `opts.chunks` chunks over every direction of `dirs` at once, [`STREAM_SLOTS`] slots per
+/// Streams `opts.chunks` chunks over every direction of `dirs` at once, `opts.slots` slots per
 /// direction, as the trigger loop runs them: the sender's step kernel writes the next chunk while the
 /// direction's copy lane copies an earlier one (or, zero-copy, while the receiver's kernel reads it),
-/// a write and a landing per direction and poll, at most [`IN_FLIGHT`] submissions queued per device.
+/// a write and a landing per direction and poll, at most `opts.in_flight` submissions queued per device.
 /// GB/s per direction, from the first submission to its last chunk arrived; the payload is checked in
 /// every receiver after.
 pub(super) fn stream(
@@ -212,13 +216,13 @@ pub(super) fn stream(
             }
             // One submission per device and poll: a device's sends and reads in one command buffer
             // share no buffer, so they may run side by side, where separate submissions would be
-            // ordered one after the other on its queue. A device with IN_FLIGHT submissions queued
-            // takes nothing new.
+            // ordered one after the other on its queue. A device with `in_flight` submissions
+            // queued takes nothing new.
             in_flight.iter_mut().for_each(|q| q.retain(|f| !is_set(f)));
-            let open = |g: usize| in_flight[g].len() < IN_FLIGHT;
+            let open = |g: usize| in_flight[g].len() < opts.in_flight;
             let mut started: Vec<(usize, usize, Started)> = Vec::new();
             for (d, (s, &(from, to))) in state.iter_mut().zip(dirs).enumerate() {
-                let next = s.sent % STREAM_SLOTS;
+                let next = s.sent % opts.slots;
                 if s.sent < opts.chunks && open(from) && matches!(s.slots[next], SlotState::Free) {
                     let slot = next;
                     s.slots[slot] = SlotState::Encoded;
@@ -278,7 +282,7 @@ pub(super) fn stream(
                     s.link.copied(slot, r)?;
                     arrived.push(slot);
                 }
-                for slot in 0..STREAM_SLOTS {
+                for slot in 0..opts.slots {
                     if matches!(&s.slots[slot], SlotState::Read(f) if is_set(f)) {
                         arrived.push(slot);
                     }
@@ -307,7 +311,7 @@ pub(super) fn stream(
     for s in &mut state {
         let secs = s.done_at.map_or(f64::NAN, |t| (t - t0).as_secs_f64());
         gbps.push(opts.chunks as f64 * bytes as f64 / secs.max(1e-9) / 1e9);
-        let last = (opts.chunks - 1) % STREAM_SLOTS;
+        let last = (opts.chunks - 1) % opts.slots;
         let want = &payload[..bytes as usize];
         check_arrived(devices, &s.link, last, bytes, want)?;
         if let Some(read) = s.reads.get(last) {

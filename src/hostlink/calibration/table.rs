@@ -153,10 +153,11 @@ impl HostLinkTable {
                 && st.directions.iter().all(|&(f, t)| t == (f + 1) % n);
             let _ = writeln!(
                 out,
-                "streamed {} x {} through {} slots, {how}, {}: {}{}",
+                "streamed {} x {} through {} slots, {} queued per device, {how}, {}: {}{}",
                 st.chunks,
                 size(st.bytes),
                 st.slots,
+                st.in_flight,
                 match st.directions.len() {
                     1 => "alone",
                     _ if ring => "the ring's directions at once",
