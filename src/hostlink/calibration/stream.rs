@@ -1,7 +1,8 @@
 //! The links streamed as the host trigger loop drives them: slots per direction and submissions
-//! queued per device (by default [`STREAM_SLOTS`] and [`crate::modes::IN_FLIGHT`]), each poll's submission on a device holding a
-//! write and a landing (zero-copy) of each of its directions in one pass, the sender's kernel writing
-//! one slot while an earlier slot's chunk is copied (a host copy's lane) or landed.
+//! queued per device (by default [`STREAM_SLOTS`] and [`crate::modes::IN_FLIGHT`]), each poll's
+//! submission on a device holding a write and a landing (zero-copy) of each of its directions in one
+//! pass, the sender's kernel writing one slot while an earlier slot's chunk is copied (a host copy's
+//! lane) or landed.
 
 use web_time::Instant;
 
@@ -175,9 +176,9 @@ pub(super) fn is_set(flag: &std::sync::atomic::AtomicBool) -> bool {
 /// Streams `opts.chunks` chunks over every direction of `dirs` at once, `opts.slots` slots per
 /// direction, as the trigger loop runs them: the sender's step kernel writes the next chunk while the
 /// direction's copy lane copies an earlier one (or, zero-copy, while the receiver's kernel reads it),
-/// a write and a landing per direction and poll, at most `opts.in_flight` submissions queued per device.
-/// GB/s per direction, from the first submission to its last chunk arrived; the payload is checked in
-/// every receiver after.
+/// a write and a landing per direction and poll, at most `opts.in_flight` submissions queued per
+/// device. GB/s per direction, from the first submission to its last chunk arrived; the payload is
+/// checked in every receiver after.
 pub(super) fn stream(
     devices: &Devices,
     kernels: &[StepKernel],
