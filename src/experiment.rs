@@ -160,6 +160,33 @@ pub struct OwnRun {
     pub ideal_ms: f64,
 }
 
+/// One host link as the collective alone used it: the bytes it carries in a run (its steps' chunks
+/// as stored) and their rate over T_comm, a floor on the link's own rate (T_comm also holds the
+/// landings' adds, the submissions' gaps and the other links' steps it waits for).
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSeen {
+    pub from: usize,
+    pub to: usize,
+    pub bytes: u64,
+    pub gbps: f64,
+}
+
+/// Each host link of `sys` as its collective alone used it in `t_comm_ms`.
+fn links_seen(sys: &System, t_comm_ms: f64) -> Vec<LinkSeen> {
+    let links = &sys.host_links;
+    links
+        .links
+        .iter()
+        .zip(links.bytes())
+        .map(|(l, bytes)| LinkSeen {
+            from: l.from,
+            to: l.to,
+            bytes,
+            gbps: bytes as f64 / (t_comm_ms * 1e-3).max(1e-12) / 1e9,
+        })
+        .collect()
+}
+
 /// The report of one experiment (the `--json` object).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -173,6 +200,10 @@ pub struct Report {
     /// With the ranks on several devices: one line per device (its ranks) and per host link.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
+    /// With the ranks on several devices: what each host link carried in the collective alone
+    /// (sequential's, timed as T_comm).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkSeen>,
     pub config: Config,
     /// The kernel that computed the GEMMs.
     pub gemm_kernel: Engine,
@@ -399,6 +430,7 @@ pub fn measure_with(
             .any(|p| p.gpu.info.device_type == wgpu::DeviceType::Cpu),
         adapter: describe_adapter(sys),
         devices: sys.describe_devices(),
+        links: links_seen(sys, t_comm),
         gemm_kernel: sys.parts[0].kernels.gemm.engine,
         config: opts.config.clone(),
         chunk_bounds: sys.chunking.bounds.clone(),

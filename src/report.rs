@@ -64,6 +64,17 @@ fn spread(sp: Option<Spread>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// A rate in GB/s to three significant figures or so, however small (a CPU adapter's links).
+pub fn gbps(g: f64) -> String {
+    if g >= 10.0 {
+        format!("{g:.1}")
+    } else if g >= 0.01 {
+        format!("{g:.2}")
+    } else {
+        format!("{g:.2e}")
+    }
+}
+
 pub fn human_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e9 {

@@ -363,10 +363,14 @@ fn the_json_names_each_modes_outputs() {
         } else {
             "sequential,fused"
         };
-        let mut args = vec![
-            "run", "--shape", "9x7x5", "--ranks", "2", "--dtype", "bf16", "--mode", modes,
-            "--reps", "1", "--warmup", "0", "--json", "-",
-        ];
+        let json = dir.join("r.json");
+        let mut args: Vec<&str> = "run --shape 9x7x5 --ranks 2 --dtype bf16 --reps 1 --warmup 0"
+            .split(' ')
+            .collect();
+        args.extend(["--mode", modes, "--json", json.to_str().unwrap()]);
+        if extra.is_some() {
+            args.push("--verbose");
+        }
         if let Some(o) = extra {
             args.extend(["--out-dtype", o]);
         }
@@ -375,8 +379,52 @@ fn the_json_names_each_modes_outputs() {
         }
         let o = common::cli::t3_within(&args, &[], &dir, 300);
         assert!(o.status.success(), "{args:?}: {}", common::cli::stderr(&o));
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let text = String::from_utf8_lossy(&o.stdout);
         assert_eq!(r["config"]["out_dtype"], want, "{args:?}");
+        // Across devices the report says what each link carried in the collective alone: the
+        // reduce-scatter's shard the peer owns (rows 4..9 from rank 0, 0..4 from rank 1), rows as
+        // stored (2-byte rows padded to whole words), at that many bytes over T_comm.
+        let links = r["links"].as_array().map_or(&[][..], |v| v);
+        if devices.is_some() {
+            let (ldc, elem) = if want == "f32" { (7, 4) } else { (8, 2) };
+            let t_comm = r["t_comm_ms"].as_f64().unwrap();
+            let seen: Vec<(u64, u64, u64)> = links
+                .iter()
+                .map(|l| {
+                    let bytes = l["bytes"].as_u64().unwrap();
+                    let gbps = l["gbps"].as_f64().unwrap();
+                    let want_gbps = bytes as f64 / (t_comm * 1e-3) / 1e9;
+                    assert!((gbps / want_gbps - 1.0).abs() < 1e-9, "{args:?}: {l}");
+                    (
+                        l["from"].as_u64().unwrap(),
+                        l["to"].as_u64().unwrap(),
+                        bytes,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                seen,
+                [(0, 1, 5 * ldc * elem), (1, 0, 4 * ldc * elem)],
+                "{args:?}"
+            );
+            // The text says it too: each link with --verbose, the range of their rates without.
+            let line = if extra.is_some() {
+                "links      the collective alone (sequential's, over T_comm): 0->1 "
+            } else {
+                "links; the collective alone "
+            };
+            assert!(text.contains(line), "{args:?}: {text}");
+            let rate = if extra.is_some() {
+                " GB/s, 1->0 "
+            } else {
+                " GB/s a link\n"
+            };
+            assert!(text.contains(rate), "{args:?}: {text}");
+        } else {
+            assert!(links.is_empty(), "{args:?}: one device, no link");
+        }
         for m in r["results"].as_array().unwrap() {
             assert_eq!(m["output_dtype"], want, "{args:?}: {m}");
             let bound = m["tolerance"].as_f64().unwrap();

@@ -541,7 +541,7 @@ mod tests {
         // Three rows and the summary line.
         assert_eq!(text.lines().filter(|l| l.starts_with("0->1 ")).count(), 4);
         assert!(
-            text.contains("streamed 16 x 64 MiB through 2 slots, copies on 8 threads, all directions at once: 0->1 30.00 GB/s, 1->0 29.50 GB/s"),
+            text.contains("streamed 16 x 64 MiB through 2 slots, 2 queued per device, copies on 8 threads, all directions at once: 0->1 30.00 GB/s, 1->0 29.50 GB/s"),
             "{text}"
         );
         // A pair both ways at once, read against its devices' own rate at once: 29.5 of 39.5.

@@ -110,7 +110,7 @@ pub fn summary(r: &Report) -> String {
                 z if z == links.len() => "zero-copy links",
                 _ => "zero-copy and host-copy links",
             };
-            format!("{n} devices, {path}")
+            format!("{n} devices, {path}{}", links_seen(r))
         }
     };
     line(format!(
@@ -236,6 +236,25 @@ fn clip(line: &str, width: usize) -> String {
     } else {
         line.chars().take(width - 3).collect::<String>() + "..."
     }
+}
+
+/// What the links carried in the collective alone, compact: the range over the links of their
+/// bytes' rate over T_comm (`--verbose` and the JSON have each link's bytes and rate).
+fn links_seen(r: &Report) -> String {
+    let range = |v: Vec<f64>, show: &dyn Fn(f64) -> String| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(0.0, f64::max);
+        if show(lo) == show(hi) {
+            show(hi)
+        } else {
+            format!("{}-{}", show(lo), show(hi))
+        }
+    };
+    if r.links.is_empty() || r.t_comm_ms <= 0.0 {
+        return String::new();
+    }
+    let gbps = range(r.links.iter().map(|l| l.gbps).collect(), &super::gbps);
+    format!("; the collective alone {gbps} GB/s a link")
 }
 
 #[cfg(test)]

@@ -61,6 +61,25 @@ fn configuration(r: &Report) -> String {
     for d in &r.devices {
         s += &format!("           {d}\n");
     }
+    if !r.links.is_empty() {
+        let each: Vec<String> = r
+            .links
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}->{} {} at {} GB/s",
+                    l.from,
+                    l.to,
+                    human_bytes(l.bytes),
+                    super::gbps(l.gbps)
+                )
+            })
+            .collect();
+        s += &format!(
+            "links      the collective alone (sequential's, over T_comm): {}\n",
+            each.join(", ")
+        );
+    }
     s += &format!(
         "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}{}, step lead {}\n",
         c.shape,

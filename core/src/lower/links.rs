@@ -105,6 +105,16 @@ impl HostLinks {
     pub fn any(&self) -> bool {
         !self.links.is_empty()
     }
+
+    /// Bytes each link (in `links` order) carries over one run of the plan: its crossings' chunks as
+    /// stored.
+    pub fn bytes(&self) -> Vec<u64> {
+        let mut bytes = vec![0; self.links.len()];
+        for c in self.of_op.iter().flatten() {
+            bytes[c.link] += c.bytes;
+        }
+        bytes
+    }
 }
 
 impl Lowered {

@@ -515,6 +515,42 @@ fn ops_on_several_devices_split_at_device_boundaries() {
 }
 
 #[test]
+fn each_link_carries_the_bytes_its_crossings_move() {
+    // 2400 rows of 300 f32 outputs a rank (a shard of 1200 rows at two ranks, 600 at four).
+    let full = 2400 * 300 * 4;
+    let bytes = |ranks: usize, devices: usize, c: Collective, via: ReduceVia| {
+        let cfg = Config {
+            ranks,
+            ..config(c, via)
+        };
+        let (_, _, links, _) = placed(&cfg, devices, |_| true);
+        let pairs: Vec<(usize, usize)> = links.links.iter().map(|l| (l.from, l.to)).collect();
+        (pairs, links.bytes())
+    };
+    for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
+        // Two ranks on two devices: an all-reduce's reduce-scatter moves the peer's shard each way,
+        // its all-gather the rank's own; a reduce-scatter only the first.
+        let (pairs, b) = bytes(2, 2, Collective::AllReduce, via);
+        assert_eq!(
+            (pairs, b),
+            (vec![(0, 1), (1, 0)], vec![full, full]),
+            "{via:?}"
+        );
+        let (_, b) = bytes(2, 2, Collective::ReduceScatter, via);
+        assert_eq!(b, vec![full / 2, full / 2], "{via:?}");
+        // A ring of four ranks over two devices: one ring link crosses each way (rank 1 to 2, 3 to
+        // 0), each carrying 2 (R - 1) / R of a rank's output in an all-reduce.
+        let (pairs, b) = bytes(4, 2, Collective::AllReduce, via);
+        assert_eq!(pairs.len(), 2);
+        assert_eq!(b, vec![full * 3 / 2, full * 3 / 2], "{via:?}");
+    }
+    // Every rank on one device: no link.
+    assert!(bytes(4, 1, Collective::AllReduce, ReduceVia::Update)
+        .1
+        .is_empty());
+}
+
+#[test]
 fn an_unthrottled_link_sends_on_the_host_send_budget() {
     // Send halves write host memory on HOST_SEND_WORKGROUPS where the link is unthrottled; the
     // receive halves (reading their own memory) get as many as the chunk needs.
