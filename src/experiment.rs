@@ -17,10 +17,14 @@ use crate::reference::Rounding;
 use crate::stats::{median, percentile, Series, Spread, Warmup};
 use crate::timeline::Timeline;
 use crate::timing::{adjusted, time_things, Measured, Timed};
+
+mod links;
 pub use crate::timing::{
     Rep, Stability, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S,
     SEQ,
 };
+use links::links_seen;
+pub use links::{read_links_against, LinkCalibration, LinkSeen};
 
 /// Everything `t3 run` asks for.
 #[derive(Clone, Debug)]
@@ -160,33 +164,6 @@ pub struct OwnRun {
     pub ideal_ms: f64,
 }
 
-/// One host link as the collective alone used it: the bytes it carries in a run (its steps' chunks
-/// as stored) and their rate over T_comm, a floor on the link's own rate (T_comm also holds the
-/// landings' adds, the submissions' gaps and the other links' steps it waits for).
-#[derive(Clone, Debug, Serialize)]
-pub struct LinkSeen {
-    pub from: usize,
-    pub to: usize,
-    pub bytes: u64,
-    pub gbps: f64,
-}
-
-/// Each host link of `sys` as its collective alone used it in `t_comm_ms`.
-fn links_seen(sys: &System, t_comm_ms: f64) -> Vec<LinkSeen> {
-    let links = &sys.host_links;
-    links
-        .links
-        .iter()
-        .zip(links.bytes())
-        .map(|(l, bytes)| LinkSeen {
-            from: l.from,
-            to: l.to,
-            bytes,
-            gbps: bytes as f64 / (t_comm_ms * 1e-3).max(1e-12) / 1e9,
-        })
-        .collect()
-}
-
 /// The report of one experiment (the `--json` object).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -204,6 +181,10 @@ pub struct Report {
     /// (sequential's, timed as T_comm).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkSeen>,
+    /// The host link table the links' rates were read against, where one calibrated these devices
+    /// on these paths ([`read_links_against`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_calibration: Option<LinkCalibration>,
     pub config: Config,
     /// The kernel that computed the GEMMs.
     pub gemm_kernel: Engine,
@@ -431,6 +412,7 @@ pub fn measure_with(
         adapter: describe_adapter(sys),
         devices: sys.describe_devices(),
         links: links_seen(sys, t_comm),
+        link_calibration: None,
         gemm_kernel: sys.parts[0].kernels.gemm.engine,
         config: opts.config.clone(),
         chunk_bounds: sys.chunking.bounds.clone(),

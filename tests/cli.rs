@@ -925,6 +925,84 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
             "{saved}"
         );
     }
+    // A run on these devices reads its links' rates against the table: the share of the slowest
+    // direction both ways at once (the last streamed row).
+    let both = streams[2]["gbps"].as_array().unwrap();
+    let slowest = both
+        .iter()
+        .map(|g| g.as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    let quick = "--mode sequential --reps 1 --warmup 0 --warmup-s 0";
+    let run: Vec<String> = format!("run --shape 16x8x8 --ranks 2 --devices 2 {quick} --verbose")
+        .split(' ')
+        .map(String::from)
+        .collect();
+    let json = d.join("r.json");
+    // Each run succeeds, whatever the table says.
+    let t3_run = |extra: &[&str]| {
+        let mut v: Vec<&str> = run.iter().map(String::as_str).collect();
+        v.extend(extra);
+        v.extend(["--json", json.to_str().unwrap()]);
+        let o = t3_within(&v, &[], &d, 120);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        o
+    };
+    let o = t3_run(&[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(" GB/s t3-hostlink.json streamed with every link busy"),
+        "{text}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let c = &r["link_calibration"];
+    assert_eq!(c["file"], "t3-hostlink.json", "{c}");
+    assert_eq!(c["streamed_gbps"].as_f64(), Some(slowest), "{c}");
+    // A table whose streams read far below what the collective moved: the report says one of the
+    // two figures is wrong rather than print a share above 1 as if it were one.
+    let mut slow: serde_json::Value = serde_json::from_str(&saved).unwrap();
+    for st in slow["streams"].as_array_mut().unwrap() {
+        st["gbps"] = serde_json::json!([1e-9, 1e-9]);
+    }
+    let table = d.join("t3-hostlink.json");
+    std::fs::write(&table, slow.to_string()).unwrap();
+    let o = t3_run(&[]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("; ABOVE the 1.00e-9 GB/s t3-hostlink.json streamed with every link busy: one of the two figures is wrong"),
+        "{text}"
+    );
+    // Other devices, another path, or a file that is no table: the run goes on and says why its
+    // links are not read against it.
+    let o = t3_within(
+        &format!("run --shape 16x8x8 --ranks 3 --devices 3 {quick}")
+            .split(' ')
+            .collect::<Vec<_>>(),
+        &[],
+        &d,
+        120,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not read against t3-hostlink.json: it calibrated device 0: "));
+    let o = t3_run(&["--link-path", "mapped"]);
+    assert!(
+        stderr(&o).contains("it calibrated the links on another path"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&table, "not a table").unwrap();
+    let o = t3_run(&[]);
+    assert!(
+        stderr(&o).contains("not read against t3-hostlink.json: invalid host link table"),
+        "{}",
+        stderr(&o)
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        r["link_calibration"].is_null() && r["links"].is_array(),
+        "{r}"
+    );
 }
 
 #[test]

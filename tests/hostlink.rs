@@ -487,6 +487,13 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
     }
     assert!(t.text().contains("all directions at once: 0->1 "));
     assert!(t.text().contains("the ring's directions at once: 0->1 "));
+    // What a run reads its links against: the ring's slowest direction (not all six at once, not
+    // a direction alone); none without the ring's row.
+    let ring_slowest = t.streams[6].gbps.iter().copied().fold(f64::MAX, f64::min);
+    assert_eq!(t.streamed_busy(), Some(ring_slowest));
+    let mut no_ring = t.clone();
+    no_ring.streams.remove(6);
+    assert_eq!(no_ring.streamed_busy(), None);
     assert_eq!(t.devices.len(), 3);
     assert_eq!(t.directions.len(), 6);
     assert_eq!(t.rows.len(), 6 * 3 * 2);

@@ -250,7 +250,9 @@ pub struct DevicesArg {
     /// How chunks cross between devices: zero-copy (one host allocation both devices bind: the
     /// sender's kernel writes it, the receiver's reads it), mapped (the host copies between buffers
     /// it maps) or staged (the same through staging copies). A path a device cannot take falls back
-    /// to the next; the report names each link's.
+    /// to the next; the report names each link's, and `run` reads the rate each carried in the
+    /// collective alone against t3-hostlink.json in the current folder where that calibrated these
+    /// devices on this path.
     #[arg(long, default_value = "zero-copy", value_parser = link_path)]
     pub link_path: t3_wgpu::hostlink::Path,
 }

@@ -416,6 +416,8 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         &mut after,
     )?;
     drop(progress);
+    let mut r = r;
+    links_against_calibration(&mut r);
     // Every file first: what standard output's reader does cannot lose them.
     let stdout = outputs(a, &c.label, &r)?;
     if let Some(dir) = a.dump.as_ref().filter(|_| dumped) {
@@ -432,6 +434,23 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         "a mode's result or tracker check failed (see the table)"
     );
     shown
+}
+
+/// Across devices, the links' rates read against `t3-hostlink.json` in the current folder where it
+/// calibrated these devices; where it is there but cannot be read against them, a note says why.
+fn links_against_calibration(r: &mut Report) {
+    let file = t3_wgpu::hostlink::calibration::DEFAULT_TABLE;
+    if r.links.is_empty() || !std::path::Path::new(file).exists() {
+        return;
+    }
+    let why = match t3_wgpu::hostlink::calibration::HostLinkTable::load(file) {
+        Ok(t) => match experiment::read_links_against(r, &t, file) {
+            Ok(()) => return,
+            Err(why) => why,
+        },
+        Err(e) => e.to_string(),
+    };
+    note!("the links' rates are not read against {file}: {why}");
 }
 
 /// The demo: T-NLG's output projection at 4 ranks, scaled to the adapter, every mode.

@@ -125,6 +125,18 @@ pub fn summary(r: &Report) -> String {
         c.out_dtype.name(),
     ));
     line(format!("on         {on}"));
+    if let (Some(c), Some(share)) = (&r.link_calibration, r.link_share()) {
+        let streamed = format!(
+            "{} streamed ({} GB/s a link)",
+            c.file,
+            super::gbps(c.streamed_gbps)
+        );
+        line(if share > LINK_SHARE_NOISE {
+            format!("links      ABOVE what {streamed}: one of the two is wrong")
+        } else {
+            format!("links      the collective alone: {share:.2} of what {streamed}")
+        });
+    }
     for l in config_lines(r) {
         line(l);
     }
@@ -237,6 +249,30 @@ fn clip(line: &str, width: usize) -> String {
         line.chars().take(width - 3).collect::<String>() + "..."
     }
 }
+
+/// The links' rates read against the calibration's, where one was read: the share, or where the
+/// collective outran the link by more than the noise, that one of the two figures is wrong.
+pub(super) fn against_calibration(r: &Report) -> String {
+    let (Some(c), Some(share)) = (&r.link_calibration, r.link_share()) else {
+        return String::new();
+    };
+    let streamed = super::gbps(c.streamed_gbps);
+    if share > LINK_SHARE_NOISE {
+        format!(
+            "; ABOVE the {streamed} GB/s {} streamed with every link busy: one of the two figures is wrong",
+            c.file
+        )
+    } else {
+        format!(
+            "; {share:.2} of the {streamed} GB/s {} streamed with every link busy",
+            c.file
+        )
+    }
+}
+
+/// How far the collective's rate on a link may pass the calibration's before the report says one
+/// of them is wrong: two measurements on a shared host, minutes apart.
+const LINK_SHARE_NOISE: f64 = 1.10;
 
 /// What the links carried in the collective alone, compact: the range over the links of their
 /// bytes' rate over T_comm (`--verbose` and the JSON have each link's bytes and rate).

@@ -76,8 +76,9 @@ fn configuration(r: &Report) -> String {
             })
             .collect();
         s += &format!(
-            "links      the collective alone (sequential's, over T_comm): {}\n",
-            each.join(", ")
+            "links      the collective alone (sequential's, over T_comm): {}{}\n",
+            each.join(", "),
+            super::summary::against_calibration(r)
         );
     }
     s += &format!(

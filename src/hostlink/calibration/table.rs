@@ -195,6 +195,36 @@ impl HostLinkTable {
     }
 
     /// Writes the table as JSON to `path`, atomically (src/files.rs).
+    /// Reads a table `t3 calibrate --devices` saved: a regular file of bounded size (a FIFO or a
+    /// device is refused, never read), JSON of this layout.
+    pub fn load(path: &str) -> Result<Self> {
+        let s = crate::files::read_text(path, "host link table", crate::files::MAX_TABLE_BYTES)?;
+        serde_json::from_str(&s).map_err(|e| {
+            Error::invalid(
+                "host link table",
+                path,
+                format!("a table written by `t3 calibrate --devices` ({e})"),
+            )
+        })
+    }
+
+    /// The GB/s of the slowest direction where every link a collective drives at once streamed
+    /// together: a pair both ways, or the ring's directions (more than two devices); None where the
+    /// table has no such row or a rate in it is not positive and finite.
+    pub fn streamed_busy(&self) -> Option<f64> {
+        let n = self.devices.len();
+        let busy = |st: &&super::StreamRow| {
+            let ring = (0..n).map(|d| (d, (d + 1) % n));
+            match n {
+                2 => st.directions.len() == 2,
+                _ => n > 2 && st.directions.iter().copied().eq(ring),
+            }
+        };
+        let st = self.streams.iter().find(busy)?;
+        let slowest = st.gbps.iter().copied().fold(f64::INFINITY, f64::min);
+        (slowest.is_finite() && slowest > 0.0).then_some(slowest)
+    }
+
     pub fn save(&self, path: &str) -> Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
             path: path.to_string(),

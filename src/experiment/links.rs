@@ -1,0 +1,96 @@
+//! What each host link carried in a run's collective alone, and that rate read against the host
+//! link table `t3 calibrate --devices` saved.
+
+use serde::Serialize;
+
+use super::Report;
+use crate::modes::System;
+
+/// One host link as the collective alone used it: the bytes it carries in a run (its steps' chunks
+/// as stored) and their rate over T_comm, a floor on the link's own rate (T_comm also holds the
+/// landings' adds, the submissions' gaps and the other links' steps it waits for).
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkSeen {
+    pub from: usize,
+    pub to: usize,
+    pub bytes: u64,
+    pub gbps: f64,
+}
+
+/// What `t3 calibrate --devices` streamed on these devices' links with every link a collective
+/// drives busy at once (the slowest direction), from the table in `file`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinkCalibration {
+    pub file: String,
+    pub streamed_gbps: f64,
+}
+
+impl Report {
+    /// The links' rates in the collective alone over what `link_calibration` streamed, the largest
+    /// (a share above 1 says one of the two figures is wrong: the collective cannot outrun the link).
+    pub fn link_share(&self) -> Option<f64> {
+        let c = self.link_calibration.as_ref()?;
+        let fastest = self.links.iter().map(|l| l.gbps).fold(f64::NAN, f64::max);
+        (fastest.is_finite() && c.streamed_gbps > 0.0).then(|| fastest / c.streamed_gbps)
+    }
+}
+
+/// Sets `r.link_calibration` from `table` (read from `file`) where it calibrated the devices `r`
+/// ran on (the same adapters in the same order) on the same paths (zero-copy or not); else says
+/// why not.
+pub fn read_links_against(
+    r: &mut Report,
+    table: &crate::hostlink::calibration::HostLinkTable,
+    file: &str,
+) -> std::result::Result<(), String> {
+    let ran: Vec<&String> = r
+        .devices
+        .iter()
+        .filter(|d| d.starts_with("device "))
+        .collect();
+    let same = ran.len() == table.devices.len()
+        && ran.iter().zip(&table.devices).all(|(d, t)| {
+            d.strip_prefix(t.as_str())
+                .is_some_and(|x| x.starts_with(" (ranks"))
+        });
+    if !same {
+        return Err(format!(
+            "it calibrated {} (t3 calibrate --devices on these devices makes one)",
+            table.devices.join(", ")
+        ));
+    }
+    let zero_copy = |send: crate::hostlink::Path| send == crate::hostlink::Path::ZeroCopy;
+    let table_zero = table.directions.iter().all(|d| zero_copy(d.send));
+    let run_zero = r
+        .devices
+        .iter()
+        .filter(|d| d.starts_with("link "))
+        .all(|l| l.contains(": zero-copy"));
+    if table_zero != run_zero {
+        return Err("it calibrated the links on another path (--link-path)".into());
+    }
+    let streamed_gbps = table
+        .streamed_busy()
+        .ok_or("it has no streamed row with every link busy at once")?;
+    r.link_calibration = Some(LinkCalibration {
+        file: file.to_string(),
+        streamed_gbps,
+    });
+    Ok(())
+}
+
+/// Each host link of `sys` as its collective alone used it in `t_comm_ms`.
+pub(super) fn links_seen(sys: &System, t_comm_ms: f64) -> Vec<LinkSeen> {
+    let links = &sys.host_links;
+    links
+        .links
+        .iter()
+        .zip(links.bytes())
+        .map(|(l, bytes)| LinkSeen {
+            from: l.from,
+            to: l.to,
+            bytes,
+            gbps: bytes as f64 / (t_comm_ms * 1e-3).max(1e-12) / 1e9,
+        })
+        .collect()
+}
