@@ -862,20 +862,19 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
     assert_usage(&o, &["device count", "0"]);
     let o = t3_within(&["calibrate", "--devices", "1,x"], &[], &d, 60);
     assert_usage(&o, &["1,x"]);
-    let o = t3_within(
-        &["calibrate", "--devices", "2", "--stream-mib", "4097"],
-        &[],
-        &d,
-        60,
+    let stream_mib = |mib| {
+        t3_within(
+            &["calibrate", "--devices", "2", "--stream-mib", mib],
+            &[],
+            &d,
+            60,
+        )
+    };
+    assert_usage(
+        &stream_mib("4097"),
+        &["--stream-mib", "'4097'", "between 1 and 4096"],
     );
-    assert_usage(&o, &["--stream-mib", "'4097'", "between 1 and 4096"]);
-    let o = t3_within(
-        &["calibrate", "--devices", "2", "--stream-mib", "0"],
-        &[],
-        &d,
-        60,
-    );
-    assert_usage(&o, &["--stream-mib", "at least 1"]);
+    assert_usage(&stream_mib("0"), &["--stream-mib", "at least 1"]);
     let o = t3_within(&["calibrate", "--stream-mib", "8"], &[], &d, 60);
     assert_usage(&o, &["--devices"]);
     if common::gpu().is_none() {

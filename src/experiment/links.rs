@@ -13,6 +13,8 @@ use crate::modes::System;
 pub struct LinkSeen {
     pub from: usize,
     pub to: usize,
+    /// Whether its slots are host memory both devices bind (else the host copies).
+    pub zero_copy: bool,
     pub bytes: u64,
     pub gbps: f64,
 }
@@ -25,13 +27,23 @@ pub struct LinkCalibration {
     pub streamed_gbps: f64,
 }
 
+/// How far the collective's rate on a link may pass the calibration's before the report says one
+/// of them is wrong: two measurements on a shared host, minutes apart.
+const LINK_SHARE_NOISE: f64 = 1.10;
+
 impl Report {
-    /// The links' rates in the collective alone over what `link_calibration` streamed, the largest
-    /// (a share above 1 says one of the two figures is wrong: the collective cannot outrun the link).
-    pub fn link_share(&self) -> Option<f64> {
+    /// The links' rates in the collective alone read against `link_calibration`: the calibration,
+    /// the largest share of what it streamed, and whether that share passes the noise (then one of
+    /// the two figures is wrong: the collective cannot outrun the link).
+    pub fn links_against_calibration(&self) -> Option<(&LinkCalibration, f64, bool)> {
         let c = self.link_calibration.as_ref()?;
         let fastest = self.links.iter().map(|l| l.gbps).fold(f64::NAN, f64::max);
-        (fastest.is_finite() && c.streamed_gbps > 0.0).then(|| fastest / c.streamed_gbps)
+        let share = fastest / c.streamed_gbps;
+        (fastest.is_finite() && c.streamed_gbps > 0.0).then_some((
+            c,
+            share,
+            share > LINK_SHARE_NOISE,
+        ))
     }
 }
 
@@ -59,14 +71,11 @@ pub fn read_links_against(
             table.devices.join(", ")
         ));
     }
-    let zero_copy = |send: crate::hostlink::Path| send == crate::hostlink::Path::ZeroCopy;
-    let table_zero = table.directions.iter().all(|d| zero_copy(d.send));
-    let run_zero = r
-        .devices
+    let table_zero = table
+        .directions
         .iter()
-        .filter(|d| d.starts_with("link "))
-        .all(|l| l.contains(": zero-copy"));
-    if table_zero != run_zero {
+        .all(|d| d.send == crate::hostlink::Path::ZeroCopy);
+    if table_zero != r.links.iter().all(|l| l.zero_copy) {
         return Err("it calibrated the links on another path (--link-path)".into());
     }
     let streamed_gbps = table
@@ -89,6 +98,7 @@ pub(super) fn links_seen(sys: &System, t_comm_ms: f64) -> Vec<LinkSeen> {
         .map(|(l, bytes)| LinkSeen {
             from: l.from,
             to: l.to,
+            zero_copy: l.zero_copy,
             bytes,
             gbps: bytes as f64 / (t_comm_ms * 1e-3).max(1e-12) / 1e9,
         })

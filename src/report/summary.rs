@@ -125,13 +125,13 @@ pub fn summary(r: &Report) -> String {
         c.out_dtype.name(),
     ));
     line(format!("on         {on}"));
-    if let (Some(c), Some(share)) = (&r.link_calibration, r.link_share()) {
+    if let Some((c, share, above)) = r.links_against_calibration() {
         let streamed = format!(
             "{} streamed ({} GB/s a link)",
             c.file,
             super::gbps(c.streamed_gbps)
         );
-        line(if share > LINK_SHARE_NOISE {
+        line(if above {
             format!("links      ABOVE what {streamed}: one of the two is wrong")
         } else {
             format!("links      the collective alone: {share:.2} of what {streamed}")
@@ -253,11 +253,11 @@ fn clip(line: &str, width: usize) -> String {
 /// The links' rates read against the calibration's, where one was read: the share, or where the
 /// collective outran the link by more than the noise, that one of the two figures is wrong.
 pub(super) fn against_calibration(r: &Report) -> String {
-    let (Some(c), Some(share)) = (&r.link_calibration, r.link_share()) else {
+    let Some((c, share, above)) = r.links_against_calibration() else {
         return String::new();
     };
     let streamed = super::gbps(c.streamed_gbps);
-    if share > LINK_SHARE_NOISE {
+    if above {
         format!(
             "; ABOVE the {streamed} GB/s {} streamed with every link busy: one of the two figures is wrong",
             c.file
@@ -270,26 +270,16 @@ pub(super) fn against_calibration(r: &Report) -> String {
     }
 }
 
-/// How far the collective's rate on a link may pass the calibration's before the report says one
-/// of them is wrong: two measurements on a shared host, minutes apart.
-const LINK_SHARE_NOISE: f64 = 1.10;
-
 /// What the links carried in the collective alone, compact: the range over the links of their
 /// bytes' rate over T_comm (`--verbose` and the JSON have each link's bytes and rate).
 fn links_seen(r: &Report) -> String {
-    let range = |v: Vec<f64>, show: &dyn Fn(f64) -> String| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(0.0, f64::max);
-        if show(lo) == show(hi) {
-            show(hi)
-        } else {
-            format!("{}-{}", show(lo), show(hi))
-        }
-    };
     if r.links.is_empty() || r.t_comm_ms <= 0.0 {
         return String::new();
     }
-    let gbps = range(r.links.iter().map(|l| l.gbps).collect(), &super::gbps);
+    let rates = r.links.iter().map(|l| l.gbps);
+    let lo = super::gbps(rates.clone().fold(f64::INFINITY, f64::min));
+    let hi = super::gbps(rates.fold(0.0, f64::max));
+    let gbps = if lo == hi { hi } else { format!("{lo}-{hi}") };
     format!("; the collective alone {gbps} GB/s a link")
 }
 
