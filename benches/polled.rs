@@ -4,8 +4,13 @@
 //! own memory and through host memory, each device to and from host threads, and with two devices
 //! or more each direction of a pair alone, both at once and the ring of every device at once.
 //!
+//! With `--beside-gemm MxNxK[:DTYPE]`, each scenario also runs with a GEMM in every device's pass
+//! after the link's kernels (a receiver that waits beside GEMM work, the pattern a landing triggered
+//! on the GPU needs), timed against each alone and the GEMM's rows checked exactly.
+//!
 //! Flags after `--` (`cargo bench --bench polled -- --help`): `--devices`, `--lanes`, `--slots`,
-//! `--slice-kib`, `--mib`, `--spins`, `--reps`, `--timeout-s`, `--json FILE` (a line per link and run).
+//! `--slice-kib`, `--mib`, `--spins`, `--only`, `--memory`, `--reps`, `--timeout-s`, `--beside-gemm`, `--json FILE` (a line
+//! per link and run).
 
 mod common;
 
@@ -15,7 +20,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use t3_wgpu::devices::{DeviceSpec, Devices};
+use t3_wgpu::executor::{dispatch_parts, prepare_parts};
+use t3_wgpu::gemm::{GemmKernel, StoreMode};
 use t3_wgpu::hostlink::polled::{End, FlagLoad, Memory, Outcome, Polled, Ring};
+use t3_wgpu::shapes::{Dtype, Shape};
+use t3_wgpu::tracked::{ExactRow, TrackedGemm};
 
 /// The polled link, by scenario.
 #[derive(clap::Parser, Debug)]
@@ -46,12 +55,20 @@ struct Args {
     /// Only the scenarios whose name contains one of these (a comma list).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Only the scenarios whose memory's name (the table's `memory` column) contains one of these,
+    /// in any case (a comma list: host, device, bar, receiver).
+    #[arg(long, value_delimiter = ',')]
+    memory: Vec<String>,
     /// Runs per scenario (the median's rate reported).
     #[arg(long, default_value_t = 3, value_parser = reps)]
     reps: u32,
     /// Bound on each run, seconds.
     #[arg(long, default_value_t = 20.0, value_parser = seconds)]
     timeout_s: f64,
+    /// Also run each scenario with a tracked GEMM of this shape (`MxNxK`, or `MxNxK:f16` / `:bf16`
+    /// for those operands) after the link's kernels in every device's pass.
+    #[arg(long, value_name = "MxNxK[:DTYPE]", value_parser = gemm_of)]
+    beside_gemm: Option<(Shape, Dtype)>,
     #[command(flatten)]
     out: Out,
 }
@@ -61,6 +78,12 @@ fn flag_load(s: &str) -> Result<FlagLoad, String> {
         .into_iter()
         .find(|l| l.name() == s)
         .ok_or_else(|| format!("'{s}': atomic, rmw or volatile"))
+}
+
+fn gemm_of(s: &str) -> Result<(Shape, Dtype), String> {
+    let (shape, dtype) = s.split_once(':').unwrap_or((s, "f32"));
+    let shape = Shape::parse(shape).map_err(|e| e.to_string())?;
+    Ok((shape, Dtype::parse(dtype).map_err(|e| e.to_string())?))
 }
 
 fn main() -> ExitCode {
@@ -143,9 +166,34 @@ fn run(args: Args) -> anyhow::Result<()> {
     );
     let bound = Duration::from_secs_f64(args.timeout_s);
     let mut failed = 0;
+    // Each device's GEMM for --beside-gemm, made once.
+    let kernels = match args.beside_gemm {
+        Some((_, dtype)) => devices
+            .gpus
+            .iter()
+            .map(|g| GemmKernel::with(g, dtype, None))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let mut gemms: Vec<(TrackedGemm, Vec<ExactRow>)> = match args.beside_gemm {
+        Some((shape, _)) => devices
+            .gpus
+            .iter()
+            .zip(&kernels)
+            .map(|(g, k)| TrackedGemm::exact(g, k, shape, "the GEMM beside the polled link"))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
     let chosen = scenarios(devices.gpus.len())
         .into_iter()
-        .filter(|s| args.only.is_empty() || args.only.iter().any(|o| s.0.contains(o.as_str())));
+        .filter(|s| args.only.is_empty() || args.only.iter().any(|o| s.0.contains(o.as_str())))
+        .filter(|s| {
+            args.memory.is_empty()
+                || args
+                    .memory
+                    .iter()
+                    .any(|m| s.2.name().to_lowercase().contains(&m.to_lowercase()))
+        });
     let chosen: Vec<_> = chosen.collect();
     for &load in &args.flag_load {
         for (name, links, memory) in &chosen {
@@ -201,6 +249,10 @@ fn run(args: Args) -> anyhow::Result<()> {
                     }
                 );
             }
+            if let (Some(gemm), false) = (args.beside_gemm, runs.is_empty()) {
+                let alone = median_seconds(&runs);
+                failed += beside(&polled, &mut gemms, (&head, gemm, alone), &ring, &args)?;
+            }
         }
     }
     anyhow::ensure!(
@@ -208,4 +260,81 @@ fn run(args: Args) -> anyhow::Result<()> {
         "{failed} link(s) lost or corrupted words (above)"
     );
     Ok(())
+}
+
+/// The slowest link's median seconds over `runs` (each run's links at once).
+fn median_seconds(runs: &[Vec<Outcome>]) -> f64 {
+    let mut s: Vec<f64> = runs
+        .iter()
+        .map(|r| r.iter().map(|o| o.seconds).fold(0.0, f64::max))
+        .collect();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+/// Runs `polled` `args.reps` times with each device's GEMM after its kernels in one pass, then each
+/// GEMM alone (host clock, submission to completion, as the link's runs), and checks the GEMMs'
+/// rows; prints the three times. Returns the links that failed.
+fn beside(
+    polled: &Polled,
+    gemms: &mut [(TrackedGemm, Vec<ExactRow>)],
+    (head, (shape, dtype), alone): (&str, (Shape, Dtype), f64),
+    ring: &Ring,
+    args: &Args,
+) -> anyhow::Result<usize> {
+    let bound = Duration::from_secs_f64(args.timeout_s);
+    for (g, _) in gemms.iter_mut() {
+        prepare_parts("the GEMM beside the polled link", &mut [g.part()])?;
+    }
+    let mut runs = Vec::new();
+    let mut failed = 0;
+    for rep in 0..args.reps {
+        let mut dispatch =
+            |d: usize, pass: &mut wgpu::ComputePass<'_>| dispatch_parts(pass, &[gemms[d].0.part()]);
+        let outcomes = polled.run_beside(1000 + rep, bound, &mut dispatch)?;
+        failed += outcomes.iter().filter(|o| !o.ok(ring)).count();
+        for o in &outcomes {
+            let mut v = serde_json::to_value(o)?;
+            v["bench"] = "polled beside gemm".into();
+            v["gemm"] = format!("{shape}:{}", dtype.name()).into();
+            v["rep"] = rep.into();
+            args.out.line(&v)?;
+        }
+        runs.push(outcomes);
+    }
+    // What the last run beside the link wrote.
+    for (d, (g, expected)) in gemms.iter().enumerate() {
+        g.check_exact(
+            expected,
+            &format!("the GEMM beside the polled link on device {d}"),
+        )?;
+    }
+    // Each device's GEMM alone after the runs beside it (its clocks then as warm as they were),
+    // one device after the other: the slowest device's median.
+    let mut gemm = 0f64;
+    for (g, _) in gemms.iter_mut() {
+        let mut t = Vec::new();
+        for _ in 0..=args.reps {
+            let t0 = std::time::Instant::now();
+            g.run(StoreMode::Store, false)?;
+            t.push(t0.elapsed().as_secs_f64());
+        }
+        t.remove(0);
+        t.sort_by(f64::total_cmp);
+        gemm = gemm.max(t[t.len() / 2]);
+    }
+    let both = median_seconds(&runs);
+    let ms = |s: f64| s * 1e3;
+    println!(
+        "{head} beside a {shape} {} GEMM per device: GEMM alone {:.3} ms, link alone {:.3} ms, both in one pass {:.3} ms (side by side would be {:.3}, one after the other {:.3}); {} of {} links whole, every GEMM row exact",
+        dtype.name(),
+        ms(gemm),
+        ms(alone),
+        ms(both),
+        ms(gemm.max(alone)),
+        ms(gemm + alone),
+        runs.iter().flatten().count() - failed,
+        runs.iter().flatten().count(),
+    );
+    Ok(failed)
 }

@@ -8,6 +8,7 @@ use crate::executor::{Executor, KernelSet, Part};
 use crate::gemm::{GemmKernel, StoreMode};
 use crate::gpu::Gpu;
 use crate::lower::{lower_tracked_gemm, TrackedGemmSpec, TrackedLowering};
+use crate::reference::Rng;
 use crate::shapes::{Dtype, Shape};
 use crate::timestamps::{time_series, Timestamps};
 
@@ -180,4 +181,65 @@ impl<'a> TrackedGemm<'a> {
                 .read_pool("gemm tracker", l.tracker, 0, l.thresholds.len() as u64 * 4)?;
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
+
+    /// A GEMM timed beside other work (`what` names it in errors), with its first and last rows'
+    /// exact values: operands of small integers over 8 (exact in f16 and bf16, and every partial
+    /// sum exact in f32 for K up to 2^18), so that [`TrackedGemm::check_exact`] compares exactly.
+    pub fn exact(
+        gpu: &'a Gpu,
+        kernel: &'a GemmKernel,
+        shape: Shape,
+        what: &'static str,
+    ) -> Result<(Self, Vec<ExactRow>)> {
+        if shape.k > 1 << 18 {
+            return Err(Error::invalid(
+                what,
+                format!("K = {}", shape.k),
+                "at most 262144 (its exact check)",
+            ));
+        }
+        let g = TrackedGemm::new(gpu, kernel, shape, 1, None)?;
+        let mut rng = Rng::new(0xbe51de);
+        let mut v =
+            |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(16) as f32 - 8.0) / 8.0).collect() };
+        let (a, b) = (v(shape.m * shape.k), v(shape.k * shape.n));
+        g.upload(&a, &b)?;
+        let (k, n) = (shape.k, shape.n);
+        let expected = [0, shape.m - 1]
+            .into_iter()
+            .map(|row| {
+                let exact = (0..n)
+                    .map(|j| {
+                        (0..k)
+                            .map(|kk| a[row * k + kk] as f64 * b[kk * n + j] as f64)
+                            .sum()
+                    })
+                    .collect();
+                (row, exact)
+            })
+            .collect();
+        Ok((g, expected))
+    }
+
+    /// Its rows against the exact values [`TrackedGemm::exact`] gave (`during` names the run).
+    pub fn check_exact(&self, expected: &[ExactRow], during: &str) -> Result<()> {
+        for (row, want) in expected {
+            let got = self.read_rows(*row..row + 1)?;
+            if let Some((j, (&v, &w))) = got
+                .iter()
+                .zip(want)
+                .enumerate()
+                .find(|(_, (&v, &w))| v as f64 != w)
+            {
+                return Err(Error::Gpu {
+                    during: during.into(),
+                    message: format!("C[{row}][{j}] = {v}, the exact product {w}"),
+                });
+            }
+        }
+        Ok(())
+    }
 }
+
+/// A row of a GEMM's output and its exact values ([`TrackedGemm::exact`]).
+pub type ExactRow = (usize, Vec<f64>);

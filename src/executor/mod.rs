@@ -9,7 +9,7 @@ mod kernels;
 mod pooled;
 
 pub use kernels::{step_target, target, KernelSet, Kernels};
-pub use pooled::{record_one_pass, Handed, Part};
+pub use pooled::{dispatch_parts, prepare_parts, record_one_pass, Handed, Part};
 
 use std::collections::HashMap;
 use web_time::Instant;

@@ -139,6 +139,17 @@ pub fn record_one_pass(
     parts: &mut [Part],
     timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
 ) -> Result<()> {
+    prepare_parts(label, parts)?;
+    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(label),
+        timestamp_writes: timestamps,
+    });
+    dispatch_parts(&mut pass, parts)
+}
+
+/// Refuses parts [`dispatch_parts`] cannot put in one pass (a recording with more than passes, or
+/// parts on two devices) and makes what their recordings use: before the pass is begun.
+pub fn prepare_parts(label: &str, parts: &mut [Part]) -> Result<()> {
     let first = parts.first().map(|p| p.exec.gpu);
     for part in parts.iter_mut() {
         let (lowered, commands) = (part.lowered, part.commands);
@@ -159,14 +170,16 @@ pub fn record_one_pass(
         }
         part.exec.prepare_standalone(lowered, commands)?;
     }
-    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(label),
-        timestamp_writes: timestamps,
-    });
-    for part in parts.iter() {
+    Ok(())
+}
+
+/// Dispatches every part's passes into `pass`, a caller's (which may hold its own dispatches
+/// before), in the parts' order; [`prepare_parts`] made what they use.
+pub fn dispatch_parts(pass: &mut wgpu::ComputePass<'_>, parts: &[Part]) -> Result<()> {
+    for part in parts {
         for c in part.commands {
             if let Command::Pass(p) = c {
-                part.exec.dispatch(&mut pass, p)?;
+                part.exec.dispatch(pass, p)?;
             }
         }
     }

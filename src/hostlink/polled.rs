@@ -255,6 +255,10 @@ impl Outcome {
     }
 }
 
+/// Work a caller dispatches in a device's pass after the link's kernel ([`Polled::run_beside`]),
+/// given the device's index.
+pub type Beside<'b> = &'b mut dyn FnMut(usize, &mut wgpu::ComputePass<'_>) -> Result<()>;
+
 /// A device's dispatch: its role, its bind group, its results.
 struct Dispatch {
     device: usize,
@@ -359,13 +363,20 @@ impl<'a> Polled<'a> {
 
     /// Runs every link at once, its words mixed with `tag`; each wait bounded by `bound`.
     pub fn run(&self, tag: u32, bound: Duration) -> Result<Vec<Outcome>> {
-        self.run_with(tag, bound, Some(tag))
+        self.run_with(tag, bound, Some(tag), None)
+    }
+
+    /// [`Polled::run`] with other work in each device's pass after the link's kernel, which
+    /// `beside` dispatches (given the device's index): the link's workgroups are then resident
+    /// before that work fills the device, as a receiver waiting beside a GEMM would be.
+    pub fn run_beside(&self, tag: u32, bound: Duration, beside: Beside) -> Result<Vec<Outcome>> {
+        self.run_with(tag, bound, Some(tag), Some(beside))
     }
 
     /// The devices' part of [`Polled::run`] alone: host ends and relays never act, as when a host
     /// thread stalls (the kernels' waits give up: tests/polled.rs).
     pub fn run_without_host(&self, tag: u32, bound: Duration) -> Result<Vec<Outcome>> {
-        self.run_with(tag, bound, None)
+        self.run_with(tag, bound, None, None)
     }
 
     /// [`Polled::run`] with the host ends writing and checking the words of `host_tag` where the
@@ -377,11 +388,18 @@ impl<'a> Polled<'a> {
         host_tag: u32,
         bound: Duration,
     ) -> Result<Vec<Outcome>> {
-        self.run_with(tag, bound, Some(host_tag))
+        self.run_with(tag, bound, Some(host_tag), None)
     }
 
-    /// Runs with the host ends acting on `host_tag`'s words, or not acting at all (None).
-    fn run_with(&self, tag: u32, bound: Duration, host_tag: Option<u32>) -> Result<Vec<Outcome>> {
+    /// Runs with the host ends acting on `host_tag`'s words, or not acting at all (None), and
+    /// `beside`'s work after each device's kernel in its pass.
+    fn run_with(
+        &self,
+        tag: u32,
+        bound: Duration,
+        host_tag: Option<u32>,
+        mut beside: Option<Beside>,
+    ) -> Result<Vec<Outcome>> {
         let _one_run = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let ring = self.ring;
         self.reset(tag);
@@ -405,6 +423,9 @@ impl<'a> Polled<'a> {
                     &d.bind_group,
                     d.role.workgroups(ring.lanes),
                 );
+                if let Some(b) = beside.as_mut() {
+                    b(d.device, &mut pass)?;
+                }
             }
             submitted.push(gpu.submit("the polled link", vec![enc.finish()])?);
         }

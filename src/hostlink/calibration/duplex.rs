@@ -9,15 +9,13 @@ use serde::{Deserialize, Serialize};
 
 use super::ends::{timed_with, StepWrite, ZeroCopyRead};
 use super::{check_arrived, HostLink, Options, Rig};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::executor::record_one_pass;
 use crate::gemm::{GemmKernel, StoreMode};
 use crate::gpu::Gpu;
-use crate::reference::Rng;
-use crate::shapes::Shape;
 use crate::stats::{median, Settle};
 use crate::steps::Link;
-use crate::tracked::TrackedGemm;
+use crate::tracked::{ExactRow, TrackedGemm};
 
 /// Medians of one device's write and read, alone and at once (GB/s of each, the chunk over the
 /// time of the work timed).
@@ -293,7 +291,7 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
         };
         let (gemm, expected) = match (opts.beside_gemm, &kernel) {
             (Some((shape, _)), Some(k)) => {
-                let (g, expected) = beside_gemm(&gpus[d], k, shape)?;
+                let (g, expected) = TrackedGemm::exact(&gpus[d], k, shape, "GEMM beside the link")?;
                 (Some(g), expected)
             }
             _ => (None, Vec::new()),
@@ -357,7 +355,7 @@ pub(super) fn measure_duplex(rig: &Rig, bytes: u64, opts: &Options) -> Result<Ve
             x.read.check(devices, bytes, want)?;
             check_arrived(devices, &out, 0, bytes, want)?;
             if let Some(g) = x.gemm.as_ref().filter(|_| work.needs_gemm()) {
-                check_gemm(g, &x.expected)?;
+                g.check_exact(&x.expected, "the GEMM beside the link")?;
             }
         }
         let gbps = |w: Work| bytes as f64 / median(&times[w as usize]).max(1e-9) / 1e9;
@@ -389,63 +387,3 @@ const SETTLED: Settle = Settle {
     window: 5,
     tolerance: 0.05,
 };
-
-/// A row of the GEMM's output and its exact values.
-type ExactRow = (usize, Vec<f64>);
-
-/// The GEMM the link is timed beside, with its first and last rows' exact values: operands of
-/// small integers over 8 (exact in f16 and bf16, and every partial sum exact in f32 for K up to
-/// 2^18), so that its output checks exactly.
-fn beside_gemm<'a>(
-    gpu: &'a Gpu,
-    kernel: &'a GemmKernel,
-    shape: Shape,
-) -> Result<(TrackedGemm<'a>, Vec<ExactRow>)> {
-    if shape.k > 1 << 18 {
-        return Err(Error::invalid(
-            "GEMM beside the link",
-            format!("K = {}", shape.k),
-            "at most 262144 (its exact check)",
-        ));
-    }
-    let g = TrackedGemm::new(gpu, kernel, shape, 1, None)?;
-    let mut rng = Rng::new(0xbe51de);
-    let mut v =
-        |n: usize| -> Vec<f32> { (0..n).map(|_| (rng.below(16) as f32 - 8.0) / 8.0).collect() };
-    let (a, b) = (v(shape.m * shape.k), v(shape.k * shape.n));
-    g.upload(&a, &b)?;
-    let (k, n) = (shape.k, shape.n);
-    let expected = [0, shape.m - 1]
-        .into_iter()
-        .map(|row| {
-            let exact = (0..n)
-                .map(|j| {
-                    (0..k)
-                        .map(|kk| a[row * k + kk] as f64 * b[kk * n + j] as f64)
-                        .sum()
-                })
-                .collect();
-            (row, exact)
-        })
-        .collect();
-    Ok((g, expected))
-}
-
-/// The GEMM's rows against their exact values.
-fn check_gemm(g: &TrackedGemm, expected: &[ExactRow]) -> Result<()> {
-    for (row, want) in expected {
-        let got = g.read_rows(*row..row + 1)?;
-        if let Some((j, (&v, &w))) = got
-            .iter()
-            .zip(want)
-            .enumerate()
-            .find(|(_, (&v, &w))| v as f64 != w)
-        {
-            return Err(Error::Gpu {
-                during: "the GEMM beside the link".into(),
-                message: format!("C[{row}][{j}] = {v}, the exact product {w}"),
-            });
-        }
-    }
-    Ok(())
-}
