@@ -23,9 +23,10 @@ struct StepParams {
     bump: u32,
     // 1: add `acc` (a forwarded partial sum) to the source before the put.
     has_acc: u32,
+    // The waiting pipeline's (WAIT): gate loads a workgroup makes before it gives up.
+    spins: u32,
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 @group(0) @binding(1) var<uniform> p: StepParams;
@@ -41,11 +42,60 @@ struct StepParams {
 // --bench pipelines` reports each pipeline's registers).
 override ACC: bool = true;
 
+// Pipeline-overridable: true builds the landing that waits, first in a pass beside GEMM work, for a
+// chunk another device is still writing into host memory (host mode's flag handoff,
+// src/modes/trigger_loop). Its `counters` are then the landing's gate, in this device's memory that
+// the host maps: word 0 the host raises once the sender's kernel flagged the chunk written (or its
+// submission completed), words 2 and 3 count the workgroups that landed and that gave up. A
+// workgroup gives up after `p.spins` loads, or at once where another already did, and then writes
+// nothing: the host lands the chunk again after the sender's submission completes unless every
+// workgroup landed. A kernel cannot see another device's stores to host memory while it runs, but
+// it does see the host's stores to its own memory through the BAR (BENCHMARKS.md, "The polled
+// link"), hence the host's relay. Vulkan promises neither across devices: every run is checked.
+override WAIT: bool = false;
+const GATE_RAISED: u32 = 0u;
+const GATE_LANDED: u32 = 2u;
+const GATE_GAVE_UP: u32 = 3u;
+// Gate loads between two looks at whether another workgroup gave up (and loop bounds below the
+// 65,535 turns llvmpipe allows a loop).
+const GATE_ROUND: u32 = 1024u;
+
+var<workgroup> gate_open: u32;
+
+// Invocation 0 waits for the gate; every invocation learns whether it opened.
+fn wait_for_gate(t: u32) -> bool {
+    if (t == 0u) {
+        var open = 0u;
+        for (var n = 0u; n < p.spins && open == 0u; n += GATE_ROUND) {
+            if (atomicLoad(&counters[GATE_GAVE_UP]) != 0u) {
+                break;
+            }
+            for (var k = 0u; k < GATE_ROUND; k++) {
+                if (atomicLoad(&counters[GATE_RAISED]) != 0u) {
+                    open = 1u;
+                    break;
+                }
+            }
+        }
+        gate_open = open;
+    }
+    return workgroupUniformLoad(&gate_open) == 1u;
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let w = wid.x + wid.y * p.dispatch_x;
     if (w >= p.n_wg) {
         return;
+    }
+    if (WAIT) {
+        let open = wait_for_gate(t);
+        if (!open) {
+            if (t == 0u) {
+                atomicAdd(&counters[GATE_GAVE_UP], 1u);
+            }
+            return;
+        }
     }
     let stride = p.n_wg * 256u;
     if (ACC && p.has_acc != 0u) {
@@ -56,6 +106,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         for (var i = w * 256u + t; i < p.len4; i += stride) {
             put_unit(p.dst_off4 + i, src[p.src_off4 + i]);
         }
+    }
+    if (WAIT) {
+        // Counted after every invocation's stores: the host reads the count once the submission
+        // completed, so the order is only for whoever reads the gate sooner.
+        storageBarrier();
+        if (t == 0u) {
+            atomicAdd(&counters[GATE_LANDED], 1u);
+        }
+        return;
     }
     if (p.bump == 0u) {
         return;

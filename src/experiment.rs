@@ -100,6 +100,9 @@ pub struct ModeResult {
     /// How long its last repetition went on after its last GEMM work ended, ms (its timeline's
     /// [`Timeline::after_gemm_us`]): the part of the collective nothing hid.
     pub after_gemm_ms: Option<f64>,
+    /// Its last repetition's waiting landings, where the flag handoff had gated links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_landings: Option<crate::modes::EarlyLandings>,
 }
 
 impl ModeResult {
@@ -142,6 +145,7 @@ impl ModeResult {
             fallback: None,
             own_t_seq_ms: None,
             after_gemm_ms: None,
+            early_landings: None,
         }
     }
 }
@@ -391,13 +395,16 @@ pub fn measure_with(
             continue;
         };
         let mut after_gemm_ms = None;
-        if let Some(t) = measured.last[k].take().and_then(|r| r.timeline) {
+        let last = measured.last[k].take();
+        let early_landings = last.as_ref().and_then(|r| r.early_landings);
+        if let Some(t) = last.and_then(|r| r.timeline) {
             after_gemm_ms = t.after_gemm_us().map(|us| us / 1e3);
             timelines.push(t);
         }
         let result = timed_result(result, m.name(), k, &mut measured, t_seq, v);
         results.push(ModeResult {
             after_gemm_ms,
+            early_landings,
             ..result
         });
     }

@@ -30,6 +30,7 @@ use crate::gpu::Gpu;
 
 pub mod calibration;
 mod copy;
+pub mod gates;
 pub mod polled;
 pub mod shared;
 
@@ -148,6 +149,8 @@ struct Slot {
     write: Mappable,
     /// Bytes of the transfer started on this slot.
     bytes: u64,
+    /// Its gates for the flag handoff ([`HostLink::with_gates`]).
+    gates: Option<gates::Gates>,
 }
 
 /// How long the two halves of one transfer took, on the host clock (for the timeline's host lanes).
@@ -229,6 +232,7 @@ impl HostLink {
                 inbox,
                 write,
                 bytes: 0,
+                gates: None,
             });
         }
         Ok(HostLink {
@@ -249,6 +253,42 @@ impl HostLink {
     /// submission completed).
     pub fn zero_copy(&self) -> bool {
         self.send == Path::ZeroCopy
+    }
+
+    /// This link with the flag handoff's gates on every slot ([`gates`]), where it is zero-copy and
+    /// both devices can make them (else as it was: [`HostLink::gated`] says which).
+    pub fn with_gates(mut self, gpus: &[Gpu]) -> Self {
+        if !self.zero_copy() {
+            return self;
+        }
+        let (s, r) = (&gpus[self.from], &gpus[self.to]);
+        let made: Option<Vec<gates::Gates>> = (0..self.slots.len())
+            .map(|i| gates::Gates::new(s, r, (self.from, self.to, i)))
+            .collect();
+        if let Some(made) = made {
+            for (slot, g) in self.slots.iter_mut().zip(made) {
+                slot.gates = Some(g);
+            }
+        }
+        self
+    }
+
+    /// Every gate closed and every count zero (before a run: a run that failed may have left any).
+    pub fn clear_gates(&self) {
+        for g in self.slots.iter().filter_map(|s| s.gates.as_ref()) {
+            g.send.clear();
+            g.land.clear();
+        }
+    }
+
+    /// Whether every slot has its gates (the flag handoff can take this link).
+    pub fn gated(&self) -> bool {
+        self.slots.iter().all(|s| s.gates.is_some())
+    }
+
+    /// Slot `slot`'s gates (None: the link has none).
+    pub fn gates(&self, slot: usize) -> Option<&gates::Gates> {
+        self.slots.get(slot)?.gates.as_ref()
     }
 
     /// "zero-copy", "mapped" when both ends are, else which end is staged: what reports name as the link.
@@ -561,6 +601,7 @@ fn zero_copy_slots(
                 outbox,
                 inbox,
                 bytes: 0,
+                gates: None,
             })
         })
         .collect()

@@ -140,7 +140,10 @@ mod tests {
         same_layout!(
             StepParams,
             "StepParams",
-            [len4, src_off4, dst_off4, n_wg, dispatch_x, counter, done_slot, bump, has_acc]
+            [
+                len4, src_off4, dst_off4, n_wg, dispatch_x, counter, done_slot, bump, has_acc,
+                spins
+            ]
         );
         same_layout!(
             Forward,

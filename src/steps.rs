@@ -17,6 +17,8 @@ pub struct StepKernel {
     copy: [wgpu::ComputePipeline; 2],
     add: [wgpu::ComputePipeline; 2],
     update: [wgpu::ComputePipeline; 2],
+    /// The copy that waits for its gate first (`WAIT`): host mode's landing ahead of its chunk.
+    waiting_copy: wgpu::ComputePipeline,
 }
 
 impl StepKernel {
@@ -34,25 +36,44 @@ impl StepKernel {
             epilogue: None,
         };
         let layout = shaders::layout(gpu, "step layout", variant(Put::Store).interface()?);
-        let make = |put: Put| -> Result<[wgpu::ComputePipeline; 2]> {
+        // Each put's pipelines without and with `acc`, and the copy's that waits for its gate.
+        let make = |put: Put, waiting: bool| -> Result<Vec<wgpu::ComputePipeline>> {
             let label = format!("step ({put:?})");
             let m = shaders::module(gpu, &label, &variant(put), None, false)?;
-            let with = |acc: bool| {
-                let label = format!("step ({put:?}{})", if acc { ", acc" } else { "" });
+            let with = |acc: bool, wait: bool| {
+                let label = format!(
+                    "step ({put:?}{}{})",
+                    if acc { ", acc" } else { "" },
+                    if wait { ", waiting" } else { "" }
+                );
                 shaders::pipeline(
                     gpu,
                     &label,
                     &layout,
                     &m,
-                    &[("ACC", f64::from(u8::from(acc)))],
+                    &[
+                        ("ACC", f64::from(u8::from(acc))),
+                        ("WAIT", f64::from(u8::from(wait))),
+                    ],
                 )
             };
-            Ok([with(false)?, with(true)?])
+            let mut made = vec![with(false, false)?, with(true, false)?];
+            if waiting {
+                made.push(with(false, true)?);
+            }
+            Ok(made)
         };
+        let pair = |mut v: Vec<wgpu::ComputePipeline>| -> [wgpu::ComputePipeline; 2] {
+            let acc = v.remove(1);
+            [v.remove(0), acc]
+        };
+        let mut copy = make(Put::store(out), true)?;
+        let waiting_copy = copy.pop().expect("made with its waiting copy");
         Ok(StepKernel {
-            copy: make(Put::store(out))?,
-            add: make(Put::add(out))?,
-            update: make(Put::update(gpu))?,
+            copy: pair(copy),
+            waiting_copy,
+            add: pair(make(Put::add(out), false)?),
+            update: pair(make(Put::update(gpu), false)?),
             layout,
             out,
         })
@@ -60,8 +81,16 @@ impl StepKernel {
 
     /// The pipeline for `put` (Store copies, Add reduces, both at the kernel's output type;
     /// Atomic/Cas reduce f32 with update semantics), with the second source where `acc` (a step whose
-    /// params have `has_acc` set).
-    pub fn pipeline(&self, put: Put, acc: bool) -> &wgpu::ComputePipeline {
+    /// params have `has_acc` set); `wait`: the copy that waits for its gate first (a landing ahead
+    /// of its chunk; neither `acc` nor another put).
+    pub fn pipeline(&self, put: Put, acc: bool, wait: bool) -> &wgpu::ComputePipeline {
+        if wait {
+            debug_assert!(
+                matches!(put, Put::Store | Put::StorePacked(_)) && !acc,
+                "only the landing's copy waits"
+            );
+            return &self.waiting_copy;
+        }
         let pair = match put {
             Put::Store | Put::StorePacked(_) => &self.copy,
             Put::Add | Put::AddPacked(_) => &self.add,

@@ -52,6 +52,8 @@ pub struct Rep {
     pub parts: Vec<(&'static str, f64)>,
     pub trigger_latency_us: Vec<f64>,
     pub timeline: Option<Timeline>,
+    /// The flag handoff's waiting landings ([`Run::early_landings`]).
+    pub early_landings: Option<crate::modes::EarlyLandings>,
 }
 
 impl From<Run> for Rep {
@@ -61,6 +63,7 @@ impl From<Run> for Rep {
             parts: r.comm_us.map(|us| (COMM, us)).into_iter().collect(),
             trigger_latency_us: r.trigger_latency_us,
             timeline: Some(r.timeline),
+            early_landings: r.early_landings,
         }
     }
 }

@@ -7,7 +7,7 @@
 
 mod common;
 
-use t3_wgpu::config::host::HostGrain;
+use t3_wgpu::config::host::{Handoff, HostGrain, HostOptions};
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Host, Mode, System};
@@ -29,10 +29,12 @@ fn config(m: usize, ranks: usize, chunks: usize, collective: Collective, via: Re
 }
 
 /// Runs `config` on the first `n` devices under `modes` over links taking `path`; checks every result
-/// against the reference and every tracker against its threshold, from poisoned outputs.
-fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) {
+/// against the reference and every tracker against its threshold, from poisoned outputs. Returns
+/// each mode's run (none where no adapter).
+fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) -> Vec<modes::Run> {
+    let mut runs = Vec::new();
     let Some((devs, kernels)) = common::devices() else {
-        return;
+        return runs;
     };
     let what = format!(
         "{} ranks {} chunks {} m {} {:?} on {n} devices ({path:?} link)",
@@ -127,7 +129,9 @@ fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) {
                 }
             }
         }
+        runs.push(run);
     }
+    runs
 }
 
 fn two_modes() -> Vec<Box<dyn Mode>> {
@@ -215,6 +219,62 @@ fn staged_links_and_loop_depths() {
             path,
             &deep,
         );
+    }
+}
+
+#[test]
+fn the_flag_handoff_lands_ahead_and_right() {
+    // Landings queued ahead beside GEMM work, waiting at gates the host raises: every collective and
+    // reduce on a pair and a ring of three, at stage and chunk grain, one and several submissions
+    // deep, slots reused (more crossings than a link has slots). Where a device shares no memory
+    // with the host the links have no gates and the fence hands over, as without the handoff.
+    let flag = |c: Config| Config {
+        host: HostOptions {
+            handoff: Some(Handoff::Flag),
+            ..Default::default()
+        },
+        ..c
+    };
+    let hosts: Vec<Box<dyn Mode>> = vec![
+        Box::new(Host::default()),
+        Box::new(Host {
+            in_flight: Some(1),
+            wait: None,
+            grain: Some(HostGrain::Chunk),
+        }),
+        Box::new(Host {
+            in_flight: Some(4),
+            wait: None,
+            grain: Some(HostGrain::Chunks(2)),
+        }),
+    ];
+    let mut early = Vec::new();
+    for (n, ranks, chunks, m) in [(2, 2, 4, 45), (3, 3, 3, 50), (2, 4, 12, 96)] {
+        for collective in Collective::ALL {
+            for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
+                let c = flag(config(m, ranks, chunks, collective, via));
+                for run in run_on(n, c, Path::ZeroCopy, &hosts) {
+                    early.push(run.early_landings);
+                }
+            }
+        }
+    }
+    let Some((devs, _)) = common::devices() else {
+        return;
+    };
+    let gated = devs.gpus[..2]
+        .iter()
+        .all(|g| t3_wgpu::hostlink::shared::can_import(&g.device));
+    // Every run says what its landings did where the links have gates, and some landed ahead (a
+    // chunk whose sender's submission completed before the receiver's next GEMM work lands after
+    // it, as without the handoff; waits the device does not outlast give up and land after).
+    assert!(
+        early.iter().all(|e| e.is_some() == gated),
+        "early landings reported where the links have gates: {early:?}"
+    );
+    if gated {
+        let landed: usize = early.iter().flatten().map(|e| e.landed).sum();
+        assert!(landed > 0, "no landing went ahead: {early:?}");
     }
 }
 

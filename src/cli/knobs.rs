@@ -4,7 +4,7 @@
 use t3_wgpu::config::fused::{
     FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB, MIN_WINDOW,
 };
-use t3_wgpu::config::host::{HostGrain, HostOptions, HostWait, MAX_IN_FLIGHT};
+use t3_wgpu::config::host::{Handoff, HostGrain, HostOptions, HostWait, MAX_IN_FLIGHT};
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::{Error, Result};
 
@@ -26,11 +26,12 @@ const FUSED_KEYS: [(&str, &str); 13] = [
 ];
 
 /// The host loop's keys, each with the name its errors give it.
-const HOST_KEYS: [(&str, &str); 4] = [
+const HOST_KEYS: [(&str, &str); 5] = [
     ("in-flight", "--host-loop in-flight"),
     ("grain", "--host-loop grain"),
     ("wait", "--host-loop wait"),
     ("copy-threads", "--host-loop copy-threads"),
+    ("handoff", "--host-loop handoff"),
 ];
 
 /// Most chunks per rank `--host-loop grain=N` takes (a chunk has at least one row).
@@ -240,6 +241,11 @@ pub fn parse_host(spec: &str) -> Result<HostOptions> {
             _ => None,
         },
         copy_threads: count("copy-threads", t3_wgpu::hostlink::MAX_COPY_THREADS)?,
+        handoff: match p.one_of("handoff", &["auto", "fence", "flag"])? {
+            Some("fence") => Some(Handoff::Fence),
+            Some("flag") => Some(Handoff::Flag),
+            _ => None,
+        },
     })
 }
 
@@ -271,15 +277,23 @@ mod tests {
             let e = parse_fused(bad).unwrap_err().to_string();
             assert!(needles.iter().all(|n| e.contains(n)), "{bad}: {e}");
         }
-        let h = parse_host("grain=chunk,in-flight=3,wait=block,copy-threads=2").unwrap();
+        let h =
+            parse_host("grain=chunk,in-flight=3,wait=block,copy-threads=2,handoff=flag").unwrap();
         assert_eq!(
-            (h.grain, h.in_flight, h.wait, h.copy_threads),
+            (h.grain, h.in_flight, h.wait, h.copy_threads, h.handoff),
             (
                 Some(HostGrain::Chunk),
                 Some(3),
                 Some(HostWait::Block),
-                Some(2)
+                Some(2),
+                Some(Handoff::Flag)
             )
+        );
+        assert_eq!(parse_host("handoff=auto").unwrap().handoff, None);
+        let e = parse_host("handoff=polled").unwrap_err().to_string();
+        assert!(
+            e.contains("--host-loop handoff") && e.contains("fence") && e.contains("flag"),
+            "{e}"
         );
         let e = parse_host("in-flight=0").unwrap_err().to_string();
         assert!(

@@ -445,7 +445,7 @@ impl<'a> Executor<'a> {
             let pipeline = match d.kernel {
                 Kernel::Gemm(store) => k.gemm()?.pipeline(store),
                 Kernel::GemmGrid => k.gemm()?.grid_pipeline(),
-                Kernel::Step { put, acc } => k.step()?.pipeline(put, acc),
+                Kernel::Step { put, acc, wait } => k.step()?.pipeline(put, acc, wait),
                 Kernel::Fused {
                     split_b,
                     split_c,

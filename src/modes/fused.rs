@@ -84,6 +84,7 @@ impl Mode for Fused {
             },
             trigger_latency_us: vec![],
             op_spans: vec![(start, end); sys.plan.ops.len()],
+            early_landings: None,
         })
     }
 }

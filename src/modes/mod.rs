@@ -83,6 +83,16 @@ pub struct Run {
     pub trigger_latency_us: Vec<f64>,
     /// For each plan op, the (start, end) µs of the interval that contains it at the timeline's grain.
     pub op_spans: Vec<(f64, f64)>,
+    /// The flag handoff's waiting landings (host mode across devices): how many landed every
+    /// workgroup, and how many gave up (their chunks then landed after their senders' fences).
+    pub early_landings: Option<EarlyLandings>,
+}
+
+/// What the flag handoff's waiting landings did in one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EarlyLandings {
+    pub landed: usize,
+    pub gave_up: usize,
 }
 
 impl Run {
@@ -124,6 +134,7 @@ impl Run {
             },
             trigger_latency_us: vec![],
             op_spans: op_spans(sys.plan.ops.len(), passes, t),
+            early_landings: None,
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use web_time::Instant;
 
+use crate::config::host::Handoff;
 use crate::config::{Config, ModeKind};
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Kernels, Launched};
@@ -148,12 +149,16 @@ impl<'a> System<'a> {
         for l in &host_links.links {
             // Each end takes the path its device's lowering assumed (`Target::host_mapped`: mapped
             // where the device has the feature and `want` is mapped), so a staged end's copies exist.
-            links.push(HostLink::new(
-                gpus, l.from, l.to, l.capacity, l.slots, want,
-            )?);
+            let link = HostLink::new(gpus, l.from, l.to, l.capacity, l.slots, want)?;
+            // The flag handoff's gates only where it is asked for: each is memory of its own.
+            links.push(match config.host.handoff {
+                Some(Handoff::Flag) => link.with_gates(gpus),
+                _ => link,
+            });
         }
         for (spec, link) in host_links.links.iter_mut().zip(&links) {
             spec.zero_copy = link.zero_copy();
+            spec.gated = link.gated();
         }
         let shared = Shared {
             config: &config,
@@ -514,14 +519,20 @@ fn link_buffers(
     for (k, (s, l)) in spec.links.iter().zip(links).enumerate() {
         for slot in 0..s.slots {
             let [outbox, out_map, inbox, in_map] = l.buffers(slot)?;
-            let ends: &[(End, &wgpu::Buffer)] = if s.from == d {
-                &[(End::Outbox, outbox), (End::OutboxMap, out_map)]
+            let gates = l.gates(slot);
+            let mut ends: Vec<(End, &wgpu::Buffer)> = if s.from == d {
+                vec![(End::Outbox, outbox), (End::OutboxMap, out_map)]
             } else if s.to == d {
-                &[(End::Inbox, inbox), (End::InboxMap, in_map)]
+                vec![(End::Inbox, inbox), (End::InboxMap, in_map)]
             } else {
-                &[]
+                Vec::new()
             };
-            for &(end, b) in ends {
+            match gates {
+                Some(g) if s.from == d => ends.push((End::SendFlag, &g.send.buffer)),
+                Some(g) if s.to == d => ends.push((End::LandGate, &g.land.buffer)),
+                _ => {}
+            }
+            for (end, b) in ends {
                 m.insert(LinkBox { link: k, slot, end }, b.clone());
             }
         }

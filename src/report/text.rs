@@ -23,6 +23,7 @@ pub fn text(r: &Report) -> String {
     s += &format!("warm-up    {}\n", warmup_text(r));
     s += &table(r);
     s += &after_gemm(r);
+    s += &early_landings(r);
     s += &failed_checks(r);
     s
 }
@@ -49,6 +50,39 @@ fn after_gemm(r: &Report) -> String {
     }
     format!(
         "\nafter GEMM {} (each mode's last repetition: from its last GEMM work's end to its last GPU work's)\n",
+        parts.join(", ")
+    )
+}
+
+/// What the flag handoff's waiting landings did in each mode's last repetition: a share of them
+/// that gave up is time the handoff did not win (those chunks landed after their senders' fences).
+fn early_landings(r: &Report) -> String {
+    let parts: Vec<String> = r
+        .results
+        .iter()
+        .filter_map(|m| {
+            let e = m.early_landings.filter(|e| e.landed + e.gave_up > 0)?;
+            Some(format!(
+                "{}: {} of {} chunks landed ahead, beside GEMM work{}",
+                m.mode,
+                e.landed,
+                e.landed + e.gave_up,
+                if e.gave_up > 0 {
+                    format!(
+                        " ({} waited and landed after their senders' fences)",
+                        e.gave_up
+                    )
+                } else {
+                    String::new()
+                }
+            ))
+        })
+        .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "handoff    {} (each mode's last repetition; --host-loop handoff=flag)\n",
         parts.join(", ")
     )
 }

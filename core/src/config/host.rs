@@ -69,6 +69,20 @@ pub enum HostWait {
     Block,
 }
 
+/// How a chunk between devices is handed to its receiver on a zero-copy link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Handoff {
+    /// The receiver's landing goes out once the sender's submission completed (its fence): after
+    /// whatever GEMM work rode with the send, and then behind the receiver's own queued work.
+    Fence,
+    /// The receiver's landing goes out ahead, beside its GEMM work, waiting in the kernel at a gate
+    /// the host raises once the sender's kernel flags the chunk written (or its submission
+    /// completed): the chunk lands under the receiver's GEMM. Needs memory each device shares with
+    /// the host (its BAR); the fence where a link has none.
+    Flag,
+}
+
 /// The host trigger loop's knobs; a mode's own choice (`modes::Host`'s fields) wins over them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HostOptions {
@@ -89,6 +103,8 @@ pub struct HostOptions {
     pub wait: Option<HostWait>,
     /// Threads each link's copies run on, its copy lane (None: [`default_copy_threads`]).
     pub copy_threads: Option<usize>,
+    /// How chunks are handed between devices on zero-copy links (None: the fence).
+    pub handoff: Option<Handoff>,
 }
 
 impl HostOptions {

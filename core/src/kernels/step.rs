@@ -19,8 +19,17 @@ pub struct StepParams {
     pub done_slot: u32,
     pub bump: u32,
     pub has_acc: u32,
-    pub _pad: [u32; 3],
+    /// The waiting landing's (`WAIT` in shaders/step.wgsl): gate loads a workgroup makes before it
+    /// gives up (0 elsewhere).
+    pub spins: u32,
+    pub _pad: [u32; 2],
 }
+
+/// Gate loads a waiting landing's workgroup makes before it gives up: about seconds on a GPU, far
+/// past any GEMM stage it waits beside, since the host raises every gate once the sender's
+/// submission completed, flag or not; a bound so that no wait hangs (the run's timeout is the
+/// host's).
+pub const LANDING_SPINS: u32 = 1 << 24;
 
 /// Most workgroups a link budget may name: a dispatch's limit per dimension on every adapter
 /// (WebGPU's default); a budget above a chunk's need is the need, so larger ones only mislead.

@@ -22,6 +22,10 @@ pub struct LinkSpec {
     /// Whether its slots are host memory both devices bind (set once the link is made): the receiver
     /// then lands each chunk into its own memory beside the GEMM before adding it (see `lower_ops`).
     pub zero_copy: bool,
+    /// Whether its slots have the flag handoff's gates (set once the link is made, zero-copy links
+    /// only): its send halves then flag their chunks, and its landings may go ahead of them,
+    /// waiting (see `lower_ops`).
+    pub gated: bool,
 }
 
 /// Where a step that crosses devices goes: its link and slot, and the step that used the slot before.
@@ -72,6 +76,7 @@ impl HostLinks {
                         slots: 0,
                         capacity: 0,
                         zero_copy: false,
+                        gated: false,
                     });
                     users.push(Vec::new());
                     links.len() - 1

@@ -101,6 +101,9 @@ pub struct OpDispatch {
     /// the budget beside GEMM work (`beside_gemm_workgroups`); None where the share is not below
     /// its workgroups alone.
     pub beside: [Option<Dispatch>; BESIDE_SHARES],
+    /// A receive half's landing that waits for its gate, by share as `beside` (every entry set): on
+    /// a gated link, what the flag handoff queues beside GEMM work ahead of the chunk.
+    pub waiting: [Option<Dispatch>; BESIDE_SHARES],
 }
 
 /// Shares of the link's budget beside GEMM work lowered per send half and landing: for 1, 2, 4, ...
@@ -328,6 +331,20 @@ impl Lowered {
     /// slots for as long as the bus needs, and the GEMM fills the rest; dispatched after it, they
     /// wait for its last wave (BENCHMARKS.md, "Real GPUs").
     pub fn pass(&self, ops: &[usize], store: StoreMode) -> Pass {
+        self.pass_handing(ops, store, &[], &[])
+    }
+
+    /// [`Lowered::pass`] with the flag handoff's landings: first the waiting landings of `waits`
+    /// (receive halves whose chunks are not yet written: they go only where the pass holds GEMM
+    /// work), and no landing for the receive halves of `early` among `ops`, whose waiting landings
+    /// already brought their chunks.
+    pub fn pass_handing(
+        &self,
+        ops: &[usize],
+        store: StoreMode,
+        waits: &[usize],
+        early: &[usize],
+    ) -> Pass {
         let op = |i: usize| {
             self.ops[i].as_ref().unwrap_or_else(|| {
                 panic!("op {i} runs on another device than {}", self.target.device)
@@ -339,7 +356,8 @@ impl Lowered {
         let send = |i: usize| matches!(op(i).half, Some((Half::Send, _)));
         // Beside GEMM work the pass's sends share their budget, and its landings theirs.
         let sends = beside_share(ops.iter().filter(|&&i| send(i)).count());
-        let lands = beside_share(ops.iter().filter(|&&i| op(i).land.is_some()).count());
+        let landing = |i: usize| op(i).land.is_some() && !early.contains(&i);
+        let lands = beside_share(ops.iter().filter(|&&i| landing(i)).count() + waits.len());
         let dispatch = |i: usize| {
             let o = op(i);
             match (o.dispatch.kernel, o.shared) {
@@ -370,15 +388,20 @@ impl Lowered {
         let land = |i: usize| {
             let o = op(i);
             match o.beside[lands] {
-                Some(d) if shared && o.land.is_some() => Some(d),
+                _ if !landing(i) => None,
+                Some(d) if shared => Some(d),
                 _ => o.land,
             }
         };
+        let waiting = |i: usize| {
+            op(i).waiting[lands].unwrap_or_else(|| panic!("op {i} has no waiting landing"))
+        };
         Pass {
             ops: ops.to_vec(),
-            dispatches: ops
+            dispatches: waits
                 .iter()
-                .filter_map(|&i| land(i))
+                .map(|&i| waiting(i))
+                .chain(ops.iter().filter_map(|&i| land(i)))
                 .chain(order.map(|&i| dispatch(i)))
                 .collect(),
         }

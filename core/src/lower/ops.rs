@@ -7,7 +7,7 @@ use super::{
 };
 use crate::config::{Config, StepLead};
 use crate::kernels::gemm::{GemmParams, Job, Padding, StoreMode};
-use crate::kernels::step::{Link, StepParams};
+use crate::kernels::step::{Link, StepParams, LANDING_SPINS};
 use crate::kernels::Put;
 use crate::plan::{Kind, Plan, PlanOp};
 use crate::shapes::{fold, Chunking};
@@ -70,7 +70,13 @@ struct StepOp<'a> {
     unbumped: Option<Buffer>,
     /// Where a zero-copy receive half lands its chunk.
     landing: Option<Buffer>,
+    /// Whether its link has the flag handoff's gates (`LinkSpec::gated`).
+    gated: bool,
 }
+
+/// A receive half's landings: as it lands once its chunk is there, and the one that waits for its
+/// gate ahead of the chunk (a gated link's).
+type Landings = (Option<Dispatch>, Option<Dispatch>);
 
 /// Each op's binding and dispatch, its shared variant (arbitration's cap, the GEMM grid) and the step
 /// lead.
@@ -123,10 +129,10 @@ pub(super) fn lower_ops(
             l.ops.push(None);
             continue;
         };
-        let (binding, kernel, workgroups, land) = match op.kind {
+        let (binding, kernel, workgroups, (land, waiting)) = match op.kind {
             Kind::Gemm => {
                 let (binding, wg) = gemm_binding(l, config, chunking, op, &mut jobs, jobs_buffer);
-                (binding, Kernel::Gemm(StoreMode::Store), wg, None)
+                (binding, Kernel::Gemm(StoreMode::Store), wg, (None, None))
             }
             Kind::Copy { src } | Kind::Reduce { src } => {
                 let step = StepOp {
@@ -134,6 +140,7 @@ pub(super) fn lower_ops(
                     half,
                     unbumped,
                     landing,
+                    gated: half.is_some_and(|(_, c)| share.links.links[c.link].gated),
                 };
                 step_binding(l, config, plan, src, step)
             }
@@ -178,6 +185,17 @@ pub(super) fn lower_ops(
                 *slot = (cap < d.workgroups).then(|| capped(l, d, cap));
             }
         }
+        // The waiting landing goes only beside GEMM work: at each share of the landings' budget
+        // there (as itself where the share is not below its workgroups, or no budget is set).
+        let mut waiting_by = [None; BESIDE_SHARES];
+        if let Some(d) = waiting {
+            for (k, slot) in waiting_by.iter_mut().enumerate() {
+                *slot = Some(match beside {
+                    Some((_, w)) if (w >> k).max(1) < d.workgroups => capped(l, d, (w >> k).max(1)),
+                    _ => d,
+                });
+            }
+        }
         l.ops.push(Some(OpDispatch {
             dispatch,
             shared,
@@ -186,6 +204,7 @@ pub(super) fn lower_ops(
             half,
             land,
             beside: beside_by,
+            waiting: waiting_by,
         }));
     }
     if jobs.is_empty() {
@@ -268,22 +287,24 @@ fn gemm_binding(
     (binding, wg)
 }
 
-/// A step op's (or half's) binding, kernel and workgroups, and a zero-copy receive half's landing.
+/// A step op's (or half's) binding, kernel and workgroups, and a zero-copy receive half's landings.
 fn step_binding(
     l: &mut Lowered,
     config: &Config,
     plan: &Plan,
     src: crate::plan::Loc,
     step: StepOp,
-) -> (Binding, Kernel, u32, Option<Dispatch>) {
+) -> (Binding, Kernel, u32, Landings) {
     let StepOp {
         op,
         half,
         unbumped,
         landing,
+        gated,
     } = step;
     let t = l.target;
     let mut land = None;
+    let mut waiting = None;
     // 16-byte units: four f32 elements, or eight packed 2-byte ones.
     let len4 = (op.elems * plan.elem_bytes).div_ceil(16) as u32;
     // The link's budget throttles what crosses between ranks; on several devices the
@@ -322,6 +343,20 @@ fn step_binding(
             p,
             put,
         ),
+        // On a gated link its last workgroup bumps word 0 of its flag, counting them in word 1
+        // (src/hostlink/gates.rs); else it bumps nothing.
+        Some((Half::Send, _)) if gated => (
+            buf(End::Outbox),
+            Buffer::Data(src),
+            buf(End::SendFlag),
+            Buffer::Data(op.acc.unwrap_or(src)),
+            StepParams {
+                counter: 0,
+                done_slot: 1,
+                ..p
+            },
+            Put::Store,
+        ),
         Some((Half::Send, _)) => (
             buf(End::Outbox),
             Buffer::Data(src),
@@ -333,7 +368,18 @@ fn step_binding(
         Some((Half::Receive, _)) => {
             let mut from = buf(End::Inbox);
             if let (Some(tracker), Some(local)) = (unbumped, landing) {
-                land = Some(landing_dispatch(l, config, p, from, tracker, local));
+                land = Some(landing_dispatch(
+                    l,
+                    config,
+                    p,
+                    from,
+                    (tracker, local),
+                    false,
+                ));
+                if gated {
+                    let gate = buf(End::LandGate);
+                    waiting = Some(landing_dispatch(l, config, p, from, (gate, local), true));
+                }
                 from = local;
             }
             (
@@ -348,7 +394,16 @@ fn step_binding(
     };
     let binding = step_binding_of(p, [dst, src, tracker, acc]);
     let acc = p.has_acc != 0;
-    (binding, Kernel::Step { put, acc }, wg, land)
+    (
+        binding,
+        Kernel::Step {
+            put,
+            acc,
+            wait: false,
+        },
+        wg,
+        (land, waiting),
+    )
 }
 
 /// A step kernel's binding of `p` and its buffers `[dst, src, tracker, acc]`.
@@ -367,14 +422,15 @@ fn step_binding_of(p: StepParams, [dst, src, tracker, acc]: [Buffer; 4]) -> Bind
 }
 
 /// The dispatch that lands a zero-copy receive half's chunk (`p`'s) out of the link's inbox `from`
-/// into `local`, binding `tracker` (never bumped).
+/// into `local`, binding `tracker` (never bumped); `wait`: the landing that waits for its gate
+/// first, `tracker` being the gate (shaders/step.wgsl `WAIT`).
 fn landing_dispatch(
     l: &mut Lowered,
     config: &Config,
     p: StepParams,
     from: Buffer,
-    tracker: Buffer,
-    local: Buffer,
+    (tracker, local): (Buffer, Buffer),
+    wait: bool,
 ) -> Dispatch {
     // The link's budget where one is set, as for the send half.
     let budget = config.link.or_workgroups(HOST_LAND_WORKGROUPS);
@@ -384,6 +440,7 @@ fn landing_dispatch(
         dispatch_x: fold(n_wg, l.target.max_workgroups_per_dim).0,
         bump: 0,
         has_acc: 0,
+        spins: if wait { LANDING_SPINS } else { 0 },
         ..p
     };
     l.bindings
@@ -392,6 +449,7 @@ fn landing_dispatch(
         kernel: Kernel::Step {
             put: Put::Store,
             acc: false,
+            wait,
         },
         binding: l.bindings.len() - 1,
         workgroups: n_wg,

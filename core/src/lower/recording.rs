@@ -60,6 +60,10 @@ pub enum End {
     Inbox,
     /// On the receiver: what the host maps to write.
     InboxMap,
+    /// On the sender: the send half's flag, which its last workgroup bumps (the flag handoff).
+    SendFlag,
+    /// On the receiver: the gate its waiting landing polls (the flag handoff).
+    LandGate,
 }
 
 /// A buffer the executor makes for the recordings.
@@ -171,10 +175,12 @@ pub enum Kernel {
     /// The tracked GEMM with plain stores on a persistent grid (`Config::gemm_grid`).
     GemmGrid,
     /// A step writing through `put`; `acc`: with the second source (its params' `has_acc`), a
-    /// pipeline of its own (shaders/step.wgsl `ACC`).
+    /// pipeline of its own (shaders/step.wgsl `ACC`); `wait`: a landing that waits for its gate
+    /// first (`WAIT`: host mode's flag handoff).
     Step {
         put: Put,
         acc: bool,
+        wait: bool,
     },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
     /// windows (else the pipeline without the per-load branch between them); `split_c`: its packed

@@ -286,7 +286,11 @@ pub fn lower_step(spec: &StepSpec, target: Target) -> StepLowering {
                     commands: vec![Command::Pass(Pass {
                         ops: Vec::new(),
                         dispatches: vec![Dispatch {
-                            kernel: Kernel::Step { put, acc: false },
+                            kernel: Kernel::Step {
+                                put,
+                                acc: false,
+                                wait: false,
+                            },
                             binding,
                             workgroups,
                         }],

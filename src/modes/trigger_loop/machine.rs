@@ -41,6 +41,12 @@ pub struct Submission {
     /// Receive halves of steps between devices: their chunks land before the passes, and the first
     /// pass runs them.
     pub receives: Vec<usize>,
+    /// Those of `receives` whose chunks a waiting landing already brought: no landing of their own.
+    pub early: Vec<usize>,
+    /// Waiting landings (the flag handoff): chunks of gated links whose send halves are out but not
+    /// yet seen complete, landed first in the first pass, beside its GEMM work, once the host raises
+    /// their gates.
+    pub waits: Vec<usize>,
     /// Its passes' plan ops in order: the GEMM work, receive halves and tracked steps first, then the
     /// steps that follow others queued before them.
     pub passes: Vec<Vec<usize>>,
@@ -57,6 +63,16 @@ struct Flight {
     sends: Vec<usize>,
     receives: Vec<usize>,
     gemm: bool,
+}
+
+/// How a chunk's waiting landing (the flag handoff) stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Early {
+    None,
+    /// Queued, its submission not yet complete.
+    Waiting,
+    /// Its submission completed with every workgroup landed: the receive half only puts.
+    Landed,
 }
 
 /// The loop's state: the counters last read back, every op's progress and each device's queue.
@@ -76,6 +92,8 @@ pub struct Machine<'a> {
     received: Vec<bool>,
     /// Receive halves whose submission completed: a zero-copy slot's bytes are read by then.
     consumed: Vec<bool>,
+    /// Each crossing step's waiting landing, where the flag handoff queued one.
+    early: Vec<Early>,
     /// Ops whose work on their own device is still to be submitted.
     left: usize,
     started: Vec<bool>,
@@ -133,6 +151,7 @@ impl<'a> Machine<'a> {
             landed: vec![false; n],
             received: vec![false; n],
             consumed: vec![false; n],
+            early: vec![Early::None; n],
             left: n,
             started: vec![false; devices],
             in_flight: (0..devices).map(|_| VecDeque::new()).collect(),
@@ -212,11 +231,17 @@ impl<'a> Machine<'a> {
         })
     }
 
-    /// Receive halves device `d` may take now: those whose chunk landed and whose destination is
-    /// ready for it (its own GEMM tiles tracked, the steps before it there met or queued).
+    /// Receive halves device `d` may take now: those whose chunk landed (in host memory and no
+    /// waiting landing still out for it, or landed here by one) and whose destination is ready for
+    /// it (its own GEMM tiles tracked, the steps before it there met or queued).
     fn receivable(&self, d: usize) -> Vec<usize> {
         (0..self.plan.ops.len())
-            .filter(|&i| self.landed[i] && !self.received[i])
+            .filter(|&i| match self.early[i] {
+                Early::None => self.landed[i],
+                Early::Waiting => false,
+                Early::Landed => true,
+            })
+            .filter(|&i| !self.received[i])
             .filter(|&i| self.crossing(i).is_some_and(|c| c.to == d))
             .filter(|&i| {
                 self.plan.ops[i].deps.iter().all(|&dep| {
@@ -226,6 +251,36 @@ impl<'a> Machine<'a> {
                 })
             })
             .collect()
+    }
+
+    /// Chunks device `d` may land ahead, waiting, beside GEMM work (the flag handoff): those of its
+    /// gated links whose send halves are out and not yet seen complete. Their senders' submissions
+    /// are all queued before this one, so no landing waits on work queued behind itself.
+    fn waitable(&self, d: usize) -> Vec<usize> {
+        (0..self.plan.ops.len())
+            .filter(|&i| {
+                self.crossing(i)
+                    .is_some_and(|c| c.to == d && self.links.links[c.link].gated)
+            })
+            .filter(|&i| self.sent[i] && !self.landed[i] && self.early[i] == Early::None)
+            .collect()
+    }
+
+    /// Whether step `op`'s chunk is in its link's host memory, its sender's submission completed.
+    pub fn landed(&self, op: usize) -> bool {
+        self.landed[op]
+    }
+
+    /// The waiting landing of `op` completed: with every workgroup `landed`, or not (it gave up: the
+    /// chunk lands as without the handoff). Before [`Machine::completed`] of its submission.
+    pub fn waited(&mut self, op: usize, landed: bool) {
+        debug_assert_eq!(self.early[op], Early::Waiting);
+        if landed {
+            self.early[op] = Early::Landed;
+            self.consumed[op] = true;
+        } else {
+            self.early[op] = Early::None;
+        }
     }
 
     /// Without GEMM work to ride with, a submission carries at most one of `ops` (send halves, or
@@ -317,6 +372,19 @@ impl<'a> Machine<'a> {
         if wave.is_empty() && steps.is_empty() {
             return None;
         }
+        let waits = if is_gemm {
+            self.waitable(d)
+        } else {
+            Vec::new()
+        };
+        for &i in &waits {
+            self.early[i] = Early::Waiting;
+        }
+        let early = receives
+            .iter()
+            .copied()
+            .filter(|&i| self.early[i] == Early::Landed)
+            .collect();
         let mut passes: Vec<Vec<usize>> = Vec::new();
         let mut sends: Vec<usize> = Vec::new();
         let mut released: Vec<Release> = Vec::new();
@@ -355,6 +423,8 @@ impl<'a> Machine<'a> {
         Some(Submission {
             first,
             receives,
+            early,
+            waits,
             passes,
             sends,
             reads,

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 use web_time::Instant;
 
-use super::{Part, Run, System};
+use super::{EarlyLandings, Part, Run, System};
 use crate::config::host::HostWait;
 use crate::error::{Error, Result};
 use crate::executor::Launched;
@@ -36,6 +36,8 @@ struct Flight {
     launched: Launched,
     /// The trackers its readback holds, in order.
     reads: Vec<Loc>,
+    /// Its waiting landings (the flag handoff).
+    waits: Vec<usize>,
 }
 
 /// A host copy between devices, started when the sender's submission completed; `copying`: when
@@ -67,9 +69,10 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, wait: HostWait, mode: &st
         p.exec.timer.reset();
         p.exec.defer_resolve = true;
     }
-    // A run that failed may have left transfers mapped or pending.
+    // A run that failed may have left transfers mapped or pending, or gates raised.
     for l in &sys.links {
         l.release();
+        l.clear_gates();
     }
     let run = submit_all(sys, depth, gate, wait, mode, deadline);
     for p in &mut sys.parts {
@@ -121,6 +124,8 @@ fn submit_all(
         triggers: Vec::new(),
         waits: Vec::new(),
         copies: Vec::new(),
+        closed: Vec::new(),
+        early: (0, 0),
         t0,
     };
     loop {
@@ -162,9 +167,10 @@ fn submit_all(
                 dr.waits.push((0, from, f64::NAN));
             }
         }
+        let raised = dr.raise(&machine, &io);
         let collected = dr.collect(&mut machine, &mut io, waited, deadline)?;
         let copied = dr.copy(&mut machine, &mut io)?;
-        if !(collected || copied) {
+        if !(raised || collected || copied) {
             match wait {
                 HostWait::Spin => std::thread::yield_now(),
                 HostWait::Block => std::thread::sleep(Duration::from_micros(20)),
@@ -189,6 +195,10 @@ fn submit_all(
         // GEMM and collective overlap here: no separate times (sequential's define T_comm).
         run.gemm_us = None;
         run.comm_us = None;
+    }
+    if sys.links.iter().any(|l| l.gated()) {
+        let (landed, gave_up) = dr.early;
+        run.early_landings = Some(EarlyLandings { landed, gave_up });
     }
     Ok(run)
 }
@@ -218,6 +228,10 @@ struct Driver {
     triggers: Vec<Trigger>,
     waits: Vec<(usize, f64, f64)>,
     copies: Vec<(usize, f64, f64, f64)>,
+    /// Waiting landings whose gates the host has not raised yet.
+    closed: Vec<usize>,
+    /// Waiting landings that landed every workgroup, and that gave up.
+    early: (usize, usize),
     t0: Instant,
 }
 
@@ -236,6 +250,19 @@ impl Driver {
                 tracked: r.tracked.clone(),
                 held: r.held.clone(),
             }));
+            // The gates this submission binds start closed: their last users' submissions are done
+            // (a slot is reused only once its last chunk was read).
+            for &i in s.sends.iter().chain(&s.waits) {
+                let c = io.of_op[i].expect("a crossing step");
+                if let Some(g) = io.links[c.link].gates(c.slot) {
+                    if c.from == d {
+                        g.send.clear();
+                    } else {
+                        g.land.clear();
+                    }
+                }
+            }
+            self.closed.extend(s.waits.iter().copied());
             let launched = launch(&mut io.parts[d], d, &s)?;
             let handed = launched
                 .started
@@ -257,6 +284,7 @@ impl Driver {
             let flight = Flight {
                 launched,
                 reads: s.reads,
+                waits: s.waits,
             };
             self.in_flight[d].push_back((flight, first..self.subs.len()));
         }
@@ -290,6 +318,18 @@ impl Driver {
                 for sub in &mut self.subs[k] {
                     sub.seen_done = done;
                 }
+                for &i in &f.waits {
+                    let c = io.of_op[i].expect("a crossing step");
+                    let g = io.links[c.link].gates(c.slot).expect("a gated link");
+                    let landed = g.land.landed();
+                    machine.waited(i, landed);
+                    self.closed.retain(|&j| j != i);
+                    if landed {
+                        self.early.0 += 1;
+                    } else {
+                        self.early.1 += 1;
+                    }
+                }
                 if let Some(w) = self.waits.last_mut().filter(|w| w.0 == d && w.2.is_nan()) {
                     w.2 = done;
                 }
@@ -309,6 +349,22 @@ impl Driver {
             }
         }
         Ok(progressed)
+    }
+
+    /// Raises the gates of the waiting landings whose chunks are written: their send kernels flagged
+    /// them, or their senders' submissions completed. Whether any went up.
+    fn raise(&mut self, machine: &Machine, io: &Io) -> bool {
+        let before = self.closed.len();
+        self.closed.retain(|&i| {
+            let c = io.of_op[i].expect("a crossing step");
+            let g = io.links[c.link].gates(c.slot).expect("a gated link");
+            let written = g.send.flagged() || machine.landed(i);
+            if written {
+                g.land.raise();
+            }
+            !written
+        });
+        self.closed.len() < before
     }
 
     /// Hands the transfers whose both maps are in place to their link's copy lane (one per link: the
@@ -352,11 +408,11 @@ fn launch(part: &mut Part, d: usize, s: &Submission) -> Result<Launched> {
     let l = &part.lowered;
     let mut commands = if s.first { l.reset() } else { Vec::new() };
     commands.extend(l.land(&s.receives));
-    commands.extend(
-        s.passes
-            .iter()
-            .map(|ops| Command::Pass(l.pass(ops, StoreMode::Store))),
-    );
+    // The waiting landings go first in the first pass, beside its GEMM work.
+    commands.extend(s.passes.iter().enumerate().map(|(k, ops)| {
+        let waits: &[usize] = if k == 0 { &s.waits } else { &[] };
+        Command::Pass(l.pass_handing(ops, StoreMode::Store, waits, &s.early))
+    }));
     commands.extend(l.drain(&s.sends));
     if !s.reads.is_empty() {
         let (gather, read) = l.counters_of(&s.reads);

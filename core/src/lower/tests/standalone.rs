@@ -185,7 +185,15 @@ fn a_step_per_budget_through_its_own_binding() {
             let want = link.workgroups(1 << 16);
             assert_eq!(
                 (d.kernel, d.binding, d.workgroups),
-                (Kernel::Step { put, acc: false }, i, want)
+                (
+                    Kernel::Step {
+                        put,
+                        acc: false,
+                        wait: false,
+                    },
+                    i,
+                    want,
+                )
             );
             let Params::Step(sp) = s.lowered.bindings[i].params else {
                 panic!()

@@ -30,6 +30,8 @@ struct Setting {
     gate: Gate,
     depth: usize,
     zero_copy: bool,
+    /// The flag handoff: zero-copy links with gates, landings queued ahead (`Submission::waits`).
+    gated: bool,
 }
 
 /// What the simulation knows: every op's parts queued and completed, the true counters.
@@ -42,6 +44,9 @@ struct Truth {
     send_done: Vec<bool>,
     landed: Vec<bool>,
     counters: HashMap<Loc, u32>,
+    /// Crossing steps whose send half is queued; whose chunk a waiting landing brought.
+    send_queued: Vec<bool>,
+    early: Vec<bool>,
 }
 
 /// A broken rule, as found at a decision.
@@ -57,6 +62,7 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
     let mut links = HostLinks::new(&plan, &placement);
     for l in &mut links.links {
         l.zero_copy = set.zero_copy;
+        l.gated = set.zero_copy && set.gated;
     }
     let n = plan.ops.len();
     let mut m = Machine::new(
@@ -73,6 +79,8 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
         send_done: vec![false; n],
         landed: vec![false; n],
         counters: HashMap::new(),
+        send_queued: vec![false; n],
+        early: vec![false; n],
     };
     let mut queues: Vec<VecDeque<Submission>> = (0..set.devices).map(|_| VecDeque::new()).collect();
     let mut made = vec![0usize; set.devices];
@@ -83,6 +91,9 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
         for d in 0..set.devices {
             while let Some(s) = m.next(d) {
                 check(&plan, &placement, &links, &mut t, d, made[d], &s)?;
+                for &i in &s.sends {
+                    t.send_queued[i] = true;
+                }
                 for &i in s.passes.iter().flatten() {
                     if !s.sends.contains(&i) {
                         sent_twice[i] += 1;
@@ -113,6 +124,16 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
         }
         let d = busy[k];
         let s = queues[d].pop_front().unwrap();
+        // A waiting landing lands where its chunk was written before it gave up: its sender's
+        // submission completed, or runs (at the front of its queue) and, as the coin says, flagged
+        // the chunk in time.
+        for &i in &s.waits {
+            let from = links.of_op[i].unwrap().from;
+            let running = queues[from].front().is_some_and(|q| q.sends.contains(&i));
+            let landed = t.send_done[i] || (running && rng.below(2) == 0);
+            t.early[i] = landed;
+            m.waited(i, landed);
+        }
         for &i in s.passes.iter().flatten() {
             if s.sends.contains(&i) {
                 t.send_done[i] = true;
@@ -211,7 +232,7 @@ fn check(
                 // that read it completed; a host copy's slot once that receive half is queued.
                 if let Some(a) = c.after {
                     let free = if links.links[c.link].zero_copy {
-                        t.done[a]
+                        t.done[a] || t.early[a]
                     } else {
                         t.queued_at[a].is_some()
                     };
@@ -228,10 +249,15 @@ fn check(
                 continue;
             }
             let receiving = crossing.is_some();
-            if receiving && !(s.receives.contains(&i) && t.landed[i]) {
+            if receiving && !(s.receives.contains(&i) && (t.landed[i] || t.early[i])) {
                 // Landing: a chunk is read by its receiver only once its sender's submission
-                // completed (zero-copy) or its host copy was done.
+                // completed (zero-copy) or its host copy was done, or a waiting landing brought it.
                 return Err(format!("receive of op {i} before its chunk landed"));
+            }
+            if receiving && s.early.contains(&i) != t.early[i] {
+                return Err(format!(
+                    "receive of op {i} lands its chunk again, or not although none brought it"
+                ));
             }
             let unsafe_dep = op
                 .deps
@@ -240,6 +266,27 @@ fn check(
             if let Some(dep) = unsafe_dep {
                 return Err(format!("op {i} queued before its dependency op {dep}"));
             }
+        }
+    }
+    // The flag handoff: a landing waits beside GEMM work only for a chunk of a gated link to this
+    // device whose send half is already queued (no wait on work queued behind itself), not yet
+    // landed, once.
+    let gemm = s
+        .passes
+        .iter()
+        .flatten()
+        .any(|&i| plan.ops[i].kind == Kind::Gemm);
+    for &i in &s.waits {
+        let c = links.of_op[i].ok_or(format!("op {i} waits but does not cross"))?;
+        if !(gemm && c.to == d && links.links[c.link].gated) {
+            return Err(format!(
+                "op {i} waits on device {d} beside no GEMM work or no gate"
+            ));
+        }
+        if !t.send_queued[i] || t.landed[i] || t.early[i] {
+            return Err(format!(
+                "op {i} waits before its send is queued, or after its chunk landed"
+            ));
         }
     }
     if let Some(l) = s.reads.iter().find(|l| placement.device(l.rank) != d) {
@@ -268,7 +315,7 @@ fn settings() -> Vec<Setting> {
             Gate::AfterGemms,
         ] {
             for depth in 1..=3 {
-                for zero_copy in [false, true] {
+                for (zero_copy, gated) in [(false, false), (true, false), (true, true)] {
                     all.push(Setting {
                         ranks,
                         devices,
@@ -278,6 +325,7 @@ fn settings() -> Vec<Setting> {
                         gate,
                         depth,
                         zero_copy,
+                        gated,
                     });
                 }
             }
@@ -318,6 +366,7 @@ fn a_reused_zero_copy_slot_waits_for_its_reader_to_complete() {
         gate: Gate::Tracked(HostGrain::Chunk),
         depth: 3,
         zero_copy: true,
+        gated: false,
     };
     for seed in 0..64 {
         simulate(set, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
