@@ -334,10 +334,10 @@ impl Lowered {
         self.pass_handing(ops, store, &[], &[])
     }
 
-    /// [`Lowered::pass`] with the flag handoff's landings: first the waiting landings of `waits`
-    /// (receive halves whose chunks are not yet written: they go only where the pass holds GEMM
-    /// work), and no landing for the receive halves of `early` among `ops`, whose waiting landings
-    /// already brought their chunks.
+    /// [`Lowered::pass`] with the flag handoff's landings: the waiting landings of `waits` (receive
+    /// halves whose chunks are not yet written: they go only where the pass holds GEMM work) after
+    /// the sends, and no landing for the receive halves of `early` among `ops`, whose waiting
+    /// landings already brought their chunks.
     pub fn pass_handing(
         &self,
         ops: &[usize],
@@ -396,13 +396,18 @@ impl Lowered {
         let waiting = |i: usize| {
             op(i).waiting[lands].unwrap_or_else(|| panic!("op {i} has no waiting landing"))
         };
+        // The waiting landings after the sends: where a device runs a pass's dispatches one after
+        // the other (a CPU's), a landing that waits for the other device's send does not hold back
+        // its own device's, which the other may be waiting for.
+        let (sends_first, rest): (Vec<&usize>, Vec<&usize>) = order.partition(|&&i| send(i));
         Pass {
             ops: ops.to_vec(),
-            dispatches: waits
+            dispatches: ops
                 .iter()
-                .map(|&i| waiting(i))
-                .chain(ops.iter().filter_map(|&i| land(i)))
-                .chain(order.map(|&i| dispatch(i)))
+                .filter_map(|&i| land(i))
+                .chain(sends_first.iter().map(|&&i| dispatch(i)))
+                .chain(waits.iter().map(|&i| waiting(i)))
+                .chain(rest.iter().map(|&&i| dispatch(i)))
                 .collect(),
         }
     }

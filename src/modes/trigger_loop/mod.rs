@@ -352,13 +352,15 @@ impl Driver {
     }
 
     /// Raises the gates of the waiting landings whose chunks are written: their send kernels flagged
-    /// them, or their senders' submissions completed. Whether any went up.
+    /// them, or their senders' submissions completed. A slot's flag counts only once its send is
+    /// out (its submission cleared it): until then it may hold the slot's last chunk's. Whether any
+    /// went up.
     fn raise(&mut self, machine: &Machine, io: &Io) -> bool {
         let before = self.closed.len();
         self.closed.retain(|&i| {
             let c = io.of_op[i].expect("a crossing step");
             let g = io.links[c.link].gates(c.slot).expect("a gated link");
-            let written = g.send.flagged() || machine.landed(i);
+            let written = (machine.sent(i) && g.send.flagged()) || machine.landed(i);
             if written {
                 g.land.raise();
             }
