@@ -2,8 +2,9 @@
 //! step between them goes through host memory): every collective under sequential and host mode on 1
 //! to 4 and 8 devices equals the f64 reference with every tracker at its threshold, at odd shapes and rank
 //! counts, update, land and forward reduces, zero-copy, mapped and staged links, the trigger loop one
-//! and several submissions deep (more crossings than a link has slots, so slots are reused); modes
-//! that cannot span devices say why; bad placements are errors.
+//! and several submissions deep (more crossings than a link has slots, so slots are reused); the flag
+//! handoff's landings queued ahead (and those whose waits give up); modes that cannot span devices
+//! say why; bad placements are errors.
 
 mod common;
 
