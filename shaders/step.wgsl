@@ -42,7 +42,7 @@ struct StepParams {
 // --bench pipelines` reports each pipeline's registers).
 override ACC: bool = true;
 
-// Pipeline-overridable: true builds the landing that waits, first in a pass beside GEMM work, for a
+// Pipeline-overridable: true builds the landing that waits, in a pass beside GEMM work, for a
 // chunk another device is still writing into host memory (host mode's flag handoff,
 // src/modes/trigger_loop). Its `counters` are then the landing's gate, in this device's memory that
 // the host maps: word 0 the host raises once the sender's kernel flagged the chunk written (or its

@@ -44,8 +44,8 @@ pub struct Submission {
     /// Those of `receives` whose chunks a waiting landing already brought: no landing of their own.
     pub early: Vec<usize>,
     /// Waiting landings (the flag handoff): chunks of gated links whose send halves are out but not
-    /// yet seen complete, landed first in the first pass, beside its GEMM work, once the host raises
-    /// their gates.
+    /// yet seen complete, landed in the first pass beside its GEMM work (after its sends) once the
+    /// host raises their gates.
     pub waits: Vec<usize>,
     /// Its passes' plan ops in order: the GEMM work, receive halves and tracked steps first, then the
     /// steps that follow others queued before them.

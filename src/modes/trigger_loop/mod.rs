@@ -3,7 +3,9 @@
 //! decisions taken while the devices run; steps between devices go as a send half (the sender's
 //! step kernel writes the chunk into the link's outbox), a host copy (outbox to the receiver's inbox
 //! on the copy threads, once the sender's submission completed) and a receive half (the receiver's
-//! next submission puts the inbox into the destination and bumps its tracker). Nothing blocks on one
+//! next submission puts the inbox into the destination and bumps its tracker); with the flag handoff
+//! the receiver's landing goes ahead, beside its GEMM work, and the loop raises its gate once the
+//! send kernel's flag shows the chunk written (src/hostlink/gates.rs). Nothing blocks on one
 //! device while another could take work: the loop polls; only when waiting blocks
 //! ([`HostWait::Block`]: --host-loop wait=block, the default on CPU adapters), on one device with no
 //! transfer in flight, does it block, bounded, on its oldest submission. What to submit where, and
@@ -410,7 +412,7 @@ fn launch(part: &mut Part, d: usize, s: &Submission) -> Result<Launched> {
     let l = &part.lowered;
     let mut commands = if s.first { l.reset() } else { Vec::new() };
     commands.extend(l.land(&s.receives));
-    // The waiting landings go first in the first pass, beside its GEMM work.
+    // The waiting landings go in the first pass, beside its GEMM work (after its sends).
     commands.extend(s.passes.iter().enumerate().map(|(k, ops)| {
         let waits: &[usize] = if k == 0 { &s.waits } else { &[] };
         Command::Pass(l.pass_handing(ops, StoreMode::Store, waits, &s.early))
