@@ -81,9 +81,7 @@ fn flag_load(s: &str) -> Result<FlagLoad, String> {
 }
 
 fn gemm_of(s: &str) -> Result<(Shape, Dtype), String> {
-    let (shape, dtype) = s.split_once(':').unwrap_or((s, "f32"));
-    let shape = Shape::parse(shape).map_err(|e| e.to_string())?;
-    Ok((shape, Dtype::parse(dtype).map_err(|e| e.to_string())?))
+    t3_wgpu::shapes::gemm_of(s).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

@@ -273,14 +273,6 @@ impl HostLink {
         self
     }
 
-    /// Every gate closed and every count zero (before a run: a run that failed may have left any).
-    pub fn clear_gates(&self) {
-        for g in self.slots.iter().filter_map(|s| s.gates.as_ref()) {
-            g.send.clear();
-            g.land.clear();
-        }
-    }
-
     /// Whether every slot has its gates (the flag handoff can take this link).
     pub fn gated(&self) -> bool {
         self.slots.iter().all(|s| s.gates.is_some())

@@ -37,7 +37,8 @@ impl StepKernel {
         };
         let layout = shaders::layout(gpu, "step layout", variant(Put::Store).interface()?);
         // Each put's pipelines without and with `acc`, and the copy's that waits for its gate.
-        let make = |put: Put, waiting: bool| -> Result<Vec<wgpu::ComputePipeline>> {
+        type Made = ([wgpu::ComputePipeline; 2], Option<wgpu::ComputePipeline>);
+        let make = |put: Put, waiting: bool| -> Result<Made> {
             let label = format!("step ({put:?})");
             let m = shaders::module(gpu, &label, &variant(put), None, false)?;
             let with = |acc: bool, wait: bool| {
@@ -57,23 +58,15 @@ impl StepKernel {
                     ],
                 )
             };
-            let mut made = vec![with(false, false)?, with(true, false)?];
-            if waiting {
-                made.push(with(false, true)?);
-            }
-            Ok(made)
+            let waits = waiting.then(|| with(false, true)).transpose()?;
+            Ok(([with(false, false)?, with(true, false)?], waits))
         };
-        let pair = |mut v: Vec<wgpu::ComputePipeline>| -> [wgpu::ComputePipeline; 2] {
-            let acc = v.remove(1);
-            [v.remove(0), acc]
-        };
-        let mut copy = make(Put::store(out), true)?;
-        let waiting_copy = copy.pop().expect("made with its waiting copy");
+        let (copy, waiting_copy) = make(Put::store(out), true)?;
         Ok(StepKernel {
-            copy: pair(copy),
-            waiting_copy,
-            add: pair(make(Put::add(out), false)?),
-            update: pair(make(Put::update(gpu), false)?),
+            copy,
+            waiting_copy: waiting_copy.expect("made with its waiting copy"),
+            add: make(Put::add(out), false)?.0,
+            update: make(Put::update(gpu), false)?.0,
             layout,
             out,
         })

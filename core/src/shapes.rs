@@ -23,6 +23,13 @@ pub enum Dtype {
     Bf16,
 }
 
+/// A GEMM as `MxNxK` or `MxNxK:DTYPE` (f32 operands when no type is given): what the flags that
+/// put a GEMM beside other work take.
+pub fn gemm_of(s: &str) -> Result<(Shape, Dtype)> {
+    let (shape, dtype) = s.split_once(':').unwrap_or((s, "f32"));
+    Ok((Shape::parse(shape)?, Dtype::parse(dtype)?))
+}
+
 impl Dtype {
     pub const ALL: [Dtype; 3] = [Dtype::F32, Dtype::F16, Dtype::Bf16];
 

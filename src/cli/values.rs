@@ -92,10 +92,7 @@ pub fn link_path(s: &str) -> Result<t3_wgpu::hostlink::Path, String> {
 
 /// `MxNxK` or `MxNxK:DTYPE` (f32 when not given).
 pub fn gemm_of(s: &str) -> Result<(Shape, Dtype), String> {
-    let (shape, dtype) = s.split_once(':').unwrap_or((s, "f32"));
-    let shape = Shape::parse(shape).map_err(|e| e.to_string())?;
-    let dtype = Dtype::parse(dtype).map_err(|e| e.to_string())?;
-    Ok((shape, dtype))
+    t3_wgpu::shapes::gemm_of(s).map_err(|e| e.to_string())
 }
 
 pub fn mib(s: &str) -> Result<usize, String> {

@@ -125,17 +125,11 @@ pub fn summary(r: &Report) -> String {
         c.out_dtype.name(),
     ));
     line(format!("on         {on}"));
-    if let Some((c, share, above)) = r.links_against_calibration() {
-        let streamed = format!(
-            "{} streamed ({} GB/s a link)",
-            c.file,
-            super::gbps(c.streamed_gbps)
-        );
-        line(if above {
-            format!("links      ABOVE what {streamed}: one of the two is wrong")
-        } else {
-            format!("links      the collective alone: {share:.2} of what {streamed}")
-        });
+    if r.links_against_calibration().is_some() {
+        line(format!(
+            "links      the collective alone{}",
+            against_calibration(r)
+        ));
     }
     for l in config_lines(r) {
         line(l);

@@ -178,24 +178,13 @@ pub(super) fn lower_ops(
             (Some((_, w)), Some(d)) => Some((d, w)),
             _ => None,
         };
-        let mut beside_by = [None; BESIDE_SHARES];
-        if let Some((d, w)) = shares {
-            for (k, slot) in beside_by.iter_mut().enumerate() {
-                let cap = (w >> k).max(1);
-                *slot = (cap < d.workgroups).then(|| capped(l, d, cap));
-            }
-        }
+        let beside_by = shares.map_or([None; BESIDE_SHARES], |(d, w)| by_share(l, d, w));
         // The waiting landing goes only beside GEMM work: at each share of the landings' budget
         // there (as itself where the share is not below its workgroups, or no budget is set).
-        let mut waiting_by = [None; BESIDE_SHARES];
-        if let Some(d) = waiting {
-            for (k, slot) in waiting_by.iter_mut().enumerate() {
-                *slot = Some(match beside {
-                    Some((_, w)) if (w >> k).max(1) < d.workgroups => capped(l, d, (w >> k).max(1)),
-                    _ => d,
-                });
-            }
-        }
+        let waiting_by = waiting.map_or([None; BESIDE_SHARES], |d| {
+            let capped = beside.map_or([None; BESIDE_SHARES], |(_, w)| by_share(l, d, w));
+            capped.map(|c| Some(c.unwrap_or(d)))
+        });
         l.ops.push(Some(OpDispatch {
             dispatch,
             shared,
@@ -218,6 +207,15 @@ pub(super) fn lower_ops(
         views: 0,
     });
     step_lead(l, config, plan);
+}
+
+/// `d` capped at each share of a budget of `w` workgroups beside GEMM work (entry k: `w / 2^k`, at
+/// least 1), None where that share is not below its workgroups.
+fn by_share(l: &mut Lowered, d: Dispatch, w: u32) -> [Option<Dispatch>; BESIDE_SHARES] {
+    std::array::from_fn(|k| {
+        let cap = (w >> k).max(1);
+        (cap < d.workgroups).then(|| capped(l, d, cap))
+    })
 }
 
 /// The half (or whole) of each op this device runs.

@@ -194,7 +194,6 @@ impl HostLinkTable {
         )
     }
 
-    /// Writes the table as JSON to `path`, atomically (src/files.rs).
     /// Reads a table `t3 calibrate --devices` saved: a regular file of bounded size (a FIFO or a
     /// device is refused, never read), JSON of this layout.
     pub fn load(path: &str) -> Result<Self> {
@@ -225,6 +224,7 @@ impl HostLinkTable {
         (slowest.is_finite() && slowest > 0.0).then_some(slowest)
     }
 
+    /// Writes the table as JSON to `path`, atomically (src/files.rs).
     pub fn save(&self, path: &str) -> Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(|e| Error::Write {
             path: path.to_string(),

@@ -255,9 +255,10 @@ impl<'a> Machine<'a> {
 
     /// Chunks device `d` may land ahead, waiting, beside GEMM work (the flag handoff): those of its
     /// gated links whose send halves are out and not yet seen complete. Their senders' submissions
-    /// are all queued before this one, so no landing waits on work queued behind itself; and a
-    /// landing waiting for a send not yet out would hold its submission open past its GEMM work
-    /// until the sender's earlier work completed (BENCHMARKS.md, "The flag handoff").
+    /// are all queued before this one, so no landing waits on work queued behind itself, nor on a
+    /// slot's flag its previous chunk left (the send's submission clears it); and a landing waiting
+    /// for a send not yet out would hold its submission open past its GEMM work until the sender's
+    /// earlier work completed (BENCHMARKS.md, "The flag handoff").
     fn waitable(&self, d: usize) -> Vec<usize> {
         (0..self.plan.ops.len())
             .filter(|&i| {
@@ -271,11 +272,6 @@ impl<'a> Machine<'a> {
     /// Whether step `op`'s chunk is in its link's host memory, its sender's submission completed.
     pub fn landed(&self, op: usize) -> bool {
         self.landed[op]
-    }
-
-    /// Whether step `op`'s send half is out (its submission made).
-    pub fn sent(&self, op: usize) -> bool {
-        self.sent[op]
     }
 
     /// The waiting landing of `op` completed: with every workgroup `landed`, or not (it gave up: the

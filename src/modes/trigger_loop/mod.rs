@@ -71,10 +71,9 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, wait: HostWait, mode: &st
         p.exec.timer.reset();
         p.exec.defer_resolve = true;
     }
-    // A run that failed may have left transfers mapped or pending, or gates raised.
+    // A run that failed may have left transfers mapped or pending.
     for l in &sys.links {
         l.release();
-        l.clear_gates();
     }
     let run = submit_all(sys, depth, gate, wait, mode, deadline);
     for p in &mut sys.parts {
@@ -127,7 +126,7 @@ fn submit_all(
         waits: Vec::new(),
         copies: Vec::new(),
         closed: Vec::new(),
-        early: (0, 0),
+        early: EarlyLandings::default(),
         t0,
     };
     loop {
@@ -199,8 +198,7 @@ fn submit_all(
         run.comm_us = None;
     }
     if sys.links.iter().any(|l| l.gated()) {
-        let (landed, gave_up) = dr.early;
-        run.early_landings = Some(EarlyLandings { landed, gave_up });
+        run.early_landings = Some(dr.early);
     }
     Ok(run)
 }
@@ -232,8 +230,8 @@ struct Driver {
     copies: Vec<(usize, f64, f64, f64)>,
     /// Waiting landings whose gates the host has not raised yet.
     closed: Vec<usize>,
-    /// Waiting landings that landed every workgroup, and that gave up.
-    early: (usize, usize),
+    /// What the waiting landings did.
+    early: EarlyLandings,
     t0: Instant,
 }
 
@@ -253,7 +251,8 @@ impl Driver {
                 held: r.held.clone(),
             }));
             // The gates this submission binds start closed: their last users' submissions are done
-            // (a slot is reused only once its last chunk was read).
+            // (a slot is reused only once its last chunk was read). So every gate a run reads was
+            // cleared in the run: a waiting landing's send went out, its flag cleared, before it.
             for &i in s.sends.iter().chain(&s.waits) {
                 let c = io.of_op[i].expect("a crossing step");
                 if let Some(g) = io.links[c.link].gates(c.slot) {
@@ -327,9 +326,9 @@ impl Driver {
                     machine.waited(i, landed);
                     self.closed.retain(|&j| j != i);
                     if landed {
-                        self.early.0 += 1;
+                        self.early.landed += 1;
                     } else {
-                        self.early.1 += 1;
+                        self.early.gave_up += 1;
                     }
                 }
                 if let Some(w) = self.waits.last_mut().filter(|w| w.0 == d && w.2.is_nan()) {
@@ -354,15 +353,13 @@ impl Driver {
     }
 
     /// Raises the gates of the waiting landings whose chunks are written: their send kernels flagged
-    /// them, or their senders' submissions completed. A slot's flag counts only once its send is
-    /// out (its submission cleared it): until then it may hold the slot's last chunk's. Whether any
-    /// went up.
+    /// them, or their senders' submissions completed. Whether any went up.
     fn raise(&mut self, machine: &Machine, io: &Io) -> bool {
         let before = self.closed.len();
         self.closed.retain(|&i| {
             let c = io.of_op[i].expect("a crossing step");
             let g = io.links[c.link].gates(c.slot).expect("a gated link");
-            let written = (machine.sent(i) && g.send.flagged()) || machine.landed(i);
+            let written = g.send.flagged() || machine.landed(i);
             if written {
                 g.land.raise();
             }
