@@ -517,17 +517,7 @@ impl Inputs {
 }
 
 /// Which (rank, chunk) outputs hold a finished result at the end of the collective.
-pub fn finished(collective: Collective, chunking: &Chunking) -> Vec<(usize, usize)> {
-    let r = chunking.shards;
-    match collective {
-        Collective::ReduceScatter | Collective::DirectReduceScatter => (0..r)
-            .flat_map(|c| chunking.chunks_of(c).map(move |x| (c, x)))
-            .collect(),
-        Collective::AllGather | Collective::AllReduce => (0..r)
-            .flat_map(|p| (0..chunking.count()).map(move |x| (p, x)))
-            .collect(),
-    }
-}
+pub use crate::schedule::results as finished;
 
 #[cfg(test)]
 mod tests {

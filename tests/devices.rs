@@ -8,7 +8,7 @@
 
 mod common;
 
-use t3_wgpu::config::host::{Handoff, HostGrain, HostOptions};
+use t3_wgpu::config::host::{GemmStore, Handoff, HostGrain, HostOptions};
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Host, Mode, System};
@@ -276,6 +276,67 @@ fn the_flag_handoff_lands_ahead_and_right() {
     if gated {
         let landed: usize = early.iter().flatten().map(|e| e.landed).sum();
         assert!(landed > 0, "no landing went ahead: {early:?}");
+    }
+}
+
+#[test]
+fn the_gemm_stores_into_links_and_lands_ahead_right() {
+    // `--host-loop store=link`: GEMM work stores the chunks whose one use is a step to another
+    // device straight into the links, and the receivers land them ahead beside their own GEMM work
+    // (with the fence, or waiting at gates with the flag handoff): every collective and reduce on a
+    // pair, a ring of three and 4 ranks on 2 devices (slots reused: later chunks go through send
+    // kernels), at stage and chunk grain, one and several submissions deep.
+    let hosts: Vec<Box<dyn Mode>> = vec![
+        Box::new(Host::default()),
+        Box::new(Host {
+            in_flight: Some(1),
+            wait: None,
+            grain: Some(HostGrain::Chunk),
+        }),
+        Box::new(Host {
+            in_flight: Some(4),
+            wait: None,
+            grain: Some(HostGrain::Chunks(2)),
+        }),
+    ];
+    let mut early = Vec::new();
+    for (n, ranks, chunks, m) in [(2, 2, 4, 45), (3, 3, 3, 50), (2, 4, 12, 96)] {
+        for (k, collective) in Collective::ALL.into_iter().enumerate() {
+            for (v, via) in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward]
+                .into_iter()
+                .enumerate()
+            {
+                let handoff = [Handoff::Fence, Handoff::Flag][(k + v) % 2];
+                let c = Config {
+                    host: HostOptions {
+                        store: Some(GemmStore::Link),
+                        handoff: Some(handoff),
+                        ..Default::default()
+                    },
+                    ..config(m, ranks, chunks, collective, via)
+                };
+                for run in run_on(n, c, Path::ZeroCopy, &hosts) {
+                    early.push(run.early_landings);
+                }
+            }
+        }
+    }
+    let Some((devs, _)) = common::devices() else {
+        return;
+    };
+    let zero_copy = devs.gpus[..3]
+        .iter()
+        .all(|g| t3_wgpu::hostlink::shared::can_import(&g.device));
+    // Where the links are zero-copy, host mode says what its GEMM work stored and landed ahead, and
+    // both happened; elsewhere nothing is stored (a host copy's link has no slot to store into).
+    let (stored, ahead): (usize, usize) = early
+        .iter()
+        .flatten()
+        .fold((0, 0), |(s, a), e| (s + e.stored, a + e.ahead));
+    if zero_copy {
+        assert!(stored > 0 && ahead > 0, "{early:?}");
+    } else {
+        assert_eq!((stored, ahead), (0, 0), "{early:?}");
     }
 }
 

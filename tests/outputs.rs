@@ -7,6 +7,7 @@ mod common;
 
 use std::sync::OnceLock;
 
+use t3_wgpu::config::host::{GemmStore, Handoff, HostOptions};
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::experiment::{verdict, Verify};
 use t3_wgpu::gemm::FusedPut;
@@ -179,6 +180,44 @@ fn every_collective_across_two_to_four_devices() {
                 let mut sys = System::on_devices(&devs.gpus[..n], &kernels[i][..n], cfg, path)
                     .unwrap_or_else(|e| panic!("{what}: {e}"));
                 check_modes(&mut sys, &what, &modes);
+            }
+        }
+    }
+}
+
+#[test]
+fn half_outputs_stored_into_links_by_their_gemm() {
+    // `--host-loop store=link` with 2-byte outputs: the GEMM packs its chunk straight into the
+    // zero-copy slot, and the receiver lands and adds the packed halves (fence and flag handoff).
+    let Some((devs, kernels)) = devices() else {
+        eprintln!("SKIPPED: no devices with f16");
+        return;
+    };
+    let host: Vec<Box<dyn Mode>> = modes::all()
+        .into_iter()
+        .filter(|m| m.name() == "host")
+        .collect();
+    for (i, out) in HALVES.into_iter().enumerate() {
+        for (n, ranks) in [(2, 2), (3, 3)] {
+            for (k, collective) in Collective::ALL.into_iter().enumerate() {
+                let handoff = [Handoff::Fence, Handoff::Flag][(i + k) % 2];
+                let shape = Shape::new(8 * ranks + 3, 23, 13).unwrap();
+                let cfg = Config {
+                    host: HostOptions {
+                        store: Some(GemmStore::Link),
+                        handoff: Some(handoff),
+                        ..Default::default()
+                    },
+                    ..config(shape, ranks, 2, collective, ReduceVia::Update, out)
+                };
+                let what = format!(
+                    "{} outputs {collective} ranks {ranks} on {n} devices stored into links ({handoff:?})",
+                    out.name()
+                );
+                let mut sys =
+                    System::on_devices(&devs.gpus[..n], &kernels[i][..n], cfg, Path::ZeroCopy)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                check_modes(&mut sys, &what, &host);
             }
         }
     }

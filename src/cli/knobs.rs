@@ -4,7 +4,7 @@
 use t3_wgpu::config::fused::{
     FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB, MIN_WINDOW,
 };
-use t3_wgpu::config::host::{Handoff, HostGrain, HostOptions, HostWait, MAX_IN_FLIGHT};
+use t3_wgpu::config::host::{GemmStore, Handoff, HostGrain, HostOptions, HostWait, MAX_IN_FLIGHT};
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::{Error, Result};
 
@@ -26,12 +26,13 @@ const FUSED_KEYS: [(&str, &str); 13] = [
 ];
 
 /// The host loop's keys, each with the name its errors give it.
-const HOST_KEYS: [(&str, &str); 5] = [
+const HOST_KEYS: [(&str, &str); 6] = [
     ("in-flight", "--host-loop in-flight"),
     ("grain", "--host-loop grain"),
     ("wait", "--host-loop wait"),
     ("copy-threads", "--host-loop copy-threads"),
     ("handoff", "--host-loop handoff"),
+    ("store", "--host-loop store"),
 ];
 
 /// Most chunks per rank `--host-loop grain=N` takes (a chunk has at least one row).
@@ -246,6 +247,11 @@ pub fn parse_host(spec: &str) -> Result<HostOptions> {
             Some("flag") => Some(Handoff::Flag),
             _ => None,
         },
+        store: match p.one_of("store", &["auto", "out", "link"])? {
+            Some("out") => Some(GemmStore::Out),
+            Some("link") => Some(GemmStore::Link),
+            _ => None,
+        },
     })
 }
 
@@ -278,7 +284,8 @@ mod tests {
             assert!(needles.iter().all(|n| e.contains(n)), "{bad}: {e}");
         }
         let h =
-            parse_host("grain=chunk,in-flight=3,wait=block,copy-threads=2,handoff=flag").unwrap();
+            parse_host("grain=chunk,in-flight=3,wait=block,copy-threads=2,handoff=flag,store=link")
+                .unwrap();
         assert_eq!(
             (h.grain, h.in_flight, h.wait, h.copy_threads, h.handoff),
             (
@@ -289,6 +296,11 @@ mod tests {
                 Some(Handoff::Flag)
             )
         );
+        assert_eq!(h.store, Some(GemmStore::Link));
+        assert_eq!(parse_host("store=out").unwrap().store, Some(GemmStore::Out));
+        assert_eq!(parse_host("store=auto").unwrap().store, None);
+        let e = parse_host("store=peer").unwrap_err().to_string();
+        assert!(e.contains("--host-loop store") && e.contains("link"), "{e}");
         assert_eq!(parse_host("handoff=auto").unwrap().handoff, None);
         let e = parse_host("handoff=polled").unwrap_err().to_string();
         assert!(

@@ -83,16 +83,21 @@ pub struct Run {
     pub trigger_latency_us: Vec<f64>,
     /// For each plan op, the (start, end) µs of the interval that contains it at the timeline's grain.
     pub op_spans: Vec<(f64, f64)>,
-    /// The flag handoff's waiting landings (host mode across devices): how many landed every
-    /// workgroup, and how many gave up (their chunks then landed after their senders' fences).
+    /// What crossed between devices ahead of the fence (host mode across devices, with the flag
+    /// handoff or the GEMM storing into links).
     pub early_landings: Option<EarlyLandings>,
 }
 
-/// What the flag handoff's waiting landings did in one run.
+/// What crossed ahead of the fence in one run: the flag handoff's waiting landings, how many landed
+/// every workgroup and how many gave up (their chunks then landed after their senders' fences);
+/// with `--host-loop store=link`, the chunks their GEMM stored straight into links and those landed
+/// ahead of their puts, beside GEMM work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EarlyLandings {
     pub landed: usize,
     pub gave_up: usize,
+    pub stored: usize,
+    pub ahead: usize,
 }
 
 impl Run {

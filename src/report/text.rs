@@ -54,35 +54,48 @@ fn after_gemm(r: &Report) -> String {
     )
 }
 
-/// What the flag handoff's waiting landings did in each mode's last repetition: a share of them
-/// that gave up is time the handoff did not win (those chunks landed after their senders' fences).
+/// What crossed ahead of the fence in each mode's last repetition: chunks stored by their GEMM
+/// straight into links and landed ahead of their puts (`--host-loop store=link`), and the flag
+/// handoff's waiting landings, a share of which gave up: time the handoff did not win (those chunks
+/// landed after their senders' fences).
 fn early_landings(r: &Report) -> String {
     let parts: Vec<String> = r
         .results
         .iter()
         .filter_map(|m| {
-            let e = m.early_landings.filter(|e| e.landed + e.gave_up > 0)?;
-            Some(format!(
-                "{}: {} of {} chunks landed ahead, beside GEMM work{}",
-                m.mode,
-                e.landed,
-                e.landed + e.gave_up,
-                if e.gave_up > 0 {
-                    format!(
-                        " ({} waited and landed after their senders' fences)",
-                        e.gave_up
-                    )
-                } else {
-                    String::new()
-                }
-            ))
+            let e = m
+                .early_landings
+                .filter(|e| e.landed + e.gave_up + e.stored + e.ahead > 0)?;
+            let mut said = Vec::new();
+            if e.stored + e.ahead > 0 {
+                said.push(format!(
+                    "{} chunks stored by their GEMM into links, {} landed ahead of their puts",
+                    e.stored, e.ahead
+                ));
+            }
+            if e.landed + e.gave_up > 0 {
+                said.push(format!(
+                    "{} of {} waiting landings landed beside GEMM work{}",
+                    e.landed,
+                    e.landed + e.gave_up,
+                    if e.gave_up > 0 {
+                        format!(
+                            " ({} gave up and landed after their senders' fences)",
+                            e.gave_up
+                        )
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            Some(format!("{}: {}", m.mode, said.join("; ")))
         })
         .collect();
     if parts.is_empty() {
         return String::new();
     }
     format!(
-        "handoff    {} (each mode's last repetition; --host-loop handoff=flag)\n",
+        "handoff    {} (each mode's last repetition; --host-loop store, handoff)\n",
         parts.join(", ")
     )
 }

@@ -83,6 +83,22 @@ pub enum Handoff {
     Flag,
 }
 
+/// Where host mode's GEMM stores a chunk whose one use is a step to another device over a zero-copy
+/// link (the first step of a reduce-scatter's ring or of the direct reduce-scatter, not a chunk the
+/// sender adds into, forwards or reads again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GemmStore {
+    /// Into the rank's output; a send kernel then copies it into the link once its counters are
+    /// back, in a later submission.
+    Out,
+    /// Straight into the link's slot (host memory the receiver reads): the chunk crosses the bus
+    /// while the GEMM makes it, no send kernel runs, and it is the receiver's once the GEMM's
+    /// submission completed. The sender's own copy of the chunk is never written (nothing reads
+    /// it: the step was its one use).
+    Link,
+}
+
 /// The host trigger loop's knobs; a mode's own choice (`modes::Host`'s fields) wins over them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct HostOptions {
@@ -105,6 +121,8 @@ pub struct HostOptions {
     pub copy_threads: Option<usize>,
     /// How chunks are handed between devices on zero-copy links (None: the fence).
     pub handoff: Option<Handoff>,
+    /// Where the GEMM stores a chunk bound for another device (None: [`GemmStore::Out`]).
+    pub store: Option<GemmStore>,
 }
 
 impl HostOptions {

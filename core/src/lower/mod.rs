@@ -104,6 +104,10 @@ pub struct OpDispatch {
     /// A receive half's landing that waits for its gate, by share as `beside` (every entry set): on
     /// a gated link, what the flag handoff queues beside GEMM work ahead of the chunk.
     pub waiting: [Option<Dispatch>; BESIDE_SHARES],
+    /// A GEMM op whose chunk a zero-copy step from this device may carry straight from the GEMM
+    /// (`Crossing::stored_by`): its dispatch storing into that step's slot instead of the rank's
+    /// output, and that one's as `shared` (`--host-loop store=link`).
+    pub stored: Option<(Dispatch, Option<Dispatch>)>,
 }
 
 /// Shares of the link's budget beside GEMM work lowered per send half and landing: for 1, 2, 4, ...
@@ -148,6 +152,22 @@ pub struct Lowered {
     /// slots (core/src/lower/gather.rs).
     pub gather_order: Vec<Loc>,
     pub gathered: Buffer,
+}
+
+/// What the host trigger loop adds to a pass that holds GEMM work.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostPass<'a> {
+    /// Landings that wait at their gates for chunks not yet written (the flag handoff), after the
+    /// pass's sends.
+    pub waits: &'a [usize],
+    /// Landings of chunks already in host memory whose receive halves cannot go yet (their
+    /// destinations are still being made): the chunk crosses beside the GEMM work, the put follows.
+    pub ahead: &'a [usize],
+    /// Receive halves among the pass's ops whose chunks a landing ahead (or waiting) already
+    /// brought: no landing of their own.
+    pub early: &'a [usize],
+    /// GEMM ops that store into their steps' link slots (`OpDispatch::stored`).
+    pub stores: &'a [usize],
 }
 
 /// The job table of `specs` (each one chunk's rows, counter and offsets; `wg_start` is filled in):
@@ -331,20 +351,17 @@ impl Lowered {
     /// slots for as long as the bus needs, and the GEMM fills the rest; dispatched after it, they
     /// wait for its last wave (BENCHMARKS.md, "Real GPUs").
     pub fn pass(&self, ops: &[usize], store: StoreMode) -> Pass {
-        self.pass_handing(ops, store, &[], &[])
+        self.pass_handing(ops, store, HostPass::default())
     }
 
-    /// [`Lowered::pass`] with the flag handoff's landings: the waiting landings of `waits` (receive
-    /// halves whose chunks are not yet written: they go only where the pass holds GEMM work) after
-    /// the sends, and no landing for the receive halves of `early` among `ops`, whose waiting
-    /// landings already brought their chunks.
-    pub fn pass_handing(
-        &self,
-        ops: &[usize],
-        store: StoreMode,
-        waits: &[usize],
-        early: &[usize],
-    ) -> Pass {
+    /// [`Lowered::pass`] with the host loop's landings ahead and stores into links (`host`).
+    pub fn pass_handing(&self, ops: &[usize], store: StoreMode, host: HostPass) -> Pass {
+        let HostPass {
+            waits,
+            ahead,
+            early,
+            stores,
+        } = host;
         let op = |i: usize| {
             self.ops[i].as_ref().unwrap_or_else(|| {
                 panic!("op {i} runs on another device than {}", self.target.device)
@@ -357,10 +374,16 @@ impl Lowered {
         // Beside GEMM work the pass's sends share their budget, and its landings theirs.
         let sends = beside_share(ops.iter().filter(|&&i| send(i)).count());
         let landing = |i: usize| op(i).land.is_some() && !early.contains(&i);
-        let lands = beside_share(ops.iter().filter(|&&i| landing(i)).count() + waits.len());
+        let lands =
+            beside_share(ops.iter().filter(|&&i| landing(i)).count() + waits.len() + ahead.len());
         let dispatch = |i: usize| {
             let o = op(i);
-            match (o.dispatch.kernel, o.shared) {
+            let (whole, grid) = match o.stored {
+                Some(into) if stores.contains(&i) => into,
+                None if stores.contains(&i) => panic!("op {i} cannot store into a link"),
+                _ => (o.dispatch, o.shared),
+            };
+            match (whole.kernel, grid) {
                 // The grid's pipeline stores plainly and tracks: the passes that share (encoded,
                 // host) run StoreMode::Store.
                 (Kernel::Gemm(_), Some(grid)) if shared => {
@@ -373,7 +396,7 @@ impl Lowered {
                 }
                 (Kernel::Gemm(_), _) => Dispatch {
                     kernel: Kernel::Gemm(store),
-                    ..o.dispatch
+                    ..whole
                 },
                 _ if shared && send(i) => o.beside[sends].unwrap_or(o.dispatch),
                 (_, Some(capped)) if shared => capped,
@@ -396,6 +419,13 @@ impl Lowered {
         let waiting = |i: usize| {
             op(i).waiting[lands].unwrap_or_else(|| panic!("op {i} has no waiting landing"))
         };
+        // A landing ahead goes only beside GEMM work, at its share there.
+        let landing_ahead = |i: usize| {
+            let o = op(i);
+            o.beside[lands]
+                .or(o.land)
+                .unwrap_or_else(|| panic!("op {i} has no landing"))
+        };
         // The waiting landings after the sends: where a device runs a pass's dispatches one after
         // the other (a CPU's), a landing that waits for the other device's send does not hold back
         // its own device's, which the other may be waiting for.
@@ -406,6 +436,7 @@ impl Lowered {
                 .iter()
                 .filter_map(|&i| land(i))
                 .chain(sends_first.iter().map(|&&i| dispatch(i)))
+                .chain(ahead.iter().map(|&i| landing_ahead(i)))
                 .chain(waits.iter().map(|&i| waiting(i)))
                 .chain(rest.iter().map(|&&i| dispatch(i)))
                 .collect(),

@@ -121,10 +121,29 @@ pub(super) fn lower_ops(
             lands(r).then(|| l.pool_buffer("zero-copy landing", bytes, None))
         })
         .collect();
+    // The zero-copy slot each GEMM op here may store its chunk into (`Crossing::stored_by`).
+    let slot_of: std::collections::HashMap<usize, Crossing> = share
+        .links
+        .of_op
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let c = (*c)?;
+            let g = share.links.stored(i, true)?;
+            (c.from == l.target.device).then_some((g, c))
+        })
+        .collect();
     let mut jobs = Vec::new();
     // The job table goes into the pool once every op's jobs are known.
     let jobs_buffer = Buffer::Pool(l.pool.len());
-    for (((op, run), unbumped), landing) in plan.ops.iter().zip(&runs).zip(unbumped).zip(landings) {
+    for (g, (((op, run), unbumped), landing)) in plan
+        .ops
+        .iter()
+        .zip(&runs)
+        .zip(unbumped)
+        .zip(landings)
+        .enumerate()
+    {
         let Some(half) = *run else {
             l.ops.push(None);
             continue;
@@ -172,6 +191,17 @@ pub(super) fn lower_ops(
         let shared = cap
             .filter(|&c| c < workgroups)
             .map(|cap| capped(l, dispatch, cap));
+        // The same GEMM storing into its step's slot: one binding more, its grid's one more.
+        let stored = slot_of.get(&g).map(|&c| {
+            let mut binding = l.bindings[dispatch.binding].clone();
+            binding.rebind("dst", Buffer::Link(LinkBox::of(c, End::Outbox)));
+            l.bindings.push(binding);
+            let into = Dispatch {
+                binding: l.bindings.len() - 1,
+                ..dispatch
+            };
+            (into, shared.map(|s| capped(l, into, s.workgroups)))
+        });
         // A send's own dispatch, or a landing's, in each share of its kind's budget.
         let shares = match (beside, land) {
             (Some((w, _)), _) if sends(run) => Some((dispatch, w)),
@@ -194,6 +224,7 @@ pub(super) fn lower_ops(
             land,
             beside: beside_by,
             waiting: waiting_by,
+            stored,
         }));
     }
     if jobs.is_empty() {

@@ -119,6 +119,17 @@ impl Binding {
             resources: named.iter().map(|&(_, r)| r).collect(),
         }
     }
+
+    /// The binding with `buffer` in `role`'s place.
+    pub fn rebind(&mut self, role: &str, buffer: Buffer) {
+        let k = self
+            .group
+            .roles()
+            .iter()
+            .position(|&r| r == role)
+            .unwrap_or_else(|| panic!("{:?} has no role {role}", self.group));
+        self.resources[k] = Resource::Buffer(buffer);
+    }
 }
 
 /// One entry of a bind group, in binding order.

@@ -47,11 +47,18 @@ pub struct Submission {
     /// yet seen complete, landed in the first pass beside its GEMM work (after its sends) once the
     /// host raises their gates.
     pub waits: Vec<usize>,
+    /// Landings ahead (with `store`): chunks already in host memory whose receive halves cannot go
+    /// yet, landed in the first pass beside its GEMM work; the receive half only puts.
+    pub ahead: Vec<usize>,
     /// Its passes' plan ops in order: the GEMM work, receive halves and tracked steps first, then the
     /// steps that follow others queued before them.
     pub passes: Vec<Vec<usize>>,
-    /// The send halves it runs (also in `passes`): their chunks leave once it completes.
+    /// The send halves it runs (also in `passes`), and the steps its GEMM work carries (`stores`):
+    /// their chunks leave once it completes.
     pub sends: Vec<usize>,
+    /// Its GEMM ops that store their chunks straight into link slots (`--host-loop store=link`):
+    /// their steps are in `sends` and in no pass.
+    pub stores: Vec<usize>,
     /// The trackers its readback holds, in order.
     pub reads: Vec<Loc>,
     /// The steps it sends, with what released each.
@@ -62,6 +69,7 @@ pub struct Submission {
 struct Flight {
     sends: Vec<usize>,
     receives: Vec<usize>,
+    ahead: Vec<usize>,
     gemm: bool,
 }
 
@@ -69,7 +77,7 @@ struct Flight {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Early {
     None,
-    /// Queued, its submission not yet complete.
+    /// Queued (waiting at its gate, or ahead), its submission not yet complete.
     Waiting,
     /// Its submission completed with every workgroup landed: the receive half only puts.
     Landed,
@@ -82,6 +90,8 @@ pub struct Machine<'a> {
     links: &'a HostLinks,
     gate: Gate,
     depth: usize,
+    /// Whether GEMM work stores the chunks it can straight into their links (`HostLinks::stored`).
+    store: bool,
     /// GEMM ops by device, as the submissions they go in.
     gemm_stages: Vec<VecDeque<Vec<usize>>>,
     gemm_flights_left: usize,
@@ -102,14 +112,14 @@ pub struct Machine<'a> {
 
 impl<'a> Machine<'a> {
     /// The loop's start for `plan` placed by `placement` over `links`, with `stages` GEMM stages
-    /// (`Lowered::stages`) and at most `depth` submissions queued per device.
+    /// (`Lowered::stages`) and at most `depth` submissions queued per device; `store`: GEMM work
+    /// stores the chunks it can straight into their links.
     pub fn new(
         plan: &'a Plan,
         placement: &'a Placement,
         links: &'a HostLinks,
         stages: usize,
-        gate: Gate,
-        depth: usize,
+        (gate, depth, store): (Gate, usize, bool),
     ) -> Self {
         let devices = placement.devices();
         let n = plan.ops.len();
@@ -144,6 +154,7 @@ impl<'a> Machine<'a> {
             links,
             gate,
             depth,
+            store: store && matches!(gate, Gate::Tracked(_)),
             gemm_flights_left: gemm_stages.iter().map(|s| s.len()).sum(),
             gemm_stages,
             counters: HashMap::new(),
@@ -197,6 +208,16 @@ impl<'a> Machine<'a> {
             } else {
                 self.sent[dep]
             }
+    }
+
+    /// Whether GEMM work stores chunks straight into links in this run.
+    pub fn stores(&self) -> bool {
+        self.store && (0..self.plan.ops.len()).any(|i| self.stored(i).is_some())
+    }
+
+    /// The GEMM op that stores step i's chunk straight into its link, where it does.
+    fn stored(&self, i: usize) -> Option<usize> {
+        self.links.stored(i, self.store)
     }
 
     fn zero_copy(&self, c: Crossing) -> bool {
@@ -269,6 +290,22 @@ impl<'a> Machine<'a> {
             .collect()
     }
 
+    /// Chunks device `d` may land ahead beside GEMM work (with `store`): on zero-copy links to `d`,
+    /// in host memory, not yet received (nor now, by `receives` of the same submission): their
+    /// destinations wait for GEMM work, which the chunk need not wait for.
+    fn landable(&self, d: usize) -> Vec<usize> {
+        if !self.store {
+            return Vec::new();
+        }
+        (0..self.plan.ops.len())
+            .filter(|&i| {
+                self.crossing(i)
+                    .is_some_and(|c| c.to == d && self.zero_copy(c))
+            })
+            .filter(|&i| self.landed[i] && !self.received[i] && self.early[i] == Early::None)
+            .collect()
+    }
+
     /// Whether step `op`'s chunk is in its link's host memory, its sender's submission completed.
     pub fn landed(&self, op: usize) -> bool {
         self.landed[op]
@@ -288,14 +325,18 @@ impl<'a> Machine<'a> {
 
     /// Without GEMM work to ride with, a submission carries at most one of `ops` (send halves, or
     /// receive halves) per link: each chunk's host copy then starts once its own send is written,
-    /// not once every ready send is (sequential's collective, host mode's last steps).
+    /// not once every ready send is (sequential's collective, host mode's last steps). A receive
+    /// half whose chunk a landing ahead brought reads no host memory: it is not counted.
     fn one_per_link(&self, gemm: bool, used: &mut HashSet<usize>, steps: Vec<usize>) -> Vec<usize> {
         if gemm {
             return steps;
         }
         steps
             .into_iter()
-            .filter(|&i| self.crossing(i).is_none_or(|c| used.insert(c.link)))
+            .filter(|&i| {
+                self.early[i] == Early::Landed
+                    || self.crossing(i).is_none_or(|c| used.insert(c.link))
+            })
             .collect()
     }
 
@@ -325,11 +366,26 @@ impl<'a> Machine<'a> {
     /// the device one host round trip idle, and whatever else was ready for it then (receive
     /// halves, other sends) waits with it, to go beside the last stage's GEMM work; on one device
     /// (no crossing steps) nothing is held.
+    /// Likewise it waits for a chunk another device's GEMM work stores into a link to `d` (queued,
+    /// not yet landed) on an ungated link, to land it beside its last GEMM work rather than after
+    /// (a gated link's waiting landing goes beside it anyway); the chunk's submission is already
+    /// queued, so the wait ends.
     fn holds_last_gemm(&self, d: usize) -> bool {
-        if !matches!(self.gate, Gate::Tracked(_))
-            || self.gemm_stages[d].len() != 1
-            || !self.in_flight[d].iter().any(|f| f.gemm)
-        {
+        if !matches!(self.gate, Gate::Tracked(_)) || self.gemm_stages[d].len() != 1 {
+            return false;
+        }
+        let landing_soon = (0..self.plan.ops.len()).any(|i| {
+            self.stored(i).is_some()
+                && self
+                    .crossing(i)
+                    .is_some_and(|c| c.to == d && !self.links.links[c.link].gated)
+                && self.sent[i]
+                && !self.landed[i]
+        });
+        if landing_soon {
+            return true;
+        }
+        if !self.in_flight[d].iter().any(|f| f.gemm) {
             return false;
         }
         let queued = |g: usize| !self.gemm_stages[d].iter().flatten().any(|&p| p == g);
@@ -365,6 +421,14 @@ impl<'a> Machine<'a> {
         let receives = self.one_per_link(is_gemm, &mut HashSet::new(), self.receivable(d));
         let mut wave = gemm.unwrap_or_default();
         self.left -= wave.len();
+        // The steps whose chunks this GEMM work stores into their links go with it.
+        let carried: Vec<usize> = (0..self.plan.ops.len())
+            .filter(|&i| self.stored(i).is_some_and(|g| wave.contains(&g)))
+            .collect();
+        let stores: Vec<usize> = carried.iter().filter_map(|&i| self.stored(i)).collect();
+        for &i in &carried {
+            self.sent[i] = true;
+        }
         let mut links_used = HashSet::new();
         let mut steps = self.one_per_link(is_gemm, &mut links_used, self.pick(d, steps_open));
         for &i in &receives {
@@ -375,12 +439,12 @@ impl<'a> Machine<'a> {
         if wave.is_empty() && steps.is_empty() {
             return None;
         }
-        let waits = if is_gemm {
-            self.waitable(d)
+        let (waits, ahead) = if is_gemm {
+            (self.waitable(d), self.landable(d))
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
-        for &i in &waits {
+        for &i in waits.iter().chain(&ahead) {
             self.early[i] = Early::Waiting;
         }
         let early = receives
@@ -389,7 +453,7 @@ impl<'a> Machine<'a> {
             .filter(|&i| self.early[i] == Early::Landed)
             .collect();
         let mut passes: Vec<Vec<usize>> = Vec::new();
-        let mut sends: Vec<usize> = Vec::new();
+        let mut sends: Vec<usize> = carried;
         let mut released: Vec<Release> = Vec::new();
         loop {
             released.extend(steps.iter().map(|&i| self.release(i)));
@@ -421,6 +485,7 @@ impl<'a> Machine<'a> {
         self.in_flight[d].push_back(Flight {
             sends: sends.clone(),
             receives: receives.clone(),
+            ahead: ahead.clone(),
             gemm: is_gemm,
         });
         Some(Submission {
@@ -428,8 +493,10 @@ impl<'a> Machine<'a> {
             receives,
             early,
             waits,
+            ahead,
             passes,
             sends,
+            stores,
             reads,
             released,
         })
@@ -477,6 +544,10 @@ impl<'a> Machine<'a> {
             self.gemm_flights_left -= 1;
         }
         for &i in &f.receives {
+            self.consumed[i] = true;
+        }
+        for &i in &f.ahead {
+            self.early[i] = Early::Landed;
             self.consumed[i] = true;
         }
         let mut copies = Vec::new();

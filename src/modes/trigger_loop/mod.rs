@@ -17,13 +17,13 @@ use std::time::Duration;
 use web_time::Instant;
 
 use super::{EarlyLandings, Part, Run, System};
-use crate::config::host::HostWait;
+use crate::config::host::{GemmStore, HostWait};
 use crate::error::{Error, Result};
 use crate::executor::Launched;
 use crate::gemm::StoreMode;
 use crate::gpu::Gpu;
 use crate::hostlink::{CopyLane, HostLink};
-use crate::lower::{Command, Crossing};
+use crate::lower::{Command, Crossing, HostPass};
 use crate::plan::Loc;
 
 mod machine;
@@ -101,13 +101,13 @@ fn submit_all(
 ) -> Result<Run> {
     let devices = sys.parts.len();
     let stages = sys.parts[0].lowered.stages;
+    let store = sys.config.host.store == Some(GemmStore::Link);
     let mut machine = Machine::new(
         &sys.plan,
         &sys.placement,
         &sys.host_links,
         stages,
-        gate,
-        depth,
+        (gate, depth, store),
     );
     let mut io = Io {
         parts: &mut sys.parts,
@@ -197,7 +197,7 @@ fn submit_all(
         run.gemm_us = None;
         run.comm_us = None;
     }
-    if sys.links.iter().any(|l| l.gated()) {
+    if sys.links.iter().any(|l| l.gated()) || machine.stores() {
         run.early_landings = Some(dr.early);
     }
     Ok(run)
@@ -264,6 +264,8 @@ impl Driver {
                 }
             }
             self.closed.extend(s.waits.iter().copied());
+            self.early.stored += s.stores.len();
+            self.early.ahead += s.ahead.len();
             let launched = launch(&mut io.parts[d], d, &s)?;
             let handed = launched
                 .started
@@ -271,7 +273,17 @@ impl Driver {
                 .as_secs_f64()
                 * 1e6;
             let first = self.subs.len();
-            for ops in s.passes {
+            // A step carried by its GEMM's stores shows as a send in that GEMM's pass.
+            let carried: Vec<usize> = s
+                .sends
+                .iter()
+                .copied()
+                .filter(|i| !s.passes.iter().flatten().any(|j| j == i))
+                .collect();
+            for (k, mut ops) in s.passes.into_iter().enumerate() {
+                if k == 0 {
+                    ops.extend(&carried);
+                }
                 for &i in &ops {
                     self.pass_of[i] = self.subs.len();
                 }
@@ -409,10 +421,20 @@ fn launch(part: &mut Part, d: usize, s: &Submission) -> Result<Launched> {
     let l = &part.lowered;
     let mut commands = if s.first { l.reset() } else { Vec::new() };
     commands.extend(l.land(&s.receives));
-    // The waiting landings go in the first pass, beside its GEMM work (after its sends).
+    // The landings ahead and waiting go in the first pass, beside its GEMM work.
     commands.extend(s.passes.iter().enumerate().map(|(k, ops)| {
-        let waits: &[usize] = if k == 0 { &s.waits } else { &[] };
-        Command::Pass(l.pass_handing(ops, StoreMode::Store, waits, &s.early))
+        let (waits, ahead): (&[usize], &[usize]) = if k == 0 {
+            (&s.waits, &s.ahead)
+        } else {
+            (&[], &[])
+        };
+        let host = HostPass {
+            waits,
+            ahead,
+            early: &s.early,
+            stores: &s.stores,
+        };
+        Command::Pass(l.pass_handing(ops, StoreMode::Store, host))
     }));
     commands.extend(l.drain(&s.sends));
     if !s.reads.is_empty() {

@@ -32,6 +32,9 @@ struct Setting {
     zero_copy: bool,
     /// The flag handoff: zero-copy links with gates, landings queued ahead (`Submission::waits`).
     gated: bool,
+    /// GEMM work storing chunks straight into zero-copy links (`Submission::stores`), and landings
+    /// ahead (`Submission::ahead`).
+    store: bool,
 }
 
 /// What the simulation knows: every op's parts queued and completed, the true counters.
@@ -70,8 +73,7 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
         &placement,
         &links,
         schedule.gemm_stages(),
-        set.gate,
-        set.depth,
+        (set.gate, set.depth, set.store),
     );
     let mut t = Truth {
         queued_at: vec![None; n],
@@ -134,13 +136,18 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
             t.early[i] = landed;
             m.waited(i, landed);
         }
+        // A landing ahead lands its chunk, already in host memory, whatever the order.
+        for &i in &s.ahead {
+            t.early[i] = true;
+        }
+        for &i in &s.sends {
+            t.send_done[i] = true;
+            if links.links[links.of_op[i].unwrap().link].zero_copy {
+                t.landed[i] = true;
+            }
+        }
         for &i in s.passes.iter().flatten() {
-            if s.sends.contains(&i) {
-                t.send_done[i] = true;
-                if links.links[links.of_op[i].unwrap().link].zero_copy {
-                    t.landed[i] = true;
-                }
-            } else {
+            if !s.sends.contains(&i) {
                 t.done[i] = true;
                 *t.counters.entry(plan.ops[i].dst).or_insert(0) += plan.ops[i].bumps;
             }
@@ -180,7 +187,7 @@ fn check(
     let safe = |t: &Truth, dep: usize, pass: usize| {
         t.done[dep] || t.queued_at[dep].is_some_and(|(e, j, p)| e == d && (j < k || p < pass))
     };
-    // Beside no GEMM work: at most one landing per link, and every send between devices in the
+    // Beside no GEMM work: at most one landing per link (a chunk landed ahead needs none), and every send between devices in the
     // first pass, beside that landing (reading and writing host memory at once).
     if !s
         .passes
@@ -192,6 +199,7 @@ fn check(
         if let Some(&i) = s
             .receives
             .iter()
+            .filter(|i| !s.early.contains(i))
             .find(|&&i| !per_link.insert(links.of_op[i].map(|c| c.link)))
         {
             return Err(format!(
@@ -268,6 +276,38 @@ fn check(
             }
         }
     }
+    // A step carried by GEMM work: that GEMM op stores its chunk in this submission, into a
+    // zero-copy slot no earlier chunk used, and the step runs in no pass of its sender.
+    let queued_here: HashSet<usize> = s.passes.iter().flatten().copied().collect();
+    for &i in s.sends.iter().filter(|&&i| !queued_here.contains(&i)) {
+        let c = links.of_op[i].ok_or(format!("op {i} sent but does not cross"))?;
+        let g = links.stored(i, true).ok_or(format!(
+            "op {i} sent in no pass, and no GEMM stores its chunk"
+        ))?;
+        if !(s.stores.contains(&g) && queued_here.contains(&g)) || c.after.is_some() {
+            return Err(format!(
+                "op {i} carried without its GEMM op {g} storing it here, or into a used slot"
+            ));
+        }
+    }
+    if let Some(&g) = s.stores.iter().find(|&&g| !queued_here.contains(&g)) {
+        return Err(format!("GEMM op {g} stores into a link outside its passes"));
+    }
+    // A landing ahead: only of a chunk in host memory, on a zero-copy link to this device, beside
+    // GEMM work, once.
+    let has_gemm = s
+        .passes
+        .iter()
+        .flatten()
+        .any(|&i| plan.ops[i].kind == Kind::Gemm);
+    for &i in &s.ahead {
+        let c = links.of_op[i].ok_or(format!("op {i} lands ahead but does not cross"))?;
+        if !(has_gemm && c.to == d && links.links[c.link].zero_copy && t.landed[i] && !t.early[i]) {
+            return Err(format!(
+                "op {i} lands ahead on device {d} before its chunk is in host memory, beside no GEMM work, or twice"
+            ));
+        }
+    }
     // The flag handoff: a landing waits beside GEMM work only for a chunk of a gated link to this
     // device whose send half is already queued (no wait on work queued behind itself), not yet
     // landed, once.
@@ -315,7 +355,13 @@ fn settings() -> Vec<Setting> {
             Gate::AfterGemms,
         ] {
             for depth in 1..=3 {
-                for (zero_copy, gated) in [(false, false), (true, false), (true, true)] {
+                for (zero_copy, gated, store) in [
+                    (false, false, false),
+                    (true, false, false),
+                    (true, true, false),
+                    (true, false, true),
+                    (true, true, true),
+                ] {
                     all.push(Setting {
                         ranks,
                         devices,
@@ -326,6 +372,7 @@ fn settings() -> Vec<Setting> {
                         depth,
                         zero_copy,
                         gated,
+                        store,
                     });
                 }
             }
@@ -367,6 +414,7 @@ fn a_reused_zero_copy_slot_waits_for_its_reader_to_complete() {
         depth: 3,
         zero_copy: true,
         gated: false,
+        store: false,
     };
     for seed in 0..64 {
         simulate(set, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
@@ -385,7 +433,13 @@ fn a_zero_copy_chunk_lands_when_its_senders_submission_completes() {
         l.zero_copy = true;
     }
     let gate = Gate::Tracked(HostGrain::Stage);
-    let mut m = Machine::new(&plan, &placement, &links, schedule.gemm_stages(), gate, 2);
+    let mut m = Machine::new(
+        &plan,
+        &placement,
+        &links,
+        schedule.gemm_stages(),
+        (gate, 2, false),
+    );
     // A submission completes with its GEMMs' counters at their marks.
     let complete = |m: &mut Machine, d: usize, s: &Submission| {
         let read: Vec<(Loc, u32)> = s.reads.iter().map(|&l| (l, gemm_mark(&plan, l))).collect();
@@ -455,7 +509,13 @@ fn the_last_gemm_stage_waits_for_the_sends_it_would_otherwise_leave_alone() {
             l.zero_copy = true;
         }
         let gate = Gate::Tracked(HostGrain::Stage);
-        let mut m = Machine::new(&plan, &placement, &links, schedule.gemm_stages(), gate, 2);
+        let mut m = Machine::new(
+            &plan,
+            &placement,
+            &links,
+            schedule.gemm_stages(),
+            (gate, 2, false),
+        );
         let gemms = |s: &Submission| {
             s.passes
                 .iter()
@@ -488,5 +548,66 @@ fn the_last_gemm_stage_waits_for_the_sends_it_would_otherwise_leave_alone() {
             );
             assert_eq!(last.passes[0].len(), 8, "in its first pass: {last:?}");
         }
+    }
+}
+
+#[test]
+fn a_gemm_that_stores_into_links_carries_its_steps_and_the_chunks_land_beside_the_last_stage() {
+    // Two ranks on two devices, four chunks each, all-reduce over zero-copy links: each device's
+    // first GEMM stage makes the chunks it sends, and stores them straight into the link. Each
+    // device's last stage waits for the other's chunks to be in host memory, then lands them
+    // beside its GEMM work; their receive halves only put once that stage completed.
+    let ch = Chunking::new(64, 2, 4).unwrap();
+    let schedule = Schedule::new(Collective::AllReduce, &ch);
+    let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
+    let placement = Placement::new(2, 2).unwrap();
+    let mut links = HostLinks::new(&plan, &placement);
+    for l in &mut links.links {
+        l.zero_copy = true;
+    }
+    let gate = Gate::Tracked(HostGrain::Stage);
+    let mut m = Machine::new(
+        &plan,
+        &placement,
+        &links,
+        schedule.gemm_stages(),
+        (gate, 2, true),
+    );
+    let complete = |m: &mut Machine, d: usize, s: &Submission| {
+        let read: Vec<(Loc, u32)> = s.reads.iter().map(|&l| (l, gemm_mark(&plan, l))).collect();
+        assert!(m.completed(d, read).is_empty(), "zero-copy: no host copy");
+    };
+    let first: Vec<Submission> = (0..2).map(|d| m.next(d).unwrap()).collect();
+    for (d, s) in first.iter().enumerate() {
+        assert_eq!((s.stores.len(), s.sends.len()), (4, 4), "{s:?}");
+        assert!(
+            s.sends
+                .iter()
+                .all(|i| !s.passes.iter().flatten().any(|j| j == i)),
+            "a carried step runs no send kernel: {s:?}"
+        );
+        assert!(
+            m.next(d).is_none(),
+            "device {d}'s last stage before its chunks are in"
+        );
+    }
+    complete(&mut m, 0, &first[0]);
+    assert!(
+        m.next(0).is_none(),
+        "device 0 goes on before device 1's chunks are in"
+    );
+    complete(&mut m, 1, &first[1]);
+    let last: Vec<Submission> = (0..2).map(|d| m.next(d).unwrap()).collect();
+    for (d, s) in last.iter().enumerate() {
+        assert_eq!(s.ahead, first[1 - d].sends, "device {d} lands ahead: {s:?}");
+        assert!(s.receives.is_empty() && s.stores.is_empty(), "{s:?}");
+    }
+    for (d, s) in last.iter().enumerate() {
+        complete(&mut m, d, s);
+    }
+    for (d, s) in first.iter().enumerate() {
+        let r = m.next(1 - d).expect("the puts go");
+        assert_eq!(r.receives, s.sends, "{r:?}");
+        assert_eq!(r.early, s.sends, "landed ahead: only puts: {r:?}");
     }
 }
