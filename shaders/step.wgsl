@@ -23,10 +23,12 @@ struct StepParams {
     bump: u32,
     // 1: add `acc` (a forwarded partial sum) to the source before the put.
     has_acc: u32,
-    // The waiting pipeline's (WAIT): gate loads a workgroup makes before it gives up.
+    // The waiting pipelines' (WAIT, WATCH): loads a workgroup makes before it gives up.
     spins: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // The watching send's (WATCH): its source's counter once the chunk is made, and the unit of
+    // `dst` past the chunk that a workgroup giving up marks.
+    mark: u32,
+    status4: u32,
 }
 
 @group(0) @binding(1) var<uniform> p: StepParams;
@@ -60,7 +62,35 @@ const GATE_GAVE_UP: u32 = 3u;
 // 65,535 turns llvmpipe allows a loop).
 const GATE_ROUND: u32 = 1024u;
 
+// Pipeline-overridable: true builds the send that waits, in the pass of the GEMM work making its
+// chunk (dispatched ahead of it), for the chunk's tracker counter to reach its mark: T3's trigger on
+// the GPU (host mode's `--host-loop trigger=device`). `counters` is then the source's tracker
+// through a view of its own (src/alias.rs), which the GEMM bumps beside it; the GEMM bumps each tile's
+// count after a storage barrier, after its stores, so once the count is the mark the chunk's values
+// are there to read (`src` is a view of its own too). A workgroup gives up after `p.spins` loads and
+// then marks the unit `p.status4` of its slot (host memory) and writes nothing else: the host reads
+// the mark once the submission completed and sends the chunk again. The send bumps nothing.
+override WATCH: bool = false;
+
 var<workgroup> gate_open: u32;
+
+// Invocation 0 waits for the source's counter to reach the mark; every invocation learns whether it
+// did.
+fn wait_for_mark(t: u32) -> bool {
+    if (t == 0u) {
+        var open = 0u;
+        for (var n = 0u; n < p.spins && open == 0u; n += GATE_ROUND) {
+            for (var k = 0u; k < GATE_ROUND; k++) {
+                if (atomicLoad(&counters[0]) >= p.mark) {
+                    open = 1u;
+                    break;
+                }
+            }
+        }
+        gate_open = open;
+    }
+    return workgroupUniformLoad(&gate_open) == 1u;
+}
 
 // Invocation 0 waits for the gate; every invocation learns whether it opened.
 fn wait_for_gate(t: u32) -> bool {
@@ -87,6 +117,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let w = wid.x + wid.y * p.dispatch_x;
     if (w >= p.n_wg) {
         return;
+    }
+    if (WATCH) {
+        if (!wait_for_mark(t)) {
+            if (t == 0u) {
+                put_unit(p.status4, bitcast<Unit>(vec4<u32>(1u)));
+            }
+            return;
+        }
     }
     if (WAIT) {
         let open = wait_for_gate(t);
@@ -116,7 +154,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         return;
     }
-    if (p.bump == 0u) {
+    if (WATCH || p.bump == 0u) {
         return;
     }
     storageBarrier();

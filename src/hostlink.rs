@@ -151,6 +151,9 @@ struct Slot {
     bytes: u64,
     /// Its gates for the flag handoff ([`HostLink::with_gates`]).
     gates: Option<gates::Gates>,
+    /// The host memory a zero-copy slot is: the host reads there the mark of a send the device
+    /// triggered that gave up (its last 16 bytes, past every chunk).
+    host: Option<shared::Shared>,
 }
 
 /// How long the two halves of one transfer took, on the host clock (for the timeline's host lanes).
@@ -233,6 +236,7 @@ impl HostLink {
                 write,
                 bytes: 0,
                 gates: None,
+                host: None,
             });
         }
         Ok(HostLink {
@@ -253,6 +257,31 @@ impl HostLink {
     /// submission completed).
     pub fn zero_copy(&self) -> bool {
         self.send == Path::ZeroCopy
+    }
+
+    /// Clears the mark that a send the device triggers leaves in zero-copy slot `slot` if it gives
+    /// up: before the submission that holds the send. No-op on a slot of another path.
+    pub fn clear_gave_up(&self, slot: usize) {
+        if let Some(p) = self.gave_up_word(slot) {
+            // SAFETY: inside the allocation (its last 16 bytes, 4-aligned); no device touches it
+            // while no submission holding a send into this slot is in flight, which is when the
+            // loop clears it.
+            unsafe { p.write_volatile(0) };
+        }
+    }
+
+    /// Whether the send the device triggered into zero-copy slot `slot` gave up (its wait ran out:
+    /// it wrote nothing). Read once its submission completed.
+    pub fn gave_up(&self, slot: usize) -> bool {
+        // SAFETY: as in `clear_gave_up`; the submission that may have marked it completed.
+        self.gave_up_word(slot)
+            .is_some_and(|p| unsafe { p.read_volatile() } != 0)
+    }
+
+    fn gave_up_word(&self, slot: usize) -> Option<*mut u32> {
+        let host = self.slots.get(slot)?.host.as_ref()?;
+        let at = usize::try_from(self.capacity).ok()?.checked_sub(16)?;
+        (at + 4 <= host.len()).then(|| host.host().wrapping_add(at).cast::<u32>())
     }
 
     /// This link with the flag handoff's gates on every slot ([`gates`]), where it is zero-copy and
@@ -583,10 +612,9 @@ fn zero_copy_slots(
             // submission that wrote it completed, and the sender write it again only after the
             // receiver's submission that read it completed (`Crossing::after`); calibration and tests
             // wait for each submission before the other device's.
-            let mut views =
-                unsafe { shared::import(&[&s.device, &r.device], &label, capacity) }?.views;
-            let inbox = views.pop()?;
-            let outbox = views.pop()?;
+            let mut host = unsafe { shared::import(&[&s.device, &r.device], &label, capacity) }?;
+            let inbox = host.views.pop()?;
+            let outbox = host.views.pop()?;
             Some(Slot {
                 read: Mappable::new(outbox.clone()),
                 write: Mappable::new(inbox.clone()),
@@ -594,6 +622,7 @@ fn zero_copy_slots(
                 inbox,
                 bytes: 0,
                 gates: None,
+                host: Some(host),
             })
         })
         .collect()

@@ -19,6 +19,9 @@ use crate::shapes::{Chunking, Dtype, Shape};
 pub struct LocBuffers {
     pub data: wgpu::Buffer,
     pub tracker: wgpu::Buffer,
+    /// Views of both over the same memory (src/alias.rs), where the ranks are `watched` and the
+    /// device made them: what a send that waits for the GEMM writing them binds.
+    pub watch: Option<(wgpu::Buffer, wgpu::Buffer)>,
 }
 
 /// One rank's GEMM operands: A (its rows of the output, see [`a_rows`], by k) and B (k x n), padded
@@ -56,7 +59,8 @@ pub struct Ranks {
 const POISON_SOURCE_BYTES: u64 = 8 << 20;
 
 impl Ranks {
-    /// The buffers of ranks `held` on `gpu`: operands of `dtype`, outputs of `out`.
+    /// The buffers of ranks `held` on `gpu`: operands of `dtype`, outputs of `out`; where `watched`,
+    /// each GEMM output and its tracker also through a view of its own ([`LocBuffers::watch`]).
     pub fn held(
         gpu: &Gpu,
         shape: Shape,
@@ -64,7 +68,7 @@ impl Ranks {
         collective: Collective,
         chunking: &Chunking,
         plan: &Plan,
-        held: std::ops::Range<usize>,
+        (held, watched): (std::ops::Range<usize>, bool),
     ) -> Result<Self> {
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
@@ -99,17 +103,38 @@ impl Ranks {
             .filter(|l| held.contains(&l.rank))
             .collect();
         let ldc = Padding::ldc(shape.n, out);
+        let mut viewed = 0u64;
         for &l in &loc_order {
             let elems = chunking.rows(l.chunk).len() * ldc;
             let name = format!("rank {} chunk {} {:?}", l.rank, l.chunk, l.buf);
             let slots = plan.slots[&key(l)] as u64;
-            locs.insert(
-                l,
-                LocBuffers {
-                    data: alloc(name.clone(), (elems * out.bytes()) as u64)?,
-                    tracker: alloc(format!("{name} tracker"), slots * 4)?,
+            let bytes = ((elems * out.bytes()) as u64, slots * 4);
+            let views = |label: &str, bytes: u64| {
+                // SAFETY: both views are cleared or written before they are read (trackers reset
+                // before every run, outputs written by their GEMM), and what orders a watching
+                // send's reads after the GEMM's writes is shaders/step.wgsl's `WATCH` protocol.
+                (watched && l.buf == Buf::Out)
+                    .then(|| unsafe { crate::alias::views(&gpu.device, label, bytes, usage, 2) })
+                    .flatten()
+            };
+            let tracker_name = format!("{name} tracker");
+            let bufs = match (views(&name, bytes.0), views(&tracker_name, bytes.1)) {
+                (Some(mut d), Some(mut t)) => {
+                    viewed += d[0].size() + t[0].size();
+                    let (dw, tw) = (d.pop().expect("two views"), t.pop().expect("two views"));
+                    LocBuffers {
+                        data: d.pop().expect("two views"),
+                        tracker: t.pop().expect("two views"),
+                        watch: Some((dw, tw)),
+                    }
+                }
+                _ => LocBuffers {
+                    data: alloc(name.clone(), bytes.0)?,
+                    tracker: alloc(tracker_name, bytes.1)?,
+                    watch: None,
                 },
-            );
+            };
+            locs.insert(l, bufs);
         }
         let biggest = locs.values().map(|l| l.data.size() / 4 * 4).max();
         let nan = match biggest.filter(|&b| b > 0) {
@@ -132,7 +157,7 @@ impl Ranks {
             ranks,
             locs,
             loc_order,
-            allocated,
+            allocated: allocated + viewed,
             nan,
         })
     }
@@ -517,7 +542,17 @@ impl Inputs {
 }
 
 /// Which (rank, chunk) outputs hold a finished result at the end of the collective.
-pub use crate::schedule::results as finished;
+pub fn finished(collective: Collective, chunking: &Chunking) -> Vec<(usize, usize)> {
+    let r = chunking.shards;
+    match collective {
+        Collective::ReduceScatter | Collective::DirectReduceScatter => (0..r)
+            .flat_map(|c| chunking.chunks_of(c).map(move |x| (c, x)))
+            .collect(),
+        Collective::AllGather | Collective::AllReduce => (0..r)
+            .flat_map(|p| (0..chunking.count()).map(move |x| (p, x)))
+            .collect(),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::lower::Wait;
 use crate::shaders::{self, AdapterPut, Put, Variant};
 use crate::shapes::Dtype;
 pub use t3_core::kernels::step::{Link, StepParams, MAX_LINK_WORKGROUPS, STEP_WG};
@@ -17,8 +18,10 @@ pub struct StepKernel {
     copy: [wgpu::ComputePipeline; 2],
     add: [wgpu::ComputePipeline; 2],
     update: [wgpu::ComputePipeline; 2],
-    /// The copy that waits for its gate first (`WAIT`): host mode's landing ahead of its chunk.
+    /// The copy that waits for its gate first (`WAIT`): host mode's landing ahead of its chunk; and
+    /// the one that waits for its source's counter (`WATCH`): the send the device triggers.
     waiting_copy: wgpu::ComputePipeline,
+    watching_copy: wgpu::ComputePipeline,
 }
 
 impl StepKernel {
@@ -36,16 +39,23 @@ impl StepKernel {
             epilogue: None,
         };
         let layout = shaders::layout(gpu, "step layout", variant(Put::Store).interface()?);
-        // Each put's pipelines without and with `acc`, and the copy's that waits for its gate.
-        type Made = ([wgpu::ComputePipeline; 2], Option<wgpu::ComputePipeline>);
+        // Each put's pipelines without and with `acc`, and the copy's that wait for a gate or a mark.
+        type Made = (
+            [wgpu::ComputePipeline; 2],
+            Option<[wgpu::ComputePipeline; 2]>,
+        );
         let make = |put: Put, waiting: bool| -> Result<Made> {
             let label = format!("step ({put:?})");
             let m = shaders::module(gpu, &label, &variant(put), None, false)?;
-            let with = |acc: bool, wait: bool| {
+            let with = |acc: bool, wait: Wait| {
                 let label = format!(
                     "step ({put:?}{}{})",
                     if acc { ", acc" } else { "" },
-                    if wait { ", waiting" } else { "" }
+                    match wait {
+                        Wait::No => "",
+                        Wait::Gate => ", waiting",
+                        Wait::Mark => ", watching",
+                    }
                 );
                 shaders::pipeline(
                     gpu,
@@ -54,17 +64,24 @@ impl StepKernel {
                     &m,
                     &[
                         ("ACC", f64::from(u8::from(acc))),
-                        ("WAIT", f64::from(u8::from(wait))),
+                        ("WAIT", f64::from(u8::from(wait == Wait::Gate))),
+                        ("WATCH", f64::from(u8::from(wait == Wait::Mark))),
                     ],
                 )
             };
-            let waits = waiting.then(|| with(false, true)).transpose()?;
-            Ok(([with(false, false)?, with(true, false)?], waits))
+            let waits = waiting
+                .then(|| {
+                    Ok::<_, crate::Error>([with(false, Wait::Gate)?, with(false, Wait::Mark)?])
+                })
+                .transpose()?;
+            Ok(([with(false, Wait::No)?, with(true, Wait::No)?], waits))
         };
-        let (copy, waiting_copy) = make(Put::store(out), true)?;
+        let (copy, waiting) = make(Put::store(out), true)?;
+        let [waiting_copy, watching_copy] = waiting.expect("made with its waiting copies");
         Ok(StepKernel {
             copy,
-            waiting_copy: waiting_copy.expect("made with its waiting copy"),
+            waiting_copy,
+            watching_copy,
             add: make(Put::add(out), false)?.0,
             update: make(Put::update(gpu), false)?.0,
             layout,
@@ -75,14 +92,18 @@ impl StepKernel {
     /// The pipeline for `put` (Store copies, Add reduces, both at the kernel's output type;
     /// Atomic/Cas reduce f32 with update semantics), with the second source where `acc` (a step whose
     /// params have `has_acc` set); `wait`: the copy that waits for its gate first (a landing ahead
-    /// of its chunk; neither `acc` nor another put).
-    pub fn pipeline(&self, put: Put, acc: bool, wait: bool) -> &wgpu::ComputePipeline {
-        if wait {
+    /// of its chunk) or for its source's mark (the send the device triggers), neither with `acc`
+    /// nor another put.
+    pub fn pipeline(&self, put: Put, acc: bool, wait: Wait) -> &wgpu::ComputePipeline {
+        if wait != Wait::No {
             debug_assert!(
                 matches!(put, Put::Store | Put::StorePacked(_)) && !acc,
-                "only the landing's copy waits"
+                "only copies wait"
             );
-            return &self.waiting_copy;
+            return match wait {
+                Wait::Gate => &self.waiting_copy,
+                _ => &self.watching_copy,
+            };
         }
         let pair = match put {
             Put::Store | Put::StorePacked(_) => &self.copy,

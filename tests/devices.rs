@@ -8,7 +8,7 @@
 
 mod common;
 
-use t3_wgpu::config::host::{GemmStore, Handoff, HostGrain, HostOptions};
+use t3_wgpu::config::host::{Handoff, HostGrain, HostOptions, SendTrigger};
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Host, Mode, System};
@@ -280,12 +280,13 @@ fn the_flag_handoff_lands_ahead_and_right() {
 }
 
 #[test]
-fn the_gemm_stores_into_links_and_lands_ahead_right() {
-    // `--host-loop store=link`: GEMM work stores the chunks whose one use is a step to another
-    // device straight into the links, and the receivers land them ahead beside their own GEMM work
-    // (with the fence, or waiting at gates with the flag handoff): every collective and reduce on a
-    // pair, a ring of three and 4 ranks on 2 devices (slots reused: later chunks go through send
-    // kernels), at stage and chunk grain, one and several submissions deep.
+fn sends_the_device_triggers_land_ahead_and_right() {
+    // `--host-loop trigger=device`: a send whose chunk a GEMM makes goes in that GEMM's pass and
+    // waits in the kernel for the chunk's counter (on a CPU adapter, which runs a pass's
+    // dispatches in order, after the GEMM), and the receivers land the chunks ahead beside their
+    // own GEMM work (with the fence, or waiting at gates with the flag handoff): every collective
+    // and reduce on a pair, a ring of three and 4 ranks on 2 devices (slots reused: later chunks
+    // go as the host triggers them), at stage and chunk grain, one and several submissions deep.
     let hosts: Vec<Box<dyn Mode>> = vec![
         Box::new(Host::default()),
         Box::new(Host {
@@ -309,7 +310,7 @@ fn the_gemm_stores_into_links_and_lands_ahead_right() {
                 let handoff = [Handoff::Fence, Handoff::Flag][(k + v) % 2];
                 let c = Config {
                     host: HostOptions {
-                        store: Some(GemmStore::Link),
+                        trigger: Some(SendTrigger::Device),
                         handoff: Some(handoff),
                         ..Default::default()
                     },
@@ -327,16 +328,15 @@ fn the_gemm_stores_into_links_and_lands_ahead_right() {
     let zero_copy = devs.gpus[..3]
         .iter()
         .all(|g| t3_wgpu::hostlink::shared::can_import(&g.device));
-    // Where the links are zero-copy, host mode says what its GEMM work stored and landed ahead, and
-    // both happened; elsewhere nothing is stored (a host copy's link has no slot to store into).
-    let (stored, ahead): (usize, usize) = early
-        .iter()
-        .flatten()
-        .fold((0, 0), |(s, a), e| (s + e.stored, a + e.ahead));
+    // Where the links are zero-copy, host mode says how many sends the device triggered and which
+    // chunks landed ahead, and both happened; elsewhere the host triggers every send.
+    let (watched, ahead): (usize, usize) = early.iter().flatten().fold((0, 0), |(w, a), e| {
+        (w + e.watched - e.watch_gave_up, a + e.ahead)
+    });
     if zero_copy {
-        assert!(stored > 0 && ahead > 0, "{early:?}");
+        assert!(watched > 0 && ahead > 0, "{early:?}");
     } else {
-        assert_eq!((stored, ahead), (0, 0), "{early:?}");
+        assert_eq!((watched, ahead), (0, 0), "{early:?}");
     }
 }
 

@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::OnceLock;
 
-use t3_wgpu::config::host::{GemmStore, Handoff, HostOptions};
+use t3_wgpu::config::host::{Handoff, HostOptions, SendTrigger};
 use t3_wgpu::devices::{DeviceSpec, Devices};
 use t3_wgpu::experiment::{verdict, Verify};
 use t3_wgpu::gemm::FusedPut;
@@ -186,9 +186,10 @@ fn every_collective_across_two_to_four_devices() {
 }
 
 #[test]
-fn half_outputs_stored_into_links_by_their_gemm() {
-    // `--host-loop store=link` with 2-byte outputs: the GEMM packs its chunk straight into the
-    // zero-copy slot, and the receiver lands and adds the packed halves (fence and flag handoff).
+fn half_outputs_sent_as_the_device_triggers() {
+    // `--host-loop trigger=device` with 2-byte outputs: the send beside the GEMM copies the packed
+    // chunk once its counter shows it made, and the receiver lands and adds the packed halves
+    // (fence and flag handoff).
     let Some((devs, kernels)) = devices() else {
         eprintln!("SKIPPED: no devices with f16");
         return;
@@ -204,14 +205,14 @@ fn half_outputs_stored_into_links_by_their_gemm() {
                 let shape = Shape::new(8 * ranks + 3, 23, 13).unwrap();
                 let cfg = Config {
                     host: HostOptions {
-                        store: Some(GemmStore::Link),
+                        trigger: Some(SendTrigger::Device),
                         handoff: Some(handoff),
                         ..Default::default()
                     },
                     ..config(shape, ranks, 2, collective, ReduceVia::Update, out)
                 };
                 let what = format!(
-                    "{} outputs {collective} ranks {ranks} on {n} devices stored into links ({handoff:?})",
+                    "{} outputs {collective} ranks {ranks} on {n} devices the device triggers ({handoff:?})",
                     out.name()
                 );
                 let mut sys =

@@ -129,9 +129,6 @@ pub struct Plan {
     pub levels: usize,
     /// Bytes per output element (4, or 2 for packed 2-byte outputs: [`Plan::stored`]).
     pub elem_bytes: u64,
-    /// The (rank, chunk) outputs that hold the collective's result at the end
-    /// ([`crate::schedule::results`]); every other output is working memory.
-    pub results: std::collections::HashSet<(usize, usize)>,
 }
 
 /// A [`Loc`] as a map key that serialises as a string.
@@ -164,9 +161,6 @@ impl Plan {
             via,
             levels,
             elem_bytes: 4,
-            results: crate::schedule::results(schedule.collective, chunking)
-                .into_iter()
-                .collect(),
         }
     }
 

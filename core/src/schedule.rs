@@ -94,21 +94,6 @@ pub fn a_rows(collective: Collective, chunking: &Chunking, p: usize) -> std::ops
     }
 }
 
-/// The (rank, chunk) outputs a collective leaves as its result: each owner's shard after a
-/// reduce-scatter, every chunk on every rank after an all-gather or all-reduce. Other chunks are
-/// the ranks' working copies (partial sums), whatever they end holding.
-pub fn results(collective: Collective, chunking: &Chunking) -> Vec<(usize, usize)> {
-    let r = chunking.shards;
-    match collective {
-        Collective::ReduceScatter | Collective::DirectReduceScatter => (0..r)
-            .flat_map(|c| chunking.chunks_of(c).map(move |x| (c, x)))
-            .collect(),
-        Collective::AllGather | Collective::AllReduce => (0..r)
-            .flat_map(|p| (0..chunking.count()).map(move |x| (p, x)))
-            .collect(),
-    }
-}
-
 fn md(a: isize, r: usize) -> usize {
     a.rem_euclid(r as isize) as usize
 }

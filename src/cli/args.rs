@@ -168,9 +168,10 @@ pub struct KnobArgs {
     /// per rank, a whole stage, or up to N chunks per rank; default stage), wait=auto|spin|block (default spin on GPUs, block on CPU adapters), copy-threads=N
     /// (threads per link's host copies), handoff=auto|fence|flag (across devices on zero-copy
     /// links: land a chunk once its sender's submission completed, or ahead beside GEMM work,
-    /// waiting for the host's flag; default fence), store=auto|out|link (where the GEMM stores a chunk
-    /// whose one use is a step to another device over a zero-copy link: the rank's output, for a
-    /// send kernel to copy, or straight into the link; default out) [default: each its default]
+    /// waiting for the host's flag; default fence), trigger=auto|host|device (what sends a GEMM's chunk
+    /// to another device over a zero-copy link: the host, once the GEMM's submission completed, or
+    /// the send kernel itself, queued beside that GEMM and waiting for the chunk's counter; default
+    /// host) [default: each its default]
     #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
     pub host_loop: Option<HostOptions>,
 }

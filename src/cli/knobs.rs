@@ -4,7 +4,9 @@
 use t3_wgpu::config::fused::{
     FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB, MIN_WINDOW,
 };
-use t3_wgpu::config::host::{GemmStore, Handoff, HostGrain, HostOptions, HostWait, MAX_IN_FLIGHT};
+use t3_wgpu::config::host::{
+    Handoff, HostGrain, HostOptions, HostWait, SendTrigger, MAX_IN_FLIGHT,
+};
 use t3_wgpu::gemm::FusedPut;
 use t3_wgpu::{Error, Result};
 
@@ -32,7 +34,7 @@ const HOST_KEYS: [(&str, &str); 6] = [
     ("wait", "--host-loop wait"),
     ("copy-threads", "--host-loop copy-threads"),
     ("handoff", "--host-loop handoff"),
-    ("store", "--host-loop store"),
+    ("trigger", "--host-loop trigger"),
 ];
 
 /// Most chunks per rank `--host-loop grain=N` takes (a chunk has at least one row).
@@ -247,9 +249,9 @@ pub fn parse_host(spec: &str) -> Result<HostOptions> {
             Some("flag") => Some(Handoff::Flag),
             _ => None,
         },
-        store: match p.one_of("store", &["auto", "out", "link"])? {
-            Some("out") => Some(GemmStore::Out),
-            Some("link") => Some(GemmStore::Link),
+        trigger: match p.one_of("trigger", &["auto", "host", "device"])? {
+            Some("host") => Some(SendTrigger::Host),
+            Some("device") => Some(SendTrigger::Device),
             _ => None,
         },
     })
@@ -283,9 +285,10 @@ mod tests {
             let e = parse_fused(bad).unwrap_err().to_string();
             assert!(needles.iter().all(|n| e.contains(n)), "{bad}: {e}");
         }
-        let h =
-            parse_host("grain=chunk,in-flight=3,wait=block,copy-threads=2,handoff=flag,store=link")
-                .unwrap();
+        let h = parse_host(
+            "grain=chunk,in-flight=3,wait=block,copy-threads=2,handoff=flag,trigger=device",
+        )
+        .unwrap();
         assert_eq!(
             (h.grain, h.in_flight, h.wait, h.copy_threads, h.handoff),
             (
@@ -296,11 +299,17 @@ mod tests {
                 Some(Handoff::Flag)
             )
         );
-        assert_eq!(h.store, Some(GemmStore::Link));
-        assert_eq!(parse_host("store=out").unwrap().store, Some(GemmStore::Out));
-        assert_eq!(parse_host("store=auto").unwrap().store, None);
-        let e = parse_host("store=peer").unwrap_err().to_string();
-        assert!(e.contains("--host-loop store") && e.contains("link"), "{e}");
+        assert_eq!(h.trigger, Some(SendTrigger::Device));
+        assert_eq!(
+            parse_host("trigger=host").unwrap().trigger,
+            Some(SendTrigger::Host)
+        );
+        assert_eq!(parse_host("trigger=auto").unwrap().trigger, None);
+        let e = parse_host("trigger=gpu").unwrap_err().to_string();
+        assert!(
+            e.contains("--host-loop trigger") && e.contains("device"),
+            "{e}"
+        );
         assert_eq!(parse_host("handoff=auto").unwrap().handoff, None);
         let e = parse_host("handoff=polled").unwrap_err().to_string();
         assert!(

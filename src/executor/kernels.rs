@@ -89,6 +89,7 @@ pub fn target(gpu: &Gpu, engine: Engine, device: DeviceId) -> Target {
         max_binding: gpu.max_binding,
         host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
         loop_limit: loop_limit(gpu),
+        in_order: gpu.info.device_type == wgpu::DeviceType::Cpu,
         sms: gpu.sms,
         gemm_per_sm: engine.per_sm(),
     }

@@ -111,6 +111,14 @@ fn resolve<'b>(bufs: &Buffers<'b>, b: Buffer) -> &'b wgpu::Buffer {
             .expect("the host links' buffers are imported before use"),
         Buffer::Data(l) => &ranked(ranks).locs[&l].data,
         Buffer::Tracker(l) => &ranked(ranks).locs[&l].tracker,
+        Buffer::Watched(l) => {
+            let b = &ranked(ranks).locs[&l];
+            b.watch.as_ref().map_or(&b.data, |w| &w.0)
+        }
+        Buffer::WatchedTracker(l) => {
+            let b = &ranked(ranks).locs[&l];
+            b.watch.as_ref().map_or(&b.tracker, |w| &w.1)
+        }
         Buffer::A(p) => &ranked(ranks).rank(p).a,
         Buffer::B(p) => &ranked(ranks).rank(p).b,
         Buffer::Pool(i) => pool[i]

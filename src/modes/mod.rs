@@ -84,19 +84,21 @@ pub struct Run {
     /// For each plan op, the (start, end) µs of the interval that contains it at the timeline's grain.
     pub op_spans: Vec<(f64, f64)>,
     /// What crossed between devices ahead of the fence (host mode across devices, with the flag
-    /// handoff or the GEMM storing into links).
+    /// handoff or the device's trigger).
     pub early_landings: Option<EarlyLandings>,
 }
 
 /// What crossed ahead of the fence in one run: the flag handoff's waiting landings, how many landed
-/// every workgroup and how many gave up (their chunks then landed after their senders' fences);
-/// with `--host-loop store=link`, the chunks their GEMM stored straight into links and those landed
-/// ahead of their puts, beside GEMM work.
+/// every workgroup and how many gave up (their chunks then landed after their senders' fences); with
+/// `--host-loop trigger=device`, the sends that waited in the kernel beside the GEMM making their
+/// chunks, how many of those gave up (and went again as the host triggers), and the chunks landed
+/// ahead of their puts beside GEMM work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EarlyLandings {
     pub landed: usize,
     pub gave_up: usize,
-    pub stored: usize,
+    pub watched: usize,
+    pub watch_gave_up: usize,
     pub ahead: usize,
 }
 

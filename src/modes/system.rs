@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use web_time::Instant;
 
-use crate::config::host::Handoff;
+use crate::config::host::{Handoff, SendTrigger};
 use crate::config::{Config, ModeKind};
 use crate::error::{Error, Result};
 use crate::executor::{Executor, Kernels, Launched};
@@ -149,7 +149,9 @@ impl<'a> System<'a> {
         for l in &host_links.links {
             // Each end takes the path its device's lowering assumed (`Target::host_mapped`: mapped
             // where the device has the feature and `want` is mapped), so a staged end's copies exist.
-            let link = HostLink::new(gpus, l.from, l.to, l.capacity, l.slots, want)?;
+            // One unit past the largest chunk: where a send the device triggers marks that it gave up.
+            let slot = l.capacity.next_multiple_of(16) + 16;
+            let link = HostLink::new(gpus, l.from, l.to, slot, l.slots, want)?;
             // The flag handoff's gates only where it is asked for: each is memory of its own.
             links.push(match config.host.handoff {
                 Some(Handoff::Flag) => link.with_gates(gpus),
@@ -172,6 +174,8 @@ impl<'a> System<'a> {
             links: &links,
             fused: modes.contains(&ModeKind::Fused),
         };
+        // Views of the GEMM outputs and their trackers where a send may wait for them beside the GEMM.
+        let watched = config.host.trigger == Some(SendTrigger::Device) && gpus.len() > 1;
         let mut parts = Vec::new();
         for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
             let ranks = Ranks::held(
@@ -181,7 +185,7 @@ impl<'a> System<'a> {
                 config.collective,
                 &chunking,
                 &plan,
-                placement.ranks_on(d),
+                (placement.ranks_on(d), watched),
             )?;
             let (lowered, exec) = shared.lower(d, gpu, kernels, &ranks, target)?;
             parts.push(Part {

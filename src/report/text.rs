@@ -54,9 +54,9 @@ fn after_gemm(r: &Report) -> String {
     )
 }
 
-/// What crossed ahead of the fence in each mode's last repetition: chunks stored by their GEMM
-/// straight into links and landed ahead of their puts (`--host-loop store=link`), and the flag
-/// handoff's waiting landings, a share of which gave up: time the handoff did not win (those chunks
+/// What crossed ahead of the fence in each mode's last repetition: sends the device triggered beside
+/// the GEMM making their chunks and chunks landed ahead of their puts (`--host-loop
+/// trigger=device`), and the flag handoff's waiting landings, a share of which gave up: time the handoff did not win (those chunks
 /// landed after their senders' fences).
 fn early_landings(r: &Report) -> String {
     let parts: Vec<String> = r
@@ -65,12 +65,18 @@ fn early_landings(r: &Report) -> String {
         .filter_map(|m| {
             let e = m
                 .early_landings
-                .filter(|e| e.landed + e.gave_up + e.stored + e.ahead > 0)?;
+                .filter(|e| e.landed + e.gave_up + e.watched + e.ahead > 0)?;
             let mut said = Vec::new();
-            if e.stored + e.ahead > 0 {
+            if e.watched + e.ahead > 0 {
                 said.push(format!(
-                    "{} chunks stored by their GEMM into links, {} landed ahead of their puts",
-                    e.stored, e.ahead
+                    "{} sends triggered beside their GEMM work{}, {} chunks landed ahead of their puts",
+                    e.watched - e.watch_gave_up,
+                    if e.watch_gave_up > 0 {
+                        format!(" ({} more waited and went again)", e.watch_gave_up)
+                    } else {
+                        String::new()
+                    },
+                    e.ahead
                 ));
             }
             if e.landed + e.gave_up > 0 {
@@ -95,7 +101,7 @@ fn early_landings(r: &Report) -> String {
         return String::new();
     }
     format!(
-        "handoff    {} (each mode's last repetition; --host-loop store, handoff)\n",
+        "handoff    {} (each mode's last repetition; --host-loop trigger, handoff)\n",
         parts.join(", ")
     )
 }

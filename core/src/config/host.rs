@@ -83,20 +83,21 @@ pub enum Handoff {
     Flag,
 }
 
-/// Where host mode's GEMM stores a chunk whose one use is a step to another device over a zero-copy
-/// link (the first step of a reduce-scatter's ring or of the direct reduce-scatter, not a chunk the
-/// sender adds into, forwards or reads again).
+/// What sends host mode's chunks to another device over a zero-copy link, where the chunk comes
+/// straight from a GEMM (the first step of a ring, the direct reduce-scatter's, the all-gather's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum GemmStore {
-    /// Into the rank's output; a send kernel then copies it into the link once its counters are
-    /// back, in a later submission.
-    Out,
-    /// Straight into the link's slot (host memory the receiver reads): the chunk crosses the bus
-    /// while the GEMM makes it, no send kernel runs, and it is the receiver's once the GEMM's
-    /// submission completed. The sender's own copy of the chunk is never written (nothing reads
-    /// it: the step was its one use).
-    Link,
+pub enum SendTrigger {
+    /// The host: it sees the chunk's counter once the GEMM's submission completed and queues its
+    /// send kernel in a later submission.
+    Host,
+    /// The device (T3's tracker and trigger on the GPU): the send kernel goes in the pass of the
+    /// GEMM work making its chunk, ahead of it, and waits in the kernel until the chunk's counter
+    /// reaches its mark, so each chunk crosses while the rest of the stage computes. A send whose
+    /// wait runs out (its spins) writes nothing and says so in its slot: it goes again, as with
+    /// the host's trigger. Needs the rank's output and tracker bound through views of their own
+    /// (Vulkan), else the send waits out its spins before the GEMM and goes again after.
+    Device,
 }
 
 /// The host trigger loop's knobs; a mode's own choice (`modes::Host`'s fields) wins over them.
@@ -121,8 +122,8 @@ pub struct HostOptions {
     pub copy_threads: Option<usize>,
     /// How chunks are handed between devices on zero-copy links (None: the fence).
     pub handoff: Option<Handoff>,
-    /// Where the GEMM stores a chunk bound for another device (None: [`GemmStore::Out`]).
-    pub store: Option<GemmStore>,
+    /// What sends a GEMM's chunk to another device (None: [`SendTrigger::Host`]).
+    pub trigger: Option<SendTrigger>,
 }
 
 impl HostOptions {

@@ -19,10 +19,15 @@ pub struct StepParams {
     pub done_slot: u32,
     pub bump: u32,
     pub has_acc: u32,
-    /// The waiting landing's (`WAIT` in shaders/step.wgsl): gate loads a workgroup makes before it
-    /// gives up (0 elsewhere).
+    /// The waiting landing's and the watching send's (`WAIT`, `WATCH` in shaders/step.wgsl): loads
+    /// a workgroup makes before it gives up (0 elsewhere).
     pub spins: u32,
-    pub _pad: [u32; 2],
+    /// The watching send's: the value of its source's counter (word 0 of `counters`, the source's
+    /// tracker) once the GEMM made the chunk.
+    pub mark: u32,
+    /// The watching send's: the unit of `dst` (past the chunk, in its slot) that a workgroup giving
+    /// up marks for the host to see.
+    pub status4: u32,
 }
 
 /// Gate loads a waiting landing's workgroup makes before it gives up: about seconds on a GPU, far

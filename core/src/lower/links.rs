@@ -42,10 +42,10 @@ pub struct Crossing {
     /// half is submitted (the inbox is then free once that submission completes, which mapping it
     /// for writing waits for).
     pub after: Option<usize>,
-    /// The GEMM op that may store this step's chunk straight into its slot (`--host-loop
-    /// store=link`, zero-copy links): the step is that chunk's one use ([`stored_by`]) and its slot
-    /// has no earlier user to wait for.
-    pub stored_by: Option<usize>,
+    /// The GEMM op whose chunk this step sends as made (it reads nothing else), where its slot has
+    /// no earlier user to wait for: the send may then go with that GEMM work and wait for its
+    /// counter in the kernel (`--host-loop trigger=device`, zero-copy links).
+    pub watches: Option<usize>,
 }
 
 /// Every link of a placement, and each plan op's crossing (None: a GEMM, or a step within a device).
@@ -96,7 +96,7 @@ impl HostLinks {
                 to,
                 bytes,
                 after: None,
-                stored_by: None,
+                watches: None,
             });
         }
         for (link, ops) in users.iter().enumerate() {
@@ -107,19 +107,18 @@ impl HostLinks {
                 c.slot = k % slots;
                 c.after = k.checked_sub(slots).map(|j| ops[j]);
                 if c.after.is_none() {
-                    c.stored_by = stored_by(plan, i);
+                    c.watches = made_by_gemm(plan, i);
                 }
             }
         }
         HostLinks { links, of_op }
     }
 
-    /// The GEMM op whose chunk step `op` carries straight from the GEMM into its slot, where
-    /// `store` asks for it and the step's link is zero-copy.
-    pub fn stored(&self, op: usize, store: bool) -> Option<usize> {
+    /// The GEMM op whose counter step `op`'s send waits for in the kernel, where `device` (the
+    /// device's trigger) asks for it and the step's link is zero-copy.
+    pub fn watched(&self, op: usize, device: bool) -> Option<usize> {
         let c = self.of_op[op]?;
-        c.stored_by
-            .filter(|_| store && self.links[c.link].zero_copy)
+        c.watches.filter(|_| device && self.links[c.link].zero_copy)
     }
 
     /// Whether any step crosses devices.
@@ -138,13 +137,9 @@ impl HostLinks {
     }
 }
 
-/// The GEMM op that makes step `i`'s source, where the step is that chunk's one use: it reads the
-/// GEMM's output as is (no forwarded partial added), nothing else reads that value, and the chunk
-/// is either overwritten whole after this step, before every other access, or not part of the
-/// collective's result (a partial sum of another rank's shard). Then the GEMM may store the chunk
-/// into the step's link slot instead of the rank's output, which holds nothing until that
-/// overwrite, or nothing at all.
-fn stored_by(plan: &Plan, i: usize) -> Option<usize> {
+/// The GEMM op that makes step `i`'s source, where the step sends that chunk as the GEMM made it
+/// (no forwarded partial added): its send half then needs only that GEMM's counter.
+fn made_by_gemm(plan: &Plan, i: usize) -> Option<usize> {
     let op = &plan.ops[i];
     let (Kind::Copy { src } | Kind::Reduce { src }) = op.kind else {
         return None;
@@ -152,48 +147,16 @@ fn stored_by(plan: &Plan, i: usize) -> Option<usize> {
     if op.acc.is_some() {
         return None;
     }
-    let g = plan
-        .ops
+    op.deps
         .iter()
-        .position(|o| o.kind == Kind::Gemm && o.dst == src)?;
-    if !op.deps.contains(&g) {
-        return None;
-    }
-    let touches = |o: &crate::plan::PlanOp| match o.kind {
-        Kind::Gemm => o.dst == src,
-        Kind::Copy { src: s } | Kind::Reduce { src: s } => {
-            s == src || o.acc == Some(src) || o.dst == src
-        }
-    };
-    let overwrite = plan.ops.iter().position(|o| {
-        matches!(o.kind, Kind::Copy { .. })
-            && o.acc.is_none()
-            && o.dst == src
-            && o.deps.contains(&i)
-    });
-    // Left as the step read it, the chunk must not be part of the result.
-    let dead = overwrite.is_some() || !plan.results.contains(&(src.rank, src.chunk));
-    let one_use = (0..plan.ops.len())
-        .filter(|&j| j != i && j != g && Some(j) != overwrite && touches(&plan.ops[j]))
-        .all(|j| overwrite.is_some_and(|w| depends_on(plan, j, w)));
-    (dead && one_use).then_some(g)
-}
-
-/// Whether op `j` depends on op `w`, directly or through others.
-fn depends_on(plan: &Plan, j: usize, w: usize) -> bool {
-    let mut seen = vec![false; plan.ops.len()];
-    let mut stack = vec![j];
-    while let Some(k) = stack.pop() {
-        for &d in &plan.ops[k].deps {
-            if d == w {
-                return true;
-            }
-            if !std::mem::replace(&mut seen[d], true) {
-                stack.push(d);
-            }
-        }
-    }
-    false
+        .copied()
+        .find(|&g| plan.ops[g].kind == Kind::Gemm && plan.ops[g].dst == src)
+        .filter(|_| {
+            // What else writes the source before the step (a reduce into it) would feed it too.
+            !op.deps
+                .iter()
+                .any(|&d| plan.ops[d].kind != Kind::Gemm && plan.ops[d].dst == src)
+        })
 }
 
 impl Lowered {
@@ -253,61 +216,53 @@ mod tests {
         (plan, links)
     }
 
-    #[test]
-    fn a_gemm_stores_only_a_chunk_whose_one_use_is_its_step() {
-        // Two ranks: each reduce-scatter step sends a GEMM chunk nothing else reads (stored), each
-        // all-gather step a chunk a step made (not stored).
-        let (plan, l) = links(Collective::AllReduce, ReduceVia::Update, 2, 4);
-        for (i, c) in l.of_op.iter().enumerate() {
-            let Some(c) = c else { continue };
-            match plan.ops[i].kind {
-                Kind::Reduce { src } => {
-                    let g = c
-                        .stored_by
-                        .expect("a reduce-scatter step carries its GEMM's chunk");
+    /// The steps whose sends may watch a GEMM's counter, each with the GEMM making its source.
+    fn watching(plan: &Plan, l: &HostLinks) -> Vec<usize> {
+        (0..plan.ops.len())
+            .filter(|&i| {
+                l.of_op[i].and_then(|c| c.watches).is_some_and(|g| {
+                    let src = match plan.ops[i].kind {
+                        Kind::Copy { src } | Kind::Reduce { src } => src,
+                        Kind::Gemm => panic!("a GEMM crosses"),
+                    };
                     assert_eq!((plan.ops[g].kind, plan.ops[g].dst), (Kind::Gemm, src));
-                }
-                _ => assert_eq!(c.stored_by, None, "op {i}"),
-            }
-        }
-        // A ring of three: only each ring's first step sends a GEMM chunk as made; later steps
-        // send partial sums a step added into.
+                    true
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_send_watches_the_gemm_that_made_its_chunk() {
+        // Two ranks: each reduce-scatter step sends a GEMM chunk as made; each all-gather step a
+        // chunk a step added into.
+        let (plan, l) = links(Collective::AllReduce, ReduceVia::Update, 2, 4);
+        let w = watching(&plan, &l);
+        assert_eq!(w.len(), 2 * 4);
+        assert!(w
+            .iter()
+            .all(|&i| matches!(plan.ops[i].kind, Kind::Reduce { .. })));
+        // A ring of three: only each ring's first step.
         let (plan, l) = links(Collective::ReduceScatter, ReduceVia::Update, 3, 2);
-        let stored: Vec<usize> = (0..plan.ops.len())
-            .filter(|&i| l.of_op[i].is_some_and(|c| c.stored_by.is_some()))
-            .collect();
-        assert_eq!(stored.len(), 3 * 2, "{stored:?}");
-        assert!(stored.iter().all(|&i| plan.ops[i].stage == 0));
-        // The direct reduce-scatter: every step sends a GEMM chunk to its owner.
-        let (_, l) = links(Collective::DirectReduceScatter, ReduceVia::Update, 3, 2);
-        let steps = l.of_op.iter().flatten().count();
-        assert_eq!(
-            l.of_op
-                .iter()
-                .flatten()
-                .filter(|c| c.stored_by.is_some())
-                .count(),
-            steps
-        );
-        // A forwarded partial sum adds the inbox to the GEMM's chunk on its way: never stored;
-        // the first step of each ring still is.
-        let (plan2, l) = links(Collective::AllReduce, ReduceVia::Forward, 3, 2);
-        for (i, c) in l.of_op.iter().enumerate() {
-            if c.is_some_and(|c| c.stored_by.is_some()) {
-                assert_eq!(plan2.ops[i].acc, None, "op {i}");
-            }
-        }
-        assert!(l.of_op.iter().flatten().any(|c| c.stored_by.is_some()));
-        // An all-gather's chunk is its sender's result too: kept in the rank's output.
-        let (_, l) = links(Collective::AllGather, ReduceVia::Update, 3, 2);
-        assert!(l.of_op.iter().flatten().all(|c| c.stored_by.is_none()));
-        // A slot an earlier chunk used is never stored into: its reader may not be done.
+        let w = watching(&plan, &l);
+        assert_eq!(w.len(), 3 * 2);
+        assert!(w.iter().all(|&i| plan.ops[i].stage == 0));
+        // The direct reduce-scatter and the all-gather's first steps: GEMM chunks as made.
+        let (plan, l) = links(Collective::DirectReduceScatter, ReduceVia::Update, 3, 2);
+        assert_eq!(watching(&plan, &l).len(), l.of_op.iter().flatten().count());
+        let (plan, l) = links(Collective::AllGather, ReduceVia::Update, 3, 2);
+        assert_eq!(watching(&plan, &l).len(), 3 * 2);
+        // A forwarded partial sum adds the inbox on its way: never watched, the first step is.
+        let (plan, l) = links(Collective::AllReduce, ReduceVia::Forward, 3, 2);
+        let w = watching(&plan, &l);
+        assert!(!w.is_empty() && w.iter().all(|&i| plan.ops[i].acc.is_none()));
+        // A slot an earlier chunk used is never watched into: its reader may not be done.
         let (_, l) = links(Collective::AllReduce, ReduceVia::Update, 2, 8);
         assert!(l.of_op.iter().flatten().any(|c| c.after.is_some()));
         assert!(l
             .of_op
             .iter()
             .flatten()
-            .all(|c| c.after.is_none() || c.stored_by.is_none()));
+            .all(|c| c.after.is_none() || c.watches.is_none()));
     }
 }

@@ -54,6 +54,9 @@ pub struct Target {
     /// one: 65535 (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS). Fused mode keeps its spares' polling
     /// inside it (`lower_fused`).
     pub loop_limit: Option<u32>,
+    /// Whether the device runs a pass's dispatches one after another (a CPU adapter's): then no
+    /// kernel may wait for one dispatched after it.
+    pub in_order: bool,
     /// Multiprocessors, where known (src/sms.rs): fused mode's defaults follow them
     /// (`FusedTuning::resolve`).
     pub sms: Option<u32>,
@@ -104,10 +107,9 @@ pub struct OpDispatch {
     /// A receive half's landing that waits for its gate, by share as `beside` (every entry set): on
     /// a gated link, what the flag handoff queues beside GEMM work ahead of the chunk.
     pub waiting: [Option<Dispatch>; BESIDE_SHARES],
-    /// A GEMM op whose chunk a zero-copy step from this device may carry straight from the GEMM
-    /// (`Crossing::stored_by`): its dispatch storing into that step's slot instead of the rank's
-    /// output, and that one's as `shared` (`--host-loop store=link`).
-    pub stored: Option<(Dispatch, Option<Dispatch>)>,
+    /// A send half that may wait in the kernel for the GEMM making its chunk (`Crossing::watches`,
+    /// `--host-loop trigger=device`): that dispatch alone, and by share as `beside`.
+    pub watching: Option<(Dispatch, [Option<Dispatch>; BESIDE_SHARES])>,
 }
 
 /// Shares of the link's budget beside GEMM work lowered per send half and landing: for 1, 2, 4, ...
@@ -166,8 +168,10 @@ pub struct HostPass<'a> {
     /// Receive halves among the pass's ops whose chunks a landing ahead (or waiting) already
     /// brought: no landing of their own.
     pub early: &'a [usize],
-    /// GEMM ops that store into their steps' link slots (`OpDispatch::stored`).
-    pub stores: &'a [usize],
+    /// Send halves that wait in the kernel for the GEMM work of the same pass making their chunks
+    /// (`OpDispatch::watching`): first in the pass, or last where the device runs a pass's
+    /// dispatches one after another ([`Target::in_order`]).
+    pub watching: &'a [usize],
 }
 
 /// The job table of `specs` (each one chunk's rows, counter and offsets; `wg_start` is filled in):
@@ -360,7 +364,7 @@ impl Lowered {
             waits,
             ahead,
             early,
-            stores,
+            watching,
         } = host;
         let op = |i: usize| {
             self.ops[i].as_ref().unwrap_or_else(|| {
@@ -378,12 +382,13 @@ impl Lowered {
             beside_share(ops.iter().filter(|&&i| landing(i)).count() + waits.len() + ahead.len());
         let dispatch = |i: usize| {
             let o = op(i);
-            let (whole, grid) = match o.stored {
-                Some(into) if stores.contains(&i) => into,
-                None if stores.contains(&i) => panic!("op {i} cannot store into a link"),
-                _ => (o.dispatch, o.shared),
-            };
-            match (whole.kernel, grid) {
+            if watching.contains(&i) {
+                let (alone, by_share) = o
+                    .watching
+                    .unwrap_or_else(|| panic!("op {i} cannot watch its GEMM"));
+                return by_share[sends].unwrap_or(alone);
+            }
+            match (o.dispatch.kernel, o.shared) {
                 // The grid's pipeline stores plainly and tracks: the passes that share (encoded,
                 // host) run StoreMode::Store.
                 (Kernel::Gemm(_), Some(grid)) if shared => {
@@ -396,7 +401,7 @@ impl Lowered {
                 }
                 (Kernel::Gemm(_), _) => Dispatch {
                     kernel: Kernel::Gemm(store),
-                    ..whole
+                    ..o.dispatch
                 },
                 _ if shared && send(i) => o.beside[sends].unwrap_or(o.dispatch),
                 (_, Some(capped)) if shared => capped,
@@ -430,15 +435,28 @@ impl Lowered {
         // the other (a CPU's), a landing that waits for the other device's send does not hold back
         // its own device's, which the other may be waiting for.
         let (sends_first, rest): (Vec<&usize>, Vec<&usize>) = order.partition(|&&i| send(i));
+        // A send waiting for its GEMM's counter goes first, so that its workgroups hold their slots
+        // before the GEMM's fill the rest; where a device runs the dispatches one after another it
+        // goes last instead, after the GEMM it waits for.
+        let (watch, sends_first): (Vec<&usize>, Vec<&usize>) = sends_first
+            .into_iter()
+            .partition(|&&i| watching.contains(&i));
+        let (watch_first, watch_last) = if self.target.in_order {
+            (Vec::new(), watch)
+        } else {
+            (watch, Vec::new())
+        };
         Pass {
             ops: ops.to_vec(),
-            dispatches: ops
+            dispatches: watch_first
                 .iter()
-                .filter_map(|&i| land(i))
+                .map(|&&i| dispatch(i))
+                .chain(ops.iter().filter_map(|&i| land(i)))
                 .chain(sends_first.iter().map(|&&i| dispatch(i)))
                 .chain(ahead.iter().map(|&i| landing_ahead(i)))
                 .chain(waits.iter().map(|&i| waiting(i)))
                 .chain(rest.iter().map(|&&i| dispatch(i)))
+                .chain(watch_last.iter().map(|&&i| dispatch(i)))
                 .collect(),
         }
     }

@@ -3,8 +3,9 @@
 
 use super::{
     grid_workgroups, job_table, operands, Binding, Buffer, Crossing, Dispatch, End, Group, Half,
-    Kernel, LinkBox, Lowered, OpDispatch, Params, PoolBuffer, Resource, Share, BESIDE_SHARES,
+    Kernel, LinkBox, Lowered, OpDispatch, Params, PoolBuffer, Resource, Share, Wait, BESIDE_SHARES,
 };
+use crate::config::host::SendTrigger;
 use crate::config::{Config, StepLead};
 use crate::kernels::gemm::{GemmParams, Job, Padding, StoreMode};
 use crate::kernels::step::{Link, StepParams, LANDING_SPINS};
@@ -121,22 +122,11 @@ pub(super) fn lower_ops(
             lands(r).then(|| l.pool_buffer("zero-copy landing", bytes, None))
         })
         .collect();
-    // The zero-copy slot each GEMM op here may store its chunk into (`Crossing::stored_by`).
-    let slot_of: std::collections::HashMap<usize, Crossing> = share
-        .links
-        .of_op
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| {
-            let c = (*c)?;
-            let g = share.links.stored(i, true)?;
-            (c.from == l.target.device).then_some((g, c))
-        })
-        .collect();
     let mut jobs = Vec::new();
     // The job table goes into the pool once every op's jobs are known.
     let jobs_buffer = Buffer::Pool(l.pool.len());
-    for (g, (((op, run), unbumped), landing)) in plan
+    let device_trigger = config.host.trigger == Some(SendTrigger::Device);
+    for (i, (((op, run), unbumped), landing)) in plan
         .ops
         .iter()
         .zip(&runs)
@@ -191,17 +181,19 @@ pub(super) fn lower_ops(
         let shared = cap
             .filter(|&c| c < workgroups)
             .map(|cap| capped(l, dispatch, cap));
-        // The same GEMM storing into its step's slot: one binding more, its grid's one more.
-        let stored = slot_of.get(&g).map(|&c| {
-            let mut binding = l.bindings[dispatch.binding].clone();
-            binding.rebind("dst", Buffer::Link(LinkBox::of(c, End::Outbox)));
-            l.bindings.push(binding);
-            let into = Dispatch {
-                binding: l.bindings.len() - 1,
-                ..dispatch
-            };
-            (into, shared.map(|s| capped(l, into, s.workgroups)))
-        });
+        // A send that waits in the kernel for the GEMM making its chunk (the device's trigger).
+        let watching = match (half, share.links.watched(i, device_trigger)) {
+            (Some((Half::Send, c)), Some(g)) if c.from == l.target.device => {
+                // The unit past the largest chunk of the link (slots are that big, and one more unit).
+                let status4 = share.links.links[c.link].capacity.div_ceil(16) as u32;
+                let d = watching_send(l, dispatch, plan, (i, g), status4);
+                Some((
+                    d,
+                    beside.map_or([None; BESIDE_SHARES], |(w, _)| by_share(l, d, w)),
+                ))
+            }
+            _ => None,
+        };
         // A send's own dispatch, or a landing's, in each share of its kind's budget.
         let shares = match (beside, land) {
             (Some((w, _)), _) if sends(run) => Some((dispatch, w)),
@@ -224,7 +216,7 @@ pub(super) fn lower_ops(
             land,
             beside: beside_by,
             waiting: waiting_by,
-            stored,
+            watching,
         }));
     }
     if jobs.is_empty() {
@@ -238,6 +230,45 @@ pub(super) fn lower_ops(
         views: 0,
     });
     step_lead(l, config, plan);
+}
+
+/// Send half `send` of step `i` as the send that waits for the counter of GEMM op `g`,
+/// which makes its source: bound to views of that source and its tracker, so that it runs beside the
+/// GEMM writing them; bumping nothing; marking its slot's unit past the largest chunk if it gives up.
+fn watching_send(
+    l: &mut Lowered,
+    send: Dispatch,
+    plan: &Plan,
+    (i, g): (usize, usize),
+    status4: u32,
+) -> Dispatch {
+    let (Kind::Copy { src } | Kind::Reduce { src }) = plan.ops[i].kind else {
+        unreachable!("a send half is a step's");
+    };
+    let mut binding = l.bindings[send.binding].clone();
+    binding.rebind("src", Buffer::Watched(src));
+    binding.rebind("acc", Buffer::Watched(src));
+    binding.rebind("counters", Buffer::WatchedTracker(src));
+    if let Params::Step(p) = binding.params {
+        binding.params = Params::Step(StepParams {
+            bump: 0,
+            has_acc: 0,
+            spins: LANDING_SPINS,
+            mark: plan.ops[g].mark,
+            status4,
+            ..p
+        });
+    }
+    l.bindings.push(binding);
+    Dispatch {
+        kernel: Kernel::Step {
+            put: Put::Store,
+            acc: false,
+            wait: Wait::Mark,
+        },
+        binding: l.bindings.len() - 1,
+        ..send
+    }
 }
 
 /// `d` capped at each share of a budget of `w` workgroups beside GEMM work (entry k: `w / 2^k`, at
@@ -403,11 +434,18 @@ fn step_binding(
                     p,
                     from,
                     (tracker, local),
-                    false,
+                    Wait::No,
                 ));
                 if gated {
                     let gate = buf(End::LandGate);
-                    waiting = Some(landing_dispatch(l, config, p, from, (gate, local), true));
+                    waiting = Some(landing_dispatch(
+                        l,
+                        config,
+                        p,
+                        from,
+                        (gate, local),
+                        Wait::Gate,
+                    ));
                 }
                 from = local;
             }
@@ -428,7 +466,7 @@ fn step_binding(
         Kernel::Step {
             put,
             acc,
-            wait: false,
+            wait: Wait::No,
         },
         wg,
         (land, waiting),
@@ -459,7 +497,7 @@ fn landing_dispatch(
     p: StepParams,
     from: Buffer,
     (tracker, local): (Buffer, Buffer),
-    wait: bool,
+    wait: Wait,
 ) -> Dispatch {
     // The link's budget where one is set, as for the send half.
     let budget = config.link.or_workgroups(HOST_LAND_WORKGROUPS);
@@ -469,7 +507,7 @@ fn landing_dispatch(
         dispatch_x: fold(n_wg, l.target.max_workgroups_per_dim).0,
         bump: 0,
         has_acc: 0,
-        spins: if wait { LANDING_SPINS } else { 0 },
+        spins: if wait == Wait::Gate { LANDING_SPINS } else { 0 },
         ..p
     };
     l.bindings

@@ -17,6 +17,11 @@ pub enum Buffer {
     Data(Loc),
     /// That buffer's tracker: [counter, done slots...].
     Tracker(Loc),
+    /// A rank's buffer for one chunk, and its tracker, through views of their own (src/alias.rs):
+    /// what a send that watches the GEMM writing them binds, so that wgpu puts no barrier between
+    /// the two (the buffers themselves where the device made no views: then wgpu orders them).
+    Watched(Loc),
+    WatchedTracker(Loc),
     /// Rank p's A and B operands.
     A(usize),
     B(usize),
@@ -179,6 +184,17 @@ pub struct Binding {
     pub resources: Vec<Resource>,
 }
 
+/// What a step kernel waits for before it moves its chunk (shaders/step.wgsl's `WAIT`, `WATCH`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wait {
+    /// Nothing: it runs once its dependencies did (queue order, barriers).
+    No,
+    /// Its gate, which the host raises (the flag handoff's landing ahead of its chunk).
+    Gate,
+    /// Its source's counter reaching its mark, beside the GEMM bumping it (the device's trigger).
+    Mark,
+}
+
 /// Which pipeline a dispatch runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
@@ -191,7 +207,7 @@ pub enum Kernel {
     Step {
         put: Put,
         acc: bool,
-        wait: bool,
+        wait: Wait,
     },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
     /// windows (else the pipeline without the per-load branch between them); `split_c`: its packed

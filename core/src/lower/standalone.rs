@@ -5,7 +5,7 @@
 
 use super::ops::capped;
 use super::{grid_workgroups, job_table, Binding, Buffer, Command, Dispatch, Group};
-use super::{Kernel, LinkBox, Lowered, Params, Pass, Recording, Resource, Target};
+use super::{Kernel, LinkBox, Lowered, Params, Pass, Recording, Resource, Target, Wait};
 use crate::error::{Error, Result};
 use crate::kernels::gemm::{GemmParams, Job, Padding, StoreMode};
 use crate::kernels::step::{Link, StepParams};
@@ -289,7 +289,7 @@ pub fn lower_step(spec: &StepSpec, target: Target) -> StepLowering {
                             kernel: Kernel::Step {
                                 put,
                                 acc: false,
-                                wait: false,
+                                wait: Wait::No,
                             },
                             binding,
                             workgroups,

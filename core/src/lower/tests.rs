@@ -21,6 +21,7 @@ pub(super) const TARGET: Target = Target {
     max_binding: 1 << 30,
     host_mapped: true,
     loop_limit: None,
+    in_order: false,
     sms: None,
     gemm_per_sm: 1,
 };

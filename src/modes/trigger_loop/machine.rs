@@ -47,18 +47,17 @@ pub struct Submission {
     /// yet seen complete, landed in the first pass beside its GEMM work (after its sends) once the
     /// host raises their gates.
     pub waits: Vec<usize>,
-    /// Landings ahead (with `store`): chunks already in host memory whose receive halves cannot go
+    /// Landings ahead (with `watch`): chunks already in host memory whose receive halves cannot go
     /// yet, landed in the first pass beside its GEMM work; the receive half only puts.
     pub ahead: Vec<usize>,
     /// Its passes' plan ops in order: the GEMM work, receive halves and tracked steps first, then the
     /// steps that follow others queued before them.
     pub passes: Vec<Vec<usize>>,
-    /// The send halves it runs (also in `passes`), and the steps its GEMM work carries (`stores`):
-    /// their chunks leave once it completes.
+    /// The send halves it runs (also in `passes`): their chunks leave once it completes.
     pub sends: Vec<usize>,
-    /// Its GEMM ops that store their chunks straight into link slots (`--host-loop store=link`):
-    /// their steps are in `sends` and in no pass.
-    pub stores: Vec<usize>,
+    /// Those of `sends` that wait in the kernel for the GEMM work of the first pass making their
+    /// chunks (`--host-loop trigger=device`): in the first pass too.
+    pub watching: Vec<usize>,
     /// The trackers its readback holds, in order.
     pub reads: Vec<Loc>,
     /// The steps it sends, with what released each.
@@ -90,8 +89,9 @@ pub struct Machine<'a> {
     links: &'a HostLinks,
     gate: Gate,
     depth: usize,
-    /// Whether GEMM work stores the chunks it can straight into their links (`HostLinks::stored`).
-    store: bool,
+    /// Whether sends go with the GEMM work making their chunks, waiting in the kernel for its
+    /// counters (`HostLinks::watched`).
+    watch: bool,
     /// GEMM ops by device, as the submissions they go in.
     gemm_stages: Vec<VecDeque<Vec<usize>>>,
     gemm_flights_left: usize,
@@ -112,14 +112,14 @@ pub struct Machine<'a> {
 
 impl<'a> Machine<'a> {
     /// The loop's start for `plan` placed by `placement` over `links`, with `stages` GEMM stages
-    /// (`Lowered::stages`) and at most `depth` submissions queued per device; `store`: GEMM work
-    /// stores the chunks it can straight into their links.
+    /// (`Lowered::stages`) and at most `depth` submissions queued per device; `watch`: sends go
+    /// with the GEMM work making their chunks, where they can (the device's trigger).
     pub fn new(
         plan: &'a Plan,
         placement: &'a Placement,
         links: &'a HostLinks,
         stages: usize,
-        (gate, depth, store): (Gate, usize, bool),
+        (gate, depth, watch): (Gate, usize, bool),
     ) -> Self {
         let devices = placement.devices();
         let n = plan.ops.len();
@@ -154,7 +154,7 @@ impl<'a> Machine<'a> {
             links,
             gate,
             depth,
-            store: store && matches!(gate, Gate::Tracked(_)),
+            watch: watch && matches!(gate, Gate::Tracked(_)),
             gemm_flights_left: gemm_stages.iter().map(|s| s.len()).sum(),
             gemm_stages,
             counters: HashMap::new(),
@@ -210,14 +210,14 @@ impl<'a> Machine<'a> {
             }
     }
 
-    /// Whether GEMM work stores chunks straight into links in this run.
-    pub fn stores(&self) -> bool {
-        self.store && (0..self.plan.ops.len()).any(|i| self.stored(i).is_some())
+    /// Whether sends may wait for their GEMM work in the kernel in this run.
+    pub fn watches(&self) -> bool {
+        self.watch && (0..self.plan.ops.len()).any(|i| self.watched(i).is_some())
     }
 
-    /// The GEMM op that stores step i's chunk straight into its link, where it does.
-    fn stored(&self, i: usize) -> Option<usize> {
-        self.links.stored(i, self.store)
+    /// The GEMM op whose counter step i's send waits for in the kernel, where it may.
+    fn watched(&self, i: usize) -> Option<usize> {
+        self.links.watched(i, self.watch)
     }
 
     fn zero_copy(&self, c: Crossing) -> bool {
@@ -290,11 +290,11 @@ impl<'a> Machine<'a> {
             .collect()
     }
 
-    /// Chunks device `d` may land ahead beside GEMM work (with `store`): on zero-copy links to `d`,
+    /// Chunks device `d` may land ahead beside GEMM work (with `watch`): on zero-copy links to `d`,
     /// in host memory, not yet received (nor now, by `receives` of the same submission): their
     /// destinations wait for GEMM work, which the chunk need not wait for.
     fn landable(&self, d: usize) -> Vec<usize> {
-        if !self.store {
+        if !self.watch {
             return Vec::new();
         }
         (0..self.plan.ops.len())
@@ -366,7 +366,7 @@ impl<'a> Machine<'a> {
     /// the device one host round trip idle, and whatever else was ready for it then (receive
     /// halves, other sends) waits with it, to go beside the last stage's GEMM work; on one device
     /// (no crossing steps) nothing is held.
-    /// Likewise it waits for a chunk another device's GEMM work stores into a link to `d` (queued,
+    /// Likewise it waits for a chunk another device sends beside the GEMM work making it (queued,
     /// not yet landed) on an ungated link, to land it beside its last GEMM work rather than after
     /// (a gated link's waiting landing goes beside it anyway); the chunk's submission is already
     /// queued, so the wait ends.
@@ -375,7 +375,7 @@ impl<'a> Machine<'a> {
             return false;
         }
         let landing_soon = (0..self.plan.ops.len()).any(|i| {
-            self.stored(i).is_some()
+            self.watched(i).is_some()
                 && self
                     .crossing(i)
                     .is_some_and(|c| c.to == d && !self.links.links[c.link].gated)
@@ -421,14 +421,14 @@ impl<'a> Machine<'a> {
         let receives = self.one_per_link(is_gemm, &mut HashSet::new(), self.receivable(d));
         let mut wave = gemm.unwrap_or_default();
         self.left -= wave.len();
-        // The steps whose chunks this GEMM work stores into their links go with it.
-        let carried: Vec<usize> = (0..self.plan.ops.len())
-            .filter(|&i| self.stored(i).is_some_and(|g| wave.contains(&g)))
+        // The sends that wait in the kernel for this GEMM work go with it, in its pass.
+        let watching: Vec<usize> = (0..self.plan.ops.len())
+            .filter(|&i| !self.sent[i] && self.watched(i).is_some_and(|g| wave.contains(&g)))
             .collect();
-        let stores: Vec<usize> = carried.iter().filter_map(|&i| self.stored(i)).collect();
-        for &i in &carried {
+        for &i in &watching {
             self.sent[i] = true;
         }
+        wave.extend(&watching);
         let mut links_used = HashSet::new();
         let mut steps = self.one_per_link(is_gemm, &mut links_used, self.pick(d, steps_open));
         for &i in &receives {
@@ -453,7 +453,7 @@ impl<'a> Machine<'a> {
             .filter(|&i| self.early[i] == Early::Landed)
             .collect();
         let mut passes: Vec<Vec<usize>> = Vec::new();
-        let mut sends: Vec<usize> = carried;
+        let mut sends: Vec<usize> = watching.clone();
         let mut released: Vec<Release> = Vec::new();
         loop {
             released.extend(steps.iter().map(|&i| self.release(i)));
@@ -496,7 +496,7 @@ impl<'a> Machine<'a> {
             ahead,
             passes,
             sends,
-            stores,
+            watching,
             reads,
             released,
         })
@@ -560,6 +560,17 @@ impl<'a> Machine<'a> {
             }
         }
         copies
+    }
+
+    /// The send of `op` waited for its GEMM's counter on device `d` and gave up, writing nothing:
+    /// it goes again as the host triggers it. Before [`Machine::completed`] of its submission.
+    pub fn resend(&mut self, d: usize, op: usize) {
+        let f = self.in_flight[d]
+            .front_mut()
+            .expect("a completed submission was queued");
+        debug_assert!(f.sends.contains(&op));
+        f.sends.retain(|&i| i != op);
+        self.sent[op] = false;
     }
 
     /// The host copy of step `op` (one [`Machine::completed`] started) wrote the receiver's inbox.

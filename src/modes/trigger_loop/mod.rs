@@ -17,7 +17,7 @@ use std::time::Duration;
 use web_time::Instant;
 
 use super::{EarlyLandings, Part, Run, System};
-use crate::config::host::{GemmStore, HostWait};
+use crate::config::host::{HostWait, SendTrigger};
 use crate::error::{Error, Result};
 use crate::executor::Launched;
 use crate::gemm::StoreMode;
@@ -40,6 +40,8 @@ struct Flight {
     reads: Vec<Loc>,
     /// Its waiting landings (the flag handoff).
     waits: Vec<usize>,
+    /// Its sends that wait for their GEMM's counters (the device's trigger).
+    watching: Vec<usize>,
 }
 
 /// A host copy between devices, started when the sender's submission completed; `copying`: when
@@ -101,13 +103,13 @@ fn submit_all(
 ) -> Result<Run> {
     let devices = sys.parts.len();
     let stages = sys.parts[0].lowered.stages;
-    let store = sys.config.host.store == Some(GemmStore::Link);
+    let watch = sys.config.host.trigger == Some(SendTrigger::Device);
     let mut machine = Machine::new(
         &sys.plan,
         &sys.placement,
         &sys.host_links,
         stages,
-        (gate, depth, store),
+        (gate, depth, watch),
     );
     let mut io = Io {
         parts: &mut sys.parts,
@@ -197,7 +199,7 @@ fn submit_all(
         run.gemm_us = None;
         run.comm_us = None;
     }
-    if sys.links.iter().any(|l| l.gated()) || machine.stores() {
+    if sys.links.iter().any(|l| l.gated()) || machine.watches() {
         run.early_landings = Some(dr.early);
     }
     Ok(run)
@@ -264,8 +266,12 @@ impl Driver {
                 }
             }
             self.closed.extend(s.waits.iter().copied());
-            self.early.stored += s.stores.len();
+            self.early.watched += s.watching.len();
             self.early.ahead += s.ahead.len();
+            for &i in &s.watching {
+                let c = io.of_op[i].expect("a crossing step");
+                io.links[c.link].clear_gave_up(c.slot);
+            }
             let launched = launch(&mut io.parts[d], d, &s)?;
             let handed = launched
                 .started
@@ -273,17 +279,7 @@ impl Driver {
                 .as_secs_f64()
                 * 1e6;
             let first = self.subs.len();
-            // A step carried by its GEMM's stores shows as a send in that GEMM's pass.
-            let carried: Vec<usize> = s
-                .sends
-                .iter()
-                .copied()
-                .filter(|i| !s.passes.iter().flatten().any(|j| j == i))
-                .collect();
-            for (k, mut ops) in s.passes.into_iter().enumerate() {
-                if k == 0 {
-                    ops.extend(&carried);
-                }
+            for ops in s.passes {
                 for &i in &ops {
                     self.pass_of[i] = self.subs.len();
                 }
@@ -298,6 +294,7 @@ impl Driver {
                 launched,
                 reads: s.reads,
                 waits: s.waits,
+                watching: s.watching,
             };
             self.in_flight[d].push_back((flight, first..self.subs.len()));
         }
@@ -341,6 +338,14 @@ impl Driver {
                         self.early.landed += 1;
                     } else {
                         self.early.gave_up += 1;
+                    }
+                }
+                // A send whose wait ran out wrote nothing: it goes again as the host triggers it.
+                for &i in &f.watching {
+                    let c = io.of_op[i].expect("a crossing step");
+                    if io.links[c.link].gave_up(c.slot) {
+                        machine.resend(d, i);
+                        self.early.watch_gave_up += 1;
                     }
                 }
                 if let Some(w) = self.waits.last_mut().filter(|w| w.0 == d && w.2.is_nan()) {
@@ -432,7 +437,7 @@ fn launch(part: &mut Part, d: usize, s: &Submission) -> Result<Launched> {
             waits,
             ahead,
             early: &s.early,
-            stores: &s.stores,
+            watching: &s.watching,
         };
         Command::Pass(l.pass_handing(ops, StoreMode::Store, host))
     }));

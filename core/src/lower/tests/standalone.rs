@@ -189,7 +189,7 @@ fn a_step_per_budget_through_its_own_binding() {
                     Kernel::Step {
                         put,
                         acc: false,
-                        wait: false,
+                        wait: Wait::No,
                     },
                     i,
                     want,

@@ -32,9 +32,9 @@ struct Setting {
     zero_copy: bool,
     /// The flag handoff: zero-copy links with gates, landings queued ahead (`Submission::waits`).
     gated: bool,
-    /// GEMM work storing chunks straight into zero-copy links (`Submission::stores`), and landings
-    /// ahead (`Submission::ahead`).
-    store: bool,
+    /// The device's trigger: sends beside the GEMM work making their chunks, waiting in the kernel
+    /// (`Submission::watching`), some giving up, and landings ahead (`Submission::ahead`).
+    watch: bool,
 }
 
 /// What the simulation knows: every op's parts queued and completed, the true counters.
@@ -73,7 +73,7 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
         &placement,
         &links,
         schedule.gemm_stages(),
-        (set.gate, set.depth, set.store),
+        (set.gate, set.depth, set.watch),
     );
     let mut t = Truth {
         queued_at: vec![None; n],
@@ -140,7 +140,17 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
         for &i in &s.ahead {
             t.early[i] = true;
         }
-        for &i in &s.sends {
+        // A send waiting for its GEMM's counter may run out of spins (as the coin says): it wrote
+        // nothing, and goes again.
+        let mut gave_up = Vec::new();
+        for &i in &s.watching {
+            if rng.below(3) == 0 {
+                m.resend(d, i);
+                t.send_queued[i] = false;
+                gave_up.push(i);
+            }
+        }
+        for &i in s.sends.iter().filter(|i| !gave_up.contains(i)) {
             t.send_done[i] = true;
             if links.links[links.of_op[i].unwrap().link].zero_copy {
                 t.landed[i] = true;
@@ -227,10 +237,12 @@ fn check(
             let crossing = links.of_op[i];
             if s.sends.contains(&i) {
                 let c = crossing.ok_or(format!("op {i} sent but does not cross"))?;
+                // A watching send waits in the kernel for the GEMM of its own pass.
+                let watched = links.watched(i, true).filter(|_| s.watching.contains(&i));
                 if let Some(dep) = op
                     .deps
                     .iter()
-                    .find(|&&dep| feeds(plan, i, dep) && !safe(t, dep, p))
+                    .find(|&&dep| feeds(plan, i, dep) && !safe(t, dep, p) && Some(dep) != watched)
                 {
                     return Err(format!(
                         "send of op {i} before what feeds it (op {dep}) completed"
@@ -276,22 +288,22 @@ fn check(
             }
         }
     }
-    // A step carried by GEMM work: that GEMM op stores its chunk in this submission, into a
-    // zero-copy slot no earlier chunk used, and the step runs in no pass of its sender.
-    let queued_here: HashSet<usize> = s.passes.iter().flatten().copied().collect();
-    for &i in s.sends.iter().filter(|&&i| !queued_here.contains(&i)) {
-        let c = links.of_op[i].ok_or(format!("op {i} sent but does not cross"))?;
-        let g = links.stored(i, true).ok_or(format!(
-            "op {i} sent in no pass, and no GEMM stores its chunk"
-        ))?;
-        if !(s.stores.contains(&g) && queued_here.contains(&g)) || c.after.is_some() {
+    // A send that waits for its GEMM's counter: in the first pass with that GEMM work, into a
+    // zero-copy slot no earlier chunk used.
+    for &i in &s.watching {
+        let c = links.of_op[i].ok_or(format!("op {i} watches but does not cross"))?;
+        let g = links
+            .watched(i, true)
+            .ok_or(format!("op {i} watches no GEMM"))?;
+        let first = s.passes.first().map_or(&[][..], |p| &p[..]);
+        if !(first.contains(&g) && first.contains(&i) && s.sends.contains(&i))
+            || c.after.is_some()
+            || !links.links[c.link].zero_copy
+        {
             return Err(format!(
-                "op {i} carried without its GEMM op {g} storing it here, or into a used slot"
+                "op {i} watches its GEMM op {g} outside that GEMM's pass, or into a used slot"
             ));
         }
-    }
-    if let Some(&g) = s.stores.iter().find(|&&g| !queued_here.contains(&g)) {
-        return Err(format!("GEMM op {g} stores into a link outside its passes"));
     }
     // A landing ahead: only of a chunk in host memory, on a zero-copy link to this device, beside
     // GEMM work, once.
@@ -355,7 +367,7 @@ fn settings() -> Vec<Setting> {
             Gate::AfterGemms,
         ] {
             for depth in 1..=3 {
-                for (zero_copy, gated, store) in [
+                for (zero_copy, gated, watch) in [
                     (false, false, false),
                     (true, false, false),
                     (true, true, false),
@@ -372,7 +384,7 @@ fn settings() -> Vec<Setting> {
                         depth,
                         zero_copy,
                         gated,
-                        store,
+                        watch,
                     });
                 }
             }
@@ -414,32 +426,33 @@ fn a_reused_zero_copy_slot_waits_for_its_reader_to_complete() {
         depth: 3,
         zero_copy: true,
         gated: false,
-        store: false,
+        watch: false,
     };
     for seed in 0..64 {
         simulate(set, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     }
 }
 
-#[test]
-fn a_zero_copy_chunk_lands_when_its_senders_submission_completes() {
-    // Two ranks on two devices, one chunk each way, the link zero-copy.
-    let ch = Chunking::new(16, 2, 1).unwrap();
-    let schedule = Schedule::new(Collective::ReduceScatter, &ch);
+/// Two ranks of `per_rank` chunks on two devices under `collective` (update), over zero-copy
+/// links: the plan, its placement and links, and its GEMM stages.
+fn zero_copy_pair(collective: Collective, per_rank: usize) -> (Plan, Placement, HostLinks, usize) {
+    let ch = Chunking::new(16 * per_rank, 2, per_rank).unwrap();
+    let schedule = Schedule::new(collective, &ch);
     let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
     let placement = Placement::new(2, 2).unwrap();
     let mut links = HostLinks::new(&plan, &placement);
     for l in &mut links.links {
         l.zero_copy = true;
     }
+    (plan, placement, links, schedule.gemm_stages())
+}
+
+#[test]
+fn a_zero_copy_chunk_lands_when_its_senders_submission_completes() {
+    // Two ranks on two devices, one chunk each way, the link zero-copy.
+    let (plan, placement, links, stages) = zero_copy_pair(Collective::ReduceScatter, 1);
     let gate = Gate::Tracked(HostGrain::Stage);
-    let mut m = Machine::new(
-        &plan,
-        &placement,
-        &links,
-        schedule.gemm_stages(),
-        (gate, 2, false),
-    );
+    let mut m = Machine::new(&plan, &placement, &links, stages, (gate, 2, false));
     // A submission completes with its GEMMs' counters at their marks.
     let complete = |m: &mut Machine, d: usize, s: &Submission| {
         let read: Vec<(Loc, u32)> = s.reads.iter().map(|&l| (l, gemm_mark(&plan, l))).collect();
@@ -552,39 +565,25 @@ fn the_last_gemm_stage_waits_for_the_sends_it_would_otherwise_leave_alone() {
 }
 
 #[test]
-fn a_gemm_that_stores_into_links_carries_its_steps_and_the_chunks_land_beside_the_last_stage() {
-    // Two ranks on two devices, four chunks each, all-reduce over zero-copy links: each device's
-    // first GEMM stage makes the chunks it sends, and stores them straight into the link. Each
-    // device's last stage waits for the other's chunks to be in host memory, then lands them
-    // beside its GEMM work; their receive halves only put once that stage completed.
-    let ch = Chunking::new(64, 2, 4).unwrap();
-    let schedule = Schedule::new(Collective::AllReduce, &ch);
-    let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
-    let placement = Placement::new(2, 2).unwrap();
-    let mut links = HostLinks::new(&plan, &placement);
-    for l in &mut links.links {
-        l.zero_copy = true;
-    }
+fn a_send_goes_with_the_gemm_making_its_chunk_and_the_chunk_lands_beside_the_last_stage() {
+    // Two ranks on two devices, four chunks each, all-reduce over zero-copy links, the device's
+    // trigger: each device's first GEMM stage makes the chunks it sends, and their sends go in its
+    // pass, waiting for its counters. Each device's last stage waits for the other's chunks to be
+    // in host memory, then lands them beside its GEMM work; their receive halves only put once
+    // that stage completed.
+    let (plan, placement, links, stages) = zero_copy_pair(Collective::AllReduce, 4);
     let gate = Gate::Tracked(HostGrain::Stage);
-    let mut m = Machine::new(
-        &plan,
-        &placement,
-        &links,
-        schedule.gemm_stages(),
-        (gate, 2, true),
-    );
+    let mut m = Machine::new(&plan, &placement, &links, stages, (gate, 2, true));
     let complete = |m: &mut Machine, d: usize, s: &Submission| {
         let read: Vec<(Loc, u32)> = s.reads.iter().map(|&l| (l, gemm_mark(&plan, l))).collect();
         assert!(m.completed(d, read).is_empty(), "zero-copy: no host copy");
     };
     let first: Vec<Submission> = (0..2).map(|d| m.next(d).unwrap()).collect();
     for (d, s) in first.iter().enumerate() {
-        assert_eq!((s.stores.len(), s.sends.len()), (4, 4), "{s:?}");
+        assert_eq!((s.watching.len(), s.sends.len()), (4, 4), "{s:?}");
         assert!(
-            s.sends
-                .iter()
-                .all(|i| !s.passes.iter().flatten().any(|j| j == i)),
-            "a carried step runs no send kernel: {s:?}"
+            s.sends.iter().all(|i| s.passes[0].contains(i)),
+            "the sends go in their GEMM's pass: {s:?}"
         );
         assert!(
             m.next(d).is_none(),
@@ -600,7 +599,7 @@ fn a_gemm_that_stores_into_links_carries_its_steps_and_the_chunks_land_beside_th
     let last: Vec<Submission> = (0..2).map(|d| m.next(d).unwrap()).collect();
     for (d, s) in last.iter().enumerate() {
         assert_eq!(s.ahead, first[1 - d].sends, "device {d} lands ahead: {s:?}");
-        assert!(s.receives.is_empty() && s.stores.is_empty(), "{s:?}");
+        assert!(s.receives.is_empty() && s.watching.is_empty(), "{s:?}");
     }
     for (d, s) in last.iter().enumerate() {
         complete(&mut m, d, s);
@@ -610,4 +609,24 @@ fn a_gemm_that_stores_into_links_carries_its_steps_and_the_chunks_land_beside_th
         assert_eq!(r.receives, s.sends, "{r:?}");
         assert_eq!(r.early, s.sends, "landed ahead: only puts: {r:?}");
     }
+}
+
+#[test]
+fn a_send_whose_wait_ran_out_goes_again() {
+    // Device 0's first send gives up: it is not the receiver's to land, and goes in device 0's
+    // next submission as the host triggers it.
+    let (plan, placement, links, stages) = zero_copy_pair(Collective::ReduceScatter, 4);
+    let gate = Gate::Tracked(HostGrain::Stage);
+    let mut m = Machine::new(&plan, &placement, &links, stages, (gate, 2, true));
+    let s = m.next(0).unwrap();
+    let lost = s.watching[0];
+    m.resend(0, lost);
+    let read: Vec<(Loc, u32)> = s.reads.iter().map(|&l| (l, gemm_mark(&plan, l))).collect();
+    m.completed(0, read);
+    assert!(!m.landed(lost), "a send that gave up landed");
+    let again = m.next(0).expect("the send again");
+    assert!(
+        again.sends.contains(&lost) && !again.watching.contains(&lost),
+        "{again:?}"
+    );
 }
