@@ -109,10 +109,13 @@ impl ModeResult {
     /// Whether its check failed: a tracker off its threshold, the error past its derived bound, or
     /// an element past its own.
     pub fn wrong(&self) -> bool {
-        self.trackers_ok == Some(false)
-            || self
-                .max_rel_error
-                .is_some_and(|e| e.is_nan() || e > self.tolerance)
+        self.trackers_ok == Some(false) || self.result_wrong()
+    }
+
+    /// Whether its result is past its bound against the f64 reference (or elements past their own).
+    pub fn result_wrong(&self) -> bool {
+        self.max_rel_error
+            .is_some_and(|e| e.is_nan() || e > self.tolerance)
             || self.elements_past_rounding.is_some_and(|n| n > 0)
     }
 

@@ -142,7 +142,7 @@ mod tests {
             "StepParams",
             [
                 len4, src_off4, dst_off4, n_wg, dispatch_x, counter, done_slot, bump, has_acc,
-                spins
+                spins, mark, status4
             ]
         );
         same_layout!(

@@ -26,6 +26,16 @@ fn sci(v: Option<f64>) -> String {
     v.map(|x| format!("{x:.2e}")).unwrap_or_else(|| "-".into())
 }
 
+/// A mode row's error against the f64 reference, marked where the result is wrong (past its bound,
+/// or elements past their own): then every time on the row is a wrong computation's.
+fn error_cell(m: &crate::experiment::ModeResult) -> String {
+    if m.result_wrong() {
+        format!("{} WRONG", sci(m.max_rel_error))
+    } else {
+        sci(m.max_rel_error)
+    }
+}
+
 /// A mode row's checks: its own failures by name, the baselines' as one word (their lines name them).
 /// No room to overlap (T_seq within noise of ideal: one rank, or a collective lost in the GEMM's
 /// noise) is said as such, not as a failure: every figure may be right, only an efficiency would

@@ -1,7 +1,7 @@
 //! The first screen of a run: the results table first, in 100 columns, then a line each for the
 //! baselines, the workload and the devices, and what failed.
 
-use super::{mode_checks, ms, sci};
+use super::{mode_checks, ms};
 use crate::config::ModeKind;
 use crate::consistency::Kind;
 use crate::experiment::{ModeResult, Report};
@@ -69,7 +69,7 @@ pub fn summary(r: &Report) -> String {
             ms(m.median_ms),
             speedup(m),
             eff,
-            sci(m.max_rel_error),
+            super::error_cell(m),
         ));
     }
     if r.results.iter().any(|m| m.own_baseline) {
@@ -317,5 +317,28 @@ mod tests {
             ..row(8.5, 0.553)
         };
         assert_eq!(efficiency(&own), "0.553*");
+    }
+
+    #[test]
+    fn a_result_past_its_bound_is_marked_wrong_beside_its_error() {
+        // Host mode on two H200s whose f16 result came out 1.53e-3 from the reference, its bound
+        // 1.08e-3: its row's error says so, as one within the bound does not.
+        let past = ModeResult {
+            max_rel_error: Some(1.53e-3),
+            tolerance: 1.08e-3,
+            ..row(3.831, -0.159)
+        };
+        assert_eq!(crate::report::error_cell(&past), "1.53e-3 WRONG");
+        let within = ModeResult {
+            max_rel_error: Some(6.48e-6),
+            tolerance: 1.08e-3,
+            ..row(3.496, 0.204)
+        };
+        assert_eq!(crate::report::error_cell(&within), "6.48e-6");
+        let elements = ModeResult {
+            elements_past_rounding: Some(3),
+            ..within
+        };
+        assert!(crate::report::error_cell(&elements).ends_with("WRONG"));
     }
 }

@@ -1,7 +1,7 @@
 //! Every figure and setting of a run (`--verbose`): the configuration, each baseline with its spread
 //! and failed checks, a mode's own baseline, the full table and the warm-up.
 
-use super::{human_bytes, mode_checks, ms, sci, spread};
+use super::{human_bytes, mode_checks, ms, spread};
 use crate::consistency::Kind;
 use crate::experiment::Report;
 use crate::stats::Spread;
@@ -287,7 +287,7 @@ fn table(r: &Report) -> String {
             super::summary::speedup(m),
             super::summary::efficiency(m),
             human_bytes(m.bytes_moved),
-            sci(m.max_rel_error),
+            super::error_cell(m),
             m.trackers_ok
                 .map(|x| if x { "ok" } else { "WRONG" })
                 .unwrap_or("-"),

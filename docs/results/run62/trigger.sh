@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run 62 call 3 (two GPUs): host mode with the send the device triggers beside the GEMM making its
+# Run 62 calls 3 and 5 (two GPUs): host mode with the send the device triggers beside the GEMM making its
 # chunk (`--host-loop trigger=device`, with the fence and with the flag handoff) against the
 # host's trigger (the default), all-reduce at 4 chunks per rank on eight TP-2 points, the
 # reduce-scatter alone on three, and one traced run of each store.
