@@ -358,7 +358,8 @@ impl Lowered {
         self.pass_handing(ops, store, HostPass::default())
     }
 
-    /// [`Lowered::pass`] with the host loop's landings ahead and stores into links (`host`).
+    /// [`Lowered::pass`] with what the host loop adds (`host`): landings ahead and waiting at their
+    /// gates, and sends waiting in the kernel for the GEMM work of the pass.
     pub fn pass_handing(&self, ops: &[usize], store: StoreMode, host: HostPass) -> Pass {
         let HostPass {
             waits,

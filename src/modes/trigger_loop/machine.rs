@@ -366,16 +366,26 @@ impl<'a> Machine<'a> {
     /// the device one host round trip idle, and whatever else was ready for it then (receive
     /// halves, other sends) waits with it, to go beside the last stage's GEMM work; on one device
     /// (no crossing steps) nothing is held.
-    /// Likewise it waits for a chunk another device sends beside the GEMM work making it (queued,
-    /// not yet landed) on an ungated link, to land it beside its last GEMM work rather than after
-    /// (a gated link's waiting landing goes beside it anyway); the chunk's submission is already
-    /// queued, so the wait ends.
+    /// Likewise it waits for a chunk another device sends beside the GEMM work of a stage before
+    /// its last that makes it (queued, not yet landed) on an ungated link, to land it beside its
+    /// own last GEMM work rather than after (a gated link's waiting landing goes beside it anyway);
+    /// the chunk's submission is already queued, so the wait ends. A chunk made in the sender's
+    /// last stage could not be in host memory before this device's last stage without it idling.
     fn holds_last_gemm(&self, d: usize) -> bool {
         if !matches!(self.gate, Gate::Tracked(_)) || self.gemm_stages[d].len() != 1 {
             return false;
         }
+        let last = self
+            .plan
+            .ops
+            .iter()
+            .filter(|o| o.kind == Kind::Gemm)
+            .map(|o| o.stage)
+            .max()
+            .unwrap_or(0);
         let landing_soon = (0..self.plan.ops.len()).any(|i| {
-            self.watched(i).is_some()
+            self.watched(i)
+                .is_some_and(|g| self.plan.ops[g].stage < last)
                 && self
                     .crossing(i)
                     .is_some_and(|c| c.to == d && !self.links.links[c.link].gated)

@@ -630,3 +630,24 @@ fn a_send_whose_wait_ran_out_goes_again() {
         "{again:?}"
     );
 }
+
+#[test]
+fn a_chunk_made_in_its_senders_last_stage_holds_no_stage_back() {
+    // An all-gather's one GEMM stage makes the chunks each device sends, and a direct
+    // reduce-scatter's last one: the other device's last stage goes at once rather than idle until
+    // they are in host memory (a chunk made in the sender's last stage could not be there sooner).
+    for collective in [Collective::AllGather, Collective::DirectReduceScatter] {
+        let (plan, placement, links, stages) = zero_copy_pair(collective, 4);
+        let gate = Gate::Tracked(HostGrain::Stage);
+        let mut m = Machine::new(&plan, &placement, &links, stages, (gate, 2, true));
+        let mut watching = 0;
+        for d in 0..2 {
+            while let Some(s) = m.next(d) {
+                watching += s.watching.len();
+            }
+        }
+        let gemms_left = m.gemm_stages.iter().map(|q| q.len()).sum::<usize>();
+        assert_eq!(gemms_left, 0, "{collective}: a GEMM stage held back");
+        assert!(watching > 0, "{collective}: no send watched its GEMM");
+    }
+}
