@@ -223,6 +223,24 @@ fn staged_links_and_loop_depths() {
     }
 }
 
+/// Host mode at stage grain two deep (the defaults), at chunk grain one deep, and two chunks a
+/// submission four deep.
+fn host_loops() -> Vec<Box<dyn Mode>> {
+    vec![
+        Box::new(Host::default()),
+        Box::new(Host {
+            in_flight: Some(1),
+            wait: None,
+            grain: Some(HostGrain::Chunk),
+        }),
+        Box::new(Host {
+            in_flight: Some(4),
+            wait: None,
+            grain: Some(HostGrain::Chunks(2)),
+        }),
+    ]
+}
+
 #[test]
 fn the_flag_handoff_lands_ahead_and_right() {
     // Landings queued ahead beside GEMM work, waiting at gates the host raises: every collective and
@@ -236,19 +254,7 @@ fn the_flag_handoff_lands_ahead_and_right() {
         },
         ..c
     };
-    let hosts: Vec<Box<dyn Mode>> = vec![
-        Box::new(Host::default()),
-        Box::new(Host {
-            in_flight: Some(1),
-            wait: None,
-            grain: Some(HostGrain::Chunk),
-        }),
-        Box::new(Host {
-            in_flight: Some(4),
-            wait: None,
-            grain: Some(HostGrain::Chunks(2)),
-        }),
-    ];
+    let hosts = host_loops();
     let mut early = Vec::new();
     for (n, ranks, chunks, m) in [(2, 2, 4, 45), (3, 3, 3, 50), (2, 4, 12, 96)] {
         for collective in Collective::ALL {
@@ -287,19 +293,7 @@ fn sends_the_device_triggers_land_ahead_and_right() {
     // own GEMM work (with the fence, or waiting at gates with the flag handoff): every collective
     // and reduce on a pair, a ring of three and 4 ranks on 2 devices (slots reused: later chunks
     // go as the host triggers them), at stage and chunk grain, one and several submissions deep.
-    let hosts: Vec<Box<dyn Mode>> = vec![
-        Box::new(Host::default()),
-        Box::new(Host {
-            in_flight: Some(1),
-            wait: None,
-            grain: Some(HostGrain::Chunk),
-        }),
-        Box::new(Host {
-            in_flight: Some(4),
-            wait: None,
-            grain: Some(HostGrain::Chunks(2)),
-        }),
-    ];
+    let hosts = host_loops();
     let mut early = Vec::new();
     for (n, ranks, chunks, m) in [(2, 2, 4, 45), (3, 3, 3, 50), (2, 4, 12, 96)] {
         for (k, collective) in Collective::ALL.into_iter().enumerate() {

@@ -92,6 +92,8 @@ pub struct Machine<'a> {
     /// Whether sends go with the GEMM work making their chunks, waiting in the kernel for its
     /// counters (`HostLinks::watched`).
     watch: bool,
+    /// The last GEMM stage.
+    last_stage: usize,
     /// GEMM ops by device, as the submissions they go in.
     gemm_stages: Vec<VecDeque<Vec<usize>>>,
     gemm_flights_left: usize,
@@ -155,6 +157,7 @@ impl<'a> Machine<'a> {
             gate,
             depth,
             watch: watch && matches!(gate, Gate::Tracked(_)),
+            last_stage: stages.saturating_sub(1),
             gemm_flights_left: gemm_stages.iter().map(|s| s.len()).sum(),
             gemm_stages,
             counters: HashMap::new(),
@@ -375,17 +378,9 @@ impl<'a> Machine<'a> {
         if !matches!(self.gate, Gate::Tracked(_)) || self.gemm_stages[d].len() != 1 {
             return false;
         }
-        let last = self
-            .plan
-            .ops
-            .iter()
-            .filter(|o| o.kind == Kind::Gemm)
-            .map(|o| o.stage)
-            .max()
-            .unwrap_or(0);
         let landing_soon = (0..self.plan.ops.len()).any(|i| {
             self.watched(i)
-                .is_some_and(|g| self.plan.ops[g].stage < last)
+                .is_some_and(|g| self.plan.ops[g].stage < self.last_stage)
                 && self
                     .crossing(i)
                     .is_some_and(|c| c.to == d && !self.links.links[c.link].gated)
