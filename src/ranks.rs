@@ -548,7 +548,7 @@ pub fn finished(collective: Collective, chunking: &Chunking) -> Vec<(usize, usiz
         Collective::ReduceScatter | Collective::DirectReduceScatter => (0..r)
             .flat_map(|c| chunking.chunks_of(c).map(move |x| (c, x)))
             .collect(),
-        Collective::AllGather | Collective::AllReduce => (0..r)
+        Collective::AllGather | Collective::AllReduce | Collective::DirectAllReduce => (0..r)
             .flat_map(|p| (0..chunking.count()).map(move |x| (p, x)))
             .collect(),
     }

@@ -92,7 +92,7 @@ fn every_fused_variant_matches_reference() {
                 seed,
             )| {
                 prop_assume!(ranks * chunks <= m);
-                let collective = Collective::ALL[coll];
+                let collective = fusable()[coll];
                 let (dtype, kernels) = match (f16_kernels, &atomic_kernels, seed % 5) {
                     (Some(k), _, 0) => (Dtype::F16, k),
                     (_, _, 1) => (Dtype::F32, &cas_kernels),
@@ -210,7 +210,7 @@ fn spares_first_beside_runs_of_ranks(
         .into_iter()
         .enumerate()
     {
-        for (j, collective) in Collective::ALL.into_iter().enumerate() {
+        for (j, collective) in fusable().into_iter().enumerate() {
             let (dtype, kernels) = match (f16_kernels, (i + j) % 2) {
                 (Some(k), 1) => (Dtype::F16, k),
                 _ => (Dtype::F32, f32_kernels),
@@ -245,6 +245,14 @@ fn spares_first_beside_runs_of_ranks(
             matches_reference(gpu, kernels, config, seed);
         }
     }
+}
+
+/// The collectives fused mode runs.
+fn fusable() -> Vec<Collective> {
+    Collective::ALL
+        .into_iter()
+        .filter(|c| c.fusable())
+        .collect()
 }
 
 /// 3 ranks of `shape` in 2 chunks each, reduces by update over a 2-workgroup link, f32 outputs,

@@ -57,7 +57,7 @@ fn kernels(gpu: &Gpu, out: Dtype) -> Option<Kernels> {
 /// The reduces a collective can take: update always, land and forward where they apply.
 fn vias(c: Collective) -> Vec<ReduceVia> {
     match c {
-        Collective::AllGather => vec![ReduceVia::Update],
+        Collective::AllGather | Collective::DirectAllReduce => vec![ReduceVia::Update],
         Collective::DirectReduceScatter => vec![ReduceVia::Update, ReduceVia::Land],
         _ => vec![ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward],
     }
@@ -74,7 +74,7 @@ fn check_modes(sys: &mut System, what: &str, modes: &[Box<dyn Mode>]) {
         if let Some(reason) = mode.skip_reason(sys) {
             // Fused mode adds f32 words: it says so rather than moving other outputs silently
             // (where it would run at all: reduces by update).
-            if mode.name() == "fused" && c.via == ReduceVia::Update {
+            if mode.name() == "fused" && c.via == ReduceVia::Update && c.collective.fusable() {
                 assert!(reason.contains("f32 outputs only"), "{what}: {reason}");
             }
             eprintln!("{what}: {} skipped: {reason}", mode.name());

@@ -45,7 +45,7 @@ fn random_configurations_match_reference() {
         1usize..300,
         1usize..10,
         1usize..5,
-        0usize..4,
+        0..Collective::ALL.len(),
         0usize..4,
         prop_oneof![Just(0u32), 1u32..64],
         0usize..3,
@@ -134,7 +134,11 @@ fn random_placements_on_several_devices_match_reference() {
         1usize..9,
         1usize..4,
         1usize..=common::DEVICES,
-        (0usize..4, 0usize..3, prop_oneof![Just(0u32), 1u32..32]),
+        (
+            0..Collective::ALL.len(),
+            0usize..3,
+            prop_oneof![Just(0u32), 1u32..32],
+        ),
         any::<u64>(),
     );
     runner

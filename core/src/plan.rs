@@ -177,21 +177,24 @@ impl Plan {
         self
     }
 
-    /// Most times one chunk's values are rounded by a step along the plan: its reduces, and the
-    /// copies that add a forwarded partial sum (a plain copy moves the bits).
+    /// Most times one chunk's values are rounded by a step along the plan: the reduces, and the
+    /// copies that add a forwarded partial sum (a plain copy moves the bits), in the history of any
+    /// buffer's final value (a chain of them along a ring, a tree where partials gather first).
     pub fn reduces_per_chunk(&self) -> usize {
-        let mut per: HashMap<usize, usize> = HashMap::new();
+        let mut rounded: HashMap<Loc, usize> = HashMap::new();
         for op in &self.ops {
-            let rounds = match op.kind {
-                Kind::Gemm => false,
-                Kind::Reduce { .. } => true,
-                Kind::Copy { .. } => op.acc.is_some(),
+            let of = |l: &Loc| rounded.get(l).copied().unwrap_or(0);
+            let n = match op.kind {
+                Kind::Gemm => 0,
+                Kind::Reduce { src } => of(&op.dst) + of(&src) + 1,
+                Kind::Copy { src } => match op.acc {
+                    Some(acc) => of(&src) + of(&acc) + 1,
+                    None => of(&src),
+                },
             };
-            if rounds {
-                *per.entry(op.dst.chunk).or_default() += 1;
-            }
+            rounded.insert(op.dst, n);
         }
-        per.into_values().max().unwrap_or(0)
+        rounded.into_values().max().unwrap_or(0)
     }
 
     /// Bytes of the output elements of op `i` (what one buffer of its chunk holds).
@@ -275,6 +278,17 @@ fn step_ops(schedule: &Schedule, chunking: &Chunking, n: usize, via: ReduceVia) 
         bytes: 12 * elems(x),
         level: 0,
     };
+    // The direct all-reduce: a rank's own partial leaves whole, so the peers' partials gather in
+    // its inbox (the first copied, the rest added) and join its output once the stage's steps, every
+    // send of its partial among them, are in; how many each (rank, chunk) still awaits.
+    let direct = schedule.collective == crate::schedule::Collective::DirectAllReduce;
+    let mut awaited: HashMap<(usize, usize), usize> = HashMap::new();
+    if direct {
+        for st in &schedule.steps {
+            *awaited.entry((st.dst, st.chunk)).or_default() += 1;
+        }
+    }
+    let mut gathered: Vec<(usize, usize)> = Vec::new();
     for (i, st) in schedule.steps.iter().enumerate() {
         let e = elems(st.chunk);
         let step_op = |kind, dst, bytes| PlanOp {
@@ -300,6 +314,28 @@ fn step_ops(schedule: &Schedule, chunking: &Chunking, n: usize, via: ReduceVia) 
                 pending.remove(k);
                 ops.push(materialize(st.src, st.chunk, st.stage, Some(i)));
             }
+        }
+        if direct {
+            let left = awaited.get_mut(&(st.dst, st.chunk)).expect("counted above");
+            if *left == schedule.ranks - 1 {
+                ops.push(step_op(Kind::Copy { src }, inbox(dst), 8 * e));
+            } else {
+                ops.push(step_op(Kind::Reduce { src }, inbox(dst), 12 * e));
+            }
+            *left -= 1;
+            if *left == 0 {
+                gathered.push((st.dst, st.chunk));
+            }
+            let stage_ends = schedule
+                .steps
+                .get(i + 1)
+                .is_none_or(|n| n.stage != st.stage);
+            if stage_ends {
+                for (r, x) in gathered.drain(..) {
+                    ops.push(materialize(r, x, st.stage, Some(i)));
+                }
+            }
+            continue;
         }
         match (st.op, via) {
             (Op::Copy, _) => ops.push(step_op(Kind::Copy { src }, dst, 8 * e)),
@@ -451,6 +487,55 @@ mod tests {
         }
     }
 
+    /// The plan run symbolically (each buffer holds the set of ranks whose partial it sums) in
+    /// level order, each level's ops backwards: any order the dependencies allow must end with every
+    /// finished chunk whole, no partial added twice.
+    #[test]
+    fn every_plan_ends_right_in_any_order_its_levels_allow() {
+        for c in Collective::ALL {
+            for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
+                for (r, per) in [(1, 1), (2, 1), (2, 3), (3, 2), (4, 2), (5, 1)] {
+                    let ch = Chunking::new(r * per * 2, r, per).unwrap();
+                    let plan = Plan::new(&Schedule::new(c, &ch), &ch, 8, 128, via);
+                    let mut order: Vec<usize> = (0..plan.ops.len()).collect();
+                    order.sort_by_key(|&i| (plan.ops[i].level, std::cmp::Reverse(i)));
+                    let mut val: HashMap<Loc, u64> = HashMap::new();
+                    let what = format!("{c} {via:?} r{r} x{per}");
+                    for i in order {
+                        let o = &plan.ops[i];
+                        let of = |l: &Loc| val.get(l).copied().unwrap_or(0);
+                        let v = match o.kind {
+                            Kind::Gemm => 1 << o.dst.rank,
+                            Kind::Copy { src } => {
+                                let acc = o.acc.map_or(0, |a| of(&a));
+                                assert_eq!(of(&src) & acc, 0, "{what}: op {i} adds twice");
+                                of(&src) | acc
+                            }
+                            Kind::Reduce { src } => {
+                                assert_eq!(of(&src) & of(&o.dst), 0, "{what}: op {i} adds twice");
+                                of(&src) | of(&o.dst)
+                            }
+                        };
+                        val.insert(o.dst, v);
+                    }
+                    let all = (1u64 << r) - 1;
+                    for x in 0..ch.count() {
+                        let owner = ch.shard_of(x);
+                        for p in 0..r {
+                            let want = match c {
+                                Collective::AllReduce | Collective::DirectAllReduce => all,
+                                Collective::AllGather => 1 << owner,
+                                _ if p == owner => all,
+                                _ => continue,
+                            };
+                            assert_eq!(val[&out(p, x)], want, "{what}: rank {p} chunk {x}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn steps_overlap_later_gemm_stages() {
         let ch = Chunking::new(80, 4, 1).unwrap();
@@ -483,6 +568,25 @@ mod tests {
             level_of_steps(Collective::ReduceScatter, ReduceVia::Forward),
             vec![(0, 1), (1, 2), (2, 3), (3, 4)]
         );
+    }
+
+    #[test]
+    fn roundings_follow_each_values_history() {
+        let rounds = |c, r, via| {
+            let ch = Chunking::new(r * 4, r, 2).unwrap();
+            Plan::new(&Schedule::new(c, &ch), &ch, 8, 128, via).reduces_per_chunk()
+        };
+        // Along the ring a partial sum is rounded once a hop; the direct all-reduce gathers the
+        // peers' partials in an inbox (the first copied) and adds it to the rank's own once.
+        for r in 2..6 {
+            assert_eq!(rounds(Collective::AllReduce, r, ReduceVia::Update), r - 1);
+            assert_eq!(rounds(Collective::AllReduce, r, ReduceVia::Forward), r - 1);
+            assert_eq!(
+                rounds(Collective::DirectAllReduce, r, ReduceVia::Update),
+                r - 1
+            );
+            assert_eq!(rounds(Collective::AllGather, r, ReduceVia::Update), 0);
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Schedules: a collective as data, the ordered steps (source rank, destination rank, chunk, copy or
-//! reduce, stage) for the ring p -> p+1 with T3's stagger, plus the direct (one-shot) reduce-scatter.
+//! reduce, stage) for the ring p -> p+1 with T3's stagger, plus the direct (one-shot) reduce-scatter
+//! and all-reduce.
 //!
 //! Tensor-parallel framing. Reduce-scatter and all-reduce follow a row-parallel GEMM: rank p holds
 //! A[:, K_p] and B[K_p, :] and produces a full M x N partial sum; reduce-scatter leaves rank c holding
@@ -20,14 +21,19 @@ pub enum Collective {
     DirectReduceScatter,
     AllGather,
     AllReduce,
+    /// Every rank sends its whole partial of each chunk to every other rank as its GEMM makes it,
+    /// and adds the peers' partials in: no all-gather waits on a reduced chunk, so every send can
+    /// go under the GEMM. At two ranks it moves the ring's bytes; at R, R/2 times them.
+    DirectAllReduce,
 }
 
 impl Collective {
-    pub const ALL: [Collective; 4] = [
+    pub const ALL: [Collective; 5] = [
         Collective::ReduceScatter,
         Collective::DirectReduceScatter,
         Collective::AllGather,
         Collective::AllReduce,
+        Collective::DirectAllReduce,
     ];
 
     pub fn name(self) -> &'static str {
@@ -36,11 +42,18 @@ impl Collective {
             Collective::DirectReduceScatter => "direct-reduce-scatter",
             Collective::AllGather => "all-gather",
             Collective::AllReduce => "all-reduce",
+            Collective::DirectAllReduce => "direct-all-reduce",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.name() == s.to_lowercase())
+    }
+
+    /// Whether fused mode can run it: its spares add each partial straight into its destination,
+    /// where the direct all-reduce keeps a rank's own partial whole until every peer has read it.
+    pub fn fusable(self) -> bool {
+        self != Collective::DirectAllReduce
     }
 
     /// Whether each rank computes only its own shard (row-split GEMM) rather than a full partial sum.
@@ -176,6 +189,32 @@ impl Schedule {
                     }
                 }
             }
+            Collective::DirectAllReduce => {
+                // Every rank makes shard s at stage s, so a chunk's partials are all made in one
+                // stage and its sends all go then; at each stage rank p sends to p+1, p+2, ...
+                // (each link busy at once), reading its own partial, which the peers' partials
+                // join only after every send of it (the plan lands them in an inbox meanwhile).
+                for prod in production.iter_mut() {
+                    for s in 0..r {
+                        prod.extend(shard_chunks(s).map(|x| (s, x)));
+                    }
+                }
+                for s in 0..r {
+                    for k in 1..r {
+                        for p in 0..r {
+                            for x in shard_chunks(s) {
+                                steps.push(Step {
+                                    stage: s,
+                                    src: p,
+                                    dst: (p + k) % r,
+                                    chunk: x,
+                                    op: Op::Reduce,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
             Collective::AllGather => {
                 for (p, prod) in production.iter_mut().enumerate() {
                     prod.extend(shard_chunks(p).map(|x| (0, x)));
@@ -244,12 +283,28 @@ mod tests {
             pending[st.dst][st.chunk] += 1;
         }
         let all = (1u64 << r) - 1;
+        // The direct all-reduce's partials gather in an inbox beside the output, which keeps the
+        // rank's own partial until every step has run.
+        let mut inbox = vec![vec![0u64; n]; r];
         for st in &s.steps {
             assert_ne!(
                 val[st.src][st.chunk], 0,
                 "{c} r{r}: step {st:?} reads an unproduced chunk"
             );
             match st.op {
+                Op::Reduce if c == Collective::DirectAllReduce => {
+                    assert_eq!(
+                        val[st.src][st.chunk],
+                        1 << st.src,
+                        "{c} r{r}: step {st:?} sends more than its own partial"
+                    );
+                    assert_eq!(
+                        (val[st.dst][st.chunk] | inbox[st.dst][st.chunk]) & (1 << st.src),
+                        0,
+                        "{c}: {st:?} adds a partial twice"
+                    );
+                    inbox[st.dst][st.chunk] |= 1 << st.src;
+                }
                 Op::Reduce => {
                     assert_eq!(
                         pending[st.src][st.chunk], 0,
@@ -278,6 +333,11 @@ mod tests {
                 }
             }
         }
+        for (v, i) in val.iter_mut().zip(&inbox) {
+            for (v, i) in v.iter_mut().zip(i) {
+                *v |= i;
+            }
+        }
         (s, val)
     }
 
@@ -295,10 +355,12 @@ mod tests {
                     assert_eq!(d[o][x], all, "direct RS r{r}: owner {o} of chunk {x}");
                 }
                 let (_, ar) = simulate(Collective::AllReduce, r, per);
+                let (_, dar) = simulate(Collective::DirectAllReduce, r, per);
                 let (_, ag) = simulate(Collective::AllGather, r, per);
                 for p in 0..r {
                     for x in 0..ch.count() {
                         assert_eq!(ar[p][x], all, "AR r{r}: rank {p} chunk {x}");
+                        assert_eq!(dar[p][x], all, "direct AR r{r}: rank {p} chunk {x}");
                         assert_eq!(ag[p][x], 1 << ch.shard_of(x), "AG r{r}: rank {p} chunk {x}");
                     }
                 }
@@ -344,6 +406,10 @@ mod tests {
                 .steps
                 .len(),
             8 * 7 * 2
+        );
+        assert_eq!(
+            Schedule::new(Collective::DirectAllReduce, &ch).steps.len(),
+            8 * 7 * 2 * 8
         );
         for c in Collective::ALL {
             assert_eq!(Collective::parse(c.name()), Some(c));

@@ -16,6 +16,9 @@ use crate::shapes::{Chunking, Dtype};
 /// passed the check and was killed at 22 GB (issue 41).
 pub const PLAN_BYTES_PER_ITEM: u64 = 16 << 10;
 
+/// Why fused mode cannot run the direct all-reduce.
+pub(crate) const FUSED_KEEPS_NO_PARTIAL: &str = "fused mode's spares add each partial straight into its destination, where the direct all-reduce's own partials must stay whole until sent";
+
 /// Bytes a run needs at once: on the device (every rank's operands, outputs and inboxes) and on the
 /// host (the inputs and the largest packed upload).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +37,13 @@ impl Config {
                     "reduce",
                     format!("{} with {c}", self.via.name()),
                     "update: an all-gather has no reduce steps to realise otherwise",
+                ))
+            }
+            (ReduceVia::Land | ReduceVia::Forward, Collective::DirectAllReduce) => {
+                return Err(Error::invalid(
+                    "reduce",
+                    format!("{} with {c}", self.via.name()),
+                    "update: the direct all-reduce adds each peer's partial into the rank's inbox as it arrives, then the inbox into its output",
                 ))
             }
             (ReduceVia::Forward, Collective::DirectReduceScatter) => {
@@ -79,6 +89,13 @@ impl Config {
                 "update: fused mode realises every reduce as an update (T3's semantics)",
             ));
         }
+        if mode == ModeKind::Fused && !self.collective.fusable() {
+            return Err(Error::invalid(
+                "collective",
+                format!("{} with --mode fused", self.collective),
+                format!("a ring collective or the direct reduce-scatter: {FUSED_KEEPS_NO_PARTIAL}"),
+            ));
+        }
         Ok(())
     }
 
@@ -97,7 +114,8 @@ impl Config {
         }
         let ldc = Padding::ldc(s.n, self.out_dtype);
         let outputs = (s.m * ldc * self.out_dtype.bytes()) as u64 * self.ranks as u64;
-        let inboxes = self.via != ReduceVia::Update && self.collective != Collective::AllGather;
+        let inboxes = (self.via != ReduceVia::Update && self.collective != Collective::AllGather)
+            || self.collective == Collective::DirectAllReduce;
         device += outputs * if inboxes { 2 } else { 1 };
         // Packing builds the padded f32 copy and its encoded bytes of one rank at a time.
         Ok(Footprint {
@@ -111,10 +129,11 @@ impl Config {
     pub fn plan_bytes(&self) -> u64 {
         let chunks = (self.ranks as u64).saturating_mul(self.chunks as u64);
         let hops = self.ranks.saturating_sub(1) as u64
-            * if self.collective == Collective::AllReduce {
-                2
-            } else {
-                1
+            * match self.collective {
+                Collective::AllReduce => 2,
+                // Every chunk goes to every peer from every rank.
+                Collective::DirectAllReduce => self.ranks as u64,
+                _ => 1,
             };
         chunks
             .saturating_add(chunks.saturating_mul(hops))
@@ -178,6 +197,7 @@ mod tests {
                     (ReduceVia::Update, _) => true,
                     (_, Collective::AllGather) => false,
                     (ReduceVia::Forward, Collective::DirectReduceScatter) => false,
+                    (_, Collective::DirectAllReduce) => false,
                     _ => true,
                 };
                 let r = config(c, via).validate();
@@ -187,7 +207,11 @@ mod tests {
                     assert!(e.to_string().contains(via.name()), "{e}");
                 }
                 let fused = config(c, via).check_mode(ModeKind::Fused);
-                assert_eq!(fused.is_ok(), via == ReduceVia::Update, "{fused:?}");
+                assert_eq!(
+                    fused.is_ok(),
+                    via == ReduceVia::Update && c != Collective::DirectAllReduce,
+                    "{fused:?}"
+                );
                 assert!(config(c, via).check_mode(ModeKind::Host).is_ok());
             }
         }

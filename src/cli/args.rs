@@ -280,7 +280,9 @@ pub struct RunArgs {
     pub ranks: Option<usize>,
     #[command(flatten)]
     pub devices: DevicesArg,
-    /// reduce-scatter, direct-reduce-scatter, all-gather or all-reduce (default: the preset's, else
+    /// reduce-scatter, direct-reduce-scatter, all-gather, all-reduce (the ring's: a reduce-scatter,
+    /// then an all-gather of the sums) or direct-all-reduce (each rank's partial sent whole to every
+    /// peer as its GEMM makes it; at two ranks the ring's bytes) (default: the preset's, else
     /// reduce-scatter).
     #[arg(long, ignore_case = true)]
     pub collective: Option<CollectiveArg>,

@@ -83,13 +83,17 @@ impl Prior {
         let devices = devices.clamp(1, c.ranks.max(1));
         let gemm_ms = c.total_flops() / devices as f64 / (self.gemm_tflops * 1e12) * 1e3;
         // Each rank sends (R-1)/R of its output (in the type the steps move) once per
-        // reduce-scatter or all-gather; every link moves at once.
+        // reduce-scatter or all-gather, the direct all-reduce all of it to each of R-1 peers;
+        // every link moves at once.
         let r = c.ranks.max(1) as f64;
         let out = c.shape.m as f64 * c.shape.n as f64 * c.out_dtype.bytes() as f64;
-        let mut bytes = out * (r - 1.0) / r;
-        if c.collective == crate::schedule::Collective::AllReduce {
-            bytes *= 2.0;
-        }
+        let bytes = out
+            * (r - 1.0)
+            * match c.collective {
+                crate::schedule::Collective::AllReduce => 2.0 / r,
+                crate::schedule::Collective::DirectAllReduce => 1.0,
+                _ => 1.0 / r,
+            };
         Costs {
             gemm_ms,
             comm_ms: bytes / (self.link_gbps * 1e9) * 1e3,
@@ -253,6 +257,9 @@ mod tests {
         c.out_dtype = Dtype::F16;
         assert!((prior.costs(&c, 2).comm_ms - f32_ms / 2.0).abs() < 1e-9);
         c.collective = crate::schedule::Collective::AllReduce;
+        assert!((prior.costs(&c, 2).comm_ms - f32_ms).abs() < 1e-9);
+        // At two ranks the direct all-reduce moves the ring's bytes.
+        c.collective = crate::schedule::Collective::DirectAllReduce;
         assert!((prior.costs(&c, 2).comm_ms - f32_ms).abs() < 1e-9);
     }
 

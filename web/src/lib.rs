@@ -78,7 +78,7 @@ impl Session {
                 Error::invalid(
                     "collective",
                     c,
-                    "reduce-scatter, direct-reduce-scatter, all-gather or all-reduce",
+                    "reduce-scatter, direct-reduce-scatter, all-gather, all-reduce or direct-all-reduce",
                 )
             })?,
         };

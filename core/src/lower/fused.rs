@@ -74,6 +74,12 @@ fn check_fusable(config: &Config) -> std::result::Result<(), String> {
     if config.via != ReduceVia::Update {
         return Err("fused mode realises every reduce as an update (T3's semantics); --reduce land and forward do not apply".into());
     }
+    if !config.collective.fusable() {
+        return Err(format!(
+            "{}; a ring collective or the direct reduce-scatter runs it",
+            crate::validate::FUSED_KEEPS_NO_PARTIAL
+        ));
+    }
     if config.out_dtype != crate::shapes::Dtype::F32 {
         return Err(format!(
             "fused mode moves f32 outputs only (its puts add f32 words); these are {}: \

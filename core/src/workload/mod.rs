@@ -98,10 +98,10 @@ impl Preset {
         self.a_bytes().max(self.b_bytes()).max(self.output_bytes())
     }
 
-    /// Bytes each rank sends during the preset's collective, for a ring (bandwidth-optimal)
-    /// algorithm over t ranks with S = M·N·4 bytes of output per rank:
+    /// Bytes each rank sends during the preset's collective over t ranks with S = M·N·4 bytes of output per rank:
     ///
     /// - all-reduce (reduce-scatter + all-gather): `2·(t-1)/t · S`
+    /// - direct all-reduce (every partial to every peer): `(t-1) · S`
     /// - reduce-scatter, direct reduce-scatter, all-gather: `(t-1)/t · S`
     ///   (direct RS sends the t-1 foreign chunks straight to their owners: same volume;
     ///   all-gather's S is the gathered M x N output.)
@@ -112,6 +112,8 @@ impl Preset {
         let s = self.output_bytes();
         let passes = match self.collective {
             Collective::AllReduce => 2,
+            // Each partial goes whole to every peer: t - 1 outputs, t times the ring's (t-1)/t.
+            Collective::DirectAllReduce => t as u128,
             Collective::ReduceScatter | Collective::DirectReduceScatter | Collective::AllGather => {
                 1
             }
