@@ -110,8 +110,8 @@ fn gemm_grid_covers_every_tile() {
     // the cooperative kernel), so grids of 1, 3 and 7 workgroups per pass leave each op 1 or 2 (or
     // 1) workgroups looping over several tiles; f16 runs the cooperative kernel where there is one.
     // Each grid with collectives reducing by update (fused mode's, which runs only then): the f32
-    // grids two each in turn, so every collective meets one of them, the f16 grid all four; and with
-    // one collective that forwards (the ring's reduce-scatter and all-reduce in turn: the other two
+    // grids two each in turn, so every collective meets one of them, the f16 grid all five; and with
+    // one collective that forwards (the ring's reduce-scatter and all-reduce in turn: the others
     // have no partial to forward).
     for (g, (grid, dtype)) in [
         (1, Dtype::F32),
@@ -154,7 +154,7 @@ fn step_lead_reorders_gemm_ops() {
     // 4 ranks x 2 chunks of 300 rows, N = 300: every GEMM op is 3 x 3 = 9 workgroups, so leads of
     // 1, 5 and 9 move the pass's last GEMM op after its steps, 13 the last two, 1000 all of them;
     // auto follows the steps' workgroups.
-    // Each lead with one collective reducing by update (the four in turn) and one forwarding (the
+    // Each lead with one collective reducing by update (the five in turn) and one forwarding (the
     // ring's two in turn): over the seven leads, every collective, and each lead with a forward.
     let leads = [0, 1, 5, 9, 13, 1000].map(StepLead::Workgroups);
     for (l, lead) in leads.into_iter().chain([StepLead::Auto]).enumerate() {
@@ -179,8 +179,8 @@ fn step_lead_reorders_gemm_ops() {
 
 const ALL_MODES: &[&str] = &["sequential", "host", "encoded", "fused"];
 
-/// The collective of case `i` of a sweep: the four in turn, so that a sweep over another axis covers
-/// every collective without multiplying its cases by four (tests/properties.rs draws them at random
+/// The collective of case `i` of a sweep: the five in turn, so that a sweep over another axis covers
+/// every collective without multiplying its cases by five (tests/properties.rs draws them at random
 /// against everything else; this keeps the suite inside its time on a 2-core lavapipe machine).
 fn collective_of(i: usize) -> Collective {
     Collective::ALL[i % Collective::ALL.len()]

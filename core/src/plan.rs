@@ -279,13 +279,16 @@ fn step_ops(schedule: &Schedule, chunking: &Chunking, n: usize, via: ReduceVia) 
         level: 0,
     };
     // The direct all-reduce: a rank's own partial leaves whole, so the peers' partials gather in
-    // its inbox (the first copied, the rest added) and join its output once the stage's steps, every
-    // send of its partial among them, are in; how many each (rank, chunk) still awaits.
+    // its inbox (the first copied, the rest added) and join its output at the end of the first
+    // stage by which every one has arrived and every send of its own has gone: per (rank, chunk),
+    // the steps into it still awaited and the steps out of it still to go.
     let direct = schedule.collective == crate::schedule::Collective::DirectAllReduce;
     let mut awaited: HashMap<(usize, usize), usize> = HashMap::new();
+    let mut sends_left: HashMap<(usize, usize), usize> = HashMap::new();
     if direct {
         for st in &schedule.steps {
             *awaited.entry((st.dst, st.chunk)).or_default() += 1;
+            *sends_left.entry((st.src, st.chunk)).or_default() += 1;
         }
     }
     let mut gathered: Vec<(usize, usize)> = Vec::new();
@@ -326,14 +329,21 @@ fn step_ops(schedule: &Schedule, chunking: &Chunking, n: usize, via: ReduceVia) 
             if *left == 0 {
                 gathered.push((st.dst, st.chunk));
             }
+            *sends_left
+                .get_mut(&(st.src, st.chunk))
+                .expect("counted above") -= 1;
             let stage_ends = schedule
                 .steps
                 .get(i + 1)
                 .is_none_or(|n| n.stage != st.stage);
             if stage_ends {
-                for (r, x) in gathered.drain(..) {
-                    ops.push(materialize(r, x, st.stage, Some(i)));
-                }
+                gathered.retain(|&(r, x)| {
+                    let sent = sends_left.get(&(r, x)).is_none_or(|&n| n == 0);
+                    if sent {
+                        ops.push(materialize(r, x, st.stage, Some(i)));
+                    }
+                    !sent
+                });
             }
             continue;
         }
@@ -503,9 +513,14 @@ mod tests {
                     let what = format!("{c} {via:?} r{r} x{per}");
                     for i in order {
                         let o = &plan.ops[i];
-                        let of = |l: &Loc| val.get(l).copied().unwrap_or(0);
+                        // Nothing reads a buffer before something wrote it.
+                        let of = |l: &Loc| {
+                            *val.get(l).unwrap_or_else(|| {
+                                panic!("{what}: op {i} reads {l:?}, which nothing wrote yet")
+                            })
+                        };
                         let v = match o.kind {
-                            Kind::Gemm => 1 << o.dst.rank,
+                            Kind::Gemm => 1u64 << o.dst.rank,
                             Kind::Copy { src } => {
                                 let acc = o.acc.map_or(0, |a| of(&a));
                                 assert_eq!(of(&src) & acc, 0, "{what}: op {i} adds twice");

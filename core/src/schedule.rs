@@ -284,9 +284,17 @@ mod tests {
         }
         let all = (1u64 << r) - 1;
         // The direct all-reduce's partials gather in an inbox beside the output, which keeps the
-        // rank's own partial until every step has run.
+        // rank's own partial until its stage's steps have run (every send of a chunk goes in one
+        // stage, so the plan adds the inbox in at its end).
         let mut inbox = vec![vec![0u64; n]; r];
-        for st in &s.steps {
+        for (i, st) in s.steps.iter().enumerate() {
+            if c == Collective::DirectAllReduce && i > 0 && s.steps[i - 1].stage != st.stage {
+                for (v, i) in val.iter_mut().zip(&mut inbox) {
+                    for (v, i) in v.iter_mut().zip(i) {
+                        *v |= std::mem::take(i);
+                    }
+                }
+            }
             assert_ne!(
                 val[st.src][st.chunk], 0,
                 "{c} r{r}: step {st:?} reads an unproduced chunk"

@@ -301,7 +301,8 @@ pub struct RunArgs {
     pub gemm: GemmArgs,
     /// How a reduce step is realised: update (T3), land (copy to an inbox, then reduce), or forward
     /// (the sender adds its inbox to its partial and lands the sum in the next inbox; ring only).
-    /// Default: the tune table's, else update.
+    /// The all-gather and the direct all-reduce take update only. Default: the tune table's, else
+    /// update.
     #[arg(long, ignore_case = true)]
     pub reduce: Option<ReduceArg>,
     /// Workgroups each step may use (the link budget).

@@ -252,6 +252,14 @@ mod tests {
         assert_eq!(watching(&plan, &l).len(), l.of_op.iter().flatten().count());
         let (plan, l) = links(Collective::AllGather, ReduceVia::Update, 3, 2);
         assert_eq!(watching(&plan, &l).len(), 3 * 2);
+        // The direct all-reduce: every send reads its rank's own GEMM chunk as made, so each into a
+        // slot no earlier chunk used watches, at two ranks and at three.
+        for ranks in [2, 3] {
+            let (plan, l) = links(Collective::DirectAllReduce, ReduceVia::Update, ranks, 2);
+            let fresh = l.of_op.iter().flatten().filter(|c| c.after.is_none());
+            assert_eq!(watching(&plan, &l).len(), fresh.count());
+            assert!(watching(&plan, &l).len() >= ranks * (ranks - 1));
+        }
         // A forwarded partial sum adds the inbox on its way: never watched, the first step is.
         let (plan, l) = links(Collective::AllReduce, ReduceVia::Forward, 3, 2);
         let w = watching(&plan, &l);

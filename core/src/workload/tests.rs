@@ -202,6 +202,11 @@ fn communication_formulas() {
         p.collective = c;
         assert_eq!(p.bytes_communicated_per_rank(), s * 3 / 4);
     }
+    // Every partial whole to each of the t-1 peers.
+    p.collective = Collective::DirectAllReduce;
+    assert_eq!(p.bytes_communicated_per_rank(), s * 3);
+    p.tp = 2;
+    assert_eq!(p.bytes_communicated_per_rank(), s);
     p.tp = 1;
     assert_eq!(p.bytes_communicated_per_rank(), 0);
 }

@@ -358,6 +358,8 @@ fn settings() -> Vec<Setting> {
         (3, 3, 2, Collective::AllReduce, ReduceVia::Forward),
         (4, 1, 2, Collective::AllReduce, ReduceVia::Update),
         (4, 2, 3, Collective::DirectReduceScatter, ReduceVia::Update),
+        (2, 2, 2, Collective::DirectAllReduce, ReduceVia::Update),
+        (3, 3, 1, Collective::DirectAllReduce, ReduceVia::Update),
     ];
     for (ranks, devices, per_rank, collective, via) in shapes {
         for gate in [
