@@ -22,8 +22,8 @@ pub enum Collective {
     AllGather,
     AllReduce,
     /// Every rank sends its whole partial of each chunk to every other rank as its GEMM makes it,
-    /// and adds the peers' partials in: no all-gather waits on a reduced chunk, so every send can
-    /// go under the GEMM. At two ranks it moves the ring's bytes; at R, R/2 times them.
+    /// and adds the peers' partials in: no all-gather waits on a reduced chunk, so a send waits only
+    /// for its own GEMM work. At two ranks it moves the ring's bytes; at R, R/2 times them.
     DirectAllReduce,
 }
 
