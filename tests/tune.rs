@@ -329,6 +329,38 @@ fn a_mode_that_cannot_run_is_said_not_tuned() {
     assert_eq!(modes, ["encoded"], "{p}");
 }
 
+/// Under `--mode all` a collective fused mode cannot run leaves it untuned with the reason, and the
+/// other modes tuned (before, the point failed as a whole); named, fused is refused at the flags.
+#[test]
+fn the_direct_all_reduce_tunes_every_mode_but_fused() {
+    let dir = tmp("direct-all-reduce");
+    let extra = ["--collective", "direct-all-reduce"];
+    let Some((_, t, _)) = tune_with(&dir, "all", &extra) else {
+        return;
+    };
+    let p = &t["points"][0];
+    assert_eq!(p["not_run"][0]["mode"], "fused", "{p}");
+    assert!(
+        p["not_run"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("direct all-reduce"),
+        "{p}"
+    );
+    let modes: Vec<&str> = p["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["host", "encoded"], "{p}");
+    let mut args = vec!["tune", "--shape", SHAPE, "--ranks", "2", "--mode", "fused"];
+    args.extend(extra);
+    let o = t3(&args, &dir);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("direct-all-reduce with --mode fused"));
+}
+
 /// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is
 /// still over the T_seq the report shows (not over its own configuration's sequential, which would
 /// read as a gain where that sequential is the slower), and a note gives its own.

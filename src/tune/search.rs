@@ -116,9 +116,10 @@ struct Rig<'a, 'b> {
 
 impl<'b> Rig<'_, 'b> {
     /// One experiment of `modes` at `config`, measured `how`; a configuration that cannot run is
-    /// `Ok(Err(why))`. The first of a point times every baseline (its GEMM and collective alone are
-    /// the model's costs); the rest time sequential beside the mode ([`Baselines::Sequential`])
-    /// and check only the mode.
+    /// `Ok(Err(why))`, and a mode that cannot run it is skipped with its reason in the report (as
+    /// fused mode with the direct all-reduce, which the point's other modes still tune). The first
+    /// of a point times every baseline (its GEMM and collective alone are the model's costs); the
+    /// rest time sequential beside the mode ([`Baselines::Sequential`]) and check only the mode.
     fn experiment(
         &mut self,
         config: &Config,
@@ -126,10 +127,7 @@ impl<'b> Rig<'_, 'b> {
         s: &Settings,
         how: How,
     ) -> Result<std::result::Result<Report, String>> {
-        if let Err(e) = config
-            .validate()
-            .and_then(|()| modes.iter().try_for_each(|&m| config.check_mode(m)))
-        {
+        if let Err(e) = config.validate() {
             return Ok(Err(e.to_string()));
         }
         let opts = Options {
