@@ -320,13 +320,17 @@ fn a_mode_that_cannot_run_is_said_not_tuned() {
         p["not_run"][0]["why"].as_str().unwrap().contains("spares"),
         "{p}"
     );
-    let modes: Vec<&str> = p["modes"]
+    assert_eq!(tuned_modes(p), ["encoded"], "{p}");
+}
+
+/// The modes a table's point chose a configuration for, in order.
+fn tuned_modes(p: &Value) -> Vec<&str> {
+    p["modes"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| m["mode"].as_str().unwrap())
-        .collect();
-    assert_eq!(modes, ["encoded"], "{p}");
+        .collect()
 }
 
 /// Under `--mode all` a collective fused mode cannot run leaves it untuned with the reason, and the
@@ -347,13 +351,7 @@ fn the_direct_all_reduce_tunes_every_mode_but_fused() {
             .contains("direct all-reduce"),
         "{p}"
     );
-    let modes: Vec<&str> = p["modes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["mode"].as_str().unwrap())
-        .collect();
-    assert_eq!(modes, ["host", "encoded"], "{p}");
+    assert_eq!(tuned_modes(p), ["host", "encoded"], "{p}");
     let mut args = vec!["tune", "--shape", SHAPE, "--ranks", "2", "--mode", "fused"];
     args.extend(extra);
     let o = t3(&args, &dir);
