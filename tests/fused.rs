@@ -55,7 +55,7 @@ fn every_fused_variant_matches_reference() {
         (1usize..260, 1usize..200, 1usize..140),
         1usize..=8,
         1usize..=16,
-        0usize..4,
+        0..fusable().len(),
         prop_oneof![Just(0u32), 1u32..40],
         // Pieces: the link's (0), one workgroup per transfer (1), or 2..24.
         prop_oneof![Just(0u32), Just(1u32), 2u32..24],
