@@ -289,11 +289,7 @@ mod tests {
         let mut inbox = vec![vec![0u64; n]; r];
         for (i, st) in s.steps.iter().enumerate() {
             if c == Collective::DirectAllReduce && i > 0 && s.steps[i - 1].stage != st.stage {
-                for (v, i) in val.iter_mut().zip(&mut inbox) {
-                    for (v, i) in v.iter_mut().zip(i) {
-                        *v |= std::mem::take(i);
-                    }
-                }
+                join(&mut val, &mut inbox);
             }
             assert_ne!(
                 val[st.src][st.chunk], 0,
@@ -341,12 +337,17 @@ mod tests {
                 }
             }
         }
-        for (v, i) in val.iter_mut().zip(&inbox) {
-            for (v, i) in v.iter_mut().zip(i) {
-                *v |= i;
+        join(&mut val, &mut inbox);
+        (s, val)
+    }
+
+    /// Adds every inbox into its rank's chunk and empties it (the direct all-reduce's last add).
+    fn join(val: &mut [Vec<u64>], inbox: &mut [Vec<u64>]) {
+        for (v, b) in val.iter_mut().zip(inbox) {
+            for (v, b) in v.iter_mut().zip(b) {
+                *v |= std::mem::take(b);
             }
         }
-        (s, val)
     }
 
     #[test]
