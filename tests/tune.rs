@@ -146,13 +146,13 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
     assert!(seq.is_finite() && seq > 0.0);
     let modes = p["modes"].as_array().unwrap();
     assert!(!modes.is_empty(), "{p}");
-    // Sequential on warm clocks per layout (chunks, reduce, link, grid): its fastest figure beside
-    // any measurement of any mode; the point's, the fastest layout's.
+    // Sequential on warm clocks per layout (chunks, reduce, link, grid, collective): its fastest
+    // figure beside any measurement of any mode; the point's, the fastest layout's.
     let layout = |a: &serde_json::Value| {
         let k = &a["knobs"];
         format!(
-            "{} {} {} {}",
-            k["chunks"], k["reduce"], k["link_workgroups"], k["gemm_grid"]
+            "{} {} {} {} {}",
+            k["chunks"], k["reduce"], k["link_workgroups"], k["gemm_grid"], k["collective"]
         )
     };
     let mut warm: std::collections::HashMap<String, f64> = Default::default();
@@ -357,6 +357,100 @@ fn the_direct_all_reduce_tunes_every_mode_but_fused() {
     let o = t3(&args, &dir);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("direct-all-reduce with --mode fused"));
+}
+
+/// A TP-2 preset (after `--preset` or `--presets`), shrunk for a CPU adapter: an all-reduce at two
+/// ranks (48x61x31), on two devices.
+const TP2: [&str; 7] = [
+    "megagpt2-op-tp2",
+    "--tokens",
+    "2400",
+    "--scale",
+    "0.02",
+    "--devices",
+    "2",
+];
+
+/// The ring's all-reduce at two ranks across two devices: the tuner measures the direct all-reduce
+/// beside it (the same sums and bytes), and where the table chooses it `run` runs it for that mode,
+/// checked, named first in the row's configuration, over the ring's sequential (whose baselines
+/// run even where no mode asked runs the ring); `--collective` given runs the ring as named.
+#[test]
+fn the_table_may_run_the_all_reduce_as_the_direct_one() {
+    let d = tmp("direct");
+    let mut args = vec!["tune", "--presets"];
+    args.extend(TP2);
+    args.extend(["--mode", "sequential,host", "--budget-s", "6"]);
+    args.extend(FAST);
+    let o = t3(&args, &d);
+    if no_adapter(&o) {
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let name = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("t3-tune-"))
+        .expect("the default table");
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(d.join(&name)).unwrap()).unwrap();
+    let p = &t["points"][0];
+    assert_eq!(p["key"]["collective"], "all-reduce", "{p}");
+    let host = &p["modes"][0];
+    assert_eq!(host["mode"], "host", "{p}");
+    let direct: Vec<&Value> = host["alternatives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["knobs"]["collective"] == "direct-all-reduce")
+        .collect();
+    assert!(!direct.is_empty(), "measured beside the ring: {host}");
+    for a in &direct {
+        assert!(a["median_ms"].is_f64(), "it ran and was checked: {a}");
+        assert_eq!(
+            a["knobs"]["reduce"], "update",
+            "only what runs is measured: {a}"
+        );
+    }
+    // The table's choice for host: the direct all-reduce.
+    edit(&d, &name, &t, |t| {
+        let c = &mut t["points"][0]["modes"][0];
+        c["knobs"]["collective"] = "direct-all-reduce".into();
+        c["knobs"]["reduce"] = "update".into();
+        c["fallback"] = false.into();
+    });
+    let run = |modes: &str, extra: &[&str]| {
+        let mut args = vec!["run", "--preset"];
+        args.extend(TP2);
+        args.extend(["--mode", modes, "--json", "-"]);
+        args.extend(FAST);
+        args.extend(extra);
+        let o = t3(&args, &d);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let config = |r: &Value, mode: &str| row(r, mode)["config"].as_str().unwrap().to_string();
+    let r = run("sequential,host", &[]);
+    assert_eq!(
+        r["config"]["collective"], "all-reduce",
+        "the ring's baselines"
+    );
+    assert!(config(&r, "host").starts_with("direct-all-reduce, "));
+    assert!(config(&r, "sequential").starts_with("chunks "));
+    let host = row(&r, "host");
+    assert_eq!(host["config_source"], "table");
+    assert!(host["max_rel_error"].is_f64(), "checked: {host}");
+    assert!(host["own_t_seq_ms"].is_f64(), "{host}");
+    let t_seq = r["t_seq_ms"].as_f64().unwrap();
+    let speedup = host["speedup"].as_f64().unwrap();
+    assert!((speedup - t_seq / host["median_ms"].as_f64().unwrap()).abs() < 1e-9);
+    // Host alone: the ring's baselines still run, first.
+    let r = run("host", &[]);
+    assert_eq!(r["config"]["collective"], "all-reduce");
+    assert!(config(&r, "host").starts_with("direct-all-reduce, "));
+    // Named, the collective runs as named.
+    let r = run("host", &["--collective", "all-reduce"]);
+    assert!(!config(&r, "host").contains("direct"), "{r}");
+    let _ = std::fs::remove_file(d.join(name));
 }
 
 /// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is

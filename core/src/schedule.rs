@@ -56,6 +56,13 @@ impl Collective {
         self != Collective::DirectAllReduce
     }
 
+    /// The other collective the tuner may run in this one's place at `ranks` ranks: one that leaves
+    /// the same sums in every rank's output and moves no more bytes. The direct all-reduce for the
+    /// ring's at two ranks (past two it moves R/2 times the ring's bytes; at one, nothing moves).
+    pub fn alternative(self, ranks: usize) -> Option<Collective> {
+        (self == Collective::AllReduce && ranks == 2).then_some(Collective::DirectAllReduce)
+    }
+
     /// Whether each rank computes only its own shard (row-split GEMM) rather than a full partial sum.
     pub fn row_split(self) -> bool {
         self == Collective::AllGather

@@ -283,7 +283,8 @@ pub struct RunArgs {
     /// reduce-scatter, direct-reduce-scatter, all-gather, all-reduce (the ring's: a reduce-scatter,
     /// then an all-gather of the sums) or direct-all-reduce (each rank's partial sent whole to every
     /// peer as its GEMM makes it; at two ranks the ring's bytes) (default: the preset's, else
-    /// reduce-scatter).
+    /// reduce-scatter). Not given, a tune table may run a two-rank all-reduce as the direct one
+    /// for a mode (its row says so); given, it runs as named.
     #[arg(long, ignore_case = true)]
     pub collective: Option<CollectiveArg>,
     /// Modes, comma-separated, or `all`.
@@ -463,7 +464,9 @@ pub struct Points {
     /// Rank counts (comma list) [default: each preset's TP degree; 4 with --shape].
     #[arg(long, value_delimiter = ',', value_parser = ranks)]
     pub ranks: Vec<usize>,
-    /// The collective (see `t3 run --collective`) [default: each preset's; reduce-scatter with --shape].
+    /// The collective (see `t3 run --collective`) [default: each preset's; reduce-scatter with
+    /// --shape]. Not given, a two-rank all-reduce may run as the direct one (`tune` tries it, and
+    /// `sweep` takes a tune table's choice); given, it runs as named.
     #[arg(long, ignore_case = true)]
     pub collective: Option<CollectiveArg>,
 }

@@ -240,6 +240,7 @@ pub fn check_run(kernels: &KernelFiles, a: &RunArgs) -> Result<Checked> {
             step_lead: a.step_lead.is_some(),
             link: a.link_workgroups.is_some() || a.link_gbps.is_some(),
             arbitrate: a.arbitrate.is_some(),
+            collective: a.collective.is_some(),
             ..given_knobs(&a.knobs)
         },
         model_chunks: model.is_some(),

@@ -179,6 +179,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
                                     step_lead: !a.step_lead.is_empty(),
                                     link: !a.link_workgroups.is_empty(),
                                     arbitrate: !a.arbitrate.is_empty(),
+                                    collective: a.points.collective.is_some(),
                                     ..given_knobs(&a.knobs)
                                 },
                                 model_chunks: model.is_some(),

@@ -8,6 +8,7 @@ use web_time::{Duration, Instant};
 use t3_wgpu::files;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::modes::Config;
+use t3_wgpu::tune::apply::Given;
 use t3_wgpu::tune::search::{self, Job, Settings};
 use t3_wgpu::tune::space::Context as SpaceContext;
 use t3_wgpu::tune::table::{Point, Table};
@@ -176,7 +177,10 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         let left = end.saturating_duration_since(Instant::now());
         let deadline = Instant::now() + left / (jobs.len() - i) as u32;
         // As given: what a run without a table gets, the model's one-GPU defaults included.
-        let given = given_knobs(&a.knobs);
+        let given = Given {
+            collective: a.points.collective.is_some(),
+            ..given_knobs(&a.knobs)
+        };
         let mut base = base.clone();
         // `--devices all` was counted as two devices until they were open.
         super::tables::recount_chunks(&mut base, a.devices.devices.is_some(), gpus.len());

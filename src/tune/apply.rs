@@ -98,7 +98,8 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
 }
 
 /// Runs `plans` on `d` (one experiment per distinct configuration, `opts` for everything else)
-/// and merges them into one report: the baselines are the first configuration's, and each mode's
+/// and merges them into one report: the baselines are the first configuration of `opts`'s
+/// collective, and each mode's
 /// row comes from the run of its own configuration. A mode that falls back (unless `no_fallback`)
 /// is not run: its row is sequential's, and says so.
 /// `adjust` sees every timed run (`experiment::measure_with`'s seam); `after` sees each configuration's system and report once measured (a dump keeps the last).
@@ -125,6 +126,14 @@ pub fn run_plans(
             .first()
             .map_or(opts.config.clone(), |p| p.config.clone());
         groups.push((base, Vec::new(), String::new()));
+    }
+    // The baselines are those of the point's own collective: a mode the table runs as another
+    // (the direct all-reduce for the ring's) is over the ring's sequential, and where every mode
+    // asked runs the other, the point's own runs first for its baselines alone.
+    let own = opts.config.collective;
+    match groups.iter().position(|g| g.0.collective == own) {
+        Some(i) => groups[..=i].rotate_right(1),
+        None => groups.insert(0, (opts.config.clone(), Vec::new(), String::new())),
     }
     let mut reports = Vec::new();
     for (config, modes, _) in &groups {

@@ -8,6 +8,7 @@ use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind, StepLead};
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
+use crate::schedule::Collective;
 use crate::steps::Link;
 
 /// The knobs of one configuration. `None` leaves a knob to its default (the mode's or the device's);
@@ -38,6 +39,9 @@ pub struct Knobs {
     pub fused_pieces: Option<u32>,
     /// Fused mode's pause between an idle spare's polls (None: its default).
     pub fused_pause: Option<u32>,
+    /// The collective run in the point's place ([`Collective::alternative`]: the direct all-reduce
+    /// for the ring's at two ranks), by its name (None: the point's own).
+    pub collective: Option<String>,
 }
 
 /// Where a mode's configuration came from.
@@ -68,6 +72,27 @@ pub fn parse_reduce(s: &str) -> Result<ReduceVia> {
         .into_iter()
         .find(|v| v.name() == s)
         .ok_or_else(|| Error::invalid("tuned reduce", s, "update, land or forward"))
+}
+
+/// A tuned collective by its name: `base`'s own, or the alternative the tuner may run in its place.
+fn parse_collective(s: &str, base: &Config) -> Result<Collective> {
+    let own = base.collective;
+    let alternative = own.alternative(base.ranks);
+    Collective::parse(s)
+        .filter(|&c| c == own || Some(c) == alternative)
+        .ok_or_else(|| {
+            Error::invalid(
+                "tuned collective",
+                s,
+                match alternative {
+                    Some(a) => format!("the point's ({own}) or {a}"),
+                    None => format!(
+                        "the point's ({own}): it has no alternative at {} ranks",
+                        base.ranks
+                    ),
+                },
+            )
+        })
 }
 
 /// A host grain by its name ([`HostGrain::name`]).
@@ -115,6 +140,7 @@ impl Knobs {
             self.fused_spares != other.fused_spares,
             self.fused_pieces != other.fused_pieces,
             self.fused_pause != other.fused_pause,
+            self.collective != other.collective,
         ]
         .into_iter()
         .filter(|&d| d)
@@ -142,6 +168,9 @@ impl Knobs {
                 Pieces::Count(n) => Some(n),
             },
             fused_pause: c.fused.pause,
+            // Only one that differs from the point's own can be told from it: the alternative.
+            collective: (c.collective == Collective::DirectAllReduce)
+                .then(|| c.collective.name().into()),
         }
     }
 
@@ -169,6 +198,9 @@ impl Knobs {
             Some(n) => Pieces::Count(n),
         };
         c.fused.pause = self.fused_pause;
+        if let Some(name) = &self.collective {
+            c.collective = parse_collective(name, base)?;
+        }
         Ok(c)
     }
 
@@ -179,6 +211,9 @@ impl Knobs {
             format!("chunks {}", self.chunks),
             format!("reduce {}", self.reduce),
         ];
+        if let Some(c) = &self.collective {
+            parts.insert(0, c.clone());
+        }
         if mode != ModeKind::Fused {
             parts.push(format!(
                 "grid {}",
@@ -242,6 +277,8 @@ pub struct Given {
     pub fused_spares: bool,
     pub fused_pieces: bool,
     pub fused_pause: bool,
+    /// `--collective`: the point's collective is run as named, not its alternative.
+    pub collective: bool,
 }
 
 impl Given {
@@ -280,6 +317,9 @@ impl Given {
         }
         if self.fused_pause {
             k.fused_pause = flags.fused_pause;
+        }
+        if self.collective {
+            k.collective = flags.collective.clone();
         }
         k
     }

@@ -55,8 +55,10 @@ impl Default for Settings {
     }
 }
 
-/// Most configurations of one mode the exhaustive grid measures.
-pub const MAX_GRID: usize = 4096;
+/// Most configurations of one mode the exhaustive grid measures: the largest space whole (host mode
+/// across devices on an all-reduce at two ranks, 8,748), since a cut drops the last values of the
+/// first axes (a chunk count, the direct all-reduce) outright.
+pub const MAX_GRID: usize = 16384;
 
 /// The fastest configurations of a mode measured again at the end, each with [`CONFIRM_REPS`]
 /// times the reps: a choice among many short measurements favours the one whose noise ran low,
@@ -247,11 +249,17 @@ impl Measure for OnGpu<'_, '_> {
 }
 
 /// What sequential's time depends on among the knobs: the chunk count, the reduce, the link's
-/// budget (which throttles sequential's collective as well) and the GEMM's grid.
-type Layout = (usize, String, Option<u32>, Option<u32>);
+/// budget (which throttles sequential's collective as well), the GEMM's grid and the collective.
+type Layout = (usize, String, Option<u32>, Option<u32>, Option<String>);
 
 fn layout(k: &Knobs) -> Layout {
-    (k.chunks, k.reduce.clone(), k.link_workgroups, k.gemm_grid)
+    (
+        k.chunks,
+        k.reduce.clone(),
+        k.link_workgroups,
+        k.gemm_grid,
+        k.collective.clone(),
+    )
 }
 
 /// `median_ms` on warm clocks: scaled by the sequential timed beside it (`beside_ms`, the same
@@ -383,7 +391,9 @@ impl<M: Measure> Point1<'_, M> {
                     let mut k = self.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
                     axes[a][v].set(&mut k);
                     let k = k.canonical();
-                    if self.seen.contains_key(&(mode, k.clone())) {
+                    if self.seen.contains_key(&(mode, k.clone()))
+                        || !space::runs(&k, &self.job.base, mode)
+                    {
                         continue;
                     }
                     if !self.fits(mode, deadline) {
@@ -405,7 +415,8 @@ impl<M: Measure> Point1<'_, M> {
             * (CONFIRM * (CONFIRM_REPS + 1) / 2) as u32;
         let grid_deadline = deadline.checked_sub(room).unwrap_or(deadline);
         for k in grid.iter().map(Knobs::canonical) {
-            if self.seen.contains_key(&(mode, k.clone())) {
+            if self.seen.contains_key(&(mode, k.clone())) || !space::runs(&k, &self.job.base, mode)
+            {
                 continue;
             }
             if !self.fits(mode, grid_deadline) {

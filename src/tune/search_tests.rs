@@ -68,7 +68,7 @@ const COSTS: Costs = Costs {
     pass_ms: 0.0,
 };
 
-/// A tuner of `job` measuring on `m`, the configuration as given measured (encoded mode).
+/// A tuner of `job` measuring on `m`, the configuration as given measured (its first mode).
 fn point<'a, M: Measure>(job: &'a Job, m: M, s: &'a Settings) -> Point1<'a, M> {
     let mut p = Point1 {
         m,
@@ -79,7 +79,7 @@ fn point<'a, M: Measure>(job: &'a Job, m: M, s: &'a Settings) -> Point1<'a, M> {
         progress: &|_| {},
         longest: HashMap::new(),
     };
-    p.measure(ModeKind::Encoded, &Knobs::of(&job.base)).unwrap();
+    p.measure(job.modes[0], &Knobs::of(&job.base)).unwrap();
     p
 }
 
@@ -353,4 +353,58 @@ fn the_choice_is_made_again_on_the_final_figures() {
     assert_eq!(c.knobs, b);
     assert_eq!((c.median_ms, c.sequential_ms), (2.1, Some(2.2)));
     assert_eq!(c.confirmed[0].knobs, b, "its confirmations sorted again");
+}
+
+/// The ring's all-reduce at two ranks in host mode across two devices: the direct all-reduce is
+/// searched beside it, no combination that cannot run is measured, and a direct configuration is
+/// chosen only where it is faster in time: its own sequential is slower (its collective alone is),
+/// so a gain over that is no gain, and the point's sequential stays the ring's.
+#[test]
+fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
+    let job = Job {
+        workload: "w".into(),
+        base: Config {
+            collective: crate::schedule::Collective::AllReduce,
+            ..Config::new(Shape::new(64, 64, 64).unwrap(), 2)
+        },
+        modes: vec![ModeKind::Host],
+        given: Given::default(),
+    };
+    let ctx = Context {
+        devices: 2,
+        sms: Some(132),
+    };
+    let axes = space::axes(ModeKind::Host, &job.base, &[1, 2, 4], ctx);
+    let direct = |k: &Knobs| k.collective.is_some();
+    let s = Settings::default();
+    for (direct_ms, chosen) in [(9.0, true), (10.5, false)] {
+        let mut land = Landscape::new(move |k: &Knobs, _| {
+            Some(match (direct(k), k.chunks) {
+                (true, 4) => direct_ms,
+                (true, _) => 13.0,
+                (false, 4) => 10.0,
+                (false, _) => 10.5,
+            })
+        });
+        land.seq = Box::new(move |k: &Knobs, _| if direct(k) { 12.0 } else { 11.0 });
+        let mut p = point(&job, land, &s);
+        let mut c = p
+            .choose(ModeKind::Host, &COSTS, &axes, far())
+            .unwrap()
+            .unwrap();
+        assert!(p.m.asked.iter().any(|(k, _)| direct(k)), "searched");
+        assert!(
+            p.m.asked
+                .iter()
+                .all(|(k, _)| space::runs(k, &job.base, ModeKind::Host)),
+            "only what runs is measured"
+        );
+        assert_eq!(direct(&c.knobs), chosen, "{direct_ms} ms: {c:?}");
+        let seq = p.sequential_ms();
+        assert_eq!(seq, 11.0, "the ring's sequential, the faster");
+        let warm = p.warm_ms(&layout(&c.knobs));
+        judge(&mut c, seq, warm);
+        let t = if chosen { direct_ms } else { 10.0 };
+        assert!((c.speedup - 11.0 / t).abs() < 1e-9, "{}", c.speedup);
+    }
 }

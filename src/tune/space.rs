@@ -22,6 +22,7 @@ pub enum Value {
     Spares(Option<u32>),
     Pieces(Option<u32>),
     Pause(Option<u32>),
+    Collective(Option<&'static str>),
 }
 
 impl Value {
@@ -39,6 +40,7 @@ impl Value {
             Value::Spares(s) => k.fused_spares = *s,
             Value::Pieces(p) => k.fused_pieces = *p,
             Value::Pause(p) => k.fused_pause = *p,
+            Value::Collective(c) => k.collective = c.map(str::to_string),
         }
     }
 }
@@ -59,6 +61,7 @@ impl Value {
             Value::Spares(_) => given.fused_spares,
             Value::Pieces(_) => given.fused_pieces,
             Value::Pause(_) => given.fused_pause,
+            Value::Collective(_) => given.collective,
         }
     }
 }
@@ -83,15 +86,22 @@ pub struct Context {
 /// each value one that `base`'s collective and the mode accept.
 pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Vec<Value>> {
     let mut axes = vec![chunks.iter().map(|&n| Value::Chunks(n)).collect()];
+    let runs = |v: &Value| {
+        let mut k = Knobs::of(base);
+        v.set(&mut k);
+        runs(&k, base, mode)
+    };
+    // The collective that leaves the same sums with no more bytes, where the mode runs it.
+    if let Some(a) = base.collective.alternative(base.ranks) {
+        let other = Value::Collective(Some(a.name()));
+        if runs(&other) {
+            axes.push(vec![Value::Collective(None), other]);
+        }
+    }
     let reduces: Vec<Value> = ["update", "forward", "land"]
         .into_iter()
-        .filter(|r| {
-            let mut k = Knobs::of(base);
-            k.reduce = (*r).into();
-            k.apply(base)
-                .is_ok_and(|c| c.validate().is_ok() && c.check_mode(mode).is_ok())
-        })
         .map(Value::Reduce)
+        .filter(runs)
         .collect();
     if reduces.len() > 1 {
         axes.push(reduces);
@@ -156,6 +166,14 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         axes.push(vec![Value::Pause(None), Value::Pause(Some(64))]);
     }
     axes
+}
+
+/// Whether `mode` can run `base` at `k`: the knobs read, the configuration valid, the mode able
+/// to run it (no GPU work). The search measures no other: a combination of knobs that cannot run
+/// (the direct all-reduce with a reduce but update) is no alternative.
+pub fn runs(k: &Knobs, base: &Config, mode: ModeKind) -> bool {
+    k.apply(base)
+        .is_ok_and(|c| c.validate().is_ok() && c.check_mode(mode).is_ok())
 }
 
 /// The knobs a search starts from: `base`'s, with the first value of every axis.

@@ -31,6 +31,7 @@ fn every_knob() -> Knobs {
         fused_spares: Some(16),
         fused_pieces: Some(0),
         fused_pause: Some(64),
+        collective: None,
     }
 }
 
@@ -217,6 +218,101 @@ fn the_space_offers_only_what_the_point_accepts() {
     uniq.dedup();
     assert_eq!(uniq.len(), product);
     assert_eq!(space::grid(&start, &axes, 5).len(), 5);
+}
+
+/// The ring's all-reduce at two ranks may run as the direct one (the same sums, the same bytes): an
+/// axis of the space for the modes that run it, a knob that survives a configuration and back, one
+/// a hand-edited table cannot turn into another collective, and one `--collective` pins.
+#[test]
+fn the_all_reduce_at_two_ranks_may_run_as_the_direct_one() {
+    let ctx = Context {
+        devices: 2,
+        sms: Some(132),
+    };
+    let two = |c| Config {
+        collective: c,
+        ..Config::new(Shape::new(96, 40, 24).unwrap(), 2)
+    };
+    let ring = two(Collective::AllReduce);
+    let direct = Value::Collective(Some("direct-all-reduce"));
+    let offered = |mode, c: &Config| {
+        space::axes(mode, c, &[2, 4], ctx)
+            .iter()
+            .flatten()
+            .any(|v| *v == direct)
+    };
+    assert!(offered(ModeKind::Host, &ring));
+    assert!(offered(ModeKind::Encoded, &ring));
+    // The exhaustive grid holds this, the largest space, whole.
+    let largest: usize = space::axes(ModeKind::Host, &ring, &[1, 2, 4], ctx)
+        .iter()
+        .map(Vec::len)
+        .product();
+    assert!(largest <= super::search::MAX_GRID, "{largest}");
+    // Fused mode cannot run it; at four ranks it moves twice the ring's bytes; a reduce-scatter has
+    // none.
+    assert!(!offered(ModeKind::Fused, &ring));
+    assert!(!offered(ModeKind::Host, &config(Collective::AllReduce)));
+    assert!(!offered(ModeKind::Host, &two(Collective::ReduceScatter)));
+    // The knob onto the configuration and back; said first in its words.
+    let k = Knobs {
+        chunks: 8,
+        reduce: "update".into(),
+        host_grain: Some("2".into()),
+        collective: Some("direct-all-reduce".into()),
+        ..Knobs::default()
+    };
+    let c = k.apply(&ring).unwrap();
+    assert_eq!(c.collective, Collective::DirectAllReduce);
+    assert_eq!(Knobs::of(&c), k);
+    assert_eq!(Knobs::of(&ring).collective, None);
+    assert!(k
+        .describe(ModeKind::Host)
+        .starts_with("direct-all-reduce, chunks 8"));
+    assert_eq!(k.differences(&Knobs::of(&ring)), 3);
+    // The search measures no combination that cannot run: the direct all-reduce reduces by update.
+    assert!(space::runs(&k, &ring, ModeKind::Host));
+    let landed = Knobs {
+        reduce: "land".into(),
+        ..k.clone()
+    };
+    assert!(!space::runs(&landed, &ring, ModeKind::Host));
+    assert!(!space::runs(&k, &ring, ModeKind::Fused));
+    // A table's collective other than the point's own or its alternative is refused, naming both.
+    for (base, name, says) in [
+        (
+            &ring,
+            "all-gather",
+            "the point's (all-reduce) or direct-all-reduce",
+        ),
+        (&ring, "teleport", "teleport"),
+        (
+            &config(Collective::AllReduce),
+            "direct-all-reduce",
+            "no alternative at 4 ranks",
+        ),
+        (
+            &two(Collective::ReduceScatter),
+            "direct-all-reduce",
+            "(reduce-scatter)",
+        ),
+    ] {
+        let k = Knobs {
+            collective: Some(name.into()),
+            ..Knobs::of(base)
+        };
+        let e = k.apply(base).unwrap_err().to_string();
+        assert!(e.contains(says) && e.contains(name), "{e}");
+    }
+    // `--collective` given: the point runs as named, whatever the table says, and no axis offers
+    // the other.
+    let given = Given {
+        collective: true,
+        ..Given::default()
+    };
+    assert_eq!(given.overlay(&k, &Knobs::of(&ring)).collective, None);
+    let axes = space::not_given(space::axes(ModeKind::Host, &ring, &[2], ctx), &given);
+    assert!(!axes.iter().flatten().any(|v| *v == direct));
 }
 
 #[test]

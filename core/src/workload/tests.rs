@@ -211,6 +211,30 @@ fn communication_formulas() {
     assert_eq!(p.bytes_communicated_per_rank(), 0);
 }
 
+/// The collective the tuner may run in a point's place moves no more bytes than the point's own,
+/// and exists where it moves the same (the direct all-reduce at two ranks).
+#[test]
+fn an_alternative_collective_moves_no_more_bytes() {
+    let mut p = find("gpt3-op-tp4", 100, 1.0).unwrap();
+    let mut offered = 0;
+    for tp in 1..=8 {
+        p.tp = tp;
+        for c in Collective::ALL {
+            p.collective = c;
+            let own = p.bytes_communicated_per_rank();
+            let Some(a) = c.alternative(tp) else { continue };
+            assert_ne!(a, c);
+            offered += 1;
+            p.collective = a;
+            assert!(
+                p.bytes_communicated_per_rank() <= own,
+                "{a} for {c} at {tp}"
+            );
+        }
+    }
+    assert_eq!(offered, 1, "the ring's all-reduce at two ranks");
+}
+
 #[test]
 fn default_tokens_fit_2gib_binding() {
     for p in presets(DEFAULT_TOKENS, 1.0) {
