@@ -363,17 +363,22 @@ impl<M: Measure> Point1<'_, M> {
 
     /// The fastest of `mode`'s measurements on warm clocks.
     fn best(&self, mode: ModeKind) -> Option<Measured> {
+        self.best_where(mode, |_| true)
+    }
+
+    /// The fastest of `mode`'s measurements on warm clocks whose knobs `keep` keeps.
+    fn best_where(&self, mode: ModeKind, keep: impl Fn(&Knobs) -> bool) -> Option<Measured> {
         self.ranked(mode)
             .into_iter()
-            .find(|m| m.ratio_beside().is_some())
+            .find(|m| m.ratio_beside().is_some() && keep(&m.knobs))
     }
 
     /// The search proper: one knob at a time from the best so far, every axis once per round (chunk
     /// counts as the model ranks them), rounds again from the new best while one finds a faster
-    /// configuration; then, as the budget allows, the rest of the grid nearest that best first
-    /// (two knobs changed, then three...), which ends as the grid where the budget covers it. Or
-    /// every point of the grid in order (`exhaustive`). A configuration already measured costs
-    /// nothing.
+    /// configuration, from each collective in turn in its share of the time; then, as the budget
+    /// allows, the rest of the grid nearest the best first (two knobs changed, then three...),
+    /// which ends as the grid where the budget covers it. Or every point of the grid in order
+    /// (`exhaustive`). A configuration already measured costs nothing.
     fn search(
         &mut self,
         mode: ModeKind,
@@ -383,29 +388,30 @@ impl<M: Measure> Point1<'_, M> {
         let base_knobs = Knobs::of(&self.job.base).canonical();
         let mut grid = space::grid(&space::start(&self.job.base, axes), axes, MAX_GRID);
         if !self.s.exhaustive {
-            let limits: Vec<usize> = axes.iter().map(Vec::len).collect();
-            for _ in 0..MAX_ROUNDS {
-                let before = self.best(mode).and_then(|b| self.warm_time(&b));
-                let mut measured = 0;
-                for (a, v) in space::rounds(&limits) {
-                    let mut k = self.best(mode).map_or(base_knobs.clone(), |b| b.knobs);
-                    axes[a][v].set(&mut k);
-                    let k = k.canonical();
-                    if self.seen.contains_key(&(mode, k.clone()))
-                        || !space::runs(&k, &self.job.base, mode)
-                    {
-                        continue;
-                    }
-                    if !self.fits(mode, deadline) {
-                        return Ok(());
-                    }
-                    self.measure(mode, &k)?;
-                    measured += 1;
-                }
-                let after = self.best(mode).and_then(|b| self.warm_time(&b));
-                if measured == 0 || after >= before {
-                    break;
-                }
+            // The collective is no knob among the others: their best values differ with it (a GEMM
+            // grid that pays beside the ring's steps can double the direct all-reduce's time, which
+            // reduces by update only), so that one knob moved from the other's best says little of
+            // it. The rounds run from each collective the space offers, moving the other knobs.
+            let (collectives, others): (Vec<_>, Vec<_>) = axes
+                .iter()
+                .cloned()
+                .partition(|a| matches!(a.first(), Some(space::Value::Collective(_))));
+            let starts: Vec<Knobs> = match collectives.first() {
+                Some(values) => values
+                    .iter()
+                    .map(|v| {
+                        let mut k = base_knobs.clone();
+                        v.set(&mut k);
+                        k.canonical()
+                    })
+                    .filter(|k| space::runs(k, &self.job.base, mode))
+                    .collect(),
+                None => vec![base_knobs.clone()],
+            };
+            for (i, start) in starts.iter().enumerate() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let share = Instant::now() + left / (starts.len() - i) as u32;
+                self.rounds(mode, &others, start, share)?;
             }
             let best = self.best(mode).map_or(base_knobs, |b| b.knobs);
             grid.sort_by_key(|k| k.differences(&best));
@@ -423,6 +429,43 @@ impl<M: Measure> Point1<'_, M> {
                 break;
             }
             self.measure(mode, &k)?;
+        }
+        Ok(())
+    }
+
+    /// Rounds of one-knob moves along `axes` from the fastest measured configuration of `start`'s
+    /// collective (`start` until one is), while a round finds a faster one, until `deadline`.
+    fn rounds(
+        &mut self,
+        mode: ModeKind,
+        axes: &[Vec<space::Value>],
+        start: &Knobs,
+        deadline: Instant,
+    ) -> Result<()> {
+        let limits: Vec<usize> = axes.iter().map(Vec::len).collect();
+        let best = |p: &Self| p.best_where(mode, |k| k.collective == start.collective);
+        for _ in 0..MAX_ROUNDS {
+            let before = best(self).and_then(|b| self.warm_time(&b));
+            let mut measured = 0;
+            for (a, v) in space::rounds(&limits) {
+                let mut k = best(self).map_or(start.clone(), |b| b.knobs);
+                axes[a][v].set(&mut k);
+                let k = k.canonical();
+                if self.seen.contains_key(&(mode, k.clone()))
+                    || !space::runs(&k, &self.job.base, mode)
+                {
+                    continue;
+                }
+                if !self.fits(mode, deadline) {
+                    return Ok(());
+                }
+                self.measure(mode, &k)?;
+                measured += 1;
+            }
+            let after = best(self).and_then(|b| self.warm_time(&b));
+            if measured == 0 || after >= before {
+                break;
+            }
         }
         Ok(())
     }

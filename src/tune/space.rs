@@ -91,13 +91,6 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         v.set(&mut k);
         runs(&k, base, mode)
     };
-    // The collective that leaves the same sums with no more bytes, where the mode runs it.
-    if let Some(a) = base.collective.alternative(base.ranks) {
-        let other = Value::Collective(Some(a.name()));
-        if runs(&other) {
-            axes.push(vec![Value::Collective(None), other]);
-        }
-    }
     let reduces: Vec<Value> = ["update", "forward", "land"]
         .into_iter()
         .map(Value::Reduce)
@@ -165,6 +158,15 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         ]);
         axes.push(vec![Value::Pause(None), Value::Pause(Some(64))]);
     }
+    // The collective that leaves the same sums with no more bytes, where the mode runs it; last, so
+    // that each round tries it at the best the other knobs found (what pays for the ring's steps,
+    // a GEMM grid, may cost the direct one's).
+    if let Some(a) = base.collective.alternative(base.ranks) {
+        let other = Value::Collective(Some(a.name()));
+        if runs(&other) {
+            axes.push(vec![Value::Collective(None), other]);
+        }
+    }
     axes
 }
 
@@ -223,7 +225,16 @@ pub fn rounds(limits: &[usize]) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Chunk counts for `mode` on `base`, best first by the model at `costs`.
+/// Chunk counts for `mode` on `base`, the model's best at `costs` first, then the next finer count,
+/// then the rest as the model ranks them. The model's pass cost is fitted at one chunk count and
+/// cannot tell that finer chunks shorten a tail after the GEMM (a stage in pieces, the direct
+/// all-reduce's last sends): a search cut to a few counts still measures one finer than its best.
 pub fn chunk_order(mode: ModeKind, costs: &model::Costs, base: &Config) -> Vec<usize> {
-    model::ranked_chunks(mode, costs, base)
+    let mut v = model::ranked_chunks(mode, costs, base);
+    let best = v.first().copied().unwrap_or(1);
+    if let Some(n) = v.iter().copied().filter(|&n| n > best).min() {
+        v.retain(|&m| m != n);
+        v.insert(1, n);
+    }
+    v
 }

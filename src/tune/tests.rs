@@ -315,6 +315,37 @@ fn the_all_reduce_at_two_ranks_may_run_as_the_direct_one() {
     assert!(!axes.iter().flatten().any(|v| *v == direct));
 }
 
+/// The chunk axis: the model's best, then the next finer count (which its pass cost cannot judge),
+/// then the model's order.
+#[test]
+fn the_chunk_axis_tries_one_count_finer_than_the_models_best_second() {
+    let base = Config::new(Shape::new(96, 40, 24).unwrap(), 2);
+    let costs = |pass_ms| super::model::Costs {
+        gemm_ms: 10.0,
+        comm_ms: 10.0,
+        pass_ms,
+    };
+    // Passes at 0.2 ms: 4 chunks best, then 2, 8, 1, 16 by the model.
+    let c = costs(0.2);
+    assert_eq!(
+        super::model::ranked_chunks(ModeKind::Host, &c, &base),
+        [4, 2, 8, 1, 16]
+    );
+    assert_eq!(
+        space::chunk_order(ModeKind::Host, &c, &base),
+        [4, 8, 2, 1, 16]
+    );
+    // Free passes: 16 best, nothing finer; dear ones: 1 best, 2 already second.
+    assert_eq!(
+        space::chunk_order(ModeKind::Host, &costs(0.0), &base)[0],
+        16
+    );
+    assert_eq!(
+        space::chunk_order(ModeKind::Host, &costs(5.0), &base)[..2],
+        [1, 2]
+    );
+}
+
 #[test]
 fn a_knob_given_as_a_flag_is_searched_along_no_axis() {
     let ctx = Context {
