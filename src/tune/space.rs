@@ -158,9 +158,9 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         ]);
         axes.push(vec![Value::Pause(None), Value::Pause(Some(64))]);
     }
-    // The collective that leaves the same sums with no more bytes, where the mode runs it; last, so
-    // that each round tries it at the best the other knobs found (what pays for the ring's steps,
-    // a GEMM grid, may cost the direct one's).
+    // The collective that leaves the same sums with no more bytes, where the mode runs it. The
+    // search's rounds start from each of its values in turn rather than move along it: the other
+    // knobs' best values differ with it.
     if let Some(a) = base.collective.alternative(base.ranks) {
         let other = Value::Collective(Some(a.name()));
         if runs(&other) {
