@@ -180,9 +180,9 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         let alts = c["alternatives"].as_array().unwrap();
         assert!(!alts.is_empty());
         // The choice is the confirmation fastest on warm clocks of the three fastest
-        // alternatives, and its fallback follows the numbers.
+        // alternatives and the configuration as given, and its fallback follows the numbers.
         let confirmed = c["confirmed"].as_array().unwrap();
-        assert!(!confirmed.is_empty() && confirmed.len() <= 3, "{c}");
+        assert!(!confirmed.is_empty() && confirmed.len() <= 4, "{c}");
         let fastest = confirmed
             .iter()
             .filter_map(on_warm_clocks)
@@ -192,11 +192,17 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         assert_eq!(on_warm_clocks(&confirmed[0]), Some(fastest), "{c}");
         let timed: Vec<&serde_json::Value> =
             alts.iter().filter(|a| a["median_ms"].is_f64()).collect();
+        let mut as_given = 0;
         for k in confirmed {
             let rank = timed.iter().position(|a| a["knobs"] == k["knobs"]);
+            if rank.is_some_and(|r| r >= 3) {
+                // The configuration as given, its first figure the point's as-given time.
+                as_given += 1;
+                assert_eq!(timed[rank.unwrap()]["median_ms"], c["given_ms"], "{k}");
+            }
             assert!(
-                rank.is_some_and(|r| r < 3),
-                "confirmed {k} among the three fastest of {alts:?}"
+                rank.is_some() && as_given <= 1,
+                "confirmed {k} among the three fastest of {alts:?} or as given"
             );
         }
         let speedup = c["speedup"].as_f64().unwrap();
@@ -443,6 +449,30 @@ fn the_table_may_run_the_all_reduce_as_the_direct_one() {
     let t_seq = r["t_seq_ms"].as_f64().unwrap();
     let speedup = host["speedup"].as_f64().unwrap();
     assert!((speedup - t_seq / host["median_ms"].as_f64().unwrap()).abs() < 1e-9);
+    // The CSV's collective column says what each row ran.
+    let mut args = vec!["run", "--preset"];
+    args.extend(TP2);
+    args.extend(["--mode", "sequential,host", "--csv", "-"]);
+    args.extend(FAST);
+    let o = t3(&args, &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut csv = csv::Reader::from_reader(o.stdout.as_slice());
+    let h = csv.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+    let ran: Vec<(String, String)> = csv
+        .records()
+        .map(|x| {
+            let x = x.unwrap();
+            (x[col("mode")].to_string(), x[col("collective")].to_string())
+        })
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            ("sequential".to_string(), "all-reduce".to_string()),
+            ("host".into(), "direct-all-reduce".into())
+        ]
+    );
     // Host alone: the ring's baselines still run, first.
     let r = run("host", &[]);
     assert_eq!(r["config"]["collective"], "all-reduce");
@@ -536,6 +566,21 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
         std::fs::write(d.join("neg.json"), neg.to_string()).unwrap();
         let e = stderr(&with("neg.json"));
         assert!(e.contains("positive finite times"), "{field}: {e}");
+    }
+    // A collective the point cannot run as (a reduce-scatter has no alternative), or none at all.
+    for (name, says) in [
+        (
+            "direct-all-reduce",
+            "the point's (reduce-scatter): it has no alternative",
+        ),
+        ("teleport", "invalid tuned collective: teleport"),
+    ] {
+        let mut other = t.clone();
+        other["points"][0]["modes"][0]["knobs"]["collective"] = name.into();
+        std::fs::write(d.join("other.json"), other.to_string()).unwrap();
+        let o = with("other.json");
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
     }
     // Foreign: tuned on another adapter.
     let mut foreign = t.clone();

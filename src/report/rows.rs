@@ -134,6 +134,12 @@ impl Row {
             .iter()
             .map(|m| Row {
                 chunks: m.knobs.as_ref().map_or(r.config.chunks, |k| k.chunks),
+                // A mode a tune table ran as another collective (the direct all-reduce) says so.
+                collective: m
+                    .knobs
+                    .as_ref()
+                    .and_then(|k| k.collective.clone())
+                    .unwrap_or_else(|| r.config.collective.to_string()),
                 reduce_via: m
                     .knobs
                     .as_ref()

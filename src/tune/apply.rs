@@ -55,10 +55,7 @@ pub fn plan(
         .iter()
         .map(|&mode| {
             let tuned = table.and_then(|t| t.choice(&key, mode)).and_then(|(_, c)| {
-                let k = given.overlay(&c.knobs, &flags);
-                let config = k.apply(base).ok()?;
-                config.validate().ok()?;
-                config.check_mode(mode).ok()?;
+                let config = given.overlay(&c.knobs, &flags).runnable(base, mode)?;
                 Some((config, c))
             });
             match tuned {
@@ -120,16 +117,9 @@ pub fn run_plans(
             None => groups.push((p.config.clone(), vec![p.mode], id)),
         }
     }
-    if groups.is_empty() {
-        // Every mode asked falls back: sequential alone, at the configuration as given.
-        let base = plans
-            .first()
-            .map_or(opts.config.clone(), |p| p.config.clone());
-        groups.push((base, Vec::new(), String::new()));
-    }
     // The baselines are those of the point's own collective: a mode the table runs as another
-    // (the direct all-reduce for the ring's) is over the ring's sequential, and where every mode
-    // asked runs the other, the point's own runs first for its baselines alone.
+    // (the direct all-reduce for the ring's) is over the ring's sequential. Where every mode asked
+    // falls back or runs the other, the configuration as given runs first for its baselines alone.
     let own = opts.config.collective;
     match groups.iter().position(|g| g.0.collective == own) {
         Some(i) => groups[..=i].rotate_right(1),

@@ -40,7 +40,8 @@ pub struct Knobs {
     /// Fused mode's pause between an idle spare's polls (None: its default).
     pub fused_pause: Option<u32>,
     /// The collective run in the point's place ([`Collective::alternative`]: the direct all-reduce
-    /// for the ring's at two ranks), by its name (None: the point's own).
+    /// for the ring's at two ranks), by its name (None: the point's own). [`Knobs::of`] names the
+    /// direct all-reduce wherever a configuration runs it, the point's own or not.
     pub collective: Option<String>,
 }
 
@@ -74,10 +75,10 @@ pub fn parse_reduce(s: &str) -> Result<ReduceVia> {
         .ok_or_else(|| Error::invalid("tuned reduce", s, "update, land or forward"))
 }
 
-/// A tuned collective by its name: `base`'s own, or the alternative the tuner may run in its place.
-fn parse_collective(s: &str, base: &Config) -> Result<Collective> {
-    let own = base.collective;
-    let alternative = own.alternative(base.ranks);
+/// A tuned collective by its name: the point's own (`own` at `ranks` ranks), or the alternative the
+/// tuner may run in its place.
+pub fn check_collective(s: &str, own: Collective, ranks: usize) -> Result<Collective> {
+    let alternative = own.alternative(ranks);
     Collective::parse(s)
         .filter(|&c| c == own || Some(c) == alternative)
         .ok_or_else(|| {
@@ -86,10 +87,7 @@ fn parse_collective(s: &str, base: &Config) -> Result<Collective> {
                 s,
                 match alternative {
                     Some(a) => format!("the point's ({own}) or {a}"),
-                    None => format!(
-                        "the point's ({own}): it has no alternative at {} ranks",
-                        base.ranks
-                    ),
+                    None => format!("the point's ({own}): it has no alternative at {ranks} ranks"),
                 },
             )
         })
@@ -199,9 +197,16 @@ impl Knobs {
         };
         c.fused.pause = self.fused_pause;
         if let Some(name) = &self.collective {
-            c.collective = parse_collective(name, base)?;
+            c.collective = check_collective(name, base.collective, base.ranks)?;
         }
         Ok(c)
+    }
+
+    /// `base` with these knobs where `mode` can run it: the knobs read, the configuration valid,
+    /// the mode able to run it (no GPU work); None otherwise.
+    pub fn runnable(&self, base: &Config, mode: ModeKind) -> Option<Config> {
+        let c = self.apply(base).ok()?;
+        (c.validate().is_ok() && c.check_mode(mode).is_ok()).then_some(c)
     }
 
     /// The knobs in words, those that matter to `mode` only: "chunks 2, reduce update, grid 132, ...".

@@ -1,252 +1,40 @@
 //! The search: per mode, short measurements within a deadline, each read on warm clocks by the
 //! sequential timed beside it; one knob at a time from the best so far (chunk counts as the model
-//! ranks them), then the rest of the grid nearest that best first (or every point of the grid,
-//! `exhaustive`); the three best measured again with more reps, the best of those the choice; a
-//! mode still slower than the point's fastest sequential, both read so, falls back. Measured on the
-//! GPU through a `Rig` that keeps one system per layout and lowers it again for every other knob.
+//! ranks them), from each collective the space offers in turn, then the rest of the grid nearest
+//! that best first (or every point of the grid, `exhaustive`); the three best and the configuration
+//! as given measured again with more reps, the best of those the choice; a mode still slower than
+//! the point's sequential, both read so, falls back. What measures a configuration is [`super::rig`]'s.
+
 use std::collections::HashMap;
 use std::time::Duration;
 
 use web_time::Instant;
 
-use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::experiment::{self, Baselines, Options, Report, Stability, Verify, MIN_WARMUP_S};
-use crate::gpu::Gpu;
-use crate::hostlink::Path;
-use crate::modes::System;
-use crate::modes::{Kernels, ModeKind};
-use crate::ranks::Inputs;
+use crate::experiment::Baselines;
+use crate::modes::ModeKind;
 
-use super::knobs::Given;
 use super::knobs::Knobs;
 use super::model::{self, Costs};
+use super::rig::{measured, How, Measure, OnGpu, Rig};
+pub use super::rig::{Devices, Job, Settings};
 use super::space::{self, Context};
 use super::table::{Choice, Key, Measured, NotRun, Point};
-
-/// How each configuration is measured, and how widely the search goes.
-#[derive(Clone, Copy, Debug)]
-pub struct Settings {
-    pub reps: usize,
-    /// Least untimed rounds of each measurement (at least 1); the rest of a point's measurements
-    /// warm up for these rounds alone where the GPU stayed busy.
-    pub warmup: usize,
-    /// Bound on a settling warm-up, seconds: a point's first measurement (at least
-    /// [`MIN_WARMUP_S`] on a GPU), a measurement after its system was built anew, and every
-    /// confirmation warm up until their figures settle.
-    pub warmup_s: f64,
-    pub seed: u64,
-    /// Measure every point of the space's grid instead of searching it.
-    pub exhaustive: bool,
-    /// Chunk counts tried along the chunk axis, the model's best first.
-    pub chunk_tries: usize,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            reps: 3,
-            warmup: 1,
-            warmup_s: 1.0,
-            seed: 1,
-            exhaustive: false,
-            chunk_tries: 3,
-        }
-    }
-}
 
 /// Most configurations of one mode the exhaustive grid measures: the largest space whole (host mode
 /// across devices on an all-reduce at two ranks, 8,748), since a cut drops the last values of the
 /// first axes (a chunk count, the direct all-reduce) outright.
 pub const MAX_GRID: usize = 16384;
 
-/// The fastest configurations of a mode measured again at the end, each with [`CONFIRM_REPS`]
-/// times the reps: a choice among many short measurements favours the one whose noise ran low,
-/// and the confirmation measures it for what it is.
+/// The fastest configurations of a mode measured again at the end (with the configuration as
+/// given), each with [`CONFIRM_REPS`] times the reps: a choice among many short measurements
+/// favours the one whose noise ran low, and the confirmation measures it for what it is.
 const CONFIRM: usize = 3;
 const CONFIRM_REPS: usize = 3;
 
 /// Most rounds along every axis the search makes from its best so far (it stops sooner where a
 /// round finds nothing faster).
 const MAX_ROUNDS: usize = 3;
-
-/// How one experiment of the tuner is measured.
-#[derive(Clone, Copy, Debug)]
-struct How {
-    /// A point's first: every mode as given, every baseline, a warm-up until the figures settle.
-    first: bool,
-    /// A warm-up until the figures settle (bounded by the warm-up's seconds) rather than its rounds
-    /// alone: after the GPU sat idle (a system built anew, fresh operands uploaded) its clocks are
-    /// down, and a confirmation decides.
-    settle: bool,
-    baselines: Baselines,
-    reps: usize,
-}
-
-/// One point to tune: its workload's name, its configuration as given, and the modes to tune.
-pub struct Job {
-    pub workload: String,
-    pub base: Config,
-    pub modes: Vec<ModeKind>,
-    /// The knobs given as flags: searched along no axis (their values are in `base`).
-    pub given: Given,
-}
-
-/// The devices a point runs on and how they are linked.
-pub struct Devices<'a> {
-    pub gpus: &'a [Gpu],
-    pub kernels: &'a [Kernels],
-    pub path: Path,
-}
-
-/// Whether `e` leaves the devices unusable (a wait past its bound, a lost device): the tuning stops.
-fn fatal(e: &Error) -> bool {
-    matches!(e, Error::Timeout { .. } | Error::DeviceLost { .. })
-}
-
-/// What the tuner measures one point on: the point's operands, made once, and the system of the
-/// configuration measured last, lowered again for the next where it keeps the same buffers (every
-/// knob but the chunk count and the reduce), so that a measurement costs its runs, not an
-/// allocation, an upload and fresh inputs.
-struct Rig<'a, 'b> {
-    d: &'a Devices<'b>,
-    /// Bound on a settling warm-up, seconds.
-    settle_s: f64,
-    inputs: Option<Inputs>,
-    sys: Option<System<'b>>,
-}
-
-impl<'b> Rig<'_, 'b> {
-    /// One experiment of `modes` at `config`, measured `how`; a configuration that cannot run is
-    /// `Ok(Err(why))`, and a mode that cannot run it is skipped with its reason in the report (as
-    /// fused mode with the direct all-reduce, which the point's other modes still tune). The first
-    /// of a point times every baseline (its GEMM and collective alone are the model's costs); the
-    /// rest time sequential beside the mode ([`Baselines::Sequential`]) and check only the mode.
-    fn experiment(
-        &mut self,
-        config: &Config,
-        modes: &[ModeKind],
-        s: &Settings,
-        how: How,
-    ) -> Result<std::result::Result<Report, String>> {
-        if let Err(e) = config.validate() {
-            return Ok(Err(e.to_string()));
-        }
-        let opts = Options {
-            config: config.clone(),
-            modes: modes.to_vec(),
-            reps: how.reps,
-            warmup: s.warmup.max(1),
-            seed: s.seed,
-            verify: Some(Verify::Sample(8)),
-            stability: Stability {
-                // The pipelines are built once for the whole tuning, and the GPU's clocks stay up
-                // while one configuration follows another on the same system: those warm up for
-                // their rounds alone.
-                warmup_s: if how.first || how.settle {
-                    s.warmup_s
-                } else {
-                    0.0
-                },
-                min_warmup_s: if how.first { MIN_WARMUP_S } else { 0.0 },
-                retries: 1,
-                ..Default::default()
-            },
-            baselines: how.baselines,
-        };
-        match self.measure(opts) {
-            Ok(r) => Ok(Ok(r)),
-            Err(e) if fatal(&e) => Err(e),
-            Err(e) => Ok(Err(e.to_string())),
-        }
-    }
-
-    fn measure(&mut self, mut opts: Options) -> Result<Report> {
-        let kept = match self.sys.as_mut() {
-            Some(sys) => sys.relower(opts.config.clone(), &opts.modes).is_ok(),
-            None => false,
-        };
-        if !kept {
-            // The GPU idled while the system was built: warm up until the figures settle.
-            opts.stability.warmup_s = opts.stability.warmup_s.max(self.settle_s);
-            // The last configuration's buffers go before the next one's are made.
-            self.sys = None;
-            let sys = experiment::build(self.d.gpus, self.d.kernels, &opts, self.d.path)?;
-            let inputs = self.inputs.get_or_insert_with(|| {
-                Inputs::random(
-                    opts.config.shape,
-                    opts.config.dtype,
-                    opts.config.collective,
-                    &sys.chunking,
-                    opts.seed,
-                )
-            });
-            sys.upload(inputs);
-            self.sys = Some(sys);
-        }
-        let (Some(sys), Some(inputs)) = (self.sys.as_mut(), self.inputs.as_ref()) else {
-            unreachable!("made above")
-        };
-        experiment::measure(sys, inputs, &opts)
-    }
-}
-
-/// What one report says of `mode` at `knobs`.
-fn measured(knobs: &Knobs, r: &std::result::Result<Report, String>, mode: ModeKind) -> Measured {
-    let failed = |why: String| Measured {
-        knobs: knobs.clone(),
-        median_ms: None,
-        sequential_ms: None,
-        consistent: false,
-        error: Some(why),
-    };
-    let r = match r {
-        Ok(r) => r,
-        Err(e) => return failed(e.clone()),
-    };
-    let Some(m) = r.results.iter().find(|m| m.mode == mode) else {
-        return failed(format!("{mode} was not measured"));
-    };
-    if let Some(why) = &m.skipped {
-        return failed(format!("skipped: {why}"));
-    }
-    // The run's own check, against the bound its outputs' rounding gives (2-byte outputs across
-    // devices round at each reduce).
-    if m.wrong() {
-        return failed("its result or trackers failed the check".into());
-    }
-    Measured {
-        knobs: knobs.clone(),
-        median_ms: m.median_ms.filter(|t| t.is_finite() && *t > 0.0),
-        sequential_ms: Some(r.t_seq_ms).filter(|t| t.is_finite() && *t > 0.0),
-        consistent: r.consistent,
-        error: None,
-    }
-}
-
-/// What measures one configuration of one mode: the GPU through [`Rig`] ([`OnGpu`]), or a
-/// stand-in in the search's CPU tests.
-trait Measure {
-    /// `mode` at `knobs`, measured `how`.
-    fn measure(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured>;
-}
-
-/// The GPU's measurements of one point's configurations.
-struct OnGpu<'a, 'b> {
-    rig: Rig<'a, 'b>,
-    job: &'a Job,
-    s: &'a Settings,
-}
-
-impl Measure for OnGpu<'_, '_> {
-    fn measure(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured> {
-        let r = match knobs.apply(&self.job.base) {
-            Ok(c) => self.rig.experiment(&c, &[mode], self.s, how)?,
-            Err(e) => Err(e.to_string()),
-        };
-        Ok(measured(knobs, &r, mode))
-    }
-}
 
 /// What sequential's time depends on among the knobs: the chunk count, the reduce, the link's
 /// budget (which throttles sequential's collective as well), the GEMM's grid and the collective.
@@ -416,9 +204,10 @@ impl<M: Measure> Point1<'_, M> {
             let best = self.best(mode).map_or(base_knobs, |b| b.knobs);
             grid.sort_by_key(|k| k.differences(&best));
         }
-        // Room for the confirmation: [`CONFIRM`] measurements of some times the reps each.
+        // Room for the confirmation: [`CONFIRM`] measurements and the one as given, some times the
+        // reps each.
         let room = self.longest.get(&mode).copied().unwrap_or_default()
-            * (CONFIRM * (CONFIRM_REPS + 1) / 2) as u32;
+            * ((CONFIRM + 1) * (CONFIRM_REPS + 1) / 2) as u32;
         let grid_deadline = deadline.checked_sub(room).unwrap_or(deadline);
         for k in grid.iter().map(Knobs::canonical) {
             if self.seen.contains_key(&(mode, k.clone())) || !space::runs(&k, &self.job.base, mode)
@@ -463,25 +252,40 @@ impl<M: Measure> Point1<'_, M> {
                 measured += 1;
             }
             let after = best(self).and_then(|b| self.warm_time(&b));
-            if measured == 0 || after >= before {
+            // From a start not yet measured (`before` None) a round that timed one is a gain.
+            if measured == 0 || (before.is_some() && after >= before) {
                 break;
             }
         }
         Ok(())
     }
 
-    /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, each with sequential
-    /// beside it, a settling warm-up and [`CONFIRM_REPS`] times the reps, as the deadline allows
-    /// (the first whatever it says, at the reps where it is past; the search left room for all of
-    /// them). A confirmation that failed is kept, without a time; [`Self::pick`] orders them.
+    /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, and the configuration as
+    /// given second where it is not among them, each with sequential beside it, a settling warm-up
+    /// and [`CONFIRM_REPS`] times the reps, as the deadline allows (the first whatever it says, at
+    /// the reps where it is past; the search left room for all of them). A confirmation that failed
+    /// is kept, without a time; [`Self::pick`] orders them.
     fn confirm(&mut self, mode: ModeKind, deadline: Instant) -> Result<Vec<Measured>> {
         let mut confirmed: Vec<Measured> = Vec::new();
-        let top: Vec<Measured> = self
+        let mut top: Vec<Measured> = self
             .ranked(mode)
             .into_iter()
             .filter(|m| m.ratio_beside().is_some())
             .take(CONFIRM)
             .collect();
+        // Among many short measurements the fastest is often one whose noise ran low: a choice
+        // replaces the configuration as given (the defaults a run without a table gets) only where
+        // it is faster measured the same way.
+        let given = Knobs::of(&self.job.base).canonical();
+        if !top.iter().any(|m| m.knobs == given) {
+            if let Some(m) = self
+                .seen
+                .get(&(mode, given))
+                .filter(|m| m.ratio_beside().is_some())
+            {
+                top.insert(top.len().min(1), m.clone());
+            }
+        }
         for m in &top {
             let fits = self.fits(mode, deadline);
             if !fits && !confirmed.is_empty() {
@@ -570,10 +374,14 @@ impl<M: Measure> Point1<'_, M> {
     }
 
     /// Sequential's time at this point: its fastest layout's on warm clocks (read as every mode's
-    /// time on warm clocks is, so that a fastest figure's low noise cancels in a speedup).
+    /// time on warm clocks is, so that a fastest figure's low noise cancels in a speedup), among
+    /// the layouts of the point's own collective: `t3 run` times its baselines there, also for a
+    /// mode the table runs as another.
     fn sequential_ms(&self) -> f64 {
+        let own = Knobs::of(&self.job.base).collective;
         self.sequential
             .keys()
+            .filter(|l| l.4 == own)
             .filter_map(|l| self.warm_ms(l))
             .filter(|t| *t > 0.0)
             .fold(f64::INFINITY, f64::min)

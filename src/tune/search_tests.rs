@@ -7,7 +7,9 @@ use std::time::Duration;
 use web_time::Instant;
 
 use super::*;
+use crate::config::Config;
 use crate::shapes::Shape;
+use crate::tune::knobs::Given;
 
 /// Sequential's time beside a configuration, by `(knobs, confirming)`.
 type Sequential = Box<dyn Fn(&Knobs, bool) -> f64>;
@@ -129,7 +131,8 @@ fn with_the_budget_for_it_the_search_measures_the_whole_grid_and_finds_its_best(
     let c = c.unwrap();
     assert_eq!(&c.knobs, truth, "{c:?}");
     assert_eq!(c.median_ms, time(truth));
-    // Every point of the grid once, then the confirmations: the three fastest again.
+    // Every point of the grid once, then the confirmations: the fastest, the configuration as
+    // given (not among the three fastest here), and the next two.
     let first_pass: Vec<&Knobs> = asked
         .iter()
         .filter(|(_, h)| h.reps == 3)
@@ -138,11 +141,43 @@ fn with_the_budget_for_it_the_search_measures_the_whole_grid_and_finds_its_best(
     assert_eq!(first_pass.len(), grid.len());
     assert!(grid.iter().all(|k| first_pass.contains(&k)));
     let again: Vec<&(Knobs, How)> = asked.iter().filter(|(_, h)| h.reps == 9).collect();
-    assert_eq!(again.len(), 3);
+    assert_eq!(again.len(), 4);
+    assert_eq!(again[1].0, Knobs::of(&job.base));
     assert!(again
         .iter()
         .all(|(_, h)| h.settle && h.baselines == Baselines::Sequential));
-    assert_eq!(c.confirmed.len(), 3);
+    assert_eq!(c.confirmed.len(), 4);
+}
+
+/// A configuration whose first figure read low does not replace the configuration as given unless
+/// it is faster measured the same way: the one as given is confirmed beside the fastest.
+#[test]
+fn a_choice_replaces_the_configuration_as_given_only_where_it_is_faster_measured_alike() {
+    let job = job();
+    let given = Knobs::of(&job.base);
+    let mut lucky = given.clone();
+    lucky.gemm_grid = Some(128);
+    for (lucky_again, chosen) in [(10.5, &given), (9.5, &lucky)] {
+        let (g, l) = (given.clone(), lucky.clone());
+        let land = Landscape::new(move |k: &Knobs, again: bool| {
+            Some(match (k == &g, k == &l, again) {
+                (true, _, false) => 12.0,
+                (true, _, true) => 10.0,
+                (_, true, false) => 9.0,
+                (_, true, true) => lucky_again,
+                _ => 11.0,
+            })
+        });
+        let (c, asked) = choose(&job, land, far());
+        let c = c.unwrap();
+        assert_eq!(&c.knobs, chosen, "{lucky_again}");
+        let again: Vec<&Knobs> = asked
+            .iter()
+            .filter(|(_, h)| h.reps > Settings::default().reps)
+            .map(|a| &a.0)
+            .collect();
+        assert_eq!(again[..2], [&lucky, &given]);
+    }
 }
 
 /// The confirmation decides among the three fastest: a first figure that read low loses to the
@@ -355,15 +390,9 @@ fn the_choice_is_made_again_on_the_final_figures() {
     assert_eq!(c.confirmed[0].knobs, b, "its confirmations sorted again");
 }
 
-/// The ring's all-reduce at two ranks in host mode across two devices: the direct all-reduce is
-/// searched beside it, from its own start (the knobs that pay for the ring, a forward reduce and a
-/// GEMM grid, cannot run it or double its time, so one knob moved from the ring's best never finds
-/// it), no combination that cannot run is measured, and a direct configuration is chosen only where
-/// it is faster in time: its own sequential is slower (its collective alone is), so a gain over
-/// that is no gain, and the point's sequential stays the ring's.
-#[test]
-fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
-    let job = Job {
+/// Host mode of the ring's all-reduce at two ranks.
+fn all_reduce_job() -> Job {
+    Job {
         workload: "w".into(),
         base: Config {
             collective: crate::schedule::Collective::AllReduce,
@@ -371,7 +400,18 @@ fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
         },
         modes: vec![ModeKind::Host],
         given: Given::default(),
-    };
+    }
+}
+
+/// The ring's all-reduce at two ranks in host mode across two devices: the direct all-reduce is
+/// searched beside it, from its own start (the knobs that pay for the ring, a forward reduce and a
+/// GEMM grid, cannot run it or double its time, so one knob moved from the ring's best never finds
+/// it), no combination that cannot run is measured, and a direct configuration is chosen only where
+/// it is faster in time: a gain over its own sequential is no gain, and the point's sequential is
+/// the ring's (here the slower).
+#[test]
+fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
+    let job = all_reduce_job();
     let ctx = Context {
         devices: 2,
         sms: Some(132),
@@ -397,7 +437,7 @@ fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
                 }
             })
         });
-        land.seq = Box::new(move |k: &Knobs, _| if direct(k) { 12.0 } else { 11.0 });
+        land.seq = Box::new(move |k: &Knobs, _| if direct(k) { 10.0 } else { 11.0 });
         let mut p = point(&job, land, &s);
         let mut c = p
             .choose(ModeKind::Host, &COSTS, &axes, far())
@@ -417,11 +457,47 @@ fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
             "only what runs is measured"
         );
         assert_eq!(direct(&c.knobs), chosen, "{direct_ms} ms: {:?}", c.knobs);
+        // The point's sequential is the ring's (`t3 run` times its baselines there), though the
+        // direct one's ran faster.
         let seq = p.sequential_ms();
-        assert_eq!(seq, 11.0, "the ring's sequential, the faster");
+        assert_eq!(seq, 11.0, "the ring's sequential");
         let warm = p.warm_ms(&layout(&c.knobs));
         judge(&mut c, seq, warm);
         let t = if chosen { direct_ms } else { 9.5 };
         assert!((c.speedup - 11.0 / t).abs() < 1e-9, "{}", c.speedup);
     }
+}
+
+/// The rounds from a start not yet measured go on while they gain (the first round's gain is over
+/// nothing): the direct all-reduce's best here needs a second round, a step lead of 0 paying only
+/// once the chunk count, tried after it in the first, is 4.
+#[test]
+fn the_rounds_from_an_unmeasured_start_go_on_while_they_gain() {
+    let job = all_reduce_job();
+    let ctx = Context {
+        devices: 2,
+        sms: None,
+    };
+    let axes = space::axes(ModeKind::Host, &job.base, &[1, 2, 4], ctx);
+    let others: Vec<Vec<space::Value>> = axes
+        .into_iter()
+        .filter(|a| !matches!(a.first(), Some(space::Value::Collective(_))))
+        .collect();
+    let land = Landscape::new(|k: &Knobs, _| {
+        Some(match (k.chunks, k.step_lead) {
+            (4, Some(0)) => 8.0,
+            (4, None) => 9.0,
+            (_, Some(0)) => 12.0,
+            _ => 10.0,
+        })
+    });
+    let s = Settings::default();
+    let mut p = point(&job, land, &s);
+    let mut start = Knobs::of(&job.base);
+    start.collective = Some("direct-all-reduce".into());
+    p.rounds(ModeKind::Host, &others, &start, far()).unwrap();
+    let best = p
+        .best_where(ModeKind::Host, |k| k.collective.is_some())
+        .unwrap();
+    assert_eq!((best.knobs.chunks, best.knobs.step_lead), (4, Some(0)));
 }

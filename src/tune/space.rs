@@ -85,16 +85,27 @@ pub struct Context {
 /// The axes of `mode`'s space at `base` (the chunk axis in the order `chunks` gives, best first),
 /// each value one that `base`'s collective and the mode accept.
 pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Vec<Vec<Value>> {
-    let mut axes = vec![chunks.iter().map(|&n| Value::Chunks(n)).collect()];
-    let runs = |v: &Value| {
+    let mut axes = Vec::new();
+    let offered = |v: &Value| {
         let mut k = Knobs::of(base);
         v.set(&mut k);
         runs(&k, base, mode)
     };
+    // The collective that leaves the same sums with no more bytes, where the mode runs it. The
+    // search's rounds start from each of its values in turn rather than move along it: the other
+    // knobs' best values differ with it. First, so that the grid measures one collective's
+    // configurations before the other's (a system is built anew for each).
+    if let Some(a) = base.collective.alternative(base.ranks) {
+        let other = Value::Collective(Some(a.name()));
+        if offered(&other) {
+            axes.push(vec![Value::Collective(None), other]);
+        }
+    }
+    axes.push(chunks.iter().map(|&n| Value::Chunks(n)).collect());
     let reduces: Vec<Value> = ["update", "forward", "land"]
         .into_iter()
         .map(Value::Reduce)
-        .filter(runs)
+        .filter(offered)
         .collect();
     if reduces.len() > 1 {
         axes.push(reduces);
@@ -158,15 +169,6 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         ]);
         axes.push(vec![Value::Pause(None), Value::Pause(Some(64))]);
     }
-    // The collective that leaves the same sums with no more bytes, where the mode runs it. The
-    // search's rounds start from each of its values in turn rather than move along it: the other
-    // knobs' best values differ with it.
-    if let Some(a) = base.collective.alternative(base.ranks) {
-        let other = Value::Collective(Some(a.name()));
-        if runs(&other) {
-            axes.push(vec![Value::Collective(None), other]);
-        }
-    }
     axes
 }
 
@@ -174,8 +176,7 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
 /// to run it (no GPU work). The search measures no other: a combination of knobs that cannot run
 /// (the direct all-reduce with a reduce but update) is no alternative.
 pub fn runs(k: &Knobs, base: &Config, mode: ModeKind) -> bool {
-    k.apply(base)
-        .is_ok_and(|c| c.validate().is_ok() && c.check_mode(mode).is_ok())
+    k.runnable(base, mode).is_some()
 }
 
 /// The knobs a search starts from: `base`'s, with the first value of every axis.

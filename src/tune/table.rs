@@ -111,7 +111,7 @@ pub struct Point {
     pub workload: String,
     pub key: Key,
     /// Sequential's time at this point: its fastest layout's fastest figure (its time on warm
-    /// clocks; every speedup is against it).
+    /// clocks; every speedup is against it), of the point's own collective.
     pub sequential_ms: f64,
     pub modes: Vec<Choice>,
     /// The modes asked for that were not tuned here, and why (they could not run as given, or
@@ -233,6 +233,11 @@ impl Table {
                 super::knobs::parse_reduce(&c.knobs.reduce)?;
                 if let Some(g) = &c.knobs.host_grain {
                     super::knobs::parse_grain(g)?;
+                }
+                if let Some(name) = &c.knobs.collective {
+                    let own = crate::schedule::Collective::parse(&p.key.collective)
+                        .ok_or_else(|| bad(format!("collective {}", p.key.collective)))?;
+                    super::knobs::check_collective(name, own, p.key.ranks)?;
                 }
             }
         }
