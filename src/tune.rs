@@ -1,7 +1,6 @@
 //! `t3 tune`'s library: per mode, the configuration that runs fastest on this adapter ([`search`]
 //! over the [`space`] the cost [`model`] orders, measuring through [`rig`]), kept in a per-adapter
-//! [`table`] that `run` and
-//! `sweep` [`apply`]; [`knobs`] is one configuration as data.
+//! [`table`] that `run` and `sweep` [`apply`]; [`knobs`] is one configuration as data.
 
 pub mod apply;
 pub mod knobs;
