@@ -166,7 +166,8 @@ impl Knobs {
                 Pieces::Count(n) => Some(n),
             },
             fused_pause: c.fused.pause,
-            // Only one that differs from the point's own can be told from it: the alternative.
+            // Named wherever a configuration runs it: a configuration does not say whose
+            // alternative it is, and the ring's all-reduce has only this one.
             collective: (c.collective == Collective::DirectAllReduce)
                 .then(|| c.collective.name().into()),
         }
