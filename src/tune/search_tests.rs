@@ -501,3 +501,41 @@ fn the_rounds_from_an_unmeasured_start_go_on_while_they_gain() {
         .unwrap();
     assert_eq!((best.knobs.chunks, best.knobs.step_lead), (4, Some(0)));
 }
+
+/// Each collective's rounds get their share of the time: a ring whose every move gains, and whose
+/// rounds would fill the whole budget, leaves the direct all-reduce its half. (Measurements take
+/// 20 ms here, so that the deadline bites.)
+#[test]
+fn each_collective_gets_its_share_of_the_time() {
+    let job = all_reduce_job();
+    let ctx = Context {
+        devices: 2,
+        sms: Some(132),
+    };
+    let axes = space::axes(ModeKind::Host, &job.base, &[1, 2, 4], ctx);
+    let base = Knobs::of(&job.base);
+    let land = Landscape::new(move |k: &Knobs, _| {
+        std::thread::sleep(Duration::from_millis(20));
+        // Every knob moved from the configuration as given gains: the ring's rounds never settle.
+        Some(10.0 - 0.1 * k.differences(&base) as f64)
+    });
+    let s = Settings::default();
+    let mut p = point(&job, land, &s);
+    p.search(
+        ModeKind::Host,
+        &axes,
+        Instant::now() + Duration::from_millis(600),
+    )
+    .unwrap();
+    let (ring, direct) =
+        p.m.asked
+            .iter()
+            .fold((0, 0), |(r, d), (k, _)| match k.collective {
+                Some(_) => (r, d + 1),
+                None => (r + 1, d),
+            });
+    assert!(
+        direct >= 3,
+        "the direct all-reduce measured {direct} times, the ring {ring}"
+    );
+}
