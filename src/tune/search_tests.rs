@@ -403,6 +403,12 @@ fn all_reduce_job() -> Job {
     }
 }
 
+/// Host mode's space for `job` across two devices, at 1, 2 and 4 chunks per rank.
+fn host_axes(job: &Job, sms: Option<u32>) -> Vec<Vec<space::Value>> {
+    let ctx = Context { devices: 2, sms };
+    space::axes(ModeKind::Host, &job.base, &[1, 2, 4], ctx)
+}
+
 /// The ring's all-reduce at two ranks in host mode across two devices: the direct all-reduce is
 /// searched beside it, from its own start (the knobs that pay for the ring, a forward reduce and a
 /// GEMM grid, cannot run it or double its time, so one knob moved from the ring's best never finds
@@ -412,11 +418,7 @@ fn all_reduce_job() -> Job {
 #[test]
 fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
     let job = all_reduce_job();
-    let ctx = Context {
-        devices: 2,
-        sms: Some(132),
-    };
-    let axes = space::axes(ModeKind::Host, &job.base, &[1, 2, 4], ctx);
+    let axes = host_axes(&job, Some(132));
     let direct = |k: &Knobs| k.collective.is_some();
     let s = Settings::default();
     for (direct_ms, chosen) in [(9.0, true), (10.5, false)] {
@@ -474,11 +476,7 @@ fn the_direct_all_reduce_is_chosen_where_it_is_faster_in_time() {
 #[test]
 fn the_rounds_from_an_unmeasured_start_go_on_while_they_gain() {
     let job = all_reduce_job();
-    let ctx = Context {
-        devices: 2,
-        sms: None,
-    };
-    let axes = space::axes(ModeKind::Host, &job.base, &[1, 2, 4], ctx);
+    let axes = host_axes(&job, None);
     let others: Vec<Vec<space::Value>> = axes
         .into_iter()
         .filter(|a| !matches!(a.first(), Some(space::Value::Collective(_))))
@@ -508,11 +506,7 @@ fn the_rounds_from_an_unmeasured_start_go_on_while_they_gain() {
 #[test]
 fn each_collective_gets_its_share_of_the_time() {
     let job = all_reduce_job();
-    let ctx = Context {
-        devices: 2,
-        sms: Some(132),
-    };
-    let axes = space::axes(ModeKind::Host, &job.base, &[1, 2, 4], ctx);
+    let axes = host_axes(&job, Some(132));
     let base = Knobs::of(&job.base);
     let land = Landscape::new(move |k: &Knobs, _| {
         std::thread::sleep(Duration::from_millis(20));
