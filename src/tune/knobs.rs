@@ -204,7 +204,9 @@ impl Knobs {
     }
 
     /// `base` with these knobs where `mode` can run it: the knobs read, the configuration valid,
-    /// the mode able to run it (no GPU work); None otherwise.
+    /// the mode able to run it (no GPU work); None otherwise. The tuner measures no other: a
+    /// combination of knobs that cannot run (the direct all-reduce with a reduce but update) is no
+    /// alternative.
     pub fn runnable(&self, base: &Config, mode: ModeKind) -> Option<Config> {
         let c = self.apply(base).ok()?;
         (c.validate().is_ok() && c.check_mode(mode).is_ok()).then_some(c)

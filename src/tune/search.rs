@@ -192,7 +192,7 @@ impl<M: Measure> Point1<'_, M> {
                         v.set(&mut k);
                         k.canonical()
                     })
-                    .filter(|k| space::runs(k, &self.job.base, mode))
+                    .filter(|k| k.runnable(&self.job.base, mode).is_some())
                     .collect(),
                 None => vec![base_knobs.clone()],
             };
@@ -210,7 +210,8 @@ impl<M: Measure> Point1<'_, M> {
             * ((CONFIRM + 1) * (CONFIRM_REPS + 1) / 2) as u32;
         let grid_deadline = deadline.checked_sub(room).unwrap_or(deadline);
         for k in grid.iter().map(Knobs::canonical) {
-            if self.seen.contains_key(&(mode, k.clone())) || !space::runs(&k, &self.job.base, mode)
+            if self.seen.contains_key(&(mode, k.clone()))
+                || k.runnable(&self.job.base, mode).is_none()
             {
                 continue;
             }
@@ -241,7 +242,7 @@ impl<M: Measure> Point1<'_, M> {
                 axes[a][v].set(&mut k);
                 let k = k.canonical();
                 if self.seen.contains_key(&(mode, k.clone()))
-                    || !space::runs(&k, &self.job.base, mode)
+                    || k.runnable(&self.job.base, mode).is_none()
                 {
                     continue;
                 }

@@ -89,7 +89,7 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
     let offered = |v: &Value| {
         let mut k = Knobs::of(base);
         v.set(&mut k);
-        runs(&k, base, mode)
+        k.runnable(base, mode).is_some()
     };
     // The collective that leaves the same sums with no more bytes, where the mode runs it. The
     // search's rounds start from each of its values in turn rather than move along it: the other
@@ -170,13 +170,6 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         axes.push(vec![Value::Pause(None), Value::Pause(Some(64))]);
     }
     axes
-}
-
-/// Whether `mode` can run `base` at `k`: the knobs read, the configuration valid, the mode able
-/// to run it (no GPU work). The search measures no other: a combination of knobs that cannot run
-/// (the direct all-reduce with a reduce but update) is no alternative.
-pub fn runs(k: &Knobs, base: &Config, mode: ModeKind) -> bool {
-    k.runnable(base, mode).is_some()
 }
 
 /// The knobs a search starts from: `base`'s, with the first value of every axis.

@@ -271,13 +271,13 @@ fn the_all_reduce_at_two_ranks_may_run_as_the_direct_one() {
         .starts_with("direct-all-reduce, chunks 8"));
     assert_eq!(k.differences(&Knobs::of(&ring)), 3);
     // The search measures no combination that cannot run: the direct all-reduce reduces by update.
-    assert!(space::runs(&k, &ring, ModeKind::Host));
+    assert!(k.runnable(&ring, ModeKind::Host).is_some());
     let landed = Knobs {
         reduce: "land".into(),
         ..k.clone()
     };
-    assert!(!space::runs(&landed, &ring, ModeKind::Host));
-    assert!(!space::runs(&k, &ring, ModeKind::Fused));
+    assert!(landed.runnable(&ring, ModeKind::Host).is_none());
+    assert!(k.runnable(&ring, ModeKind::Fused).is_none());
     // A table's collective other than the point's own or its alternative is refused, naming both.
     for (base, name, says) in [
         (

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Run 64 call 4 (two GPUs): `t3 tune` again after call 3 (the direct all-reduce 3-6% faster than the
-# ring call 2 tuned, at knobs the search had not reached), with the collective axis last in each
-# round and the chunk axis trying one count finer than the model's best second; then `t3 run` of
-# each point with the new table, without one, and at the fastest direct configuration of call 3.
+# Run 64 calls 4 and 5 (two GPUs): `t3 tune` again after call 3, where the direct all-reduce ran
+# 3-6% faster than the ring call 2 tuned, at knobs that search had not reached; then `t3 run` of each
+# point with the new table, without one, and at call 3's fastest direct configuration. Call 4 ran it
+# with the collective axis last in each round and the chunk axis trying one count finer than the
+# model's best second; call 5 with the search's rounds from each collective in turn, each in its
+# share of the time.
 set -u
 out=${OUT:-out}; mkdir -p "$out"
 line() {
