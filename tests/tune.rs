@@ -55,6 +55,12 @@ fn tune_with(dir: &Path, modes: &str, extra: &[&str]) -> Option<(String, Value, 
         return None;
     }
     assert!(o.status.success(), "{}", stderr(&o));
+    let (name, table) = default_table(dir);
+    Some((name, table, String::from_utf8_lossy(&o.stdout).into_owned()))
+}
+
+/// The adapter's default table in `dir`: its file's name and its JSON.
+fn default_table(dir: &Path) -> (String, Value) {
     let name = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -62,7 +68,7 @@ fn tune_with(dir: &Path, modes: &str, extra: &[&str]) -> Option<(String, Value, 
         .expect("the default table");
     let table: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(&name)).unwrap())
         .expect("the table is JSON");
-    Some((name, table, String::from_utf8_lossy(&o.stdout).into_owned()))
+    (name, table)
 }
 
 /// `t3 run` on SHAPE at 2 ranks for `modes`, and `extra`.
@@ -486,6 +492,41 @@ fn the_table_may_run_the_all_reduce_as_the_direct_one() {
 /// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is
 /// still over the T_seq the report shows (not over its own configuration's sequential, which would
 /// read as a gain where that sequential is the slower), and a note gives its own.
+/// Presets of one shape are one point, as the table keys it: tuned once under the first name, the
+/// second said, so that a second tuning neither spends the budget again nor replaces the first.
+#[test]
+fn presets_of_one_shape_are_tuned_once() {
+    let dir = tmp("one-point");
+    let mut args = vec![
+        "tune",
+        "--presets",
+        "megagpt2-fc2-tp2,megagpt2-fc1bwd-tp2",
+        "--tokens",
+        "2400",
+        "--scale",
+        "0.02",
+        "--mode",
+        "encoded",
+        "--budget-s",
+        "4",
+    ];
+    args.extend(FAST);
+    let o = t3(&args, &dir);
+    if no_adapter(&o) {
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("megagpt2-fc1bwd-tp2: the same point as megagpt2-fc2-tp2, tuned above"),
+        "{out}"
+    );
+    let (_, table) = default_table(&dir);
+    let points = table["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{table}");
+    assert_eq!(points[0]["workload"], "megagpt2-fc2-tp2");
+}
+
 #[test]
 fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
     let Some(d) = tuned_then("own", "encoded", |c| {

@@ -11,7 +11,7 @@ use t3_wgpu::modes::Config;
 use t3_wgpu::tune::apply::Given;
 use t3_wgpu::tune::search::{self, Job, Settings};
 use t3_wgpu::tune::space::Context as SpaceContext;
-use t3_wgpu::tune::table::{Point, Table};
+use t3_wgpu::tune::table::{Key, Point, Table};
 
 use super::args::*;
 use super::run::{check_devices, check_spanning, kernels_on, validate};
@@ -170,12 +170,36 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         Some(b) => b.set_message(msg.to_string()),
         None => note!("tune: {msg}"),
     };
+    // A point's lines, printed above the bar, which then counts the point.
+    let say = |text: &str| -> Result<()> {
+        match &bar {
+            Some(b) => b.suspend(|| outln!("{text}"))?,
+            None => outln!("{text}")?,
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        Ok(())
+    };
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(a.budget_s);
+    // Presets of one shape are one point (the table keys a choice by it): tuned once, under the
+    // first name, so that a second tuning does not spend its share again only to replace the first.
+    let keys: Vec<Key> = jobs.iter().map(|(_, c)| Key::of(c, gpus.len())).collect();
     for (i, (workload, base)) in jobs.iter().enumerate() {
+        if let Some(j) = keys[..i].iter().position(|k| *k == keys[i]) {
+            say(&format!(
+                "{workload}: the same point as {}, tuned above",
+                jobs[j].0
+            ))?;
+            continue;
+        }
         // This point's share of what is left of the budget.
         let left = end.saturating_duration_since(Instant::now());
-        let deadline = Instant::now() + left / (jobs.len() - i) as u32;
+        let points_left = (i..jobs.len())
+            .filter(|&j| !keys[..j].contains(&keys[j]))
+            .count();
+        let deadline = Instant::now() + left / points_left.max(1) as u32;
         // As given: what a run without a table gets, the model's one-GPU defaults included.
         let given = Given {
             collective: a.points.collective.is_some(),
@@ -197,13 +221,7 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         // standard output, keeps what it measured.
         table.insert(point);
         table.save(&out)?;
-        match &bar {
-            Some(b) => b.suspend(|| outln!("{}", text.trim_end()))?,
-            None => outln!("{}", text.trim_end())?,
-        }
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
+        say(text.trim_end())?;
     }
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -2,7 +2,8 @@
 //! sequential timed beside it; one knob at a time from the best so far (chunk counts as the model
 //! ranks them), from each collective the space offers in turn, then the rest of the grid nearest
 //! that best first (or every point of the grid, `exhaustive`); the three best and the configuration
-//! as given measured again with more reps, the best of those the choice; a mode still slower than
+//! as given measured again with more reps, the best of those the choice where it beats the one as
+//! given both on warm clocks and by the ratio to its sequential; a mode still slower than
 //! the point's sequential, both read so, falls back. What measures a configuration is [`super::rig`]'s.
 
 use std::collections::HashMap;
@@ -59,6 +60,15 @@ fn on_warm_clocks(median_ms: f64, beside_ms: f64, warm_ms: f64) -> f64 {
     median_ms * warm_ms / beside_ms
 }
 
+/// What [`Point1::ask`] did: nothing (measured already, or it cannot run), nothing for want of time,
+/// or measured.
+#[derive(Debug, PartialEq)]
+enum Asked {
+    Known,
+    NoTime,
+    Measured,
+}
+
 /// The tuner of one point: what it measured so far, and its bounds.
 struct Point1<'a, M: Measure> {
     m: M,
@@ -110,6 +120,20 @@ impl<M: Measure> Point1<'_, M> {
             self.sequential.entry(layout(knobs)).or_default().push(t);
         }
         Ok(m)
+    }
+
+    /// `mode` at `k` measured, where it is not yet and can run, if a measurement ends before
+    /// `deadline`.
+    fn ask(&mut self, mode: ModeKind, k: &Knobs, deadline: Instant) -> Result<Asked> {
+        if self.seen.contains_key(&(mode, k.clone())) || k.runnable(&self.job.base, mode).is_none()
+        {
+            return Ok(Asked::Known);
+        }
+        if !self.fits(mode, deadline) {
+            return Ok(Asked::NoTime);
+        }
+        self.measure(mode, k)?;
+        Ok(Asked::Measured)
     }
 
     /// Whether one more measurement of `mode` ends before `deadline`, as long as its longest so far.
@@ -196,6 +220,10 @@ impl<M: Measure> Point1<'_, M> {
                     .collect(),
                 None => vec![base_knobs.clone()],
             };
+            // The other way to make room for the steps first: the rounds then move from the faster.
+            if let Some(k) = space::other_room(&base_knobs, &others) {
+                self.ask(mode, &k.canonical(), deadline)?;
+            }
             for (i, start) in starts.iter().enumerate() {
                 let left = deadline.saturating_duration_since(Instant::now());
                 let share = Instant::now() + left / (starts.len() - i) as u32;
@@ -205,20 +233,17 @@ impl<M: Measure> Point1<'_, M> {
             grid.sort_by_key(|k| k.differences(&best));
         }
         // Room for the confirmation: [`CONFIRM`] measurements and the one as given, some times the
-        // reps each.
-        let room = self.longest.get(&mode).copied().unwrap_or_default()
-            * ((CONFIRM + 1) * (CONFIRM_REPS + 1) / 2) as u32;
+        // reps each; at most half of what is left, so that a share too short for both still
+        // measures the grid (the confirmation then confirms fewer). Until a mode has measured
+        // once, its longest is its share of the first experiment, settling and baselines included.
+        let room = (self.longest.get(&mode).copied().unwrap_or_default()
+            * ((CONFIRM + 1) * (CONFIRM_REPS + 1) / 2) as u32)
+            .min(deadline.saturating_duration_since(Instant::now()) / 2);
         let grid_deadline = deadline.checked_sub(room).unwrap_or(deadline);
         for k in grid.iter().map(Knobs::canonical) {
-            if self.seen.contains_key(&(mode, k.clone()))
-                || k.runnable(&self.job.base, mode).is_none()
-            {
-                continue;
-            }
-            if !self.fits(mode, grid_deadline) {
+            if self.ask(mode, &k, grid_deadline)? == Asked::NoTime {
                 break;
             }
-            self.measure(mode, &k)?;
         }
         Ok(())
     }
@@ -240,17 +265,11 @@ impl<M: Measure> Point1<'_, M> {
             for (a, v) in space::rounds(&limits) {
                 let mut k = best(self).map_or(start.clone(), |b| b.knobs);
                 axes[a][v].set(&mut k);
-                let k = k.canonical();
-                if self.seen.contains_key(&(mode, k.clone()))
-                    || k.runnable(&self.job.base, mode).is_none()
-                {
-                    continue;
+                match self.ask(mode, &k.canonical(), deadline)? {
+                    Asked::Known => {}
+                    Asked::NoTime => return Ok(()),
+                    Asked::Measured => measured += 1,
                 }
-                if !self.fits(mode, deadline) {
-                    return Ok(());
-                }
-                self.measure(mode, &k)?;
-                measured += 1;
             }
             let after = best(self).and_then(|b| self.warm_time(&b));
             // From a start not yet measured (`before` None) a round that timed one is a gain.
@@ -337,8 +356,9 @@ impl<M: Measure> Point1<'_, M> {
     }
 
     /// Sorts `c`'s confirmations by time on warm clocks as read now (failures last) and makes `c`
-    /// the first, or where none could be confirmed in time the fastest measured whose confirmation did not fail; false where none
-    /// ran. Again once every mode is measured: a later mode's sequential figures can lower a
+    /// the first, or where none could be confirmed in time the fastest measured whose confirmation
+    /// did not fail, unless the configuration as given stands ([`Self::given_stands`]); false where
+    /// none ran. Again once every mode is measured: a later mode's sequential figures can lower a
     /// layout's warm time, and the choice must be the fastest on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {
         self.sort(&mut c.confirmed);
@@ -359,9 +379,12 @@ impl<M: Measure> Point1<'_, M> {
                     .min_by(|a, b| t(a).total_cmp(&t(b)))
             })
             .cloned();
-        let Some(best) = best else {
+        let Some(mut best) = best else {
             return false;
         };
+        if let Some(given) = self.given_stands(c, &best) {
+            best = given;
+        }
         c.model_ms = Some(model::predict_ms(
             c.mode,
             fitted,
@@ -372,6 +395,35 @@ impl<M: Measure> Point1<'_, M> {
         c.sequential_ms = best.sequential_ms;
         c.knobs = best.knobs;
         true
+    }
+
+    /// The configuration as given, where `best` does not beat it on both readings of their figures
+    /// (its confirmation's, else its search's): on warm clocks, and by the ratio to the sequential
+    /// timed beside each. Each reading has its own error: on warm clocks a layout whose sequential
+    /// once read low is flattered (its fastest figure is the reference), by the ratio a layout whose
+    /// sequential is slow. A table replaces the defaults a run without one gets only where both
+    /// agree; None where `best` is the configuration as given, beats it so, or its confirmation
+    /// failed.
+    fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
+        let given = Knobs::of(&self.job.base).canonical();
+        let is_given = |m: &&Measured| m.knobs.canonical() == given;
+        if is_given(&best)
+            || c.confirmed
+                .iter()
+                .filter(is_given)
+                .any(|m| m.median_ms.is_none())
+        {
+            return None;
+        }
+        let g = c
+            .confirmed
+            .iter()
+            .chain(&c.alternatives)
+            .filter(is_given)
+            .find(|m| self.warm_time(m).is_some())?;
+        let faster = self.warm_time(best)? < self.warm_time(g)?
+            && best.ratio_beside()? > g.ratio_beside()?;
+        (!faster).then(|| g.clone())
     }
 
     /// Sequential's time at this point: its fastest layout's on warm clocks (read as every mode's

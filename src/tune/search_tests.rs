@@ -149,14 +149,20 @@ fn with_the_budget_for_it_the_search_measures_the_whole_grid_and_finds_its_best(
     assert_eq!(c.confirmed.len(), 4);
 }
 
+/// `job`'s configuration as given, and the same on a GEMM grid of 128.
+fn given_and_grid(job: &Job) -> (Knobs, Knobs) {
+    let given = Knobs::of(&job.base);
+    let mut grid = given.clone();
+    grid.gemm_grid = Some(128);
+    (given, grid)
+}
+
 /// A configuration whose first figure read low does not replace the configuration as given unless
 /// it is faster measured the same way: the one as given is confirmed beside the fastest.
 #[test]
 fn a_choice_replaces_the_configuration_as_given_only_where_it_is_faster_measured_alike() {
     let job = job();
-    let given = Knobs::of(&job.base);
-    let mut lucky = given.clone();
-    lucky.gemm_grid = Some(128);
+    let (given, lucky) = given_and_grid(&job);
     for (lucky_again, chosen) in [(10.5, &given), (9.5, &lucky)] {
         let (g, l) = (given.clone(), lucky.clone());
         let land = Landscape::new(move |k: &Knobs, again: bool| {
@@ -178,6 +184,91 @@ fn a_choice_replaces_the_configuration_as_given_only_where_it_is_faster_measured
             .collect();
         assert_eq!(again[..2], [&lucky, &given]);
     }
+}
+
+/// A configuration whose layout's sequential once read low (here in the search, 16 ms against 20
+/// since) reads fast on warm clocks, its figures scaled by that low reading: it replaces the
+/// configuration as given only where it is also faster by the ratio to the sequential timed beside
+/// each (10.2 ms beside 20 is not; 9.0 is).
+#[test]
+fn the_configuration_as_given_stands_unless_both_readings_say_otherwise() {
+    let job = job();
+    let (given, low) = given_and_grid(&job);
+    for (low_again, chosen) in [(10.2, &given), (9.0, &low)] {
+        let (g, l, l2) = (given.clone(), low.clone(), low.clone());
+        let mut land = Landscape::new(move |k: &Knobs, again: bool| {
+            Some(match (k == &g, k == &l, again) {
+                (true, _, _) => 10.0,
+                (_, true, false) => 10.2,
+                (_, true, true) => low_again,
+                _ => 11.0,
+            })
+        });
+        land.seq =
+            Box::new(move |k: &Knobs, again: bool| if k == &l2 && !again { 16.0 } else { 20.0 });
+        let (c, asked) = choose(&job, land, far());
+        let c = c.unwrap();
+        assert!(
+            asked
+                .iter()
+                .any(|(k, h)| k == &low && h.reps > Settings::default().reps),
+            "confirmed"
+        );
+        assert_eq!(&c.knobs, chosen, "{low_again}");
+        assert_eq!(c.median_ms, if chosen == &given { 10.0 } else { 9.0 });
+    }
+}
+
+/// The model's one-GPU default makes room for the steps by a persistent GEMM grid; where a step lead
+/// of 0 with no grid pays instead, two knobs apart, the search measures it second, before any move
+/// of one knob, so that a budget of a few measurements (the largest points) still finds it.
+#[test]
+fn the_other_way_to_make_room_for_the_steps_is_measured_first() {
+    let mut job = job();
+    job.base.gemm_grid = Some(128);
+    let given = Knobs::of(&job.base);
+    let mut lead = given.clone();
+    (lead.gemm_grid, lead.step_lead) = (None, Some(0));
+    let (g, l) = (given.clone(), lead.clone());
+    let land = Landscape::new(move |k: &Knobs, _| {
+        std::thread::sleep(Duration::from_millis(20));
+        Some(if k == &g {
+            10.0
+        } else if k == &l {
+            9.0
+        } else {
+            10.5
+        })
+    });
+    let (c, asked) = choose(&job, land, Instant::now() + Duration::from_millis(150));
+    assert_eq!(asked[0].0, given);
+    assert_eq!(asked[1].0, lead, "second: {:?}", asked[1].0);
+    assert_eq!(c.unwrap().knobs, lead);
+}
+
+/// Where the room kept for the confirmation (eight of the longest measurement: 400 ms here) would
+/// take the whole share (300 ms), the grid still gets half of it.
+#[test]
+fn a_share_shorter_than_the_confirmations_room_still_measures_the_grid() {
+    let job = job();
+    let land = Landscape::new(|k: &Knobs, _| {
+        std::thread::sleep(Duration::from_millis(50));
+        Some(10.0 + k.chunks as f64)
+    });
+    let s = Settings {
+        exhaustive: true,
+        ..Settings::default()
+    };
+    let mut p = point(&job, land, &s);
+    let axes = axes(&job);
+    p.search(
+        ModeKind::Encoded,
+        &axes,
+        Instant::now() + Duration::from_millis(300),
+    )
+    .unwrap();
+    let grid = p.m.asked.len() - 1;
+    assert!((1..=3).contains(&grid), "the grid measured {grid}");
 }
 
 /// The confirmation decides among the three fastest: a first figure that read low loses to the

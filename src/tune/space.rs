@@ -172,6 +172,30 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
     axes
 }
 
+/// The other way to make room for the steps beside GEMM work, where `k` takes one of the two the
+/// model's one-GPU defaults know and `axes` offer the other: a persistent GEMM grid (the last the
+/// grid axis offers: just below the GPU where that is a value), or a step lead of 0 with no grid.
+/// The model picks one by the GEMM kernel's kind, but which pays depends on the shape too, and the
+/// two are two knobs apart, which moves of one knob from either never cross.
+pub fn other_room(k: &Knobs, axes: &[Vec<Value>]) -> Option<Knobs> {
+    let offers = |v: &Value| axes.iter().any(|a| a.contains(v));
+    let grid = axes.iter().flatten().rev().find_map(|v| match v {
+        Value::Grid(Some(g)) => Some(*g),
+        _ => None,
+    });
+    let mut o = k.clone();
+    match (k.gemm_grid, k.step_lead) {
+        (Some(_), None) if offers(&Value::Grid(None)) && offers(&Value::Lead(Some(0))) => {
+            (o.gemm_grid, o.step_lead) = (None, Some(0));
+        }
+        (None, Some(0)) if offers(&Value::Lead(None)) => {
+            (o.gemm_grid, o.step_lead) = (Some(grid?), None);
+        }
+        _ => return None,
+    }
+    Some(o)
+}
+
 /// The knobs a search starts from: `base`'s, with the first value of every axis.
 pub fn start(base: &Config, axes: &[Vec<Value>]) -> Knobs {
     let mut k = Knobs::of(base);

@@ -346,6 +346,38 @@ fn the_chunk_axis_tries_one_count_finer_than_the_models_best_second() {
     );
 }
 
+/// The two ways the model's one-GPU defaults make room for the steps lead to each other, where the
+/// space offers both; from anything else, or with a knob given as a flag, there is no other.
+#[test]
+fn each_way_to_make_room_for_the_steps_has_the_other() {
+    let mut base = Config::new(Shape::new(64, 64, 64).unwrap(), 4);
+    let ctx = Context {
+        devices: 1,
+        sms: Some(132),
+    };
+    let axes = space::axes(ModeKind::Encoded, &base, &[1, 2], ctx);
+    let room = |grid, lead| {
+        let mut k = Knobs::of(&base);
+        (k.gemm_grid, k.step_lead) = (grid, lead);
+        k
+    };
+    let grid = room(Some(128), None);
+    let lead = room(None, Some(0));
+    assert_eq!(space::other_room(&grid, &axes), Some(lead.clone()));
+    assert_eq!(space::other_room(&lead, &axes), Some(grid.clone()));
+    assert_eq!(space::other_room(&room(None, None), &axes), None);
+    assert_eq!(space::other_room(&room(Some(132), Some(0)), &axes), None);
+    // A step lead given as a flag: its axis is not searched, and nothing crosses it.
+    base.step_lead = StepLead::Workgroups(0);
+    let given = Given {
+        step_lead: true,
+        ..Given::default()
+    };
+    let axes = space::not_given(space::axes(ModeKind::Encoded, &base, &[1, 2], ctx), &given);
+    assert_eq!(space::other_room(&grid, &axes), None);
+    assert_eq!(space::other_room(&lead, &axes), None);
+}
+
 #[test]
 fn a_knob_given_as_a_flag_is_searched_along_no_axis() {
     let ctx = Context {
