@@ -3,7 +3,7 @@
 //! ranks them), from each collective the space offers in turn, then the rest of the grid nearest
 //! that best first (or every point of the grid, `exhaustive`); the three best and the configuration
 //! as given measured again with more reps, the best of those the choice where it beats the one as
-//! given both on warm clocks and by the ratio to its sequential; a mode still slower than
+//! given clearly; a mode still slower than
 //! the point's sequential, both read so, falls back. What measures a configuration is [`super::rig`]'s.
 
 use std::collections::HashMap;
@@ -32,6 +32,10 @@ pub const MAX_GRID: usize = 16384;
 /// favours the one whose noise ran low, and the confirmation measures it for what it is.
 const CONFIRM: usize = 3;
 const CONFIRM_REPS: usize = 3;
+
+/// How far apart two figures of one configuration, read on warm clocks, may lie from noise alone:
+/// runs of one configuration in one session differ by up to a few percent.
+const NOISE: f64 = 0.03;
 
 /// Most rounds along every axis the search makes from its best so far (it stops sooner where a
 /// round finds nothing faster).
@@ -397,13 +401,13 @@ impl<M: Measure> Point1<'_, M> {
         true
     }
 
-    /// The configuration as given, where `best` does not beat it on both readings of their figures
-    /// (its confirmation's, else its search's): on warm clocks, and by the ratio to the sequential
-    /// timed beside each. Each reading has its own error: on warm clocks a layout whose sequential
-    /// once read low is flattered (its fastest figure is the reference), by the ratio a layout whose
-    /// sequential is slow. A table replaces the defaults a run without one gets only where both
-    /// agree; None where `best` is the configuration as given, beats it so, or its confirmation
-    /// failed.
+    /// The configuration as given, where `best` does not beat it clearly (its confirmation's figure,
+    /// else its search's): on warm clocks by more than [`NOISE`], or on warm clocks and by the ratio
+    /// to the sequential timed beside each both. Each reading has its own error: on warm clocks a
+    /// layout whose sequential once read low is flattered (its fastest figure is the reference), by
+    /// the ratio a layout whose sequential is slow. A table replaces the defaults a run without one
+    /// gets only on such evidence; None where `best` is the configuration as given, beats it so, or
+    /// the given's confirmation failed.
     fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
         let given = Knobs::of(&self.job.base).canonical();
         let is_given = |m: &&Measured| m.knobs.canonical() == given;
@@ -421,9 +425,9 @@ impl<M: Measure> Point1<'_, M> {
             .chain(&c.alternatives)
             .filter(is_given)
             .find(|m| self.warm_time(m).is_some())?;
-        let faster = self.warm_time(best)? < self.warm_time(g)?
-            && best.ratio_beside()? > g.ratio_beside()?;
-        (!faster).then(|| g.clone())
+        let (tb, tg) = (self.warm_time(best)?, self.warm_time(g)?);
+        let both = tb < tg && best.ratio_beside()? > g.ratio_beside()?;
+        (!(both || tb < tg * (1.0 - NOISE))).then(|| g.clone())
     }
 
     /// Sequential's time at this point: its fastest layout's on warm clocks (read as every mode's

@@ -186,15 +186,21 @@ fn a_choice_replaces_the_configuration_as_given_only_where_it_is_faster_measured
     }
 }
 
-/// A configuration whose layout's sequential once read low (here in the search, 16 ms against 20
-/// since) reads fast on warm clocks, its figures scaled by that low reading: it replaces the
-/// configuration as given only where it is also faster by the ratio to the sequential timed beside
-/// each (10.2 ms beside 20 is not; 9.0 is).
+/// A configuration whose layout's sequential once read low (here in the search) reads fast on warm
+/// clocks, its figures scaled by that low reading: within the noise (19.6 ms against 20, 10.15 ms
+/// beside 20 on warm clocks 9.95 against the given's 10) it replaces the configuration as given only
+/// where the ratio to the sequential timed beside each agrees (10.15 beside 20 does not; 9.95
+/// does);
+/// past the noise (16 ms against 20: 8.16) the reading on warm clocks decides.
 #[test]
-fn the_configuration_as_given_stands_unless_both_readings_say_otherwise() {
+fn the_configuration_as_given_stands_unless_beaten_clearly() {
     let job = job();
     let (given, low) = given_and_grid(&job);
-    for (low_again, chosen) in [(10.2, &given), (9.0, &low)] {
+    for (seq_low, low_again, chosen) in [
+        (19.6, 10.15, &given),
+        (19.6, 9.95, &low),
+        (16.0, 10.2, &low),
+    ] {
         let (g, l, l2) = (given.clone(), low.clone(), low.clone());
         let mut land = Landscape::new(move |k: &Knobs, again: bool| {
             Some(match (k == &g, k == &l, again) {
@@ -204,8 +210,15 @@ fn the_configuration_as_given_stands_unless_both_readings_say_otherwise() {
                 _ => 11.0,
             })
         });
-        land.seq =
-            Box::new(move |k: &Knobs, again: bool| if k == &l2 && !again { 16.0 } else { 20.0 });
+        land.seq = Box::new(
+            move |k: &Knobs, again: bool| {
+                if k == &l2 && !again {
+                    seq_low
+                } else {
+                    20.0
+                }
+            },
+        );
         let (c, asked) = choose(&job, land, far());
         let c = c.unwrap();
         assert!(
@@ -214,8 +227,8 @@ fn the_configuration_as_given_stands_unless_both_readings_say_otherwise() {
                 .any(|(k, h)| k == &low && h.reps > Settings::default().reps),
             "confirmed"
         );
-        assert_eq!(&c.knobs, chosen, "{low_again}");
-        assert_eq!(c.median_ms, if chosen == &given { 10.0 } else { 9.0 });
+        assert_eq!(&c.knobs, chosen, "{seq_low} {low_again}");
+        assert_eq!(c.median_ms, if chosen == &given { 10.0 } else { low_again });
     }
 }
 
