@@ -1,0 +1,20 @@
+import json,sys
+def lay(k): return (k['chunks'],k['reduce'],k['link_workgroups'],k['gemm_grid'],k['collective'])
+for call in sys.argv[1:]:
+    t=json.load(open(call+'/tune.json'))
+    for p in t['points']:
+        for m in p['modes']:
+            if m['mode']!='host': continue
+            seqs={}
+            for a in m['alternatives']+m['confirmed']:
+                if a['sequential_ms']: seqs.setdefault(lay(a['knobs']),[]).append(a['sequential_ms'])
+            warm=lambda a: a['median_ms']*min(seqs[lay(a['knobs'])])/a['sequential_ms']
+            r=lambda a:a['sequential_ms']/a['median_ms']
+            gk=[a for a in m['alternatives'] if a['median_ms'] and abs(a['median_ms']-m['given_ms'])<1e-9][0]['knobs']
+            best=m['knobs']
+            if gk==best: print(p['workload'],'the choice is the configuration as given'); continue
+            conf=[c for c in m['confirmed'] if c['median_ms']]
+            b=([c for c in conf if c['knobs']==best] or [a for a in m['alternatives'] if a['knobs']==best])[0]
+            g=([c for c in conf if c['knobs']==gk] or [a for a in m['alternatives'] if a['knobs']==gk])[0]
+            stands = not ((warm(b)<warm(g) and r(b)>r(g)) or warm(b)<warm(g)*0.97)
+            print('%-20s choice warm %.3f ratio %.3f | given (chunks %d, %s) warm %.3f ratio %.3f gain %.1f%% -> %s'%(p['workload'],warm(b),r(b),gk['chunks'],'confirmed' if g in conf else 'search',warm(g),r(g),100*(1-warm(b)/warm(g)),'GIVEN STANDS' if stands else 'choice'))
