@@ -1,3 +1,11 @@
+"""Replays the choice of 87e0f68's rule on the figures a run's tune tables recorded.
+
+For host mode at each point of each CALL/tune.json (run from a run's folder: `python3
+docs/results/run65/replay.py call1 call2`): each figure read on warm clocks (its median scaled by its
+layout's fastest sequential over the sequential beside it) and its ratio to the sequential beside it,
+for the choice and for the configuration as given (its confirmation where it had one, else its search
+figure); the given stands unless the choice leads by more than 3% on warm clocks, or on both readings.
+"""
 import json,sys
 def lay(k): return (k['chunks'],k['reduce'],k['link_workgroups'],k['gemm_grid'],k['collective'])
 for call in sys.argv[1:]:
