@@ -186,16 +186,41 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         let alts = c["alternatives"].as_array().unwrap();
         assert!(!alts.is_empty());
         // The choice is the confirmation fastest on warm clocks of the three fastest
-        // alternatives and the configuration as given, and its fallback follows the numbers.
+        // alternatives and the configuration as given, or the configuration as given where that
+        // one does not lead it clearly (by 3% on warm clocks, or on both readings); its speedup
+        // and fallback follow the chosen figure.
         let confirmed = c["confirmed"].as_array().unwrap();
         assert!(!confirmed.is_empty() && confirmed.len() <= 4, "{c}");
         let fastest = confirmed
             .iter()
             .filter_map(on_warm_clocks)
             .fold(f64::INFINITY, f64::min);
-        assert_eq!(confirmed[0]["knobs"], c["knobs"]);
-        assert_eq!(confirmed[0]["median_ms"].as_f64(), Some(best), "{c}");
         assert_eq!(on_warm_clocks(&confirmed[0]), Some(fastest), "{c}");
+        let chosen = confirmed
+            .iter()
+            .chain(alts)
+            .find(|a| a["knobs"] == c["knobs"] && a["median_ms"].as_f64() == Some(best))
+            .expect("the choice's figure is one measured");
+        let t_chosen = on_warm_clocks(chosen).unwrap();
+        if confirmed[0]["knobs"] != c["knobs"] {
+            let k = &c["knobs"];
+            assert!(
+                k["chunks"] == 1
+                    && k["reduce"] == "update"
+                    && k.as_object()
+                        .unwrap()
+                        .iter()
+                        .all(|(n, v)| n == "chunks" || n == "reduce" || v.is_null()),
+                "only the configuration as given stands in the fastest's place: {c}"
+            );
+            assert!(
+                t_chosen <= seq,
+                "a given slower than sequential never stands: {c}"
+            );
+            if confirmed.contains(chosen) {
+                assert!(fastest >= t_chosen * 0.97 - 1e-9, "beaten clearly: {c}");
+            }
+        }
         let timed: Vec<&serde_json::Value> =
             alts.iter().filter(|a| a["median_ms"].is_f64()).collect();
         let mut as_given = 0;
@@ -212,8 +237,8 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
             );
         }
         let speedup = c["speedup"].as_f64().unwrap();
-        assert!((speedup - seq / fastest).abs() < 1e-9, "{speedup} {c}");
-        assert_eq!(c["fallback"].as_bool().unwrap(), fastest > seq);
+        assert!((speedup - seq / t_chosen).abs() < 1e-9, "{speedup} {c}");
+        assert_eq!(c["fallback"].as_bool().unwrap(), t_chosen > seq);
     }
     // `run` (auto) finds the table and runs each tuned mode as chosen, naming it and its source.
     let rows = run_csv(&d, &["--mode", "host,encoded", "--no-fallback"]);
@@ -489,9 +514,6 @@ fn the_table_may_run_the_all_reduce_as_the_direct_one() {
     let _ = std::fs::remove_file(d.join(name));
 }
 
-/// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is
-/// still over the T_seq the report shows (not over its own configuration's sequential, which would
-/// read as a gain where that sequential is the slower), and a note gives its own.
 /// Presets of one shape are one point, as the table keys it: tuned once under the first name, the
 /// second said, so that a second tuning neither spends the budget again nor replaces the first.
 #[test]
@@ -527,6 +549,9 @@ fn presets_of_one_shape_are_tuned_once() {
     assert_eq!(points[0]["workload"], "megagpt2-fc2-tp2");
 }
 
+/// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is
+/// still over the T_seq the report shows (not over its own configuration's sequential, which would
+/// read as a gain where that sequential is the slower), and a note gives its own.
 #[test]
 fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
     let Some(d) = tuned_then("own", "encoded", |c| {

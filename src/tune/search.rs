@@ -1,10 +1,10 @@
 //! The search: per mode, short measurements within a deadline, each read on warm clocks by the
-//! sequential timed beside it; one knob at a time from the best so far (chunk counts as the model
-//! ranks them), from each collective the space offers in turn, then the rest of the grid nearest
-//! that best first (or every point of the grid, `exhaustive`); the three best and the configuration
-//! as given measured again with more reps, the best of those the choice where it beats the one as
-//! given clearly; a mode still slower than
-//! the point's sequential, both read so, falls back. What measures a configuration is [`super::rig`]'s.
+//! sequential timed beside it; the other way to make room for the steps, then one knob at a time
+//! from the best so far (chunk counts as the model ranks them), from each collective the space
+//! offers in turn, then the rest of the grid nearest that best first (or every point of the grid,
+//! `exhaustive`); the three best and the configuration as given measured again with more reps, the
+//! best of those the choice where it beats the one as given clearly; a mode still slower than the
+//! point's sequential, both read so, falls back. What measures a configuration is [`super::rig`]'s.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -189,7 +189,8 @@ impl<M: Measure> Point1<'_, M> {
             .find(|m| m.ratio_beside().is_some() && keep(&m.knobs))
     }
 
-    /// The search proper: one knob at a time from the best so far, every axis once per round (chunk
+    /// The search proper: the other way to make room for the steps ([`space::other_room`]), then
+    /// one knob at a time from the best so far, every axis once per round (chunk
     /// counts as the model ranks them), rounds again from the new best while one finds a faster
     /// configuration, from each collective in turn in its share of the time; then, as the budget
     /// allows, the rest of the grid nearest the best first (two knobs changed, then three...),
@@ -224,7 +225,8 @@ impl<M: Measure> Point1<'_, M> {
                     .collect(),
                 None => vec![base_knobs.clone()],
             };
-            // The other way to make room for the steps first: the rounds then move from the faster.
+            // The other way to make room for the steps first: the rounds from the configuration's
+            // own collective then move from the faster.
             if let Some(k) = space::other_room(&base_knobs, &others) {
                 self.ask(mode, &k.canonical(), deadline)?;
             }
@@ -299,7 +301,7 @@ impl<M: Measure> Point1<'_, M> {
             .collect();
         // Among many short measurements the fastest is often one whose noise ran low: a choice
         // replaces the configuration as given (the defaults a run without a table gets) only where
-        // it is faster measured the same way.
+        // it is clearly faster measured the same way ([`Self::given_stands`]).
         let given = Knobs::of(&self.job.base).canonical();
         if !top.iter().any(|m| m.knobs == given) {
             if let Some(m) = self
@@ -346,7 +348,7 @@ impl<M: Measure> Point1<'_, M> {
             model_ms: None,
             given_ms: self
                 .seen
-                .get(&(mode, Knobs::of(&self.job.base)))
+                .get(&(mode, Knobs::of(&self.job.base).canonical()))
                 .and_then(|m| m.median_ms),
             median_ms: f64::NAN,
             sequential_ms: None,
@@ -363,7 +365,7 @@ impl<M: Measure> Point1<'_, M> {
     /// the first, or where none could be confirmed in time the fastest measured whose confirmation
     /// did not fail, unless the configuration as given stands ([`Self::given_stands`]); false where
     /// none ran. Again once every mode is measured: a later mode's sequential figures can lower a
-    /// layout's warm time, and the choice must be the fastest on the figures it is judged by.
+    /// layout's warm time, and the choice must be made on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {
         self.sort(&mut c.confirmed);
         let failed = |k: &Knobs| {
@@ -401,33 +403,43 @@ impl<M: Measure> Point1<'_, M> {
         true
     }
 
-    /// The configuration as given, where `best` does not beat it clearly (its confirmation's figure,
-    /// else its search's): on warm clocks by more than [`NOISE`], or on warm clocks and by the ratio
-    /// to the sequential timed beside each both. Each reading has its own error: on warm clocks a
-    /// layout whose sequential once read low is flattered (its fastest figure is the reference), by
-    /// the ratio a layout whose sequential is slow. A table replaces the defaults a run without one
-    /// gets only on such evidence; None where `best` is the configuration as given, beats it so, or
-    /// the given's confirmation failed.
+    /// The configuration as given, where `best` does not beat it clearly: on warm clocks by more
+    /// than [`NOISE`], or on warm clocks and by the ratio to the sequential timed beside each both.
+    /// Each reading has its own error: on warm clocks a layout whose sequential once read low is
+    /// flattered (its fastest figure is the reference), by the ratio a layout whose sequential is
+    /// slow. A table replaces the defaults a run without one gets only on such evidence. The two are
+    /// compared on like figures: their confirmations, or where the given's was not timed, their
+    /// first figures. None (`best` stands) where `best` is the configuration as given, beats it so,
+    /// the given's confirmation failed, or the given is slower than the point's sequential (the mode
+    /// then runs by its best, or falls back by it).
     fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
         let given = Knobs::of(&self.job.base).canonical();
-        let is_given = |m: &&Measured| m.knobs.canonical() == given;
-        if is_given(&best)
+        let is = |m: &Measured, k: &Knobs| m.knobs.canonical() == k.canonical();
+        if is(best, &given)
             || c.confirmed
                 .iter()
-                .filter(is_given)
-                .any(|m| m.median_ms.is_none())
+                .any(|m| is(m, &given) && m.median_ms.is_none())
         {
             return None;
         }
-        let g = c
-            .confirmed
-            .iter()
-            .chain(&c.alternatives)
-            .filter(is_given)
-            .find(|m| self.warm_time(m).is_some())?;
-        let (tb, tg) = (self.warm_time(best)?, self.warm_time(g)?);
-        let both = tb < tg && best.ratio_beside()? > g.ratio_beside()?;
-        (!(both || tb < tg * (1.0 - NOISE))).then(|| g.clone())
+        let timed = |v: &[Measured], k: &Knobs| {
+            v.iter()
+                .find(|m| is(m, k) && self.warm_time(m).is_some())
+                .cloned()
+        };
+        let (b, g) = match timed(&c.confirmed, &given) {
+            Some(g) => (best.clone(), g),
+            None => (
+                timed(&c.alternatives, &best.knobs)?,
+                timed(&c.alternatives, &given)?,
+            ),
+        };
+        let (tb, tg) = (self.warm_time(&b)?, self.warm_time(&g)?);
+        if tg > self.sequential_ms() {
+            return None;
+        }
+        let both = tb < tg && b.ratio_beside()? > g.ratio_beside()?;
+        (!(both || tb < tg * (1.0 - NOISE))).then_some(g)
     }
 
     /// Sequential's time at this point: its fastest layout's on warm clocks (read as every mode's

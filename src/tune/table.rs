@@ -81,7 +81,8 @@ pub struct Choice {
     pub mode: ModeKind,
     pub knobs: Knobs,
     pub median_ms: f64,
-    /// Sequential's time as measured beside the choice (its confirmation's), where it was.
+    /// Sequential's time as measured beside the choice's figure (its confirmation's, where it had
+    /// one), where it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential_ms: Option<f64>,
     /// The point's sequential time over this choice's, read on warm clocks where sequential was
@@ -98,9 +99,10 @@ pub struct Choice {
     pub given_ms: Option<f64>,
     /// Every configuration measured, the choice included, the fastest on warm clocks first.
     pub alternatives: Vec<Measured>,
-    /// The fastest alternatives measured again with more reps, the fastest on warm clocks first; the
-    /// choice is the first (empty where none could be confirmed in time: the choice is then the
-    /// fastest alternative).
+    /// The fastest alternatives and the configuration as given measured again with more reps, the
+    /// fastest on warm clocks first; the choice is the first, unless the configuration as given
+    /// stands where the first does not beat it clearly (empty where none could be confirmed in
+    /// time: the choice is then the fastest alternative, or the one as given so).
     #[serde(default)]
     pub confirmed: Vec<Measured>,
 }
