@@ -113,8 +113,21 @@ pub fn describe_point(p: &Point) -> String {
             .filter(|_| (warm / c.median_ms - 1.0).abs() >= 0.005)
             .map(|s| format!(", sequential beside it {s:.3} ms: {warm:.3} ms on warm clocks"))
             .unwrap_or_default();
+        // The configuration as given stood in the fastest confirmation's place: which, and why.
+        let kept = c
+            .confirmed
+            .first()
+            .filter(|f| f.knobs.canonical() != c.knobs.canonical())
+            .and_then(|f| {
+                Some(format!(
+                    "; kept as given: {} read {:.3} ms, not clearly faster",
+                    f.knobs.describe(c.mode),
+                    f.median_ms?
+                ))
+            })
+            .unwrap_or_default();
         s += &format!(
-            "  {:<8} {:>10.3} ms {:>7.3}x  {what} ({} measured{beside}{})\n",
+            "  {:<8} {:>10.3} ms {:>7.3}x  {what} ({} measured{beside}{}{kept})\n",
             c.mode,
             c.median_ms,
             c.speedup,
@@ -233,4 +246,54 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         a.budget_s
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use t3_wgpu::config::ModeKind;
+    use t3_wgpu::shapes::Shape;
+    use t3_wgpu::tune::table::{Choice, Key, Measured};
+    use t3_wgpu::tune::Knobs;
+
+    /// Where the configuration as given stood in the fastest confirmation's place, the line names
+    /// that one and says why; where the fastest is the choice, it says nothing more.
+    #[test]
+    fn a_configuration_kept_as_given_is_said_with_the_faster_reading_one() {
+        let config = Config::new(Shape::new(64, 48, 32).unwrap(), 2);
+        let given = Knobs::of(&config);
+        let mut grid = given.clone();
+        grid.gemm_grid = Some(128);
+        let measured = |k: &Knobs, t| Measured {
+            knobs: k.clone(),
+            median_ms: Some(t),
+            sequential_ms: Some(2.0),
+            consistent: true,
+            error: None,
+        };
+        let point = |chosen: &Knobs| Point {
+            workload: "w".into(),
+            key: Key::of(&config, 1),
+            sequential_ms: 2.0,
+            modes: vec![Choice {
+                mode: ModeKind::Encoded,
+                knobs: chosen.clone(),
+                median_ms: 1.0,
+                sequential_ms: Some(2.0),
+                speedup: 2.0,
+                fallback: false,
+                model_ms: None,
+                given_ms: Some(1.0),
+                alternatives: vec![measured(&grid, 0.99), measured(&given, 1.0)],
+                confirmed: vec![measured(&grid, 0.99), measured(&given, 1.0)],
+            }],
+            not_run: Vec::new(),
+        };
+        let kept = describe_point(&point(&given));
+        assert!(
+            kept.contains("; kept as given: chunks 1, reduce update, grid 128, lead auto read 0.990 ms, not clearly faster)"),
+            "{kept}"
+        );
+        assert!(!describe_point(&point(&grid)).contains("kept as given"));
+    }
 }
