@@ -96,8 +96,8 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
 
 /// Runs `plans` on `d` (one experiment per distinct configuration, `opts` for everything else)
 /// and merges them into one report: the baselines are the first configuration's of `opts`'s
-/// collective, and each mode's row comes from the run of its own configuration. A mode that falls back (unless `no_fallback`)
-/// is not run: its row is sequential's, and says so.
+/// collective, and each mode's row comes from the run of its own configuration. A mode that falls
+/// back (unless `no_fallback`) is not run: its row is sequential's, and says so.
 /// `adjust` sees every timed run (`experiment::measure_with`'s seam); `after` sees each configuration's system and report once measured (a dump keeps the last).
 pub fn run_plans(
     d: &Devices,

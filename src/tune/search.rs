@@ -126,6 +126,11 @@ impl<M: Measure> Point1<'_, M> {
         Ok(m)
     }
 
+    /// The configuration as given (what a run without a table gets), as the search keys it.
+    fn given(&self) -> Knobs {
+        Knobs::of(&self.job.base).canonical()
+    }
+
     /// `mode` at `k` measured, where it is not yet and can run, if a measurement ends before
     /// `deadline`.
     fn ask(&mut self, mode: ModeKind, k: &Knobs, deadline: Instant) -> Result<Asked> {
@@ -202,7 +207,7 @@ impl<M: Measure> Point1<'_, M> {
         axes: &[Vec<space::Value>],
         deadline: Instant,
     ) -> Result<()> {
-        let base_knobs = Knobs::of(&self.job.base).canonical();
+        let base_knobs = self.given();
         let mut grid = space::grid(&space::start(&self.job.base, axes), axes, MAX_GRID);
         if !self.s.exhaustive {
             // The collective is no knob among the others: their best values differ with it (a GEMM
@@ -302,7 +307,7 @@ impl<M: Measure> Point1<'_, M> {
         // Among many short measurements the fastest is often one whose noise ran low: a choice
         // replaces the configuration as given (the defaults a run without a table gets) only where
         // it is clearly faster measured the same way ([`Self::given_stands`]).
-        let given = Knobs::of(&self.job.base).canonical();
+        let given = self.given();
         if !top.iter().any(|m| m.knobs == given) {
             if let Some(m) = self
                 .seen
@@ -348,11 +353,11 @@ impl<M: Measure> Point1<'_, M> {
             model_ms: None,
             given_ms: self
                 .seen
-                .get(&(mode, Knobs::of(&self.job.base).canonical()))
+                .get(&(mode, self.given()))
                 .and_then(|m| m.median_ms),
             median_ms: f64::NAN,
             sequential_ms: None,
-            knobs: Knobs::of(&self.job.base),
+            knobs: self.given(),
             speedup: f64::NAN,
             fallback: false,
             alternatives,
@@ -413,7 +418,7 @@ impl<M: Measure> Point1<'_, M> {
     /// the given's confirmation failed, or the given is slower than the point's sequential (the mode
     /// then runs by its best, or falls back by it).
     fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
-        let given = Knobs::of(&self.job.base).canonical();
+        let given = self.given();
         let is = |m: &Measured, k: &Knobs| m.knobs.canonical() == k.canonical();
         if is(best, &given)
             || c.confirmed
@@ -499,7 +504,7 @@ pub fn tune_point(
     };
     // Every mode at the configuration as given, in one experiment: its GEMM and collective alone
     // are the model's costs.
-    let base_knobs = Knobs::of(&job.base).canonical();
+    let base_knobs = p.given();
     progress(&format!("{}: every mode as given", job.workload));
     let started = Instant::now();
     let first = How {
