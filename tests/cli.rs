@@ -271,8 +271,11 @@ fn sweep_writes_a_row_per_point_and_mode() {
     );
 }
 
+/// A small point, its warm-up a fixed count: lavapipe's figures are noisy enough that the settle
+/// test (timed in `run_writes_every_output`) would spend up to its 10 s bound on each run.
+#[rustfmt::skip]
 const SMALL: &[&str] = &[
-    "--shape", "32x32x32", "--ranks", "2", "--reps", "1", "--warmup", "0",
+    "--shape", "32x32x32", "--ranks", "2", "--reps", "1", "--warmup", "0", "--warmup-s", "0",
 ];
 
 /// A small run or sweep (`cmd`), of sequential mode unless `extra` names modes.
@@ -346,6 +349,8 @@ fn a_closed_stdout_ends_quietly() {
             "--reps",
             "1",
             "--warmup",
+            "0",
+            "--warmup-s",
             "0",
             "--mode",
             "sequential",
@@ -429,6 +434,8 @@ fn known_multiprocessors_give_fused_mode_its_paying_defaults() {
             "1",
             "--warmup",
             "0",
+            "--warmup-s",
+            "0",
             "--json",
             json.to_str().unwrap(),
         ];
@@ -475,6 +482,8 @@ fn one_rank_has_no_room_to_overlap() {
         "--reps",
         "3",
         "--warmup",
+        "0",
+        "--warmup-s",
         "0",
         "--mode",
         "sequential,encoded",
@@ -615,6 +624,8 @@ fn the_total_over_ranks_is_checked_before_allocating() {
             "--reps",
             "1",
             "--warmup",
+            "0",
+            "--warmup-s",
             "0",
         ],
         &[],
@@ -786,6 +797,8 @@ fn run_and_sweep_csv_share_columns_and_dumps_hold_one_run() {
             "--reps",
             "1",
             "--warmup",
+            "0",
+            "--warmup-s",
             "0",
             "--mode",
             "sequential",

@@ -404,9 +404,10 @@ fn the_json_names_each_modes_outputs() {
             "sequential,fused"
         };
         let json = dir.join("r.json");
-        let mut args: Vec<&str> = "run --shape 9x7x5 --ranks 2 --dtype bf16 --reps 1 --warmup 0"
-            .split(' ')
-            .collect();
+        let mut args: Vec<&str> =
+            "run --shape 9x7x5 --ranks 2 --dtype bf16 --reps 1 --warmup 0 --warmup-s 0"
+                .split(' ')
+                .collect();
         args.extend(["--mode", modes, "--json", json.to_str().unwrap()]);
         if extra.is_some() {
             args.push("--verbose");
