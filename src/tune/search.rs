@@ -408,11 +408,12 @@ impl<M: Measure> Point1<'_, M> {
         true
     }
 
-    /// The configuration as given, where `best` does not beat it clearly: on warm clocks by more
-    /// than [`NOISE`], or on warm clocks and by the ratio to the sequential timed beside each both.
-    /// Each reading has its own error: on warm clocks a layout whose sequential once read low is
-    /// flattered (its fastest figure is the reference), by the ratio a layout whose sequential is
-    /// slow. A table replaces the defaults a run without one gets only on such evidence. The two are
+    /// The configuration as given, where `best` does not beat it clearly: by more than [`NOISE`]
+    /// both on warm clocks and by the ratio to the sequential timed beside each. Each reading has its
+    /// own error, so a lead in one alone may be that error: on warm clocks a layout whose sequential
+    /// once read low is flattered (its fastest figure is the reference; the more often a layout is
+    /// measured, the lower that figure), by the ratio a layout whose sequential is slow. A table
+    /// replaces the defaults a run without one gets only on such evidence. The two are
     /// compared on like figures: their confirmations, or where the given's was not timed, their
     /// first figures. None (`best` stands) where `best` is the configuration as given, beats it so,
     /// the given's confirmation failed, or the given is slower than the point's sequential (the mode
@@ -443,8 +444,9 @@ impl<M: Measure> Point1<'_, M> {
         if tg > self.sequential_ms() {
             return None;
         }
-        let both = tb < tg && b.ratio_beside()? > g.ratio_beside()?;
-        (!(both || tb < tg * (1.0 - NOISE))).then_some(g)
+        let beats =
+            tb < tg * (1.0 - NOISE) && b.ratio_beside()? > g.ratio_beside()? * (1.0 + NOISE);
+        (!beats).then_some(g)
     }
 
     /// Sequential's time at this point: its fastest layout's on warm clocks (read as every mode's
