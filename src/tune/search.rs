@@ -444,8 +444,12 @@ impl<M: Measure> Point1<'_, M> {
         if tg > self.sequential_ms() {
             return None;
         }
-        let beats =
-            tb < tg * (1.0 - NOISE) && b.ratio_beside()? > g.ratio_beside()? * (1.0 + NOISE);
+        // A speed lead of more than NOISE on each reading; without both ratios, no lead by one.
+        let beats = tb * (1.0 + NOISE) < tg
+            && matches!(
+                (b.ratio_beside(), g.ratio_beside()),
+                (Some(rb), Some(rg)) if rb > rg * (1.0 + NOISE)
+            );
         (!beats).then_some(g)
     }
 

@@ -3,7 +3,7 @@ tune tables recorded, against what `t3 run` then measured with the table and wit
 
 For host mode at each point of each CALL/tune.json where the choice is not the configuration as
 given (run from a run's folder: `python3 ../run66/rules.py call1 call2` in run65/ or run66/, `call2
-call4 call5` in run64/): the choice's lead over the given on warm clocks (each median scaled by its
+call4 call5` in run64/): the choice's speed lead over the given on warm clocks (each median scaled by its
 layout's fastest sequential over the sequential beside it) and by the ratio to the sequential beside
 each, on like figures (both confirmations, else both search figures), and `t3 run`'s host ms with the
 table over those without (the PRESET-table.txt and PRESET-off.txt beside). Each rule keeps the given
@@ -30,17 +30,24 @@ for call in sys.argv[1:]:
         for m in p['modes']:
             if m['mode'] != 'host':
                 continue
+            # A layout's fastest sequential beside any mode's measurement at the point, as the tuner
+            # reads it.
             seqs = {}
-            for a in m['alternatives'] + m['confirmed']:
-                if a['sequential_ms']:
-                    seqs.setdefault(lay(a['knobs']), []).append(a['sequential_ms'])
+            for mm in p['modes']:
+                for a in mm['alternatives'] + mm['confirmed']:
+                    if a['sequential_ms']:
+                        seqs.setdefault(lay(a['knobs']), []).append(a['sequential_ms'])
             warm = lambda a: a['median_ms'] * min(seqs[lay(a['knobs'])]) / a['sequential_ms']
             ratio = lambda a: a['sequential_ms'] / a['median_ms']
+            # The configuration as given: the alternative whose figure is the point's as-given time
+            # (unique in every table replayed).
             gs = [a for a in m['alternatives']
                   if a['median_ms'] and m.get('given_ms') and abs(a['median_ms'] - m['given_ms']) < 1e-9]
             if not gs or gs[0]['knobs'] == m['knobs']:
                 continue
             gk, best = gs[0]['knobs'], m['knobs']
+            if any(c['knobs'] == gk and not c['median_ms'] for c in m['confirmed']):
+                continue  # the given's confirmation failed: the choice stands whatever the rule
             conf = [c for c in m['confirmed'] if c['median_ms']]
             like = [c for c in conf if c['knobs'] == gk]
             pool = conf if like else [a for a in m['alternatives'] if a['median_ms']]
@@ -55,7 +62,7 @@ for call in sys.argv[1:]:
             tab, off = (host_ms(f) for f in files)
             if not tab or not off:
                 continue
-            rows.append(dict(call=call, point=name, warm=1 - warm(b) / warm(g), ratio=ratio(b) / ratio(g) - 1,
+            rows.append(dict(call=call, point=name, warm=warm(g) / warm(b) - 1, ratio=ratio(b) / ratio(g) - 1,
                              change=tab / off - 1, given_ok=warm(g) <= p['sequential_ms']))
 
 RULES = [
