@@ -214,11 +214,12 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         let ratio = |a: &serde_json::Value| {
             a["sequential_ms"].as_f64().unwrap() / a["median_ms"].as_f64().unwrap()
         };
-        // `first` leads `g` past the noise on both readings (`slack` widens or narrows the margins
-        // by a rounding's worth, so that neither direction's assertion fails on a tie).
-        let leads = |first: &serde_json::Value, g: &serde_json::Value, slack: f64| {
+        // The fastest confirmed leads `g` past the noise on both readings (`slack` widens or
+        // narrows the margins by a rounding's worth, so that neither direction's assertion fails
+        // on a tie).
+        let leads = |g: &serde_json::Value, slack: f64| {
             let t_g = on_warm_clocks(g).unwrap();
-            fastest * 1.03 < t_g + slack && ratio(first) > ratio(g) * 1.03 - slack
+            fastest * 1.03 < t_g + slack && ratio(&confirmed[0]) > ratio(g) * 1.03 - slack
         };
         if confirmed[0]["knobs"] != c["knobs"] {
             assert!(
@@ -230,7 +231,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
                 "a given slower than sequential never stands: {c}"
             );
             if confirmed.contains(chosen) {
-                assert!(!leads(&confirmed[0], chosen, -1e-9), "beaten clearly: {c}");
+                assert!(!leads(chosen, -1e-9), "beaten clearly: {c}");
             }
         } else if let Some(g) = confirmed
             .iter()
@@ -239,7 +240,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
             // The fastest confirmed replaced the configuration as given: it led clearly, or the
             // given was slower than sequential.
             assert!(
-                leads(&confirmed[0], g, 1e-9) || on_warm_clocks(g).unwrap() > seq,
+                leads(g, 1e-9) || on_warm_clocks(g).unwrap() > seq,
                 "replaced without a clear lead: {c}"
             );
         }
