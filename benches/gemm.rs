@@ -314,12 +314,15 @@ fn beside_a_copy(
 ) -> anyhow::Result<()> {
     use t3_wgpu::timestamps::{time_series, Timestamps};
     // SAFETY: one device alone reads this host memory, after the host wrote nothing to it.
-    let host = unsafe { t3_wgpu::hostlink::shared::import(&[&gpu.device], "beside copy", bytes) }
-        .context("importing host memory for --beside-copy-mib (VK_EXT_external_memory_host)")?
-        .views
-        .remove(0);
+    let shared = unsafe { t3_wgpu::hostlink::shared::import(&[&gpu.device], "beside copy", bytes) }
+        .context("importing host memory for --beside-copy-mib (VK_EXT_external_memory_host)")?;
+    let host = &shared.views[0];
     use wgpu::BufferUsages as U;
-    let dev = gpu.buffer("beside copy landing", bytes, U::STORAGE | U::COPY_DST)?;
+    let dev = gpu.buffer(
+        "beside copy landing",
+        bytes,
+        U::STORAGE | U::COPY_DST | U::COPY_SRC,
+    )?;
     let bound = gpu.timeout_for(shape.flops(), 2.0 * bytes as f64);
     // What one submission encodes: the copy before the GEMM's pass, the GEMM, the copy after.
     let mut time = |what: &str, (before, gemm, after): (bool, bool, bool)| -> anyhow::Result<f64> {
@@ -333,13 +336,13 @@ fn beside_a_copy(
                 bound,
                 |enc, _| {
                     if before {
-                        enc.copy_buffer_to_buffer(&host, 0, &dev, 0, bytes);
+                        enc.copy_buffer_to_buffer(host, 0, &dev, 0, bytes);
                     }
                     if gemm {
                         g.encode(enc, StoreMode::Store, true, None)?;
                     }
                     if after {
-                        enc.copy_buffer_to_buffer(&host, 0, &dev, 0, bytes);
+                        enc.copy_buffer_to_buffer(host, 0, &dev, 0, bytes);
                     }
                     Ok(())
                 },
@@ -372,6 +375,184 @@ fn beside_a_copy(
         "gemm_then_copy_ms": after,
         "adapter": gpu.info.name,
     }))?;
+    beside_side_queues(gpu, g, (shape, bytes, reps), (&shared, &dev), out)
+}
+
+/// Times, on the host clock, copies on the side queues the device has (src/sidequeue.rs) beside the
+/// tracked GEMM on wgpu's queue: into the device out of host memory (a landing), out of the device
+/// into host memory (a send), both in one submission, and (with two transfer queues) each on its own;
+/// each alone, then submitted together with the GEMM: when each ends against the GEMM alone says
+/// whether the copies ran beside it and what they cost it. Every copy's bytes are checked after its
+/// last run.
+fn beside_side_queues(
+    gpu: &Gpu,
+    g: &mut TrackedGemm,
+    (shape, bytes, reps): (Shape, u64, u32),
+    (shared, dev): (&t3_wgpu::hostlink::shared::Shared, &wgpu::Buffer),
+    out: &Out,
+) -> anyhow::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use t3_wgpu::sidequeue::{Copy, Side, SideQueue};
+    use wgpu::BufferUsages as U;
+    type Jobs<'q, 'b, 'c> = [(&'q mut SideQueue, &'b [Copy<'c>])];
+    let mut queues: Vec<SideQueue> = Side::ALL
+        .into_iter()
+        .filter_map(|side| {
+            let q = SideQueue::new(&gpu.device, side, 1);
+            if q.is_none() {
+                println!("  no {} queue beside wgpu's on this device", side.name());
+            }
+            q
+        })
+        .collect();
+    if queues.is_empty() {
+        return Ok(());
+    }
+    let bound = gpu.timeout_for(shape.flops(), 2.0 * bytes as f64);
+    let host = &shared.views[0];
+    // The send's source and the landing's destination are other buffers than the landing's source
+    // and the send's destination, so that both at once touch four.
+    let half = bytes / 2;
+    let out_dev = gpu.buffer(
+        "side copy source",
+        half,
+        U::STORAGE | U::COPY_DST | U::COPY_SRC,
+    )?;
+    let land = Copy {
+        src: host,
+        src_offset: 0,
+        dst: dev,
+        dst_offset: 0,
+        size: half,
+    };
+    let send = Copy {
+        src: &out_dev,
+        src_offset: 0,
+        dst: host,
+        dst_offset: half,
+        size: half,
+    };
+    // Patterns the checks find: host memory's first half for the landing, the device buffer for
+    // the send.
+    let pattern = |salt: u32| -> Vec<u32> {
+        (0..half / 4)
+            .map(|i| (i as u32).wrapping_mul(2_654_435_761) ^ salt)
+            .collect()
+    };
+    let (land_words, send_words) = (pattern(0x1a2b_3c4d), pattern(0x5e6f_7081));
+    // SAFETY: the allocation holds at least `bytes` (its size rounded up), and no device touches
+    // it while the host writes (before any copy) or reads it (after the last completed).
+    let host_bytes = unsafe { std::slice::from_raw_parts_mut(shared.host(), bytes as usize) };
+    host_bytes[..half as usize].copy_from_slice(bytemuck::cast_slice(&land_words));
+    gpu.queue
+        .write_buffer(&out_dev, 0, bytemuck::cast_slice(&send_words));
+    gpu.wait(
+        Some(gpu.submit("side copy source", vec![])?),
+        "side copy source",
+        bound,
+    )?;
+    // One run: the GEMM (where `gemm`) and each job's copies on its queue, submitted together;
+    // when the GEMM and the last copy ended, ms after the first submission.
+    let mut once = |gemm: bool, jobs: &mut Jobs| -> anyhow::Result<(f64, f64)> {
+        let t0 = std::time::Instant::now();
+        let done = Arc::new(AtomicBool::new(!gemm));
+        if gemm {
+            let mut enc = gpu.device.create_command_encoder(&Default::default());
+            g.encode(&mut enc, StoreMode::Store, true, None)?;
+            gpu.submit("the gemm beside a side queue's copy", vec![enc.finish()])?;
+            let d = done.clone();
+            gpu.queue
+                .on_submitted_work_done(move || d.store(true, Ordering::Release));
+        }
+        let mut tickets = Vec::new();
+        for (q, copies) in jobs.iter_mut() {
+            tickets.push(q.copy(copies)?);
+        }
+        let (mut g_end, mut c_end) = (None, None);
+        while g_end.is_none() || c_end.is_none() {
+            if t0.elapsed() > bound {
+                bail!("the gemm and the side queues' copies: not done after {bound:?}");
+            }
+            let _ = gpu.device.poll(wgpu::PollType::Poll);
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            if g_end.is_none() && done.load(Ordering::Acquire) {
+                g_end = Some(if gemm { ms } else { 0.0 });
+            }
+            let mut all = true;
+            for ((q, _), &t) in jobs.iter_mut().zip(&tickets) {
+                all &= q.done(t)?;
+            }
+            if c_end.is_none() && all {
+                c_end = Some(if jobs.is_empty() { 0.0 } else { ms });
+            }
+        }
+        Ok((g_end.unwrap_or(0.0), c_end.unwrap_or(0.0)))
+    };
+    let mut median_of = |gemm: bool, jobs: &mut Jobs| -> anyhow::Result<(f64, f64)> {
+        let mut v = Vec::new();
+        for _ in 0..=reps {
+            v.push(once(gemm, jobs)?);
+        }
+        let (a, b): (Vec<f64>, Vec<f64>) = v[1..].iter().copied().unzip();
+        Ok((median(&a), median(&b)))
+    };
+    let gbps = |ms: f64, n: u64| n as f64 / (ms.max(1e-6) * 1e-3) / 1e9;
+    let (gemm, _) = median_of(true, &mut [])?;
+    println!(
+        "  beside side queues, {} MiB each way, host clock: gemm alone {gemm:.3} ms",
+        half >> 20
+    );
+    let both = [land, send];
+    let mut line = |what: String, jobs: &mut Jobs| -> anyhow::Result<()> {
+        let (_, alone) = median_of(false, jobs)?;
+        let (g_end, c_end) = median_of(true, jobs)?;
+        println!(
+            "    {what}: alone {alone:.3} ms ({:.1} GB/s each way); beside the gemm: the gemm ends at {g_end:.3} ms ({:+.1}%), the copies at {c_end:.3} ({:.1} GB/s each way)",
+            gbps(alone, half),
+            100.0 * (g_end / gemm - 1.0),
+            gbps(c_end, half)
+        );
+        out.line(&serde_json::json!({
+            "bench": "gemm beside side queues' copies",
+            "copies": what,
+            "m": shape.m, "n": shape.n, "k": shape.k,
+            "bytes_each_way": half,
+            "gemm_ms": gemm,
+            "copy_alone_ms": alone,
+            "gemm_end_ms": g_end,
+            "copy_end_ms": c_end,
+            "adapter": gpu.info.name,
+        }))?;
+        Ok(())
+    };
+    for q in queues.iter_mut() {
+        let name = format!("{} queue (family {})", q.side.name(), q.family);
+        line(
+            format!("landing on the {name}"),
+            &mut [(&mut *q, &both[..1])],
+        )?;
+        line(format!("send on the {name}"), &mut [(&mut *q, &both[1..])])?;
+        line(format!("both on the {name}"), &mut [(&mut *q, &both[..])])?;
+    }
+    if let [.., a, b] = &mut queues[..] {
+        if matches!((a.side, b.side), (Side::Transfer(0), Side::Transfer(1))) {
+            line(
+                "the landing on transfer 0, the send on transfer 1".into(),
+                &mut [(a, &both[..1]), (b, &both[1..])],
+            )?;
+        }
+    }
+    // The checks: the landing's bytes in the device buffer, the send's in host memory.
+    let landed = gpu.read("the side queues' landing", dev, 0, half)?;
+    if landed.as_slice() != bytemuck::cast_slice::<u32, u8>(&land_words) {
+        bail!("a side queue's landing: the device buffer differs from host memory");
+    }
+    let sent: &[u32] = bytemuck::cast_slice(&host_bytes[half as usize..]);
+    if sent != send_words.as_slice() {
+        bail!("a side queue's send: host memory differs from the device buffer");
+    }
+    println!("    checked: every byte landed and sent");
     Ok(())
 }
 

@@ -27,9 +27,11 @@ use serde::{Deserialize, Serialize};
 use crate::devices::device;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
+use crate::sidequeue::Copy;
 
 pub mod calibration;
 mod copy;
+pub mod engine;
 pub mod gates;
 pub mod polled;
 pub mod shared;
@@ -37,7 +39,7 @@ pub mod shared;
 pub use copy::{CopyLane, CopyPool, LaneDone, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
 
 /// How one end of a link reaches host memory. Asked for, each path falls back to the next where a
-/// device cannot take it: zero-copy, then mapped, then staged.
+/// device cannot take it: zero-copy (or engine), then mapped, then staged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Path {
@@ -45,6 +47,12 @@ pub enum Path {
     /// kernel writes the chunk into host memory and the receiver's kernels read it there; no host copy.
     #[serde(rename = "zero-copy")]
     ZeroCopy,
+    /// Host memory both devices bind, as zero-copy, but moved by copies: the sender's step kernel
+    /// writes the chunk into its outbox in its own memory, its copy engine (a transfer queue beside
+    /// wgpu's, src/sidequeue.rs) copies it into host memory, and the receiver's copies it into its
+    /// inbox, where its kernels read it: no kernel touches host memory, and the bus's transfers run
+    /// beside the GEMM instead of on its SMs. A device with no transfer queue copies on its own queue.
+    Engine,
     /// The kernels' buffer is itself mapped (the device has MAPPABLE_PRIMARY_BUFFERS); the host copies
     /// the sender's outbox into the receiver's inbox.
     Mapped,
@@ -56,13 +64,14 @@ impl Path {
     pub fn name(self) -> &'static str {
         match self {
             Path::ZeroCopy => "zero-copy",
+            Path::Engine => "engine",
             Path::Mapped => "mapped",
             Path::Staged => "staged",
         }
     }
 
-    /// Every path, most preferred first.
-    pub const ALL: [Path; 3] = [Path::ZeroCopy, Path::Mapped, Path::Staged];
+    /// Every path: the default first, the host-copy paths last, each falling back to the next.
+    pub const ALL: [Path; 4] = [Path::ZeroCopy, Path::Engine, Path::Mapped, Path::Staged];
 
     /// The host-copy path a device takes when `want` is asked: mapped only where the device has the
     /// feature (a zero-copy link is decided per link, by [`HostLink::new`]).
@@ -88,7 +97,7 @@ impl std::str::FromStr for Path {
         Path::ALL
             .into_iter()
             .find(|p| p.name() == s.trim())
-            .ok_or_else(|| Error::invalid("link path", s, "zero-copy, mapped or staged"))
+            .ok_or_else(|| Error::invalid("link path", s, "zero-copy, engine, mapped or staged"))
     }
 }
 
@@ -151,9 +160,63 @@ struct Slot {
     bytes: u64,
     /// Its gates for the flag handoff ([`HostLink::with_gates`]).
     gates: Option<gates::Gates>,
-    /// The host memory a zero-copy slot is: the host reads there the mark of a send the device
-    /// triggered that gave up (its last 16 bytes, past every chunk).
+    /// The host memory a zero-copy or engine slot is (views: the sender's, the receiver's): on a
+    /// zero-copy slot the host reads there the mark of a send the device triggered that gave up
+    /// (its last 16 bytes, past every chunk); an engine slot's copies go through it.
     host: Option<shared::Shared>,
+}
+
+/// Starts one hop of an engine slot's chunk on `copier`: its `bytes` from `src` to `dst`.
+fn hop(
+    copier: &std::sync::Mutex<engine::Copier>,
+    src: &wgpu::Buffer,
+    dst: &wgpu::Buffer,
+    bytes: u64,
+) -> Result<usize> {
+    copier
+        .lock()
+        .expect("an engine link's copier")
+        .copy(&[Copy {
+            src,
+            src_offset: 0,
+            dst,
+            dst_offset: 0,
+            size: bytes,
+        }])
+}
+
+impl Slot {
+    /// A slot over host memory `host` with these boxes, which the host never maps.
+    fn over(outbox: wgpu::Buffer, inbox: wgpu::Buffer, host: shared::Shared) -> Slot {
+        Slot {
+            read: Mappable::new(outbox.clone()),
+            write: Mappable::new(inbox.clone()),
+            outbox,
+            inbox,
+            bytes: 0,
+            gates: None,
+            host: Some(host),
+        }
+    }
+}
+
+/// Where an engine slot's chunk is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dma {
+    Idle,
+    /// The sender's copy into host memory in flight, under its ticket.
+    Sending(usize),
+    /// The receiver's copy into its inbox in flight, under its ticket.
+    Landing(usize),
+    /// In the inbox.
+    Landed,
+}
+
+/// An engine link's copiers (the sender's and the receiver's) and where each slot's chunk is.
+struct Engines {
+    send: std::sync::Mutex<engine::Copier>,
+    land: std::sync::Mutex<engine::Copier>,
+    dma: std::sync::Mutex<Vec<Dma>>,
 }
 
 /// How long the two halves of one transfer took, on the host clock (for the timeline's host lanes).
@@ -176,6 +239,8 @@ pub struct HostLink {
     pub send: Path,
     pub recv: Path,
     slots: Vec<Slot>,
+    /// On an engine link, its copiers.
+    engines: Option<Engines>,
 }
 
 impl HostLink {
@@ -209,17 +274,25 @@ impl HostLink {
             return Err(Error::invalid("host link slots", slots, "1 to 64"));
         }
         let (send, recv) = (Path::on(s, want), Path::on(r, want));
-        // Zero-copy only where both ends could also take the mapped path: the lowering leaves out the
-        // staging copies on such devices, and a zero-copy end needs none either.
-        if want == Path::ZeroCopy && (send, recv) == (Path::Mapped, Path::Mapped) {
-            if let Some(out) = zero_copy_slots(s, r, from, to, capacity, slots) {
+        // Zero-copy and engine only where both ends could also take the mapped path: the lowering
+        // leaves out the staging copies on such devices, and those ends need none either.
+        if (send, recv) == (Path::Mapped, Path::Mapped) {
+            let made = match want {
+                Path::ZeroCopy => {
+                    zero_copy_slots(s, r, from, to, capacity, slots).map(|o| (o, None))
+                }
+                Path::Engine => engine_slots(s, r, from, to, capacity, slots)?,
+                _ => None,
+            };
+            if let Some((out, engines)) = made {
                 return Ok(HostLink {
                     from,
                     to,
                     capacity,
-                    send: Path::ZeroCopy,
-                    recv: Path::ZeroCopy,
+                    send: want,
+                    recv: want,
                     slots: out,
+                    engines,
                 });
             }
         }
@@ -246,6 +319,7 @@ impl HostLink {
             send,
             recv,
             slots: out,
+            engines: None,
         })
     }
 
@@ -257,6 +331,24 @@ impl HostLink {
     /// submission completed).
     pub fn zero_copy(&self) -> bool {
         self.send == Path::ZeroCopy
+    }
+
+    /// Whether chunks cross by copies on the devices' queues ([`Path::Engine`]): a transfer is
+    /// [`HostLink::start`], then [`HostLink::ready`] until true, then [`HostLink::copied`] (no host
+    /// copy, no lane).
+    pub fn engine(&self) -> bool {
+        self.engines.is_some()
+    }
+
+    /// Whether an engine link's ends copy on copy engines (sender's, receiver's): false where a
+    /// device has no transfer queue and copies on its own.
+    pub fn on_copy_engines(&self) -> (bool, bool) {
+        self.engines.as_ref().map_or((false, false), |e| {
+            (
+                e.send.lock().map(|c| c.engine()).unwrap_or(false),
+                e.land.lock().map(|c| c.engine()).unwrap_or(false),
+            )
+        })
     }
 
     /// Clears the mark that a send the device triggers leaves in zero-copy slot `slot` if it gives
@@ -316,6 +408,21 @@ impl HostLink {
     pub fn describe(&self) -> String {
         match (self.send, self.recv) {
             (Path::ZeroCopy, _) => "zero-copy, host memory both devices bind".into(),
+            (Path::Engine, _) => {
+                let on = |e: bool| {
+                    if e {
+                        "its copy engine"
+                    } else {
+                        "its own queue (no copy engine)"
+                    }
+                };
+                let (s, r) = self.on_copy_engines();
+                format!(
+                    "engine, host memory both devices bind, copied in by the sender on {}, out by the receiver on {}",
+                    on(s),
+                    on(r)
+                )
+            }
             (Path::Mapped, Path::Mapped) => "host-staged, mapped both ends".into(),
             (a, b) => format!("host-staged, sender {}, receiver {}", a.name(), b.name()),
         }
@@ -425,6 +532,21 @@ impl HostLink {
                 format!("below the link's {n} slots"),
             )
         })?;
+        if let Some(e) = &self.engines {
+            let mut dma = e.dma.lock().expect("an engine link's state");
+            if dma[slot] != Dma::Idle {
+                return Err(Error::invalid(
+                    "host link transfer",
+                    format!("slot {slot} of link {from}->{to} started twice"),
+                    "landed and copied before its slot is started again",
+                ));
+            }
+            let host = s.host.as_ref().expect("an engine slot's host memory");
+            let t = hop(&e.send, &s.outbox, &host.views[0], bytes)?;
+            s.bytes = bytes;
+            dma[slot] = Dma::Sending(t);
+            return Ok(());
+        }
         if s.read.state() != IDLE || s.write.state() != IDLE {
             return Err(Error::invalid(
                 "host link transfer",
@@ -438,10 +560,37 @@ impl HostLink {
         Ok(())
     }
 
-    /// Polls both devices once, without blocking; true when both maps of `slot` are in place. A lost
-    /// device or a failed map is an error (and leaves the slot unmapped, ready to start again).
+    /// Polls both devices once, without blocking; true when both maps of `slot` are in place (an
+    /// engine link: its chunk is in the inbox, the receiver's copy started once the sender's ended).
+    /// A lost device or a failed map is an error (and leaves the slot unmapped, ready to start again).
     pub fn ready(&self, gpus: &[Gpu], slot: usize) -> Result<bool> {
         let s = self.slot(slot)?;
+        if let Some(e) = &self.engines {
+            let mut dma = e.dma.lock().expect("an engine link's state");
+            if let Dma::Sending(t) = dma[slot] {
+                if e.send.lock().expect("an engine link's copier").done(t)? {
+                    let host = s.host.as_ref().expect("an engine slot's host memory");
+                    let t = hop(&e.land, &host.views[1], &s.inbox, s.bytes)?;
+                    dma[slot] = Dma::Landing(t);
+                }
+            }
+            if let Dma::Landing(t) = dma[slot] {
+                if e.land.lock().expect("an engine link's copier").done(t)? {
+                    dma[slot] = Dma::Landed;
+                }
+            }
+            return match dma[slot] {
+                Dma::Idle => Err(Error::invalid(
+                    "host link transfer",
+                    format!(
+                        "slot {slot} of link {}->{} polled before start",
+                        self.from, self.to
+                    ),
+                    "started first",
+                )),
+                d => Ok(d == Dma::Landed),
+            };
+        }
         let (sg, rg) = (device(gpus, self.from)?, device(gpus, self.to)?);
         // Polled in a loop: the message is only formatted on an error.
         let during = || format!("host link {}->{} slot {slot}", self.from, self.to);
@@ -486,10 +635,23 @@ impl HostLink {
         Ok(a == MAPPED && b == MAPPED)
     }
 
-    /// Leaves every slot unmapped and free, whatever an earlier run that failed left behind.
+    /// Leaves every slot unmapped and free, whatever an earlier run that failed left behind (an
+    /// engine slot's copies still in flight waited for, bounded).
     pub fn release(&self) {
         for s in &self.slots {
             self.abandon(s);
+        }
+        if let Some(e) = &self.engines {
+            let bound = Duration::from_secs(10);
+            let mut dma = e.dma.lock().expect("an engine link's state");
+            for d in dma.iter_mut() {
+                match *d {
+                    Dma::Sending(t) => e.send.lock().expect("a copier").settle(t, bound),
+                    Dma::Landing(t) => e.land.lock().expect("a copier").settle(t, bound),
+                    _ => {}
+                }
+                *d = Dma::Idle;
+            }
         }
     }
 
@@ -533,9 +695,24 @@ impl HostLink {
         Ok(())
     }
 
-    /// Unmaps both ends of `slot` after its lane copy returned `result` (an error names the link).
+    /// Unmaps both ends of `slot` after its lane copy returned `result` (an error names the link);
+    /// on an engine link, frees the slot its landed chunk held.
     pub fn copied(&self, slot: usize, result: std::result::Result<(), String>) -> Result<()> {
         self.abandon(self.slot(slot)?);
+        if let Some(e) = &self.engines {
+            let mut dma = e.dma.lock().expect("an engine link's state");
+            if dma[slot] != Dma::Landed {
+                return Err(Error::invalid(
+                    "host link transfer",
+                    format!(
+                        "slot {slot} of link {}->{} copied before it landed",
+                        self.from, self.to
+                    ),
+                    "ready first",
+                ));
+            }
+            dma[slot] = Dma::Idle;
+        }
         result.map_err(|message| Error::Gpu {
             during: format!(
                 "host link {}->{} slot {slot}: the mapped ranges",
@@ -556,7 +733,8 @@ impl HostLink {
         pool: &mut CopyPool,
     ) -> Result<TransferTimes> {
         let t0 = Instant::now();
-        if !self.zero_copy() {
+        // An engine link's first copy reads the outbox: only once the submission writing it completed.
+        if !self.zero_copy() && !self.engine() {
             self.start(slot, bytes)?;
         }
         let sg = device(gpus, self.from)?;
@@ -570,6 +748,9 @@ impl HostLink {
                 self.abandon(self.slot(slot)?);
                 return Err(e);
             }
+        }
+        if self.engine() {
+            self.start(slot, bytes)?;
         }
         if self.zero_copy() {
             self.check_bytes(bytes)?;
@@ -590,7 +771,12 @@ impl HostLink {
             std::thread::yield_now();
         }
         let wait = t0.elapsed();
-        let copy = self.finish(slot, pool)?;
+        let copy = if self.engine() {
+            self.copied(slot, Ok(()))?;
+            Duration::ZERO
+        } else {
+            self.finish(slot, pool)?
+        };
         Ok(TransferTimes { wait, copy })
     }
 }
@@ -615,17 +801,73 @@ fn zero_copy_slots(
             let mut host = unsafe { shared::import(&[&s.device, &r.device], &label, capacity) }?;
             let inbox = host.views.pop()?;
             let outbox = host.views.pop()?;
-            Some(Slot {
-                read: Mappable::new(outbox.clone()),
-                write: Mappable::new(inbox.clone()),
-                outbox,
-                inbox,
-                bytes: 0,
-                gates: None,
-                host: Some(host),
-            })
+            Some(Slot::over(outbox, inbox, host))
         })
         .collect()
+}
+
+/// `slots` engine slots of `capacity` bytes: each one host allocation imported into sender `s` and
+/// receiver `r`, an outbox in the sender's memory and an inbox in the receiver's, with the copiers of
+/// both ends (the sender's on its second transfer queue where it has two, so that a device's sends
+/// and landings each have one); None where either device cannot import.
+fn engine_slots(
+    s: &Gpu,
+    r: &Gpu,
+    from: usize,
+    to: usize,
+    capacity: u64,
+    slots: usize,
+) -> Result<Option<(Vec<Slot>, Option<Engines>)>> {
+    use crate::sidequeue::Side;
+    use wgpu::BufferUsages as U;
+    let mut out = Vec::with_capacity(slots);
+    for i in 0..slots {
+        let label = format!("host link {from}->{to} slot {i} (engine)");
+        // SAFETY: the sender's copy reads the outbox only once the submission writing it completed
+        // and writes host memory that the receiver's copy reads only once it completed; the slot
+        // is written again only once the receiver's submission that read its inbox completed
+        // (`Crossing::after`, as zero-copy).
+        let Some(host) = (unsafe { shared::import(&[&s.device, &r.device], &label, capacity) })
+        else {
+            return Ok(None);
+        };
+        // COPY_SRC and COPY_DST on the boxes let tests and calibration fill and read them.
+        let outbox = s.buffer(
+            &format!("{label} outbox"),
+            capacity,
+            U::STORAGE | U::COPY_SRC | U::COPY_DST,
+        )?;
+        let inbox = r.buffer(
+            &format!("{label} inbox"),
+            capacity,
+            U::STORAGE | U::COPY_SRC | U::COPY_DST,
+        )?;
+        out.push(Slot::over(outbox, inbox, host));
+    }
+    // wgpu zeroes a buffer's bytes before the first pass that reads them unless it saw them
+    // written, and it never sees the copies outside its queue: an inbox a copy engine filled
+    // would be zeroed under the receiver's first read. Cleared once here, both boxes count as
+    // written for good.
+    let outboxes: Vec<&wgpu::Buffer> = out.iter().map(|x| &x.outbox).collect();
+    let inboxes: Vec<&wgpu::Buffer> = out.iter().map(|x| &x.inbox).collect();
+    for (g, boxes) in [(s, outboxes), (r, inboxes)] {
+        let mut enc = g.device.create_command_encoder(&Default::default());
+        for b in boxes {
+            enc.clear_buffer(b, 0, None);
+        }
+        let idx = g.submit("clearing the engine link's boxes", vec![enc.finish()])?;
+        g.wait(Some(idx), "clearing the engine link's boxes", g.timeout)?;
+    }
+    let engines = Engines {
+        send: std::sync::Mutex::new(engine::Copier::new(
+            s,
+            &[Side::Transfer(1), Side::Transfer(0)],
+            slots,
+        )),
+        land: std::sync::Mutex::new(engine::Copier::new(r, &[Side::Transfer(0)], slots)),
+        dma: std::sync::Mutex::new(vec![Dma::Idle; slots]),
+    };
+    Ok(Some((out, Some(engines))))
 }
 
 /// One end's buffers: the box the kernels bind (`what`) and what the host maps (`map`): the box itself on
@@ -642,7 +884,7 @@ fn end(
     use wgpu::BufferUsages as U;
     // COPY_SRC on the boxes lets tests and calibration read them back.
     Ok(match path {
-        Path::Mapped | Path::ZeroCopy => {
+        Path::Mapped | Path::ZeroCopy | Path::Engine => {
             let b = gpu.buffer(&name(what), capacity, U::STORAGE | map | U::COPY_SRC)?;
             (b.clone(), Mappable::new(b))
         }

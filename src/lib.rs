@@ -33,6 +33,7 @@ pub mod reflect;
 pub mod report;
 pub mod settings;
 pub mod shaders;
+pub mod sidequeue;
 pub mod sms;
 pub mod staging;
 pub mod stats;

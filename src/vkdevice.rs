@@ -1,7 +1,7 @@
 //! Opening a Vulkan device with the extensions wgpu does not know, through wgpu-hal's
 //! `open_with_callback`: the zero-copy link's `VK_EXT_external_memory_host` (src/hostlink/shared.rs)
 //! and the coopmat2 GEMM's `VK_NV_cooperative_matrix2` with its feature struct (src/coopmat2.rs),
-//! each where the adapter offers it.
+//! each where the adapter offers it; and the queues beside wgpu's that src/sidequeue.rs submits to.
 
 /// Opens a device on `adapter` as `request_device` would, with each extension above that the adapter
 /// offers enabled besides (coopmat2 only where it also offers the features the kernel needs and
@@ -46,6 +46,7 @@ pub fn request_device(
         // on this frame until the device is created) in front of wgpu's own.
         let open = unsafe {
             let hal = adapter.as_hal::<wgpu::hal::api::Vulkan>()?;
+            let sides = crate::sidequeue::offered(&hal);
             hal.open_with_callback(
                 desc.required_features,
                 &desc.required_limits,
@@ -55,6 +56,7 @@ pub fn request_device(
                         if import {
                             args.extensions.push(ash::ext::external_memory_host::NAME);
                         }
+                        crate::sidequeue::add_to(&sides, args.queue_create_infos);
                         if let Some(f) = chain {
                             args.extensions.push(crate::coopmat2::EXTENSION);
                             (*f).p_next = args.create_info.p_next as *mut std::ffi::c_void;
@@ -92,6 +94,24 @@ pub fn adapter_can_import(adapter: &wgpu::Adapter) -> bool {
     #[cfg(not(wgpu_vulkan))]
     {
         let _ = adapter;
+        false
+    }
+}
+
+/// Whether `device` was opened by [`request_device`] (with its side queues, src/sidequeue.rs).
+pub fn opened_here(device: &wgpu::Device) -> bool {
+    #[cfg(wgpu_vulkan)]
+    {
+        // SAFETY: the hal device is only read.
+        unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
+            hal.enabled_device_extensions().iter().any(|e| {
+                *e == ash::ext::external_memory_host::NAME || *e == crate::coopmat2::EXTENSION
+            })
+        })
+    }
+    #[cfg(not(wgpu_vulkan))]
+    {
+        let _ = device;
         false
     }
 }

@@ -1,7 +1,7 @@
 //! Ranks on several devices (N devices opened on the test adapter: "GPUs" that share nothing, so every
 //! step between them goes through host memory): every collective under sequential and host mode on 1
 //! to 4 and 8 devices equals the f64 reference with every tracker at its threshold, at odd shapes and rank
-//! counts, update, land and forward reduces, zero-copy, mapped and staged links, the trigger loop one
+//! counts, update, land and forward reduces, zero-copy, engine, mapped and staged links, the trigger loop one
 //! and several submissions deep (more crossings than a link has slots, so slots are reused); the flag
 //! handoff's landings queued ahead (and those whose waits give up); modes that cannot span devices
 //! say why; bad placements are errors.
@@ -48,12 +48,18 @@ fn run_on(n: usize, config: Config, path: Path, modes: &[Box<dyn Mode>]) -> Vec<
         .iter()
         .all(|g| t3_wgpu::hostlink::shared::can_import(&g.device));
     let zero_copy = path == Path::ZeroCopy && import;
+    let engine = path == Path::Engine && import;
     for (send, recv) in sys.link_paths() {
         assert_eq!(send == Path::ZeroCopy, zero_copy, "{what}: sender {send:?}");
         assert_eq!(
             recv == Path::ZeroCopy,
             zero_copy,
             "{what}: receiver {recv:?}"
+        );
+        assert_eq!(
+            (send == Path::Engine, recv == Path::Engine),
+            (engine, engine),
+            "{what}: {send:?} to {recv:?}"
         );
     }
     let seed = common::seed(&what);
@@ -239,6 +245,23 @@ fn host_loops() -> Vec<Box<dyn Mode>> {
             grain: Some(HostGrain::Chunks(2)),
         }),
     ]
+}
+
+#[test]
+fn engine_links_carry_every_collective() {
+    // Chunks copied out of the sender's memory into host memory and on into the receiver's by the
+    // devices' copies (on a device without a transfer queue, as lavapipe, on its own queue): every
+    // collective on a pair, a ring of three and 4 ranks on 2 devices (slots reused), each reduce in
+    // turn, under sequential and the host loop at stage and chunk grain, one and several deep.
+    let mut modes: Vec<Box<dyn Mode>> = vec![Box::new(modes::Sequential)];
+    modes.extend(host_loops());
+    let vias = [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward];
+    for (n, ranks, chunks, m) in [(2, 2, 4, 45), (3, 3, 3, 50), (2, 4, 12, 96)] {
+        for (k, collective) in Collective::ALL.into_iter().enumerate() {
+            let c = config(m, ranks, chunks, collective, vias[(k + n) % 3]);
+            run_on(n, c, Path::Engine, &modes);
+        }
+    }
 }
 
 #[test]

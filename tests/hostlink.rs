@@ -177,6 +177,7 @@ fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
                     }
                     // Zero-copy exactly where both devices import host memory (the fallback otherwise).
                     assert_eq!(link.zero_copy(), path == Path::ZeroCopy && import);
+                    assert_eq!(link.engine(), path == Path::Engine && import);
                     for (i, &len) in SIZES.iter().enumerate() {
                         let pool = &mut pools[i % 3];
                         let threads = pool.threads();
@@ -202,7 +203,7 @@ fn many_transfers_reuse_the_slots() {
     let ends: Vec<End> = devices.gpus.iter().map(|g| End::new(g, cap + 16)).collect();
     let mut rng = Rng::new(common::seed("host link reuse"));
     let mut pools = [1, 2, 3, 4].map(|t| CopyPool::new(t).unwrap());
-    for path in [Path::ZeroCopy, Path::Mapped] {
+    for path in [Path::ZeroCopy, Path::Engine, Path::Mapped] {
         let mut link = HostLink::new(&devices.gpus, 1, 0, cap, 2, path).unwrap();
         assert_eq!(link.slots(), 2);
         for i in 0..24 {

@@ -118,7 +118,7 @@ pub enum Cmd {
         #[arg(long, value_parser = devices)]
         devices: Option<DeviceSpec>,
         /// With --devices: the path asked of every link (zero-copy, mapped or staged; falls back as
-        /// in `run`).
+        /// in `run`; engine links are timed by `run`, not calibrated).
         #[arg(long, default_value = "zero-copy", value_parser = link_path)]
         link_path: t3_wgpu::hostlink::Path,
         /// Where to save the table [default: t3-link.json, or t3-hostlink.json with --devices].
@@ -253,9 +253,10 @@ pub struct DevicesArg {
     #[arg(long, value_parser = devices)]
     pub devices: Option<DeviceSpec>,
     /// How chunks cross between devices: zero-copy (one host allocation both devices bind: the
-    /// sender's kernel writes it, the receiver's reads it), mapped (the host copies between buffers
-    /// it maps) or staged (the same through staging copies). A path a device cannot take falls back
-    /// to the next; the report names each link's, and `run` reads the rate each carried in the
+    /// sender's kernel writes it, the receiver's reads it), engine (the same host memory, written and
+    /// read by each device's copy engine beside its GEMM: the kernels touch only device memory),
+    /// mapped (the host copies between buffers it maps) or staged (the same through staging copies).
+    /// A path a device cannot take falls back to the next (engine and zero-copy to mapped); the report names each link's, and `run` reads the rate each carried in the
     /// collective alone against t3-hostlink.json in the current folder where that calibrated these
     /// devices on this path.
     #[arg(long, default_value = "zero-copy", value_parser = link_path)]

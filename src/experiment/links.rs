@@ -13,8 +13,11 @@ use crate::modes::System;
 pub struct LinkSeen {
     pub from: usize,
     pub to: usize,
-    /// Whether its slots are host memory both devices bind (else the host copies).
+    /// Whether its slots are host memory both devices bind and their kernels write and read (else
+    /// the host or, `engine`, the devices' copies move them).
     pub zero_copy: bool,
+    /// Whether the devices' copies move its chunks through host memory (`--link-path engine`).
+    pub engine: bool,
     pub bytes: u64,
     pub gbps: f64,
 }
@@ -71,6 +74,11 @@ pub fn read_links_against(
             table.devices.join(", ")
         ));
     }
+    if r.links.iter().any(|l| l.engine) {
+        return Err(
+            "it calibrated kernels' links, and these are engine links (--link-path engine)".into(),
+        );
+    }
     let table_zero = table
         .directions
         .iter()
@@ -99,6 +107,7 @@ pub(super) fn links_seen(sys: &System, t_comm_ms: f64) -> Vec<LinkSeen> {
             from: l.from,
             to: l.to,
             zero_copy: l.zero_copy,
+            engine: l.engine,
             bytes,
             gbps: bytes as f64 / (t_comm_ms * 1e-3).max(1e-12) / 1e9,
         })

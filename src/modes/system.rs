@@ -160,6 +160,7 @@ impl<'a> System<'a> {
         }
         for (spec, link) in host_links.links.iter_mut().zip(&links) {
             spec.zero_copy = link.zero_copy();
+            spec.engine = link.engine();
             spec.gated = link.gated();
         }
         let shared = Shared {

@@ -104,13 +104,23 @@ pub fn summary(r: &Report) -> String {
                 .iter()
                 .filter(|d| d.starts_with("link "))
                 .collect();
-            let zero = links.iter().filter(|l| l.contains("zero-copy")).count();
-            let path = match zero {
-                0 => "host-copy links",
-                z if z == links.len() => "zero-copy links",
-                _ => "zero-copy and host-copy links",
-            };
-            format!("{n} devices, {path}{}", links_seen(r))
+            // Each link's line names its path first ("link 0->1: zero-copy, ...").
+            let mut kinds: Vec<&str> = Vec::new();
+            for l in &links {
+                let path = l.split(": ").nth(1).unwrap_or_default();
+                let kind = ["zero-copy", "engine"]
+                    .into_iter()
+                    .find(|k| path.starts_with(k))
+                    .unwrap_or("host-copy");
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+            format!(
+                "{n} devices, {} links{}",
+                kinds.join(" and "),
+                links_seen(r)
+            )
         }
     };
     line(format!(

@@ -247,11 +247,14 @@ impl<'a> Machine<'a> {
 
     /// Whether op i's link slot (a crossing step's) is free: once the step before it on that slot
     /// was received: its receive half submitted (a host copy's write map waits for that
-    /// submission), or, on a zero-copy link, whose bytes the sender writes in place, completed.
+    /// submission), or, on a zero-copy link, whose bytes the sender writes in place, and on an
+    /// engine link, whose inbox a copy outside the receiver's queue writes, completed.
     fn slot_free(&self, i: usize) -> bool {
         self.crossing(i).is_none_or(|c| {
-            c.after
-                .is_none_or(|a| self.received[a] && (self.consumed[a] || !self.zero_copy(c)))
+            c.after.is_none_or(|a| {
+                let l = &self.links.links[c.link];
+                self.received[a] && (self.consumed[a] || !(l.zero_copy || l.engine))
+            })
         })
     }
 

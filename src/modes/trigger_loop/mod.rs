@@ -390,30 +390,37 @@ impl Driver {
     /// anything moved.
     fn copy(&mut self, machine: &mut Machine, io: &mut Io) -> Result<bool> {
         let mut progressed = false;
+        // An engine link's transfer is its devices' copies, ready once in the inbox: done there.
+        let mut landed = Vec::new();
         for t in self.transfers.iter_mut().filter(|t| t.copying.is_none()) {
             let c = io.of_op[t.op].expect("a transfer crosses");
             if io.links[c.link].ready(io.gpus, c.slot)? {
-                io.links[c.link].hand_over(c.slot, &mut io.lanes[c.link], t.op)?;
                 t.copying = Some(now_us(self.t0));
+                if io.links[c.link].engine() {
+                    landed.push((t.op, Ok(())));
+                } else {
+                    io.links[c.link].hand_over(c.slot, &mut io.lanes[c.link], t.op)?;
+                }
                 progressed = true;
             }
         }
         for lane in io.lanes.iter_mut() {
-            for (i, result) in lane.done() {
-                let c = io.of_op[i].expect("a transfer crosses");
-                io.links[c.link].copied(c.slot, result)?;
-                let k = self
-                    .transfers
-                    .iter()
-                    .position(|t| t.op == i)
-                    .expect("a lane returns what it was handed");
-                let t = self.transfers.swap_remove(k);
-                let done = self.now_us();
-                self.copies
-                    .push((i, t.started, t.copying.unwrap_or(t.started), done));
-                machine.copied(i);
-                progressed = true;
-            }
+            landed.extend(lane.done());
+        }
+        for (i, result) in landed {
+            let c = io.of_op[i].expect("a transfer crosses");
+            io.links[c.link].copied(c.slot, result)?;
+            let k = self
+                .transfers
+                .iter()
+                .position(|t| t.op == i)
+                .expect("a lane returns what it was handed");
+            let t = self.transfers.swap_remove(k);
+            let done = self.now_us();
+            self.copies
+                .push((i, t.started, t.copying.unwrap_or(t.started), done));
+            machine.copied(i);
+            progressed = true;
         }
         Ok(progressed)
     }

@@ -30,6 +30,9 @@ struct Setting {
     gate: Gate,
     depth: usize,
     zero_copy: bool,
+    /// Engine links (not zero-copy): each chunk copied by the devices, landing later as a host
+    /// copy does, into an inbox written outside the receiver's queue.
+    engine: bool,
     /// The flag handoff: zero-copy links with gates, landings queued ahead (`Submission::waits`).
     gated: bool,
     /// The device's trigger: sends beside the GEMM work making their chunks, waiting in the kernel
@@ -65,6 +68,7 @@ fn simulate(set: Setting, seed: u64) -> std::result::Result<(), Broken> {
     let mut links = HostLinks::new(&plan, &placement);
     for l in &mut links.links {
         l.zero_copy = set.zero_copy;
+        l.engine = set.engine && !set.zero_copy;
         l.gated = set.zero_copy && set.gated;
     }
     let n = plan.ops.len();
@@ -248,10 +252,12 @@ fn check(
                         "send of op {i} before what feeds it (op {dep}) completed"
                     ));
                 }
-                // The consumed rule: a zero-copy slot is written again only once the receive half
-                // that read it completed; a host copy's slot once that receive half is queued.
+                // The consumed rule: a zero-copy or engine slot is written again only once the
+                // receive half that read it completed; a host copy's slot once that receive half
+                // is queued.
                 if let Some(a) = c.after {
-                    let free = if links.links[c.link].zero_copy {
+                    let l = &links.links[c.link];
+                    let free = if l.zero_copy || l.engine {
                         t.done[a] || t.early[a]
                     } else {
                         t.queued_at[a].is_some()
@@ -369,12 +375,13 @@ fn settings() -> Vec<Setting> {
             Gate::AfterGemms,
         ] {
             for depth in 1..=3 {
-                for (zero_copy, gated, watch) in [
-                    (false, false, false),
-                    (true, false, false),
-                    (true, true, false),
-                    (true, false, true),
-                    (true, true, true),
+                for (zero_copy, engine, gated, watch) in [
+                    (false, false, false, false),
+                    (false, true, false, false),
+                    (true, false, false, false),
+                    (true, false, true, false),
+                    (true, false, false, true),
+                    (true, false, true, true),
                 ] {
                     all.push(Setting {
                         ranks,
@@ -385,6 +392,7 @@ fn settings() -> Vec<Setting> {
                         gate,
                         depth,
                         zero_copy,
+                        engine,
                         gated,
                         watch,
                     });
@@ -415,7 +423,7 @@ fn every_order_of_completions_keeps_the_rules_and_ends() {
 }
 
 #[test]
-fn a_reused_zero_copy_slot_waits_for_its_reader_to_complete() {
+fn a_reused_zero_copy_or_engine_slot_waits_for_its_reader_to_complete() {
     // Two devices, twelve chunks a direction over eight slots: four sends reuse a slot. The
     // receiver's submissions are held back while the sender runs ahead.
     let set = Setting {
@@ -427,11 +435,21 @@ fn a_reused_zero_copy_slot_waits_for_its_reader_to_complete() {
         gate: Gate::Tracked(HostGrain::Chunk),
         depth: 3,
         zero_copy: true,
+        engine: false,
         gated: false,
         watch: false,
     };
     for seed in 0..64 {
         simulate(set, seed).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    }
+    // An engine slot too: its receiver's copy writes the inbox outside the queue that reads it.
+    let engine = Setting {
+        zero_copy: false,
+        engine: true,
+        ..set
+    };
+    for seed in 0..64 {
+        simulate(engine, seed).unwrap_or_else(|e| panic!("engine, seed {seed}: {e}"));
     }
 }
 

@@ -1,0 +1,425 @@
+//! Queues beside wgpu's one: a device opened by [`crate::vkdevice::request_device`] also holds a
+//! second queue of wgpu's own family and a queue of a transfer-only family where the GPU offers
+//! them, and a [`SideQueue`] copies between buffers on one of them, outside wgpu.
+//!
+//! wgpu submits everything to one queue, so a copy out of host memory runs one after the other with
+//! the GEMM's pass (BENCHMARKS.md, "What did not pay"). A transfer-only family is, on discrete GPUs,
+//! the copy engines: DMA beside the SMs, as the hardware T3 assumes moves a chunk without taking the
+//! compute units. What rests on the driver, not the spec: wgpu makes its buffers exclusive to its
+//! family, and nothing orders a side queue's work against wgpu's but the host, which starts a copy
+//! only after the submission that wrote its source completed and lets wgpu's queue read its
+//! destination only after the copy's fence signalled; every copy's bytes are checked by its callers.
+
+use std::time::Duration;
+
+use web_time::Instant;
+
+use crate::error::{Error, Result};
+
+/// Which side queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The second queue of the family wgpu's queue is in (graphics, compute and transfer).
+    Second,
+    /// Queue 0 or 1 of a family that transfers but neither computes nor draws (copy engines): two
+    /// where offered, so that a device's sends and landings each have one.
+    Transfer(u32),
+}
+
+/// Queues of the transfer-only family a device is opened with, at most.
+#[cfg(wgpu_vulkan)]
+const TRANSFER_QUEUES: u32 = 2;
+
+impl Side {
+    pub const ALL: [Side; 3] = [Side::Second, Side::Transfer(0), Side::Transfer(1)];
+
+    pub fn name(self) -> String {
+        match self {
+            Side::Second => "second".into(),
+            Side::Transfer(i) => format!("transfer {i}"),
+        }
+    }
+}
+
+/// The family wgpu's queue is in (wgpu-hal 30 opens queue 0 of family 0).
+#[cfg(wgpu_vulkan)]
+const WGPU_FAMILY: u32 = 0;
+
+/// Where each side queue lies among `families` (the physical device's queue families): (family,
+/// index) for each [`Side`] the device can have.
+#[cfg(wgpu_vulkan)]
+fn places(families: &[ash::vk::QueueFamilyProperties]) -> Vec<(Side, u32, u32)> {
+    use ash::vk::QueueFlags as Q;
+    let mut v = Vec::new();
+    if families
+        .get(WGPU_FAMILY as usize)
+        .is_some_and(|f| f.queue_count >= 2)
+    {
+        v.push((Side::Second, WGPU_FAMILY, 1));
+    }
+    if let Some((i, f)) = families.iter().enumerate().find(|(_, f)| {
+        f.queue_count >= 1
+            && f.queue_flags.contains(Q::TRANSFER)
+            && !f.queue_flags.intersects(Q::GRAPHICS | Q::COMPUTE)
+    }) {
+        for q in 0..f.queue_count.min(TRANSFER_QUEUES) {
+            v.push((Side::Transfer(q), i as u32, q));
+        }
+    }
+    v
+}
+
+/// The queue families of the physical device under `hal`.
+#[cfg(wgpu_vulkan)]
+fn families_of(
+    instance: &wgpu::hal::vulkan::InstanceShared,
+    pd: ash::vk::PhysicalDevice,
+) -> Vec<ash::vk::QueueFamilyProperties> {
+    // SAFETY: a query of a physical device the instance enumerated.
+    unsafe {
+        instance
+            .raw_instance()
+            .get_physical_device_queue_family_properties(pd)
+    }
+}
+
+/// Where the side queues of a device opened on `adapter` lie.
+#[cfg(wgpu_vulkan)]
+pub(crate) fn offered(adapter: &wgpu::hal::vulkan::Adapter) -> Vec<(Side, u32, u32)> {
+    places(&families_of(
+        adapter.shared_instance(),
+        adapter.raw_physical_device(),
+    ))
+}
+
+/// Adds the side queues at `places` ([`offered`]) to the queue create infos `open_with_callback`
+/// passes (wgpu's family 0 with one queue among them).
+#[cfg(wgpu_vulkan)]
+pub(crate) fn add_to(
+    places: &[(Side, u32, u32)],
+    infos: &mut Vec<ash::vk::DeviceQueueCreateInfo<'_>>,
+) {
+    static PRIORITIES: [f32; 2] = [1.0, 1.0];
+    if places.iter().any(|p| p.0 == Side::Second) {
+        if let Some(i) = infos
+            .iter_mut()
+            .find(|i| i.queue_family_index == WGPU_FAMILY)
+        {
+            *i = i.queue_priorities(&PRIORITIES);
+        }
+    }
+    let transfer: Vec<u32> = places
+        .iter()
+        .filter(|p| matches!(p.0, Side::Transfer(_)))
+        .map(|p| p.1)
+        .collect();
+    if let Some(&family) = transfer.first() {
+        infos.push(
+            ash::vk::DeviceQueueCreateInfo::default()
+                .queue_family_index(family)
+                .queue_priorities(&PRIORITIES[..transfer.len()]),
+        );
+    }
+}
+
+/// One copy between two buffers of a device.
+#[derive(Clone, Copy)]
+pub struct Copy<'a> {
+    pub src: &'a wgpu::Buffer,
+    pub src_offset: u64,
+    pub dst: &'a wgpu::Buffer,
+    pub dst_offset: u64,
+    pub size: u64,
+}
+
+/// A side queue of one device with `depth` command buffers, each with its fence: that many copies
+/// in flight at once, each known by its ticket.
+pub struct SideQueue {
+    pub side: Side,
+    /// The queue family it is in.
+    pub family: u32,
+    #[cfg(wgpu_vulkan)]
+    raw: Raw,
+    /// Per command buffer: whether its copy was submitted and not yet seen complete.
+    busy: Vec<bool>,
+}
+
+#[cfg(wgpu_vulkan)]
+struct Raw {
+    /// Holds the device (and so `device`'s handles) alive.
+    _owner: wgpu::Device,
+    device: ash::Device,
+    queue: ash::vk::Queue,
+    pool: ash::vk::CommandPool,
+    cmds: Vec<ash::vk::CommandBuffer>,
+    fences: Vec<ash::vk::Fence>,
+}
+
+#[cfg(wgpu_vulkan)]
+impl Drop for Raw {
+    fn drop(&mut self) {
+        // SAFETY: the queue is idle once waited for; nothing else uses the pool or the fences.
+        unsafe {
+            let _ = self.device.queue_wait_idle(self.queue);
+            for &f in &self.fences {
+                self.device.destroy_fence(f, None);
+            }
+            self.device.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+impl SideQueue {
+    /// `side` on `device` with `depth` copies in flight at most, where the device was opened with it
+    /// ([`crate::vkdevice::request_device`] on a GPU that offers it); None elsewhere (another
+    /// backend, a device opened the usual way, lavapipe's one queue) or where `depth` is 0.
+    pub fn new(device: &wgpu::Device, side: Side, depth: usize) -> Option<SideQueue> {
+        #[cfg(wgpu_vulkan)]
+        {
+            if depth == 0 || !crate::vkdevice::opened_here(device) {
+                return None;
+            }
+            // SAFETY: the hal device is only read, and its raw handles are used while `_owner` holds
+            // the device alive.
+            let hal = unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }?;
+            let families = families_of(hal.shared_instance(), hal.raw_physical_device());
+            let (_, family, index) = places(&families).into_iter().find(|p| p.0 == side)?;
+            let raw_device = hal.raw_device().clone();
+            drop(hal);
+            use ash::vk;
+            // SAFETY: the queue was created with the device (`add_to`); the pool, its buffers and the
+            // fences are this device's, destroyed by `Raw`'s drop once the queue is idle.
+            unsafe {
+                let pool = raw_device
+                    .create_command_pool(
+                        &vk::CommandPoolCreateInfo::default()
+                            .queue_family_index(family)
+                            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                        None,
+                    )
+                    .ok()?;
+                let mut raw = Raw {
+                    _owner: device.clone(),
+                    queue: raw_device.get_device_queue(family, index),
+                    device: raw_device,
+                    pool,
+                    cmds: Vec::new(),
+                    fences: Vec::new(),
+                };
+                raw.cmds = raw
+                    .device
+                    .allocate_command_buffers(
+                        &vk::CommandBufferAllocateInfo::default()
+                            .command_pool(pool)
+                            .level(vk::CommandBufferLevel::PRIMARY)
+                            .command_buffer_count(u32::try_from(depth).ok()?),
+                    )
+                    .ok()?;
+                for _ in 0..depth {
+                    raw.fences.push(
+                        raw.device
+                            .create_fence(&vk::FenceCreateInfo::default(), None)
+                            .ok()?,
+                    );
+                }
+                Some(SideQueue {
+                    side,
+                    family,
+                    raw,
+                    busy: vec![false; depth],
+                })
+            }
+        }
+        #[cfg(not(wgpu_vulkan))]
+        {
+            let _ = (device, side, depth);
+            None
+        }
+    }
+
+    fn during(&self) -> String {
+        format!("a copy on the {} queue", self.side.name())
+    }
+
+    /// Submits `copies` (buffers of this queue's device, none in use by wgpu's queue until
+    /// [`Self::done`] says so) in one command buffer; returns its ticket. Refused while `depth`
+    /// copies are in flight.
+    pub fn copy(&mut self, copies: &[Copy<'_>]) -> Result<usize> {
+        let Some(ticket) = self.busy.iter().position(|b| !b) else {
+            return Err(Error::invalid(
+                "side queue copies in flight",
+                self.busy.len() + 1,
+                format!("at most its depth of {}", self.busy.len()),
+            ));
+        };
+        for c in copies {
+            let (s, d, n) = (c.src_offset, c.dst_offset, c.size);
+            if n == 0 || s + n > c.src.size() || d + n > c.dst.size() {
+                return Err(Error::invalid(
+                    "side queue copy region",
+                    format!("{n} bytes from {s} to {d}"),
+                    format!(
+                        "within the source's {} and the destination's {} bytes, not empty",
+                        c.src.size(),
+                        c.dst.size()
+                    ),
+                ));
+            }
+        }
+        #[cfg(wgpu_vulkan)]
+        {
+            use ash::vk;
+            let what = self.during();
+            let r = &self.raw;
+            let (cmd, fence) = (r.cmds[ticket], r.fences[ticket]);
+            // SAFETY: the buffers are this device's (the caller's contract), live for the call, and
+            // stay so until the copy completes (wgpu defers a dropped buffer's destruction only for
+            // its own queue: the caller holds them).
+            let raw = |b: &wgpu::Buffer| unsafe {
+                b.as_hal::<wgpu::hal::api::Vulkan>()
+                    .map(|h| h.raw_handle())
+                    .ok_or_else(|| Error::Gpu {
+                        during: what.clone(),
+                        message: "a buffer with no Vulkan handle".into(),
+                    })
+            };
+            let regions = copies
+                .iter()
+                .map(|c| {
+                    Ok((
+                        raw(c.src)?,
+                        raw(c.dst)?,
+                        vk::BufferCopy {
+                            src_offset: c.src_offset,
+                            dst_offset: c.dst_offset,
+                            size: c.size,
+                        },
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let vk_err = |e: vk::Result| Error::Gpu {
+                during: what.clone(),
+                message: e.to_string(),
+            };
+            // SAFETY: as above; the command buffer and its fence are not in flight (`busy`), and the
+            // fence is unsignalled once reset, signalled by this submission.
+            unsafe {
+                r.device.reset_fences(&[fence]).map_err(vk_err)?;
+                r.device
+                    .reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
+                    .map_err(vk_err)?;
+                r.device
+                    .begin_command_buffer(
+                        cmd,
+                        &vk::CommandBufferBeginInfo::default()
+                            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                    )
+                    .map_err(vk_err)?;
+                for (s, d, region) in &regions {
+                    r.device
+                        .cmd_copy_buffer(cmd, *s, *d, std::slice::from_ref(region));
+                }
+                r.device.end_command_buffer(cmd).map_err(vk_err)?;
+                let cmds = [cmd];
+                r.device
+                    .queue_submit(
+                        r.queue,
+                        &[vk::SubmitInfo::default().command_buffers(&cmds)],
+                        fence,
+                    )
+                    .map_err(vk_err)?;
+            }
+            self.busy[ticket] = true;
+            Ok(ticket)
+        }
+        #[cfg(not(wgpu_vulkan))]
+        Err(Error::Gpu {
+            during: self.during(),
+            message: "no side queue without Vulkan".into(),
+        })
+    }
+
+    /// Whether copy `ticket` completed (true where it is not in flight); never blocks.
+    pub fn done(&mut self, ticket: usize) -> Result<bool> {
+        if !self.busy.get(ticket).copied().unwrap_or(false) {
+            return Ok(true);
+        }
+        #[cfg(wgpu_vulkan)]
+        {
+            // SAFETY: a query of this device's fence.
+            match unsafe { self.raw.device.get_fence_status(self.raw.fences[ticket]) } {
+                Ok(true) => {
+                    self.busy[ticket] = false;
+                    Ok(true)
+                }
+                Ok(false) => Ok(false),
+                Err(e) => Err(Error::Gpu {
+                    during: self.during(),
+                    message: e.to_string(),
+                }),
+            }
+        }
+        #[cfg(not(wgpu_vulkan))]
+        Ok(true)
+    }
+
+    /// Blocks until copy `ticket` completed, or fails with [`Error::Timeout`] after `bound`.
+    pub fn wait(&mut self, ticket: usize, bound: Duration) -> Result<()> {
+        let t0 = Instant::now();
+        while !self.done(ticket)? {
+            if t0.elapsed() > bound {
+                return Err(Error::Timeout {
+                    pending: self.during(),
+                    after: t0.elapsed(),
+                });
+            }
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(all(test, wgpu_vulkan))]
+mod tests {
+    use super::*;
+    use ash::vk::{QueueFamilyProperties, QueueFlags as Q};
+
+    fn family(flags: Q, count: u32) -> QueueFamilyProperties {
+        QueueFamilyProperties {
+            queue_flags: flags,
+            queue_count: count,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn side_queues_lie_where_the_families_offer_them() {
+        let all = Q::GRAPHICS | Q::COMPUTE | Q::TRANSFER;
+        // An NVIDIA H200's families: universal x16, transfer x2, compute x8.
+        let nv = [
+            family(all, 16),
+            family(Q::TRANSFER, 2),
+            family(Q::COMPUTE | Q::TRANSFER, 8),
+        ];
+        assert_eq!(
+            places(&nv),
+            vec![
+                (Side::Second, 0, 1),
+                (Side::Transfer(0), 1, 0),
+                (Side::Transfer(1), 1, 1)
+            ]
+        );
+        // One transfer queue, and no second universal one.
+        assert_eq!(
+            places(&[family(all, 1), family(Q::TRANSFER | Q::SPARSE_BINDING, 1)]),
+            vec![(Side::Transfer(0), 1, 0)]
+        );
+        // lavapipe: one universal queue, nothing beside it.
+        assert_eq!(places(&[family(all, 1)]), vec![]);
+        // A compute family that also transfers is not a copy engine's.
+        assert_eq!(
+            places(&[family(all, 1), family(Q::COMPUTE | Q::TRANSFER, 2)]),
+            vec![]
+        );
+    }
+}
