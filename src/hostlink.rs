@@ -47,11 +47,11 @@ pub enum Path {
     /// kernel writes the chunk into host memory and the receiver's kernels read it there; no host copy.
     #[serde(rename = "zero-copy")]
     ZeroCopy,
-    /// Host memory both devices bind, as zero-copy, but moved by copies: the sender's step kernel
-    /// writes the chunk into its outbox in its own memory, its copy engine (a transfer queue beside
-    /// wgpu's, src/sidequeue.rs) copies it into host memory, and the receiver's copies it into its
-    /// inbox, where its kernels read it: no kernel touches host memory, and the bus's transfers run
-    /// beside the GEMM instead of on its SMs. A device with no transfer queue copies on its own queue.
+    /// Host memory both devices bind, as zero-copy, landed by a copy: the sender's step kernel
+    /// writes the chunk into it, and the receiver's copy engine (a transfer queue beside wgpu's,
+    /// src/sidequeue.rs) copies it into an inbox in the receiver's memory, where its kernels read
+    /// it: the landing takes none of the SMs its GEMM runs on and waits behind none of its passes.
+    /// A device with no transfer queue copies on its own queue.
     Engine,
     /// The kernels' buffer is itself mapped (the device has MAPPABLE_PRIMARY_BUFFERS); the host copies
     /// the sender's outbox into the receiver's inbox.
@@ -204,17 +204,14 @@ impl Slot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dma {
     Idle,
-    /// The sender's copy into host memory in flight, under its ticket.
-    Sending(usize),
     /// The receiver's copy into its inbox in flight, under its ticket.
     Landing(usize),
     /// In the inbox.
     Landed,
 }
 
-/// An engine link's copiers (the sender's and the receiver's) and where each slot's chunk is.
+/// An engine link's copier (the receiver's) and where each slot's chunk is.
 struct Engines {
-    send: std::sync::Mutex<engine::Copier>,
     land: std::sync::Mutex<engine::Copier>,
     dma: std::sync::Mutex<Vec<Dma>>,
 }
@@ -340,15 +337,12 @@ impl HostLink {
         self.engines.is_some()
     }
 
-    /// Whether an engine link's ends copy on copy engines (sender's, receiver's): false where a
-    /// device has no transfer queue and copies on its own.
-    pub fn on_copy_engines(&self) -> (bool, bool) {
-        self.engines.as_ref().map_or((false, false), |e| {
-            (
-                e.send.lock().map(|c| c.engine()).unwrap_or(false),
-                e.land.lock().map(|c| c.engine()).unwrap_or(false),
-            )
-        })
+    /// Whether an engine link's receiver lands on its copy engine: false where it has no transfer
+    /// queue and copies on its own (or the link is not an engine link).
+    pub fn on_copy_engine(&self) -> bool {
+        self.engines
+            .as_ref()
+            .is_some_and(|e| e.land.lock().map(|c| c.engine()).unwrap_or(false))
     }
 
     /// Clears the mark that a send the device triggers leaves in zero-copy slot `slot` if it gives
@@ -408,21 +402,14 @@ impl HostLink {
     pub fn describe(&self) -> String {
         match (self.send, self.recv) {
             (Path::ZeroCopy, _) => "zero-copy, host memory both devices bind".into(),
-            (Path::Engine, _) => {
-                let on = |e: bool| {
-                    if e {
-                        "its copy engine"
-                    } else {
-                        "its own queue (no copy engine)"
-                    }
-                };
-                let (s, r) = self.on_copy_engines();
-                format!(
-                    "engine, host memory both devices bind, copied in by the sender on {}, out by the receiver on {}",
-                    on(s),
-                    on(r)
-                )
-            }
+            (Path::Engine, _) => format!(
+                "engine, host memory both devices bind, landed by the receiver's {}",
+                if self.on_copy_engine() {
+                    "copy engine"
+                } else {
+                    "own queue (no copy engine)"
+                }
+            ),
             (Path::Mapped, Path::Mapped) => "host-staged, mapped both ends".into(),
             (a, b) => format!("host-staged, sender {}, receiver {}", a.name(), b.name()),
         }
@@ -542,9 +529,10 @@ impl HostLink {
                 ));
             }
             let host = s.host.as_ref().expect("an engine slot's host memory");
-            let t = hop(&e.send, &s.outbox, &host.views[0], bytes)?;
+            // The sender's submission that wrote the chunk into host memory completed.
+            let t = hop(&e.land, &host.views[1], &s.inbox, bytes)?;
             s.bytes = bytes;
-            dma[slot] = Dma::Sending(t);
+            dma[slot] = Dma::Landing(t);
             return Ok(());
         }
         if s.read.state() != IDLE || s.write.state() != IDLE {
@@ -561,19 +549,12 @@ impl HostLink {
     }
 
     /// Polls both devices once, without blocking; true when both maps of `slot` are in place (an
-    /// engine link: its chunk is in the inbox, the receiver's copy started once the sender's ended).
+    /// engine link: its chunk is in the inbox).
     /// A lost device or a failed map is an error (and leaves the slot unmapped, ready to start again).
     pub fn ready(&self, gpus: &[Gpu], slot: usize) -> Result<bool> {
         let s = self.slot(slot)?;
         if let Some(e) = &self.engines {
             let mut dma = e.dma.lock().expect("an engine link's state");
-            if let Dma::Sending(t) = dma[slot] {
-                if e.send.lock().expect("an engine link's copier").done(t)? {
-                    let host = s.host.as_ref().expect("an engine slot's host memory");
-                    let t = hop(&e.land, &host.views[1], &s.inbox, s.bytes)?;
-                    dma[slot] = Dma::Landing(t);
-                }
-            }
             if let Dma::Landing(t) = dma[slot] {
                 if e.land.lock().expect("an engine link's copier").done(t)? {
                     dma[slot] = Dma::Landed;
@@ -645,10 +626,8 @@ impl HostLink {
             let bound = Duration::from_secs(10);
             let mut dma = e.dma.lock().expect("an engine link's state");
             for d in dma.iter_mut() {
-                match *d {
-                    Dma::Sending(t) => e.send.lock().expect("a copier").settle(t, bound),
-                    Dma::Landing(t) => e.land.lock().expect("a copier").settle(t, bound),
-                    _ => {}
+                if let Dma::Landing(t) = *d {
+                    e.land.lock().expect("a copier").settle(t, bound);
                 }
                 *d = Dma::Idle;
             }
@@ -807,9 +786,9 @@ fn zero_copy_slots(
 }
 
 /// `slots` engine slots of `capacity` bytes: each one host allocation imported into sender `s` and
-/// receiver `r`, an outbox in the sender's memory and an inbox in the receiver's, with the copiers of
-/// both ends (the sender's on its second transfer queue where it has two, so that a device's sends
-/// and landings each have one); None where either device cannot import.
+/// receiver `r` (the sender's view its outbox) and an inbox in the receiver's memory, with the
+/// receiver's copier (its links from even and odd senders on its two transfer queues where it has
+/// two); None where either device cannot import.
 fn engine_slots(
     s: &Gpu,
     r: &Gpu,
@@ -823,48 +802,33 @@ fn engine_slots(
     let mut out = Vec::with_capacity(slots);
     for i in 0..slots {
         let label = format!("host link {from}->{to} slot {i} (engine)");
-        // SAFETY: the sender's copy reads the outbox only once the submission writing it completed
-        // and writes host memory that the receiver's copy reads only once it completed; the slot
-        // is written again only once the receiver's submission that read its inbox completed
-        // (`Crossing::after`, as zero-copy).
+        // SAFETY: the receiver's copy reads the host memory only once the sender's submission that
+        // wrote it completed, and the sender writes it again only once the receiver's submission
+        // that read the inbox (after the copy) completed (`Crossing::after`, as zero-copy).
         let Some(host) = (unsafe { shared::import(&[&s.device, &r.device], &label, capacity) })
         else {
             return Ok(None);
         };
-        // COPY_SRC and COPY_DST on the boxes let tests and calibration fill and read them.
-        let outbox = s.buffer(
-            &format!("{label} outbox"),
-            capacity,
-            U::STORAGE | U::COPY_SRC | U::COPY_DST,
-        )?;
+        // COPY_SRC and COPY_DST on the inbox let tests and calibration fill and read it.
         let inbox = r.buffer(
             &format!("{label} inbox"),
             capacity,
             U::STORAGE | U::COPY_SRC | U::COPY_DST,
         )?;
-        out.push(Slot::over(outbox, inbox, host));
+        out.push(Slot::over(host.views[0].clone(), inbox, host));
     }
     // wgpu zeroes a buffer's bytes before the first pass that reads them unless it saw them
-    // written, and it never sees the copies outside its queue: an inbox a copy engine filled
-    // would be zeroed under the receiver's first read. Cleared once here, both boxes count as
-    // written for good.
-    let outboxes: Vec<&wgpu::Buffer> = out.iter().map(|x| &x.outbox).collect();
-    let inboxes: Vec<&wgpu::Buffer> = out.iter().map(|x| &x.inbox).collect();
-    for (g, boxes) in [(s, outboxes), (r, inboxes)] {
-        let mut enc = g.device.create_command_encoder(&Default::default());
-        for b in boxes {
-            enc.clear_buffer(b, 0, None);
-        }
-        let idx = g.submit("clearing the engine link's boxes", vec![enc.finish()])?;
-        g.wait(Some(idx), "clearing the engine link's boxes", g.timeout)?;
+    // written, and it never sees a copy outside its queue: an inbox the copy engine filled would
+    // be zeroed under the receiver's first read. Cleared once here, it counts as written for good.
+    let mut enc = r.device.create_command_encoder(&Default::default());
+    for x in &out {
+        enc.clear_buffer(&x.inbox, 0, None);
     }
+    let idx = r.submit("clearing the engine link's inboxes", vec![enc.finish()])?;
+    r.wait(Some(idx), "clearing the engine link's inboxes", r.timeout)?;
+    let sides = [Side::Transfer((from % 2) as u32), Side::Transfer(0)];
     let engines = Engines {
-        send: std::sync::Mutex::new(engine::Copier::new(
-            s,
-            &[Side::Transfer(1), Side::Transfer(0)],
-            slots,
-        )),
-        land: std::sync::Mutex::new(engine::Copier::new(r, &[Side::Transfer(0)], slots)),
+        land: std::sync::Mutex::new(engine::Copier::new(r, &sides, slots)),
         dma: std::sync::Mutex::new(vec![Dma::Idle; slots]),
     };
     Ok(Some((out, Some(engines))))
