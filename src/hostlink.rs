@@ -43,6 +43,8 @@ pub use copy::{CopyLane, CopyPool, LaneDone, MAX_COPY_THREADS, MIN_BYTES_PER_THR
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Path {
+    /// Engine for the direct all-reduce, zero-copy for every other collective ([`Path::resolve`]).
+    Auto,
     /// Both ends bind one host allocation imported into both devices ([`shared`]): the sender's
     /// kernel writes the chunk into host memory and the receiver's kernels read it there; no host copy.
     #[serde(rename = "zero-copy")]
@@ -63,6 +65,7 @@ pub enum Path {
 impl Path {
     pub fn name(self) -> &'static str {
         match self {
+            Path::Auto => "auto",
             Path::ZeroCopy => "zero-copy",
             Path::Engine => "engine",
             Path::Mapped => "mapped",
@@ -71,7 +74,26 @@ impl Path {
     }
 
     /// Every path: the default first, the host-copy paths last, each falling back to the next.
-    pub const ALL: [Path; 4] = [Path::ZeroCopy, Path::Engine, Path::Mapped, Path::Staged];
+    pub const ALL: [Path; 5] = [
+        Path::Auto,
+        Path::ZeroCopy,
+        Path::Engine,
+        Path::Mapped,
+        Path::Staged,
+    ];
+
+    /// The path asked of links that carry `collective` (None: not known): [`Path::Auto`] is the
+    /// engine link for the direct all-reduce, whose every chunk crosses as its GEMM makes it, so
+    /// that landing it by the receiver's copy engine keeps its SMs for the GEMM (4-12% less time
+    /// than zero-copy on TP-2 presets, BENCHMARKS.md), and zero-copy for the rest (whose landings
+    /// gain nothing by it: within -5% and +7% of zero-copy); any other path is itself.
+    pub fn resolve(self, collective: Option<crate::schedule::Collective>) -> Path {
+        match (self, collective) {
+            (Path::Auto, Some(crate::schedule::Collective::DirectAllReduce)) => Path::Engine,
+            (Path::Auto, _) => Path::ZeroCopy,
+            (p, _) => p,
+        }
+    }
 
     /// The host-copy path a device takes when `want` is asked: mapped only where the device has the
     /// feature (a zero-copy link is decided per link, by [`HostLink::new`]).
@@ -85,9 +107,9 @@ impl Path {
 }
 
 impl Default for Path {
-    /// Zero-copy, falling back where a device cannot take it.
+    /// Auto, falling back where a device cannot take it.
     fn default() -> Self {
-        Path::ZeroCopy
+        Path::Auto
     }
 }
 
@@ -97,7 +119,9 @@ impl std::str::FromStr for Path {
         Path::ALL
             .into_iter()
             .find(|p| p.name() == s.trim())
-            .ok_or_else(|| Error::invalid("link path", s, "zero-copy, engine, mapped or staged"))
+            .ok_or_else(|| {
+                Error::invalid("link path", s, "auto, zero-copy, engine, mapped or staged")
+            })
     }
 }
 
@@ -252,6 +276,7 @@ impl HostLink {
         slots: usize,
         want: Path,
     ) -> Result<Self> {
+        let want = want.resolve(None);
         let (s, r) = (device(gpus, from)?, device(gpus, to)?);
         if from == to {
             return Err(Error::invalid(
@@ -848,7 +873,7 @@ fn end(
     use wgpu::BufferUsages as U;
     // COPY_SRC on the boxes lets tests and calibration read them back.
     Ok(match path {
-        Path::Mapped | Path::ZeroCopy | Path::Engine => {
+        Path::Auto | Path::Mapped | Path::ZeroCopy | Path::Engine => {
             let b = gpu.buffer(&name(what), capacity, U::STORAGE | map | U::COPY_SRC)?;
             (b.clone(), Mappable::new(b))
         }
@@ -875,5 +900,24 @@ mod tests {
     fn describes_its_paths() {
         assert_eq!(Path::Mapped.name(), "mapped");
         assert_eq!(serde_json::to_string(&Path::Staged).unwrap(), "\"staged\"");
+        for p in Path::ALL {
+            assert_eq!(p.name().parse::<Path>().unwrap(), p);
+        }
+    }
+
+    #[test]
+    fn auto_is_the_engine_link_for_the_direct_all_reduce_alone() {
+        use crate::schedule::Collective;
+        let direct = Some(Collective::DirectAllReduce);
+        assert_eq!(Path::Auto.resolve(direct), Path::Engine);
+        for c in Collective::ALL
+            .into_iter()
+            .filter(|&c| c != Collective::DirectAllReduce)
+        {
+            assert_eq!(Path::Auto.resolve(Some(c)), Path::ZeroCopy, "{c}");
+        }
+        assert_eq!(Path::Auto.resolve(None), Path::ZeroCopy);
+        assert_eq!(Path::Mapped.resolve(direct), Path::Mapped);
+        assert_eq!(Path::default(), Path::Auto);
     }
 }

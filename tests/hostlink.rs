@@ -176,8 +176,10 @@ fn random_chunks_arrive_bit_exact_over_every_direction_and_path() {
                         assert_eq!((link.send, link.recv), (Path::Staged, Path::Staged));
                     }
                     // Zero-copy exactly where both devices import host memory (the fallback otherwise).
-                    assert_eq!(link.zero_copy(), path == Path::ZeroCopy && import);
-                    assert_eq!(link.engine(), path == Path::Engine && import);
+                    // (auto, without a collective to choose by, is zero-copy.)
+                    let p = path.resolve(None);
+                    assert_eq!(link.zero_copy(), p == Path::ZeroCopy && import);
+                    assert_eq!(link.engine(), p == Path::Engine && import);
                     for (i, &len) in SIZES.iter().enumerate() {
                         let pool = &mut pools[i % 3];
                         let threads = pool.threads();

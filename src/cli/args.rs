@@ -117,9 +117,10 @@ pub enum Cmd {
         /// (`0,1`; one alone: `1,`).
         #[arg(long, value_parser = devices)]
         devices: Option<DeviceSpec>,
-        /// With --devices: the path asked of every link (zero-copy, mapped or staged; falls back as
-        /// in `run`; engine links are timed by `run`, not calibrated).
-        #[arg(long, default_value = "zero-copy", value_parser = link_path)]
+        /// With --devices: the path asked of every link (auto, which is zero-copy here, zero-copy,
+        /// mapped or staged; falls back as in `run`; engine links are timed by `run`, not
+        /// calibrated).
+        #[arg(long, default_value = "auto", value_parser = link_path)]
         link_path: t3_wgpu::hostlink::Path,
         /// Where to save the table [default: t3-link.json, or t3-hostlink.json with --devices].
         #[arg(long)]
@@ -253,13 +254,14 @@ pub struct DevicesArg {
     #[arg(long, value_parser = devices)]
     pub devices: Option<DeviceSpec>,
     /// How chunks cross between devices: zero-copy (one host allocation both devices bind: the
-    /// sender's kernel writes it, the receiver's reads it), engine (the same host memory, written and
-    /// read by each device's copy engine beside its GEMM: the kernels touch only device memory),
-    /// mapped (the host copies between buffers it maps) or staged (the same through staging copies).
-    /// A path a device cannot take falls back to the next (engine and zero-copy to mapped); the report names each link's, and `run` reads the rate each carried in the
+    /// sender's kernel writes it, the receiver's reads it), engine (the sender's kernel writes the
+    /// same host memory, the receiver's copy engine lands it beside its GEMM), auto (engine for the
+    /// direct all-reduce, zero-copy for the rest), mapped (the host copies between buffers it maps)
+    /// or staged (the same through staging copies). A path a device cannot take falls back to the
+    /// next (engine and zero-copy to mapped); the report names each link's, and `run` reads the rate each carried in the
     /// collective alone against t3-hostlink.json in the current folder where that calibrated these
     /// devices on this path.
-    #[arg(long, default_value = "zero-copy", value_parser = link_path)]
+    #[arg(long, default_value = "auto", value_parser = link_path)]
     pub link_path: t3_wgpu::hostlink::Path,
 }
 

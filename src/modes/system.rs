@@ -95,6 +95,7 @@ impl<'a> System<'a> {
                 format!("those of the run's {} operands", config.dtype.name()),
             ));
         }
+        let want = want.resolve(Some(config.collective));
         let out = config.out_dtype;
         if let Some(k) = kernels
             .iter()
