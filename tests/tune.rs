@@ -434,7 +434,8 @@ const TP2: [&str; 7] = [
 /// The ring's all-reduce at two ranks across two devices: the tuner measures the direct all-reduce
 /// beside it (the same sums and bytes), and where the table chooses it `run` runs it for that mode,
 /// checked, named first in the row's configuration, over the ring's sequential (whose baselines
-/// run even where no mode asked runs the ring); `--collective` given runs the ring as named.
+/// run even where no mode asked runs the ring), its links said; `--collective` given runs the ring
+/// as named.
 #[test]
 fn the_table_may_run_the_all_reduce_as_the_direct_one() {
     let d = tmp("direct");
@@ -496,6 +497,23 @@ fn the_table_may_run_the_all_reduce_as_the_direct_one() {
     );
     assert!(config(&r, "host").starts_with("direct-all-reduce, "));
     assert!(config(&r, "sequential").starts_with("chunks "));
+    // Its links are said beside the point's: engine links (`--link-path auto`) where the ring's
+    // are zero-copy.
+    let links: Vec<&str> = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.as_str())
+        .filter(|l| l.starts_with("link "))
+        .collect();
+    if links.iter().any(|l| l.contains(": zero-copy, ")) {
+        assert!(
+            links
+                .iter()
+                .any(|l| l.starts_with("link 0->1 (direct-all-reduce): engine, ")),
+            "{links:?}"
+        );
+    }
     let host = row(&r, "host");
     assert_eq!(host["config_source"], "table");
     assert!(host["max_rel_error"].is_f64(), "checked: {host}");

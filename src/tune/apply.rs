@@ -174,6 +174,18 @@ pub fn run_plans(
             .map(|f| fallback_note(f, runs_itself(p)));
         merged.results.push(r);
     }
+    // A configuration of another collective ran on its own links (their path may be another:
+    // `--link-path auto`), said beside the point's.
+    for other in reports.iter().skip(1) {
+        for l in &other.devices {
+            if let (Some((head, path)), false) = (l.split_once(": "), merged.devices.contains(l)) {
+                if head.starts_with("link ") {
+                    let c = other.config.collective;
+                    merged.devices.push(format!("{head} ({c}): {path}"));
+                }
+            }
+        }
+    }
     for other in reports.into_iter().skip(1) {
         merged.timelines.extend(other.timelines);
         merged.samples.extend(other.samples);
