@@ -74,6 +74,12 @@ pub struct AdapterReport {
     pub timestamp_period_ns: Option<f32>,
     /// Multiprocessors (SMs), where the driver reports them or `T3_SMS` names them (src/sms.rs).
     pub multiprocessors: Option<u32>,
+    /// Whether it can import host memory (`VK_EXT_external_memory_host`): zero-copy and engine
+    /// links across devices; else the host copies.
+    pub imports_host_memory: bool,
+    /// Transfer queues (copy engines) t3 opens beside wgpu's queue, which engine links land on
+    /// (0: an engine link lands on the device's own queue).
+    pub transfer_queues: u32,
 }
 
 pub(crate) fn report(
@@ -87,6 +93,8 @@ pub(crate) fn report(
     AdapterReport {
         // `sms`: what the options name (T3_SMS, checked at the edge), else the driver's count.
         multiprocessors: crate::sms::sm_count(adapter, sms),
+        imports_host_memory: crate::vkdevice::adapter_can_import(adapter),
+        transfer_queues: crate::sidequeue::transfer_queues(adapter),
         name: info.name.clone(),
         backend: format!("{:?}", info.backend),
         device_type: format!("{:?}", info.device_type),

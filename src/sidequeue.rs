@@ -83,6 +83,26 @@ fn families_of(
     }
 }
 
+/// How many transfer queues (copy engines) a device opened on `adapter` by
+/// [`crate::vkdevice::request_device`] holds beside wgpu's queue (0: none, or not Vulkan).
+pub fn transfer_queues(adapter: &wgpu::Adapter) -> u32 {
+    #[cfg(wgpu_vulkan)]
+    {
+        // SAFETY: the hal adapter is only read.
+        unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() }.map_or(0, |hal| {
+            offered(&hal)
+                .iter()
+                .filter(|p| matches!(p.0, Side::Transfer(_)))
+                .count() as u32
+        })
+    }
+    #[cfg(not(wgpu_vulkan))]
+    {
+        let _ = adapter;
+        0
+    }
+}
+
 /// Where the side queues of a device opened on `adapter` lie.
 #[cfg(wgpu_vulkan)]
 pub(crate) fn offered(adapter: &wgpu::hal::vulkan::Adapter) -> Vec<(Side, u32, u32)> {

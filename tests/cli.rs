@@ -224,6 +224,13 @@ fn demo_presets_and_info() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(!v.as_array().unwrap().is_empty());
+    // Which host links each adapter can take.
+    for a in v.as_array().unwrap() {
+        assert!(a["imports_host_memory"].is_boolean(), "{a}");
+        assert!(a["transfer_queues"].as_u64().is_some_and(|n| n <= 2), "{a}");
+    }
+    let o = t3(&["info"], &d);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("  host links    "));
     let o = t3(&[], &d);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     for f in ["t3-timeline.svg", "t3-trace.json", "t3-results.json"] {

@@ -86,6 +86,18 @@ pub fn info(g: &GpuArgs, json: bool) -> Result<()> {
                 |n| n.to_string()
             )
         );
+        s += &format!(
+            "  host links    {}\n",
+            match (a.imports_host_memory, a.transfer_queues) {
+                (false, _) => "host copy only (no VK_EXT_external_memory_host)".to_string(),
+                (true, 0) =>
+                    "zero-copy; engine links land on the device's own queue (no transfer queue)"
+                        .into(),
+                (true, n) => format!(
+                    "zero-copy, and engine links landing on {n} transfer queue(s) (copy engines)"
+                ),
+            }
+        );
         s += "  bf16 operands SIMT kernel only (wgpu 30 has no bf16 shader type or cooperative-matrix configuration)\n";
         s += &format!("  storage binding {} MiB, buffer {} MiB, workgroups/dim {}, invocations/wg {}, wg storage {} KiB\n",
             a.max_storage_buffer_binding_size >> 20, a.max_buffer_size >> 20, a.max_compute_workgroups_per_dimension,
