@@ -441,10 +441,10 @@ fn beside_side_queues(
             .collect()
     };
     let (land_words, send_words) = (pattern(0x1a2b_3c4d), pattern(0x5e6f_7081));
+    let land_bytes: &[u8] = bytemuck::cast_slice(&land_words);
     // SAFETY: the allocation holds at least `bytes` (its size rounded up), and no device touches
-    // it while the host writes (before any copy) or reads it (after the last completed).
-    let host_bytes = unsafe { std::slice::from_raw_parts_mut(shared.host(), bytes as usize) };
-    host_bytes[..half as usize].copy_from_slice(bytemuck::cast_slice(&land_words));
+    // it yet.
+    unsafe { std::ptr::copy_nonoverlapping(land_bytes.as_ptr(), shared.host(), land_bytes.len()) };
     gpu.queue
         .write_buffer(&out_dev, 0, bytemuck::cast_slice(&send_words));
     gpu.wait(
@@ -548,8 +548,10 @@ fn beside_side_queues(
     if landed.as_slice() != bytemuck::cast_slice::<u32, u8>(&land_words) {
         bail!("a side queue's landing: the device buffer differs from host memory");
     }
-    let sent: &[u32] = bytemuck::cast_slice(&host_bytes[half as usize..]);
-    if sent != send_words.as_slice() {
+    // SAFETY: inside the allocation, and every copy that wrote it completed.
+    let sent =
+        unsafe { std::slice::from_raw_parts(shared.host().add(half as usize), half as usize) };
+    if sent != bytemuck::cast_slice::<u32, u8>(&send_words) {
         bail!("a side queue's send: host memory differs from the device buffer");
     }
     println!("    checked: every byte landed and sent");

@@ -22,108 +22,20 @@ use std::sync::Arc;
 use std::time::Duration;
 use web_time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::devices::device;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::sidequeue::Copy;
 
 pub mod calibration;
 mod copy;
 pub mod engine;
 pub mod gates;
+mod path;
 pub mod polled;
 pub mod shared;
 
 pub use copy::{CopyLane, CopyPool, LaneDone, MAX_COPY_THREADS, MIN_BYTES_PER_THREAD};
-
-/// How one end of a link reaches host memory. Asked for, each path falls back to the next where a
-/// device cannot take it: zero-copy (or engine), then mapped, then staged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Path {
-    /// Engine for the direct all-reduce, zero-copy for every other collective ([`Path::resolve`]).
-    Auto,
-    /// Both ends bind one host allocation imported into both devices ([`shared`]): the sender's
-    /// kernel writes the chunk into host memory and the receiver's kernels read it there; no host copy.
-    #[serde(rename = "zero-copy")]
-    ZeroCopy,
-    /// Host memory both devices bind, as zero-copy, landed by a copy: the sender's step kernel
-    /// writes the chunk into it, and the receiver's copy engine (a transfer queue beside wgpu's,
-    /// src/sidequeue.rs) copies it into an inbox in the receiver's memory, where its kernels read
-    /// it: the landing takes none of the SMs its GEMM runs on and waits behind none of its passes.
-    /// A device with no transfer queue copies on its own queue.
-    Engine,
-    /// The kernels' buffer is itself mapped (the device has MAPPABLE_PRIMARY_BUFFERS); the host copies
-    /// the sender's outbox into the receiver's inbox.
-    Mapped,
-    /// A copy_buffer_to_buffer to (sender) or from (receiver) a mapped staging buffer.
-    Staged,
-}
-
-impl Path {
-    pub fn name(self) -> &'static str {
-        match self {
-            Path::Auto => "auto",
-            Path::ZeroCopy => "zero-copy",
-            Path::Engine => "engine",
-            Path::Mapped => "mapped",
-            Path::Staged => "staged",
-        }
-    }
-
-    /// Every path: the default first, the host-copy paths last, each falling back to the next.
-    pub const ALL: [Path; 5] = [
-        Path::Auto,
-        Path::ZeroCopy,
-        Path::Engine,
-        Path::Mapped,
-        Path::Staged,
-    ];
-
-    /// The path asked of links that carry `collective` (None: not known): [`Path::Auto`] is the
-    /// engine link for the direct all-reduce, whose every chunk crosses as its GEMM makes it, so
-    /// that landing it by the receiver's copy engine keeps its SMs for the GEMM (4-12% less time
-    /// than zero-copy on TP-2 presets, BENCHMARKS.md), and zero-copy for the rest (whose landings
-    /// gain nothing by it: within -5% and +7% of zero-copy); any other path is itself.
-    pub fn resolve(self, collective: Option<crate::schedule::Collective>) -> Path {
-        match (self, collective) {
-            (Path::Auto, Some(crate::schedule::Collective::DirectAllReduce)) => Path::Engine,
-            (Path::Auto, _) => Path::ZeroCopy,
-            (p, _) => p,
-        }
-    }
-
-    /// The host-copy path a device takes when `want` is asked: mapped only where the device has the
-    /// feature (a zero-copy link is decided per link, by [`HostLink::new`]).
-    fn on(gpu: &Gpu, want: Path) -> Path {
-        if want != Path::Staged && gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS) {
-            Path::Mapped
-        } else {
-            Path::Staged
-        }
-    }
-}
-
-impl Default for Path {
-    /// Auto, falling back where a device cannot take it.
-    fn default() -> Self {
-        Path::Auto
-    }
-}
-
-impl std::str::FromStr for Path {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        Path::ALL
-            .into_iter()
-            .find(|p| p.name() == s.trim())
-            .ok_or_else(|| {
-                Error::invalid("link path", s, "auto, zero-copy, engine, mapped or staged")
-            })
-    }
-}
+pub use path::Path;
 
 const IDLE: u32 = 0;
 const PENDING: u32 = 1;
@@ -190,25 +102,6 @@ struct Slot {
     host: Option<shared::Shared>,
 }
 
-/// Starts one hop of an engine slot's chunk on `copier`: its `bytes` from `src` to `dst`.
-fn hop(
-    copier: &std::sync::Mutex<engine::Copier>,
-    src: &wgpu::Buffer,
-    dst: &wgpu::Buffer,
-    bytes: u64,
-) -> Result<usize> {
-    copier
-        .lock()
-        .expect("an engine link's copier")
-        .copy(&[Copy {
-            src,
-            src_offset: 0,
-            dst,
-            dst_offset: 0,
-            size: bytes,
-        }])
-}
-
 impl Slot {
     /// A slot over host memory `host` with these boxes, which the host never maps.
     fn over(outbox: wgpu::Buffer, inbox: wgpu::Buffer, host: shared::Shared) -> Slot {
@@ -222,22 +115,6 @@ impl Slot {
             host: Some(host),
         }
     }
-}
-
-/// Where an engine slot's chunk is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dma {
-    Idle,
-    /// The receiver's copy into its inbox in flight, under its ticket.
-    Landing(usize),
-    /// In the inbox.
-    Landed,
-}
-
-/// An engine link's copier (the receiver's) and where each slot's chunk is.
-struct Engines {
-    land: std::sync::Mutex<engine::Copier>,
-    dma: std::sync::Mutex<Vec<Dma>>,
 }
 
 /// How long the two halves of one transfer took, on the host clock (for the timeline's host lanes).
@@ -260,8 +137,8 @@ pub struct HostLink {
     pub send: Path,
     pub recv: Path,
     slots: Vec<Slot>,
-    /// On an engine link, its copiers.
-    engines: Option<Engines>,
+    /// On an engine link, its copier and where each slot's chunk is.
+    engines: Option<engine::Engines>,
 }
 
 impl HostLink {
@@ -303,7 +180,7 @@ impl HostLink {
                 Path::ZeroCopy => {
                     zero_copy_slots(s, r, from, to, capacity, slots).map(|o| (o, None))
                 }
-                Path::Engine => engine_slots(s, r, from, to, capacity, slots)?,
+                Path::Engine => engine::slots(s, r, from, to, capacity, slots)?,
                 _ => None,
             };
             if let Some((out, engines)) = made {
@@ -365,15 +242,13 @@ impl HostLink {
     /// Whether an engine link's receiver lands on its copy engine: false where it has no transfer
     /// queue and copies on its own (or the link is not an engine link).
     pub fn on_copy_engine(&self) -> bool {
-        self.engines
-            .as_ref()
-            .is_some_and(|e| e.land.lock().map(|c| c.engine()).unwrap_or(false))
+        self.engines.as_ref().is_some_and(|e| e.on_copy_engine())
     }
 
     /// Clears the mark that a send the device triggers leaves in zero-copy slot `slot` if it gives
     /// up: before the submission that holds the send. No-op on a slot of another path.
     pub fn clear_gave_up(&self, slot: usize) {
-        if let Some(p) = self.gave_up_word(slot) {
+        if let Some(p) = self.gave_up_word(slot).filter(|_| self.zero_copy()) {
             // SAFETY: inside the allocation (its last 16 bytes, 4-aligned); no device touches it
             // while no submission holding a send into this slot is in flight, which is when the
             // loop clears it.
@@ -525,7 +400,9 @@ impl HostLink {
 
     /// Asks for both maps of `slot` for a transfer of `bytes`. Submit the sender's work that writes the
     /// outbox first: the read map resolves when it completes, the write map when the receiver's last
-    /// use of the inbox does.
+    /// use of the inbox does. On an engine link it starts the receiver's copy at once: call it only
+    /// once the sender's submission that wrote the chunk and the receiver's that last read the
+    /// inbox both completed.
     pub fn start(&mut self, slot: usize, bytes: u64) -> Result<()> {
         self.check_bytes(bytes)?;
         let (from, to) = (self.from, self.to);
@@ -545,19 +422,8 @@ impl HostLink {
             )
         })?;
         if let Some(e) = &self.engines {
-            let mut dma = e.dma.lock().expect("an engine link's state");
-            if dma[slot] != Dma::Idle {
-                return Err(Error::invalid(
-                    "host link transfer",
-                    format!("slot {slot} of link {from}->{to} started twice"),
-                    "landed and copied before its slot is started again",
-                ));
-            }
-            let host = s.host.as_ref().expect("an engine slot's host memory");
-            // The sender's submission that wrote the chunk into host memory completed.
-            let t = hop(&e.land, &host.views[1], &s.inbox, bytes)?;
+            e.start((from, to, slot), s, bytes)?;
             s.bytes = bytes;
-            dma[slot] = Dma::Landing(t);
             return Ok(());
         }
         if s.read.state() != IDLE || s.write.state() != IDLE {
@@ -579,23 +445,7 @@ impl HostLink {
     pub fn ready(&self, gpus: &[Gpu], slot: usize) -> Result<bool> {
         let s = self.slot(slot)?;
         if let Some(e) = &self.engines {
-            let mut dma = e.dma.lock().expect("an engine link's state");
-            if let Dma::Landing(t) = dma[slot] {
-                if e.land.lock().expect("an engine link's copier").done(t)? {
-                    dma[slot] = Dma::Landed;
-                }
-            }
-            return match dma[slot] {
-                Dma::Idle => Err(Error::invalid(
-                    "host link transfer",
-                    format!(
-                        "slot {slot} of link {}->{} polled before start",
-                        self.from, self.to
-                    ),
-                    "started first",
-                )),
-                d => Ok(d == Dma::Landed),
-            };
+            return e.ready((self.from, self.to, slot));
         }
         let (sg, rg) = (device(gpus, self.from)?, device(gpus, self.to)?);
         // Polled in a loop: the message is only formatted on an error.
@@ -647,15 +497,15 @@ impl HostLink {
         for s in &self.slots {
             self.abandon(s);
         }
+        for slot in 0..self.slots.len() {
+            self.settle(slot);
+        }
+    }
+
+    /// An engine slot's copy, waited for (bounded) and the slot freed once it completed.
+    fn settle(&self, slot: usize) {
         if let Some(e) = &self.engines {
-            let bound = Duration::from_secs(10);
-            let mut dma = e.dma.lock().expect("an engine link's state");
-            for d in dma.iter_mut() {
-                if let Dma::Landing(t) = *d {
-                    e.land.lock().expect("a copier").settle(t, bound);
-                }
-                *d = Dma::Idle;
-            }
+            e.settle(slot);
         }
     }
 
@@ -704,18 +554,7 @@ impl HostLink {
     pub fn copied(&self, slot: usize, result: std::result::Result<(), String>) -> Result<()> {
         self.abandon(self.slot(slot)?);
         if let Some(e) = &self.engines {
-            let mut dma = e.dma.lock().expect("an engine link's state");
-            if dma[slot] != Dma::Landed {
-                return Err(Error::invalid(
-                    "host link transfer",
-                    format!(
-                        "slot {slot} of link {}->{} copied before it landed",
-                        self.from, self.to
-                    ),
-                    "ready first",
-                ));
-            }
-            dma[slot] = Dma::Idle;
+            e.copied((self.from, self.to, slot))?;
         }
         result.map_err(|message| Error::Gpu {
             during: format!(
@@ -767,6 +606,7 @@ impl HostLink {
         while !self.ready(gpus, slot)? {
             if t0.elapsed() > bound {
                 self.abandon(self.slot(slot)?);
+                self.settle(slot);
                 return Err(Error::Timeout {
                     pending,
                     after: t0.elapsed(),
@@ -808,55 +648,6 @@ fn zero_copy_slots(
             Some(Slot::over(outbox, inbox, host))
         })
         .collect()
-}
-
-/// `slots` engine slots of `capacity` bytes: each one host allocation imported into sender `s` and
-/// receiver `r` (the sender's view its outbox) and an inbox in the receiver's memory, with the
-/// receiver's copier (its links from even and odd senders on its two transfer queues where it has
-/// two); None where either device cannot import.
-fn engine_slots(
-    s: &Gpu,
-    r: &Gpu,
-    from: usize,
-    to: usize,
-    capacity: u64,
-    slots: usize,
-) -> Result<Option<(Vec<Slot>, Option<Engines>)>> {
-    use crate::sidequeue::Side;
-    use wgpu::BufferUsages as U;
-    let mut out = Vec::with_capacity(slots);
-    for i in 0..slots {
-        let label = format!("host link {from}->{to} slot {i} (engine)");
-        // SAFETY: the receiver's copy reads the host memory only once the sender's submission that
-        // wrote it completed, and the sender writes it again only once the receiver's submission
-        // that read the inbox (after the copy) completed (`Crossing::after`, as zero-copy).
-        let Some(host) = (unsafe { shared::import(&[&s.device, &r.device], &label, capacity) })
-        else {
-            return Ok(None);
-        };
-        // COPY_SRC and COPY_DST on the inbox let tests and calibration fill and read it.
-        let inbox = r.buffer(
-            &format!("{label} inbox"),
-            capacity,
-            U::STORAGE | U::COPY_SRC | U::COPY_DST,
-        )?;
-        out.push(Slot::over(host.views[0].clone(), inbox, host));
-    }
-    // wgpu zeroes a buffer's bytes before the first pass that reads them unless it saw them
-    // written, and it never sees a copy outside its queue: an inbox the copy engine filled would
-    // be zeroed under the receiver's first read. Cleared once here, it counts as written for good.
-    let mut enc = r.device.create_command_encoder(&Default::default());
-    for x in &out {
-        enc.clear_buffer(&x.inbox, 0, None);
-    }
-    let idx = r.submit("clearing the engine link's inboxes", vec![enc.finish()])?;
-    r.wait(Some(idx), "clearing the engine link's inboxes", r.timeout)?;
-    let sides = [Side::Transfer((from % 2) as u32), Side::Transfer(0)];
-    let engines = Engines {
-        land: std::sync::Mutex::new(engine::Copier::new(r, &sides, slots)),
-        dma: std::sync::Mutex::new(vec![Dma::Idle; slots]),
-    };
-    Ok(Some((out, Some(engines))))
 }
 
 /// One end's buffers: the box the kernels bind (`what`) and what the host maps (`map`): the box itself on
@@ -903,21 +694,5 @@ mod tests {
         for p in Path::ALL {
             assert_eq!(p.name().parse::<Path>().unwrap(), p);
         }
-    }
-
-    #[test]
-    fn auto_is_the_engine_link_for_the_direct_all_reduce_alone() {
-        use crate::schedule::Collective;
-        let direct = Some(Collective::DirectAllReduce);
-        assert_eq!(Path::Auto.resolve(direct), Path::Engine);
-        for c in Collective::ALL
-            .into_iter()
-            .filter(|&c| c != Collective::DirectAllReduce)
-        {
-            assert_eq!(Path::Auto.resolve(Some(c)), Path::ZeroCopy, "{c}");
-        }
-        assert_eq!(Path::Auto.resolve(None), Path::ZeroCopy);
-        assert_eq!(Path::Mapped.resolve(direct), Path::Mapped);
-        assert_eq!(Path::default(), Path::Auto);
     }
 }

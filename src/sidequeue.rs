@@ -22,7 +22,7 @@ pub enum Side {
     /// The second queue of the family wgpu's queue is in (graphics, compute and transfer).
     Second,
     /// Queue 0 or 1 of a family that transfers but neither computes nor draws (copy engines): two
-    /// where offered, so that a device's sends and landings each have one.
+    /// where offered, so that a device's links from two senders land side by side.
     Transfer(u32),
 }
 
@@ -103,6 +103,29 @@ pub fn transfer_queues(adapter: &wgpu::Adapter) -> u32 {
     }
 }
 
+/// The devices [`crate::vkdevice::request_device`] opened (their raw handles): those alone hold
+/// the side queues its callback asked for.
+#[cfg(wgpu_vulkan)]
+static OPENED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+/// The raw handle of `device`, where it is a Vulkan device.
+#[cfg(wgpu_vulkan)]
+fn raw_handle(device: &wgpu::Device) -> Option<u64> {
+    use ash::vk::Handle;
+    // SAFETY: the hal device is only read.
+    unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.map(|h| h.raw_device().handle().as_raw())
+}
+
+/// Notes that `device` was opened with the side queues its adapter offers.
+pub(crate) fn opened(device: &wgpu::Device) {
+    #[cfg(wgpu_vulkan)]
+    if let Some(h) = raw_handle(device) {
+        OPENED.lock().unwrap_or_else(|e| e.into_inner()).push(h);
+    }
+    #[cfg(not(wgpu_vulkan))]
+    let _ = device;
+}
+
 /// Where the side queues of a device opened on `adapter` lie.
 #[cfg(wgpu_vulkan)]
 pub(crate) fn offered(adapter: &wgpu::hal::vulkan::Adapter) -> Vec<(Side, u32, u32)> {
@@ -162,7 +185,15 @@ pub struct SideQueue {
     raw: Raw,
     /// Per command buffer: whether its copy was submitted and not yet seen complete.
     busy: Vec<bool>,
+    /// Per command buffer: the buffers its copy in flight reads and writes, held until it completed
+    /// (wgpu defers freeing a dropped buffer only for work on its own queue, not for this one).
+    #[cfg_attr(not(wgpu_vulkan), allow(dead_code))]
+    held: Vec<Vec<wgpu::Buffer>>,
 }
+
+/// How long dropping a side queue waits for its copies in flight before it leaks what they use.
+#[cfg(wgpu_vulkan)]
+const DROP_WAIT: Duration = Duration::from_secs(10);
 
 #[cfg(wgpu_vulkan)]
 struct Raw {
@@ -170,21 +201,76 @@ struct Raw {
     _owner: wgpu::Device,
     device: ash::Device,
     queue: ash::vk::Queue,
+    /// Submissions to `queue` from every side queue on it (Vulkan wants them serialized).
+    lock: std::sync::Arc<std::sync::Mutex<()>>,
     pool: ash::vk::CommandPool,
     cmds: Vec<ash::vk::CommandBuffer>,
     fences: Vec<ash::vk::Fence>,
+    /// Set where copies outlived [`DROP_WAIT`]: the pool and fences are then leaked, not destroyed.
+    leak: bool,
 }
 
 #[cfg(wgpu_vulkan)]
 impl Drop for Raw {
     fn drop(&mut self) {
-        // SAFETY: the queue is idle once waited for; nothing else uses the pool or the fences.
+        if self.leak {
+            return;
+        }
+        // SAFETY: no copy is in flight (waited for in `SideQueue`'s drop, or never submitted);
+        // nothing else uses the pool or the fences.
         unsafe {
-            let _ = self.device.queue_wait_idle(self.queue);
             for &f in &self.fences {
                 self.device.destroy_fence(f, None);
             }
             self.device.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+/// The lock of the Vulkan queue `queue`, one per queue for every side queue submitting to it.
+#[cfg(wgpu_vulkan)]
+fn queue_lock(queue: ash::vk::Queue) -> std::sync::Arc<std::sync::Mutex<()>> {
+    use ash::vk::Handle;
+    type Locks = std::sync::Mutex<Vec<(u64, std::sync::Arc<std::sync::Mutex<()>>)>>;
+    static LOCKS: std::sync::OnceLock<Locks> = std::sync::OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let raw = queue.as_raw();
+    if let Some((_, l)) = locks.iter().find(|(q, _)| *q == raw) {
+        return l.clone();
+    }
+    let l = std::sync::Arc::new(std::sync::Mutex::new(()));
+    locks.push((raw, l.clone()));
+    l
+}
+
+impl Drop for SideQueue {
+    fn drop(&mut self) {
+        #[cfg(wgpu_vulkan)]
+        {
+            let busy: Vec<ash::vk::Fence> = self
+                .raw
+                .fences
+                .iter()
+                .zip(&self.busy)
+                .filter(|(_, b)| **b)
+                .map(|(f, _)| *f)
+                .collect();
+            // SAFETY: a wait on this device's fences, each submitted.
+            let waited = busy.is_empty()
+                || unsafe {
+                    self.raw
+                        .device
+                        .wait_for_fences(&busy, true, DROP_WAIT.as_nanos() as u64)
+                }
+                .is_ok();
+            if !waited {
+                // A copy still runs (a lost or hung device): what it touches must outlive it.
+                self.raw.leak = true;
+                std::mem::forget(std::mem::take(&mut self.held));
+            }
         }
     }
 }
@@ -196,7 +282,13 @@ impl SideQueue {
     pub fn new(device: &wgpu::Device, side: Side, depth: usize) -> Option<SideQueue> {
         #[cfg(wgpu_vulkan)]
         {
-            if depth == 0 || !crate::vkdevice::opened_here(device) {
+            let opened = raw_handle(device).is_some_and(|h| {
+                OPENED
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains(&h)
+            });
+            if depth == 0 || !opened {
                 return None;
             }
             // SAFETY: the hal device is only read, and its raw handles are used while `_owner` holds
@@ -218,13 +310,16 @@ impl SideQueue {
                         None,
                     )
                     .ok()?;
+                let queue = raw_device.get_device_queue(family, index);
                 let mut raw = Raw {
                     _owner: device.clone(),
-                    queue: raw_device.get_device_queue(family, index),
+                    queue,
+                    lock: queue_lock(queue),
                     device: raw_device,
                     pool,
                     cmds: Vec::new(),
                     fences: Vec::new(),
+                    leak: false,
                 };
                 raw.cmds = raw
                     .device
@@ -247,6 +342,7 @@ impl SideQueue {
                     family,
                     raw,
                     busy: vec![false; depth],
+                    held: vec![Vec::new(); depth],
                 })
             }
         }
@@ -261,10 +357,16 @@ impl SideQueue {
         format!("a copy on the {} queue", self.side.name())
     }
 
-    /// Submits `copies` (buffers of this queue's device, none in use by wgpu's queue until
-    /// [`Self::done`] says so) in one command buffer; returns its ticket. Refused while `depth`
-    /// copies are in flight.
+    /// Submits `copies` (buffers of this queue's device, none written by wgpu's queue until
+    /// [`Self::done`] says so: nothing orders the two) in one command buffer; returns its ticket.
+    /// The buffers are held until the copy completed. Refused while `depth` copies are in flight.
     pub fn copy(&mut self, copies: &[Copy<'_>]) -> Result<usize> {
+        if self.busy.iter().all(|b| *b) {
+            // Tickets whose owners stopped polling them (a failed run) come back once complete.
+            for t in 0..self.busy.len() {
+                self.done(t)?;
+            }
+        }
         let Some(ticket) = self.busy.iter().position(|b| !b) else {
             return Err(Error::invalid(
                 "side queue copies in flight",
@@ -274,7 +376,9 @@ impl SideQueue {
         };
         for c in copies {
             let (s, d, n) = (c.src_offset, c.dst_offset, c.size);
-            if n == 0 || s + n > c.src.size() || d + n > c.dst.size() {
+            let within =
+                |at: u64, b: &wgpu::Buffer| at.checked_add(n).is_some_and(|e| e <= b.size());
+            if n == 0 || !within(s, c.src) || !within(d, c.dst) {
                 return Err(Error::invalid(
                     "side queue copy region",
                     format!("{n} bytes from {s} to {d}"),
@@ -293,8 +397,7 @@ impl SideQueue {
             let r = &self.raw;
             let (cmd, fence) = (r.cmds[ticket], r.fences[ticket]);
             // SAFETY: the buffers are this device's (the caller's contract), live for the call, and
-            // stay so until the copy completes (wgpu defers a dropped buffer's destruction only for
-            // its own queue: the caller holds them).
+            // stay so until the copy completes (`held`).
             let raw = |b: &wgpu::Buffer| unsafe {
                 b.as_hal::<wgpu::hal::api::Vulkan>()
                     .map(|h| h.raw_handle())
@@ -341,6 +444,7 @@ impl SideQueue {
                 }
                 r.device.end_command_buffer(cmd).map_err(vk_err)?;
                 let cmds = [cmd];
+                let _queue = r.lock.lock().unwrap_or_else(|e| e.into_inner());
                 r.device
                     .queue_submit(
                         r.queue,
@@ -350,6 +454,10 @@ impl SideQueue {
                     .map_err(vk_err)?;
             }
             self.busy[ticket] = true;
+            self.held[ticket] = copies
+                .iter()
+                .flat_map(|c| [c.src.clone(), c.dst.clone()])
+                .collect();
             Ok(ticket)
         }
         #[cfg(not(wgpu_vulkan))]
@@ -370,6 +478,7 @@ impl SideQueue {
             match unsafe { self.raw.device.get_fence_status(self.raw.fences[ticket]) } {
                 Ok(true) => {
                     self.busy[ticket] = false;
+                    self.held[ticket].clear();
                     Ok(true)
                 }
                 Ok(false) => Ok(false),

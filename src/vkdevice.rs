@@ -69,7 +69,11 @@ pub fn request_device(
         Some(match open {
             // SAFETY: `open` was made on this adapter's hal adapter with `desc`'s features and limits.
             Ok(open) => {
-                unsafe { adapter.create_device_from_hal(open, desc) }.map_err(|e| e.to_string())
+                let made = unsafe { adapter.create_device_from_hal(open, desc) };
+                if let Ok((device, _)) = &made {
+                    crate::sidequeue::opened(device);
+                }
+                made.map_err(|e| e.to_string())
             }
             Err(e) => Err(e.to_string()),
         })
@@ -94,24 +98,6 @@ pub fn adapter_can_import(adapter: &wgpu::Adapter) -> bool {
     #[cfg(not(wgpu_vulkan))]
     {
         let _ = adapter;
-        false
-    }
-}
-
-/// Whether `device` was opened by [`request_device`] (with its side queues, src/sidequeue.rs).
-pub fn opened_here(device: &wgpu::Device) -> bool {
-    #[cfg(wgpu_vulkan)]
-    {
-        // SAFETY: the hal device is only read.
-        unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|hal| {
-            hal.enabled_device_extensions().iter().any(|e| {
-                *e == ash::ext::external_memory_host::NAME || *e == crate::coopmat2::EXTENSION
-            })
-        })
-    }
-    #[cfg(not(wgpu_vulkan))]
-    {
-        let _ = device;
         false
     }
 }

@@ -249,8 +249,8 @@ fn host_loops() -> Vec<Box<dyn Mode>> {
 
 #[test]
 fn engine_links_carry_every_collective() {
-    // Chunks copied out of the sender's memory into host memory and on into the receiver's by the
-    // devices' copies (on a device without a transfer queue, as lavapipe, on its own queue): every
+    // Chunks the sender's kernel writes into host memory, landed into the receiver's memory by its
+    // copy engine (on a device without a transfer queue, as lavapipe, on its own queue): every
     // collective on a pair, a ring of three and 4 ranks on 2 devices (slots reused), each reduce in
     // turn, under sequential and the host loop at stage and chunk grain, one and several deep.
     let mut modes: Vec<Box<dyn Mode>> = vec![Box::new(modes::Sequential)];

@@ -76,7 +76,7 @@ pub fn read_links_against(
     }
     if r.links.iter().any(|l| l.engine) {
         return Err(
-            "it calibrated kernels' links, and these are engine links (--link-path engine)".into(),
+            "it calibrated kernels' links, and these are engine links (--link-path engine, or auto with the direct all-reduce)".into(),
         );
     }
     let table_zero = table

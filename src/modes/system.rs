@@ -95,7 +95,7 @@ impl<'a> System<'a> {
                 format!("those of the run's {} operands", config.dtype.name()),
             ));
         }
-        let want = want.resolve(Some(config.collective));
+        let want = want.resolve(Some(&config));
         let out = config.out_dtype;
         if let Some(k) = kernels
             .iter()
@@ -401,12 +401,17 @@ impl<'a> System<'a> {
             .config
             .link
             .or_workgroups(crate::lower::HOST_LAND_WORKGROUPS);
-        // Beside GEMM work (host mode), a pass's sends share a budget, and its landings theirs.
-        let beside = match crate::lower::beside_gemm_workgroups(&self.config) {
-            Some((send, land)) => format!(" (in host mode beside GEMM work: first in the pass, its sends sharing {send} workgroups, its landings {land})"),
-            None => String::new(),
-        };
+        // Beside GEMM work (host mode), a pass's sends share a budget, and a zero-copy link's
+        // landing kernels theirs (other links land by copies).
+        let beside_gemm = crate::lower::beside_gemm_workgroups(&self.config);
         v.extend(self.links.iter().map(|l| {
+            let beside = match beside_gemm {
+                Some((send, land)) => format!(
+                    " (in host mode beside GEMM work: first in the pass, its sends sharing {send} workgroups{})",
+                    if l.zero_copy() { format!(", its landings {land}") } else { String::new() }
+                ),
+                None => String::new(),
+            };
             let landing = if l.zero_copy() {
                 format!(", landing kernels on {}", land.describe())
             } else {

@@ -176,12 +176,16 @@ pub fn run_plans(
     }
     // A configuration of another collective ran on its own links (their path may be another:
     // `--link-path auto`), said beside the point's.
-    for other in reports.iter().skip(1) {
+    for other in reports
+        .iter()
+        .skip(1)
+        .filter(|o| o.config.collective != own)
+    {
         for l in &other.devices {
-            if let (Some((head, path)), false) = (l.split_once(": "), merged.devices.contains(l)) {
-                if head.starts_with("link ") {
-                    let c = other.config.collective;
-                    merged.devices.push(format!("{head} ({c}): {path}"));
+            if let Some((head, path)) = l.split_once(": ").filter(|(h, _)| h.starts_with("link ")) {
+                let said = format!("{head} ({}): {path}", other.config.collective);
+                if !merged.devices.contains(&said) {
+                    merged.devices.push(said);
                 }
             }
         }

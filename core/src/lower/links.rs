@@ -22,10 +22,10 @@ pub struct LinkSpec {
     /// Whether its slots are host memory both devices bind (set once the link is made): the receiver
     /// then lands each chunk into its own memory beside the GEMM before adding it (see `lower_ops`).
     pub zero_copy: bool,
-    /// Whether its chunks cross by the devices' copies through host memory (set once the link is
-    /// made): the sender's step writes its outbox in its own memory and the receiver's reads its
-    /// inbox in its own; a slot, whose inbox the receiver's copy writes outside the queue that reads
-    /// it, is used again only once that read completed (as a zero-copy slot).
+    /// Whether the receiver lands its chunks by a copy out of host memory both devices bind (set once
+    /// the link is made): the sender's step writes host memory as on zero-copy, and the receiver's
+    /// kernels read an inbox in its own memory; a slot, whose inbox the copy writes outside the
+    /// queue that reads it, is used again only once that read completed (as a zero-copy slot).
     pub engine: bool,
     /// Whether its slots have the flag handoff's gates (set once the link is made, zero-copy links
     /// only): its send halves then flag their chunks, and its landings may go ahead of them,
