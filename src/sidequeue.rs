@@ -117,13 +117,11 @@ fn raw_handle(device: &wgpu::Device) -> Option<u64> {
 }
 
 /// Notes that `device` was opened with the side queues its adapter offers.
+#[cfg(wgpu_vulkan)]
 pub(crate) fn opened(device: &wgpu::Device) {
-    #[cfg(wgpu_vulkan)]
     if let Some(h) = raw_handle(device) {
         OPENED.lock().unwrap_or_else(|e| e.into_inner()).push(h);
     }
-    #[cfg(not(wgpu_vulkan))]
-    let _ = device;
 }
 
 /// Where the side queues of a device opened on `adapter` lie.
@@ -461,10 +459,13 @@ impl SideQueue {
             Ok(ticket)
         }
         #[cfg(not(wgpu_vulkan))]
-        Err(Error::Gpu {
-            during: self.during(),
-            message: "no side queue without Vulkan".into(),
-        })
+        {
+            let _ = ticket;
+            Err(Error::Gpu {
+                during: self.during(),
+                message: "no side queue without Vulkan".into(),
+            })
+        }
     }
 
     /// Whether copy `ticket` completed (true where it is not in flight); never blocks.
