@@ -232,7 +232,7 @@ impl HostLink {
         self.send == Path::ZeroCopy
     }
 
-    /// Whether chunks cross by copies on the devices' queues ([`Path::Engine`]): a transfer is
+    /// Whether the receiver lands each chunk by a copy of its own ([`Path::Engine`]): a transfer is
     /// [`HostLink::start`], then [`HostLink::ready`] until true, then [`HostLink::copied`] (no host
     /// copy, no lane).
     pub fn engine(&self) -> bool {

@@ -1,8 +1,8 @@
 //! The engine link's receiving end: its slots (host memory both devices bind, an inbox in the
 //! receiver's memory), where each slot's chunk is, and the copier landing it on the receiver's copy
 //! engine (a transfer queue beside wgpu's, src/sidequeue.rs) where it offers one, else on wgpu's own
-//! queue; each copy known by its ticket and polled (waited on, bounded, only
-//! when a link is released after a run that failed).
+//! queue; each copy known by its ticket and polled (waited on, bounded, only when a link is released
+//! after a run that failed).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -81,7 +81,7 @@ impl Copier {
 
     /// Waits, at most `bound`, for copy `ticket` (errors and a copy that outlasts it are dropped:
     /// for a run that failed, whose link is released before the next).
-    pub fn settle(&mut self, ticket: usize, bound: std::time::Duration) {
+    pub fn settle(&mut self, ticket: usize, bound: Duration) {
         let t0 = web_time::Instant::now();
         while !matches!(self.done(ticket), Ok(true) | Err(_)) && t0.elapsed() < bound {
             std::thread::yield_now();
