@@ -597,6 +597,29 @@ fn calibration_measures_every_direction_and_checks_its_payload() {
         ));
     }
     assert_eq!(t.streams.len(), 8);
+    // The engine path: each chunk landed by the receiver's copy (on lavapipe, on its own queue);
+    // every size and stream checked against the payload.
+    let engine = Options {
+        bytes: vec![4096, 48_016],
+        want: Path::Engine,
+        ..opts.clone()
+    };
+    let t = calibrate(&devices, &engine).unwrap();
+    if devices
+        .gpus
+        .iter()
+        .all(|g| t3_wgpu::hostlink::shared::can_import(&g.device))
+    {
+        assert!(t.directions.iter().all(|d| d.send == Path::Engine));
+        assert_eq!(t.rows.len(), 6 * 2, "one row per size: no copy threads");
+        assert!(t.rows.iter().all(|r| r.threads == 0 && r.copy_gbps > 0.0));
+        assert!(t
+            .text()
+            .contains("0->1 (engine): the receiver's copy lands "));
+        assert!(t
+            .text()
+            .contains("engine (the receivers' copies), all directions at once"));
+    }
     // The staged path measures too, and says so.
     let staged = Options {
         bytes: vec![4096],

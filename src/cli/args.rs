@@ -118,8 +118,7 @@ pub enum Cmd {
         #[arg(long, value_parser = devices)]
         devices: Option<DeviceSpec>,
         /// With --devices: the path asked of every link (auto, which is zero-copy here, zero-copy,
-        /// mapped or staged; falls back as in `run`; engine links are timed by `run`, not
-        /// calibrated).
+        /// engine, mapped or staged; falls back as in `run`).
         #[arg(long, default_value = "auto", value_parser = link_path)]
         link_path: t3_wgpu::hostlink::Path,
         /// Where to save the table [default: t3-link.json, or t3-hostlink.json with --devices].

@@ -120,14 +120,6 @@ pub fn dispatch(cli: &Cli) -> Result<()> {
                 return Err(t3_wgpu::Error::invalid("--out", "-", "a file path").into());
             }
             files::Files::default().output("--out", out).check()?;
-            if *link_path == t3_wgpu::hostlink::Path::Engine {
-                return Err(t3_wgpu::Error::invalid(
-                    "--link-path",
-                    "engine",
-                    "zero-copy, mapped or staged: calibration streams the links' kernels; an engine link's rate is what `t3 run --link-path engine` reports for the collective alone",
-                )
-                .into());
-            }
             match devices {
                 Some(spec) => bounded(Devices::open(spec, &run::gpu_options(&cli.gpu)?)?, |d| {
                     let ask = HostlinkAsk {

@@ -322,7 +322,8 @@ fn measure_size(
     } else {
         None
     };
-    let threads = if read.is_some() {
+    // Nor has an engine link: its chunk arrives by the receiver's copy, timed as the copy.
+    let threads = if read.is_some() || link.engine() {
         vec![0]
     } else {
         opts.threads.clone()
@@ -339,6 +340,10 @@ fn measure_size(
             let t1 = Instant::now();
             let (waited, copied) = match &mut read {
                 Some(read) => (0.0, read.time(devices, bytes)?),
+                None if link.engine() => {
+                    let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
+                    (0.0, t.wait.as_secs_f64())
+                }
                 None => {
                     let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
                     (t.wait.as_secs_f64(), t.copy.as_secs_f64())

@@ -122,6 +122,38 @@ impl<'a> Streamed<'a> {
     }
 }
 
+impl Streamed<'_> {
+    /// Frees the slots whose chunks arrived (copied by the host, landed by the receiver's copy or
+    /// read by its kernel), counting them, and notes when the `chunks`-th arrived.
+    fn collect_arrivals(&mut self, devices: &Devices, chunks: usize) -> Result<()> {
+        let mut arrived = Vec::new();
+        for (slot, r) in self.lane.done() {
+            self.link.copied(slot, r)?;
+            arrived.push(slot);
+        }
+        for slot in 0..self.slots.len() {
+            if matches!(&self.slots[slot], SlotState::Read(f) if is_set(f)) {
+                arrived.push(slot);
+            }
+            if self.link.engine()
+                && matches!(self.slots[slot], SlotState::Copying)
+                && self.link.ready(&devices.gpus, slot)?
+            {
+                self.link.copied(slot, Ok(()))?;
+                arrived.push(slot);
+            }
+        }
+        for slot in arrived {
+            self.slots[slot] = SlotState::Free;
+            self.arrived += 1;
+            if self.arrived == chunks {
+                self.done_at = Some(Instant::now());
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What a poll encoded for a slot, on which device.
 enum Started {
     Write(usize),
@@ -241,6 +273,14 @@ pub(super) fn stream(
                             started.push((d, slot, Started::Read(to)));
                             s.waiting.pop_front();
                         }
+                    } else if s.link.engine() {
+                        // Written once the sender's submission completed: the receiver's copy
+                        // lands it (arriving below).
+                        if matches!(&s.slots[slot], SlotState::Written(f) if is_set(f)) {
+                            s.link.start(slot, bytes)?;
+                            s.slots[slot] = SlotState::Copying;
+                            s.waiting.pop_front();
+                        }
                     } else if matches!(s.slots[slot], SlotState::Written(_))
                         && s.link.ready(&devices.gpus, slot)?
                     {
@@ -269,7 +309,7 @@ pub(super) fn stream(
                 let flag = flags[what.device()].clone().expect("its device submitted");
                 s.slots[slot] = match what {
                     Started::Write(_) => {
-                        if !s.link.zero_copy() {
+                        if !s.link.zero_copy() && !s.link.engine() {
                             s.link.start(slot, bytes)?;
                         }
                         SlotState::Written(flag)
@@ -278,23 +318,7 @@ pub(super) fn stream(
                 };
             }
             for s in state.iter_mut() {
-                let mut arrived = Vec::new();
-                for (slot, r) in s.lane.done() {
-                    s.link.copied(slot, r)?;
-                    arrived.push(slot);
-                }
-                for slot in 0..opts.slots {
-                    if matches!(&s.slots[slot], SlotState::Read(f) if is_set(f)) {
-                        arrived.push(slot);
-                    }
-                }
-                for slot in arrived {
-                    s.slots[slot] = SlotState::Free;
-                    s.arrived += 1;
-                    if s.arrived == opts.chunks {
-                        s.done_at = Some(Instant::now());
-                    }
-                }
+                s.collect_arrivals(devices, opts.chunks)?;
             }
             std::thread::yield_now();
         }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::{HostLinkRow, HostLinkTable, Path};
+use super::{Direction, HostLinkRow, HostLinkTable, Path};
 use crate::error::{Error, Result};
 
 /// "256 MiB", "46.9 KiB", "16 B".
@@ -66,29 +66,8 @@ impl HostLinkTable {
             );
         }
         for d in &self.directions {
-            if let (Some(b), Path::ZeroCopy) = (self.best(d.from, d.to), d.send) {
-                let _ = writeln!(
-                    out,
-                    "{}->{} (zero-copy): the receiver's kernel reads {:.2} GB/s at {}; the sender's writes {:.2} GB/s",
-                    d.from,
-                    d.to,
-                    b.host_gbps,
-                    size(b.bytes),
-                    b.write_gbps
-                );
-            } else if let Some(b) = self.best(d.from, d.to) {
-                let _ = writeln!(
-                    out,
-                    "{}->{} (sender {}, receiver {}): {:.2} GB/s host part at {} on {} threads; kernel write {:.2} GB/s",
-                    d.from,
-                    d.to,
-                    d.send.name(),
-                    d.recv.name(),
-                    b.host_gbps,
-                    size(b.bytes),
-                    b.threads,
-                    b.write_gbps
-                );
+            if let Some(l) = self.best_line(d) {
+                let _ = writeln!(out, "{l}");
             }
         }
         for x in &self.duplex {
@@ -142,8 +121,11 @@ impl HostLinkTable {
                 .map(|((f, t), g)| format!("{f}->{t} {g:.2} GB/s"))
                 .collect();
             let zero_copy = self.directions.iter().all(|d| d.send == Path::ZeroCopy);
+            let engine = self.directions.iter().all(|d| d.send == Path::Engine);
             let how = if zero_copy {
                 "zero-copy".to_string()
+            } else if engine {
+                "engine (the receivers' copies)".to_string()
             } else {
                 format!("copies on {} threads", st.threads)
             };
@@ -174,6 +156,40 @@ impl HostLinkTable {
             );
         }
         out
+    }
+
+    /// Direction `d`'s fastest row in words, as its path moves a chunk.
+    fn best_line(&self, d: &Direction) -> Option<String> {
+        let b = self.best(d.from, d.to)?;
+        Some(match d.send {
+            Path::ZeroCopy => format!(
+                "{}->{} (zero-copy): the receiver's kernel reads {:.2} GB/s at {}; the sender's writes {:.2} GB/s",
+                d.from,
+                d.to,
+                b.host_gbps,
+                size(b.bytes),
+                b.write_gbps
+            ),
+            Path::Engine => format!(
+                "{}->{} (engine): the receiver's copy lands {:.2} GB/s at {}; the sender's kernel writes {:.2} GB/s",
+                d.from,
+                d.to,
+                b.host_gbps,
+                size(b.bytes),
+                b.write_gbps
+            ),
+            _ => format!(
+                "{}->{} (sender {}, receiver {}): {:.2} GB/s host part at {} on {} threads; kernel write {:.2} GB/s",
+                d.from,
+                d.to,
+                d.send.name(),
+                d.recv.name(),
+                b.host_gbps,
+                size(b.bytes),
+                b.threads,
+                b.write_gbps
+            ),
+        })
     }
 
     /// "; the slowest is 82% of the 30.00 GB/s each device sends and lands at once" for streamed rates `gbps` against the slowest
