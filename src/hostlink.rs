@@ -566,7 +566,8 @@ impl HostLink {
     }
 
     /// One whole transfer of `bytes` on `slot`: start, wait (bounded: the sender's submission `sent`,
-    /// then both maps), copy on `pool`'s threads, unmap. Errors leave the slot reusable.
+    /// then both maps), copy on `pool`'s threads, unmap (an engine link: its receiver's copy, polled).
+    /// Errors leave the slot reusable, but for an engine copy that outlasts its bounded wait.
     pub fn transfer(
         &mut self,
         gpus: &[Gpu],
@@ -576,7 +577,8 @@ impl HostLink {
         pool: &mut CopyPool,
     ) -> Result<TransferTimes> {
         let t0 = Instant::now();
-        // An engine link's first copy reads the outbox: only once the submission writing it completed.
+        // An engine link's copy reads host memory the sender's submission writes: it starts only once
+        // that submission completed (`sent` waited for below; without it, the caller waited).
         if !self.zero_copy() && !self.engine() {
             self.start(slot, bytes)?;
         }

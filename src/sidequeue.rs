@@ -116,6 +116,17 @@ fn raw_handle(device: &wgpu::Device) -> Option<u64> {
     unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.map(|h| h.raw_device().handle().as_raw())
 }
 
+/// Whether `device` has an extension only [`crate::vkdevice::request_device`] enables.
+#[cfg(wgpu_vulkan)]
+fn extended(device: &wgpu::Device) -> bool {
+    // SAFETY: the hal device is only read.
+    unsafe { device.as_hal::<wgpu::hal::api::Vulkan>() }.is_some_and(|h| {
+        h.enabled_device_extensions()
+            .iter()
+            .any(|e| *e == ash::ext::external_memory_host::NAME || *e == crate::coopmat2::EXTENSION)
+    })
+}
+
 /// Notes that `device` was opened with the side queues its adapter offers.
 #[cfg(wgpu_vulkan)]
 pub(crate) fn opened(device: &wgpu::Device) {
@@ -280,12 +291,14 @@ impl SideQueue {
     pub fn new(device: &wgpu::Device, side: Side, depth: usize) -> Option<SideQueue> {
         #[cfg(wgpu_vulkan)]
         {
+            // A handle may be reused once its device is gone: an extension `request_device`
+            // enables (which a device opened the usual way lacks) must be there too.
             let opened = raw_handle(device).is_some_and(|h| {
                 OPENED
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .contains(&h)
-            });
+            }) && extended(device);
             if depth == 0 || !opened {
                 return None;
             }
@@ -360,7 +373,7 @@ impl SideQueue {
     /// The buffers are held until the copy completed. Refused while `depth` copies are in flight.
     pub fn copy(&mut self, copies: &[Copy<'_>]) -> Result<usize> {
         if self.busy.iter().all(|b| *b) {
-            // Tickets whose owners stopped polling them (a failed run) come back once complete.
+            // A ticket nobody polls any more comes back once its copy completed.
             for t in 0..self.busy.len() {
                 self.done(t)?;
             }

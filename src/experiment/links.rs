@@ -14,9 +14,9 @@ pub struct LinkSeen {
     pub from: usize,
     pub to: usize,
     /// Whether its slots are host memory both devices bind and their kernels write and read (else
-    /// the host or, `engine`, the devices' copies move them).
+    /// the host copies, or, `engine`, the receiver's copy lands them).
     pub zero_copy: bool,
-    /// Whether the devices' copies move its chunks through host memory (`--link-path engine`).
+    /// Whether the receiver's copy lands its chunks out of host memory (`--link-path engine`).
     pub engine: bool,
     pub bytes: u64,
     pub gbps: f64,
@@ -51,7 +51,8 @@ impl Report {
 }
 
 /// Sets `r.link_calibration` from `table` (read from `file`) where it calibrated the devices `r`
-/// ran on (the same adapters in the same order) on the same paths (zero-copy or not); else says
+/// ran on (the same adapters in the same order) on the same paths (zero-copy, engine or a host
+/// copy); else says
 /// why not.
 pub fn read_links_against(
     r: &mut Report,

@@ -2,7 +2,7 @@
 //! receiver's memory), where each slot's chunk is, and the copier landing it on the receiver's copy
 //! engine (a transfer queue beside wgpu's, src/sidequeue.rs) where it offers one, else on wgpu's own
 //! queue; each copy known by its ticket and polled (waited on, bounded, only when a link is released
-//! after a run that failed).
+//! before a run or a transfer gives up).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -12,7 +12,7 @@ use crate::gpu::Gpu;
 pub enum Path {
     /// Engine for the direct all-reduce, zero-copy for every other collective ([`Path::resolve`]).
     Auto,
-    /// Both ends bind one host allocation imported into both devices ([`shared`]): the sender's
+    /// Both ends bind one host allocation imported into both devices ([`super::shared`]): the sender's
     /// kernel writes the chunk into host memory and the receiver's kernels read it there; no host copy.
     #[serde(rename = "zero-copy")]
     ZeroCopy,
@@ -72,7 +72,7 @@ impl Path {
     }
 
     /// The host-copy path a device takes when `want` is asked: mapped only where the device has the
-    /// feature (a zero-copy link is decided per link, by [`HostLink::new`]).
+    /// feature (a zero-copy link is decided per link, by [`super::HostLink::new`]).
     pub(super) fn on(gpu: &Gpu, want: Path) -> Path {
         if want != Path::Staged && gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS) {
             Path::Mapped

@@ -174,17 +174,13 @@ pub fn run_plans(
             .map(|f| fallback_note(f, runs_itself(p)));
         merged.results.push(r);
     }
-    // A configuration of another collective ran on its own links (their path may be another:
-    // `--link-path auto`), said beside the point's.
-    for other in reports
-        .iter()
-        .skip(1)
-        .filter(|o| o.config.collective != own)
-    {
+    // A configuration run on other links than the point's (another collective, or its path
+    // another: `--link-path auto`), said beside the point's.
+    for other in reports.iter().skip(1) {
         for l in &other.devices {
             if let Some((head, path)) = l.split_once(": ").filter(|(h, _)| h.starts_with("link ")) {
                 let said = format!("{head} ({}): {path}", other.config.collective);
-                if !merged.devices.contains(&said) {
+                if !merged.devices.contains(l) && !merged.devices.contains(&said) {
                     merged.devices.push(said);
                 }
             }

@@ -390,7 +390,7 @@ impl Driver {
     /// anything moved.
     fn copy(&mut self, machine: &mut Machine, io: &mut Io) -> Result<bool> {
         let mut progressed = false;
-        // An engine link's transfer is its devices' copies, ready once in the inbox: done there.
+        // An engine link's transfer is the receiver's copy, ready once in the inbox: done there.
         let mut landed = Vec::new();
         for t in self.transfers.iter_mut().filter(|t| t.copying.is_none()) {
             let c = io.of_op[t.op].expect("a transfer crosses");
