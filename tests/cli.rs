@@ -504,8 +504,10 @@ fn one_rank_has_no_room_to_overlap() {
         assert!(row.ends_with("no room to overlap"), "{row}");
         assert_eq!(row[..eff].trim_end().chars().last(), Some('-'), "{row}");
     }
-    // Said apart from failed checks. A CPU adapter's times of a 0.3 ms run can spread past the
-    // stability bound (a check that fails on noise, said as such): any failed check must be one.
+    // Said apart from failed checks. A CPU adapter's times of a 0.3 ms run, beside the other tests
+    // sharing its cores, can spread past the stability bound or put one baseline's median past
+    // another's by more than their noise (checks that fail on timing, said with the figures):
+    // any failed check must be one of those.
     assert!(text.contains("\nno room to overlap ("), "{text}");
     if let Some(at) = text.find("checks failed") {
         let failed = text[at..]
@@ -514,8 +516,8 @@ fn one_rank_has_no_room_to_overlap() {
             .take_while(|l| l.starts_with("  "));
         for line in failed {
             assert!(
-                line.starts_with("  spread "),
-                "a check other than a spread failed: {text}"
+                line.starts_with("  spread ") || line.contains(" ms, noise "),
+                "a check other than a timing one failed: {text}"
             );
         }
     }
