@@ -120,9 +120,10 @@ impl Slot {
 /// How long the two halves of one transfer took, on the host clock (for the timeline's host lanes).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TransferTimes {
-    /// From asking both maps until both were mapped (includes the sender's submission finishing).
+    /// From asking both maps until both were mapped (includes the sender's submission finishing;
+    /// an engine link: until its receiver's copy started).
     pub wait: Duration,
-    /// The threaded copy and both unmaps.
+    /// The threaded copy and both unmaps (an engine link: its receiver's copy, until landed).
     pub copy: Duration,
 }
 
@@ -594,6 +595,8 @@ impl HostLink {
                 return Err(e);
             }
         }
+        // An engine link's copy is its transfer's copy: timed from its start.
+        let copy_from = Instant::now();
         if self.engine() {
             self.start(slot, bytes)?;
         }
@@ -616,13 +619,15 @@ impl HostLink {
             }
             std::thread::yield_now();
         }
-        let wait = t0.elapsed();
-        let copy = if self.engine() {
+        if self.engine() {
             self.copied(slot, Ok(()))?;
-            Duration::ZERO
-        } else {
-            self.finish(slot, pool)?
-        };
+            return Ok(TransferTimes {
+                wait: copy_from - t0,
+                copy: copy_from.elapsed(),
+            });
+        }
+        let wait = t0.elapsed();
+        let copy = self.finish(slot, pool)?;
         Ok(TransferTimes { wait, copy })
     }
 }

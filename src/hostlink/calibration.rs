@@ -340,10 +340,6 @@ fn measure_size(
             let t1 = Instant::now();
             let (waited, copied) = match &mut read {
                 Some(read) => (0.0, read.time(devices, bytes)?),
-                None if link.engine() => {
-                    let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
-                    (0.0, t.wait.as_secs_f64())
-                }
                 None => {
                     let t = link.transfer(&devices.gpus, 0, bytes, None, &mut pool)?;
                     (t.wait.as_secs_f64(), t.copy.as_secs_f64())
