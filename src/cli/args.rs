@@ -165,7 +165,7 @@ pub struct KnobArgs {
     pub fused: Option<(FusedOptions, FusedPut)>,
     /// The host trigger loop's choices, a comma list of KEY=VALUE: in-flight=1..16 (submissions
     /// queued per device, default 2), grain=auto|chunk|stage|N (GEMM work per submission: a chunk
-    /// per rank, a whole stage, or up to N chunks per rank; default stage), wait=auto|spin|block (default spin on GPUs, block on CPU adapters), copy-threads=N
+    /// per rank, a whole stage, or up to N chunks per rank; default stage, 2 where the ranks span four GPUs or more), wait=auto|spin|block (default spin on GPUs, block on CPU adapters), copy-threads=N
     /// (threads per link's host copies), handoff=auto|fence|flag (across devices on zero-copy
     /// links: land a chunk once its sender's submission completed, or ahead beside GEMM work,
     /// waiting for the host's flag; default fence), trigger=auto|host|device (what sends a GEMM's chunk

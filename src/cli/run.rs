@@ -321,9 +321,9 @@ pub fn options(
     }
 }
 
-/// The model's one-GPU defaults on `config` (`model::one_gpu_defaults`: a persistent GEMM grid with
-/// the cooperative-matrix kernel, a step lead of 0 with the SIMT one) where the ranks are on one
-/// device; whether it set any.
+/// The model's defaults on `config`: on one device `model::one_gpu_defaults` (a persistent GEMM grid
+/// with the cooperative-matrix kernel, a step lead of 0 with the SIMT one), across devices
+/// `model::devices_defaults` (host mode's grain); whether it set any.
 pub fn model_defaults(
     config: &mut Config,
     given: &Given,
@@ -331,7 +331,9 @@ pub fn model_defaults(
     kernels: &[Kernels],
 ) -> bool {
     let ([gpu], [k]) = (gpus, kernels) else {
-        return false;
+        return gpus.first().is_some_and(|g| {
+            t3_wgpu::tune::model::devices_defaults(config, given, g.info.device_type, gpus.len())
+        });
     };
     let coop = k.gemm.engine != t3_wgpu::gemm::Engine::Simt;
     t3_wgpu::tune::model::one_gpu_defaults(config, given, gpu.info.device_type, coop, gpu.sms)

@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind, StepLead};
 use crate::shapes::Dtype;
 
@@ -132,6 +133,26 @@ pub fn one_gpu_defaults(
     }
 }
 
+/// What the model sets where the ranks span `devices` devices and neither a flag nor a table does:
+/// on four or more, host mode's submissions hold at most two chunks per rank instead of a stage.
+/// A ring's stage there is a quarter of each GEMM or less, yet its chunks can land only in a
+/// submission after their sender's completed; split in two, the first half's chunks cross while the
+/// second half computes. On two devices a stage is best or within noise of it, and is kept (both in
+/// BENCHMARKS.md, "Real GPUs"). A CPU adapter keeps the flags' defaults. Returns whether it set
+/// anything.
+pub fn devices_defaults(
+    c: &mut Config,
+    given: &super::knobs::Given,
+    kind: wgpu::DeviceType,
+    devices: usize,
+) -> bool {
+    if kind == wgpu::DeviceType::Cpu || devices < 4 || given.host_grain || c.host.grain.is_some() {
+        return false;
+    }
+    c.host.grain = Some(HostGrain::Chunks(2));
+    true
+}
+
 /// A persistent GEMM grid just below `sms` multiprocessors (room for the steps beside every GEMM
 /// workgroup), a multiple of 4.
 pub fn grid_below(sms: u32) -> u32 {
@@ -243,6 +264,34 @@ mod tests {
         }
         assert_eq!(grid_below(132), 128);
         assert_eq!(grid_below(1), 1);
+    }
+
+    #[test]
+    fn four_devices_or_more_split_a_stage_in_two_unless_told() {
+        use super::super::knobs::Given;
+        use crate::shapes::Shape;
+        let base = Config::new(Shape::new(64, 64, 64).unwrap(), 4);
+        let gpu = wgpu::DeviceType::DiscreteGpu;
+        let mut c = base.clone();
+        assert!(devices_defaults(&mut c, &Given::default(), gpu, 4));
+        assert_eq!(c.host.grain, Some(HostGrain::Chunks(2)));
+        let told = Given {
+            host_grain: true,
+            ..Given::default()
+        };
+        let mut staged = base.clone();
+        staged.host.grain = Some(HostGrain::Stage);
+        for (given, devices, kind, config) in [
+            (Given::default(), 2, gpu, &base),
+            (Given::default(), 3, gpu, &base),
+            (told, 4, gpu, &base),
+            (Given::default(), 4, gpu, &staged),
+            (Given::default(), 4, wgpu::DeviceType::Cpu, &base),
+        ] {
+            let mut c = config.clone();
+            assert!(!devices_defaults(&mut c, &given, kind, devices));
+            assert_eq!(c.host.grain, config.host.grain);
+        }
     }
 
     #[test]
