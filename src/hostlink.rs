@@ -42,6 +42,11 @@ const PENDING: u32 = 1;
 const MAPPED: u32 = 2;
 const FAILED: u32 = 3;
 
+/// How long a link's release, or a transfer that gave up, waits for the engine copies still in
+/// flight: past it a hung device's copy keeps its slot (the next start says so) rather than the
+/// run waiting on it.
+const SETTLE: Duration = Duration::from_secs(10);
+
 /// One buffer the host maps, with the state its map callback leaves.
 struct Mappable {
     buffer: wgpu::Buffer,
@@ -493,20 +498,21 @@ impl HostLink {
     }
 
     /// Leaves every slot unmapped and free, whatever an earlier run that failed left behind (an
-    /// engine slot's copies still in flight waited for, bounded).
+    /// engine slot's copies still in flight waited for, [`SETTLE`] for them all).
     pub fn release(&self) {
         for s in &self.slots {
             self.abandon(s);
         }
+        let deadline = Instant::now() + SETTLE;
         for slot in 0..self.slots.len() {
-            self.settle(slot);
+            self.settle(slot, deadline);
         }
     }
 
-    /// An engine slot's copy, waited for (bounded) and the slot freed once it completed.
-    fn settle(&self, slot: usize) {
+    /// An engine slot's copy, waited for until `deadline` and the slot freed once it completed.
+    fn settle(&self, slot: usize, deadline: Instant) {
         if let Some(e) = &self.engines {
-            e.settle(slot);
+            e.settle(slot, deadline);
         }
     }
 
@@ -611,7 +617,7 @@ impl HostLink {
         while !self.ready(gpus, slot)? {
             if t0.elapsed() > bound {
                 self.abandon(self.slot(slot)?);
-                self.settle(slot);
+                self.settle(slot, Instant::now() + SETTLE);
                 return Err(Error::Timeout {
                     pending,
                     after: t0.elapsed(),

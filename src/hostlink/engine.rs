@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use web_time::Instant;
+
 use super::{shared, Slot};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -124,10 +126,13 @@ enum Dma {
     Landed,
 }
 
-/// An engine link's copier (the receiver's) and where each slot's chunk is.
-pub(super) struct Engines {
-    land: Mutex<Copier>,
-    dma: Mutex<Vec<Dma>>,
+/// An engine link's copier (the receiver's) and where each slot's chunk is, under one lock: a
+/// slot's state changes only with its copy's.
+pub(super) struct Engines(Mutex<Landing>);
+
+struct Landing {
+    copier: Copier,
+    dma: Vec<Dma>,
 }
 
 /// (sending device, receiving device, slot): what an error names.
@@ -136,22 +141,18 @@ type At = (usize, usize, usize);
 impl Engines {
     /// Whether the receiver lands on a copy engine (not its own queue).
     pub(super) fn on_copy_engine(&self) -> bool {
-        self.land.lock().map(|c| c.engine()).unwrap_or(false)
+        self.lock().copier.engine()
     }
 
-    fn dma(&self) -> std::sync::MutexGuard<'_, Vec<Dma>> {
-        self.dma.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn copier(&self) -> std::sync::MutexGuard<'_, Copier> {
-        self.land.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Landing> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Starts landing slot `at`'s `bytes` (`s`'s host memory into its inbox): the sender's
     /// submission that wrote the chunk, and the receiver's that last read the inbox, completed.
     pub(super) fn start(&self, (from, to, slot): At, s: &Slot, bytes: u64) -> Result<()> {
-        let mut dma = self.dma();
-        if dma[slot] != Dma::Idle {
+        let mut l = self.lock();
+        if l.dma[slot] != Dma::Idle {
             return Err(Error::invalid(
                 "host link transfer",
                 format!("slot {slot} of link {from}->{to} started twice"),
@@ -159,26 +160,26 @@ impl Engines {
             ));
         }
         let host = s.host.as_ref().expect("an engine slot's host memory");
-        let t = self.copier().copy(&[Copy {
+        let t = l.copier.copy(&[Copy {
             src: &host.views[1],
             src_offset: 0,
             dst: &s.inbox,
             dst_offset: 0,
             size: bytes,
         }])?;
-        dma[slot] = Dma::Landing(t);
+        l.dma[slot] = Dma::Landing(t);
         Ok(())
     }
 
     /// Whether slot `at`'s chunk is in its inbox (polled, never blocking).
     pub(super) fn ready(&self, (from, to, slot): At) -> Result<bool> {
-        let mut dma = self.dma();
-        if let Dma::Landing(t) = dma[slot] {
-            if self.copier().done(t)? {
-                dma[slot] = Dma::Landed;
+        let mut l = self.lock();
+        if let Dma::Landing(t) = l.dma[slot] {
+            if l.copier.done(t)? {
+                l.dma[slot] = Dma::Landed;
             }
         }
-        match dma[slot] {
+        match l.dma[slot] {
             Dma::Idle => Err(Error::invalid(
                 "host link transfer",
                 format!("slot {slot} of link {from}->{to} polled before start"),
@@ -190,30 +191,30 @@ impl Engines {
 
     /// Frees slot `at` once its landed chunk was read.
     pub(super) fn copied(&self, (from, to, slot): At) -> Result<()> {
-        let mut dma = self.dma();
-        if dma[slot] != Dma::Landed {
+        let mut l = self.lock();
+        if l.dma[slot] != Dma::Landed {
             return Err(Error::invalid(
                 "host link transfer",
                 format!("slot {slot} of link {from}->{to} copied before it landed"),
                 "ready first",
             ));
         }
-        dma[slot] = Dma::Idle;
+        l.dma[slot] = Dma::Idle;
         Ok(())
     }
 
-    /// Slot `slot`'s copy waited for (bounded) and the slot freed once it completed; a copy that
-    /// outlasts the wait keeps the slot, whose next start is then refused, naming it.
-    pub(super) fn settle(&self, slot: usize) {
-        let mut dma = self.dma();
-        if let Dma::Landing(t) = dma[slot] {
-            let mut copier = self.copier();
-            copier.settle(t, Duration::from_secs(10));
-            if !matches!(copier.done(t), Ok(true)) {
+    /// Slot `slot`'s copy waited for until `deadline` and the slot freed once it completed; a
+    /// copy that outlasts the wait keeps the slot, whose next start is then refused, naming it.
+    pub(super) fn settle(&self, slot: usize, deadline: Instant) {
+        let mut l = self.lock();
+        if let Dma::Landing(t) = l.dma[slot] {
+            l.copier
+                .settle(t, deadline.saturating_duration_since(Instant::now()));
+            if !matches!(l.copier.done(t), Ok(true)) {
                 return;
             }
         }
-        dma[slot] = Dma::Idle;
+        l.dma[slot] = Dma::Idle;
     }
 }
 
@@ -258,10 +259,10 @@ pub(super) fn slots(
     let idx = r.submit("clearing the engine link's inboxes", vec![enc.finish()])?;
     r.wait(Some(idx), "clearing the engine link's inboxes", r.timeout)?;
     let sides = [Side::Transfer((from % 2) as u32), Side::Transfer(0)];
-    let engines = Engines {
-        land: Mutex::new(Copier::new(r, &sides, slots)),
-        dma: Mutex::new(vec![Dma::Idle; slots]),
-    };
+    let engines = Engines(Mutex::new(Landing {
+        copier: Copier::new(r, &sides, slots),
+        dma: vec![Dma::Idle; slots],
+    }));
     Ok(Some((out, Some(engines))))
 }
 
