@@ -199,6 +199,13 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
     // Presets of one shape are one point (the table keys a choice by it): tuned once, under the
     // first name, so that a second tuning does not spend its share again only to replace the first.
     let keys: Vec<Key> = jobs.iter().map(|(_, c)| Key::of(c, gpus.len())).collect();
+    let first: Vec<bool> = (0..jobs.len())
+        .map(|i| !keys[..i].contains(&keys[i]))
+        .collect();
+    let weights: Vec<f64> = jobs
+        .iter()
+        .map(|(_, c)| run_weight(c, gpus[0].info.device_type, gpus.len()))
+        .collect();
     for (i, (workload, base)) in jobs.iter().enumerate() {
         if let Some(j) = keys[..i].iter().position(|k| *k == keys[i]) {
             say(&format!(
@@ -207,12 +214,8 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
             ))?;
             continue;
         }
-        // This point's share of what is left of the budget.
         let left = end.saturating_duration_since(Instant::now());
-        let points_left = (i..jobs.len())
-            .filter(|&j| !keys[..j].contains(&keys[j]))
-            .count();
-        let deadline = Instant::now() + left / points_left.max(1) as u32;
+        let deadline = Instant::now() + share(left, &weights, &first, i);
         // As given: what a run without a table gets, the model's one-GPU defaults included.
         let given = Given {
             collective: a.points.collective.is_some(),
@@ -248,9 +251,60 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
     Ok(())
 }
 
+/// What one run of point `c` costs, as the model puts it (ms; at least 1): its sequential time on a
+/// device of `kind` over `devices` devices. A measurement of a large point costs more than its runs
+/// (a system built, operands uploaded, a warm-up that settles) but grows with them.
+fn run_weight(c: &Config, kind: wgpu::DeviceType, devices: usize) -> f64 {
+    let costs =
+        t3_wgpu::tune::model::Prior::of(Some(kind), c.dtype, devices, None).costs(c, devices);
+    let ms = costs.gemm_ms + costs.comm_ms;
+    if ms.is_finite() {
+        ms.max(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Point `i`'s share of the budget `left`: its weight's part of every point from `i` on that is
+/// tuned (`tuned[j]`: not the same point as an earlier one), so that each gets about as many
+/// measurements as another, not as many seconds: an even split leaves a point whose runs take ten
+/// times longer a tenth of the configurations. Time a point leaves unused goes to the rest.
+fn share(left: Duration, weights: &[f64], tuned: &[bool], i: usize) -> Duration {
+    let rest: f64 = (i..weights.len())
+        .filter(|&j| tuned[j])
+        .map(|j| weights[j])
+        .sum();
+    if rest > 0.0 && weights[i].is_finite() {
+        left.mul_f64((weights[i] / rest).clamp(0.0, 1.0))
+    } else {
+        left
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_point_takes_the_budget_in_proportion_to_what_its_runs_cost() {
+        let left = Duration::from_secs(210);
+        // Three points: the second twice the first's cost, the third the first again (a preset
+        // of the same shape, not tuned twice).
+        let (w, tuned) = ([10.0, 20.0, 10.0], [true, true, false]);
+        assert_eq!(share(left, &w, &tuned, 0), Duration::from_secs(70));
+        assert_eq!(share(left, &w, &tuned, 1), left);
+        // The last point takes all that is left.
+        assert_eq!(share(left, &[5.0], &[true], 0), left);
+        // A larger shape of the same point weighs more.
+        let small = Config::new(Shape::new(8192, 4256, 1064).unwrap(), 4);
+        let large = Config::new(Shape::new(8192, 20480, 5120).unwrap(), 4);
+        let gpu = wgpu::DeviceType::DiscreteGpu;
+        assert!(run_weight(&large, gpu, 4) > 5.0 * run_weight(&small, gpu, 4));
+        assert_eq!(
+            run_weight(&Config::new(Shape::new(1, 1, 1).unwrap(), 1), gpu, 1),
+            1.0
+        );
+    }
     use t3_wgpu::config::ModeKind;
     use t3_wgpu::shapes::Shape;
     use t3_wgpu::tune::table::{Choice, Key, Measured};
