@@ -42,10 +42,10 @@ const PENDING: u32 = 1;
 const MAPPED: u32 = 2;
 const FAILED: u32 = 3;
 
-/// How long a link's release, or a transfer that gave up, waits for the engine copies still in
-/// flight: past it a hung device's copy keeps its slot (the next start says so) rather than the
-/// run waiting on it.
-const SETTLE: Duration = Duration::from_secs(10);
+/// How long a run's release of its links, or a transfer that gave up, waits for the engine copies
+/// still in flight: past it a hung device's copy keeps its slot (the next start says so) rather
+/// than the run waiting on it.
+pub const SETTLE: Duration = Duration::from_secs(10);
 
 /// One buffer the host maps, with the state its map callback leaves.
 struct Mappable {
@@ -498,12 +498,12 @@ impl HostLink {
     }
 
     /// Leaves every slot unmapped and free, whatever an earlier run that failed left behind (an
-    /// engine slot's copies still in flight waited for, [`SETTLE`] for them all).
-    pub fn release(&self) {
+    /// engine slot's copies still in flight waited for until `deadline`: one for all of a run's
+    /// links, [`SETTLE`] from its release, so a hung device costs that once).
+    pub fn release(&self, deadline: Instant) {
         for s in &self.slots {
             self.abandon(s);
         }
-        let deadline = Instant::now() + SETTLE;
         for slot in 0..self.slots.len() {
             self.settle(slot, deadline);
         }

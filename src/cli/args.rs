@@ -501,8 +501,8 @@ pub struct TuneCmdArgs {
     /// Modes to tune, comma-separated, or `all` (sequential is the baseline: always measured).
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
-    /// Bound on the tuning's search, seconds, shared out over the points (each in proportion to
-    /// its sequential run's time as the model puts it) and their modes: a measurement
+    /// Bound on the tuning's search, seconds, shared out over the points (each half an even share,
+    /// half in proportion to its sequential run's time as the model puts it) and their modes: a measurement
     /// starts only where one as long as the mode's longest so far still ends within its share, but
     /// every point is measured once as given (every mode in one run) and each mode's fastest once
     /// more beside sequential (at three times the reps within its share, else at the reps) whatever

@@ -322,6 +322,8 @@ mod tests {
             "{e}"
         );
         assert!(parse_host("grain=tile").is_err());
+        // auto leaves the grain to the model or the table: not given.
+        assert_eq!(parse_host("grain=auto").unwrap().grain, None);
         assert_eq!(
             parse_host("grain=2").unwrap().grain,
             Some(HostGrain::Chunks(2))

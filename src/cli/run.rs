@@ -323,7 +323,7 @@ pub fn options(
 
 /// The model's defaults on `config`: on one device `model::one_gpu_defaults` (a persistent GEMM grid
 /// with the cooperative-matrix kernel, a step lead of 0 with the SIMT one), across devices
-/// `model::devices_defaults` (host mode's grain); whether it set any.
+/// `model::across_devices_defaults` (host mode's grain); whether it set any.
 pub fn model_defaults(
     config: &mut Config,
     given: &Given,
@@ -332,7 +332,12 @@ pub fn model_defaults(
 ) -> bool {
     let ([gpu], [k]) = (gpus, kernels) else {
         return gpus.first().is_some_and(|g| {
-            t3_wgpu::tune::model::devices_defaults(config, given, g.info.device_type, gpus.len())
+            t3_wgpu::tune::model::across_devices_defaults(
+                config,
+                given,
+                g.info.device_type,
+                gpus.len(),
+            )
         });
     };
     let coop = k.gemm.engine != t3_wgpu::gemm::Engine::Simt;

@@ -216,7 +216,8 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         }
         let left = end.saturating_duration_since(Instant::now());
         let deadline = Instant::now() + share(left, &weights, &first, i);
-        // As given: what a run without a table gets, the model's one-GPU defaults included.
+        // As given: what a run without a table gets, the model's defaults (one GPU's, or the grain
+        // across four devices or more) included.
         let given = Given {
             collective: a.points.collective.is_some(),
             ..given_knobs(&a.knobs)
@@ -265,36 +266,48 @@ fn run_weight(c: &Config, kind: wgpu::DeviceType, devices: usize) -> f64 {
     }
 }
 
-/// Point `i`'s share of the budget `left`: its weight's part of every point from `i` on that is
-/// tuned (`tuned[j]`: not the same point as an earlier one), so that each gets about as many
-/// measurements as another, not as many seconds: an even split leaves a point whose runs take ten
-/// times longer a tenth of the configurations. Time a point leaves unused goes to the rest.
+/// Point `i`'s share of the budget `left`, among the points from `i` on that are tuned (`tuned[j]`:
+/// not the same point as an earlier one): half of an even share, plus its weight's part of the other
+/// half. An even split leaves a point whose runs take ten times longer a tenth of the
+/// configurations; a split by weight alone would leave a small point beside large ones too little
+/// for its first measurement (a system built, a warm-up that settles), which costs seconds however
+/// short its runs. Time a point leaves unused goes to the rest.
 fn share(left: Duration, weights: &[f64], tuned: &[bool], i: usize) -> Duration {
-    let rest: f64 = (i..weights.len())
+    let rest: Vec<f64> = (i..weights.len())
         .filter(|&j| tuned[j])
         .map(|j| weights[j])
-        .sum();
-    if rest > 0.0 && weights[i].is_finite() {
-        left.mul_f64((weights[i] / rest).clamp(0.0, 1.0))
-    } else {
-        left
+        .collect();
+    let total: f64 = rest.iter().sum();
+    let weighed = total.is_finite() && total > 0.0 && weights[i].is_finite();
+    if rest.is_empty() || !weighed {
+        return left;
     }
+    let part = 0.5 / rest.len() as f64 + 0.5 * weights[i] / total;
+    left.mul_f64(part.clamp(0.0, 1.0))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use t3_wgpu::config::ModeKind;
+    use t3_wgpu::shapes::Shape;
+    use t3_wgpu::tune::table::{Choice, Key, Measured};
+    use t3_wgpu::tune::Knobs;
 
     #[test]
-    fn each_point_takes_the_budget_in_proportion_to_what_its_runs_cost() {
-        let left = Duration::from_secs(210);
-        // Three points: the second twice the first's cost, the third the first again (a preset
-        // of the same shape, not tuned twice).
-        let (w, tuned) = ([10.0, 20.0, 10.0], [true, true, false]);
-        assert_eq!(share(left, &w, &tuned, 0), Duration::from_secs(70));
+    fn each_point_takes_half_an_even_share_and_its_part_by_cost() {
+        let left = Duration::from_secs(240);
+        // Three points: the second three times the first's cost, the third the first again (a
+        // preset of the same shape, not tuned twice): a quarter of the even half and a quarter of
+        // the weighted one.
+        let (w, tuned) = ([10.0, 30.0, 10.0], [true, true, false]);
+        assert_eq!(share(left, &w, &tuned, 0), Duration::from_secs(90));
         assert_eq!(share(left, &w, &tuned, 1), left);
-        // The last point takes all that is left.
+        // The last point takes all that is left; a point a hundredth of the others' cost still
+        // half of an even share.
         assert_eq!(share(left, &[5.0], &[true], 0), left);
+        let tiny = share(left, &[1.0, 100.0, 100.0], &[true; 3], 0);
+        assert!(tiny > left / 6 && tiny < left / 5, "{tiny:?}");
         // A larger shape of the same point weighs more.
         let small = Config::new(Shape::new(8192, 4256, 1064).unwrap(), 4);
         let large = Config::new(Shape::new(8192, 20480, 5120).unwrap(), 4);
@@ -305,10 +318,6 @@ mod tests {
             1.0
         );
     }
-    use t3_wgpu::config::ModeKind;
-    use t3_wgpu::shapes::Shape;
-    use t3_wgpu::tune::table::{Choice, Key, Measured};
-    use t3_wgpu::tune::Knobs;
 
     /// Where the configuration as given stood in the fastest confirmation's place, the line names
     /// that one and says why; where the fastest is the choice, it says nothing more.

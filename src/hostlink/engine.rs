@@ -6,7 +6,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use web_time::Instant;
 
@@ -81,11 +80,10 @@ impl Copier {
         }
     }
 
-    /// Waits, at most `bound`, for copy `ticket` (errors and a copy that outlasts it are dropped:
-    /// for a run that failed, whose link is released before the next).
-    pub fn settle(&mut self, ticket: usize, bound: Duration) {
-        let t0 = web_time::Instant::now();
-        while !matches!(self.done(ticket), Ok(true) | Err(_)) && t0.elapsed() < bound {
+    /// Waits, until `deadline` at most, for copy `ticket` (errors and a copy that outlasts it are
+    /// dropped: for a run that failed, whose link is released before the next).
+    pub fn settle(&mut self, ticket: usize, deadline: Instant) {
+        while !matches!(self.done(ticket), Ok(true) | Err(_)) && Instant::now() < deadline {
             std::thread::yield_now();
         }
     }
@@ -208,8 +206,7 @@ impl Engines {
     pub(super) fn settle(&self, slot: usize, deadline: Instant) {
         let mut l = self.lock();
         if let Dma::Landing(t) = l.dma[slot] {
-            l.copier
-                .settle(t, deadline.saturating_duration_since(Instant::now()));
+            l.copier.settle(t, deadline);
             if !matches!(l.copier.done(t), Ok(true)) {
                 return;
             }

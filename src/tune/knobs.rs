@@ -29,7 +29,8 @@ pub struct Knobs {
     /// Workgroups the steps of a pass share beside GEMM work (`--arbitrate`; None: off, and on
     /// several devices the link's kernels' default).
     pub arbitrate: Option<u32>,
-    /// Host mode's grain, "chunk", "stage" or chunks per submission (None: its default).
+    /// Host mode's grain, "chunk", "stage" or chunks per submission (None: a stage; the model's
+    /// grain on four devices or more is written out, as "2").
     pub host_grain: Option<String>,
     /// Host mode's submissions in flight per device (None: its default).
     pub host_depth: Option<usize>,
@@ -111,8 +112,8 @@ pub fn parse_grain(s: &str) -> Result<HostGrain> {
 
 impl Knobs {
     /// The same configuration written one way, so that a search measures it once: a host grain of
-    /// a whole stage, or of at least the chunks per rank, is the default grain's (None), and any
-    /// other by its name (one chunk at a time is `chunk`).
+    /// a whole stage, or of at least the chunks per rank, is None (a stage), and any other by its
+    /// name (one chunk at a time is `chunk`).
     pub fn canonical(&self) -> Knobs {
         let mut k = self.clone();
         if let Some(g) = k.host_grain.as_deref().and_then(|g| parse_grain(g).ok()) {
@@ -243,7 +244,7 @@ impl Knobs {
             let grain = match self.host_grain.as_deref().map(|g| (g, parse_grain(g))) {
                 Some((_, Ok(HostGrain::Chunks(n)))) => format!("{n} chunks"),
                 Some((_, Ok(g))) => g.name(),
-                g => opt(g.map(|(g, _)| g.to_string()), "default"),
+                g => opt(g.map(|(g, _)| g.to_string()), "stage"),
             };
             parts.push(format!("grain {grain}"));
             parts.push(format!(

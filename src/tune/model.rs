@@ -138,9 +138,10 @@ pub fn one_gpu_defaults(
 /// A ring's stage there is a quarter of each GEMM or less, yet its chunks can land only in a
 /// submission after their sender's completed; split in two, the first half's chunks cross while the
 /// second half computes. On two devices a stage is best or within noise of it, and is kept (both in
-/// BENCHMARKS.md, "Real GPUs"). A CPU adapter keeps the flags' defaults. Returns whether it set
-/// anything.
-pub fn devices_defaults(
+/// BENCHMARKS.md, "Real GPUs"); three keep it too, unmeasured. A CPU adapter keeps the flags'
+/// defaults. Returns whether it set anything (every mode's row then says `[model]`, though only
+/// host mode reads the grain).
+pub fn across_devices_defaults(
     c: &mut Config,
     given: &super::knobs::Given,
     kind: wgpu::DeviceType,
@@ -273,7 +274,7 @@ mod tests {
         let base = Config::new(Shape::new(64, 64, 64).unwrap(), 4);
         let gpu = wgpu::DeviceType::DiscreteGpu;
         let mut c = base.clone();
-        assert!(devices_defaults(&mut c, &Given::default(), gpu, 4));
+        assert!(across_devices_defaults(&mut c, &Given::default(), gpu, 4));
         assert_eq!(c.host.grain, Some(HostGrain::Chunks(2)));
         let told = Given {
             host_grain: true,
@@ -289,7 +290,7 @@ mod tests {
             (Given::default(), 4, wgpu::DeviceType::Cpu, &base),
         ] {
             let mut c = config.clone();
-            assert!(!devices_defaults(&mut c, &given, kind, devices));
+            assert!(!across_devices_defaults(&mut c, &given, kind, devices));
             assert_eq!(c.host.grain, config.host.grain);
         }
     }

@@ -510,3 +510,54 @@ fn the_search_moves_along_every_axis_before_any_axis_twice() {
         }
     }
 }
+
+#[test]
+fn a_tables_grain_wins_over_the_models_and_is_said_as_a_stage() {
+    use super::apply::plan;
+    use super::knobs::Source;
+    use super::table::{Choice, Key, Point, Table};
+    // The model's grain across four devices, set on the point as `model_defaults` sets it.
+    let mut base = config(Collective::AllReduce);
+    base.host.grain = Some(HostGrain::Chunks(2));
+    let staged = Knobs {
+        host_grain: None,
+        ..Knobs::of(&base)
+    };
+    let choice = Choice {
+        mode: ModeKind::Host,
+        knobs: staged.clone(),
+        median_ms: 2.0,
+        sequential_ms: Some(3.0),
+        speedup: 1.5,
+        fallback: false,
+        model_ms: None,
+        given_ms: None,
+        alternatives: Vec::new(),
+        confirmed: Vec::new(),
+    };
+    let mut t = Table::new("GPU (Vulkan, 1)", "Vulkan", "1");
+    t.insert(Point {
+        workload: "p".into(),
+        key: Key::of(&base, 4),
+        sequential_ms: 3.0,
+        modes: vec![choice],
+        not_run: Vec::new(),
+    });
+    let modes = [ModeKind::Sequential, ModeKind::Host];
+    let tuned = plan(&base, &modes, Some(&t), 4, &Given::default(), true);
+    assert_eq!(
+        (tuned[1].source, tuned[1].config.host.grain),
+        (Source::Table, None)
+    );
+    assert!(staged.describe(ModeKind::Host).contains("grain stage"));
+    // Sequential has no choice in the table: the point as the model made it.
+    assert_eq!(tuned[0].source, Source::Model);
+    let untuned = plan(&base, &modes, None, 4, &Given::default(), true);
+    assert_eq!(
+        (untuned[1].source, untuned[1].config.host.grain),
+        (Source::Model, Some(HostGrain::Chunks(2)))
+    );
+    assert!(Knobs::of(&untuned[1].config)
+        .describe(ModeKind::Host)
+        .contains("grain 2 chunks"));
+}

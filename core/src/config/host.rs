@@ -108,7 +108,8 @@ pub struct HostOptions {
     /// is the loop's turnaround), which pays only where stages are long; more than 2 hides slower
     /// decisions but delays steps by a stage each.
     pub in_flight: Option<usize>,
-    /// GEMM work per submission (None: a stage, on one device or several). A stage's chunks side by
+    /// GEMM work per submission (None: a stage; the command line's model sets 2 chunks where the
+    /// ranks span four GPUs or more, `tune::model::across_devices_defaults`). A stage's chunks side by
     /// side fill the GPU and its steps ride in the same passes, while a chunk per submission
     /// multiplies the submissions and runs each chunk's GEMM alone: on one GPU host mode then falls
     /// well behind sequential, and across devices, where a zero-copy chunk's transfer takes SMs

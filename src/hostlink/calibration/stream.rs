@@ -326,9 +326,10 @@ pub(super) fn stream(
     })();
     if result.is_err() {
         // A copy still running writes into a mapping: let it end before the links drop.
+        let settle = Instant::now() + crate::hostlink::SETTLE;
         for s in &mut state {
             s.lane.drain();
-            s.link.release();
+            s.link.release(settle);
         }
     }
     result?;

@@ -74,8 +74,9 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, wait: HostWait, mode: &st
         p.exec.defer_resolve = true;
     }
     // A run that failed may have left transfers mapped or pending.
+    let settle = Instant::now() + crate::hostlink::SETTLE;
     for l in &sys.links {
-        l.release();
+        l.release(settle);
     }
     let run = submit_all(sys, depth, gate, wait, mode, deadline);
     for p in &mut sys.parts {
@@ -83,9 +84,10 @@ pub fn run(sys: &mut System, depth: usize, gate: Gate, wait: HostWait, mode: &st
     }
     if run.is_err() {
         // A copy still running writes into a mapping: let it end before anything unmaps it.
+        let settle = Instant::now() + crate::hostlink::SETTLE;
         for (lane, link) in sys.lanes.iter_mut().zip(&sys.links) {
             lane.drain();
-            link.release();
+            link.release(settle);
         }
     }
     run
