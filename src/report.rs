@@ -85,6 +85,14 @@ pub fn gbps(g: f64) -> String {
     }
 }
 
+/// What a workload line adds of the GEMM's order: nothing for the default (shard by shard).
+fn order_said(c: &crate::config::Config) -> &'static str {
+    match c.order {
+        crate::schedule::Order::Stage => "",
+        crate::schedule::Order::Chunk => ", GEMM in chunk order",
+    }
+}
+
 pub fn human_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e9 {

@@ -247,6 +247,20 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
         &[],
         &["--fused trigger"],
     );
+    // The GEMM's order: a word it does not know, and the chunk order where the collective's steps
+    // do not follow one chunk index.
+    refused(
+        &d,
+        &run(&["--order", "sideways"]),
+        &[],
+        &["--order", "'sideways'", "stage or chunk"],
+    );
+    refused(
+        &d,
+        &run(&["--order", "chunk", "--collective", "direct-all-reduce"]),
+        &[],
+        &["order", "chunk with direct-all-reduce", "stage"],
+    );
     // 17: every command checks the environment, `info` and `sweep` too.
     for (k, v) in [
         ("T3_TIMEOUT_S", "abc"),

@@ -9,7 +9,7 @@ use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::modes::{self, Config, Host, Kernels, Mode, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
-use t3_wgpu::schedule::Collective;
+use t3_wgpu::schedule::{Collective, Order};
 use t3_wgpu::shapes::{Dtype, Shape};
 use t3_wgpu::steps::Link;
 
@@ -470,6 +470,29 @@ fn host_loop_at_every_pipeline_depth() {
                 };
                 run_modes(config, vec![Box::new(host)]);
             }
+        }
+    }
+}
+
+#[test]
+fn the_chunk_order_under_every_mode() {
+    // The GEMM making the j-th chunk of every shard at stage j (`--order chunk`): the ring's
+    // reduce-scatter and all-reduce, each reduce, chunk counts that do not divide the rows.
+    for (ranks, chunks, m, via) in [
+        (2, 3, 47, ReduceVia::Update),
+        (3, 2, 40, ReduceVia::Land),
+        (4, 3, 61, ReduceVia::Forward),
+    ] {
+        for collective in [Collective::ReduceScatter, Collective::AllReduce] {
+            let config = Config {
+                chunks,
+                collective,
+                via,
+                order: Order::Chunk,
+                link: Link::Workgroups(2),
+                ..Config::new(Shape::new(m, 37, 19).unwrap(), ranks)
+            };
+            run_config(config, ALL_MODES);
         }
     }
 }

@@ -14,7 +14,7 @@ use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Host, Mode, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
-use t3_wgpu::schedule::Collective;
+use t3_wgpu::schedule::{Collective, Order};
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::steps::Link;
 
@@ -260,6 +260,31 @@ fn engine_links_carry_every_collective() {
         for (k, collective) in Collective::ALL.into_iter().enumerate() {
             let c = config(m, ranks, chunks, collective, vias[(k + n) % 3]);
             run_on(n, c, Path::Engine, &modes);
+        }
+    }
+}
+
+#[test]
+fn the_chunk_order_across_devices() {
+    // Each chunk index reduced and gathered while the next computes, on zero-copy and engine
+    // links, under sequential and the host loop at each grain.
+    let mut modes: Vec<Box<dyn Mode>> = vec![Box::new(modes::Sequential)];
+    modes.extend(host_loops());
+    for (n, ranks, chunks, m, path) in [
+        (2, 2, 3, 47, Path::ZeroCopy),
+        (3, 3, 2, 40, Path::Engine),
+        (2, 4, 2, 45, Path::ZeroCopy),
+    ] {
+        for (k, collective) in [Collective::ReduceScatter, Collective::AllReduce]
+            .into_iter()
+            .enumerate()
+        {
+            let via = [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward][(k + n) % 3];
+            let c = Config {
+                order: Order::Chunk,
+                ..config(m, ranks, chunks, collective, via)
+            };
+            run_on(n, c, path, &modes);
         }
     }
 }

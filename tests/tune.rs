@@ -477,6 +477,8 @@ fn the_table_may_run_the_all_reduce_as_the_direct_one() {
         let c = &mut t["points"][0]["modes"][0];
         c["knobs"]["collective"] = "direct-all-reduce".into();
         c["knobs"]["reduce"] = "update".into();
+        // The direct all-reduce takes the stage order only.
+        c["knobs"]["order"] = Value::Null;
         c["fallback"] = false.into();
     });
     let run = |modes: &str, extra: &[&str]| {

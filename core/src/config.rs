@@ -10,7 +10,7 @@ pub use mode::ModeKind;
 use crate::error::{Error, Result};
 use crate::kernels::step::Link;
 use crate::plan::ReduceVia;
-use crate::schedule::Collective;
+use crate::schedule::{Collective, Order};
 use crate::shapes::{Dtype, Shape};
 
 /// What configures one system.
@@ -20,6 +20,8 @@ pub struct Config {
     pub ranks: usize,
     pub chunks: usize,
     pub collective: Collective,
+    /// The order each rank's GEMM makes its chunks in (the ring's reduce-scatter and all-reduce).
+    pub order: Order,
     pub via: ReduceVia,
     pub link: Link,
     /// Element type of the GEMM operands.
@@ -63,6 +65,7 @@ impl Config {
             ranks,
             chunks: 1,
             collective: Collective::ReduceScatter,
+            order: Order::Stage,
             via: ReduceVia::Update,
             link: Link::Unthrottled,
             dtype: Dtype::F32,

@@ -552,6 +552,50 @@ mod tests {
     }
 
     #[test]
+    fn in_the_chunk_order_a_chunk_index_is_gathered_before_the_last_stage() {
+        use crate::schedule::Order;
+        // The latest GEMM stage each op waits for, through every dependency.
+        let latest = |plan: &Plan| {
+            let mut at = vec![0usize; plan.ops.len()];
+            for (i, o) in plan.ops.iter().enumerate() {
+                let own = if o.kind == Kind::Gemm { o.stage } else { 0 };
+                at[i] = o.deps.iter().map(|&d| at[d]).fold(own, usize::max);
+            }
+            at
+        };
+        let (r, per) = (4, 3);
+        let ch = Chunking::new(r * per * 5, r, per).unwrap();
+        for via in [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward] {
+            for (order, first_waits_for) in [(Order::Chunk, 0), (Order::Stage, r - 1)] {
+                let s = Schedule::ordered(Collective::AllReduce, &ch, order);
+                // Every rank makes every chunk once; in the chunk order stage j makes the j-th chunk
+                // of each of the R shards.
+                for prod in &s.production {
+                    let mut made: Vec<usize> = prod.iter().map(|&(_, x)| x).collect();
+                    made.sort();
+                    assert_eq!(made, (0..ch.count()).collect::<Vec<_>>());
+                    if order == Order::Chunk {
+                        assert!(prod.iter().all(|&(j, x)| x % per == j), "{prod:?}");
+                    }
+                }
+                let plan = Plan::new(&s, &ch, 8, 128, via);
+                let at = latest(&plan);
+                // The all-gather's copies of each shard's first chunk: how late a GEMM stage they
+                // wait for. Shard by shard, the last (the owners' own shards); chunk by chunk, the
+                // first.
+                let waits = plan
+                    .ops
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, o)| matches!(o.kind, Kind::Copy { .. }) && o.dst.chunk % per == 0)
+                    .map(|(i, _)| at[i])
+                    .max();
+                assert_eq!(waits, Some(first_waits_for), "{order:?} {via:?}");
+            }
+        }
+    }
+
+    #[test]
     fn steps_overlap_later_gemm_stages() {
         let ch = Chunking::new(80, 4, 1).unwrap();
         let level_of_steps = |c, via| {

@@ -75,6 +75,47 @@ impl std::fmt::Display for Collective {
     }
 }
 
+/// The order a rank's GEMM makes its chunks in, for the ring's reduce-scatter and all-reduce.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// Shard by shard (T3's stagger): a stage makes one shard's chunks, the shard the ring sends
+    /// first made first and the rank's own last. A shard is reduced only once its owner's last
+    /// stage made its own partial, and the all-gather forwards only reduced chunks, so the
+    /// all-gather and the last reduce-scatter step wait for the GEMM's last stage.
+    #[default]
+    Stage,
+    /// Chunk index by chunk index: stage j makes the j-th chunk of every shard, so chunk j is
+    /// reduced and gathered while later stages compute, and what waits for the last stage is one
+    /// chunk index's collective.
+    Chunk,
+}
+
+impl Order {
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Stage => "stage",
+            Order::Chunk => "chunk",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Order::Stage, Order::Chunk]
+            .into_iter()
+            .find(|o| o.name() == s.trim())
+    }
+
+    /// Whether `collective` takes this order: the chunk order only the ring's reduce-scatter and
+    /// all-reduce, whose steps each follow one chunk index.
+    pub fn fits(self, collective: Collective) -> bool {
+        self == Order::Stage
+            || matches!(
+                collective,
+                Collective::ReduceScatter | Collective::AllReduce
+            )
+    }
+}
+
 /// What a step does to the destination's copy of the chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -119,7 +160,14 @@ fn md(a: isize, r: usize) -> usize {
 }
 
 impl Schedule {
+    /// `collective`'s schedule with the GEMM's chunks made shard by shard ([`Order::Stage`]).
     pub fn new(collective: Collective, chunking: &Chunking) -> Self {
+        Self::ordered(collective, chunking, Order::Stage)
+    }
+
+    /// `collective`'s schedule with the GEMM's chunks made in `order` (where the collective takes
+    /// it, [`Order::fits`]; else shard by shard).
+    pub fn ordered(collective: Collective, chunking: &Chunking, order: Order) -> Self {
         let r = chunking.shards;
         let shard_chunks = |s: usize| chunking.chunks_of(s);
         let mut production = vec![Vec::new(); r];
@@ -158,12 +206,21 @@ impl Schedule {
         };
         match collective {
             Collective::ReduceScatter | Collective::AllReduce => {
-                // Stagger: rank p produces shard p-1 first (it leaves first), its own shard p last.
+                // Stagger: rank p produces shard p-1 first (it leaves first), its own shard p last;
+                // in the chunk order, so within each chunk index, one stage per index.
                 for (p, prod) in production.iter_mut().enumerate() {
-                    for s in 0..r {
-                        prod.extend(
-                            shard_chunks(md(p as isize - 1 - s as isize, r)).map(|x| (s, x)),
-                        );
+                    let shard = |s: usize| shard_chunks(md(p as isize - 1 - s as isize, r));
+                    match order {
+                        Order::Stage => {
+                            for s in 0..r {
+                                prod.extend(shard(s).map(|x| (s, x)));
+                            }
+                        }
+                        Order::Chunk => {
+                            for j in 0..chunking.per_shard {
+                                prod.extend((0..r).filter_map(|s| shard(s).nth(j).map(|x| (j, x))));
+                            }
+                        }
                     }
                 }
                 ring_rs(&mut steps);

@@ -55,6 +55,13 @@ impl Config {
             }
             _ => {}
         }
+        if !self.order.fits(c) {
+            return Err(Error::invalid(
+                "order",
+                format!("{} with {c}", self.order.name()),
+                "stage: the chunk order follows the ring's reduce-scatter and all-reduce, whose steps each carry one chunk index",
+            ));
+        }
         if self.out_dtype != Dtype::F32 && self.out_dtype != self.dtype {
             return Err(Error::invalid(
                 "output dtype",

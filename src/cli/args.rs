@@ -174,6 +174,12 @@ pub struct KnobArgs {
     /// host) [default: each its default]
     #[arg(long = "host-loop", value_name = "KEY=VALUE,...", value_parser = host_loop)]
     pub host_loop: Option<HostOptions>,
+    /// The order each rank's GEMM makes its chunks in, with the ring's reduce-scatter and
+    /// all-reduce: stage (shard by shard, T3's stagger: the all-gather and the last reduce-scatter
+    /// step wait for the GEMM's last stage) or chunk (the j-th chunk of every shard at stage j, so
+    /// chunk j is reduced and gathered while later ones compute) [default: stage]
+    #[arg(long, value_parser = order)]
+    pub order: Option<t3_wgpu::schedule::Order>,
 }
 
 impl KnobArgs {

@@ -133,6 +133,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
                                 ranks: r,
                                 chunks: c.unwrap_or(1),
                                 collective: *coll,
+                                order: a.knobs.order.unwrap_or_default(),
                                 via: a.reduce.map_or(ReduceVia::Update, |v| v.0),
                                 link: if w == 0 {
                                     Link::Unthrottled

@@ -41,6 +41,11 @@ pub fn host_loop(s: &str) -> Result<t3_wgpu::config::host::HostOptions, String> 
     super::knobs::parse_host(s).map_err(|e| e.to_string())
 }
 
+/// `--order`: the order the GEMM makes its chunks in.
+pub fn order(s: &str) -> Result<t3_wgpu::schedule::Order, String> {
+    t3_wgpu::schedule::Order::parse(s).ok_or_else(|| format!("'{s}': stage or chunk"))
+}
+
 /// `--kernel-wgsl`: WGSL files replacing the GEMM kernels.
 pub fn kernel_wgsl(s: &str) -> Result<t3_wgpu::settings::KernelFiles, String> {
     t3_wgpu::settings::KernelFiles::parse(s).map_err(|e| e.to_string())

@@ -113,7 +113,7 @@ impl<'a> System<'a> {
         }
         let chunking = Chunking::new(config.shape.m, config.ranks, config.chunks)?;
         let placement = Placement::new(config.ranks, gpus.len())?;
-        let schedule = Schedule::new(config.collective, &chunking);
+        let schedule = Schedule::ordered(config.collective, &chunking, config.order);
         let targets: Vec<Target> = gpus
             .iter()
             .zip(kernels)
@@ -229,6 +229,7 @@ impl<'a> System<'a> {
                 c.ranks,
                 c.chunks,
                 c.collective,
+                c.order,
                 c.via,
                 c.dtype,
                 c.out_dtype,
@@ -239,7 +240,7 @@ impl<'a> System<'a> {
                 "configuration to lower again",
                 format!("{:?}", layout(&config)),
                 format!(
-                    "the system's shape, ranks, chunks, collective, reduce and element types ({:?})",
+                    "the system's shape, ranks, chunks, collective, order, reduce and element types ({:?})",
                     layout(&self.config)
                 ),
             ));

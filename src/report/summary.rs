@@ -124,12 +124,13 @@ pub fn summary(r: &Report) -> String {
         }
     };
     line(format!(
-        "workload   {} x {} ranks, {} chunks/rank, {} ({}), {} {}, {} outputs",
+        "workload   {} x {} ranks, {} chunks/rank, {} ({}{}), {} {}, {} outputs",
         c.shape,
         c.ranks,
         c.chunks,
         c.collective,
         c.via.name(),
+        super::order_said(c),
         c.dtype.name(),
         r.gemm_kernel.name(),
         c.out_dtype.name(),
@@ -217,13 +218,14 @@ pub fn own_sequential_notes(r: &Report) -> Vec<String> {
         .collect()
 }
 
-/// Each mode's configuration and its source (modes that share both in one line), then what each
-/// fallback did and by how much; nothing where no mode names one.
+/// Each mode's configuration and its source (modes that share both in one line; the source first,
+/// so that a line cut to the screen's width keeps it, and a mode's name never starts a line), then what each fallback did and by how
+/// much; nothing where no mode names one.
 pub fn config_lines(r: &Report) -> Vec<String> {
-    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut groups: Vec<((String, &str), Vec<&str>)> = Vec::new();
     for m in r.results.iter().filter(|m| m.skipped.is_none()) {
         let Some(c) = &m.config else { continue };
-        let what = format!("{c} [{}]", m.config_source.map_or("flags", |s| s.name()));
+        let what = (c.clone(), m.config_source.map_or("flags", |s| s.name()));
         match groups.iter_mut().find(|g| g.0 == what) {
             Some(g) => g.1.push(m.mode.name()),
             None => groups.push((what, vec![m.mode.name()])),
@@ -232,9 +234,9 @@ pub fn config_lines(r: &Report) -> Vec<String> {
     let mut out: Vec<String> = groups
         .into_iter()
         .enumerate()
-        .map(|(i, (what, modes))| {
+        .map(|(i, ((c, source), modes))| {
             let head = if i == 0 { "config" } else { "" };
-            format!("{head:<10} {}: {what}", modes.join(", "))
+            format!("{head:<10} [{source}] {}: {c}", modes.join(", "))
         })
         .collect();
     for m in &r.results {

@@ -135,11 +135,12 @@ fn configuration(r: &Report) -> String {
         );
     }
     s += &format!(
-        "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}, reduce via {}, link {}{}, step lead {}\n",
+        "workload   {} x {} ranks (M x N x K per rank), {} chunk(s) per rank, {}{}, reduce via {}, link {}{}, step lead {}\n",
         c.shape,
         c.ranks,
         c.chunks,
         c.collective,
+        super::order_said(c),
         c.via.name(),
         c.link.describe(),
         c.arbitrate.map(|w| format!(", arbitration {w} workgroups")).unwrap_or_default()

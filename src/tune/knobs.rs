@@ -8,7 +8,7 @@ use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind, StepLead};
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
-use crate::schedule::Collective;
+use crate::schedule::{Collective, Order};
 use crate::steps::Link;
 
 /// The knobs of one configuration. `None` leaves a knob to its default (the mode's or the device's);
@@ -44,6 +44,8 @@ pub struct Knobs {
     /// for the ring's at two ranks), by its name (None: the point's own). [`Knobs::of`] names the
     /// direct all-reduce wherever a configuration runs it, the point's own or not.
     pub collective: Option<String>,
+    /// The order the GEMM makes its chunks in, "chunk" (None: shard by shard, the stage order).
+    pub order: Option<String>,
 }
 
 /// Where a mode's configuration came from.
@@ -113,9 +115,13 @@ pub fn parse_grain(s: &str) -> Result<HostGrain> {
 impl Knobs {
     /// The same configuration written one way, so that a search measures it once: a host grain of
     /// a whole stage, or of at least the chunks per rank, is None (a stage), and any other by its
-    /// name (one chunk at a time is `chunk`).
+    /// name (one chunk at a time is `chunk`). In the chunk order a stage holds a chunk of every
+    /// shard, not `chunks` of one, so a grain stands as written there.
     pub fn canonical(&self) -> Knobs {
         let mut k = self.clone();
+        if k.order.is_some() {
+            return k;
+        }
         if let Some(g) = k.host_grain.as_deref().and_then(|g| parse_grain(g).ok()) {
             k.host_grain = g
                 .chunks_per_submission()
@@ -140,6 +146,7 @@ impl Knobs {
             self.fused_pieces != other.fused_pieces,
             self.fused_pause != other.fused_pause,
             self.collective != other.collective,
+            self.order != other.order,
         ]
         .into_iter()
         .filter(|&d| d)
@@ -171,6 +178,7 @@ impl Knobs {
             // alternative it is, and the ring's all-reduce has only this one.
             collective: (c.collective == Collective::DirectAllReduce)
                 .then(|| c.collective.name().into()),
+            order: (c.order != Order::Stage).then(|| c.order.name().into()),
         }
     }
 
@@ -201,6 +209,12 @@ impl Knobs {
         if let Some(name) = &self.collective {
             c.collective = check_collective(name, base.collective, base.ranks)?;
         }
+        c.order = match self.order.as_deref() {
+            None => Order::Stage,
+            Some(o) => {
+                Order::parse(o).ok_or_else(|| Error::invalid("tuned order", o, "stage or chunk"))?
+            }
+        };
         Ok(c)
     }
 
@@ -222,6 +236,9 @@ impl Knobs {
         ];
         if let Some(c) = &self.collective {
             parts.insert(0, c.clone());
+        }
+        if let Some(o) = &self.order {
+            parts.push(format!("{o} order"));
         }
         if mode != ModeKind::Fused {
             parts.push(format!(
@@ -288,6 +305,7 @@ pub struct Given {
     pub fused_pause: bool,
     /// `--collective`: the point's collective is run as named, not its alternative.
     pub collective: bool,
+    pub order: bool,
 }
 
 impl Given {
@@ -329,6 +347,9 @@ impl Given {
         }
         if self.collective {
             k.collective = flags.collective.clone();
+        }
+        if self.order {
+            k.order = flags.order.clone();
         }
         k
     }

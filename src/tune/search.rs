@@ -23,9 +23,9 @@ use super::space::{self, Context};
 use super::table::{Choice, Key, Measured, NotRun, Point};
 
 /// Most configurations of one mode the exhaustive grid measures: the largest space whole (host mode
-/// across devices on an all-reduce at two ranks, 8,748), since a cut drops the last values of the
-/// first axes (a chunk count, the direct all-reduce) outright.
-pub const MAX_GRID: usize = 16384;
+/// across devices on an all-reduce at two ranks, 17,496 with the GEMM's order), since a cut drops
+/// the last values of the first axes (a chunk count, the direct all-reduce) outright.
+pub const MAX_GRID: usize = 32768;
 
 /// The fastest configurations of a mode measured again at the end (with the configuration as
 /// given), each with [`CONFIRM_REPS`] times the reps: a choice among many short measurements

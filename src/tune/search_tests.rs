@@ -113,6 +113,9 @@ fn with_the_budget_for_it_the_search_measures_the_whole_grid_and_finds_its_best(
         if k.reduce != "update" {
             t += 0.2;
         }
+        if k.order.is_some() {
+            t += 0.1;
+        }
         match (k.gemm_grid, k.step_lead) {
             (Some(128), Some(0)) => t -= 3.0,
             (Some(_), None) => t += 1.0,

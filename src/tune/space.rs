@@ -3,6 +3,7 @@
 //! in rounds ([`rounds`]).
 
 use crate::config::{Config, ModeKind};
+use crate::schedule::Order;
 
 use super::knobs::Given;
 use super::knobs::Knobs;
@@ -23,6 +24,7 @@ pub enum Value {
     Pieces(Option<u32>),
     Pause(Option<u32>),
     Collective(Option<&'static str>),
+    Order(Option<&'static str>),
 }
 
 impl Value {
@@ -41,6 +43,7 @@ impl Value {
             Value::Pieces(p) => k.fused_pieces = *p,
             Value::Pause(p) => k.fused_pause = *p,
             Value::Collective(c) => k.collective = c.map(str::to_string),
+            Value::Order(o) => k.order = o.map(str::to_string),
         }
     }
 }
@@ -62,6 +65,7 @@ impl Value {
             Value::Pieces(_) => given.fused_pieces,
             Value::Pause(_) => given.fused_pause,
             Value::Collective(_) => given.collective,
+            Value::Order(_) => given.order,
         }
     }
 }
@@ -102,6 +106,11 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         }
     }
     axes.push(chunks.iter().map(|&n| Value::Chunks(n)).collect());
+    // The GEMM's order, where the collective takes the chunk one (the ring's).
+    let chunk_order = Value::Order(Some(Order::Chunk.name()));
+    if offered(&chunk_order) {
+        axes.push(vec![Value::Order(None), chunk_order]);
+    }
     let reduces: Vec<Value> = ["update", "forward", "land"]
         .into_iter()
         .map(Value::Reduce)

@@ -32,6 +32,7 @@ fn every_knob() -> Knobs {
         fused_pieces: Some(0),
         fused_pause: Some(64),
         collective: None,
+        order: None,
     }
 }
 
@@ -107,6 +108,28 @@ fn knobs_survive_a_configuration_and_back() {
         .describe(ModeKind::Fused)
         .contains("spares 16, pieces link, pause 64"));
     assert!(!k.describe(ModeKind::Fused).contains("grid"));
+    // The chunk order goes onto the configuration and back, is said, and keeps its grain as written
+    // (its stage holds a chunk of every shard).
+    let ordered = Knobs {
+        order: Some("chunk".into()),
+        chunks: 2,
+        host_grain: Some("2".into()),
+        ..every_knob()
+    };
+    let c = ordered.apply(&config(Collective::AllReduce)).unwrap();
+    assert_eq!(c.order, crate::schedule::Order::Chunk);
+    assert_eq!(Knobs::of(&c), ordered);
+    assert_eq!(ordered.canonical(), ordered);
+    assert!(ordered.describe(ModeKind::Host).contains("chunk order"));
+    let bad = Knobs {
+        order: Some("sideways".into()),
+        ..every_knob()
+    };
+    assert!(bad
+        .apply(&base)
+        .unwrap_err()
+        .to_string()
+        .contains("sideways"));
 }
 
 #[test]

@@ -10,7 +10,7 @@ set -u
 out=${OUT:-out}; mkdir -p "$out"
 read -ra presets <<< "${PRESETS:?}"
 line() {
-  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +host: ' "$3" | head -1 | tr -s ' ')"
+  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +(\[[a-z]+\] )?host: ' "$3" | head -1 | tr -s ' ')"
 }
 ps=$(IFS=,; echo "${presets[*]}")
 timeout $((${BUDGET:?} + 120)) t3 tune --presets "$ps" --dtype "${DTYPE:-f16}" --devices all \
