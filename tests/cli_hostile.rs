@@ -261,6 +261,12 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
         &[],
         &["order", "chunk with direct-all-reduce", "stage"],
     );
+    refused(
+        &d,
+        &run(&["--order", "chunk"]),
+        &[],
+        &["chunks per rank in the chunk order", "1", "at least 2"],
+    );
     // 17: every command checks the environment, `info` and `sweep` too.
     for (k, v) in [
         ("T3_TIMEOUT_S", "abc"),

@@ -218,7 +218,7 @@ impl Schedule {
                         }
                         Order::Chunk => {
                             for j in 0..chunking.per_shard {
-                                prod.extend((0..r).filter_map(|s| shard(s).nth(j).map(|x| (j, x))));
+                                prod.extend((0..r).map(|s| (j, shard(s).start + j)));
                             }
                         }
                     }
@@ -294,9 +294,9 @@ impl Schedule {
         }
     }
 
-    /// Number of GEMM production stages.
-    /// Every rank's GEMM of every chunk as (stage, rank, chunk), stage by stage (then rank, then
-    /// chunk): the order GEMM work is issued in.
+    /// Every rank's GEMM of every chunk as (stage, rank, chunk), stage by stage, then rank, then in
+    /// the rank's production order within the stage (the chunk order's stage makes the shard its
+    /// ring sends first first): the order GEMM work is issued in.
     pub fn staggered(&self) -> Vec<(usize, usize, usize)> {
         let mut order: Vec<(usize, usize, usize)> = self
             .production
@@ -304,7 +304,7 @@ impl Schedule {
             .enumerate()
             .flat_map(|(p, prod)| prod.iter().map(move |&(s, x)| (s, p, x)))
             .collect();
-        order.sort();
+        order.sort_by_key(|&(s, p, _)| (s, p));
         order
     }
 
@@ -439,6 +439,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_chunk_order_makes_each_index_of_every_shard_in_the_stagger() {
+        let (r, per) = (4, 3);
+        let ch = Chunking::new(r * per * 2, r, per).unwrap();
+        let s = Schedule::ordered(Collective::AllReduce, &ch, Order::Chunk);
+        assert_eq!(s.gemm_stages(), per);
+        // Rank p's stage j, as issued: the j-th chunk of shard p-1 (the ring's first send) first,
+        // of its own shard last.
+        let issued = s.staggered();
+        for p in 0..r {
+            for j in 0..per {
+                let made: Vec<usize> = issued
+                    .iter()
+                    .filter(|&&(st, q, _)| st == j && q == p)
+                    .map(|&(_, _, x)| x)
+                    .collect();
+                let want: Vec<usize> = (0..r).map(|k| (p + 2 * r - 1 - k) % r * per + j).collect();
+                assert_eq!(made, want, "rank {p} stage {j}");
+            }
+        }
+        // The steps are the ring's, whatever the order.
+        assert_eq!(s.steps, Schedule::new(Collective::AllReduce, &ch).steps);
+        assert!(!Order::Chunk.fits(Collective::DirectAllReduce));
+        assert_eq!(Order::parse("chunk"), Some(Order::Chunk));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::kernels::gemm::Padding;
 use crate::kernels::step::{Link, MAX_LINK_WORKGROUPS};
 use crate::plan::ReduceVia;
 use crate::schedule::a_rows;
-use crate::schedule::Collective;
+use crate::schedule::{Collective, Order};
 use crate::shapes::{Chunking, Dtype};
 
 /// Host bytes the plan, the schedule and every mode's lowering take per chunk and per step, an upper
@@ -60,6 +60,13 @@ impl Config {
                 "order",
                 format!("{} with {c}", self.order.name()),
                 "stage: the chunk order follows the ring's reduce-scatter and all-reduce, whose steps each carry one chunk index",
+            ));
+        }
+        if self.order == Order::Chunk && self.chunks < 2 {
+            return Err(Error::invalid(
+                "chunks per rank in the chunk order",
+                self.chunks,
+                "at least 2: with one the whole GEMM is a single stage, and nothing crosses before it ends",
             ));
         }
         if self.out_dtype != Dtype::F32 && self.out_dtype != self.dtype {

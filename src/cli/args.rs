@@ -177,7 +177,8 @@ pub struct KnobArgs {
     /// The order each rank's GEMM makes its chunks in, with the ring's reduce-scatter and
     /// all-reduce: stage (shard by shard, T3's stagger: the all-gather and the last reduce-scatter
     /// step wait for the GEMM's last stage) or chunk (the j-th chunk of every shard at stage j, so
-    /// chunk j is reduced and gathered while later ones compute) [default: stage]
+    /// chunk j is reduced and gathered while later ones compute; 2 or more chunks per rank)
+    /// [default: stage]
     #[arg(long, value_parser = order)]
     pub order: Option<t3_wgpu::schedule::Order>,
 }

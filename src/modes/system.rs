@@ -217,8 +217,9 @@ impl<'a> System<'a> {
 
     /// Lowers `config` anew for `modes` on this system's buffers and links. Only knobs that shape the
     /// recordings and the host loop may differ from the system's (GEMM grid, step lead, link budget,
-    /// arbitration, the host loop's, fused mode's); one that needs other buffers (shape, ranks,
-    /// chunks, collective, reduce, element types) is refused, the system unchanged. The tuner
+    /// arbitration, the host loop's, fused mode's); one that needs other buffers or another
+    /// schedule (shape, ranks, chunks, collective, the GEMM's order, reduce, element types) is
+    /// refused, the system unchanged. The tuner
     /// measures many configurations of one point so, without allocating and uploading the operands
     /// for each. An error past that check (an executor that could not be made) leaves the system
     /// part-lowered: drop it.

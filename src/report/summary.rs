@@ -219,7 +219,8 @@ pub fn own_sequential_notes(r: &Report) -> Vec<String> {
 }
 
 /// Each mode's configuration and its source (modes that share both in one line; the source first,
-/// so that a line cut to the screen's width keeps it, and a mode's name never starts a line), then what each fallback did and by how
+/// so that a line cut to the screen's width keeps it and no line starts with a mode's name, as
+/// the rows do), then what each fallback did and by how
 /// much; nothing where no mode names one.
 pub fn config_lines(r: &Report) -> Vec<String> {
     let mut groups: Vec<((String, &str), Vec<&str>)> = Vec::new();

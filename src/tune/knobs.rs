@@ -305,6 +305,7 @@ pub struct Given {
     pub fused_pause: bool,
     /// `--collective`: the point's collective is run as named, not its alternative.
     pub collective: bool,
+    /// `--order`: the GEMM's order as given, not searched.
     pub order: bool,
 }
 

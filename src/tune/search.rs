@@ -42,8 +42,16 @@ const NOISE: f64 = 0.03;
 const MAX_ROUNDS: usize = 3;
 
 /// What sequential's time depends on among the knobs: the chunk count, the reduce, the link's
-/// budget (which throttles sequential's collective as well), the GEMM's grid and the collective.
-type Layout = (usize, String, Option<u32>, Option<u32>, Option<String>);
+/// budget (which throttles sequential's collective as well), the GEMM's grid, the collective and
+/// the GEMM's order (its stages, each a pass).
+type Layout = (
+    usize,
+    String,
+    Option<u32>,
+    Option<u32>,
+    Option<String>,
+    Option<String>,
+);
 
 fn layout(k: &Knobs) -> Layout {
     (
@@ -52,6 +60,7 @@ fn layout(k: &Knobs) -> Layout {
         k.link_workgroups,
         k.gemm_grid,
         k.collective.clone(),
+        k.order.clone(),
     )
 }
 

@@ -106,10 +106,14 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
         }
     }
     axes.push(chunks.iter().map(|&n| Value::Chunks(n)).collect());
-    // The GEMM's order, where the collective takes the chunk one (the ring's).
-    let chunk_order = Value::Order(Some(Order::Chunk.name()));
-    if offered(&chunk_order) {
-        axes.push(vec![Value::Order(None), chunk_order]);
+    // The GEMM's order, where the collective takes the chunk one (the ring's): offered whatever the
+    // point's own chunk count, as the chunk order needs two (a configuration that cannot run is
+    // not measured).
+    if mode != ModeKind::Sequential && Order::Chunk.fits(base.collective) {
+        axes.push(vec![
+            Value::Order(None),
+            Value::Order(Some(Order::Chunk.name())),
+        ]);
     }
     let reduces: Vec<Value> = ["update", "forward", "land"]
         .into_iter()

@@ -13,7 +13,7 @@ for pd in tnlg-op-tp2:f16 tnlg-fc2-tp2:f16 gpt3-op-tp2:f16 tnlg-op-tp2:f32 tnlg-
     [ $((SECONDS - t0)) -gt 520 ] && { echo "skipped $p $d $b (time)" >> "$s"; continue; }
     f="$out/$p-$d-$b"
     timeout 100 $b run --preset $p --dtype $d --devices 2 --collective all-reduce --mode sequential,host --reps 3 --warmup 1 --tune off --trace "$f.trace.json" --json "$f.json" > "$f.txt" 2>&1
-    echo "== $p $d $b rc=$? ($((SECONDS - t0)) s)" >> "$s"; grep -E "T_comm|^sequential|^host |^config|^ +host:" "$f.txt" >> "$s"
+    echo "== $p $d $b rc=$? ($((SECONDS - t0)) s)" >> "$s"; grep -E "T_comm|^sequential|^host |^config|^ +(\[[a-z]+\] )?host:" "$f.txt" >> "$s"
   done
 done
 echo "done ($((SECONDS - t0)) s)" >> "$s"

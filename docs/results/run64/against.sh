@@ -7,7 +7,7 @@ set -u
 out=${OUT:-out}; mkdir -p "$out"
 table=docs/results/run64/call2/tune.json
 line() {
-  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +host: ' "$3" | head -1 | tr -s ' ')"
+  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +(\[[a-z]+\] )?host: ' "$3" | head -1 | tr -s ' ')"
 }
 run() { # preset name args...
   local p=$1 n=$2; shift 2

@@ -8,7 +8,7 @@
 set -u
 out=${OUT:-out}; mkdir -p "$out"
 line() {
-  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +host: ' "$3" | head -1 | tr -s ' ')"
+  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +(\[[a-z]+\] )?host: ' "$3" | head -1 | tr -s ' ')"
 }
 timeout 330 t3 tune --presets gpt3-op-tp2,mtnlg-op-tp2,tnlg-op-tp2 --dtype f16 --devices all \
   --mode sequential,host --budget-s 210 --out "$out/tune.json" > "$out/tune.txt" 2>&1

@@ -6,7 +6,7 @@
 set -u
 out=${OUT:-out}; mkdir -p "$out"
 line() {
-  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +host: ' "$3" | head -1 | tr -s ' ')"
+  echo "$1 rc=$2: $(grep -E '^ *sequential ' "$3" | head -1 | tr -s ' ' | cut -d' ' -f1-3) | $(grep -E '^ *host ' "$3" | head -1 | tr -s ' ') | $(grep -E '^ +(\[[a-z]+\] )?host: ' "$3" | head -1 | tr -s ' ')"
 }
 tune() { # budget presets...
   local b=$1; shift

@@ -14,6 +14,6 @@ for t in table off; do
   f="$out/room2-$t.txt"
   timeout 150 t3 run --preset mtnlg-fc2-tp8 --dtype f16 --mode sequential,host,encoded --reps 3 \
     --warmup 1 --tune "$arg" > "$f" 2>&1
-  echo "$t rc=$? ${SECONDS} s"; grep -E '^ *(sequential|host|encoded) |^config|^ +(host|encoded): ' "$f" | tr -s ' '
+  echo "$t rc=$? ${SECONDS} s"; grep -E '^ *(sequential|host|encoded) |^config|^ +(\[[a-z]+\] )?(host|encoded): ' "$f" | tr -s ' '
 done
 echo "done at ${SECONDS} s"
