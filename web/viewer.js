@@ -112,18 +112,18 @@ export function summaryText(r) {
     const zero = links.filter((l) => l.includes("zero-copy")).length;
     on = `${devices} devices, ${zero === 0 ? "host-copy links" : zero === links.length ? "zero-copy links" : "zero-copy and host-copy links"}`;
   }
-  line(`workload   ${c.shape.m}x${c.shape.n}x${c.shape.k} x ${c.ranks} ranks, ${c.chunks} chunks/rank, ${c.collective} (${c.via}), ${c.dtype ?? "f32"} ${r.gemm_kernel ?? "simt"}${c.out_dtype ? `, ${c.out_dtype} outputs` : ""}`);
+  line(`workload   ${c.shape.m}x${c.shape.n}x${c.shape.k} x ${c.ranks} ranks, ${c.chunks} chunks/rank, ${c.collective} (${c.via}${c.order === "chunk" ? ", GEMM in chunk order" : ""}), ${c.dtype ?? "f32"} ${r.gemm_kernel ?? "simt"}${c.out_dtype ? `, ${c.out_dtype} outputs` : ""}`);
   line(`on         ${on}`);
   // Each mode's configuration and its source (modes sharing both on one line), then each fallback:
   // report::summary's config_lines.
   const groups = [];
   for (const m of r.results.filter((m) => m.skipped == null && m.config != null)) {
-    const what = `${m.config} [${m.config_source ?? "flags"}]`;
-    const g = groups.find((g) => g.what === what);
+    const source = m.config_source ?? "flags";
+    const g = groups.find((g) => g.config === m.config && g.source === source);
     if (g) g.modes.push(m.mode);
-    else groups.push({ what, modes: [m.mode] });
+    else groups.push({ config: m.config, source, modes: [m.mode] });
   }
-  groups.forEach((g, i) => line(`${(i === 0 ? "config" : "").padEnd(10)} ${g.modes.join(", ")}: ${g.what}`));
+  groups.forEach((g, i) => line(`${(i === 0 ? "config" : "").padEnd(10)} [${g.source}] ${g.modes.join(", ")}: ${g.config}`));
   for (const m of r.results) if (m.fallback != null) line(`fallback   ${m.mode}: ${m.fallback}`);
   const failed = (r.checks ?? []).filter((k) => !k.ok);
   const hard = failed.filter((k) => k.kind !== "room");
