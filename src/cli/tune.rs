@@ -200,7 +200,7 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
     // Presets of one shape are one point (the table keys a choice by it): tuned once, under the
     // first name, so that a second tuning does not spend its share again only to replace the first.
     let keys: Vec<Key> = jobs.iter().map(|(_, c)| Key::of(c, gpus.len())).collect();
-    let first: Vec<bool> = (0..jobs.len())
+    let tuned: Vec<bool> = (0..jobs.len())
         .map(|i| !keys[..i].contains(&keys[i]))
         .collect();
     let weights: Vec<f64> = jobs
@@ -216,7 +216,7 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
             continue;
         }
         let left = end.saturating_duration_since(Instant::now());
-        let deadline = Instant::now() + share(left, &weights, &first, i);
+        let deadline = Instant::now() + share(left, &weights, &tuned, i);
         // As given: what a run without a table gets, the model's defaults (one GPU's, or the grain
         // across four devices or more) included.
         let given = Given {
