@@ -18,7 +18,7 @@ pub struct Point {
 
 /// The configuration columns of a sweep's CSV: those that vary besides x split a mode into lines
 /// (a ranks x chunks sweep plotted against ranks gives one line per chunk count, not a zig-zag).
-const CONFIG_COLUMNS: [&str; 15] = [
+const CONFIG_COLUMNS: [&str; 16] = [
     "workload",
     "m",
     "n",
@@ -26,6 +26,7 @@ const CONFIG_COLUMNS: [&str; 15] = [
     "ranks",
     "chunks",
     "collective",
+    "order",
     "reduce_via",
     "link",
     "arbitrate",
@@ -476,6 +477,14 @@ mod tests {
         // Against chunks, ranks splits instead.
         let p = points_from_csv(csv, "chunks").unwrap();
         assert_eq!(p[0].series, "host ranks=2");
+        // CSVs of the two GEMM orders, joined: a line per order.
+        let csv = "ranks,order,mode,speedup,overlap_efficiency\n\
+            2,stage,host,1.0,0.1\n2,chunk,host,1.2,0.3\n4,stage,host,1.1,0.2\n4,chunk,host,1.3,0.4\n";
+        let p = points_from_csv(csv, "ranks").unwrap();
+        assert_eq!(
+            (p[0].series.as_str(), p[1].series.as_str()),
+            ("host order=stage", "host order=chunk")
+        );
     }
 
     #[test]

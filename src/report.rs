@@ -115,6 +115,7 @@ mod tests {
             m: 7,
             arbitrate: Some(3),
             gemm_grid: None,
+            order: "chunk".into(),
             mode: "host".into(),
             speedup: Some(1.25),
             trackers_ok: Some(true),
@@ -123,7 +124,7 @@ mod tests {
         };
         let text = csv_text(&[row.clone(), Row::default()], true).unwrap();
         assert!(
-            text.starts_with("workload,adapter,m,n,k,ranks,chunks,"),
+            text.starts_with("workload,adapter,m,n,k,ranks,chunks,collective,order,reduce_via,"),
             "{text}"
         );
         let back: Vec<Row> = csv::Reader::from_reader(text.as_bytes())
@@ -141,6 +142,15 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((short.mode.as_str(), short.speedup), ("host", None));
+        // A CSV from before the order column reads, its order not known.
+        let old: Row = csv::Reader::from_reader(
+            "chunks,collective,reduce_via,mode\n2,all-reduce,update,host\n".as_bytes(),
+        )
+        .deserialize()
+        .next()
+        .unwrap()
+        .unwrap();
+        assert_eq!((old.chunks, old.order.as_str()), (2, ""));
     }
 
     #[test]

@@ -877,6 +877,32 @@ fn run_and_sweep_csv_share_columns_and_dumps_hold_one_run() {
     assert_eq!(row("r.csv"), row("s.csv"), "one workload name in both");
 }
 
+/// Each CSV row says the GEMM order it ran, as `--order` takes it: run and sweep alike.
+#[test]
+fn csv_rows_say_the_gemm_order() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let d = tmp("csvorder");
+    let orders = |o: &Output| -> Vec<String> {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+        let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+        let h = r.headers().unwrap().clone();
+        let i = h
+            .iter()
+            .position(|x| x == "order")
+            .expect("an order column");
+        r.records().map(|x| x.unwrap()[i].to_string()).collect()
+    };
+    let modes = ["--mode", "sequential,encoded", "--csv", "-"];
+    let chunk = ["--order", "chunk", "--chunks", "2"];
+    for cmd in ["run", "sweep"] {
+        let given: Vec<&str> = modes.iter().chain(&chunk).copied().collect();
+        assert_eq!(orders(&small(cmd, &given, &d)), ["chunk", "chunk"], "{cmd}");
+        assert_eq!(orders(&small(cmd, &modes, &d)), ["stage", "stage"], "{cmd}");
+    }
+}
+
 #[test]
 fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
     let d = tmp("calibrate-devices");

@@ -101,7 +101,7 @@ fn run_csv(dir: &Path, extra: &[&str]) -> Vec<csv::StringRecord> {
 }
 
 /// `t3 COMMAND` (run or sweep) on SHAPE at 2 ranks: each row's mode, trigger, times, configuration,
-/// its source, fallback and chunks.
+/// its source, fallback, chunks and order.
 fn csv_of(dir: &Path, command: &str, extra: &[&str]) -> Vec<csv::StringRecord> {
     let mut args = vec![command, "--shape", SHAPE, "--ranks", "2", "--csv", "-"];
     args.extend(FAST);
@@ -123,6 +123,7 @@ fn csv_of(dir: &Path, command: &str, extra: &[&str]) -> Vec<csv::StringRecord> {
                 "config_source",
                 "fallback",
                 "chunks",
+                "order",
             ] {
                 let i = header
                     .iter()
@@ -277,6 +278,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
             "reduce {}",
             c["knobs"]["reduce"].as_str().unwrap()
         )));
+        assert_eq!(&row[8], c["knobs"]["order"].as_str().unwrap_or("stage"));
     }
     // Off: the flags' configuration.
     let rows = run_csv(&d, &["--mode", "host", "--tune", "off"]);
@@ -294,13 +296,25 @@ fn a_swept_list_given_wins_over_the_table_even_at_its_default_value() {
     let Some((name, t)) = tune(&d, "host") else {
         return;
     };
-    // The table's choice for host mode: a persistent GEMM grid of 3 workgroups.
+    // The table's choice for host mode: a persistent GEMM grid of 3 workgroups, in the chunk order.
     edit(&d, &name, &t, |t| {
-        t["points"][0]["modes"][0]["knobs"]["gemm_grid"] = 3.into();
+        let k = &mut t["points"][0]["modes"][0]["knobs"];
+        k["gemm_grid"] = 3.into();
+        k["chunks"] = 2.into();
+        k["order"] = "chunk".into();
     });
     let rows = csv_of(&d, "sweep", &["--mode", "host"]);
     assert!(rows[0][4].contains("grid 3"), "left out: {:?}", rows[0]);
     assert_eq!(&rows[0][5], "table");
+    assert_eq!(
+        &rows[0][8], "chunk",
+        "the order column is the table's: {:?}",
+        rows[0]
+    );
+    assert_eq!(
+        &csv_of(&d, "sweep", &["--mode", "host", "--order", "stage"])[0][8],
+        "stage"
+    );
     let rows = csv_of(&d, "sweep", &["--mode", "host", "--gemm-grid", "0"]);
     assert!(rows[0][4].contains("grid off"), "given as 0: {:?}", rows[0]);
     let rows = csv_of(&d, "sweep", &["--mode", "host", "--gemm-grid", "0,2"]);

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::experiment::Report;
+use crate::schedule::Order;
 
 /// One CSV row: one mode's result at one configuration. `t3 run --csv` and `t3 sweep` write these
 /// columns, `t3 plot` reads them. A sweep point that failed is one row of mode `error`, with the
@@ -21,6 +22,9 @@ pub struct Row {
     pub ranks: usize,
     pub chunks: usize,
     pub collective: String,
+    /// The GEMM's production order as `--order` takes it, "stage" or "chunk" (empty in a CSV from
+    /// before the column: not known, as such a CSV may hold either).
+    pub order: String,
     pub reduce_via: String,
     pub link: String,
     pub arbitrate: Option<u32>,
@@ -117,6 +121,7 @@ impl Row {
             ranks: c.ranks,
             chunks: c.chunks,
             collective: c.collective.to_string(),
+            order: c.order.name().into(),
             reduce_via: c.via.name().into(),
             link: c.link.describe(),
             arbitrate: c.arbitrate,
@@ -140,6 +145,13 @@ impl Row {
                     .as_ref()
                     .and_then(|k| k.collective.clone())
                     .unwrap_or_else(|| r.config.collective.to_string()),
+                // A mode's knobs name only the chunk order: none is the stage order, whatever the
+                // point's.
+                order: m.knobs.as_ref().map_or(r.config.order.name().into(), |k| {
+                    k.order
+                        .clone()
+                        .unwrap_or_else(|| Order::Stage.name().into())
+                }),
                 reduce_via: m
                     .knobs
                     .as_ref()
