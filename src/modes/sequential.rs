@@ -1,6 +1,7 @@
-//! Sequential mode, the paper's baseline: every rank's GEMM, then the collective (one pass per GEMM
-//! stage, then one per step level: [`crate::lower::Lowered::sequential`]; on several devices the
-//! trigger loop with steps gated on every GEMM, over the same host links as host mode).
+//! Sequential mode, the paper's baseline: every rank's GEMM, then the collective (one pass of every
+//! GEMM op, then one per step level: [`crate::lower::Lowered::sequential`]; on several devices the
+//! trigger loop with each device's GEMM in one submission and every step gated on every GEMM, over
+//! the same host links as host mode).
 
 use super::trigger_loop::{self, Gate};
 use super::{host, run_recording, span, Mode, Run, System};
@@ -26,7 +27,6 @@ impl Mode for Sequential {
             return trigger_loop::run(sys, host::IN_FLIGHT, Gate::AfterGemms, wait, self.name());
         }
         let t = run_recording(sys, |l| &l.sequential)?;
-        let stages = sys.parts[0].lowered.stages;
         let passes: Vec<&[usize]> = sys.parts[0]
             .lowered
             .sequential
@@ -34,8 +34,9 @@ impl Mode for Sequential {
             .map(|p| &p.ops[..])
             .collect();
         let mut run = Run::from_passes(sys, self.name(), sys.grain(), &passes, &t);
-        run.gemm_us = Some(span(&t[..stages]));
-        run.comm_us = Some(span(&t[stages..]));
+        let gemm = t.len().min(1);
+        run.gemm_us = Some(span(&t[..gemm]));
+        run.comm_us = Some(span(&t[gemm..]));
         Ok(run)
     }
 }

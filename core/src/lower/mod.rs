@@ -132,7 +132,7 @@ pub struct Lowered {
     pub ops: Vec<Option<OpDispatch>>,
     /// Every buffer with a tracker on this device, in the order trackers are cleared and read.
     pub locs: Vec<Loc>,
-    /// GEMM stages (the first passes of `sequential`).
+    /// GEMM stages (`sequential` runs them all in its first pass).
     pub stages: usize,
     /// All GEMMs, then the collective: one pass per GEMM stage, then one per step level.
     pub sequential: Recording,
@@ -231,12 +231,10 @@ pub fn lower_on(
     let is = |i: usize, gemm: bool| l.ops[i].as_ref().is_some_and(|o| o.gemm == gemm);
     let step_ops = || (0..n_ops).filter(|&i| is(i, false));
     let gemm_ops = || (0..n_ops).filter(|&i| is(i, true));
-    // Sequential: one pass per GEMM stage, then one per step level (the finest grain that keeps the
-    // order: a step level only after every GEMM).
-    let mut seq: Vec<Vec<usize>> = vec![Vec::new(); l.stages];
-    for i in gemm_ops() {
-        seq[plan.ops[i].stage].push(i);
-    }
+    // Sequential: every GEMM op in one pass, then one pass per step level. The baseline is the GEMM
+    // at its best: a pass per stage ends each stage's last wave before the next stage's first, a
+    // drain per stage that only a mode needing the boundary (to trigger there) should pay.
+    let mut seq: Vec<Vec<usize>> = vec![gemm_ops().collect()];
     let mut levels: Vec<Vec<usize>> = vec![Vec::new(); plan.levels];
     for i in step_ops() {
         levels[plan.ops[i].level].push(i);

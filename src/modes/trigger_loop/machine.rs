@@ -125,16 +125,22 @@ impl<'a> Machine<'a> {
     ) -> Self {
         let devices = placement.devices();
         let n = plan.ops.len();
-        // Tracked at chunk grain, a stage goes a chunk per rank at a time.
+        // Tracked at chunk grain, a stage goes a chunk per rank at a time; gated on every GEMM, a
+        // device's GEMM goes whole in one submission (sequential's baseline: no drain per stage).
         let gemm_stages: Vec<VecDeque<Vec<usize>>> = (0..devices)
             .map(|d| {
-                (0..=stages)
+                let groups: Vec<std::ops::Range<usize>> = match gate {
+                    Gate::Tracked(_) => (0..=stages).map(|s| s..s + 1).collect(),
+                    Gate::AfterGemms => vec![0..stages + 1],
+                };
+                groups
+                    .into_iter()
                     .flat_map(|s| {
                         let ops: Vec<usize> = (0..n)
                             .filter(|&i| {
                                 let o = &plan.ops[i];
                                 o.kind == Kind::Gemm
-                                    && o.stage == s
+                                    && s.contains(&o.stage)
                                     && placement.device(o.dst.rank) == d
                             })
                             .collect();

@@ -671,3 +671,31 @@ fn a_chunk_made_in_its_senders_last_stage_holds_no_stage_back() {
         assert!(watching > 0, "{collective}: no send watched its GEMM");
     }
 }
+
+#[test]
+fn gated_on_every_gemm_a_device_submits_its_whole_gemm_at_once() {
+    // Sequential across devices: a submission per GEMM stage would drain each GPU between stages,
+    // a cost its baseline must not carry. Four chunks per rank, all-reduce: two stages a device.
+    let (plan, placement, links, stages) = zero_copy_pair(Collective::AllReduce, 4);
+    assert!(stages > 1);
+    let mut m = Machine::new(
+        &plan,
+        &placement,
+        &links,
+        stages,
+        (Gate::AfterGemms, 2, false),
+    );
+    for d in 0..2 {
+        let s = m.next(d).expect("the GEMM");
+        let gemm: Vec<usize> = (0..plan.ops.len())
+            .filter(|&i| {
+                plan.ops[i].kind == Kind::Gemm && placement.device(plan.ops[i].dst.rank) == d
+            })
+            .collect();
+        assert_eq!(s.passes.first(), Some(&gemm), "device {d}: {s:?}");
+        assert!(
+            s.sends.is_empty(),
+            "device {d}: a step before every GEMM completed"
+        );
+    }
+}
