@@ -134,7 +134,7 @@ pub struct Lowered {
     pub locs: Vec<Loc>,
     /// GEMM stages (`sequential` runs them all in its first pass).
     pub stages: usize,
-    /// All GEMMs, then the collective: one pass per GEMM stage, then one per step level.
+    /// All GEMMs, then the collective: one pass of every GEMM op, then one per step level.
     pub sequential: Recording,
     /// Pass L holds GEMM stage L and every step of level L.
     pub encoded: Recording,
