@@ -15,7 +15,8 @@ pub enum HostGrain {
     /// fewer, fuller submissions; a chunk's steps wait for its whole stage.
     Stage,
     /// Up to this many chunks per rank per submission (at least 2: [`HostGrain::chunks`]): a stage of c chunks per rank
-    /// in ceil(c / n) submissions, between `Chunk` (1) and `Stage`. Across devices a chunk's send
+    /// (a shard's chunks in the stage order, one chunk of each shard in the chunk order) in
+    /// ceil(c / n) submissions, between `Chunk` (1) and `Stage`. Across devices a chunk's send
     /// can land only in a submission after its sender's completed, so a stage split in two lets
     /// the first half's chunks cross while the second half computes.
     Chunks(usize),

@@ -131,7 +131,7 @@ impl<'a> Machine<'a> {
             .map(|d| {
                 let groups: Vec<std::ops::Range<usize>> = match gate {
                     Gate::Tracked(_) => (0..=stages).map(|s| s..s + 1).collect(),
-                    Gate::AfterGemms => vec![0..stages + 1],
+                    Gate::AfterGemms => std::iter::once(0..stages + 1).collect(),
                 };
                 groups
                     .into_iter()
