@@ -108,14 +108,10 @@ impl Timeline {
     }
 }
 
-/// Timeline events for op indices that ran in one pass over [start, end] µs: one event per lane.
-pub fn pass_events(
-    plan: &Plan,
-    ops: &[usize],
-    start: f64,
-    end: f64,
-    stage: Option<usize>,
-) -> Vec<Event> {
+/// Timeline events for op indices that ran in one pass over [start, end] µs: one event per lane
+/// and kind, of the ops' schedule stage where they share one (sequential's one GEMM pass holds
+/// every stage).
+pub fn pass_events(plan: &Plan, ops: &[usize], start: f64, end: f64) -> Vec<Event> {
     let mut groups: Vec<(Lane, EventKind, usize, Vec<usize>)> = Vec::new();
     for &i in ops {
         let op = &plan.ops[i];
@@ -137,13 +133,22 @@ pub fn pass_events(
             ),
         };
         match groups.iter_mut().find(|g| g.0 == lane && g.1 == kind) {
-            Some(g) => g.3.push(op.dst.chunk),
-            None => groups.push((lane, kind, rank, vec![op.dst.chunk])),
+            Some(g) => g.3.push(i),
+            None => groups.push((lane, kind, rank, vec![i])),
         }
     }
     groups
         .into_iter()
-        .map(|(lane, kind, rank, chunks)| Event {
+        .map(|(lane, kind, rank, group)| {
+            let chunks: Vec<usize> = group.iter().map(|&i| plan.ops[i].dst.chunk).collect();
+            let stage = plan.ops[group[0]].stage;
+            let stage = group
+                .iter()
+                .all(|&i| plan.ops[i].stage == stage)
+                .then_some(stage);
+            (lane, kind, rank, chunks, stage)
+        })
+        .map(|(lane, kind, rank, chunks, stage)| Event {
             lane,
             kind,
             name: format!(
@@ -186,6 +191,37 @@ mod tests {
             start_us,
             end_us,
         }
+    }
+
+    #[test]
+    fn a_pass_event_has_its_ops_stage_only_where_they_share_one() {
+        use crate::schedule::{Collective, Schedule};
+        use crate::shapes::Chunking;
+        // Two ranks, two chunks each, all-reduce: each rank's GEMM makes two stages.
+        let ch = Chunking::new(32, 2, 2).unwrap();
+        let plan = Plan::new(
+            &Schedule::new(Collective::AllReduce, &ch),
+            &ch,
+            8,
+            128,
+            crate::plan::ReduceVia::Update,
+        );
+        let gemm = |stage: Option<usize>| -> Vec<usize> {
+            (0..plan.ops.len())
+                .filter(|&i| plan.ops[i].kind == Kind::Gemm && plan.ops[i].dst.rank == 0)
+                .filter(|&i| stage.is_none_or(|s| plan.ops[i].stage == s))
+                .collect()
+        };
+        let stages = |ops: &[usize]| -> Vec<Option<usize>> {
+            pass_events(&plan, ops, 0.0, 1.0)
+                .iter()
+                .map(|e| e.stage)
+                .collect()
+        };
+        assert_eq!(stages(&gemm(Some(1))), vec![Some(1)]);
+        // Sequential's one GEMM pass holds both stages: its event names none.
+        assert_eq!(gemm(None).len(), 2 * gemm(Some(0)).len());
+        assert_eq!(stages(&gemm(None)), vec![None]);
     }
 
     #[test]

@@ -67,7 +67,7 @@ impl Mode for Fused {
                 };
                 (
                     grain.to_string(),
-                    pass_events(&sys.plan, &all, start, end, Some(0)),
+                    pass_events(&sys.plan, &all, start, end),
                 )
             }
         };

@@ -114,13 +114,7 @@ impl Run {
     ) -> Run {
         let mut events = Vec::new();
         for (k, ops) in passes.iter().enumerate() {
-            events.extend(pass_events(
-                &sys.plan,
-                ops.as_ref(),
-                t[k].0,
-                t[k].1,
-                Some(k),
-            ));
+            events.extend(pass_events(&sys.plan, ops.as_ref(), t[k].0, t[k].1));
         }
         Run {
             total_us: span(t),

@@ -34,7 +34,16 @@ impl Mode for Sequential {
             .map(|p| &p.ops[..])
             .collect();
         let mut run = Run::from_passes(sys, self.name(), sys.grain(), &passes, &t);
-        let gemm = t.len().min(1);
+        // The leading passes of GEMM work alone (one since the GEMM went in one pass).
+        let lowered = &sys.parts[0].lowered;
+        let gemm = passes
+            .iter()
+            .take_while(|p| {
+                p.iter()
+                    .all(|&i| lowered.ops[i].as_ref().is_some_and(|o| o.gemm))
+            })
+            .count()
+            .min(t.len());
         run.gemm_us = Some(span(&t[..gemm]));
         run.comm_us = Some(span(&t[gemm..]));
         Ok(run)

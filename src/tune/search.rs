@@ -43,7 +43,7 @@ const MAX_ROUNDS: usize = 3;
 
 /// What sequential's time depends on among the knobs: the chunk count, the reduce, the link's
 /// budget (which throttles sequential's collective as well), the GEMM's grid, the collective and
-/// the GEMM's order (its stages, each a pass).
+/// the GEMM's order (the order of its one pass's dispatches, and the collective's steps after it).
 type Layout = (
     usize,
     String,

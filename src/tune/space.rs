@@ -108,8 +108,8 @@ pub fn axes(mode: ModeKind, base: &Config, chunks: &[usize], ctx: Context) -> Ve
     axes.push(chunks.iter().map(|&n| Value::Chunks(n)).collect());
     // The GEMM's order, where the collective takes the chunk one (the ring's): offered whatever the
     // point's own chunk count, as the chunk order needs two (a configuration that cannot run is
-    // not measured). Sequential runs its collective after the whole GEMM, so the order changes
-    // nothing there but how its GEMM splits into passes: not searched.
+    // not measured). Sequential runs its collective after its whole GEMM, in one pass, so the order
+    // changes nothing there but the order of that pass's dispatches: not searched.
     if mode != ModeKind::Sequential && Order::Chunk.fits(base.collective) {
         axes.push(vec![
             Value::Order(None),

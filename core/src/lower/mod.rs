@@ -138,7 +138,7 @@ pub struct Lowered {
     pub sequential: Recording,
     /// Pass L holds GEMM stage L and every step of level L.
     pub encoded: Recording,
-    /// The GEMM passes of `sequential` alone (T_gemm), and untracked (the tracker overhead's base).
+    /// The GEMM pass of `sequential` alone (T_gemm), and untracked (the tracker overhead's base).
     pub gemm_tracked: Recording,
     pub gemm_untracked: Recording,
     /// Fused mode's parts (or why it cannot run here).

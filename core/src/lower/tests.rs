@@ -164,7 +164,7 @@ fn recordings_run_every_op_once_in_dependency_order() {
                 // Every run starts by clearing every tracker.
                 assert_eq!(rec.commands[..l.locs.len()], l.reset()[..]);
             }
-            // Sequential: every GEMM pass before every step pass.
+            // Sequential: the GEMM pass before every step pass.
             let kinds: Vec<bool> = l
                 .sequential
                 .passes()

@@ -1,5 +1,6 @@
 //! The host trigger loop, on one device or several: per device up to `depth` submissions queued
-//! (the next GEMM stage with every step the latest counters allow), counters read back with each,
+//! (the next GEMM stage with every step the latest counters allow; gated on every GEMM, as
+//! sequential runs, the device's whole GEMM, then the steps), counters read back with each,
 //! decisions taken while the devices run; steps between devices go as a send half (the sender's
 //! step kernel writes the chunk into the link's outbox), a host copy (outbox to the receiver's inbox
 //! on the copy threads, once the sender's submission completed) and a receive half (the receiver's

@@ -697,5 +697,7 @@ fn gated_on_every_gemm_a_device_submits_its_whole_gemm_at_once() {
             s.sends.is_empty(),
             "device {d}: a step before every GEMM completed"
         );
+        // Nothing more until that GEMM completes: no second GEMM submission, no step.
+        assert!(m.next(d).is_none(), "device {d}: more after its whole GEMM");
     }
 }
