@@ -143,7 +143,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         return;
     };
     assert_eq!(t["format"], "t3-tune");
-    assert_eq!(t["version"], 3);
+    assert_eq!(t["version"], 4);
     assert!(t["adapter"].as_str().is_some_and(|a| !a.is_empty()));
     assert!(t["date"].as_str().is_some_and(|a| a.ends_with('Z')));
     let p = &t["points"][0];
