@@ -257,9 +257,14 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
 /// device of `kind` over `devices` devices. A measurement of a large point costs more than its runs
 /// (a system built, operands uploaded, a warm-up that settles) but grows with them.
 fn run_weight(c: &Config, kind: wgpu::DeviceType, devices: usize) -> f64 {
-    let costs =
-        t3_wgpu::tune::model::Prior::of(Some(kind), c.dtype, devices, None).costs(c, devices);
-    let ms = costs.gemm_ms + costs.comm_ms;
+    use t3_wgpu::tune::model;
+    let costs = model::Prior::of(Some(kind), c.dtype, devices, None).costs(c, devices);
+    let ms = model::predict_ms(
+        t3_wgpu::config::ModeKind::Sequential,
+        &costs,
+        c.ranks,
+        c.chunks,
+    );
     if ms.is_finite() {
         ms.max(1.0)
     } else {

@@ -125,35 +125,34 @@ impl<'a> Machine<'a> {
     ) -> Self {
         let devices = placement.devices();
         let n = plan.ops.len();
-        // Tracked at chunk grain, a stage goes a chunk per rank at a time; gated on every GEMM, a
-        // device's GEMM goes whole in one submission (sequential's baseline: no drain per stage).
+        // Device d's GEMM ops, of stage `s` or (None) of every stage, in plan order.
+        let gemm_of = |d: usize, s: Option<usize>| -> Vec<usize> {
+            (0..n)
+                .filter(|&i| {
+                    let o = &plan.ops[i];
+                    o.kind == Kind::Gemm
+                        && s.is_none_or(|s| o.stage == s)
+                        && placement.device(o.dst.rank) == d
+                })
+                .collect()
+        };
+        // Tracked, a stage a submission (at chunk grain, a chunk per rank at a time); gated on every
+        // GEMM, a device's GEMM whole in one submission (sequential's baseline: no drain per stage).
         let gemm_stages: Vec<VecDeque<Vec<usize>>> = (0..devices)
             .map(|d| {
-                let groups: Vec<std::ops::Range<usize>> = match gate {
-                    Gate::Tracked(_) => (0..=stages).map(|s| s..s + 1).collect(),
-                    Gate::AfterGemms => std::iter::once(0..stages + 1).collect(),
-                };
-                groups
-                    .into_iter()
-                    .flat_map(|s| {
-                        let ops: Vec<usize> = (0..n)
-                            .filter(|&i| {
-                                let o = &plan.ops[i];
-                                o.kind == Kind::Gemm
-                                    && s.contains(&o.stage)
-                                    && placement.device(o.dst.rank) == d
-                            })
-                            .collect();
-                        match gate {
-                            Gate::Tracked(g) => match g.chunks_per_submission() {
+                let waves: Vec<Vec<usize>> = match gate {
+                    Gate::Tracked(g) => (0..=stages)
+                        .flat_map(|s| {
+                            let ops = gemm_of(d, Some(s));
+                            match g.chunks_per_submission() {
                                 Some(per) => chunk_waves(plan, ops, per),
                                 None => vec![ops],
-                            },
-                            Gate::AfterGemms => vec![ops],
-                        }
-                    })
-                    .filter(|ops| !ops.is_empty())
-                    .collect()
+                            }
+                        })
+                        .collect(),
+                    Gate::AfterGemms => vec![gemm_of(d, None)],
+                };
+                waves.into_iter().filter(|ops| !ops.is_empty()).collect()
             })
             .collect();
         Machine {
