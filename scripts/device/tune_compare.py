@@ -26,6 +26,10 @@ def key(p):
 
 def knobs(k, mode):
     parts = [f"chunks {k['chunks']}", k["reduce"]]
+    if k.get("collective"):
+        parts.insert(0, k["collective"])
+    if k.get("order"):
+        parts.append(f"{k['order']} order")
     if mode != "fused":
         parts += [f"grid {k.get('gemm_grid') or 'off'}", f"lead {k.get('step_lead') if k.get('step_lead') is not None else 'auto'}"]
     if k.get("link_workgroups"):

@@ -285,6 +285,7 @@ impl<M: Measure> Point1<'_, M> {
             for (a, v) in space::rounds(&limits) {
                 let mut k = best(self).map_or(start.clone(), |b| b.knobs);
                 axes[a][v].set(&mut k);
+                let k = self.at_chunks_that_run(mode, k, axes);
                 match self.ask(mode, &k.canonical(), deadline)? {
                     Asked::Known => {}
                     Asked::NoTime => return Ok(()),
@@ -298,6 +299,27 @@ impl<M: Measure> Point1<'_, M> {
             }
         }
         Ok(())
+    }
+
+    /// `k`, or where it cannot run at its chunk count (the GEMM's chunk order at one chunk a rank),
+    /// `k` at the first count of the chunk axis where it can. A value that needs finer chunks is
+    /// then measured as a move of its own, from the best so far, rather than only as two knobs
+    /// changed in the grid after the rounds, which a budget may never reach.
+    fn at_chunks_that_run(&self, mode: ModeKind, k: Knobs, axes: &[Vec<space::Value>]) -> Knobs {
+        let runs = |k: &Knobs| k.canonical().runnable(&self.job.base, mode).is_some();
+        if runs(&k) {
+            return k;
+        }
+        axes.iter()
+            .filter(|a| matches!(a.first(), Some(space::Value::Chunks(_))))
+            .flatten()
+            .map(|v| {
+                let mut moved = k.clone();
+                v.set(&mut moved);
+                moved
+            })
+            .find(runs)
+            .unwrap_or(k)
     }
 
     /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, and the configuration as

@@ -661,3 +661,36 @@ fn each_collective_gets_its_share_of_the_time() {
         "the direct all-reduce measured {direct} times, the ring {ring}"
     );
 }
+
+/// A value that cannot run at the best's chunk count is measured at the first count of the chunk
+/// axis where it can: the chunk order (two chunks a rank at least) pays here only at 4 chunks, and
+/// from one chunk the rounds reach it by moving the order (at 2 chunks), then the chunk count.
+#[test]
+fn a_move_that_needs_finer_chunks_is_made_at_a_count_that_takes_it() {
+    let job = job();
+    let axes = axes(&job);
+    let mut order_at_one = Knobs::of(&job.base);
+    order_at_one.order = Some("chunk".into());
+    assert!(
+        order_at_one
+            .runnable(&job.base, ModeKind::Encoded)
+            .is_none(),
+        "the chunk order at one chunk a rank runs: nothing to repair"
+    );
+    let land = Landscape::new(|k: &Knobs, _| {
+        Some(match (k.chunks, k.order.is_some()) {
+            (4, true) => 8.0,
+            (2, true) => 9.0,
+            (n, _) => 10.0 + n as f64 * 0.1,
+        })
+    });
+    let s = Settings::default();
+    let mut p = point(&job, land, &s);
+    p.rounds(ModeKind::Encoded, &axes, &Knobs::of(&job.base), far())
+        .unwrap();
+    let best = p.best(ModeKind::Encoded).unwrap();
+    assert_eq!(
+        (best.knobs.chunks, best.knobs.order.as_deref()),
+        (4, Some("chunk"))
+    );
+}
