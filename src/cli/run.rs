@@ -386,6 +386,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         &opts.modes,
         table.as_ref(),
         gpus.len(),
+        gpus[0].info.device_type,
         &c.given,
         c.model_chunks || defaults,
     );

@@ -312,6 +312,7 @@ pub fn sweep(
             &opts.modes,
             table.as_ref(),
             gpus.len(),
+            gpus[0].info.device_type,
             &p.given,
             p.model_chunks || defaults,
         );

@@ -227,11 +227,19 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         // `--devices all` was counted as two devices until they were open.
         super::tables::recount_chunks(&mut base, a.devices.devices.is_some(), gpus.len());
         super::run::model_defaults(&mut base, &given, gpus, &kernels);
+        // Fused mode's own, where the model gives it one: `run` and `sweep` run it so untuned.
+        let fused = t3_wgpu::tune::model::fused_defaults(
+            &base,
+            &given,
+            gpus[0].info.device_type,
+            gpus.len(),
+        );
         let job = Job {
             workload: workload.clone(),
             base,
             modes: modes.clone(),
             given,
+            fused,
         };
         let point = search::tune_point(&devices, &job, &settings, ctx, deadline, &progress)?;
         let text = describe_point(&point);

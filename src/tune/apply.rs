@@ -12,6 +12,7 @@ use crate::ranks::Inputs;
 
 pub use super::knobs::Given;
 use super::knobs::{Knobs, Source};
+use super::model;
 use super::search::Devices;
 use super::table::{Key, Table};
 
@@ -34,13 +35,15 @@ pub struct ModePlan {
 }
 
 /// Each mode's configuration for the point `base` (as the flags and defaults make it) on
-/// `devices` devices: the table's choice where it has one (given flags winning), else `base`, whose
+/// `devices` devices of `kind`: the table's choice where it has one (given flags winning), else
+/// fused mode's own where the model gives it one ([`model::fused_defaults`]), else `base`, whose
 /// chunk count came from the model where `model_chunks`.
 pub fn plan(
     base: &Config,
     modes: &[ModeKind],
     table: Option<&Table>,
     devices: usize,
+    kind: wgpu::DeviceType,
     given: &Given,
     model_chunks: bool,
 ) -> Vec<ModePlan> {
@@ -51,6 +54,7 @@ pub fn plan(
     } else {
         Source::Flags
     };
+    let fused = model::fused_defaults(base, given, kind, devices);
     modes
         .iter()
         .map(|&mode| {
@@ -68,11 +72,19 @@ pub fn plan(
                     config,
                     source: Source::Table,
                 },
-                None => ModePlan {
-                    mode,
-                    config: base.clone(),
-                    source: untuned,
-                    fallback: None,
+                None => match fused.as_ref().filter(|_| mode == ModeKind::Fused) {
+                    Some(own) => ModePlan {
+                        mode,
+                        config: own.clone(),
+                        source: Source::Model,
+                        fallback: None,
+                    },
+                    None => ModePlan {
+                        mode,
+                        config: base.clone(),
+                        source: untuned,
+                        fallback: None,
+                    },
                 },
             }
         })

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind, StepLead};
+use crate::schedule::Order;
 use crate::shapes::Dtype;
 
 /// Chunk counts per rank the model and the tuner consider.
@@ -154,6 +155,51 @@ pub fn across_devices_defaults(
     true
 }
 
+/// Chunks per rank of fused mode's own configuration on one GPU ([`fused_defaults`]).
+pub const FUSED_CHUNKS: usize = 4;
+
+/// The least GEMM time per chunk, ms by the [`Prior`], at which fused mode's own configuration on one
+/// GPU ([`fused_defaults`]) pays.
+pub const FUSED_MIN_CHUNK_MS: f64 = 0.12;
+
+/// Fused mode's own configuration on one GPU where neither a flag nor a table sets its chunks or
+/// order: `c` at [`FUSED_CHUNKS`] chunks per rank (fewer where the shard has fewer rows) in the
+/// GEMM's chunk order, where the collective takes that order and each chunk's GEMM takes at least
+/// [`FUSED_MIN_CHUNK_MS`] by the prior; None otherwise (fused then runs `c`, as the other modes do).
+/// The chunk order makes every rank's chunk i before any chunk i+1, so the steps of a chunk start
+/// under the GEMM and the tail after it is one chunk's, not a stage's; but each chunk costs the
+/// persistent kernel its tracking and its pauses, which a short chunk does not repay. The threshold
+/// lies between the shortest chunk that paid and the longest that did not in the exhaustive grids
+/// of the presets on one H200 (BENCHMARKS.md, "Tuning"). The other modes keep `c`: there the chunk
+/// order did not pay. A CPU adapter, or ranks over several devices, keep `c` too.
+pub fn fused_defaults(
+    c: &Config,
+    given: &super::knobs::Given,
+    kind: wgpu::DeviceType,
+    devices: usize,
+) -> Option<Config> {
+    if kind == wgpu::DeviceType::Cpu
+        || devices != 1
+        || given.chunks
+        || given.order
+        || !Order::Chunk.fits(c.collective)
+    {
+        return None;
+    }
+    let chunks = FUSED_CHUNKS.min(max_chunks(c));
+    let gemm_ms = Prior::of(Some(kind), c.dtype, 1, None).costs(c, 1).gemm_ms;
+    let per_chunk = gemm_ms / (c.ranks.max(1) * chunks) as f64;
+    if per_chunk < FUSED_MIN_CHUNK_MS {
+        return None;
+    }
+    let own = Config {
+        chunks,
+        order: Order::Chunk,
+        ..c.clone()
+    };
+    (own.validate().is_ok() && own.check_mode(ModeKind::Fused).is_ok()).then_some(own)
+}
+
 /// A persistent GEMM grid just below `sms` multiprocessors (room for the steps beside every GEMM
 /// workgroup), a multiple of 4.
 pub fn grid_below(sms: u32) -> u32 {
@@ -293,6 +339,89 @@ mod tests {
             assert!(!across_devices_defaults(&mut c, &given, kind, devices));
             assert_eq!(c.host.grain, config.host.grain);
         }
+    }
+
+    #[test]
+    fn fused_takes_the_chunk_order_on_one_gpu_where_its_chunks_are_long() {
+        use super::super::knobs::Given;
+        use crate::schedule::Collective;
+        use crate::shapes::Shape;
+        let gpu = wgpu::DeviceType::DiscreteGpu;
+        let none = Given::default();
+        // Per rank M x N x K, ranks, operands: the presets' shapes.
+        let point = |n, k, ranks, dtype| Config {
+            dtype,
+            ..Config::new(Shape::new(8192, n, k).unwrap(), ranks)
+        };
+        let (megagpt2_tp8, tnlg_tp8) = ((3072, 384, 8), (4256, 532, 8));
+        let (tnlg_tp4, tnlg_tp2) = ((4256, 1064, 4), (4256, 2128, 2));
+        let per_chunk = |c: &Config| {
+            Prior::of(Some(gpu), c.dtype, 1, None).costs(c, 1).gemm_ms / (c.ranks * 4) as f64
+        };
+        // Where the chunk order at 4 chunks per rank paid: chunks of 0.161 ms and longer.
+        for ((n, k, r), dtype) in [
+            (megagpt2_tp8, Dtype::F32),
+            (tnlg_tp8, Dtype::F32),
+            (tnlg_tp4, Dtype::F16),
+            (tnlg_tp4, Dtype::F32),
+            (tnlg_tp2, Dtype::F16),
+            (tnlg_tp2, Dtype::F32),
+        ] {
+            let c = point(n, k, r, dtype);
+            assert!(per_chunk(&c) > 0.16, "{}", per_chunk(&c));
+            let own = fused_defaults(&c, &none, gpu, 1).expect("fused's own configuration");
+            assert_eq!((own.chunks, own.order), (4, Order::Chunk));
+            // Nothing else moves.
+            let back = Config {
+                chunks: c.chunks,
+                order: c.order,
+                ..own.clone()
+            };
+            assert_eq!(
+                serde_json::to_string(&back).unwrap(),
+                serde_json::to_string(&c).unwrap()
+            );
+            // On the ring's all-reduce too, the other collective that takes the order.
+            let all_reduce = Config {
+                collective: Collective::AllReduce,
+                ..c.clone()
+            };
+            assert!(fused_defaults(&all_reduce, &none, gpu, 1).is_some());
+        }
+        // Where it lost: TP-8 f16, chunks of 0.048 and 0.093 ms.
+        for (n, k, r) in [megagpt2_tp8, tnlg_tp8] {
+            let c = point(n, k, r, Dtype::F16);
+            assert!(per_chunk(&c) < 0.1, "{}", per_chunk(&c));
+            assert!(fused_defaults(&c, &none, gpu, 1).is_none());
+        }
+        // It yields to `--chunks` or `--order` given, a CPU adapter, several devices and a
+        // collective the chunk order does not fit.
+        let c = point(tnlg_tp2.0, tnlg_tp2.1, tnlg_tp2.2, Dtype::F32);
+        let chunks = Given {
+            chunks: true,
+            ..Given::default()
+        };
+        let order = Given {
+            order: true,
+            ..Given::default()
+        };
+        assert!(fused_defaults(&c, &chunks, gpu, 1).is_none());
+        assert!(fused_defaults(&c, &order, gpu, 1).is_none());
+        assert!(fused_defaults(&c, &none, wgpu::DeviceType::Cpu, 1).is_none());
+        assert!(fused_defaults(&c, &none, gpu, 2).is_none());
+        for collective in [Collective::AllGather, Collective::DirectReduceScatter] {
+            let other = Config {
+                collective,
+                ..c.clone()
+            };
+            assert!(!Order::Chunk.fits(collective));
+            assert!(fused_defaults(&other, &none, gpu, 1).is_none());
+        }
+        // A shard of two rows takes two chunks per rank; of one row, none in the chunk order.
+        let thin = |m| Config::new(Shape::new(m, 65536, 65536).unwrap(), 8);
+        let own = fused_defaults(&thin(16), &none, gpu, 1).expect("two chunks per rank");
+        assert_eq!((own.chunks, own.order), (2, Order::Chunk));
+        assert!(fused_defaults(&thin(8), &none, gpu, 1).is_none());
     }
 
     #[test]

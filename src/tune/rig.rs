@@ -52,6 +52,20 @@ pub struct Job {
     pub modes: Vec<ModeKind>,
     /// The knobs given as flags: searched along no axis (their values are in `base`).
     pub given: Given,
+    /// Fused mode's own configuration as given, where the model gives it one
+    /// ([`super::model::fused_defaults`]): what a run without a table runs fused mode at. It differs
+    /// from `base` only in knobs, so it is `base` with its [`Knobs`].
+    pub fused: Option<Config>,
+}
+
+impl Job {
+    /// `mode`'s configuration as given: what a run without a table runs it at.
+    pub fn config(&self, mode: ModeKind) -> &Config {
+        match (&self.fused, mode) {
+            (Some(own), ModeKind::Fused) => own,
+            _ => &self.base,
+        }
+    }
 }
 
 /// The devices a point runs on and how they are linked.

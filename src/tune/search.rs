@@ -135,9 +135,10 @@ impl<M: Measure> Point1<'_, M> {
         Ok(m)
     }
 
-    /// The configuration as given (what a run without a table gets), as the search keys it.
-    fn given(&self) -> Knobs {
-        Knobs::of(&self.job.base).canonical()
+    /// `mode`'s configuration as given (what a run without a table runs it at: [`Job::config`]), as
+    /// the search keys it.
+    fn given(&self, mode: ModeKind) -> Knobs {
+        Knobs::of(self.job.config(mode)).canonical()
     }
 
     /// `mode` at `k` measured, where it is not yet and can run, if a measurement ends before
@@ -216,7 +217,7 @@ impl<M: Measure> Point1<'_, M> {
         axes: &[Vec<space::Value>],
         deadline: Instant,
     ) -> Result<()> {
-        let base_knobs = self.given();
+        let base_knobs = self.given(mode);
         let mut grid = space::grid(&space::start(&self.job.base, axes), axes, MAX_GRID);
         if !self.s.exhaustive {
             // The collective is no knob among the others: their best values differ with it (a GEMM
@@ -338,7 +339,7 @@ impl<M: Measure> Point1<'_, M> {
         // Among many short measurements the fastest is often one whose noise ran low: a choice
         // replaces the configuration as given (the defaults a run without a table gets) only where
         // it is clearly faster measured the same way ([`Self::given_stands`]).
-        let given = self.given();
+        let given = self.given(mode);
         if !top.iter().any(|m| m.knobs == given) {
             if let Some(m) = self
                 .seen
@@ -376,6 +377,15 @@ impl<M: Measure> Point1<'_, M> {
         axes: &[Vec<space::Value>],
         deadline: Instant,
     ) -> Result<Option<Choice>> {
+        // The configuration as given, where the point's first experiment did not measure it
+        // (fused mode's own, [`Job::config`]), measured first whatever the deadline, as that
+        // experiment measures the others': the choice must beat it clearly to replace it.
+        let given = self.given(mode);
+        if !self.seen.contains_key(&(mode, given.clone()))
+            && given.runnable(&self.job.base, mode).is_some()
+        {
+            self.measure(mode, &given)?;
+        }
         self.search(mode, axes, deadline)?;
         let alternatives = self.ranked(mode);
         let confirmed = self.confirm(mode, deadline)?;
@@ -384,11 +394,11 @@ impl<M: Measure> Point1<'_, M> {
             model_ms: None,
             given_ms: self
                 .seen
-                .get(&(mode, self.given()))
+                .get(&(mode, given.clone()))
                 .and_then(|m| m.median_ms),
             median_ms: f64::NAN,
             sequential_ms: None,
-            knobs: self.given(),
+            knobs: given,
             speedup: f64::NAN,
             fallback: false,
             alternatives,
@@ -450,7 +460,7 @@ impl<M: Measure> Point1<'_, M> {
     /// the given's confirmation failed, or the given is slower than the point's sequential (the mode
     /// then runs by its best, or falls back by it).
     fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
-        let given = self.given();
+        let given = self.given(c.mode);
         let is = |m: &Measured, k: &Knobs| m.knobs.canonical() == k.canonical();
         if is(best, &given)
             || c.confirmed
@@ -539,9 +549,10 @@ pub fn tune_point(
         progress,
         longest: HashMap::new(),
     };
-    // Every mode at the configuration as given, in one experiment: its GEMM and collective alone
-    // are the model's costs.
-    let base_knobs = p.given();
+    // Every mode at the point's configuration as given, in one experiment: its GEMM and collective
+    // alone are the model's costs. A mode whose own configuration as given differs (fused's,
+    // [`Job::config`]) is measured at that one too, before its search.
+    let base_knobs = Knobs::of(&job.base).canonical();
     progress(&format!("{}: every mode as given", job.workload));
     let started = Instant::now();
     let first = How {
@@ -642,5 +653,4 @@ pub fn tune_point(
 }
 
 #[cfg(test)]
-#[path = "search_tests.rs"]
 mod tests;

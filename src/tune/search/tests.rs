@@ -53,6 +53,7 @@ fn job() -> Job {
         base: Config::new(Shape::new(64, 64, 64).unwrap(), 4),
         modes: vec![ModeKind::Encoded],
         given: Given::default(),
+        fused: None,
     }
 }
 
@@ -528,6 +529,7 @@ fn all_reduce_job() -> Job {
         },
         modes: vec![ModeKind::Host],
         given: Given::default(),
+        fused: None,
     }
 }
 
@@ -693,4 +695,54 @@ fn a_move_that_needs_finer_chunks_is_made_at_a_count_that_takes_it() {
         (best.knobs.chunks, best.knobs.order.as_deref()),
         (4, Some("chunk"))
     );
+}
+
+/// Fused mode whose own configuration as given (the model's, [`Job::config`]) is not the point's:
+/// it is measured before the search whatever the deadline, its figure is the one as given, and it
+/// stands unless beaten clearly.
+#[test]
+fn fused_modes_own_configuration_is_the_one_as_given() {
+    let base = Config::new(Shape::new(64, 64, 64).unwrap(), 4);
+    let own = Config {
+        chunks: 4,
+        order: crate::schedule::Order::Chunk,
+        ..base.clone()
+    };
+    let job = Job {
+        workload: "w".into(),
+        base: base.clone(),
+        modes: vec![ModeKind::Fused],
+        given: Given::default(),
+        fused: Some(own.clone()),
+    };
+    assert_eq!(job.config(ModeKind::Fused).chunks, 4);
+    assert_eq!(job.config(ModeKind::Encoded).chunks, 1);
+    let (at_base, at_own) = (Knobs::of(&base), Knobs::of(&own).canonical());
+    let s = Settings::default();
+    let ctx = Context {
+        devices: 1,
+        sms: Some(132),
+    };
+    let axes = space::axes(ModeKind::Fused, &base, &[1, 2, 4], ctx);
+    // The point's configuration a little faster, within noise: the one as given stands.
+    let land = Landscape::new(|k: &Knobs, _| Some(if k.order.is_some() { 10.1 } else { 10.0 }));
+    let mut p = point(&job, land, &s);
+    let c = p
+        .choose(ModeKind::Fused, &COSTS, &axes, Instant::now())
+        .unwrap()
+        .unwrap();
+    assert_eq!(p.m.asked[0].0, at_base, "the point's first experiment");
+    assert_eq!(
+        p.m.asked[1].0, at_own,
+        "then fused's own, past the deadline"
+    );
+    assert_eq!((c.knobs, c.given_ms), (at_own.clone(), Some(10.1)));
+    // The point's configuration clearly faster: it replaces the one as given.
+    let land = Landscape::new(|k: &Knobs, _| Some(if k.order.is_some() { 12.0 } else { 10.0 }));
+    let mut p = point(&job, land, &s);
+    let c = p
+        .choose(ModeKind::Fused, &COSTS, &axes, Instant::now())
+        .unwrap()
+        .unwrap();
+    assert_eq!((c.knobs, c.given_ms), (at_base, Some(12.0)));
 }
