@@ -901,6 +901,19 @@ fn csv_rows_say_the_gemm_order() {
         assert_eq!(orders(&small(cmd, &given, &d)), ["chunk", "chunk"], "{cmd}");
         assert_eq!(orders(&small(cmd, &modes, &d)), ["stage", "stage"], "{cmd}");
     }
+    // A sweep over both orders: each chunk count in each, but the chunk order at 1 chunk per rank,
+    // which it cannot take (left out, and said).
+    let swept: Vec<&str> = modes
+        .iter()
+        .chain(&["--order", "stage,chunk", "--chunks", "1,2"])
+        .copied()
+        .collect();
+    let o = small("sweep", &swept, &d);
+    assert!(stderr(&o).contains("1 point(s) left out"), "{}", stderr(&o));
+    assert_eq!(
+        orders(&o),
+        ["stage", "stage", "stage", "stage", "chunk", "chunk"]
+    );
 }
 
 #[test]

@@ -267,6 +267,13 @@ fn bad_environment_values_are_usage_errors_before_any_gpu_work() {
         &[],
         &["chunks per rank in the chunk order", "1", "at least 2"],
     );
+    // A list of orders is for `sweep`: a run or a tuning takes one.
+    refused(
+        &d,
+        &run(&["--order", "stage,chunk"]),
+        &[],
+        &["--order", "stage,chunk", "one order"],
+    );
     // 17: every command checks the environment, `info` and `sweep` too.
     for (k, v) in [
         ("T3_TIMEOUT_S", "abc"),

@@ -178,12 +178,29 @@ pub struct KnobArgs {
     /// all-reduce: stage (shard by shard, T3's stagger: the all-gather and the last reduce-scatter
     /// step wait for the GEMM's last stage) or chunk (the j-th chunk of every shard at stage j, so
     /// chunk j is reduced and gathered while later ones compute; 2 or more chunks per rank)
-    /// [default: stage]
-    #[arg(long, value_parser = order)]
-    pub order: Option<t3_wgpu::schedule::Order>,
+    /// [default: stage; `t3 sweep` takes a comma list and sweeps each]
+    #[arg(long, value_parser = order, value_delimiter = ',')]
+    pub order: Vec<t3_wgpu::schedule::Order>,
 }
 
 impl KnobArgs {
+    /// The one `--order` of a command that runs one configuration (`run`, `tune`): none given is
+    /// the default; a list is for `sweep` alone.
+    pub fn one_order(&self) -> t3_wgpu::Result<t3_wgpu::schedule::Order> {
+        match self.order[..] {
+            [] => Ok(Default::default()),
+            [o] => Ok(o),
+            _ => Err(t3_wgpu::Error::invalid(
+                "--order",
+                self.order
+                    .iter()
+                    .map(|o| o.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                "one order (t3 sweep takes a list)",
+            )),
+        }
+    }
     pub fn fused(&self) -> FusedOptions {
         self.fused.map(|f| f.0).unwrap_or_default()
     }

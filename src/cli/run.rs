@@ -201,7 +201,7 @@ pub fn check_run(kernels: &KernelFiles, a: &RunArgs) -> Result<Checked> {
         ranks,
         chunks: a.chunks.unwrap_or(1),
         collective,
-        order: a.knobs.order.unwrap_or_default(),
+        order: a.knobs.one_order()?,
         via: a.reduce.map_or(ReduceVia::Update, |r| r.0),
         link: match (a.link_workgroups, &link) {
             (Some(w), _) => Link::Workgroups(w),

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::modes::Config;
 use t3_wgpu::report::{self, Row};
-use t3_wgpu::schedule::Collective;
+use t3_wgpu::schedule::{Collective, Order};
 use t3_wgpu::shapes::Shape;
 use t3_wgpu::steps::Link;
 use t3_wgpu::workload;
@@ -86,12 +86,14 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
     let arbitrate = or_default(&a.arbitrate, 0);
     let gemm_grid = or_default(&a.gemm_grid, 0);
     let step_leads = or_default(&a.step_lead, StepLead::Auto);
+    let orders = or_default(&a.knobs.order, Order::default());
     let count = [
         chunk_list.len(),
         link_workgroups.len(),
         arbitrate.len(),
         gemm_grid.len(),
         step_leads.len(),
+        orders.len(),
     ]
     .iter()
     .try_fold(rank_lists, |n, &l| n.checked_mul(l))
@@ -100,20 +102,30 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
         return Err(t3_wgpu::Error::invalid(
             "sweep grid",
             format!(
-                "{count} points ({} workloads x {} rank counts x {} chunk counts x {} link budgets x {} arbitration caps x {} GEMM grids x {} step leads)",
+                "{count} points ({} workloads x {} rank counts x {} chunk counts x {} link budgets x {} arbitration caps x {} GEMM grids x {} step leads x {} orders)",
                 workloads.len(),
                 a.points.ranks.len().max(1),
                 chunk_list.len(),
                 link_workgroups.len(),
                 arbitrate.len(),
                 gemm_grid.len(),
-                step_leads.len()
+                step_leads.len(),
+                orders.len()
             ),
             format!("at most {MAX_POINTS} points"),
         )
         .into());
     }
-    let mut points = Vec::new();
+    // Every point's combinations of the knobs swept beside its workload, ranks, chunks and link.
+    let mut caps = Vec::new();
+    for &arb in &arbitrate {
+        for &grid in &gemm_grid {
+            for &lead in &step_leads {
+                caps.extend(orders.iter().map(|&o| (arb, grid, lead, o)));
+            }
+        }
+    }
+    let (mut points, mut left_out) = (Vec::new(), 0);
     for (shape, tp, coll, label) in &workloads {
         let rs: Vec<usize> = if a.points.ranks.is_empty() {
             vec![tp.unwrap_or(4)]
@@ -123,82 +135,101 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
         for &r in &rs {
             for &c in &chunk_list {
                 for &w in &link_workgroups {
-                    let caps = arbitrate
-                        .iter()
-                        .flat_map(|&arb| gemm_grid.iter().map(move |&g| (arb, g)));
-                    for (arb, grid) in caps {
-                        for &step_lead in &step_leads {
-                            let mut config = Config {
-                                shape: *shape,
-                                ranks: r,
-                                chunks: c.unwrap_or(1),
-                                collective: *coll,
-                                order: a.knobs.order.unwrap_or_default(),
-                                via: a.reduce.map_or(ReduceVia::Update, |v| v.0),
-                                link: if w == 0 {
-                                    Link::Unthrottled
-                                } else {
-                                    Link::Workgroups(w)
-                                },
-                                dtype: a.gemm.dtype.0,
-                                out_dtype: a.gemm.out(a.devices.across()),
-                                arbitrate: (arb > 0).then_some(arb),
-                                gemm_grid: (grid > 0).then_some(grid),
-                                fused: a.knobs.fused(),
-                                host: a.knobs.host(),
-                                step_lead,
-                            };
-                            let model = match c {
-                                Some(_) => None,
-                                None => model_chunks(
-                                    a.devices.devices.as_ref().map(|s| s.count()),
-                                    &config,
-                                ),
-                            };
-                            if let Some(n) = model {
-                                config.chunks = n;
+                    for &(arb, grid, step_lead, order) in &caps {
+                        let mut config = Config {
+                            shape: *shape,
+                            ranks: r,
+                            chunks: c.unwrap_or(1),
+                            collective: *coll,
+                            order,
+                            via: a.reduce.map_or(ReduceVia::Update, |v| v.0),
+                            link: if w == 0 {
+                                Link::Unthrottled
+                            } else {
+                                Link::Workgroups(w)
+                            },
+                            dtype: a.gemm.dtype.0,
+                            out_dtype: a.gemm.out(a.devices.across()),
+                            arbitrate: (arb > 0).then_some(arb),
+                            gemm_grid: (grid > 0).then_some(grid),
+                            fused: a.knobs.fused(),
+                            host: a.knobs.host(),
+                            step_lead,
+                        };
+                        let model = match c {
+                            Some(_) => None,
+                            None => {
+                                model_chunks(a.devices.devices.as_ref().map(|s| s.count()), &config)
                             }
-                            validate(&config, &mode_list(&a.mode))
-                                .and_then(|()| {
-                                    check_devices(&a.devices, config.ranks, &mode_list(&a.mode))
-                                })
-                                .with_context(|| {
-                                    format!(
-                                        "sweep point {label} ranks {r} chunks {}",
-                                        config.chunks
-                                    )
-                                })?;
-                            points.push(SweepPoint {
-                                label: label.clone(),
-                                config,
-                                // A list not given leaves the table's choice standing; one
-                                // given, whatever its values, wins.
-                                given: Given {
-                                    chunks: c.is_some(),
-                                    reduce: a.reduce.is_some(),
-                                    gemm_grid: !a.gemm_grid.is_empty(),
-                                    step_lead: !a.step_lead.is_empty(),
-                                    link: !a.link_workgroups.is_empty(),
-                                    arbitrate: !a.arbitrate.is_empty(),
-                                    collective: a.points.collective.is_some(),
-                                    ..given_knobs(&a.knobs)
-                                },
-                                model_chunks: model.is_some(),
-                            });
+                        };
+                        if let Some(n) = model {
+                            config.chunks = n;
                         }
+                        // Swept against the stage order, the chunk order leaves out the chunk
+                        // counts it cannot take rather than refuse the grid; given alone, it is
+                        // checked as any knob.
+                        if orders.len() > 1 && order == Order::Chunk && config.chunks < 2 {
+                            left_out += 1;
+                            continue;
+                        }
+                        validate(&config, &mode_list(&a.mode))
+                            .and_then(|()| {
+                                check_devices(&a.devices, config.ranks, &mode_list(&a.mode))
+                            })
+                            .with_context(|| {
+                                format!(
+                                    "sweep point {label} ranks {r} chunks {} order {}",
+                                    config.chunks,
+                                    order.name()
+                                )
+                            })?;
+                        points.push(SweepPoint {
+                            label: label.clone(),
+                            config,
+                            // A list not given leaves the table's choice standing; one
+                            // given, whatever its values, wins.
+                            given: Given {
+                                chunks: c.is_some(),
+                                reduce: a.reduce.is_some(),
+                                gemm_grid: !a.gemm_grid.is_empty(),
+                                step_lead: !a.step_lead.is_empty(),
+                                link: !a.link_workgroups.is_empty(),
+                                arbitrate: !a.arbitrate.is_empty(),
+                                collective: a.points.collective.is_some(),
+                                ..given_knobs(&a.knobs)
+                            },
+                            model_chunks: model.is_some(),
+                        });
                     }
                 }
             }
         }
+    }
+    if left_out > 0 {
+        note!(
+            "sweep: {left_out} point(s) left out: the chunk order needs 2 or more chunks per rank"
+        );
+    }
+    if points.is_empty() && left_out > 0 {
+        return Err(t3_wgpu::Error::invalid(
+            "sweep grid",
+            "no point the chunk order can take",
+            "a chunk count of 2 or more with --order chunk",
+        )
+        .into());
     }
     Ok(points)
 }
 
 pub fn describe_point(label: &str, config: &Config) -> String {
     format!(
-        "{label} ranks {} chunks {} link {}{}{} step lead {}",
+        "{label} ranks {} chunks {}{} link {}{}{} step lead {}",
         config.ranks,
         config.chunks,
+        match config.order {
+            Order::Stage => String::new(),
+            o => format!(" ({} order)", o.name()),
+        },
         config.link.describe(),
         config
             .arbitrate

@@ -92,7 +92,7 @@ pub fn given_knobs(k: &KnobArgs) -> Given {
         fused_spares: fused.spares.is_some(),
         fused_pieces: fused.pieces != t3_wgpu::config::fused::Pieces::Auto,
         fused_pause: fused.pause.is_some(),
-        order: k.order.is_some(),
+        order: !k.order.is_empty(),
         ..Given::default()
     }
 }

@@ -36,7 +36,7 @@ pub fn tune_jobs(a: &TuneCmdArgs) -> Result<Vec<(String, Config)>> {
                 out_dtype: a.gemm.out(a.devices.across()),
                 fused: a.knobs.fused(),
                 host: a.knobs.host(),
-                order: a.knobs.order.unwrap_or_default(),
+                order: a.knobs.one_order()?,
                 ..Config::new(shape, r)
             };
             let devices = a.devices.devices.as_ref().map(|s| s.count());
