@@ -1,6 +1,8 @@
-//! A run's configuration per mode: the tune table's choice for the point, else the model's chunk
-//! count, every knob given as a flag winning over both; and the runs of several configurations (one
-//! per distinct choice) merged into one report, each mode's row naming its configuration and source.
+//! A run's configuration per mode: the tune table's choice for the point, else the model's (its
+//! chunk count; fused mode's own configuration on one GPU), every knob given as a flag winning over
+//! both; and the runs of several configurations (one per distinct choice) merged into one report,
+//! its baselines those of sequential's or the point's configuration, each mode's row naming its
+//! configuration and source.
 
 use serde::Serialize;
 
@@ -128,11 +130,7 @@ pub fn run_plans(
             None => groups.push((p.config.clone(), vec![p.mode], id)),
         }
     }
-    // The baselines are those of the point's own collective: a mode the table runs as another
-    // (the direct all-reduce for the ring's) is over the ring's sequential. Where every mode asked
-    // falls back or runs the other, the configuration as given runs first for its baselines alone.
-    let own = opts.config.collective;
-    match groups.iter().position(|g| g.0.collective == own) {
+    match baseline_group(&groups, &opts.config) {
         Some(i) => groups[..=i].rotate_right(1),
         None => groups.insert(0, (opts.config.clone(), Vec::new(), String::new())),
     }
@@ -206,6 +204,21 @@ pub fn run_plans(
     Ok(merged)
 }
 
+/// Which of `groups` (configuration, its modes, its id) times the report's baselines: sequential's
+/// own where it runs on the point's collective (a table's choice for it: the point's sequential at
+/// its best), else the one that runs the configuration as given, `base`. None: no group runs
+/// either, and `base` runs first for its baselines alone. Another mode's own configuration (a
+/// table's, or fused mode's from the model) never times them: its speedup would be over a
+/// sequential of its own layout, and would change with the modes asked. A mode the table runs as
+/// another collective (the direct all-reduce for the ring's) is so over the ring's sequential.
+fn baseline_group(groups: &[(Config, Vec<ModeKind>, String)], base: &Config) -> Option<usize> {
+    let id = serde_json::to_string(base).unwrap_or_default();
+    groups
+        .iter()
+        .position(|g| g.1.contains(&ModeKind::Sequential) && g.0.collective == base.collective)
+        .or_else(|| groups.iter().position(|g| g.2 == id))
+}
+
 /// A row for `mode` that is sequential's run in `r`.
 fn sequential_row(r: &Report, mode: ModeKind) -> ModeResult {
     let seq = r.results.iter().find(|m| m.mode == ModeKind::Sequential);
@@ -225,5 +238,50 @@ fn sequential_row(r: &Report, mode: ModeKind) -> ModeResult {
             seq.map_or(r.config.out_dtype, |s| s.output_dtype),
             seq.map_or(crate::reference::GEMM_BOUND, |s| s.tolerance),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{Collective, Order};
+    use crate::shapes::Shape;
+
+    fn group(c: &Config, modes: &[ModeKind]) -> (Config, Vec<ModeKind>, String) {
+        (c.clone(), modes.to_vec(), serde_json::to_string(c).unwrap())
+    }
+
+    #[test]
+    fn the_baselines_are_sequentials_or_the_points_never_another_modes_own() {
+        let base = Config::new(Shape::new(64, 64, 64).unwrap(), 4);
+        let own = Config {
+            chunks: 4,
+            order: Order::Chunk,
+            ..base.clone()
+        };
+        let tuned_seq = Config {
+            gemm_grid: Some(128),
+            ..base.clone()
+        };
+        let direct = Config {
+            collective: Collective::DirectReduceScatter,
+            ..base.clone()
+        };
+        use ModeKind::{Encoded, Fused, Sequential};
+        // Fused at its own configuration asked alone: the point's runs for the baselines.
+        assert_eq!(baseline_group(&[group(&own, &[Fused])], &base), None);
+        // Beside the point's: the point's, wherever it comes.
+        let g = [group(&own, &[Fused]), group(&base, &[Encoded])];
+        assert_eq!(baseline_group(&g, &base), Some(1));
+        // Sequential's own (a table's) before the point's.
+        let g = [
+            group(&base, &[Encoded]),
+            group(&own, &[Fused]),
+            group(&tuned_seq, &[Sequential]),
+        ];
+        assert_eq!(baseline_group(&g, &base), Some(2));
+        // Sequential's on another collective does not time them.
+        let g = [group(&direct, &[Sequential]), group(&own, &[Fused])];
+        assert_eq!(baseline_group(&g, &base), None);
     }
 }

@@ -158,14 +158,15 @@ pub fn across_devices_defaults(
 /// Chunks per rank of fused mode's own configuration on one GPU ([`fused_defaults`]).
 pub const FUSED_CHUNKS: usize = 4;
 
-/// The least GEMM time per chunk, ms by the [`Prior`], at which fused mode's own configuration on one
-/// GPU ([`fused_defaults`]) pays.
+/// The least GEMM time of one stage of one rank in the chunk order (the rank's chunk j of every
+/// shard: the device's GEMM time over ranks x chunks per rank), ms by the [`Prior`], at which fused
+/// mode's own configuration on one GPU ([`fused_defaults`]) pays.
 pub const FUSED_MIN_CHUNK_MS: f64 = 0.12;
 
 /// Fused mode's own configuration on one GPU where neither a flag nor a table sets its chunks or
 /// order: `c` at [`FUSED_CHUNKS`] chunks per rank (fewer where the shard has fewer rows) in the
-/// GEMM's chunk order, where the collective takes that order and each chunk's GEMM takes at least
-/// [`FUSED_MIN_CHUNK_MS`] by the prior; None otherwise (fused then runs `c`, as the other modes do).
+/// GEMM's chunk order, where the collective takes that order and one rank's stage in it takes at
+/// least [`FUSED_MIN_CHUNK_MS`] by the prior; None otherwise (fused then runs `c`, as the other modes do).
 /// The chunk order makes every rank's chunk i before any chunk i+1, so the steps of a chunk start
 /// under the GEMM and the tail after it is one chunk's, not a stage's; but each chunk costs the
 /// persistent kernel its tracking and its pauses, which a short chunk does not repay. The threshold
@@ -358,7 +359,7 @@ mod tests {
         let per_chunk = |c: &Config| {
             Prior::of(Some(gpu), c.dtype, 1, None).costs(c, 1).gemm_ms / (c.ranks * 4) as f64
         };
-        // Where the chunk order at 4 chunks per rank paid: chunks of 0.161 ms and longer.
+        // Shapes whose stages are past the threshold.
         for ((n, k, r), dtype) in [
             (megagpt2_tp8, Dtype::F32),
             (tnlg_tp8, Dtype::F32),
@@ -368,7 +369,7 @@ mod tests {
             (tnlg_tp2, Dtype::F32),
         ] {
             let c = point(n, k, r, dtype);
-            assert!(per_chunk(&c) > 0.16, "{}", per_chunk(&c));
+            assert!(per_chunk(&c) > FUSED_MIN_CHUNK_MS, "{}", per_chunk(&c));
             let own = fused_defaults(&c, &none, gpu, 1).expect("fused's own configuration");
             assert_eq!((own.chunks, own.order), (4, Order::Chunk));
             // Nothing else moves.
@@ -388,12 +389,19 @@ mod tests {
             };
             assert!(fused_defaults(&all_reduce, &none, gpu, 1).is_some());
         }
-        // Where it lost: TP-8 f16, chunks of 0.048 and 0.093 ms.
+        // Shapes whose stages are short of it.
         for (n, k, r) in [megagpt2_tp8, tnlg_tp8] {
             let c = point(n, k, r, Dtype::F16);
-            assert!(per_chunk(&c) < 0.1, "{}", per_chunk(&c));
+            assert!(per_chunk(&c) < FUSED_MIN_CHUNK_MS, "{}", per_chunk(&c));
             assert!(fused_defaults(&c, &none, gpu, 1).is_none());
         }
+        // Just either side of the threshold (the prior's time is linear in K).
+        let probe = point(4096, 1024, 4, Dtype::F16);
+        let k_at = 1024.0 * FUSED_MIN_CHUNK_MS / per_chunk(&probe);
+        let above = point(4096, (k_at * 1.02).ceil() as usize, 4, Dtype::F16);
+        let below = point(4096, (k_at * 0.98).floor() as usize, 4, Dtype::F16);
+        assert!(fused_defaults(&above, &none, gpu, 1).is_some());
+        assert!(fused_defaults(&below, &none, gpu, 1).is_none());
         // It yields to `--chunks` or `--order` given, a CPU adapter, several devices and a
         // collective the chunk order does not fit.
         let c = point(tnlg_tp2.0, tnlg_tp2.1, tnlg_tp2.2, Dtype::F32);

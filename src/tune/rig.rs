@@ -54,7 +54,7 @@ pub struct Job {
     pub given: Given,
     /// Fused mode's own configuration as given, where the model gives it one
     /// ([`super::model::fused_defaults`]): what a run without a table runs fused mode at. It differs
-    /// from `base` only in knobs, so it is `base` with its [`Knobs`].
+    /// from `base` only in its chunk count and order (knobs the search moves).
     pub fused: Option<Config>,
 }
 

@@ -286,7 +286,11 @@ impl<M: Measure> Point1<'_, M> {
             for (a, v) in space::rounds(&limits) {
                 let mut k = best(self).map_or(start.clone(), |b| b.knobs);
                 axes[a][v].set(&mut k);
-                let k = self.at_chunks_that_run(mode, k, axes);
+                // A chunk count that cannot run stays a move not made: repaired, it would be
+                // another count's.
+                if !matches!(axes[a][v], space::Value::Chunks(_)) {
+                    k = self.at_chunks_that_run(mode, k, axes);
+                }
                 match self.ask(mode, &k.canonical(), deadline)? {
                     Asked::Known => {}
                     Asked::NoTime => return Ok(()),
@@ -378,8 +382,9 @@ impl<M: Measure> Point1<'_, M> {
         deadline: Instant,
     ) -> Result<Option<Choice>> {
         // The configuration as given, where the point's first experiment did not measure it
-        // (fused mode's own, [`Job::config`]), measured first whatever the deadline, as that
-        // experiment measures the others': the choice must beat it clearly to replace it.
+        // (fused mode's own, [`Job::config`]), measured first whatever the deadline (sequential
+        // beside it, as every measurement of the search): the choice must beat it clearly to
+        // replace it.
         let given = self.given(mode);
         if !self.seen.contains_key(&(mode, given.clone()))
             && given.runnable(&self.job.base, mode).is_some()
