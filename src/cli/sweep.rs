@@ -117,11 +117,11 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
         .into());
     }
     // Every point's combinations of the knobs swept beside its workload, ranks, chunks and link.
-    let mut caps = Vec::new();
+    let mut knob_sets = Vec::new();
     for &arb in &arbitrate {
         for &grid in &gemm_grid {
             for &lead in &step_leads {
-                caps.extend(orders.iter().map(|&o| (arb, grid, lead, o)));
+                knob_sets.extend(orders.iter().map(|&o| (arb, grid, lead, o)));
             }
         }
     }
@@ -135,7 +135,7 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
         for &r in &rs {
             for &c in &chunk_list {
                 for &w in &link_workgroups {
-                    for &(arb, grid, step_lead, order) in &caps {
+                    for &(arb, grid, step_lead, order) in &knob_sets {
                         let mut config = Config {
                             shape: *shape,
                             ranks: r,
