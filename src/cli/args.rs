@@ -178,7 +178,8 @@ pub struct KnobArgs {
     /// all-reduce: stage (shard by shard, T3's stagger: the all-gather and the last reduce-scatter
     /// step wait for the GEMM's last stage) or chunk (the j-th chunk of every shard at stage j, so
     /// chunk j is reduced and gathered while later ones compute; 2 or more chunks per rank)
-    /// [default: stage; `t3 sweep` takes a comma list and sweeps each]
+    /// [default: stage, or the tune table's, or fused mode's own with --chunks (see there); `t3 sweep`
+    /// takes a comma list and sweeps each]
     #[arg(long, value_parser = order, value_delimiter = ',')]
     pub order: Vec<t3_wgpu::schedule::Order>,
 }
@@ -317,9 +318,10 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
     /// Chunks per rank's share of the output (each output is R shards x this many chunks). Default:
-    /// the tune table's; else 1 on one device, and where --devices spreads the ranks over several
-    /// the cost model's (between devices a rank's only chunk leaves nothing to send until its whole
-    /// GEMM is done, and each more chunk costs a submission).
+    /// the tune table's; else 1 on one device (fused mode on a GPU: 4 in the chunk order where the
+    /// cost model says a rank's stage is long enough to repay them), and where --devices spreads the
+    /// ranks over several the cost model's (between devices a rank's only chunk leaves nothing to
+    /// send until its whole GEMM is done, and each more chunk costs a submission).
     #[arg(long, value_parser = chunks)]
     pub chunks: Option<usize>,
     #[command(flatten)]
@@ -412,7 +414,7 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub devices: DevicesArg,
     /// Chunks per rank to sweep (comma list) [default: as `t3 run` picks them: the tune table's, else
-    /// the model's across devices, else 1].
+    /// the model's (across devices; fused mode's own on a GPU), else 1].
     #[arg(long, value_delimiter = ',', value_parser = chunks)]
     pub chunks: Vec<usize>,
     // The lists below have no clap default: a list not given is empty, so that a value given on
