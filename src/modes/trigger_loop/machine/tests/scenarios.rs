@@ -5,10 +5,19 @@ use super::*;
 /// Two ranks of `per_rank` chunks on two devices under `collective` (update), over zero-copy
 /// links: the plan, its placement and links, and its GEMM stages.
 fn zero_copy_pair(collective: Collective, per_rank: usize) -> (Plan, Placement, HostLinks, usize) {
+    zero_copy_ranks(collective, per_rank, 2)
+}
+
+/// [`zero_copy_pair`]'s two ranks on `devices` devices (one: both ranks on it).
+fn zero_copy_ranks(
+    collective: Collective,
+    per_rank: usize,
+    devices: usize,
+) -> (Plan, Placement, HostLinks, usize) {
     let ch = Chunking::new(16 * per_rank, 2, per_rank).unwrap();
     let schedule = Schedule::new(collective, &ch);
     let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
-    let placement = Placement::new(2, 2).unwrap();
+    let placement = Placement::new(2, devices).unwrap();
     let mut links = HostLinks::new(&plan, &placement);
     for l in &mut links.links {
         l.zero_copy = true;
@@ -64,22 +73,9 @@ fn the_last_gemm_stage_waits_for_the_sends_it_would_otherwise_leave_alone() {
     // sends. With two submissions allowed, queueing the last stage at once would leave those sends
     // nothing to go beside: on two devices it waits for the first stage; on one it does not.
     for devices in [2, 1] {
-        let ch = Chunking::new(64, 2, 4).unwrap();
-        let schedule = Schedule::new(Collective::AllReduce, &ch);
-        let plan = Plan::new(&schedule, &ch, 8, 128, ReduceVia::Update);
-        let placement = Placement::new(2, devices).unwrap();
-        let mut links = HostLinks::new(&plan, &placement);
-        for l in &mut links.links {
-            l.zero_copy = true;
-        }
+        let (plan, placement, links, stages) = zero_copy_ranks(Collective::AllReduce, 4, devices);
         let gate = Gate::Tracked(HostGrain::Stage);
-        let mut m = Machine::new(
-            &plan,
-            &placement,
-            &links,
-            schedule.gemm_stages(),
-            (gate, 2, false),
-        );
+        let mut m = Machine::new(&plan, &placement, &links, stages, (gate, 2, false));
         let gemms = |s: &Submission| {
             s.passes
                 .iter()

@@ -326,14 +326,9 @@ fn check(
     // The flag handoff: a landing waits beside GEMM work only for a chunk of a gated link to this
     // device whose send half is already queued (no wait on work queued behind itself), not yet
     // landed, once.
-    let gemm = s
-        .passes
-        .iter()
-        .flatten()
-        .any(|&i| plan.ops[i].kind == Kind::Gemm);
     for &i in &s.waits {
         let c = links.of_op[i].ok_or(format!("op {i} waits but does not cross"))?;
-        if !(gemm && c.to == d && links.links[c.link].gated) {
+        if !(has_gemm && c.to == d && links.links[c.link].gated) {
             return Err(format!(
                 "op {i} waits on device {d} beside no GEMM work or no gate"
             ));
