@@ -618,8 +618,8 @@ pub fn tune_point(
             continue;
         };
         let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
-        let mut chunks = space::chunk_order(mode, &fitted, &job.base);
-        chunks.truncate(s.chunk_tries.max(1));
+        let own = Some(job.config(mode).chunks).filter(|&n| n != job.base.chunks);
+        let chunks = space::chunk_axis(mode, &fitted, &job.base, own, s.chunk_tries);
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         spaces.push((mode, fitted, axes));
     }

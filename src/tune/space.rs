@@ -270,3 +270,30 @@ pub fn chunk_order(mode: ModeKind, costs: &model::Costs, base: &Config) -> Vec<u
     }
     v
 }
+
+/// The chunk counts `mode`'s search measures: [`chunk_order`]'s first `tries`, then, where the mode's
+/// configuration as given has its own count (`own`: fused mode's own, [`super::rig::Job::config`]),
+/// that count and the next finer one, so that the search can move on from where a run without a
+/// table starts (the model's pass cost, fitted at the point's count, cannot judge that one).
+pub fn chunk_axis(
+    mode: ModeKind,
+    costs: &model::Costs,
+    base: &Config,
+    own: Option<usize>,
+    tries: usize,
+) -> Vec<usize> {
+    let mut v = chunk_order(mode, costs, base);
+    v.truncate(tries.max(1));
+    if let Some(own) = own {
+        let finer = model::CHUNKS
+            .into_iter()
+            .filter(|&n| n > own && n <= model::max_chunks(base))
+            .min();
+        for n in std::iter::once(own).chain(finer) {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+    }
+    v
+}

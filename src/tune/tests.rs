@@ -369,6 +369,32 @@ fn the_chunk_axis_tries_one_count_finer_than_the_models_best_second() {
     );
 }
 
+/// The chunk axis of a mode with its own configuration as given (fused mode's, 4 chunks per rank):
+/// the model's best few, then that count and the next finer one where they are not among them; a
+/// shard too short for the finer one leaves it out.
+#[test]
+fn the_chunk_axis_holds_a_modes_own_count_and_the_next_finer() {
+    let base = Config::new(Shape::new(96, 40, 24).unwrap(), 2);
+    let dear = super::model::Costs {
+        gemm_ms: 10.0,
+        comm_ms: 10.0,
+        pass_ms: 5.0,
+    };
+    // The model's order from dear passes is 1, 2, 4, 8, 16.
+    let axis = |own, tries| space::chunk_axis(ModeKind::Fused, &dear, &base, own, tries);
+    assert_eq!(axis(None, 3), [1, 2, 4]);
+    assert_eq!(axis(Some(4), 3), [1, 2, 4, 8]);
+    assert_eq!(axis(Some(4), 2), [1, 2, 4, 8]);
+    assert_eq!(axis(Some(8), 1), [1, 8, 16]);
+    // 16 is the finest count the tuner tries; a shard of 4 rows takes no more than 4 chunks.
+    assert_eq!(axis(Some(16), 3), [1, 2, 4, 16]);
+    let short = Config::new(Shape::new(8, 40, 24).unwrap(), 2);
+    assert_eq!(
+        space::chunk_axis(ModeKind::Fused, &dear, &short, Some(4), 2),
+        [1, 2, 4]
+    );
+}
+
 /// The two ways the model's one-GPU defaults make room for the steps lead to each other, where the
 /// space offers both; from anything else, or with a knob given as a flag, there is no other.
 #[test]
