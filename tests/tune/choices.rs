@@ -1,0 +1,279 @@
+//! What the tuner chooses and how a run takes it: the fastest measured, a flag given over the table,
+//! the said fallback, a mode that cannot run, a mode at its own configuration.
+
+use super::*;
+
+#[test]
+fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
+    let d = tmp("end-to-end");
+    let Some((name, t)) = tune(&d, "host,encoded") else {
+        return;
+    };
+    assert_eq!(t["format"], "t3-tune");
+    assert_eq!(t["version"], 4);
+    assert!(t["adapter"].as_str().is_some_and(|a| !a.is_empty()));
+    assert!(t["date"].as_str().is_some_and(|a| a.ends_with('Z')));
+    let p = &t["points"][0];
+    assert_eq!(p["key"]["m"], 64);
+    assert_eq!(p["key"]["ranks"], 2);
+    let seq = p["sequential_ms"].as_f64().unwrap();
+    assert!(seq.is_finite() && seq > 0.0);
+    let modes = p["modes"].as_array().unwrap();
+    assert!(!modes.is_empty(), "{p}");
+    // Sequential on warm clocks per layout (chunks, reduce, link, grid, collective): its fastest
+    // figure beside any measurement of any mode; the point's, the fastest layout's.
+    let layout = |a: &serde_json::Value| {
+        let k = &a["knobs"];
+        format!(
+            "{} {} {} {} {}",
+            k["chunks"], k["reduce"], k["link_workgroups"], k["gemm_grid"], k["collective"]
+        )
+    };
+    let mut warm: std::collections::HashMap<String, f64> = Default::default();
+    for c in modes {
+        for a in c["alternatives"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(c["confirmed"].as_array().unwrap())
+        {
+            if let Some(t) = a["sequential_ms"].as_f64() {
+                let w = warm.entry(layout(a)).or_insert(f64::INFINITY);
+                *w = w.min(t);
+            }
+        }
+    }
+    let fastest_seq = warm.values().copied().fold(f64::INFINITY, f64::min);
+    assert!((seq - fastest_seq).abs() < 1e-9, "{seq} {warm:?}");
+    let on_warm_clocks = |a: &serde_json::Value| {
+        let (t, beside) = (a["median_ms"].as_f64()?, a["sequential_ms"].as_f64()?);
+        Some(t * warm[&layout(a)] / beside)
+    };
+    for c in modes {
+        let best = c["median_ms"].as_f64().unwrap();
+        let alts = c["alternatives"].as_array().unwrap();
+        assert!(!alts.is_empty());
+        // The choice is the confirmation fastest on warm clocks of the three fastest
+        // alternatives and the configuration as given, or the configuration as given where that
+        // one does not lead it clearly (by 3% both on warm clocks and by the ratio to the
+        // sequential beside each); its speedup and fallback follow the chosen figure.
+        let confirmed = c["confirmed"].as_array().unwrap();
+        assert!(!confirmed.is_empty() && confirmed.len() <= 4, "{c}");
+        let fastest = confirmed
+            .iter()
+            .filter_map(on_warm_clocks)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(on_warm_clocks(&confirmed[0]), Some(fastest), "{c}");
+        let chosen = confirmed
+            .iter()
+            .chain(alts)
+            .find(|a| a["knobs"] == c["knobs"] && a["median_ms"].as_f64() == Some(best))
+            .expect("the choice's figure is one measured");
+        let t_chosen = on_warm_clocks(chosen).unwrap();
+        let is_given = |a: &serde_json::Value| {
+            let k = &a["knobs"];
+            k["chunks"] == 1
+                && k["reduce"] == "update"
+                && k.as_object()
+                    .unwrap()
+                    .iter()
+                    .all(|(n, v)| n == "chunks" || n == "reduce" || v.is_null())
+        };
+        let ratio = |a: &serde_json::Value| {
+            a["sequential_ms"].as_f64().unwrap() / a["median_ms"].as_f64().unwrap()
+        };
+        // The fastest confirmed leads `g` past the noise on both readings (`slack` widens or
+        // narrows the margins by a rounding's worth, so that neither direction's assertion fails
+        // on a tie).
+        let leads = |g: &serde_json::Value, slack: f64| {
+            let t_g = on_warm_clocks(g).unwrap();
+            fastest * 1.03 < t_g + slack && ratio(&confirmed[0]) > ratio(g) * 1.03 - slack
+        };
+        if confirmed[0]["knobs"] != c["knobs"] {
+            assert!(
+                is_given(chosen),
+                "only the configuration as given stands in the fastest's place: {c}"
+            );
+            assert!(
+                t_chosen <= seq,
+                "a given slower than sequential never stands: {c}"
+            );
+            if confirmed.contains(chosen) {
+                assert!(!leads(chosen, -1e-9), "beaten clearly: {c}");
+            }
+        } else if let Some(g) = confirmed
+            .iter()
+            .find(|a| is_given(a) && a["median_ms"].is_f64() && a["knobs"] != c["knobs"])
+        {
+            // The fastest confirmed replaced the configuration as given: it led clearly, or the
+            // given was slower than sequential.
+            assert!(
+                leads(g, 1e-9) || on_warm_clocks(g).unwrap() > seq,
+                "replaced without a clear lead: {c}"
+            );
+        }
+        let timed: Vec<&serde_json::Value> =
+            alts.iter().filter(|a| a["median_ms"].is_f64()).collect();
+        let mut as_given = 0;
+        for k in confirmed {
+            let rank = timed.iter().position(|a| a["knobs"] == k["knobs"]);
+            if rank.is_some_and(|r| r >= 3) {
+                // The configuration as given, its first figure the point's as-given time.
+                as_given += 1;
+                assert_eq!(timed[rank.unwrap()]["median_ms"], c["given_ms"], "{k}");
+            }
+            assert!(
+                rank.is_some() && as_given <= 1,
+                "confirmed {k} among the three fastest of {alts:?} or as given"
+            );
+        }
+        let speedup = c["speedup"].as_f64().unwrap();
+        assert!((speedup - seq / t_chosen).abs() < 1e-9, "{speedup} {c}");
+        assert_eq!(c["fallback"].as_bool().unwrap(), t_chosen > seq);
+    }
+    // `run` (auto) finds the table and runs each tuned mode as chosen, naming it and its source.
+    let rows = run_csv(&d, &["--mode", "host,encoded", "--no-fallback"]);
+    for c in modes {
+        let mode = c["mode"].as_str().unwrap();
+        let row = rows.iter().find(|r| &r[0] == mode).expect("a row per mode");
+        assert_eq!(&row[5], "table", "{row:?}");
+        assert_eq!(
+            row[7].parse::<u64>().unwrap(),
+            c["knobs"]["chunks"].as_u64().unwrap()
+        );
+        assert!(row[4].contains(&format!(
+            "reduce {}",
+            c["knobs"]["reduce"].as_str().unwrap()
+        )));
+        assert_eq!(&row[8], c["knobs"]["order"].as_str().unwrap_or("stage"));
+    }
+    // Off: the flags' configuration.
+    let rows = run_csv(&d, &["--mode", "host", "--tune", "off"]);
+    assert_eq!(&rows[0][5], "flags");
+    assert!(rows[0][4].starts_with("chunks 1, reduce update"));
+    // A flag given wins over the table's choice.
+    let rows = run_csv(&d, &["--mode", "host", "--chunks", "3"]);
+    assert_eq!(&rows[0][7], "3");
+    let _ = std::fs::remove_file(d.join(name));
+}
+
+#[test]
+fn a_swept_list_given_wins_over_the_table_even_at_its_default_value() {
+    let d = tmp("sweep-given");
+    let Some((name, t)) = tune(&d, "host") else {
+        return;
+    };
+    // The table's choice for host mode: a persistent GEMM grid of 3 workgroups, in the chunk order.
+    edit(&d, &name, &t, |t| {
+        let k = &mut t["points"][0]["modes"][0]["knobs"];
+        k["gemm_grid"] = 3.into();
+        k["chunks"] = 2.into();
+        k["order"] = "chunk".into();
+    });
+    let rows = csv_of(&d, "sweep", &["--mode", "host"]);
+    assert!(rows[0][4].contains("grid 3"), "left out: {:?}", rows[0]);
+    assert_eq!(&rows[0][5], "table");
+    assert_eq!(
+        &rows[0][8], "chunk",
+        "the order column is the table's: {:?}",
+        rows[0]
+    );
+    assert_eq!(
+        &csv_of(&d, "sweep", &["--mode", "host", "--order", "stage"])[0][8],
+        "stage"
+    );
+    let rows = csv_of(&d, "sweep", &["--mode", "host", "--gemm-grid", "0"]);
+    assert!(rows[0][4].contains("grid off"), "given as 0: {:?}", rows[0]);
+    let rows = csv_of(&d, "sweep", &["--mode", "host", "--gemm-grid", "0,2"]);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows[1][4].contains("grid 2"), "{:?}", rows[1]);
+}
+
+#[test]
+fn a_mode_that_loses_falls_back_and_says_so() {
+    // Forced: the table says host's best ran at half sequential's speed.
+    let Some(d) = tuned_then("fallback", "host", |c| {
+        c["fallback"] = true.into();
+        c["speedup"] = 0.5.into();
+    }) else {
+        return;
+    };
+    let rows = run_csv(&d, &["--mode", "sequential,host"]);
+    let host = rows.iter().find(|r| &r[0] == "host").unwrap();
+    let seq = rows.iter().find(|r| &r[0] == "sequential").unwrap();
+    assert!(host[6].starts_with("fell back to sequential"), "{host:?}");
+    assert!(host[6].contains("0.500x"), "{host:?}");
+    assert_eq!(&host[1], "none", "a fallback runs no trigger");
+    assert_eq!(host[2], seq[2], "its time is sequential's");
+    // The report's first screen says it too.
+    let o = run_modes(&d, "host", &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("fell back to sequential"), "{out}");
+    assert!(out.contains("[table]"), "{out}");
+    // --no-fallback: the losing run as it is, said.
+    let rows = run_csv(&d, &["--mode", "host", "--no-fallback"]);
+    assert_eq!(&rows[0][1], "tracked");
+    assert!(rows[0][6].starts_with("shown as run"), "{:?}", rows[0]);
+    // JSON says it as well.
+    let r = run_json(&d, "host");
+    let host = row(&r, "host");
+    assert!(host["fallback"].as_str().unwrap().starts_with("fell back"));
+    assert_eq!(host["config_source"], "table");
+}
+
+/// A mode that cannot run at a point as given is not tuned, and the tuner says so and why, in its
+/// output and in the table (before, it was left out without a word).
+#[test]
+fn a_mode_that_cannot_run_is_said_not_tuned() {
+    // No spares and no help from the GEMM: fused mode has nothing to run its steps on.
+    let fused = "help=never,spare-dispatch=own,alias=off,spares=0";
+    let Some((_, t, out)) = tune_with(&tmp("not-run"), "encoded,fused", &["--fused", fused]) else {
+        return;
+    };
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("fused"))
+        .unwrap_or_else(|| panic!("no fused line: {out}"));
+    assert!(line.contains("not tuned"), "{line}");
+    assert!(
+        line.contains("spares=0"),
+        "the reason names the value: {line}"
+    );
+    let p = &t["points"][0];
+    assert_eq!(p["not_run"][0]["mode"], "fused", "{p}");
+    assert!(
+        p["not_run"][0]["why"].as_str().unwrap().contains("spares"),
+        "{p}"
+    );
+    assert_eq!(tuned_modes(p), ["encoded"], "{p}");
+}
+
+/// A mode the table puts at a configuration of its own runs apart from sequential's: its speedup is
+/// still over the T_seq the report shows (not over its own configuration's sequential, which would
+/// read as a gain where that sequential is the slower), and a note gives its own.
+#[test]
+fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
+    let Some(d) = tuned_then("own", "encoded", |c| {
+        c["fallback"] = false.into();
+        c["knobs"]["chunks"] = 3.into();
+    }) else {
+        return;
+    };
+    let r = run_json(&d, "sequential,encoded");
+    let (seq, enc) = (row(&r, "sequential"), row(&r, "encoded"));
+    assert!(seq.get("own_t_seq_ms").is_none(), "{seq}");
+    let own = enc["own_t_seq_ms"].as_f64().expect("its own sequential");
+    let (t_seq, t) = (
+        r["t_seq_ms"].as_f64().unwrap(),
+        enc["median_ms"].as_f64().unwrap(),
+    );
+    assert!(own > 0.0 && own != t_seq, "{own} {t_seq}");
+    assert!(
+        (enc["speedup"].as_f64().unwrap() - t_seq / t).abs() < 1e-9,
+        "{enc}"
+    );
+    // The first screen marks it and says what its own sequential took.
+    let o = run_modes(&d, "sequential,encoded", &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("† encoded: over T_seq"), "{out}");
+}
