@@ -5,6 +5,7 @@ use super::{mode_checks, ms};
 use crate::config::ModeKind;
 use crate::consistency::Kind;
 use crate::experiment::{ModeResult, Report};
+use crate::stats::Spread;
 
 /// "1.2 TFLOP/s", or GFLOP/s below one TFLOP/s (a CPU adapter's rate would print as 0.00).
 fn rate(tflops: f64) -> String {
@@ -78,6 +79,7 @@ pub fn summary(r: &Report) -> String {
     for l in own_sequential_notes(r)
         .into_iter()
         .chain(above_ideal_notes(&r.results))
+        .chain(untuned_loss_notes(&r.results, r.t_seq_spread))
     {
         line(l);
     }
@@ -199,6 +201,34 @@ pub fn above_ideal_notes(results: &[ModeResult]) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+/// Where modes at the model's configuration (no tune table for this point) ran slower than
+/// sequential (its spread `t_seq`) beyond the noise of both (the mode's fastest repetition slower than sequential's
+/// slowest): which, and what finds their fastest or falls back. A table's choice or a fallback
+/// already says its own; one mode behind by noise alone is not said to lose.
+pub fn untuned_loss_notes(results: &[ModeResult], t_seq: Option<Spread>) -> Vec<String> {
+    let Some(seq_hi) = t_seq.map(|x| x.hi) else {
+        return Vec::new();
+    };
+    let losing: Vec<&str> = results
+        .iter()
+        .filter(|m| m.mode != ModeKind::Sequential && m.skipped.is_none() && m.fallback.is_none())
+        .filter(|m| m.config_source == Some(crate::tune::Source::Model))
+        .filter(|m| m.spread_ms.is_some_and(|x| x.lo > seq_hi))
+        .map(|m| m.mode.name())
+        .collect();
+    if losing.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        format!(
+            "untuned    {}: slower than sequential here at the model's configuration;",
+            losing.join(", ")
+        ),
+        "           `t3 tune` finds each mode's fastest on this GPU, or falls back where none pays"
+            .into(),
+    ]
 }
 
 /// What a marked speedup is: over T_seq, while sequential at the mode's own configuration (which
@@ -330,6 +360,59 @@ mod tests {
             ..row(8.5, 0.553)
         };
         assert_eq!(efficiency(&own), "0.553*");
+    }
+
+    #[test]
+    fn modes_slower_than_sequential_at_the_models_configuration_are_said_with_the_tuner() {
+        use crate::tune::Source;
+        let spread = |lo: f64, hi: f64| Spread {
+            median: (lo + hi) / 2.0,
+            lo,
+            hi,
+            kind: "min/max",
+            n: 3,
+        };
+        // One H200, tnlg-op-tp2 f16 at the defaults: sequential 1.496-1.502 ms.
+        let mode = |kind, lo, hi, source| ModeResult {
+            mode: kind,
+            spread_ms: Some(spread(lo, hi)),
+            config_source: Some(source),
+            ..row(hi, 0.0)
+        };
+        let sequential = mode(ModeKind::Sequential, 1.496, 1.502, Source::Model);
+        let host = mode(ModeKind::Host, 1.733, 1.748, Source::Model);
+        let encoded = mode(ModeKind::Encoded, 1.591, 1.593, Source::Model);
+        let fused = mode(ModeKind::Fused, 1.368, 1.374, Source::Model);
+        // Behind by less than the noise: not said to lose.
+        let close = mode(ModeKind::Encoded, 1.500, 1.510, Source::Model);
+        let tabled = mode(ModeKind::Host, 1.733, 1.748, Source::Table);
+        let fell = ModeResult {
+            fallback: Some("fell back to sequential".into()),
+            ..host.clone()
+        };
+        let seq = Some(spread(1.496, 1.502));
+        let notes = untuned_loss_notes(
+            &[sequential.clone(), host.clone(), encoded, fused.clone()],
+            seq,
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].starts_with("untuned    host, encoded: slower than sequential"),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[1].contains("`t3 tune`"), "{}", notes[1]);
+        assert!(notes.iter().all(|l| l.chars().count() <= 100));
+        for quiet in [
+            vec![sequential.clone(), fused],
+            vec![sequential.clone(), close],
+            vec![sequential.clone(), tabled],
+            vec![sequential, fell],
+        ] {
+            assert!(untuned_loss_notes(&quiet, seq).is_empty());
+        }
+        // No spread for sequential: no evidence either way.
+        assert!(untuned_loss_notes(&[host], None).is_empty());
     }
 
     #[test]

@@ -302,6 +302,10 @@ fn table(r: &Report) -> String {
     for l in super::summary::own_sequential_notes(r)
         .into_iter()
         .chain(super::summary::above_ideal_notes(&r.results))
+        .chain(super::summary::untuned_loss_notes(
+            &r.results,
+            r.t_seq_spread,
+        ))
     {
         s += &l;
         s.push('\n');
