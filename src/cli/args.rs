@@ -538,7 +538,8 @@ pub struct TuneCmdArgs {
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search
     /// is judged by; still bounded by --budget-s). The space is the search's: every knob's values,
-    /// the chunk counts the model ranks best (three).
+    /// the chunk counts the model ranks best (three), and a mode's own count as given with the next
+    /// finer one (fused mode's on one GPU).
     #[arg(long)]
     pub exhaustive: bool,
     /// Timed repetitions per measurement, interleaved with as many of sequential (each median is

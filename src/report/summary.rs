@@ -79,7 +79,7 @@ pub fn summary(r: &Report) -> String {
     for l in own_sequential_notes(r)
         .into_iter()
         .chain(above_ideal_notes(&r.results))
-        .chain(untuned_loss_notes(&r.results, r.t_seq_spread))
+        .chain(untuned_loss_notes(&r.results, r.t_seq_spread, r.emulated))
     {
         line(l);
     }
@@ -203,19 +203,24 @@ pub fn above_ideal_notes(results: &[ModeResult]) -> Vec<String> {
         .collect()
 }
 
-/// Where modes at the model's configuration (no tune table for this point) ran slower than
-/// sequential (its spread `t_seq`) beyond the noise of both (the mode's fastest repetition slower than sequential's
-/// slowest): which, and what finds their fastest or falls back. A table's choice or a fallback
-/// already says its own; one mode behind by noise alone is not said to lose.
-pub fn untuned_loss_notes(results: &[ModeResult], t_seq: Option<Spread>) -> Vec<String> {
-    let Some(seq_hi) = t_seq.map(|x| x.hi) else {
+/// Where modes at the model's configuration (`[model]`: no tune table's choice) ran slower than
+/// sequential (its spread `t_seq`) beyond the noise of both (the low end of the mode's spread above
+/// the high end of sequential's, each of two repetitions or more): which, and what finds their
+/// fastest or falls back. A table's choice says its own (its fallback included); one mode behind by
+/// noise alone is not said to lose, nor any on an emulated GPU, whose times are not a GPU's.
+pub fn untuned_loss_notes(
+    results: &[ModeResult],
+    t_seq: Option<Spread>,
+    emulated: bool,
+) -> Vec<String> {
+    let Some(seq) = t_seq.filter(|x| x.n >= 2 && !emulated) else {
         return Vec::new();
     };
     let losing: Vec<&str> = results
         .iter()
-        .filter(|m| m.mode != ModeKind::Sequential && m.skipped.is_none() && m.fallback.is_none())
+        .filter(|m| m.mode != ModeKind::Sequential)
         .filter(|m| m.config_source == Some(crate::tune::Source::Model))
-        .filter(|m| m.spread_ms.is_some_and(|x| x.lo > seq_hi))
+        .filter(|m| m.spread_ms.is_some_and(|x| x.n >= 2 && x.lo > seq.hi))
         .map(|m| m.mode.name())
         .collect();
     if losing.is_empty() {
@@ -226,13 +231,12 @@ pub fn untuned_loss_notes(results: &[ModeResult], t_seq: Option<Spread>) -> Vec<
             "untuned    {}: slower than sequential here at the model's configuration;",
             losing.join(", ")
         ),
-        "           `t3 tune` finds each mode's fastest on this GPU, or falls back where none pays"
-            .into(),
+        "           `t3 tune` finds each mode's fastest here, or falls back where none pays".into(),
     ]
 }
 
-/// What a marked speedup is: over T_seq, while sequential at the mode's own configuration (which
-/// the tune table chose) took another time beside it.
+/// What a marked speedup is: over T_seq, while sequential at the mode's own configuration (a tune
+/// table's choice, or fused mode's own on one GPU) took another time beside it.
 pub fn own_sequential_notes(r: &Report) -> Vec<String> {
     r.results
         .iter()
@@ -365,36 +369,34 @@ mod tests {
     #[test]
     fn modes_slower_than_sequential_at_the_models_configuration_are_said_with_the_tuner() {
         use crate::tune::Source;
-        let spread = |lo: f64, hi: f64| Spread {
+        let spread = |lo: f64, hi: f64, n| Spread {
             median: (lo + hi) / 2.0,
             lo,
             hi,
             kind: "min/max",
-            n: 3,
+            n,
         };
         // One H200, tnlg-op-tp2 f16 at the defaults: sequential 1.496-1.502 ms.
         let mode = |kind, lo, hi, source| ModeResult {
             mode: kind,
-            spread_ms: Some(spread(lo, hi)),
+            spread_ms: Some(spread(lo, hi, 3)),
             config_source: Some(source),
             ..row(hi, 0.0)
         };
-        let sequential = mode(ModeKind::Sequential, 1.496, 1.502, Source::Model);
         let host = mode(ModeKind::Host, 1.733, 1.748, Source::Model);
         let encoded = mode(ModeKind::Encoded, 1.591, 1.593, Source::Model);
         let fused = mode(ModeKind::Fused, 1.368, 1.374, Source::Model);
         // Behind by less than the noise: not said to lose.
         let close = mode(ModeKind::Encoded, 1.500, 1.510, Source::Model);
+        // A table's choice (or its fallback) says its own.
         let tabled = mode(ModeKind::Host, 1.733, 1.748, Source::Table);
-        let fell = ModeResult {
-            fallback: Some("fell back to sequential".into()),
+        // One repetition: no spread to tell noise from a loss.
+        let once = ModeResult {
+            spread_ms: Some(spread(1.748, 1.748, 1)),
             ..host.clone()
         };
-        let seq = Some(spread(1.496, 1.502));
-        let notes = untuned_loss_notes(
-            &[sequential.clone(), host.clone(), encoded, fused.clone()],
-            seq,
-        );
+        let seq = Some(spread(1.496, 1.502, 3));
+        let notes = untuned_loss_notes(&[host.clone(), encoded, fused.clone()], seq, false);
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(
             notes[0].starts_with("untuned    host, encoded: slower than sequential"),
@@ -403,16 +405,15 @@ mod tests {
         );
         assert!(notes[1].contains("`t3 tune`"), "{}", notes[1]);
         assert!(notes.iter().all(|l| l.chars().count() <= 100));
-        for quiet in [
-            vec![sequential.clone(), fused],
-            vec![sequential.clone(), close],
-            vec![sequential.clone(), tabled],
-            vec![sequential, fell],
-        ] {
-            assert!(untuned_loss_notes(&quiet, seq).is_empty());
+        for quiet in [fused, close, tabled, once] {
+            assert!(untuned_loss_notes(&[quiet], seq, false).is_empty());
         }
-        // No spread for sequential: no evidence either way.
-        assert!(untuned_loss_notes(&[host], None).is_empty());
+        // No spread for sequential, or one of one repetition: no evidence either way; an emulated
+        // GPU's times are not a GPU's.
+        let one = Some(spread(1.496, 1.496, 1));
+        for (t_seq, emulated) in [(None, false), (one, false), (seq, true)] {
+            assert!(untuned_loss_notes(std::slice::from_ref(&host), t_seq, emulated).is_empty());
+        }
     }
 
     #[test]

@@ -305,6 +305,7 @@ fn table(r: &Report) -> String {
         .chain(super::summary::untuned_loss_notes(
             &r.results,
             r.t_seq_spread,
+            r.emulated,
         ))
     {
         s += &l;

@@ -596,7 +596,8 @@ pub fn tune_point(
         }
     };
     // Each mode that ran as given, with the model fitted to it and the space it searches: the
-    // model prunes the chunk axis to its best few, and the grid and the search share the space.
+    // model prunes the chunk axis to its best few (with a mode's own count as given and the next
+    // finer one), and the grid and the search share the space.
     let mut spaces: Vec<(ModeKind, Costs, Vec<Vec<space::Value>>)> = Vec::new();
     let mut not_run = Vec::new();
     for &mode in job.modes.iter().filter(|&&m| m != ModeKind::Sequential) {
@@ -618,7 +619,7 @@ pub fn tune_point(
             continue;
         };
         let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
-        let own = Some(job.config(mode).chunks).filter(|&n| n != job.base.chunks);
+        let own = (!std::ptr::eq(job.config(mode), &job.base)).then(|| job.config(mode).chunks);
         let chunks = space::chunk_axis(mode, &fitted, &job.base, own, s.chunk_tries);
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         spaces.push((mode, fitted, axes));

@@ -271,10 +271,11 @@ pub fn chunk_order(mode: ModeKind, costs: &model::Costs, base: &Config) -> Vec<u
     v
 }
 
-/// The chunk counts `mode`'s search measures: [`chunk_order`]'s first `tries`, then, where the mode's
-/// configuration as given has its own count (`own`: fused mode's own, [`super::rig::Job::config`]),
-/// that count and the next finer one, so that the search can move on from where a run without a
-/// table starts (the model's pass cost, fitted at the point's count, cannot judge that one).
+/// The chunk counts `mode`'s search measures: [`chunk_order`]'s first `tries`, then, where the
+/// mode's configuration as given has its own count (`own`: fused mode's own,
+/// [`super::rig::Job::config`]), that count and the next finer one, so that the search can move on
+/// from where a run without a table starts (the model's pass cost, fitted at the point's count,
+/// cannot judge that one). Counts past the shard's rows are left out.
 pub fn chunk_axis(
     mode: ModeKind,
     costs: &model::Costs,
@@ -284,7 +285,7 @@ pub fn chunk_axis(
 ) -> Vec<usize> {
     let mut v = chunk_order(mode, costs, base);
     v.truncate(tries.max(1));
-    if let Some(own) = own {
+    if let Some(own) = own.filter(|&n| n <= model::max_chunks(base)) {
         let finer = model::CHUNKS
             .into_iter()
             .filter(|&n| n > own && n <= model::max_chunks(base))

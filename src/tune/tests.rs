@@ -393,6 +393,10 @@ fn the_chunk_axis_holds_a_modes_own_count_and_the_next_finer() {
         space::chunk_axis(ModeKind::Fused, &dear, &short, Some(4), 2),
         [1, 2, 4]
     );
+    assert_eq!(
+        space::chunk_axis(ModeKind::Fused, &dear, &short, Some(8), 2),
+        [1, 2]
+    );
 }
 
 /// The two ways the model's one-GPU defaults make room for the steps lead to each other, where the

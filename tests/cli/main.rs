@@ -1,6 +1,6 @@
 //! The `t3` binary end to end: happy paths and every bad-input path with its exit code and message.
-//! One test binary: `refused` (bad input and what cannot apply), `runs` (what a run, sweep, demo and
-//! dump write and say), `devices` (the link between devices, calibrated).
+//! One test binary: `refused` (bad input and what cannot apply), `runs` (what a run, sweep, demo
+//! and dump write and say), `devices` (the link between devices, calibrated).
 
 #[path = "../common/mod.rs"]
 mod common;

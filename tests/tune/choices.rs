@@ -1,5 +1,5 @@
-//! What the tuner chooses and how a run takes it: the fastest measured, a flag given over the table,
-//! the said fallback, a mode that cannot run, a mode at its own configuration.
+//! What the tuner chooses and how a run takes it: the fastest measured, a flag given over the
+//! table, the said fallback, a mode that cannot run, a mode at its own configuration.
 
 use super::*;
 

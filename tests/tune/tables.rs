@@ -1,5 +1,5 @@
-//! The table as a file: presets of one shape tuned once, bad, stale and foreign tables, what is refused
-//! before any GPU work, and the device count in its keys.
+//! The table as a file: presets of one shape tuned once, bad, stale and foreign tables, what is
+//! refused before any GPU work, and the device count in its keys.
 
 use super::*;
 

@@ -1,5 +1,6 @@
 //! CPU-only tests of lowering: pass contents, the step lead, arbitration, job tables; ops across
-//! devices in devices.rs, standalone work in standalone.rs, fused mode's beside its wing (fused/tests/).
+//! devices in devices.rs, standalone work in standalone.rs, fused mode's beside its wing
+//! (fused/tests/).
 
 mod devices;
 mod standalone;
