@@ -61,10 +61,12 @@ pub struct Job {
 impl Job {
     /// `mode`'s configuration as given: what a run without a table runs it at.
     pub fn config(&self, mode: ModeKind) -> &Config {
-        match (&self.fused, mode) {
-            (Some(own), ModeKind::Fused) => own,
-            _ => &self.base,
-        }
+        self.own(mode).unwrap_or(&self.base)
+    }
+
+    /// `mode`'s configuration as given where it is its own, apart from the point's (fused mode's).
+    pub fn own(&self, mode: ModeKind) -> Option<&Config> {
+        self.fused.as_ref().filter(|_| mode == ModeKind::Fused)
     }
 }
 

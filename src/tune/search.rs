@@ -619,7 +619,7 @@ pub fn tune_point(
             continue;
         };
         let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
-        let own = (!std::ptr::eq(job.config(mode), &job.base)).then(|| job.config(mode).chunks);
+        let own = job.own(mode).map(|c| c.chunks);
         let chunks = space::chunk_axis(mode, &fitted, &job.base, own, s.chunk_tries);
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         spaces.push((mode, fitted, axes));
