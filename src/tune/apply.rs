@@ -74,20 +74,15 @@ pub fn plan(
                     config,
                     source: Source::Table,
                 },
-                None => match fused.as_ref().filter(|_| mode == ModeKind::Fused) {
-                    Some(own) => ModePlan {
+                None => {
+                    let own = fused.as_ref().filter(|_| mode == ModeKind::Fused);
+                    ModePlan {
                         mode,
-                        config: own.clone(),
-                        source: Source::Model,
+                        config: own.unwrap_or(base).clone(),
+                        source: own.map_or(untuned, |_| Source::Model),
                         fallback: None,
-                    },
-                    None => ModePlan {
-                        mode,
-                        config: base.clone(),
-                        source: untuned,
-                        fallback: None,
-                    },
-                },
+                    }
+                }
             }
         })
         .collect()

@@ -42,8 +42,8 @@ fn tune(dir: &Path, modes: &str) -> Option<(String, Value)> {
     tune_with(dir, modes, &[]).map(|(name, table, _)| (name, table))
 }
 
-/// [`tune`] with `extra` flags; also what it printed.
-fn tune_with(dir: &Path, modes: &str, extra: &[&str]) -> Option<(String, Value, String)> {
+/// `t3 tune` of SHAPE at 2 ranks for `modes` within `budget_s` seconds, with `extra` flags.
+fn tune_args<'a>(modes: &'a str, budget_s: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "tune",
         "--shape",
@@ -53,11 +53,16 @@ fn tune_with(dir: &Path, modes: &str, extra: &[&str]) -> Option<(String, Value, 
         "--mode",
         modes,
         "--budget-s",
-        "4",
+        budget_s,
     ];
     args.extend(FAST);
     args.extend(extra);
-    let o = t3(&args, dir);
+    args
+}
+
+/// [`tune`] with `extra` flags; also what it printed.
+fn tune_with(dir: &Path, modes: &str, extra: &[&str]) -> Option<(String, Value, String)> {
+    let o = t3(&tune_args(modes, "4", extra), dir);
     if no_adapter(&o) {
         return None;
     }

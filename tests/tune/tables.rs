@@ -51,31 +51,21 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
         a.extend(["--tune", file]);
         t3(&a, &d)
     };
-    // Not JSON: a usage error naming the file, before any GPU work.
-    std::fs::write(d.join("bad.json"), "{ not json").unwrap();
-    let o = with("bad.json");
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("invalid tune table: bad.json"),
-        "{}",
-        stderr(&o)
-    );
+    // A table `--tune FILE` refuses: a usage error saying what is wrong, before any GPU work.
+    let refused = |file: &str, text: &str, says: &str| {
+        std::fs::write(d.join(file), text).unwrap();
+        let o = with(file);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{file}: {}", stderr(&o));
+    };
+    // Not JSON: named.
+    refused("bad.json", "{ not json", "invalid tune table: bad.json");
     // Another format.
-    std::fs::write(d.join("link.json"), r#"{"adapter":"x","rows":[]}"#).unwrap();
-    let o = with("link.json");
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("format none"), "{}", stderr(&o));
+    refused("link.json", r#"{"adapter":"x","rows":[]}"#, "format none");
     // Stale: an older format version, or another tool version.
     let mut stale = t.clone();
     stale["version"] = 0.into();
-    std::fs::write(d.join("stale.json"), stale.to_string()).unwrap();
-    let o = with("stale.json");
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("stale: format version 0"),
-        "{}",
-        stderr(&o)
-    );
+    refused("stale.json", &stale.to_string(), "stale: format version 0");
     let mut old = t.clone();
     old["tool"] = "0.0.1".into();
     std::fs::write(d.join("old.json"), old.to_string()).unwrap();
@@ -102,41 +92,22 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
     ] {
         let mut other = t.clone();
         other["points"][0]["modes"][0]["knobs"]["collective"] = name.into();
-        std::fs::write(d.join("other.json"), other.to_string()).unwrap();
-        let o = with("other.json");
-        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
+        refused("other.json", &other.to_string(), says);
     }
     // Foreign: tuned on another adapter.
     let mut foreign = t.clone();
     foreign["adapter"] = "Other GPU (Metal, 1.0)".into();
-    std::fs::write(d.join("foreign.json"), foreign.to_string()).unwrap();
-    let o = with("foreign.json");
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("tuned on Other GPU (Metal, 1.0)"),
-        "{}",
-        stderr(&o)
+    refused(
+        "foreign.json",
+        &foreign.to_string(),
+        "tuned on Other GPU (Metal, 1.0)",
     );
     // Missing.
     let o = with("missing.json");
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("missing.json"));
     // `t3 tune --out` never replaces another adapter's table.
-    let mut args = vec![
-        "tune",
-        "--shape",
-        SHAPE,
-        "--ranks",
-        "2",
-        "--mode",
-        "encoded",
-        "--budget-s",
-        "1",
-    ];
-    args.extend(FAST);
-    args.extend(["--out", "foreign.json"]);
-    let o = t3(&args, &d);
+    let o = t3(&tune_args("encoded", "1", &["--out", "foreign.json"]), &d);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("tuned on Other GPU"), "{}", stderr(&o));
     assert_eq!(
