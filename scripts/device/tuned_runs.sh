@@ -20,6 +20,6 @@ for p in "$@"; do
   f="$out/$p-$d.txt"
   timeout ${TO:-120} t3 run --preset "$p" --dtype "$d" "${scale[@]}" --mode sequential,host,encoded,fused \
     --reps 3 --tune "$out/table.json" "${run_args[@]}" --verbose > "$f" 2>&1
-  echo "$p $d rc=$? ($((SECONDS - t0)) s): $(grep -E '^(sequential|host|encoded|fused) ' "$f" | tr -s ' ' | cut -d' ' -f1,3,5 | tr '\n' '|')$(grep -E '^fallback ' "$f" | sed -E 's/^fallback +([a-z]+): fell back.* ran ([0-9.]+x).*/\1 fell back (\2)/' | tr '\n' '|')"
+  echo "$p $d rc=$? ($((SECONDS - t0)) s): $(grep -E '^(sequential|host|encoded|fused) +[a-z]+ +[0-9]' "$f" | tr -s ' ' | cut -d' ' -f1,3,5 | tr '\n' '|')$(grep -E '^fallback ' "$f" | sed -E 's/^fallback +([a-z]+): fell back.* ran ([0-9.]+x).*/\1 fell back (\2)/' | tr '\n' '|')"
 done
 echo "done ($((SECONDS - t0)) s)"

@@ -37,6 +37,11 @@ const CONFIRM_REPS: usize = 3;
 /// runs of one configuration in one session differ by up to a few percent.
 const NOISE: f64 = 0.03;
 
+/// How much slower than the point's sequential a layout's first sequential figure may read before
+/// its measurement is taken again on settled clocks ([`Point1::cold`]): layouts' sequentials differ
+/// by a few percent, a figure read on clocks still down after an idle GPU by 10% to 3x.
+const COLD: f64 = 0.10;
+
 /// Most rounds along every axis the search makes from its best so far (it stops sooner where a
 /// round finds nothing faster).
 const MAX_ROUNDS: usize = 3;
@@ -98,7 +103,8 @@ struct Point1<'a, M: Measure> {
 }
 
 impl<M: Measure> Point1<'_, M> {
-    /// `mode` at `knobs`, measured once (a second ask returns the first figure).
+    /// `mode` at `knobs`, measured once (a second ask returns the first figure), again after a
+    /// settling warm-up where its first figure read on cold clocks ([`Self::cold`]).
     fn measure(&mut self, mode: ModeKind, knobs: &Knobs) -> Result<Measured> {
         let key = (mode, knobs.clone());
         if let Some(m) = self.seen.get(&key) {
@@ -117,9 +123,41 @@ impl<M: Measure> Point1<'_, M> {
             baselines: Baselines::Sequential,
             reps: self.s.reps,
         };
-        let m = self.run(mode, knobs, how)?;
+        let mut m = self.run(mode, knobs, how)?;
+        if self.cold(&m) {
+            // Its clocks were down (the GPU idled while the host lowered and checked) and nothing
+            // of its layout reads it on warm clocks: measured again after a settling warm-up, at
+            // the cost of one more measurement, where a figure 1.5-3x its own would have ranked it.
+            (self.progress)(&format!(
+                "{} {mode}: {} again, its first figure read on cold clocks",
+                self.job.workload,
+                knobs.describe(mode)
+            ));
+            m = self.run(
+                mode,
+                knobs,
+                How {
+                    settle: true,
+                    ..how
+                },
+            )?;
+        }
         self.seen.insert(key, m.clone());
         Ok(m)
+    }
+
+    /// Whether `m` gave its layout's only sequential figure, and one more than [`COLD`] slower than
+    /// the point's sequential ([`Self::sequential_ms`], on its own collective): read on warm clocks
+    /// ([`on_warm_clocks`]), it would be scaled by that slow figure itself, that is, not at all.
+    fn cold(&self, m: &Measured) -> bool {
+        let l = layout(&m.knobs);
+        let own = Knobs::of(&self.job.base).collective;
+        match (m.sequential_ms, self.sequential.get(&l)) {
+            (Some(t), Some(v)) if l.4 == own && v.len() == 1 => {
+                t > self.sequential_ms() * (1.0 + COLD)
+            }
+            _ => false,
+        }
     }
 
     /// One experiment of `mode` at `knobs`, measured `how`; its sequential time kept by layout.
