@@ -552,9 +552,10 @@ pub struct TuneCmdArgs {
     /// last, a measurement warms up for these alone.
     #[arg(long, default_value_t = 1, value_parser = warmup)]
     pub warmup: usize,
-    /// Bound on a settling warm-up, seconds: each point's first measurement (every mode as given),
-    /// a measurement after its system was built anew (the GPU idled meanwhile) and every
-    /// confirmation warm up until their figures settle.
+    /// Bound on a settling warm-up, seconds: each point's first measurement (every mode as given)
+    /// and a configuration whose first figure read on cold clocks, measured again (each at least a
+    /// second on a GPU), a measurement after its system was built anew (the GPU idled meanwhile)
+    /// and every confirmation warm up until their figures settle.
     #[arg(long, default_value_t = 1.0, value_parser = seconds)]
     pub warmup_s: f64,
     /// Seed of the random inputs.

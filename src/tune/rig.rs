@@ -21,9 +21,9 @@ pub struct Settings {
     /// Least untimed rounds of each measurement (at least 1); the rest of a point's measurements
     /// warm up for these rounds alone where the GPU stayed busy.
     pub warmup: usize,
-    /// Bound on a settling warm-up, seconds: a point's first measurement (at least
-    /// [`MIN_WARMUP_S`] on a GPU), a measurement after its system was built anew, and every
-    /// confirmation warm up until their figures settle.
+    /// Bound on a settling warm-up, seconds: a point's first measurement and a figure read on cold
+    /// clocks measured again (each at least [`MIN_WARMUP_S`] on a GPU), a measurement after its
+    /// system was built anew, and every confirmation warm up until their figures settle.
     pub warmup_s: f64,
     pub seed: u64,
     /// Measure every point of the space's grid instead of searching it.
@@ -80,14 +80,23 @@ pub struct Devices<'a> {
 /// How one experiment of the tuner is measured.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct How {
-    /// A point's first: every mode as given, every baseline, a warm-up until the figures settle.
-    pub first: bool,
-    /// A warm-up until the figures settle (bounded by the warm-up's seconds) rather than its rounds
-    /// alone: after the GPU sat idle (a system built anew, fresh operands uploaded) its clocks are
-    /// down, and a confirmation decides.
-    pub settle: bool,
+    pub warmup: Warmup,
     pub baselines: Baselines,
     pub reps: usize,
+}
+
+/// The warm-up before an experiment's timed rounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Warmup {
+    /// Its rounds alone: the GPU stayed busy since the last measurement, its clocks up.
+    Rounds,
+    /// Until the figures settle, bounded by the warm-up's seconds: after the GPU sat idle (a system
+    /// built anew, fresh operands uploaded) its clocks are down, and a confirmation decides.
+    Settle,
+    /// At least [`MIN_WARMUP_S`] on a GPU, then until the figures settle: a point's first
+    /// measurement, and a figure read on cold clocks measured again, where clocks still climbing
+    /// slowly can pass for settled within a shorter warm-up.
+    Long,
 }
 
 /// Whether `e` leaves the devices unusable (a wait past its bound, a lost device): the tuning stops.
@@ -134,12 +143,16 @@ impl<'b> Rig<'_, 'b> {
                 // The pipelines are built once for the whole tuning, and the GPU's clocks stay up
                 // while one configuration follows another on the same system: those warm up for
                 // their rounds alone.
-                warmup_s: if how.first || how.settle {
+                warmup_s: if how.warmup == Warmup::Rounds {
+                    0.0
+                } else {
                     s.warmup_s
+                },
+                min_warmup_s: if how.warmup == Warmup::Long {
+                    MIN_WARMUP_S
                 } else {
                     0.0
                 },
-                min_warmup_s: if how.first { MIN_WARMUP_S } else { 0.0 },
                 retries: 1,
                 ..Default::default()
             },

@@ -17,7 +17,7 @@ use crate::modes::ModeKind;
 
 use super::knobs::Knobs;
 use super::model::{self, Costs};
-use super::rig::{measured, How, Measure, OnGpu, Rig};
+use super::rig::{measured, How, Measure, OnGpu, Rig, Warmup};
 pub use super::rig::{Devices, Job, Settings};
 use super::space::{self, Context};
 use super::table::{Choice, Key, Measured, NotRun, Point};
@@ -38,9 +38,10 @@ const CONFIRM_REPS: usize = 3;
 const NOISE: f64 = 0.03;
 
 /// How much slower than the point's sequential a layout's first sequential figure may read before
-/// its measurement is taken again on settled clocks ([`Point1::cold`]): layouts' sequentials differ
-/// by a few percent, a figure read on clocks still down after an idle GPU by 10% to 3x.
-const COLD: f64 = 0.10;
+/// its measurement is taken again ([`Point1::cold`]): a layout's sequential can take up to about a
+/// fifth longer than the point's in fact (the reduce by landing, a finer chunk count), while a
+/// figure read on clocks still down reads 1.4-3x.
+const COLD: f64 = 0.25;
 
 /// Most rounds along every axis the search makes from its best so far (it stops sooner where a
 /// round finds nothing faster).
@@ -103,8 +104,8 @@ struct Point1<'a, M: Measure> {
 }
 
 impl<M: Measure> Point1<'_, M> {
-    /// `mode` at `knobs`, measured once (a second ask returns the first figure), again after a
-    /// settling warm-up where its first figure read on cold clocks ([`Self::cold`]).
+    /// `mode` at `knobs`, measured once (a second ask returns the figure kept), again after a long
+    /// warm-up where its first figure read on cold clocks ([`Self::cold`]).
     fn measure(&mut self, mode: ModeKind, knobs: &Knobs) -> Result<Measured> {
         let key = (mode, knobs.clone());
         if let Some(m) = self.seen.get(&key) {
@@ -118,46 +119,48 @@ impl<M: Measure> Point1<'_, M> {
         // Sequential beside every measurement, its rounds interleaved with the mode's: each figure
         // is read on warm clocks by it ([`on_warm_clocks`]).
         let how = How {
-            first: false,
-            settle: false,
+            warmup: Warmup::Rounds,
             baselines: Baselines::Sequential,
             reps: self.s.reps,
         };
         let mut m = self.run(mode, knobs, how)?;
         if self.cold(&m) {
-            // Its clocks were down (the GPU idled while the host lowered and checked) and nothing
-            // of its layout reads it on warm clocks: measured again after a settling warm-up, at
-            // the cost of one more measurement, where a figure 1.5-3x its own would have ranked it.
+            // Nothing of its layout reads it on warm clocks, and a figure 1.4-3x its own would rank
+            // it: worth one more measurement, straight after the first (the GPU busy since) and
+            // after a long warm-up. A second chance, not a proof: the clocks can be down still.
             (self.progress)(&format!(
                 "{} {mode}: {} again, its first figure read on cold clocks",
                 self.job.workload,
                 knobs.describe(mode)
             ));
-            m = self.run(
-                mode,
-                knobs,
-                How {
-                    settle: true,
-                    ..how
-                },
-            )?;
+            let again = How {
+                warmup: Warmup::Long,
+                ..how
+            };
+            m = self.run(mode, knobs, again)?;
         }
         self.seen.insert(key, m.clone());
         Ok(m)
     }
 
-    /// Whether `m` gave its layout's only sequential figure, and one more than [`COLD`] slower than
-    /// the point's sequential ([`Self::sequential_ms`], on its own collective): read on warm clocks
+    /// Whether `m` timed the mode and gave its layout's only sequential figure, one more than
+    /// [`COLD`] slower than the point's sequential ([`Self::sequential_ms`]): read on warm clocks
     /// ([`on_warm_clocks`]), it would be scaled by that slow figure itself, that is, not at all.
+    /// Only on the point's collective: another's sequential differs in fact (the direct all-reduce
+    /// moves more bytes), so a slow figure there says nothing of the clocks.
     fn cold(&self, m: &Measured) -> bool {
         let l = layout(&m.knobs);
-        let own = Knobs::of(&self.job.base).collective;
-        match (m.sequential_ms, self.sequential.get(&l)) {
-            (Some(t), Some(v)) if l.4 == own && v.len() == 1 => {
+        match (m.ratio_beside(), m.sequential_ms, self.sequential.get(&l)) {
+            (Some(_), Some(t), Some(v)) if l.4 == self.own_collective() && v.len() == 1 => {
                 t > self.sequential_ms() * (1.0 + COLD)
             }
             _ => false,
         }
+    }
+
+    /// The point's own collective, as the knobs name it.
+    fn own_collective(&self) -> Option<String> {
+        Knobs::of(&self.job.base).collective
     }
 
     /// One experiment of `mode` at `knobs`, measured `how`; its sequential time kept by layout.
@@ -400,8 +403,7 @@ impl<M: Measure> Point1<'_, M> {
             // that a point whose runs take most of a second passes its budget by one measurement,
             // not by three times one.
             let how = How {
-                first: false,
-                settle: true,
+                warmup: Warmup::Settle,
                 baselines: Baselines::Sequential,
                 reps: self.s.reps * if fits { CONFIRM_REPS } else { 1 },
             };
@@ -542,7 +544,7 @@ impl<M: Measure> Point1<'_, M> {
     /// the layouts of the point's own collective: `t3 run` times its baselines there, also for a
     /// mode the table runs as another.
     fn sequential_ms(&self) -> f64 {
-        let own = Knobs::of(&self.job.base).collective;
+        let own = self.own_collective();
         self.sequential
             .keys()
             .filter(|l| l.4 == own)
@@ -599,8 +601,7 @@ pub fn tune_point(
     progress(&format!("{}: every mode as given", job.workload));
     let started = Instant::now();
     let first = How {
-        first: true,
-        settle: true,
+        warmup: Warmup::Long,
         baselines: Baselines::All,
         reps: s.reps,
     };

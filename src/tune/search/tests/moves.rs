@@ -54,7 +54,7 @@ fn with_the_budget_for_it_the_search_measures_the_whole_grid_and_finds_its_best(
     assert_eq!(again[1].0, Knobs::of(&job.base));
     assert!(again
         .iter()
-        .all(|(_, h)| h.settle && h.baselines == Baselines::Sequential));
+        .all(|(_, h)| h.warmup == Warmup::Settle && h.baselines == Baselines::Sequential));
     assert_eq!(c.confirmed.len(), 4);
 }
 
