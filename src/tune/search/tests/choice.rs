@@ -392,8 +392,8 @@ fn a_layouts_first_figure_read_on_cold_clocks_is_measured_again() {
         (25.0, 30.0, true, vec![Rounds], &at_base),
     ] {
         // How often fused's own was measured: its first figure is the cold one.
-        let n = Rc::new(Cell::new(0));
-        let (n1, n2, o1, o2) = (n.clone(), n.clone(), at_own.clone(), at_own.clone());
+        let n1 = Rc::new(Cell::new(0));
+        let (n2, o1, o2) = (n1.clone(), at_own.clone(), at_own.clone());
         let mut land = Landscape::new(move |k: &Knobs, _| {
             if *k != o1 {
                 return Some(10.5);
