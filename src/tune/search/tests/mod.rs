@@ -11,6 +11,7 @@ use super::*;
 use crate::config::Config;
 use crate::shapes::Shape;
 use crate::tune::knobs::Given;
+use crate::tune::space::Context;
 
 mod choice;
 mod moves;

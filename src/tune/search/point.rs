@@ -1,0 +1,151 @@
+//! One point tuned: every mode as given in one experiment (its GEMM and collective alone the
+//! model's costs), the model fitted to it and each mode's space pruned by it, then each mode's
+//! search ([`super::Point1::choose`]) in its share of the budget, the choices made again and judged
+//! on the final figures.
+
+use std::collections::HashMap;
+
+use web_time::Instant;
+
+use crate::error::{Error, Result};
+use crate::experiment::Baselines;
+use crate::modes::ModeKind;
+
+use crate::tune::knobs::Knobs;
+use crate::tune::model::{self, Costs};
+use crate::tune::rig::{measured, How, OnGpu, Rig, Warmup};
+use crate::tune::space::{self, Context};
+use crate::tune::table::{Key, NotRun, Point};
+
+use super::{judge, layout, Devices, Job, Point1, Settings};
+
+/// Tunes `job` on `d` until `deadline` (at least one measurement of each mode whatever the
+/// deadline), each mode's search over the space `ctx` gives; `progress` hears of each measurement.
+pub fn tune_point(
+    d: &Devices,
+    job: &Job,
+    s: &Settings,
+    ctx: Context,
+    deadline: Instant,
+    progress: &dyn Fn(&str),
+) -> Result<Point> {
+    let mut p = Point1 {
+        m: OnGpu {
+            rig: Rig {
+                d,
+                settle_s: s.warmup_s,
+                inputs: None,
+                sys: None,
+            },
+            job,
+            s,
+        },
+        job,
+        s,
+        seen: HashMap::new(),
+        sequential: HashMap::new(),
+        progress,
+        longest: HashMap::new(),
+    };
+    // Every mode at the point's configuration as given, in one experiment: its GEMM and collective
+    // alone are the model's costs. A mode whose own configuration as given differs (fused's,
+    // [`Job::config`]) is measured at that one too, before its search.
+    let base_knobs = Knobs::of(&job.base).canonical();
+    progress(&format!("{}: every mode as given", job.workload));
+    let started = Instant::now();
+    let first = How {
+        warmup: Warmup::Long,
+        baselines: Baselines::All,
+        reps: s.reps,
+    };
+    let base = p.m.rig.experiment(&job.base, &job.modes, s, first)?;
+    // Each mode's share of that experiment, until one of its own measurements says better.
+    let share = started.elapsed() / job.modes.len().max(1) as u32;
+    for &m in &job.modes {
+        p.longest.insert(m, share);
+    }
+    for &m in &job.modes {
+        let got = measured(&base_knobs, &base, m);
+        if let Some(t) = got.sequential_ms {
+            p.sequential
+                .entry(layout(&base_knobs))
+                .or_insert_with(|| vec![t]);
+        }
+        p.seen.insert((m, base_knobs.clone()), got);
+    }
+    let costs = match &base {
+        Ok(r) => Costs {
+            gemm_ms: r.t_gemm_ms,
+            comm_ms: r.t_comm_ms,
+            pass_ms: 0.0,
+        },
+        Err(e) => {
+            return Err(Error::invalid(
+                "tune point",
+                format!("{} as given", job.workload),
+                format!("a configuration that runs ({e})"),
+            ))
+        }
+    };
+    // Each mode that ran as given, with the model fitted to it and the space it searches: the
+    // model prunes the chunk axis to its best few (with a mode's own count as given and the next
+    // finer one), and the grid and the search share the space.
+    let mut spaces: Vec<(ModeKind, Costs, Vec<Vec<space::Value>>)> = Vec::new();
+    let mut not_run = Vec::new();
+    for &mode in job.modes.iter().filter(|&&m| m != ModeKind::Sequential) {
+        // Skipped or failed as given (a mode that cannot run here): nothing to tune, said.
+        let given = &p.seen[&(mode, base_knobs.clone())];
+        let Some(t) = given.median_ms else {
+            not_run.push(NotRun {
+                mode,
+                why: match given
+                    .error
+                    .as_deref()
+                    .map(|e| (e, e.strip_prefix("skipped: ")))
+                {
+                    Some((_, Some(why))) => format!("it cannot run here as given ({why})"),
+                    Some((e, None)) => format!("as given, {e}"),
+                    None => "as given, it gave no time".into(),
+                },
+            });
+            continue;
+        };
+        let fitted = model::fit_pass(mode, &costs, job.base.ranks, job.base.chunks, t);
+        let own = job.own(mode).map(|c| c.chunks);
+        let chunks = space::chunk_axis(mode, &fitted, &job.base, own, s.chunk_tries);
+        let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
+        spaces.push((mode, fitted, axes));
+    }
+    // The smallest spaces first: what a mode leaves of its share goes to the modes after it.
+    spaces.sort_by_key(|(_, _, axes)| axes.iter().map(Vec::len).product::<usize>());
+    let n_modes = spaces.len().max(1) as u32;
+    let mut choices = Vec::new();
+    for (i, (mode, fitted, axes)) in spaces.into_iter().enumerate() {
+        // This mode's share of what is left.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mode_deadline = Instant::now() + left / (n_modes - i as u32);
+        match p.choose(mode, &fitted, &axes, mode_deadline)? {
+            Some(c) => choices.push((c, fitted)),
+            None => not_run.push(NotRun {
+                mode,
+                why: "no configuration it measured gave a time that held when measured again"
+                    .into(),
+            }),
+        }
+    }
+    choices.sort_by_key(|(c, _)| job.modes.iter().position(|&m| m == c.mode));
+    let sequential_ms = p.sequential_ms();
+    for (c, fitted) in &mut choices {
+        p.pick(c, fitted);
+        let warm = p.warm_ms(&layout(&c.knobs));
+        judge(c, sequential_ms, warm);
+    }
+    let choices = choices.into_iter().map(|(c, _)| c).collect();
+    Ok(Point {
+        workload: job.workload.clone(),
+        key: Key::of(&job.base, d.gpus.len()),
+        sequential_ms,
+        modes: choices,
+        not_run,
+    })
+}
