@@ -115,11 +115,7 @@ impl<M: Measure> Point1<'_, M> {
         if let Some(m) = self.seen.get(&key) {
             return Ok(m.clone());
         }
-        (self.progress)(&format!(
-            "{} {mode}: {}",
-            self.job.workload,
-            knobs.describe(mode)
-        ));
+        self.say(mode, knobs, "");
         // Sequential beside every measurement, its rounds interleaved with the mode's: each figure
         // is read on warm clocks by it ([`on_warm_clocks`]).
         let how = How {
@@ -132,11 +128,7 @@ impl<M: Measure> Point1<'_, M> {
             // Nothing of its layout reads it on warm clocks, and a figure 1.4-3x its own would rank
             // it: worth one more measurement, straight after the first (the GPU busy since) and
             // after a long warm-up. A second chance, not a proof: the clocks can be down still.
-            (self.progress)(&format!(
-                "{} {mode}: {} again, its first figure read on cold clocks",
-                self.job.workload,
-                knobs.describe(mode)
-            ));
+            self.say(mode, knobs, " again, its first figure read on cold clocks");
             let again = How {
                 warmup: Warmup::Long,
                 ..how
@@ -145,6 +137,15 @@ impl<M: Measure> Point1<'_, M> {
         }
         self.seen.insert(key, m.clone());
         Ok(m)
+    }
+
+    /// Tells the progress of a measurement of `mode` at `knobs`, `what` after its configuration.
+    fn say(&self, mode: ModeKind, knobs: &Knobs, what: &str) {
+        let workload = &self.job.workload;
+        (self.progress)(&format!(
+            "{workload} {mode}: {}{what}",
+            knobs.describe(mode)
+        ));
     }
 
     /// Whether `m` timed the mode and gave its layout's only sequential figure, one more than
