@@ -5,7 +5,9 @@
 # the said fallback). The bar: every mode at or above 1.0 by its own choice or the fallback.
 #   DTYPE=f16 PER_S=40 OUT=... bash scripts/device/tuned_runs.sh PRESET ...
 # PER_S: `t3 tune`'s budget per preset (its --budget-s is PER_S times their count); SCALE shrinks the
-# presets (a smoke test on lavapipe: SCALE=0.03125 PER_S=5).
+# presets (a smoke test on lavapipe: SCALE=0.03125 PER_S=5). MODES: the modes `t3 run` times (the
+# modes that span devices across several: TUNE_ARGS="--devices all --mode sequential,host"
+# RUN_ARGS="--devices all" MODES=sequential,host).
 set -u
 out=${OUT:-out}; mkdir -p "$out"; t0=$SECONDS
 read -ra tune_args <<< "${TUNE_ARGS:-}"
@@ -18,7 +20,7 @@ timeout $((budget + 60 * $#)) t3 tune --presets "$ps" --dtype "$d" --budget-s "$
 echo "tune $d rc=$? ($((SECONDS - t0)) s)"
 for p in "$@"; do
   f="$out/$p-$d.txt"
-  timeout ${TO:-120} t3 run --preset "$p" --dtype "$d" "${scale[@]}" --mode sequential,host,encoded,fused \
+  timeout ${TO:-120} t3 run --preset "$p" --dtype "$d" "${scale[@]}" --mode "${MODES:-sequential,host,encoded,fused}" \
     --reps 3 --tune "$out/table.json" "${run_args[@]}" --verbose > "$f" 2>&1
   echo "$p $d rc=$? ($((SECONDS - t0)) s): $(grep -E '^(sequential|host|encoded|fused) +[a-z]+ +[0-9]' "$f" | tr -s ' ' | cut -d' ' -f1,3,5 | tr '\n' '|')$(grep -E '^fallback ' "$f" | sed -E 's/^fallback +([a-z]+): fell back.* ran ([0-9.]+x).*/\1 fell back (\2)/' | tr '\n' '|')"
 done

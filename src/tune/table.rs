@@ -88,9 +88,11 @@ pub struct Choice {
     pub sequential_ms: Option<f64>,
     /// The point's sequential time over this choice's, read on warm clocks where sequential was
     /// timed beside it (its median scaled by its layout's fastest sequential over the one beside it:
-    /// the GPU's clocks drift between measurements).
+    /// the GPU's clocks drift between measurements), by the slowest of its configuration's figures
+    /// (its first and its confirmation's).
     pub speedup: f64,
-    /// Whether the mode falls back to sequential here: even its best ran slower.
+    /// Whether the mode falls back to sequential here: even its best ran slower, on any of its
+    /// figures.
     pub fallback: bool,
     /// What the model predicted for the choice, ms.
     pub model_ms: Option<f64>,

@@ -229,6 +229,41 @@ fn a_gain_over_a_slow_sequential_is_not_a_gain() {
     assert!(other.fallback, "{}", other.speedup);
 }
 
+/// A choice pays only where each of its figures says so: the configuration as given reads 20.2 ms
+/// beside a sequential of 20 first and 19.8 confirmed, and falls back by the slower reading (1.01x
+/// by its confirmation alone); read 19.9 first, it runs at 20 / 19.9; read 19.6 first, at its
+/// confirmation's 20 / 19.8.
+#[test]
+fn a_choice_is_judged_by_the_slowest_of_its_figures() {
+    let job = job();
+    let given = Knobs::of(&job.base);
+    for (first, speedup, fallback) in [
+        (20.2, 20.0 / 20.2, true),
+        (19.9, 20.0 / 19.9, false),
+        (19.6, 20.0 / 19.8, false),
+    ] {
+        let g = given.clone();
+        let land = Landscape::new(move |k: &Knobs, again: bool| {
+            Some(match (k == &g, again) {
+                (true, false) => first,
+                (true, true) => 19.8,
+                _ => 25.0,
+            })
+        });
+        let (c, _) = choose(&job, land, far());
+        let mut c = c.unwrap();
+        assert_eq!(c.knobs, given, "{first}");
+        assert_eq!(c.median_ms, 19.8, "the confirmation's figure: {first}");
+        judge(&mut c, 20.0, Some(20.0));
+        assert!(
+            (c.speedup - speedup).abs() < 1e-12,
+            "{first}: {}",
+            c.speedup
+        );
+        assert_eq!(c.fallback, fallback, "{first}");
+    }
+}
+
 /// A configuration whose confirmation fails its check is never the choice, and the table keeps
 /// the failure.
 #[test]
