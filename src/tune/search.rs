@@ -487,12 +487,16 @@ impl<M: Measure> Point1<'_, M> {
         if let Some(given) = self.given_stands(c, &best) {
             best = given;
         }
-        c.model_ms = Some(model::predict_ms(
-            c.mode,
-            fitted,
-            self.job.base.ranks,
-            best.knobs.chunks,
-        ));
+        // The pass cost fitted again to the mode's configuration as given where it is its own
+        // (fused mode's, [`Job::own`]): fitted at the point's chunk count, the transfer a single
+        // chunk leaves unhidden would count as the cost of each pass at another.
+        let given = self.given(c.mode);
+        let ranks = self.job.base.ranks;
+        let fitted = match (self.job.own(c.mode), c.given_ms) {
+            (Some(_), Some(t)) => model::fit_pass(c.mode, fitted, ranks, given.chunks, t),
+            _ => *fitted,
+        };
+        c.model_ms = Some(model::predict_ms(c.mode, &fitted, ranks, best.knobs.chunks));
         c.median_ms = best.median_ms.unwrap_or(f64::NAN);
         c.sequential_ms = best.sequential_ms;
         c.knobs = best.knobs;

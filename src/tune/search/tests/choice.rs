@@ -393,6 +393,9 @@ fn fused_modes_own_configuration_is_the_one_as_given() {
         "then fused's own, past the deadline"
     );
     assert_eq!((c.knobs, c.given_ms), (at_own.clone(), Some(10.1)));
+    // The model's pass cost fitted at its own chunk count: its prediction there is its figure.
+    let model_ms = c.model_ms.unwrap();
+    assert!((model_ms - 10.1).abs() < 1e-9, "{model_ms}");
     // The point's configuration clearly faster: it replaces the one as given.
     let land = Landscape::new(|k: &Knobs, _| Some(if k.order.is_some() { 12.0 } else { 10.0 }));
     let mut p = point(&job, land, &s);
