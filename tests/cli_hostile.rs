@@ -558,29 +558,28 @@ fn a_timeout_ends_the_process_within_its_bound() {
         return;
     }
     let d = tmp("timeout");
-    let args = [
-        "run",
+    // `t3 WHAT ARGS` with a 1 s (fused: 2 s) bound and nothing else to wait for: its output and
+    // how long it took.
+    let timed = |what: &[&str], args: &[&str]| {
+        let quick = ["--reps", "1", "--warmup", "0", "--warmup-s", "0"];
+        let all: Vec<&str> = what.iter().chain(&quick).chain(args).copied().collect();
+        let t0 = std::time::Instant::now();
+        let o = t3(&all, &[], &d, 120);
+        (o, t0.elapsed().as_secs_f64())
+    };
+    let big = [
         "--shape",
         "2048x2048x2048",
-        "--ranks",
-        "4",
         "--mode",
         "sequential",
         "--no-verify",
         "--timeout",
         "1",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--warmup-s",
-        "0",
-        "--json",
-        "o.json",
     ];
-    let t0 = std::time::Instant::now();
-    let o = t3(&args, &[], &d, 120);
-    let took = t0.elapsed().as_secs_f64();
+    let (o, took) = timed(
+        &["run", "--ranks", "4"],
+        &[&big[..], &["--json", "o.json"]].concat(),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("timed out after"), "{}", stderr(&o));
     assert!(
@@ -591,29 +590,10 @@ fn a_timeout_ends_the_process_within_its_bound() {
     assert!(!d.join("o.json").exists());
     // A sweep stops at the point that timed out, keeps the rows before it, and ends in the same
     // bound (it went on to its next point, and dropped its devices after waiting for them).
-    let sweep = [
-        "sweep",
-        "--shape",
-        "2048x2048x2048",
-        "--ranks",
-        "4,2",
-        "--mode",
-        "sequential",
-        "--no-verify",
-        "--timeout",
-        "1",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--warmup-s",
-        "0",
-        "--csv",
-        "s.csv",
-    ];
-    let t0 = std::time::Instant::now();
-    let o = t3(&sweep, &[], &d, 120);
-    let took = t0.elapsed().as_secs_f64();
+    let (o, took) = timed(
+        &["sweep", "--ranks", "4,2"],
+        &[&big[..], &["--csv", "s.csv"]].concat(),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("the sweep stopped at point 1 of 2"),
@@ -632,31 +612,12 @@ fn a_timeout_ends_the_process_within_its_bound() {
         "the header and the failed point: {rows}"
     );
     // Fused mode's spares polling a million times over: the same bound (it ran past 120 s).
-    let fused = [
-        "run",
-        "--shape",
-        "64x48x32",
-        "--ranks",
-        "2",
-        "--mode",
-        "fused",
-        "--timeout",
-        "2",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--warmup-s",
-        "0",
-    ];
-    let t0 = std::time::Instant::now();
-    let fused: Vec<&str> = fused
-        .iter()
-        .copied()
-        .chain(["--fused", "spares=1048576"])
-        .collect();
-    let o = t3(&fused, &[], &d, 120);
-    let took = t0.elapsed().as_secs_f64();
+    let (o, took) = timed(
+        &[
+            "run", "--shape", "64x48x32", "--ranks", "2", "--mode", "fused",
+        ],
+        &["--timeout", "2", "--fused", "spares=1048576"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("timed out after"), "{}", stderr(&o));
     assert!(
