@@ -457,19 +457,32 @@ impl<M: Measure> Point1<'_, M> {
         Ok(self.pick(&mut c, fitted).then_some(c))
     }
 
-    /// Sorts `c`'s confirmations by time on warm clocks as read now (failures last) and makes `c`
-    /// the first, or where none could be confirmed in time the fastest measured whose confirmation
-    /// did not fail, unless the configuration as given stands ([`Self::given_stands`]); false where
-    /// none ran. Again once every mode is measured: a later mode's sequential figures can lower a
+    /// Sorts `c`'s confirmations by the slowest of each configuration's figures on warm clocks as
+    /// read now ([`slowest`]; failures last) and makes `c` the first, or where none could be
+    /// confirmed in time the fastest measured so whose confirmation did not fail, unless the
+    /// configuration as given stands ([`Self::given_stands`]); false where none ran. Again once every mode is measured: a later mode's sequential figures can lower a
     /// layout's warm time, and the choice must be made on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {
-        self.sort(&mut c.confirmed);
+        // Each configuration by its slowest figure, as it is judged ([`judge`]).
+        let t =
+            |m: &Measured, c: &Choice| match (self.warm_time(m), self.warm_ms(&layout(&m.knobs))) {
+                (Some(first), Some(w)) => slowest(
+                    &m.knobs,
+                    c.alternatives.iter().chain(&c.confirmed),
+                    w,
+                    first,
+                ),
+                _ => f64::INFINITY,
+            };
+        let mut keyed: Vec<(f64, Measured)> =
+            c.confirmed.iter().map(|m| (t(m, c), m.clone())).collect();
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+        c.confirmed = keyed.into_iter().map(|(_, m)| m).collect();
         let failed = |k: &Knobs| {
             c.confirmed
                 .iter()
                 .any(|m| m.knobs == *k && m.median_ms.is_none())
         };
-        let t = |m: &Measured| self.warm_time(m).unwrap_or(f64::INFINITY);
         let best = c
             .confirmed
             .iter()
@@ -478,7 +491,7 @@ impl<M: Measure> Point1<'_, M> {
                 c.alternatives
                     .iter()
                     .filter(|m| self.warm_time(m).is_some() && !failed(&m.knobs))
-                    .min_by(|a, b| t(a).total_cmp(&t(b)))
+                    .min_by(|a, b| t(a, c).total_cmp(&t(b, c)))
             })
             .cloned();
         let Some(mut best) = best else {
@@ -563,23 +576,36 @@ impl<M: Measure> Point1<'_, M> {
     }
 }
 
+/// The slowest on warm clocks of the figures in `figures` of `knobs`' configuration (`warm_ms`: its
+/// layout's sequential on warm clocks), or `first` where it is slower or none has both times. Two
+/// readings of one configuration differ by about a percent from noise alone, and a run after tuning
+/// reads the lower as often as the higher: a configuration is as fast as its slowest reading says.
+fn slowest<'a>(
+    knobs: &Knobs,
+    figures: impl Iterator<Item = &'a Measured>,
+    warm_ms: f64,
+    first: f64,
+) -> f64 {
+    let k = knobs.canonical();
+    figures
+        .filter(|m| m.knobs.canonical() == k)
+        .filter_map(|m| Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, warm_ms)))
+        .fold(first, f64::max)
+}
+
 /// `c`'s speedup over the point's sequential (`sequential_ms`, its fastest layout on warm clocks),
 /// and whether it falls back: even its best ran slower. Where it has sequential beside it, read on
 /// warm clocks (`warm_ms`: its layout's sequential on warm clocks) by the slowest of its
-/// configuration's figures (its first and its confirmation's): two readings of one configuration
-/// differ by about a percent from noise alone, and a run after tuning reads the lower as often as
-/// the higher, so a choice pays only where every reading says it does.
+/// configuration's figures (its first and its confirmation's, [`slowest`]): a choice pays only
+/// where every reading says it does.
 fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>) {
     let t = match (c.sequential_ms, warm_ms) {
-        (Some(beside), Some(w)) => {
-            let k = c.knobs.canonical();
-            c.alternatives
-                .iter()
-                .chain(&c.confirmed)
-                .filter(|m| m.knobs.canonical() == k)
-                .filter_map(|m| Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, w)))
-                .fold(on_warm_clocks(c.median_ms, beside, w), f64::max)
-        }
+        (Some(beside), Some(w)) => slowest(
+            &c.knobs,
+            c.alternatives.iter().chain(&c.confirmed),
+            w,
+            on_warm_clocks(c.median_ms, beside, w),
+        ),
         _ => c.median_ms,
     };
     c.speedup = sequential_ms / t;

@@ -103,7 +103,7 @@ pub struct Choice {
     /// Every configuration measured, the choice included, the fastest on warm clocks first.
     pub alternatives: Vec<Measured>,
     /// The fastest alternatives and the configuration as given measured again with more reps, the
-    /// fastest on warm clocks first; the choice is the first, unless the configuration as given
+    /// fastest by the slowest of its configuration's figures on warm clocks first; the choice is the first, unless the configuration as given
     /// stands where the first does not beat it clearly (empty where none could be confirmed in
     /// time: the choice is then the fastest alternative, or the one as given so).
     #[serde(default)]
