@@ -107,12 +107,17 @@ pub fn describe_point(p: &Point) -> String {
         } else {
             c.knobs.describe(c.mode)
         };
-        // The speedup is of its time on warm clocks: said where that is not the time printed.
+        // The speedup is of its slowest figure's time on warm clocks: said where that is not the
+        // time printed.
         let warm = p.sequential_ms / c.speedup;
         let beside = c
             .sequential_ms
             .filter(|_| (warm / c.median_ms - 1.0).abs() >= 0.005)
-            .map(|s| format!(", sequential beside it {s:.3} ms: {warm:.3} ms on warm clocks"))
+            .map(|s| {
+                format!(
+                    ", sequential beside it {s:.3} ms; its slowest figure {warm:.3} ms on warm clocks"
+                )
+            })
             .unwrap_or_default();
         // The configuration as given stood in the fastest confirmation's place: which, and why.
         let kept = c

@@ -3,8 +3,8 @@
 //! from the best so far (chunk counts as the model ranks them), from each collective the space
 //! offers in turn, then the rest of the grid nearest that best first (or every point of the grid,
 //! `exhaustive`); the three best and the configuration as given measured again with more reps, the
-//! best of those the choice where it beats the one as given clearly; a mode still slower than the
-//! point's sequential, both read so, falls back. What measures a configuration is [`super::rig`]'s;
+//! best of those the choice where it beats the one as given clearly, each configuration as fast as
+//! its slowest figure; a mode still slower than the point's sequential so falls back. What measures a configuration is [`super::rig`]'s;
 //! [`tune_point`] tunes a point's modes in turn.
 
 use std::collections::HashMap;
@@ -588,7 +588,7 @@ fn slowest<'a>(
 ) -> f64 {
     let k = knobs.canonical();
     figures
-        .filter(|m| m.knobs.canonical() == k)
+        .filter(|m| m.knobs.canonical() == k && m.ratio_beside().is_some())
         .filter_map(|m| Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, warm_ms)))
         .fold(first, f64::max)
 }

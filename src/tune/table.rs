@@ -12,10 +12,11 @@ use super::knobs::Knobs;
 /// The format's name, in every table's `format`.
 pub const FORMAT: &str = "t3-tune";
 
-/// The format's version: a table of another is stale (4: fallbacks decided against sequential with
-/// its GEMM in one pass; 3's against a pass per GEMM stage, up to 9% slower; 3 and 4 read figures on
-/// warm clocks, 2's were raw times, against a sequential timed on other clocks).
-pub const VERSION: u32 = 4;
+/// The format's version: a table of another is stale (5: each configuration ranked and judged by
+/// the slowest of its figures, 4's by its confirmation alone; 4: fallbacks decided against
+/// sequential with its GEMM in one pass; 3's against a pass per GEMM stage, up to 9% slower; 3 and
+/// on read figures on warm clocks, 2's were raw times, against a sequential timed on other clocks).
+pub const VERSION: u32 = 5;
 
 /// The tool version a table is written by: a table of another is stale (its kernels may differ).
 pub const TOOL: &str = env!("CARGO_PKG_VERSION");

@@ -301,6 +301,27 @@ fn the_choice_is_the_fastest_by_its_slowest_figure() {
         "{}",
         c.speedup
     );
+    // Nor does such a one replace the configuration as given (1.98 ms on both figures), though its
+    // confirmation beats it clearly: judged by its first, it would fall back where the given pays.
+    let (g2, a2) = (given.clone(), a.clone());
+    let mut land = Landscape::new(move |k: &Knobs, again: bool| {
+        Some(match (k == &a2, k == &g2, again) {
+            (true, _, false) => 2.05,
+            (true, _, true) => 1.90,
+            (_, true, _) => 1.98,
+            _ => 3.0,
+        })
+    });
+    land.seq = Box::new(|_, _| 2.0);
+    let (c, _) = choose(&job, land, far());
+    let mut c = c.unwrap();
+    assert_eq!(c.knobs, given);
+    judge(&mut c, 2.0, Some(2.0));
+    assert!(
+        !c.fallback && (c.speedup - 2.0 / 1.98).abs() < 1e-12,
+        "{}",
+        c.speedup
+    );
 }
 
 /// A configuration whose confirmation fails its check is never the choice, and the table keeps
@@ -443,6 +464,14 @@ fn fused_modes_own_configuration_is_the_one_as_given() {
         .unwrap()
         .unwrap();
     assert_eq!((c.knobs, c.given_ms), (at_base, Some(12.0)));
+    // Its prediction at the point's one chunk, by the pass cost fitted at its own four.
+    let fitted = model::fit_pass(ModeKind::Fused, &COSTS, 4, 4, 12.0);
+    let at_one = model::predict_ms(ModeKind::Fused, &fitted, 4, 1);
+    assert!(
+        (c.model_ms.unwrap() - at_one).abs() < 1e-9,
+        "{:?}",
+        c.model_ms
+    );
 }
 
 /// A configuration whose layout nothing else measured has nothing to read it on warm clocks by:
