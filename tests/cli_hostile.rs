@@ -558,7 +558,7 @@ fn a_timeout_ends_the_process_within_its_bound() {
         return;
     }
     let d = tmp("timeout");
-    // `t3 WHAT ARGS` with a 1 s (fused: 2 s) bound and nothing else to wait for: its output and
+    // `t3 WHAT ARGS` at one rep and no warm-up, its bound (`--timeout`) among ARGS: its output and
     // how long it took.
     let timed = |what: &[&str], args: &[&str]| {
         let quick = ["--reps", "1", "--warmup", "0", "--warmup-s", "0"];

@@ -544,8 +544,9 @@ pub struct TuneCmdArgs {
     pub exhaustive: bool,
     /// Timed repetitions per measurement, interleaved with as many of sequential (each median is
     /// read on warm clocks: scaled by its layout's fastest sequential over the one beside it);
-    /// each mode's three fastest are measured again at the end with three times as many, and the
-    /// fastest of those is the choice.
+    /// each mode's three fastest and its configuration as given are measured again at the end
+    /// with three times as many, and the fastest of those by the slower of its two figures is the
+    /// choice where it beats the one as given clearly.
     #[arg(long, default_value_t = 3, value_parser = reps)]
     pub reps: usize,
     /// Least untimed rounds of each measurement (at least 1); where the GPU stayed busy since the

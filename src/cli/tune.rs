@@ -115,11 +115,16 @@ pub fn describe_point(p: &Point) -> String {
             .filter(|_| (warm / c.median_ms - 1.0).abs() >= 0.005)
             .map(|s| {
                 format!(
-                    ", sequential beside it {s:.3} ms; its slowest figure {warm:.3} ms on warm clocks"
+                    concat!(
+                        ", sequential beside it {:.3} ms; ",
+                        "its slowest figure {:.3} ms on warm clocks"
+                    ),
+                    s, warm
                 )
             })
             .unwrap_or_default();
-        // The configuration as given stood in the fastest confirmation's place: which, and why.
+        // The configuration as given stood in the place of the confirmed one fastest by its slowest
+        // figure: which, and why.
         let kept = c
             .confirmed
             .first()
@@ -338,7 +343,7 @@ mod tests {
         );
     }
 
-    /// Where the configuration as given stood in the fastest confirmation's place, the line names
+    /// Where the configuration as given stood in the fastest confirmed one's place, the line names
     /// that one and says why; where the fastest is the choice, it says nothing more.
     #[test]
     fn a_configuration_kept_as_given_is_said_with_the_faster_reading_one() {

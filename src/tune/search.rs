@@ -4,8 +4,8 @@
 //! offers in turn, then the rest of the grid nearest that best first (or every point of the grid,
 //! `exhaustive`); the three best and the configuration as given measured again with more reps, the
 //! best of those the choice where it beats the one as given clearly, each configuration as fast as
-//! its slowest figure; a mode still slower than the point's sequential so falls back. What measures a configuration is [`super::rig`]'s;
-//! [`tune_point`] tunes a point's modes in turn.
+//! its slowest figure; a mode still slower than the point's sequential so falls back. What
+//! measures a configuration is [`super::rig`]'s; [`tune_point`] tunes a point's modes in turn.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -218,6 +218,19 @@ impl<M: Measure> Point1<'_, M> {
         m.ratio_beside()?;
         let w = self.warm_ms(&layout(&m.knobs))?;
         Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, w))
+    }
+
+    /// The slowest on warm clocks of the figures of `m`'s configuration among `c`'s ([`slowest`]),
+    /// as a configuration is ranked and judged; None where `m` has no time on warm clocks.
+    fn slowest_of(&self, m: &Measured, c: &Choice) -> Option<f64> {
+        let first = self.warm_time(m)?;
+        let w = self.warm_ms(&layout(&m.knobs))?;
+        Some(slowest(
+            &m.knobs,
+            c.alternatives.iter().chain(&c.confirmed),
+            w,
+            first,
+        ))
     }
 
     /// Sorts `v` by time on warm clocks, the fastest first; what has none (a failure) last.
@@ -460,22 +473,15 @@ impl<M: Measure> Point1<'_, M> {
     /// Sorts `c`'s confirmations by the slowest of each configuration's figures on warm clocks as
     /// read now ([`slowest`]; failures last) and makes `c` the first, or where none could be
     /// confirmed in time the fastest measured so whose confirmation did not fail, unless the
-    /// configuration as given stands ([`Self::given_stands`]); false where none ran. Again once every mode is measured: a later mode's sequential figures can lower a
-    /// layout's warm time, and the choice must be made on the figures it is judged by.
+    /// configuration as given stands ([`Self::given_stands`]); false where none ran. Again once
+    /// every mode is measured: a later mode's sequential figures can lower a layout's warm time,
+    /// and the choice must be made on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {
-        // Each configuration by its slowest figure, as it is judged ([`judge`]).
-        let t =
-            |m: &Measured, c: &Choice| match (self.warm_time(m), self.warm_ms(&layout(&m.knobs))) {
-                (Some(first), Some(w)) => slowest(
-                    &m.knobs,
-                    c.alternatives.iter().chain(&c.confirmed),
-                    w,
-                    first,
-                ),
-                _ => f64::INFINITY,
-            };
-        let mut keyed: Vec<(f64, Measured)> =
-            c.confirmed.iter().map(|m| (t(m, c), m.clone())).collect();
+        let mut keyed: Vec<(f64, Measured)> = c
+            .confirmed
+            .iter()
+            .map(|m| (self.slowest_of(m, c).unwrap_or(f64::INFINITY), m.clone()))
+            .collect();
         keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
         c.confirmed = keyed.into_iter().map(|(_, m)| m).collect();
         let failed = |k: &Knobs| {
@@ -488,10 +494,12 @@ impl<M: Measure> Point1<'_, M> {
             .iter()
             .find(|m| self.warm_time(m).is_some())
             .or_else(|| {
+                // None confirmed with a time: each has only this figure.
+                let t = |m: &Measured| self.warm_time(m).unwrap_or(f64::INFINITY);
                 c.alternatives
                     .iter()
                     .filter(|m| self.warm_time(m).is_some() && !failed(&m.knobs))
-                    .min_by(|a, b| t(a, c).total_cmp(&t(b, c)))
+                    .min_by(|a, b| t(a).total_cmp(&t(b)))
             })
             .cloned();
         let Some(mut best) = best else {
@@ -517,15 +525,16 @@ impl<M: Measure> Point1<'_, M> {
     }
 
     /// The configuration as given, where `best` does not beat it clearly: by more than [`NOISE`]
-    /// both on warm clocks and by the ratio to the sequential timed beside each. Each reading has its
-    /// own error, so a lead in one alone may be that error: on warm clocks a layout whose sequential
-    /// once read low is flattered (its fastest figure is the reference; the more often a layout is
-    /// measured, the lower that figure), by the ratio a layout whose sequential is slow. A table
-    /// replaces the defaults a run without one gets only on such evidence. The two are
-    /// compared on like figures: their confirmations, or where the given's was not timed, their
-    /// first figures. None (`best` stands) where `best` is the configuration as given, beats it so,
-    /// the given's confirmation failed, or the given is slower than the point's sequential (the mode
-    /// then runs by its best, or falls back by it).
+    /// both on warm clocks (each by the slowest of its figures, as it is judged) and by the ratio
+    /// to the sequential timed beside each. Each reading has its own error, so a lead in one alone may
+    /// be that error: on warm clocks a layout whose sequential once read low is flattered (its
+    /// fastest figure is the reference; the more often a layout is measured, the lower that
+    /// figure), by the ratio a layout whose sequential is slow. A table replaces the defaults a run without
+    /// one gets only on such evidence. The ratios are compared on like figures: their
+    /// confirmations, or where the given's was not timed, their first figures. None (`best` stands)
+    /// where `best` is the configuration as given, beats it so, the given's confirmation failed, or
+    /// the given's slowest figure is slower than the point's sequential (the mode then runs by its
+    /// best, or falls back by it).
     fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
         let given = self.given(c.mode);
         let is = |m: &Measured, k: &Knobs| m.knobs.canonical() == k.canonical();
@@ -548,7 +557,7 @@ impl<M: Measure> Point1<'_, M> {
                 timed(&c.alternatives, &given)?,
             ),
         };
-        let (tb, tg) = (self.warm_time(&b)?, self.warm_time(&g)?);
+        let (tb, tg) = (self.slowest_of(&b, c)?, self.slowest_of(&g, c)?);
         if tg > self.sequential_ms() {
             return None;
         }

@@ -12,10 +12,11 @@ use super::knobs::Knobs;
 /// The format's name, in every table's `format`.
 pub const FORMAT: &str = "t3-tune";
 
-/// The format's version: a table of another is stale (5: each configuration ranked and judged by
-/// the slowest of its figures, 4's by its confirmation alone; 4: fallbacks decided against
-/// sequential with its GEMM in one pass; 3's against a pass per GEMM stage, up to 9% slower; 3 and
-/// on read figures on warm clocks, 2's were raw times, against a sequential timed on other clocks).
+/// The format's version: a table of another is stale (5: each configuration ranked, kept as given
+/// and judged by the slowest of its figures, 4's ranked by its confirmation alone; 4: fallbacks
+/// decided against sequential with its GEMM in one pass, 3's against a pass per GEMM stage; 3 and
+/// later read figures on warm clocks, 2's were raw times, against a sequential timed on other
+/// clocks).
 pub const VERSION: u32 = 5;
 
 /// The tool version a table is written by: a table of another is stale (its kernels may differ).
@@ -104,8 +105,8 @@ pub struct Choice {
     /// Every configuration measured, the choice included, the fastest on warm clocks first.
     pub alternatives: Vec<Measured>,
     /// The fastest alternatives and the configuration as given measured again with more reps, the
-    /// fastest by the slowest of its configuration's figures on warm clocks first; the choice is the first, unless the configuration as given
-    /// stands where the first does not beat it clearly (empty where none could be confirmed in
+    /// fastest by the slowest of its configuration's figures on warm clocks first; the choice is
+    /// the first, unless the configuration as given stands where the first does not beat it clearly (empty where none could be confirmed in
     /// time: the choice is then the fastest alternative, or the one as given so).
     #[serde(default)]
     pub confirmed: Vec<Measured>,

@@ -20,15 +20,22 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
     assert!(seq.is_finite() && seq > 0.0);
     let modes = p["modes"].as_array().unwrap();
     assert!(!modes.is_empty(), "{p}");
-    // Sequential on warm clocks per layout (chunks, reduce, link, grid, collective): its fastest
-    // figure beside any measurement of any mode; the point's, the fastest layout's.
+    // Sequential on warm clocks per layout (chunks, reduce, link, grid, collective, order): its
+    // fastest figure beside any measurement of any mode; the point's, the fastest layout's of its
+    // own collective (the ring's, which the knobs leave unnamed).
     let layout = |a: &serde_json::Value| {
         let k = &a["knobs"];
         format!(
-            "{} {} {} {} {}",
-            k["chunks"], k["reduce"], k["link_workgroups"], k["gemm_grid"], k["collective"]
+            "{} {} {} {} {} {}",
+            k["chunks"],
+            k["reduce"],
+            k["link_workgroups"],
+            k["gemm_grid"],
+            k["collective"],
+            k["order"]
         )
     };
+    let mut own = f64::INFINITY;
     let mut warm: std::collections::HashMap<String, f64> = Default::default();
     for c in modes {
         for a in c["alternatives"]
@@ -40,11 +47,15 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
             if let Some(t) = a["sequential_ms"].as_f64() {
                 let w = warm.entry(layout(a)).or_insert(f64::INFINITY);
                 *w = w.min(t);
+                if a["knobs"]["collective"].is_null() {
+                    own = own.min(t);
+                }
             }
         }
     }
-    let fastest_seq = warm.values().copied().fold(f64::INFINITY, f64::min);
-    assert!((seq - fastest_seq).abs() < 1e-9, "{seq} {warm:?}");
+    assert!((seq - own).abs() < 1e-9, "{seq} {warm:?}");
+    // Figures parsed back from JSON may lie a rounding away from the tuner's.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
     let on_warm_clocks = |a: &serde_json::Value| {
         let (t, beside) = (a["median_ms"].as_f64()?, a["sequential_ms"].as_f64()?);
         Some(t * warm[&layout(a)] / beside)
@@ -72,7 +83,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
             .filter(|a| on_warm_clocks(a).is_some())
             .map(slowest)
             .fold(f64::INFINITY, f64::min);
-        assert_eq!(slowest(&confirmed[0]), fastest, "{c}");
+        assert!(close(slowest(&confirmed[0]), fastest), "{c}");
         let chosen = confirmed
             .iter()
             .chain(alts)
@@ -95,8 +106,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         // narrows the margins by a rounding's worth, so that neither direction's assertion fails
         // on a tie).
         let leads = |g: &serde_json::Value, slack: f64| {
-            let t_g = on_warm_clocks(g).unwrap();
-            on_warm_clocks(&confirmed[0]).unwrap() * 1.03 < t_g + slack
+            slowest(&confirmed[0]) * 1.03 < slowest(g) + slack
                 && ratio(&confirmed[0]) > ratio(g) * 1.03 - slack
         };
         if confirmed[0]["knobs"] != c["knobs"] {
@@ -105,7 +115,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
                 "only the configuration as given stands in the fastest's place: {c}"
             );
             assert!(
-                on_warm_clocks(chosen).unwrap() <= seq,
+                t_chosen <= seq || close(t_chosen, seq),
                 "a given slower than sequential never stands: {c}"
             );
             if confirmed.contains(chosen) {
@@ -118,7 +128,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
             // The fastest confirmed replaced the configuration as given: it led clearly, or the
             // given was slower than sequential.
             assert!(
-                leads(g, 1e-9) || on_warm_clocks(g).unwrap() > seq,
+                leads(g, 1e-9) || slowest(g) > seq,
                 "replaced without a clear lead: {c}"
             );
         }
@@ -139,7 +149,9 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         }
         let speedup = c["speedup"].as_f64().unwrap();
         assert!((speedup - seq / t_chosen).abs() < 1e-9, "{speedup} {c}");
-        assert_eq!(c["fallback"].as_bool().unwrap(), t_chosen > seq);
+        if !close(t_chosen, seq) {
+            assert_eq!(c["fallback"].as_bool().unwrap(), t_chosen > seq);
+        }
     }
     // `run` (auto) finds the table and runs each tuned mode as chosen, naming it and its source.
     let rows = run_csv(&d, &["--mode", "host,encoded", "--no-fallback"]);
