@@ -526,11 +526,11 @@ impl<M: Measure> Point1<'_, M> {
 
     /// The configuration as given, where `best` does not beat it clearly: by more than [`NOISE`]
     /// both on warm clocks (each by the slowest of its figures, as it is judged) and by the ratio
-    /// to the sequential timed beside each. Each reading has its own error, so a lead in one alone may
-    /// be that error: on warm clocks a layout whose sequential once read low is flattered (its
+    /// to the sequential timed beside each. Each reading has its own error, so a lead in one alone
+    /// may be that error: on warm clocks a layout whose sequential once read low is flattered (its
     /// fastest figure is the reference; the more often a layout is measured, the lower that
-    /// figure), by the ratio a layout whose sequential is slow. A table replaces the defaults a run without
-    /// one gets only on such evidence. The ratios are compared on like figures: their
+    /// figure), by the ratio a layout whose sequential is slow. A table replaces the defaults a run
+    /// without one gets only on such evidence. The ratios are compared on like figures: their
     /// confirmations, or where the given's was not timed, their first figures. None (`best` stands)
     /// where `best` is the configuration as given, beats it so, the given's confirmation failed, or
     /// the given's slowest figure is slower than the point's sequential (the mode then runs by its

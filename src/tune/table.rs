@@ -106,8 +106,9 @@ pub struct Choice {
     pub alternatives: Vec<Measured>,
     /// The fastest alternatives and the configuration as given measured again with more reps, the
     /// fastest by the slowest of its configuration's figures on warm clocks first; the choice is
-    /// the first, unless the configuration as given stands where the first does not beat it clearly (empty where none could be confirmed in
-    /// time: the choice is then the fastest alternative, or the one as given so).
+    /// the first, unless the configuration as given stands where the first does not beat it clearly
+    /// (empty where none could be confirmed in time: the choice is then the fastest alternative, or
+    /// the one as given so).
     #[serde(default)]
     pub confirmed: Vec<Measured>,
 }
