@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::modes::System;
 use crate::plan::key;
 use crate::ranks::{finished, Inputs, ReferenceRow};
-use crate::reference::{rel_to_scale, Rng, Rounding};
+use crate::reference::{rel_to_scale_past, Rng, Rounding};
 
 /// How results are checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -73,7 +73,7 @@ pub fn verdict(sys: &System, inputs: &Inputs, verify: Verify) -> Result<Verdict>
     let mut judge = |got: &[f32], refs: &[Arc<ReferenceRow>]| {
         let want: Vec<f64> = refs.iter().flat_map(|r| r.want.iter().copied()).collect();
         let scale: Vec<f64> = refs.iter().flat_map(|r| r.scale.iter().copied()).collect();
-        worst = worst.max(rel_to_scale(got, &want, &scale));
+        worst = worst.max(rel_to_scale_past(got, &want, &scale, rounding.floor()));
         excess += rounding.excess(got, &want, &scale);
     };
     match verify {

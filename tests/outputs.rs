@@ -312,6 +312,30 @@ fn a_planted_wrong_rounding_fails_the_check() {
     }
 }
 
+/// A value below the output type's smallest normal, rounded to nearest, passes both checks though
+/// its error relative to a scale as small is past the relative bound (the spacing there is fixed:
+/// gradual underflow); two spacings off, it fails the element check.
+#[test]
+fn a_value_too_small_for_the_output_type_passes_when_rounded_to_nearest() {
+    use t3_wgpu::reference::{rel_to_scale, rel_to_scale_past, Rounding};
+    let rounding = Rounding {
+        out: Dtype::F16,
+        reduces: 0,
+    };
+    // Below f16's smallest normal (2^-14), 0.45 of a spacing (2^-24) from the nearest value.
+    let want = [200.45 * f64::powi(2.0, -24)];
+    let got = [half::f16::from_f64(want[0]).to_f32()];
+    assert!(
+        rel_to_scale(&got, &want, &want) > rounding.tolerance(),
+        "{got:?}"
+    );
+    assert!(rel_to_scale_past(&got, &want, &want, rounding.floor()) <= rounding.tolerance());
+    assert_eq!(rounding.excess(&got, &want, &want), 0);
+    let off = [got[0] + 2.0 * f32::powi(2.0, -24)];
+    assert_eq!(rounding.excess(&off, &want, &want), 1);
+    assert!(rel_to_scale_past(&off, &want, &want, rounding.floor()) > rounding.tolerance());
+}
+
 fn planted(out: Dtype, ranks: usize) {
     use t3_wgpu::reference::{rel_to_scale, Rng, Rounding};
     {

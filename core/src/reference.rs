@@ -22,6 +22,13 @@ pub fn gemm(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
 /// (`scale` = the sums of |products|), so that a sum that cancels to near zero does not read as a
 /// large error while a wrong or missing term still does. Infinity for a non-finite `got`.
 pub fn rel_to_scale(got: &[f32], want: &[f64], scale: &[f64]) -> f64 {
+    rel_to_scale_past(got, want, scale, 0.0)
+}
+
+/// [`rel_to_scale`] of each element's error past `floor` (an absolute error the output type allows
+/// whatever the value: [`Rounding::floor`]), so that a value too small for the type's relative
+/// precision does not read as a large error where its scale is as small.
+pub fn rel_to_scale_past(got: &[f32], want: &[f64], scale: &[f64], floor: f64) -> f64 {
     assert_eq!(got.len(), want.len(), "length mismatch");
     assert_eq!(scale.len(), want.len(), "length mismatch");
     let mut num = 0f64;
@@ -30,7 +37,7 @@ pub fn rel_to_scale(got: &[f32], want: &[f64], scale: &[f64]) -> f64 {
         if !g.is_finite() {
             return f64::INFINITY;
         }
-        num += (g as f64 - w).powi(2);
+        num += ((g as f64 - w).abs() - floor).max(0.0).powi(2);
         den += s * s;
     }
     if den == 0.0 {
@@ -50,7 +57,11 @@ pub const GEMM_BOUND: f64 = 1e-4;
 /// of the value rounded, and every value along the way (a rank's output, a partial sum) is at most the
 /// element's scale (the sum of |products|), so per element
 /// `|got - want| <= (GEMM_BOUND + reduces u) scale + u |want|` to first order (the last rounding is of
-/// the finished value), and over a row `rel_to_scale <= GEMM_BOUND + (reduces + 1) u`.
+/// the finished value), and over a row `rel_to_scale <= GEMM_BOUND + (reduces + 1) u`. Below the
+/// type's smallest normal a rounding is off by up to an absolute
+/// [`crate::shapes::Dtype::underflow_error`] instead ([`Self::floor`]: one per rounding), which the
+/// checks allow beside the relative bound (a device that flushes such values to zero shows as
+/// elements past it).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Rounding {
     pub out: crate::shapes::Dtype,
@@ -67,9 +78,19 @@ impl Rounding {
         }
     }
 
-    /// The bound on [`rel_to_scale`].
+    /// The bound on [`rel_to_scale_past`] of [`Self::floor`].
     pub fn tolerance(&self) -> f64 {
         GEMM_BOUND + (self.reduces + 1) as f64 * self.u()
+    }
+
+    /// The absolute error the roundings may add below the type's smallest normal, one
+    /// [`crate::shapes::Dtype::underflow_error`] each (0 for f32: its roundings are the GEMM
+    /// bound's).
+    pub fn floor(&self) -> f64 {
+        match self.out {
+            crate::shapes::Dtype::F32 => 0.0,
+            half => (self.reduces + 1) as f64 * half.underflow_error(),
+        }
     }
 
     /// Elements of `got` past their own bound (above): a wrong rounding (truncation, a step that
@@ -79,11 +100,13 @@ impl Rounding {
         let u = self.u();
         // Second-order terms (a rounding of a value already off by earlier ones): u^2 per rounding.
         let slack = 1.0 + (self.reduces + 2) as f64 * u;
+        let floor = self.floor();
         got.iter()
             .zip(want)
             .zip(scale)
             .filter(|((&g, &w), &s)| {
-                let bound = ((GEMM_BOUND + self.reduces as f64 * u) * s + u * w.abs()) * slack;
+                let bound =
+                    ((GEMM_BOUND + self.reduces as f64 * u) * s + u * w.abs()) * slack + floor;
                 !g.is_finite() || (g as f64 - w).abs() > bound
             })
             .count()

@@ -75,6 +75,18 @@ impl Dtype {
         }
     }
 
+    /// The most one rounding to this type is off by below its smallest normal value, where the
+    /// spacing no longer shrinks with the value (gradual underflow): half the spacing of its
+    /// subnormals, an absolute error that [`Self::unit_roundoff`] of so small a value does not
+    /// cover.
+    pub fn underflow_error(self) -> f64 {
+        match self {
+            Dtype::F32 => f64::powi(2.0, -150),
+            Dtype::F16 => f64::powi(2.0, -25),
+            Dtype::Bf16 => f64::powi(2.0, -134),
+        }
+    }
+
     /// Little-endian device bytes of this type back to f32 values (exact: every f16 and bf16 is an
     /// f32); a trailing partial element is dropped.
     pub fn decode(self, bytes: &[u8]) -> Vec<f32> {
