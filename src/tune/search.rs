@@ -477,10 +477,14 @@ impl<M: Measure> Point1<'_, M> {
     /// every mode is measured: a later mode's sequential figures can lower a layout's warm time,
     /// and the choice must be made on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {
-        let mut keyed: Vec<(f64, Measured)> = c
+        let keys: Vec<f64> = c
             .confirmed
             .iter()
-            .map(|m| (self.slowest_of(m, c).unwrap_or(f64::INFINITY), m.clone()))
+            .map(|m| self.slowest_of(m, c).unwrap_or(f64::INFINITY))
+            .collect();
+        let mut keyed: Vec<(f64, Measured)> = keys
+            .into_iter()
+            .zip(std::mem::take(&mut c.confirmed))
             .collect();
         keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
         c.confirmed = keyed.into_iter().map(|(_, m)| m).collect();
