@@ -103,6 +103,31 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
     }
 }
 
+/// What `other`, an experiment of `modes` at their own configuration, says of those modes beside
+/// their rows: fused mode's configuration as resolved on the device, each mode's own sequential run
+/// and its checks (its baselines' are not the report's), and the device memory and measurements
+/// at their most.
+fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]) {
+    if modes.contains(&ModeKind::Fused) && other.fused_config.is_some() {
+        merged.fused_config = other.fused_config.take();
+        merged.fused_tuning = other.fused_tuning.take();
+    }
+    let ran = |m: ModeKind| modes.contains(&m);
+    merged.own.extend(
+        std::mem::take(&mut other.own)
+            .into_iter()
+            .filter(|o| ran(o.mode)),
+    );
+    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+    merged.checks.extend(
+        std::mem::take(&mut other.checks)
+            .into_iter()
+            .filter(|c| c.subject.as_deref().is_some_and(|s| names.contains(&s))),
+    );
+    merged.device_memory_bytes = merged.device_memory_bytes.max(other.device_memory_bytes);
+    merged.attempts = merged.attempts.max(other.attempts);
+}
+
 /// Runs `plans` on `d` (one experiment per distinct configuration, `opts` for everything else)
 /// and merges them into one report: the baselines are the first configuration's of `opts`'s
 /// collective, and each mode's row comes from the run of its own configuration. A mode that falls
@@ -191,7 +216,8 @@ pub fn run_plans(
             }
         }
     }
-    for other in reports.into_iter().skip(1) {
+    for (mut other, (_, modes, _)) in reports.into_iter().zip(&groups).skip(1) {
+        take_mode_figures(&mut merged, &mut other, modes);
         merged.timelines.extend(other.timelines);
         merged.samples.extend(other.samples);
         merged.consistent &= other.consistent;

@@ -299,3 +299,32 @@ fn a_mode_at_its_own_configuration_is_over_the_t_seq_shown() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("† encoded: over T_seq"), "{out}");
 }
+
+/// Fused mode at a configuration of its own runs in an experiment apart from the baselines': the
+/// report still names what it ran (its configuration as resolved on the device, its own sequential
+/// run), taken from that experiment.
+#[test]
+fn fused_at_its_own_configuration_says_what_it_ran() {
+    let Some(d) = tuned_then("own-fused", "fused", |c| {
+        c["fallback"] = false.into();
+        let other = if c["knobs"]["chunks"] == 2 { 3 } else { 2 };
+        c["knobs"]["chunks"] = other.into();
+    }) else {
+        return;
+    };
+    let r = run_json(&d, "sequential,fused");
+    assert!(row(&r, "fused")["own_t_seq_ms"].as_f64().is_some(), "{r}");
+    let config = r["fused_config"]
+        .as_str()
+        .expect("fused mode's configuration");
+    assert!(config.contains("spares"), "{config}");
+    let own = r["own"].as_array().expect("its own sequential run");
+    assert!(own.iter().any(|o| o["mode"] == "fused"), "{own:?}");
+    let o = run_modes(&d, "sequential,fused", &["--verbose"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("fused      ") && l.contains(config)),
+        "{out}"
+    );
+}
