@@ -504,7 +504,8 @@ pub struct Points {
 pub struct TuneArgs {
     /// The tune table: auto (`t3 tune`'s table for this adapter in the working directory, if there is
     /// one; a bad, stale or foreign one is said and ignored), off, or a FILE (a bad, stale or
-    /// foreign one is an error). Flags given explicitly win over the table's choices.
+    /// foreign one is an error). Flags given explicitly win over the table's choices; a choice that
+    /// cannot run here with them is said, and its mode runs at its untuned configuration.
     #[arg(long, default_value = "auto")]
     pub tune: String,
     /// Run a mode the table says loses to sequential at this point as it is, instead of falling

@@ -390,6 +390,9 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
         &c.given,
         c.model_chunks || defaults,
     );
+    for w in plans.iter().filter_map(|p| p.not_taken.as_ref()) {
+        note!("warning: {w}");
+    }
     let devices = search::Devices {
         gpus,
         kernels: &kernels,

@@ -347,6 +347,9 @@ pub fn sweep(
             &p.given,
             p.model_chunks || defaults,
         );
+        for w in plans.iter().filter_map(|p| p.not_taken.as_ref()) {
+            say(&format!("warning: {msg}: {w}"));
+        }
         let rows = match run_plans(
             &devices,
             &plans,

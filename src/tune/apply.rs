@@ -34,6 +34,9 @@ pub struct ModePlan {
     pub config: Config,
     pub source: Source,
     pub fallback: Option<Fallback>,
+    /// The table's choice for the point where it cannot run here (with the flags given), in words
+    /// with why: the mode runs at `config` instead, and the run says so.
+    pub not_taken: Option<String>,
 }
 
 /// Each mode's configuration for the point `base` (as the flags and defaults make it) on
@@ -60,12 +63,12 @@ pub fn plan(
     modes
         .iter()
         .map(|&mode| {
-            let tuned = table.and_then(|t| t.choice(&key, mode)).and_then(|(_, c)| {
-                let config = given.overlay(&c.knobs, &flags).runnable(base, mode)?;
-                Some((config, c))
+            let tuned = table.and_then(|t| t.choice(&key, mode)).map(|(_, c)| {
+                let knobs = given.overlay(&c.knobs, &flags);
+                (knobs.runnable_or_why(base, mode), knobs, c)
             });
             match tuned {
-                Some((config, c)) => ModePlan {
+                Some((Ok(config), _, c)) => ModePlan {
                     mode,
                     fallback: c.fallback.then(|| Fallback {
                         speedup: c.speedup,
@@ -73,14 +76,25 @@ pub fn plan(
                     }),
                     config,
                     source: Source::Table,
+                    not_taken: None,
                 },
-                None => {
+                other => {
                     let own = fused.as_ref().filter(|_| mode == ModeKind::Fused);
+                    let source = own.map_or(untuned, |_| Source::Model);
                     ModePlan {
                         mode,
                         config: own.unwrap_or(base).clone(),
-                        source: own.map_or(untuned, |_| Source::Model),
+                        source,
                         fallback: None,
+                        not_taken: other.and_then(|(r, knobs, _)| {
+                            let why = r.err()?;
+                            Some(format!(
+                                "the tune table's {mode} configuration ({}) cannot run here: \
+                                 {why}; {mode} runs at its [{}] configuration instead",
+                                knobs.describe(mode),
+                                source.name()
+                            ))
+                        }),
                     }
                 }
             }

@@ -223,8 +223,15 @@ impl Knobs {
     /// combination of knobs that cannot run (the direct all-reduce with a reduce but update) is no
     /// alternative.
     pub fn runnable(&self, base: &Config, mode: ModeKind) -> Option<Config> {
-        let c = self.apply(base).ok()?;
-        (c.validate().is_ok() && c.check_mode(mode).is_ok()).then_some(c)
+        self.runnable_or_why(base, mode).ok()
+    }
+
+    /// [`Knobs::runnable`], with why not where it cannot run.
+    pub fn runnable_or_why(&self, base: &Config, mode: ModeKind) -> Result<Config> {
+        let c = self.apply(base)?;
+        c.validate()?;
+        c.check_mode(mode)?;
+        Ok(c)
     }
 
     /// The knobs in words, those that matter to `mode` only: "chunks 2, reduce update, grid 132, ...".

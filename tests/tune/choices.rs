@@ -328,3 +328,32 @@ fn fused_at_its_own_configuration_says_what_it_ran() {
         "{out}"
     );
 }
+
+/// A table's choice that cannot run here (an edited table, or flags that leave it invalid) is not
+/// dropped without a word: the run says which configuration it could not take and why, and the
+/// mode runs at its untuned one.
+#[test]
+fn a_choice_that_cannot_run_here_is_said() {
+    let Some(d) = tuned_then("not-taken", "encoded", |c| {
+        c["fallback"] = false.into();
+        c["knobs"]["chunks"] = 100_000.into();
+    }) else {
+        return;
+    };
+    let o = run_modes(&d, "sequential,encoded", &["--json", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the tune table's encoded configuration (chunks 100000")
+            && err.contains("invalid chunks per rank: 100000")
+            && err.contains("encoded runs at its [flags] configuration instead"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let enc = row(&r, "encoded");
+    assert_eq!(enc["config_source"], "flags", "{enc}");
+    assert!(
+        enc["config"].as_str().unwrap().starts_with("chunks 1,"),
+        "{enc}"
+    );
+}
