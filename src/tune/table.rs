@@ -228,15 +228,17 @@ impl Table {
                 return Err(bad(format!("sequential {} ms", p.sequential_ms)));
             }
             for c in &p.modes {
-                if !positive(c.median_ms)
-                    || !positive(c.speedup)
-                    || !c.sequential_ms.is_none_or(positive)
-                    || c.knobs.chunks == 0
-                {
-                    return Err(bad(format!(
-                        "{} at {} ms ({}x, sequential beside it {:?} ms), {} chunks",
-                        c.mode, c.median_ms, c.speedup, c.sequential_ms, c.knobs.chunks
-                    )));
+                let wrong = [
+                    (!positive(c.median_ms)).then(|| format!("time {} ms", c.median_ms)),
+                    (!positive(c.speedup)).then(|| format!("speedup {}x", c.speedup)),
+                    c.sequential_ms
+                        .filter(|&t| !positive(t))
+                        .map(|t| format!("sequential beside it {t} ms")),
+                    (c.knobs.chunks == 0).then(|| "0 chunks".to_string()),
+                ];
+                let wrong: Vec<String> = wrong.into_iter().flatten().collect();
+                if !wrong.is_empty() {
+                    return Err(bad(format!("{}: {}", c.mode, wrong.join(", "))));
                 }
                 super::knobs::parse_reduce(&c.knobs.reduce)?;
                 if let Some(g) = &c.knobs.host_grain {

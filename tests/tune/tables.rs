@@ -70,17 +70,20 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
     old["tool"] = "0.0.1".into();
     std::fs::write(d.join("old.json"), old.to_string()).unwrap();
     assert!(stderr(&with("old.json")).contains("by t3 0.0.1"));
-    // A figure no run could have measured.
-    for (field, value) in [
-        ("median_ms", -1.0),
-        ("speedup", 0.0),
-        ("sequential_ms", -2.0),
+    // A figure no run could have measured, named.
+    for (field, value, named) in [
+        ("median_ms", -1.0, ": time -1 ms"),
+        ("speedup", 0.0, ": speedup 0x"),
+        ("sequential_ms", -2.0, ": sequential beside it -2 ms"),
     ] {
         let mut neg = t.clone();
         neg["points"][0]["modes"][0][field] = value.into();
         std::fs::write(d.join("neg.json"), neg.to_string()).unwrap();
         let e = stderr(&with("neg.json"));
-        assert!(e.contains("positive finite times"), "{field}: {e}");
+        assert!(
+            e.contains("positive finite times") && e.contains(named),
+            "{field}: {e}"
+        );
     }
     // A collective the point cannot run as (a reduce-scatter has no alternative), or none at all.
     for (name, says) in [
