@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::fused::Pieces;
+use crate::config::fused::{Pieces, MAX_KNOB};
 use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind, StepLead};
 use crate::error::{Error, Result};
@@ -186,6 +186,16 @@ impl Knobs {
     pub fn apply(&self, base: &Config) -> Result<Config> {
         if self.chunks == 0 {
             return Err(Error::invalid("tuned chunks", 0, "at least 1"));
+        }
+        // Fused mode's own bounds, said here as the table's (its lowering names the flags).
+        for (what, v) in [
+            ("tuned fused spares", self.fused_spares),
+            ("tuned fused pieces", self.fused_pieces),
+            ("tuned fused pause", self.fused_pause),
+        ] {
+            if let Some(n) = v.filter(|&n| n > MAX_KNOB) {
+                return Err(Error::invalid(what, n, format!("at most {MAX_KNOB}")));
+            }
         }
         let mut c = base.clone();
         c.chunks = self.chunks;

@@ -157,6 +157,13 @@ fn unreadable_knobs_are_refused_naming_them() {
             },
             "chunks",
         ),
+        (
+            Knobs {
+                fused_pause: Some(u32::MAX),
+                ..every_knob()
+            },
+            "tuned fused pause: 4294967295 (must be at most 1048576)",
+        ),
     ] {
         let e = k.apply(&base).unwrap_err().to_string();
         assert!(e.contains(says), "{e}");
