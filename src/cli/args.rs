@@ -525,7 +525,8 @@ pub struct TuneCmdArgs {
     pub gemm: GemmArgs,
     #[command(flatten)]
     pub knobs: KnobArgs,
-    /// Modes to tune, comma-separated, or `all` (sequential is the baseline: always measured).
+    /// Modes to tune, comma-separated, or `all` (sequential is the baseline: always measured, and
+    /// not a mode to tune alone).
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
     /// Bound on the tuning's search, seconds, shared out over the points (each half an even share,

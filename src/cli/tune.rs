@@ -7,7 +7,7 @@ use web_time::{Duration, Instant};
 
 use t3_wgpu::files;
 use t3_wgpu::gpu::Gpu;
-use t3_wgpu::modes::Config;
+use t3_wgpu::modes::{Config, ModeKind};
 use t3_wgpu::tune::apply::Given;
 use t3_wgpu::tune::search::{self, Job, Settings};
 use t3_wgpu::tune::space::Context as SpaceContext;
@@ -22,6 +22,16 @@ use super::values::*;
 pub fn tune_jobs(a: &TuneCmdArgs) -> Result<Vec<(String, Config)>> {
     let workloads = super::sweep::workloads(&a.points)?;
     let modes = mode_list(&a.mode);
+    // Sequential alone has nothing to choose, and its table would replace each point's choices.
+    if modes.modes.iter().all(|&m| m == ModeKind::Sequential) {
+        return Err(t3_wgpu::Error::invalid(
+            "--mode",
+            a.mode.join(","),
+            "a mode to tune besides sequential (host, encoded, fused or all): sequential is \
+             timed beside each",
+        )
+        .into());
+    }
     let mut jobs = Vec::new();
     for (shape, tp, collective, label) in workloads {
         let ranks = if a.points.ranks.is_empty() {
@@ -262,9 +272,10 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let n = table.points.len();
     note!(
-        "wrote {out} ({} points, {:.0} s of a {:.0} s budget)",
-        table.points.len(),
+        "wrote {out} ({n} point{}, {:.0} s of a {:.0} s budget)",
+        if n == 1 { "" } else { "s" },
         start.elapsed().as_secs_f64(),
         a.budget_s
     );

@@ -144,11 +144,21 @@ fn tune_refuses_bad_budgets_and_workloads_before_any_gpu_work() {
             "from 1 to 86400",
         ),
         (vec!["tune"], "--presets NAME"),
+        // Nothing to choose: its table would only replace the points' choices.
+        (
+            vec!["tune", "--shape", SHAPE, "--mode", "sequential"],
+            "invalid --mode: sequential (must be a mode to tune besides sequential",
+        ),
     ] {
         let o = t3(&args, &d);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        0,
+        "no table written"
+    );
 }
 
 #[test]
