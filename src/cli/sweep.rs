@@ -1,6 +1,7 @@
 //! `t3 sweep`: a grid of configurations checked before any GPU work, one CSV row per point and mode
 //! as each point finishes.
 
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use web_time::Instant;
 
@@ -16,7 +17,7 @@ use t3_wgpu::workload;
 
 use t3_wgpu::modes::StepLead;
 use t3_wgpu::plan::ReduceVia;
-use t3_wgpu::tune::apply::{plan, run_plans, Given};
+use t3_wgpu::tune::apply::{plan, run_plans, Given, ModePlan};
 use t3_wgpu::tune::search;
 
 use super::args::*;
@@ -318,6 +319,7 @@ pub fn sweep(
     });
     let mut failures = 0;
     let started = Instant::now();
+    let mut said = HashSet::new();
     for (i, p) in points.iter().enumerate() {
         let label = &p.label;
         let mut config = p.config.clone();
@@ -347,9 +349,7 @@ pub fn sweep(
             &p.given,
             p.model_chunks || defaults,
         );
-        for w in plans.iter().filter_map(|p| p.not_taken.as_ref()) {
-            say(&format!("warning: {msg}: {w}"));
-        }
+        say_unsaid(&plans, &mut said, &|w| say(&format!("warning: {msg}: {w}")));
         let rows = match run_plans(
             &devices,
             &plans,
@@ -429,4 +429,14 @@ pub fn sweep(
         points.len()
     );
     Ok(())
+}
+
+/// Says through `say` the warnings of `plans` not yet said in this sweep: each once, as a given
+/// flag that clashes with the table does so at every point.
+fn say_unsaid(plans: &[ModePlan], said: &mut HashSet<String>, say: &dyn Fn(&str)) {
+    for w in plans.iter().filter_map(|m| m.not_taken.as_ref()) {
+        if said.insert(w.clone()) {
+            say(w);
+        }
+    }
 }

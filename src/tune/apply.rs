@@ -42,7 +42,8 @@ pub struct ModePlan {
 /// Each mode's configuration for the point `base` (as the flags and defaults make it) on
 /// `devices` devices of `kind`: the table's choice where it has one (given flags winning), else
 /// fused mode's own where the model gives it one ([`model::fused_defaults`]), else `base`, whose
-/// chunk count came from the model where `model_chunks`.
+/// chunk count came from the model where `model_chunks`. A choice that cannot run here with the
+/// flags given is said in `not_taken`.
 pub fn plan(
     base: &Config,
     modes: &[ModeKind],
@@ -80,26 +81,51 @@ pub fn plan(
                 },
                 other => {
                     let own = fused.as_ref().filter(|_| mode == ModeKind::Fused);
+                    let config = own.unwrap_or(base).clone();
                     let source = own.map_or(untuned, |_| Source::Model);
+                    let not_taken = match other {
+                        Some((Err(why), knobs, c)) => {
+                            not_taken(mode, &c.knobs, &knobs, &why, &config, source)
+                        }
+                        _ => None,
+                    };
                     ModePlan {
                         mode,
-                        config: own.unwrap_or(base).clone(),
+                        config,
                         source,
                         fallback: None,
-                        not_taken: other.and_then(|(r, knobs, _)| {
-                            let why = r.err()?;
-                            Some(format!(
-                                "the tune table's {mode} configuration ({}) cannot run here: \
-                                 {why}; {mode} runs at its [{}] configuration instead",
-                                knobs.describe(mode),
-                                source.name()
-                            ))
-                        }),
+                        not_taken,
                     }
                 }
             }
         })
         .collect()
+}
+
+/// What a run says of `mode`'s table choice (`table`, `flagged` with the flags given over it) that
+/// cannot run here (`why`), where the mode runs `untuned` (from `source`) instead; nothing where
+/// it cannot run that either, as its row then says it is skipped and why.
+fn not_taken(
+    mode: ModeKind,
+    table: &Knobs,
+    flagged: &Knobs,
+    why: &crate::error::Error,
+    untuned: &Config,
+    source: Source,
+) -> Option<String> {
+    (untuned.validate().is_ok() && untuned.check_mode(mode).is_ok()).then(|| {
+        let flags = if flagged == table {
+            String::new()
+        } else {
+            format!(" with the flags given ({})", flagged.describe(mode))
+        };
+        format!(
+            "the tune table's {mode} configuration ({}){flags} cannot run here: {why}; {mode} \
+             runs at its [{}] configuration instead",
+            table.describe(mode),
+            source.name()
+        )
+    })
 }
 
 /// What a mode's row says of a fallback: taken (`shown` false), or shown as run (`--no-fallback`).
@@ -277,46 +303,4 @@ fn sequential_row(r: &Report, mode: ModeKind) -> ModeResult {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::schedule::{Collective, Order};
-    use crate::shapes::Shape;
-
-    fn group(c: &Config, modes: &[ModeKind]) -> (Config, Vec<ModeKind>, String) {
-        (c.clone(), modes.to_vec(), serde_json::to_string(c).unwrap())
-    }
-
-    #[test]
-    fn the_baselines_are_sequentials_or_the_points_never_another_modes_own() {
-        let base = Config::new(Shape::new(64, 64, 64).unwrap(), 4);
-        let own = Config {
-            chunks: 4,
-            order: Order::Chunk,
-            ..base.clone()
-        };
-        let tuned_seq = Config {
-            gemm_grid: Some(128),
-            ..base.clone()
-        };
-        let direct = Config {
-            collective: Collective::DirectReduceScatter,
-            ..base.clone()
-        };
-        use ModeKind::{Encoded, Fused, Sequential};
-        // Fused at its own configuration asked alone: the point's runs for the baselines.
-        assert_eq!(baseline_group(&[group(&own, &[Fused])], &base), None);
-        // Beside the point's: the point's, wherever it comes.
-        let g = [group(&own, &[Fused]), group(&base, &[Encoded])];
-        assert_eq!(baseline_group(&g, &base), Some(1));
-        // Sequential's own (a table's) before the point's.
-        let g = [
-            group(&base, &[Encoded]),
-            group(&own, &[Fused]),
-            group(&tuned_seq, &[Sequential]),
-        ];
-        assert_eq!(baseline_group(&g, &base), Some(2));
-        // Sequential's on another collective does not time them.
-        let g = [group(&direct, &[Sequential]), group(&own, &[Fused])];
-        assert_eq!(baseline_group(&g, &base), None);
-    }
-}
+mod tests;

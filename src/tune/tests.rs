@@ -11,7 +11,7 @@ use crate::schedule::Collective;
 use crate::shapes::Shape;
 use crate::steps::Link;
 
-fn config(collective: Collective) -> Config {
+pub(super) fn config(collective: Collective) -> Config {
     Config {
         collective,
         ..Config::new(Shape::new(96, 40, 24).unwrap(), 4)
@@ -568,122 +568,5 @@ fn the_search_moves_along_every_axis_before_any_axis_twice() {
         for w in order.windows(2) {
             assert!(w[0].1 <= w[1].1, "{order:?}");
         }
-    }
-}
-
-#[test]
-fn a_tables_grain_wins_over_the_models_and_is_said_as_a_stage() {
-    use super::apply::plan;
-    use super::knobs::Source;
-    use super::table::{Key, Point, Table};
-    // The model's grain across four devices, set on the point as `model_defaults` sets it.
-    let mut base = config(Collective::AllReduce);
-    base.host.grain = Some(HostGrain::Chunks(2));
-    let staged = Knobs {
-        host_grain: None,
-        ..Knobs::of(&base)
-    };
-    let choice = paying(ModeKind::Host, staged.clone());
-    let mut t = Table::new("GPU (Vulkan, 1)", "Vulkan", "1");
-    t.insert(Point {
-        workload: "p".into(),
-        key: Key::of(&base, 4),
-        sequential_ms: 3.0,
-        modes: vec![choice],
-        not_run: Vec::new(),
-    });
-    let modes = [ModeKind::Sequential, ModeKind::Host];
-    let tuned = plan(
-        &base,
-        &modes,
-        Some(&t),
-        4,
-        wgpu::DeviceType::DiscreteGpu,
-        &Given::default(),
-        true,
-    );
-    assert_eq!(
-        (tuned[1].source, tuned[1].config.host.grain),
-        (Source::Table, None)
-    );
-    assert!(staged.describe(ModeKind::Host).contains("grain stage"));
-    // Sequential has no choice in the table: the point as the model made it.
-    assert_eq!(tuned[0].source, Source::Model);
-    let untuned = plan(
-        &base,
-        &modes,
-        None,
-        4,
-        wgpu::DeviceType::DiscreteGpu,
-        &Given::default(),
-        true,
-    );
-    assert_eq!(
-        (untuned[1].source, untuned[1].config.host.grain),
-        (Source::Model, Some(HostGrain::Chunks(2)))
-    );
-    assert!(Knobs::of(&untuned[1].config)
-        .describe(ModeKind::Host)
-        .contains("grain 2 chunks"));
-}
-
-#[test]
-fn without_a_table_fused_runs_its_own_configuration_on_one_gpu() {
-    use super::apply::plan;
-    use super::knobs::Source;
-    use super::table::{Key, Point, Table};
-    use crate::schedule::Order;
-    // tnlg-op-tp2 in f32: chunks of the GEMM long enough for the chunk order.
-    let base = Config::new(Shape::new(8192, 4256, 2128).unwrap(), 2);
-    let gpu = wgpu::DeviceType::DiscreteGpu;
-    let modes = [ModeKind::Sequential, ModeKind::Encoded, ModeKind::Fused];
-    let untuned = plan(&base, &modes, None, 1, gpu, &Given::default(), false);
-    let at = |p: &super::apply::ModePlan| (p.source, p.config.chunks, p.config.order);
-    assert_eq!(at(&untuned[0]), (Source::Flags, 1, Order::Stage));
-    assert_eq!(at(&untuned[1]), (Source::Flags, 1, Order::Stage));
-    assert_eq!(at(&untuned[2]), (Source::Model, 4, Order::Chunk));
-    // A CPU adapter, several devices, or `--chunks` given: fused runs the point as given.
-    let chunks = Given {
-        chunks: true,
-        ..Given::default()
-    };
-    for (devices, kind, given) in [
-        (1, wgpu::DeviceType::Cpu, Given::default()),
-        (2, gpu, Given::default()),
-        (1, gpu, chunks),
-    ] {
-        let p = plan(&base, &modes, None, devices, kind, &given, false);
-        assert_eq!(at(&p[2]), (Source::Flags, 1, Order::Stage));
-    }
-    // A table's choice for fused wins over the model's.
-    let knobs = Knobs {
-        chunks: 2,
-        ..Knobs::of(&base)
-    };
-    let mut t = Table::new("GPU (Vulkan, 1)", "Vulkan", "1");
-    t.insert(Point {
-        workload: "p".into(),
-        key: Key::of(&base, 1),
-        sequential_ms: 3.0,
-        modes: vec![paying(ModeKind::Fused, knobs)],
-        not_run: Vec::new(),
-    });
-    let tuned = plan(&base, &modes, Some(&t), 1, gpu, &Given::default(), false);
-    assert_eq!(at(&tuned[2]), (Source::Table, 2, Order::Stage));
-}
-
-/// A table's choice for `mode` at `knobs` that pays (1.5x), with nothing else measured.
-fn paying(mode: ModeKind, knobs: Knobs) -> super::table::Choice {
-    super::table::Choice {
-        mode,
-        knobs,
-        median_ms: 2.0,
-        sequential_ms: Some(3.0),
-        speedup: 1.5,
-        fallback: false,
-        model_ms: None,
-        given_ms: None,
-        alternatives: Vec::new(),
-        confirmed: Vec::new(),
     }
 }
