@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::consistency::Check;
 use crate::error::Result;
 use crate::experiment::{self, ModeResult, Options, Rep, Report};
 use crate::modes::{ModeKind, System};
@@ -158,14 +159,32 @@ fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]
             .into_iter()
             .filter(|o| ran(o.mode)),
     );
-    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
-    merged.checks.extend(
-        std::mem::take(&mut other.checks)
-            .into_iter()
-            .filter(|c| c.subject.as_deref().is_some_and(|s| names.contains(&s))),
-    );
+    merged
+        .checks
+        .extend(mode_checks(std::mem::take(&mut other.checks), modes));
     merged.device_memory_bytes = merged.device_memory_bytes.max(other.device_memory_bytes);
     merged.attempts = merged.attempts.max(other.attempts);
+}
+
+/// The checks of an experiment of `modes` at their own configuration that the merged report keeps:
+/// its modes', and its failed baselines' as each mode's (they bear on that mode's efficiency, not
+/// on the baselines the report shows, and would otherwise leave a row failed without a word).
+fn mode_checks(checks: Vec<Check>, modes: &[ModeKind]) -> Vec<Check> {
+    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+    let mut kept = Vec::new();
+    for c in checks {
+        match c.subject.as_deref() {
+            Some(s) if names.contains(&s) => kept.push(c),
+            None if !c.ok => kept.extend(names.iter().map(|&m| Check {
+                name: format!("{} (at {m}'s configuration)", c.name),
+                subject: Some(m.into()),
+                beside: m.into(),
+                ..c.clone()
+            })),
+            _ => {}
+        }
+    }
+    kept
 }
 
 /// Runs `plans` on `d` (one experiment per distinct configuration, `opts` for everything else)

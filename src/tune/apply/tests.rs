@@ -1,9 +1,10 @@
 //! `plan`'s CPU tests: which configuration each mode runs (the table's, the model's, the flags'),
 //! and what a run says of a table choice it cannot take.
 
-use super::{baseline_group, plan, ModePlan};
+use super::{baseline_group, mode_checks, plan, ModePlan};
 use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind};
+use crate::consistency::{Check, Kind};
 use crate::schedule::{Collective, Order};
 use crate::shapes::Shape;
 use crate::tune::knobs::{Given, Knobs, Source};
@@ -251,4 +252,47 @@ fn a_choice_that_cannot_run_here_is_said_where_its_mode_runs_untuned() {
         false,
     );
     assert_eq!(p[1].not_taken, None);
+}
+
+#[test]
+fn a_later_experiment_keeps_its_modes_checks_and_its_failed_baselines_as_theirs() {
+    let check = |name: &str, subject: Option<&str>, ok: bool| Check {
+        name: name.into(),
+        kind: Kind::Spread,
+        subject: subject.map(Into::into),
+        beside: subject.unwrap_or("T_seq").into(),
+        ok,
+        detail: String::new(),
+    };
+    let checks = vec![
+        check("spread T_gemm", None, true),
+        check("spread T_seq", None, false),
+        check("spread gemm_untracked", Some("gemm_untracked"), false),
+        check("spread T_fused", Some("fused"), true),
+        check("spread T_host", Some("host"), false),
+    ];
+    let kept = mode_checks(checks, &[ModeKind::Fused]);
+    let said: Vec<(&str, Option<&str>, &str, bool)> = kept
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.subject.as_deref(),
+                c.beside.as_str(),
+                c.ok,
+            )
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (
+                "spread T_seq (at fused's configuration)",
+                Some("fused"),
+                "fused",
+                false
+            ),
+            ("spread T_fused", Some("fused"), "fused", true),
+        ]
+    );
 }
