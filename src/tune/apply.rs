@@ -146,8 +146,7 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
 
 /// What `other`, an experiment of `modes` at their own configuration, says of those modes beside
 /// their rows: fused mode's configuration as resolved on the device, each mode's own sequential run
-/// and its checks (its baselines' are not the report's), and the device memory and measurements
-/// at their most.
+/// and its checks ([`mode_checks`]), and the device memory and measurements at their most.
 fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]) {
     if modes.contains(&ModeKind::Fused) && other.fused_config.is_some() {
         merged.fused_config = other.fused_config.take();
