@@ -114,7 +114,7 @@ fn not_taken(
     untuned: &Config,
     source: Source,
 ) -> Option<String> {
-    (untuned.validate().is_ok() && untuned.check_mode(mode).is_ok()).then(|| {
+    super::knobs::runs(untuned, mode).is_ok().then(|| {
         let flags = if flagged == table {
             String::new()
         } else {

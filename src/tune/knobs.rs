@@ -70,6 +70,12 @@ impl Source {
     }
 }
 
+/// Whether `mode` can run `c`: the configuration valid and the mode able to run it (no GPU work).
+pub fn runs(c: &Config, mode: ModeKind) -> Result<()> {
+    c.validate()?;
+    c.check_mode(mode)
+}
+
 /// A reduce realisation by its name.
 pub fn parse_reduce(s: &str) -> Result<ReduceVia> {
     [ReduceVia::Update, ReduceVia::Land, ReduceVia::Forward]
@@ -239,8 +245,7 @@ impl Knobs {
     /// [`Knobs::runnable`], with why not where it cannot run.
     pub fn runnable_or_why(&self, base: &Config, mode: ModeKind) -> Result<Config> {
         let c = self.apply(base)?;
-        c.validate()?;
-        c.check_mode(mode)?;
+        runs(&c, mode)?;
         Ok(c)
     }
 

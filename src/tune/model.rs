@@ -198,7 +198,9 @@ pub fn fused_defaults(
         order: Order::Chunk,
         ..c.clone()
     };
-    (own.validate().is_ok() && own.check_mode(ModeKind::Fused).is_ok()).then_some(own)
+    super::knobs::runs(&own, ModeKind::Fused)
+        .is_ok()
+        .then_some(own)
 }
 
 /// A persistent GEMM grid just below `sms` multiprocessors (room for the steps beside every GEMM
