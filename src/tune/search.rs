@@ -412,14 +412,17 @@ impl<M: Measure> Point1<'_, M> {
                 top.insert(top.len().min(1), m.clone());
             }
         }
+        let behind = self.behind(mode);
         for m in &top {
             let fits = self.fits(mode, deadline);
-            if !fits && !confirmed.is_empty() {
+            if !fits && (!confirmed.is_empty() || behind) {
                 break;
             }
-            // The first is measured whatever the deadline says: past it, at the search's reps, so
-            // that a point whose runs take most of a second passes its budget by one measurement,
-            // not by three times one.
+            // The first is measured whatever the deadline says (but where the mode is far behind
+            // sequential: it falls back whatever one more figure says, as a configuration is judged
+            // by the slowest of its figures): past it, at the search's reps, so that a point whose
+            // runs take most of a second passes its budget by one measurement, not by three times
+            // one.
             let how = How {
                 warmup: Warmup::Settle,
                 baselines: Baselines::Sequential,
@@ -428,6 +431,18 @@ impl<M: Measure> Point1<'_, M> {
             confirmed.push(self.run(mode, &m.knobs, how)?);
         }
         Ok(confirmed)
+    }
+
+    /// Whether every figure of `mode` so far reads slower on warm clocks than the point's
+    /// sequential by more than [`NOISE`]: more than a sequential read lower beside one more figure
+    /// could make up.
+    fn behind(&self, mode: ModeKind) -> bool {
+        let fastest = self
+            .ranked(mode)
+            .iter()
+            .filter_map(|m| self.warm_time(m))
+            .fold(f64::INFINITY, f64::min);
+        fastest.is_finite() && fastest > self.sequential_ms() * (1.0 + NOISE)
     }
 
     /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation, then

@@ -355,6 +355,30 @@ fn past_its_deadline_the_search_confirms_what_it_has() {
     assert!(!confirmations.is_empty() && confirmations.iter().all(|&r| r == reps * CONFIRM_REPS));
 }
 
+/// Past its deadline, a mode whose every figure reads slower than sequential by more than the noise
+/// is not confirmed (it falls back whatever one more figure says); one within the noise is, and
+/// with time left both are.
+#[test]
+fn past_its_deadline_a_mode_far_behind_sequential_is_not_confirmed() {
+    let job = job();
+    // Sequential takes 20 ms beside every figure: 21 is 5% behind, 20.4 2%.
+    for (ms, deadline, measured) in [
+        (21.0, Instant::now(), 1),
+        (20.4, Instant::now(), 2),
+        (21.0, far(), 0),
+    ] {
+        let land = Landscape::new(move |_: &Knobs, _| Some(ms));
+        let (choice, asked) = choose(&job, land, deadline);
+        let confirmed = choice.unwrap().confirmed.len();
+        if measured > 0 {
+            assert_eq!(asked.len(), measured, "{ms} ms: {asked:?}");
+        } else {
+            assert!(confirmed > 0, "{ms} ms with time left: {asked:?}");
+        }
+        assert_eq!(confirmed > 0, measured != 1, "{ms} ms: {asked:?}");
+    }
+}
+
 /// Once every mode is measured, a later mode's sequential figures can lower a layout's time on warm
 /// clocks: the choice is made again on the figures it is then judged by.
 #[test]
