@@ -34,3 +34,8 @@ pub fn chain(e: &anyhow::Error) -> String {
     }
     s
 }
+
+/// `n` and `noun`, plural but for one ("1 point", "3 points").
+pub fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}

@@ -21,7 +21,7 @@ use t3_wgpu::tune::apply::{plan, run_plans, Given, ModePlan};
 use t3_wgpu::tune::search;
 
 use super::args::*;
-use super::output::out;
+use super::output::{counted, out};
 use super::run::{check_devices, kernels_on, options, validate, wrong};
 use super::tables::{given_knobs, model_chunks, recount_chunks, table_for};
 use super::values::*;
@@ -303,10 +303,11 @@ pub fn sweep(
         Some(b) => b.println(line),
         None => note!("{line}"),
     };
+    let modes = mode_list(&a.mode).modes.len();
     say(&format!(
-        "sweep: {} points x {} modes (estimate after the first point)",
-        points.len(),
-        mode_list(&a.mode).modes.len()
+        "sweep: {} x {} (estimate after the first point)",
+        counted(points.len(), "point"),
+        counted(modes, "mode")
     ));
     let to_stdout = a.csv == "-";
     // Rows are saved as points finish, so an interrupted sweep keeps what it measured: the whole
@@ -421,7 +422,7 @@ pub fn sweep(
         b.finish_and_clear();
     }
     if !to_stdout {
-        note!("wrote {} ({} points)", a.csv, points.len());
+        note!("wrote {} ({})", a.csv, counted(points.len(), "point"));
     }
     anyhow::ensure!(
         failures == 0,

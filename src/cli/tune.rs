@@ -272,10 +272,9 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let n = table.points.len();
     note!(
-        "wrote {out} ({n} point{}, {:.0} s of a {:.0} s budget)",
-        if n == 1 { "" } else { "s" },
+        "wrote {out} ({}, {:.0} s of a {:.0} s budget)",
+        super::output::counted(table.points.len(), "point"),
         start.elapsed().as_secs_f64(),
         a.budget_s
     );

@@ -374,7 +374,7 @@ fn run_and_sweep_csv_share_columns_and_dumps_hold_one_run() {
     let o = small("sweep", &["--mode", "sequential", "--csv", "s.csv"], &d);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("sweep: 1 points x 1 modes"),
+        stderr(&o).contains("sweep: 1 point x 1 mode (estimate"),
         "{}",
         stderr(&o)
     );
