@@ -7,7 +7,8 @@
 # PER_S: `t3 tune`'s budget per preset (its --budget-s is PER_S times their count); SCALE shrinks the
 # presets (a smoke test on lavapipe: SCALE=0.03125 PER_S=5). MODES: the modes `t3 run` times (the
 # modes that span devices across several: TUNE_ARGS="--devices all --mode sequential,host"
-# RUN_ARGS="--devices all" MODES=sequential,host).
+# RUN_ARGS="--devices all" MODES=sequential,host). TABLE: a table tuned before (a call whose time ran
+# out before its runs): no tuning, each preset run with it.
 set -u
 out=${OUT:-out}; mkdir -p "$out"; t0=$SECONDS
 read -ra tune_args <<< "${TUNE_ARGS:-}"
@@ -15,13 +16,16 @@ read -ra run_args <<< "${RUN_ARGS:-}"
 scale=(); [ -n "${SCALE:-}" ] && scale=(--scale "$SCALE")
 d=${DTYPE:-f16}; ps=$(IFS=,; echo "$*")
 budget=$(( ${PER_S:-40} * $# ))
-timeout $((budget + 60 * $#)) t3 tune --presets "$ps" --dtype "$d" --budget-s "$budget" "${scale[@]}" \
-  "${tune_args[@]}" --out "$out/table.json" > "$out/tune.txt" 2>&1
-echo "tune $d rc=$? ($((SECONDS - t0)) s)"
+table=${TABLE:-$out/table.json}
+if [ -z "${TABLE:-}" ]; then
+  timeout $((budget + 60 * $#)) t3 tune --presets "$ps" --dtype "$d" --budget-s "$budget" "${scale[@]}" \
+    "${tune_args[@]}" --out "$table" > "$out/tune.txt" 2>&1
+  echo "tune $d rc=$? ($((SECONDS - t0)) s)"
+fi
 for p in "$@"; do
   f="$out/$p-$d.txt"
   timeout ${TO:-120} t3 run --preset "$p" --dtype "$d" "${scale[@]}" --mode "${MODES:-sequential,host,encoded,fused}" \
-    --reps 3 --tune "$out/table.json" "${run_args[@]}" --verbose > "$f" 2>&1
+    --reps 3 --tune "$table" "${run_args[@]}" --verbose > "$f" 2>&1
   echo "$p $d rc=$? ($((SECONDS - t0)) s): $(grep -E '^(sequential|host|encoded|fused) +[a-z]+ +[0-9]' "$f" | tr -s ' ' | cut -d' ' -f1,3,5 | tr '\n' '|')$(grep -E '^fallback ' "$f" | sed -E 's/^fallback +([a-z]+): fell back.* ran ([0-9.]+x).*/\1 fell back (\2)/' | tr '\n' '|')"
 done
 echo "done ($((SECONDS - t0)) s)"
