@@ -12,6 +12,8 @@ use crate::error::Result;
 use crate::experiment::{self, ModeResult, Options, Rep, Report};
 use crate::modes::{ModeKind, System};
 use crate::ranks::Inputs;
+use crate::stats::Warmup;
+use crate::timing::FUSED_SEQ;
 
 pub use super::knobs::Given;
 use super::knobs::{Knobs, Source};
@@ -145,8 +147,9 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
 }
 
 /// What `other`, an experiment of `modes` at their own configuration, says of those modes beside
-/// their rows: fused mode's configuration as resolved on the device, each mode's own sequential run
-/// and its checks ([`mode_checks`]), and the device memory and measurements at their most.
+/// their rows: fused mode's configuration as resolved on the device, each mode's own sequential run,
+/// its checks ([`mode_checks`]) and warm-ups ([`mode_warmups`]), and the device memory and
+/// measurements at their most.
 fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]) {
     if modes.contains(&ModeKind::Fused) && other.fused_config.is_some() {
         merged.fused_config = other.fused_config.take();
@@ -161,6 +164,9 @@ fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]
     merged
         .checks
         .extend(mode_checks(std::mem::take(&mut other.checks), modes));
+    merged
+        .warmups
+        .extend(mode_warmups(std::mem::take(&mut other.warmups), modes));
     merged.device_memory_bytes = merged.device_memory_bytes.max(other.device_memory_bytes);
     merged.attempts = merged.attempts.max(other.attempts);
 }
@@ -181,6 +187,30 @@ fn mode_checks(checks: Vec<Check>, modes: &[ModeKind]) -> Vec<Check> {
                 ..c.clone()
             })),
             _ => {}
+        }
+    }
+    kept
+}
+
+/// The warm-ups of an experiment of `modes` at their own configuration, every one kept (the report
+/// says whether all settled, and by when): its modes' (and fused mode's own sequential run) as they
+/// are, the rest named as each mode's ("sequential (at host's configuration)"), as the merged
+/// report's own are the baselines'.
+fn mode_warmups(warmups: Vec<Warmup>, modes: &[ModeKind]) -> Vec<Warmup> {
+    let own = |what: &str| {
+        modes
+            .iter()
+            .any(|m| m.name() == what || (*m == ModeKind::Fused && what == FUSED_SEQ))
+    };
+    let mut kept = Vec::new();
+    for w in warmups {
+        if own(&w.what) {
+            kept.push(w);
+        } else {
+            kept.extend(modes.iter().map(|m| Warmup {
+                what: format!("{} (at {}'s configuration)", w.what, m.name()),
+                ..w.clone()
+            }));
         }
     }
     kept

@@ -1,7 +1,7 @@
 //! `plan`'s CPU tests: which configuration each mode runs (the table's, the model's, the flags'),
 //! and what a run says of a table choice it cannot take.
 
-use super::{baseline_group, mode_checks, plan, ModePlan};
+use super::{baseline_group, mode_checks, mode_warmups, plan, ModePlan};
 use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind};
 use crate::consistency::{Check, Kind};
@@ -293,6 +293,46 @@ fn a_later_experiment_keeps_its_modes_checks_and_its_failed_baselines_as_theirs(
                 false
             ),
             ("spread T_fused", Some("fused"), "fused", true),
+        ]
+    );
+}
+
+#[test]
+fn a_later_experiment_keeps_every_warm_up_its_baselines_named_as_its_modes() {
+    let warmup = |what: &str, settled: bool| crate::stats::Warmup {
+        what: what.into(),
+        runs: 7,
+        seconds: 1.5,
+        settled,
+    };
+    let warmups = vec![
+        warmup("sequential", false),
+        warmup("fused", true),
+        warmup("fused_sequential", true),
+    ];
+    let kept = mode_warmups(warmups.clone(), &[ModeKind::Fused]);
+    let said: Vec<(&str, bool)> = kept.iter().map(|w| (w.what.as_str(), w.settled)).collect();
+    assert_eq!(
+        said,
+        [
+            ("sequential (at fused's configuration)", false),
+            ("fused", true),
+            ("fused_sequential", true),
+        ]
+    );
+    // Two modes at one configuration: the baselines' warm-up is each mode's; another mode's own
+    // sequential run is a baseline there.
+    let kept = mode_warmups(warmups, &[ModeKind::Host, ModeKind::Encoded]);
+    let said: Vec<&str> = kept.iter().map(|w| w.what.as_str()).collect();
+    assert_eq!(
+        said,
+        [
+            "sequential (at host's configuration)",
+            "sequential (at encoded's configuration)",
+            "fused (at host's configuration)",
+            "fused (at encoded's configuration)",
+            "fused_sequential (at host's configuration)",
+            "fused_sequential (at encoded's configuration)",
         ]
     );
 }
