@@ -235,8 +235,9 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
             ))?;
             continue;
         }
-        let left = end.saturating_duration_since(Instant::now());
-        let deadline = Instant::now() + share(left, &weights, &tuned, i);
+        let t0 = Instant::now();
+        let its_share = share(end.saturating_duration_since(t0), &weights, &tuned, i);
+        let deadline = t0 + its_share;
         // As given: what a run without a table gets, the model's defaults (one GPU's, or the grain
         // across four devices or more) included.
         let given = Given {
@@ -267,7 +268,14 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         // standard output, keeps what it measured.
         table.insert(point);
         table.save(&out)?;
-        say(text.trim_end())?;
+        // The point's own time beside its share: what one preset costs to tune, where the
+        // measurements made whatever the budget carry it past.
+        say(&format!(
+            "{}\n  tuned in {:.0} s of its {:.0} s share",
+            text.trim_end(),
+            t0.elapsed().as_secs_f64(),
+            its_share.as_secs_f64()
+        ))?;
     }
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -261,6 +261,12 @@ fn a_mode_that_cannot_run_is_said_not_tuned() {
         line.contains("spares=0"),
         "the reason names the value: {line}"
     );
+    // Each point says what it took of its share.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("  tuned in ") && l.ends_with(" s share")),
+        "{out}"
+    );
     let p = &t["points"][0];
     assert_eq!(p["not_run"][0]["mode"], "fused", "{p}");
     assert!(
