@@ -485,15 +485,13 @@ impl<M: Measure> Point1<'_, M> {
         Ok(self.pick(&mut c, fitted).then_some(c))
     }
 
-    /// Sorts `c`'s alternatives by their figures on warm clocks as read now, its confirmations by
-    /// the slowest of each configuration's figures ([`slowest`]; failures last), and makes `c` the
-    /// first, or where none could be confirmed in time the fastest measured so whose confirmation
-    /// did not fail, unless the configuration as given stands ([`Self::given_stands`]); false
-    /// where none ran. Again once every mode is measured: a later mode's sequential figures can
-    /// lower a layout's warm time, and the choice must be made on the figures it is judged by.
+    /// Sorts `c`'s confirmations by the slowest of each configuration's figures on warm clocks as
+    /// read now ([`slowest`]; failures last) and makes `c` the first, or where none could be
+    /// confirmed in time the fastest measured so whose confirmation did not fail, unless the
+    /// configuration as given stands ([`Self::given_stands`]); false where none ran. Again once
+    /// every mode is measured: a later mode's sequential figures can lower a layout's warm time,
+    /// and the choice must be made on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {
-        // The table lists them fastest first, as read now.
-        self.sort(&mut c.alternatives);
         let keys: Vec<f64> = c
             .confirmed
             .iter()
