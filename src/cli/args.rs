@@ -534,9 +534,9 @@ pub struct TuneCmdArgs {
     /// starts only where one as long as the mode's longest so far still ends within its share, but
     /// every point is measured once as given (every mode in one run) and each mode's fastest once
     /// more beside sequential (at three times the reps within its share, else at the reps, unless
-    /// every figure of the mode reads over 3% slower than sequential: it falls back whatever one
-    /// more says) whatever is left, so those runs may carry the whole past the bound. Knobs given
-    /// as flags (--host-loop, --fused) are not searched.
+    /// every figure of the mode read slower than the sequential timed beside it: it falls back
+    /// whatever one more says) whatever is left, so those runs may carry the whole past the bound.
+    /// Knobs given as flags (--host-loop, --fused) are not searched.
     #[arg(long, default_value_t = 60.0, value_parser = budget)]
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search

@@ -389,8 +389,9 @@ impl<M: Measure> Point1<'_, M> {
     /// The [`CONFIRM`] fastest of `mode`'s configurations measured again, and the configuration as
     /// given second where it is not among them, each with sequential beside it, a settling warm-up
     /// and [`CONFIRM_REPS`] times the reps, as the deadline allows (the first whatever it says, at
-    /// the reps where it is past; the search left room for all of them). A confirmation that failed
-    /// is kept, without a time; [`Self::pick`] orders them.
+    /// the reps where it is past, unless the mode falls back whatever that says, [`Self::behind`];
+    /// the search left room for all of them). A confirmation that failed is kept, without a time;
+    /// [`Self::pick`] orders them.
     fn confirm(&mut self, mode: ModeKind, deadline: Instant) -> Result<Vec<Measured>> {
         let mut confirmed: Vec<Measured> = Vec::new();
         let mut top: Vec<Measured> = self
@@ -418,11 +419,10 @@ impl<M: Measure> Point1<'_, M> {
             if !fits && (!confirmed.is_empty() || behind) {
                 break;
             }
-            // The first is measured whatever the deadline says (but where the mode is far behind
-            // sequential: it falls back whatever one more figure says, as a configuration is judged
-            // by the slowest of its figures): past it, at the search's reps, so that a point whose
-            // runs take most of a second passes its budget by one measurement, not by three times
-            // one.
+            // The first is measured whatever the deadline says (but where the mode falls back
+            // whatever one more figure says, [`Self::behind`]): past it, at the search's reps, so
+            // that a point whose runs take most of a second passes its budget by one measurement,
+            // not by three times one.
             let how = How {
                 warmup: Warmup::Settle,
                 baselines: Baselines::Sequential,
@@ -433,16 +433,23 @@ impl<M: Measure> Point1<'_, M> {
         Ok(confirmed)
     }
 
-    /// Whether every figure of `mode` so far reads slower on warm clocks than the point's
-    /// sequential by more than [`NOISE`]: more than a sequential read lower beside one more figure
-    /// could make up.
+    /// Whether `mode` falls back whatever one more figure says: every figure of it so far, each on
+    /// the point's own collective, reads slower than the sequential timed beside it. A
+    /// configuration's speedup is the point's sequential (its fastest own-collective layout on warm
+    /// clocks, never slower than a figure's own layout's) over the slowest of its figures on warm
+    /// clocks, so it is at most any one figure's ratio to the sequential beside it, and one more
+    /// figure only adds to those (the configuration as given, fused mode's own, the choice made
+    /// again on the final figures: each is one of them).
     fn behind(&self, mode: ModeKind) -> bool {
-        let fastest = self
-            .ranked(mode)
+        let own = self.own_collective();
+        let mut figures = self
+            .seen
             .iter()
-            .filter_map(|m| self.warm_time(m))
-            .fold(f64::INFINITY, f64::min);
-        fastest.is_finite() && fastest > self.sequential_ms() * (1.0 + NOISE)
+            .filter(|((m, _), f)| *m == mode && f.ratio_beside().is_some())
+            .map(|(_, f)| f)
+            .peekable();
+        figures.peek().is_some()
+            && figures.all(|f| f.knobs.collective == own && f.ratio_beside() < Some(1.0))
     }
 
     /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation, then

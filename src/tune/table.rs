@@ -102,13 +102,16 @@ pub struct Choice {
     /// run without a table gets), as measured here, ms.
     #[serde(default)]
     pub given_ms: Option<f64>,
-    /// Every configuration measured, the choice included, the fastest on warm clocks first.
+    /// Every configuration measured, the choice included, the fastest on warm clocks first as read
+    /// when the mode's confirmations were drawn from them (a later mode's sequential figures may
+    /// reorder them: the choice made again on the final figures reads them anew).
     pub alternatives: Vec<Measured>,
     /// The fastest alternatives and the configuration as given measured again with more reps, the
     /// fastest by the slowest of its configuration's figures on warm clocks first; the choice is
     /// the first, unless the configuration as given stands where the first does not beat it clearly
-    /// (empty where none could be confirmed in time: the choice is then the fastest alternative, or
-    /// the one as given so).
+    /// (empty where none could be confirmed in time, or past the budget where every figure of the
+    /// mode read slower than the sequential beside it: the choice is then the fastest alternative,
+    /// or the one as given so).
     #[serde(default)]
     pub confirmed: Vec<Measured>,
 }

@@ -70,7 +70,20 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         // clocks and by the ratio to the sequential beside each, their confirmations compared);
         // its speedup and fallback follow the chosen configuration's slowest figure.
         let confirmed = c["confirmed"].as_array().unwrap();
-        assert!(!confirmed.is_empty() && confirmed.len() <= 4, "{c}");
+        assert!(confirmed.len() <= 4, "{c}");
+        if confirmed.is_empty() {
+            // Past its share, a mode whose every figure read slower than the sequential beside it
+            // (on the point's own collective) is not confirmed: it falls back whatever one more
+            // figure says.
+            let behind = |a: &serde_json::Value| {
+                a["knobs"]["collective"].is_null()
+                    && a["sequential_ms"].as_f64().unwrap() < a["median_ms"].as_f64().unwrap()
+            };
+            let mut timed = alts.iter().filter(|a| a["median_ms"].is_f64());
+            assert!(timed.clone().count() > 0 && timed.all(behind), "{c}");
+            assert!(c["fallback"].as_bool().unwrap(), "{c}");
+            continue;
+        }
         let slowest = |a: &serde_json::Value| {
             alts.iter()
                 .chain(confirmed)
