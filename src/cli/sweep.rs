@@ -208,7 +208,8 @@ pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
     }
     if left_out > 0 {
         note!(
-            "sweep: {left_out} point(s) left out: the chunk order needs 2 or more chunks per rank"
+            "sweep: {} left out: the chunk order needs 2 or more chunks per rank",
+            counted(left_out, "point")
         );
     }
     if points.is_empty() && left_out > 0 {
@@ -426,8 +427,8 @@ pub fn sweep(
     }
     anyhow::ensure!(
         failures == 0,
-        "{failures} of {} points failed (their rows say why)",
-        points.len()
+        "{failures} of {} failed (their rows say why)",
+        counted(points.len(), "point")
     );
     Ok(())
 }

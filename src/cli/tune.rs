@@ -14,6 +14,7 @@ use t3_wgpu::tune::space::Context as SpaceContext;
 use t3_wgpu::tune::table::{Key, Point, Table};
 
 use super::args::*;
+use super::output::counted;
 use super::run::{check_devices, check_spanning, kernels_on, validate};
 use super::tables::{default_table, given_knobs, model_chunks};
 use super::values::*;
@@ -95,7 +96,7 @@ fn table_to_extend(out: &str, gpu: &Gpu) -> Result<Table> {
 pub fn describe_point(p: &Point) -> String {
     let k = &p.key;
     let mut s = format!(
-        "{}: {}x{}x{} x {} ranks, {}, {} on {} device{}: sequential {:.3} ms\n",
+        "{}: {}x{}x{} x {} ranks, {}, {} on {}: sequential {:.3} ms\n",
         p.workload,
         k.m,
         k.n,
@@ -103,8 +104,7 @@ pub fn describe_point(p: &Point) -> String {
         k.ranks,
         k.collective,
         k.dtype,
-        k.devices,
-        if k.devices == 1 { "" } else { "s" },
+        counted(k.devices, "device"),
         p.sequential_ms
     );
     for c in &p.modes {
@@ -282,7 +282,7 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
     }
     note!(
         "wrote {out} ({}, {:.0} s of a {:.0} s budget)",
-        super::output::counted(table.points.len(), "point"),
+        counted(table.points.len(), "point"),
         start.elapsed().as_secs_f64(),
         a.budget_s
     );
