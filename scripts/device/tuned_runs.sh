@@ -7,8 +7,8 @@
 # PER_S: `t3 tune`'s budget per preset (its --budget-s is PER_S times their count); SCALE shrinks the
 # presets (a smoke test on lavapipe: SCALE=0.03125 PER_S=5). MODES: the modes `t3 run` times (the
 # modes that span devices across several: TUNE_ARGS="--devices all --mode sequential,host"
-# RUN_ARGS="--devices all" MODES=sequential,host). TABLE: a table tuned before (a call whose time ran
-# out before its runs): no tuning, each preset run with it.
+# RUN_ARGS="--devices all" MODES=sequential,host). TABLE: a table tuned before (a call whose time
+# ran out before its runs): no tuning, each preset run with it.
 set -u
 out=${OUT:-out}; mkdir -p "$out"; t0=$SECONDS
 read -ra tune_args <<< "${TUNE_ARGS:-}"
@@ -17,6 +17,9 @@ scale=(); [ -n "${SCALE:-}" ] && scale=(--scale "$SCALE")
 d=${DTYPE:-f16}; ps=$(IFS=,; echo "$*")
 budget=$(( ${PER_S:-40} * $# ))
 table=${TABLE:-$out/table.json}
+if [ -n "${TABLE:-}" ] && [ ! -r "$table" ]; then
+  echo "no table $table" >&2; exit 1
+fi
 if [ -z "${TABLE:-}" ]; then
   timeout $((budget + 60 * $#)) t3 tune --presets "$ps" --dtype "$d" --budget-s "$budget" "${scale[@]}" \
     "${tune_args[@]}" --out "$table" > "$out/tune.txt" 2>&1
