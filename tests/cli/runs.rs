@@ -433,7 +433,11 @@ fn csv_rows_say_the_gemm_order() {
         .copied()
         .collect();
     let o = small("sweep", &swept, &d);
-    assert!(stderr(&o).contains("sweep: 1 point left out"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("sweep: 1 point left out"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(
         orders(&o),
         ["stage", "stage", "stage", "stage", "chunk", "chunk"]
