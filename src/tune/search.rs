@@ -448,8 +448,9 @@ impl<M: Measure> Point1<'_, M> {
             .filter(|((m, _), f)| *m == mode && f.ratio_beside().is_some())
             .map(|(_, f)| f)
             .peekable();
+        // A hair below 1: the warm-clock arithmetic's rounding cannot lift such a figure to 1.
         figures.peek().is_some()
-            && figures.all(|f| f.knobs.collective == own && f.ratio_beside() < Some(1.0))
+            && figures.all(|f| f.knobs.collective == own && f.ratio_beside() < Some(1.0 - 1e-9))
     }
 
     /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation, then
@@ -493,9 +494,10 @@ impl<M: Measure> Point1<'_, M> {
     }
 
     /// Sorts `c`'s confirmations by the slowest of each configuration's figures on warm clocks as
-    /// read now ([`slowest`]; failures last) and makes `c` the first, or where none could be
-    /// confirmed in time the fastest measured so whose confirmation did not fail, unless the
-    /// configuration as given stands ([`Self::given_stands`]); false where none ran. Again once
+    /// read now ([`slowest`]; failures last) and makes `c` the first, or where none was confirmed
+    /// (its fallback certain past the budget, [`Self::behind`]) the fastest measured so whose
+    /// confirmation did not fail, unless the configuration as given stands
+    /// ([`Self::given_stands`]); false where none ran. Again once
     /// every mode is measured: a later mode's sequential figures can lower a layout's warm time,
     /// and the choice must be made on the figures it is judged by.
     fn pick(&self, c: &mut Choice, fitted: &Costs) -> bool {

@@ -109,9 +109,9 @@ pub struct Choice {
     /// The fastest alternatives and the configuration as given measured again with more reps, the
     /// fastest by the slowest of its configuration's figures on warm clocks first; the choice is
     /// the first, unless the configuration as given stands where the first does not beat it clearly
-    /// (empty where none could be confirmed in time, or past the budget where every figure of the
-    /// mode read slower than the sequential beside it: the choice is then the fastest alternative,
-    /// or the one as given so).
+    /// (empty where, past the budget, every figure of the mode read slower than the sequential
+    /// beside it, its fallback certain: the choice is then the fastest alternative, or the one as
+    /// given so).
     #[serde(default)]
     pub confirmed: Vec<Measured>,
 }
