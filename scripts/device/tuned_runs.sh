@@ -17,10 +17,9 @@ scale=(); [ -n "${SCALE:-}" ] && scale=(--scale "$SCALE")
 d=${DTYPE:-f16}; ps=$(IFS=,; echo "$*")
 budget=$(( ${PER_S:-40} * $# ))
 table=${TABLE:-$out/table.json}
-if [ -n "${TABLE:-}" ] && [ ! -r "$table" ]; then
-  echo "no table $table" >&2; exit 1
-fi
-if [ -z "${TABLE:-}" ]; then
+if [ -n "${TABLE:-}" ]; then
+  [ -r "$table" ] || { echo "no table $table" >&2; exit 1; }
+else
   timeout $((budget + 60 * $#)) t3 tune --presets "$ps" --dtype "$d" --budget-s "$budget" "${scale[@]}" \
     "${tune_args[@]}" --out "$table" > "$out/tune.txt" 2>&1
   echo "tune $d rc=$? ($((SECONDS - t0)) s)"

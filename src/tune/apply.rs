@@ -181,7 +181,7 @@ fn mode_checks(checks: Vec<Check>, modes: &[ModeKind]) -> Vec<Check> {
         match c.subject.as_deref() {
             Some(s) if names.contains(&s) => kept.push(c),
             None if !c.ok => kept.extend(names.iter().map(|&m| Check {
-                name: format!("{} (at {m}'s configuration)", c.name),
+                name: at_configuration(&c.name, m),
                 subject: Some(m.into()),
                 beside: m.into(),
                 ..c.clone()
@@ -208,12 +208,18 @@ fn mode_warmups(warmups: Vec<Warmup>, modes: &[ModeKind]) -> Vec<Warmup> {
             kept.push(w);
         } else {
             kept.extend(modes.iter().map(|m| Warmup {
-                what: format!("{} (at {}'s configuration)", w.what, m.name()),
+                what: at_configuration(&w.what, m.name()),
                 ..w.clone()
             }));
         }
     }
     kept
+}
+
+/// A baseline's name in an experiment of `mode` at its own configuration, as the merged report
+/// says it ("sequential (at host's configuration)"): its own baselines keep the plain names.
+fn at_configuration(what: &str, mode: &str) -> String {
+    format!("{what} (at {mode}'s configuration)")
 }
 
 /// Runs `plans` on `d` (one experiment per distinct configuration, `opts` for everything else)
