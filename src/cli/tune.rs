@@ -200,9 +200,12 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         );
         b
     });
+    let start = Instant::now();
+    // Each measurement's start on the tuning's clock where no bar shows it: a log then says what
+    // each measurement took, and which carried a point past its share.
     let progress = |msg: &str| match &bar {
         Some(b) => b.set_message(msg.to_string()),
-        None => note!("tune: {msg}"),
+        None => note!("tune: [{:.1} s] {msg}", start.elapsed().as_secs_f64()),
     };
     // A point's lines, printed above the bar, which then counts the point.
     let say = |text: &str| -> Result<()> {
@@ -215,7 +218,6 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         }
         Ok(())
     };
-    let start = Instant::now();
     let end = start + Duration::from_secs_f64(a.budget_s);
     // Presets of one shape are one point (the table keys a choice by it): tuned once, under the
     // first name, so that a second tuning does not spend its share again only to replace the first.

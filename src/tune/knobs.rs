@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::fused::{Pieces, MAX_KNOB};
-use crate::config::host::HostGrain;
+use crate::config::host::{HostGrain, MAX_IN_FLIGHT};
 use crate::config::{Config, ModeKind, StepLead};
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
@@ -203,6 +203,14 @@ impl Knobs {
                 return Err(Error::invalid(what, n, format!("at most {MAX_KNOB}")));
             }
         }
+        // The flags' bounds, said as the table's: a value no flag takes is no tuned choice.
+        if let Some(d) = self.host_depth.filter(|d| !(1..=MAX_IN_FLIGHT).contains(d)) {
+            let must = format!("1 to {MAX_IN_FLIGHT}");
+            return Err(Error::invalid("tuned host depth", d, must));
+        }
+        if self.link_workgroups == Some(0) {
+            return Err(Error::invalid("tuned link workgroups", 0, "at least 1"));
+        }
         let mut c = base.clone();
         c.chunks = self.chunks;
         c.via = parse_reduce(&self.reduce)?;
@@ -210,7 +218,7 @@ impl Knobs {
         c.step_lead = self.step_lead.map_or(StepLead::Auto, StepLead::Workgroups);
         // An emulated link's budget stands for the rate asked of it: only a real link's is tuned.
         if let Some(w) = self.link_workgroups {
-            c.link = Link::Workgroups(w.max(1));
+            c.link = Link::Workgroups(w);
         }
         c.arbitrate = self.arbitrate.filter(|&w| w > 0);
         c.host.grain = self.host_grain.as_deref().map(parse_grain).transpose()?;

@@ -164,6 +164,27 @@ fn unreadable_knobs_are_refused_naming_them() {
             },
             "tuned fused pause: 4294967295 (must be at most 1048576)",
         ),
+        (
+            Knobs {
+                host_depth: Some(1_000_000),
+                ..every_knob()
+            },
+            "tuned host depth: 1000000 (must be 1 to 16)",
+        ),
+        (
+            Knobs {
+                host_depth: Some(0),
+                ..every_knob()
+            },
+            "tuned host depth: 0 (must be 1 to 16)",
+        ),
+        (
+            Knobs {
+                link_workgroups: Some(0),
+                ..every_knob()
+            },
+            "tuned link workgroups: 0 (must be at least 1)",
+        ),
     ] {
         let e = k.apply(&base).unwrap_err().to_string();
         assert!(e.contains(says), "{e}");
