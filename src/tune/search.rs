@@ -453,8 +453,22 @@ impl<M: Measure> Point1<'_, M> {
             && figures.all(|f| f.knobs.collective == own && f.ratio_beside() < Some(1.0 - 1e-9))
     }
 
-    /// `mode`'s choice: its search over `axes` until `deadline`, then the confirmation, then
-    /// [`Self::pick`]. None where nothing ran.
+    /// `mode`'s configuration as given, where the point's first experiment did not measure it
+    /// (fused mode's own, [`Job::config`]), measured whatever the deadline (sequential beside it,
+    /// as every measurement of the search): the choice must beat it clearly to replace it.
+    fn measure_given(&mut self, mode: ModeKind) -> Result<()> {
+        let given = self.given(mode);
+        if !self.seen.contains_key(&(mode, given.clone()))
+            && given.runnable(&self.job.base, mode).is_some()
+        {
+            self.measure(mode, &given)?;
+        }
+        Ok(())
+    }
+
+    /// `mode`'s choice: its configuration as given ([`Self::measure_given`]; the point measured
+    /// each mode's before any search), its search over `axes` until `deadline`, then the
+    /// confirmation, then [`Self::pick`]. None where nothing ran.
     fn choose(
         &mut self,
         mode: ModeKind,
@@ -462,16 +476,8 @@ impl<M: Measure> Point1<'_, M> {
         axes: &[Vec<space::Value>],
         deadline: Instant,
     ) -> Result<Option<Choice>> {
-        // The configuration as given, where the point's first experiment did not measure it
-        // (fused mode's own, [`Job::config`]), measured first whatever the deadline (sequential
-        // beside it, as every measurement of the search): the choice must beat it clearly to
-        // replace it.
+        self.measure_given(mode)?;
         let given = self.given(mode);
-        if !self.seen.contains_key(&(mode, given.clone()))
-            && given.runnable(&self.job.base, mode).is_some()
-        {
-            self.measure(mode, &given)?;
-        }
         self.search(mode, axes, deadline)?;
         let alternatives = self.ranked(mode);
         let confirmed = self.confirm(mode, deadline)?;

@@ -49,7 +49,7 @@ pub fn tune_point(
     };
     // Every mode at the point's configuration as given, in one experiment: its GEMM and collective
     // alone are the model's costs. A mode whose own configuration as given differs (fused's,
-    // [`Job::config`]) is measured at that one too, before its search.
+    // [`Job::config`]) is measured at that one too, before any search.
     let base_knobs = Knobs::of(&job.base).canonical();
     progress(&format!("{}: every mode as given", job.workload));
     let started = Instant::now();
@@ -115,6 +115,12 @@ pub fn tune_point(
         let chunks = space::chunk_axis(mode, &fitted, &job.base, own, s.chunk_tries);
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         spaces.push((mode, fitted, axes));
+    }
+    // What is measured whatever the deadline first (each mode's configuration as given where the
+    // first experiment did not measure it: fused mode's own), so that the searches share what it
+    // leaves: at the start of a mode's share, a share already spent would end past the budget.
+    for (mode, _, _) in &spaces {
+        p.measure_given(*mode)?;
     }
     // The smallest spaces first: what a mode leaves of its share goes to the modes after it.
     spaces.sort_by_key(|(_, _, axes)| axes.iter().map(Vec::len).product::<usize>());
