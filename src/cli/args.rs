@@ -141,7 +141,7 @@ pub enum Cmd {
         /// With --devices: workgroups of each send kernel and zero-copy landing kernel, as `run`'s
         /// `--link-workgroups` gives them [default: 512, as `run` gives an unthrottled link's in a
         /// pass without GEMM work].
-        #[arg(long, value_parser = positive_u32, requires = "devices")]
+        #[arg(long, value_parser = link_workgroups, requires = "devices")]
         link_workgroups: Option<u32>,
         /// With --devices: also time each device's sending and landing at once in one pass with a
         /// tracked GEMM of this shape on the device (`MxNxK`, or `MxNxK:f16` / `:bf16` for those

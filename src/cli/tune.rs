@@ -68,7 +68,7 @@ pub fn tune_jobs(a: &TuneCmdArgs) -> Result<Vec<(String, Config)>> {
 
 /// The table `t3 tune` adds to: the one at `out` where it is this adapter's and sound, else a new
 /// one (a bad or stale one is said, and replaced when the first point is saved). Another adapter's
-/// is refused: its points would be lost.
+/// is refused, as is a file that is no tune table: they would be lost.
 fn table_to_extend(out: &str, gpu: &Gpu) -> Result<Table> {
     let new = || {
         Table::new(
@@ -85,10 +85,17 @@ fn table_to_extend(out: &str, gpu: &Gpu) -> Result<Table> {
             t.check_adapter(out, &gpu.describe())?;
             Ok(t)
         }
-        Err(e) => {
+        Err(e) if Table::is_table(out) => {
             note!("warning: {e}; starting a new table");
             Ok(new())
         }
+        // Not a table at all (a file given by mistake): replacing it would lose it.
+        Err(_) => Err(t3_wgpu::Error::invalid(
+            "--out",
+            out,
+            "a tune table to extend (this file is none), or a path not yet taken",
+        )
+        .into()),
     }
 }
 

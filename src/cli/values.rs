@@ -55,6 +55,12 @@ pub fn positive_u32(s: &str) -> Result<u32, String> {
     bounded_usize(s, 1, u32::MAX as usize).map(|v| v as u32)
 }
 
+/// A link budget in workgroups: 1 to a dispatch's limit per dimension (what `run` takes).
+pub fn link_workgroups(s: &str) -> Result<u32, String> {
+    let max = t3_wgpu::steps::MAX_LINK_WORKGROUPS;
+    bounded_usize(s, 1, max as usize).map(|v| v as u32)
+}
+
 pub fn reps(s: &str) -> Result<usize, String> {
     bounded_usize(s, 1, MAX_REPS)
 }

@@ -191,6 +191,15 @@ impl Table {
         crate::files::write(path, &(s + "\n"))
     }
 
+    /// Whether the file at `path` is a tune table, whatever its version or figures (its `format`
+    /// is `t3 tune`'s): `t3 tune --out` replaces a bad or stale table, never another file.
+    pub fn is_table(path: &str) -> bool {
+        crate::files::read_text(path, "tune table", MAX_BYTES)
+            .ok()
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+            .is_some_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(FORMAT))
+    }
+
     /// Reads a table: a regular file of bounded size in this format and version, written by this
     /// tool version, with sane figures. The adapter is checked apart ([`Table::check_adapter`]).
     pub fn load(path: &str) -> Result<Self> {
@@ -243,14 +252,23 @@ impl Table {
                 if !wrong.is_empty() {
                     return Err(bad(format!("{}: {}", c.mode, wrong.join(", "))));
                 }
-                super::knobs::parse_reduce(&c.knobs.reduce)?;
+                // A knob's error names where it lies: a table holds many.
+                let at = |e: Error| match e {
+                    Error::Invalid { what, value, bound } => Error::Invalid {
+                        what,
+                        value: format!("{value} in {path}, point {}, {}", p.workload, c.mode),
+                        bound,
+                    },
+                    other => other,
+                };
+                super::knobs::parse_reduce(&c.knobs.reduce).map_err(at)?;
                 if let Some(g) = &c.knobs.host_grain {
-                    super::knobs::parse_grain(g)?;
+                    super::knobs::parse_grain(g).map_err(at)?;
                 }
                 if let Some(name) = &c.knobs.collective {
                     let own = crate::schedule::Collective::parse(&p.key.collective)
                         .ok_or_else(|| bad(format!("collective {}", p.key.collective)))?;
-                    super::knobs::check_collective(name, own, p.key.ranks)?;
+                    super::knobs::check_collective(name, own, p.key.ranks).map_err(at)?;
                 }
             }
         }

@@ -22,6 +22,14 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
         &["--stream-mib", "'4097'", "between 1 and 4096"],
     );
     assert_usage(&stream_mib("0"), &["--stream-mib", "at least 1"]);
+    // The send kernels' budget as `run` takes it: a dispatch's limit per dimension.
+    let o = t3_within(
+        &["calibrate", "--devices", "2", "--link-workgroups", "65536"],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(&o, &["--link-workgroups", "between 1 and 65535"]);
     let o = t3_within(&["calibrate", "--stream-mib", "8"], &[], &d, 60);
     assert_usage(&o, &["--devices"]);
     if common::gpu().is_none() {

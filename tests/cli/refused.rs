@@ -235,6 +235,20 @@ fn combinations_that_cannot_apply_are_usage_errors() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let fused = &v["results"].as_array().unwrap()[3];
     assert!(fused["skipped"].as_str().unwrap().contains("update"), "{v}");
+    // Named alone and skipped where it lowers (not by the flags' check): nothing asked for ran, a
+    // failure that says why after the report.
+    let o = small(
+        "run",
+        &["--mode", "fused", "--fused", "trigger=spares", "--tune", "off"],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("every mode named was skipped (fused: --fused trigger"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("skipped"));
 }
 
 #[test]

@@ -91,7 +91,10 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
             "direct-all-reduce",
             "the point's (reduce-scatter): it has no alternative",
         ),
-        ("teleport", "invalid tuned collective: teleport"),
+        (
+            "teleport",
+            "invalid tuned collective: teleport in other.json, point",
+        ),
     ] {
         let mut other = t.clone();
         other["points"][0]["modes"][0]["knobs"]["collective"] = name.into();
@@ -116,6 +119,26 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
     assert_eq!(
         std::fs::read_to_string(d.join("foreign.json")).unwrap(),
         foreign.to_string()
+    );
+    // Nor a file that is no tune table (given by mistake); a stale table it replaces.
+    std::fs::write(d.join("notes.txt"), "my notes").unwrap();
+    let o = t3(&tune_args("encoded", "1", &["--out", "notes.txt"]), &d);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("invalid --out: notes.txt"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+        "my notes"
+    );
+    let o = t3(&tune_args("encoded", "1", &["--out", "stale.json"]), &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("starting a new table"),
+        "{}",
+        stderr(&o)
     );
     // auto: the same faults in the default table are said, and the run goes on without it.
     for (bad, says) in [(&stale, "stale"), (&foreign, "tuned on Other GPU")] {
