@@ -93,6 +93,16 @@ pub fn points_from_csv(text: &str, x: &str) -> Result<Vec<Point>, String> {
         .filter(|&(i, _)| rows.iter().any(|r| r.0[i] != rows[0].0[i]))
         .collect();
     let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+    // A chart without one finite figure would be an empty frame read as a result.
+    let n = rows.len();
+    if rows
+        .iter()
+        .all(|r| finite(r.1.speedup).is_none() && finite(r.1.overlap_efficiency).is_none())
+    {
+        return Err(format!(
+            "no finite speedup or overlap_efficiency in the {n} measured rows"
+        ));
+    }
     Ok(rows
         .into_iter()
         .map(|(record, row, xv)| {

@@ -222,10 +222,10 @@ pub struct Workload {
     #[arg(long, value_parser = parse_preset)]
     pub preset: Option<String>,
     /// Tokens per step for presets.
-    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
+    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens, conflicts_with = "shape")]
     pub tokens: usize,
     /// Shrink every preset dimension by this factor, in (0, 1].
-    #[arg(long, default_value_t = 1.0, value_parser = scale)]
+    #[arg(long, default_value_t = 1.0, value_parser = scale, conflicts_with = "shape")]
     pub scale: f64,
 }
 
@@ -484,10 +484,10 @@ pub struct Points {
     #[arg(long, value_parser = parse_shape, conflicts_with = "presets")]
     pub shape: Option<Shape>,
     /// Tokens per step for presets.
-    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens)]
+    #[arg(long, default_value_t = workload::DEFAULT_TOKENS, value_parser = tokens, conflicts_with = "shape")]
     pub tokens: usize,
     /// Shrink every preset dimension by this factor, in (0, 1].
-    #[arg(long, default_value_t = 1.0, value_parser = scale)]
+    #[arg(long, default_value_t = 1.0, value_parser = scale, conflicts_with = "shape")]
     pub scale: f64,
     /// Rank counts (comma list) [default: each preset's TP degree; 4 with --shape].
     #[arg(long, value_delimiter = ',', value_parser = ranks)]

@@ -203,6 +203,15 @@ fn combinations_that_cannot_apply_are_usage_errors() {
             ],
             &["forward with direct-reduce-scatter", "ring"],
         ),
+        // A preset's knobs beside a shape: nothing they could shrink.
+        (
+            &["--scale", "0.5"],
+            &["'--shape <SHAPE>' cannot be used with '--scale"],
+        ),
+        (
+            &["--tokens", "5"],
+            &["'--shape <SHAPE>' cannot be used with '--tokens"],
+        ),
     ] {
         assert_usage(&run_small(extra, &d), needles);
     }
@@ -239,7 +248,14 @@ fn combinations_that_cannot_apply_are_usage_errors() {
     // failure that says why after the report.
     let o = small(
         "run",
-        &["--mode", "fused", "--fused", "trigger=spares", "--tune", "off"],
+        &[
+            "--mode",
+            "fused",
+            "--fused",
+            "trigger=spares",
+            "--tune",
+            "off",
+        ],
         &d,
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
