@@ -227,6 +227,24 @@ impl Table {
         let t: Table = serde_json::from_value(v).map_err(|e| {
             Error::invalid("tune table", path, format!("a table `t3 tune` wrote ({e})"))
         })?;
+        // One choice per point and mode: of two, which a run took would be the file's order.
+        for (i, p) in t.points.iter().enumerate() {
+            let twice = |what: String| {
+                Error::invalid(
+                    "tune table",
+                    format!("{path}, point {}{what}", p.workload),
+                    "one entry per point and per mode in it, as `t3 tune` writes it",
+                )
+            };
+            if t.points[..i].iter().any(|q| q.key == p.key) {
+                return Err(twice(" twice".into()));
+            }
+            for (j, c) in p.modes.iter().enumerate() {
+                if p.modes[..j].iter().any(|d| d.mode == c.mode) {
+                    return Err(twice(format!(", {} twice", c.mode)));
+                }
+            }
+        }
         for p in &t.points {
             let bad = |what: String| {
                 Error::invalid(

@@ -100,6 +100,26 @@ fn bad_stale_and_foreign_tables_are_refused_or_said_and_ignored() {
         other["points"][0]["modes"][0]["knobs"]["collective"] = name.into();
         refused("other.json", &other.to_string(), says);
     }
+    // A point, or a mode in it, twice: which a run took would be the file's order.
+    let mut twice = t.clone();
+    let first = twice["points"][0].clone();
+    twice["points"].as_array_mut().unwrap().push(first);
+    refused(
+        "twice.json",
+        &twice.to_string(),
+        "twice (must be one entry per point",
+    );
+    let mut twice = t.clone();
+    let first = twice["points"][0]["modes"][0].clone();
+    twice["points"][0]["modes"]
+        .as_array_mut()
+        .unwrap()
+        .push(first);
+    refused(
+        "twice.json",
+        &twice.to_string(),
+        ", encoded twice (must be one",
+    );
     // Foreign: tuned on another adapter.
     let mut foreign = t.clone();
     foreign["adapter"] = "Other GPU (Metal, 1.0)".into();
