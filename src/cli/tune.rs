@@ -85,15 +85,16 @@ fn table_to_extend(out: &str, gpu: &Gpu) -> Result<Table> {
             t.check_adapter(out, &gpu.describe())?;
             Ok(t)
         }
-        Err(e) if Table::is_table(out) => {
+        // An empty file (a path made beforehand) holds nothing to lose.
+        Err(e) if Table::is_table(out) || std::fs::metadata(out).is_ok_and(|m| m.len() == 0) => {
             note!("warning: {e}; starting a new table");
             Ok(new())
         }
         // Not a table at all (a file given by mistake): replacing it would lose it.
-        Err(_) => Err(t3_wgpu::Error::invalid(
+        Err(e) => Err(t3_wgpu::Error::invalid(
             "--out",
             out,
-            "a tune table to extend (this file is none), or a path not yet taken",
+            format!("a tune table to extend, or a path not yet taken; this one: {e}"),
         )
         .into()),
     }

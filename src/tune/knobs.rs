@@ -9,7 +9,7 @@ use crate::config::{Config, ModeKind, StepLead};
 use crate::error::{Error, Result};
 use crate::plan::ReduceVia;
 use crate::schedule::{Collective, Order};
-use crate::steps::Link;
+use crate::steps::{Link, MAX_LINK_WORKGROUPS};
 
 /// The knobs of one configuration. `None` leaves a knob to its default (the mode's or the device's);
 /// the table stores this struct, so its names are the table's.
@@ -208,8 +208,12 @@ impl Knobs {
             let must = format!("1 to {MAX_IN_FLIGHT}");
             return Err(Error::invalid("tuned host depth", d, must));
         }
-        if self.link_workgroups == Some(0) {
-            return Err(Error::invalid("tuned link workgroups", 0, "at least 1"));
+        if let Some(w) = self
+            .link_workgroups
+            .filter(|w| !(1..=MAX_LINK_WORKGROUPS).contains(w))
+        {
+            let must = format!("1 to {MAX_LINK_WORKGROUPS}");
+            return Err(Error::invalid("tuned link workgroups", w, must));
         }
         let mut c = base.clone();
         c.chunks = self.chunks;

@@ -183,7 +183,14 @@ fn unreadable_knobs_are_refused_naming_them() {
                 link_workgroups: Some(0),
                 ..every_knob()
             },
-            "tuned link workgroups: 0 (must be at least 1)",
+            "tuned link workgroups: 0 (must be 1 to 65535)",
+        ),
+        (
+            Knobs {
+                link_workgroups: Some(65536),
+                ..every_knob()
+            },
+            "tuned link workgroups: 65536 (must be 1 to 65535)",
         ),
     ] {
         let e = k.apply(&base).unwrap_err().to_string();
