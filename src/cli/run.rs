@@ -360,7 +360,8 @@ pub fn kernels_on(
 
 pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     // `--devices all`: the count is known once they are open, before any work.
-    check_spanning(&mode_list(&a.mode), gpus.len())?;
+    let modes = mode_list(&a.mode);
+    check_spanning(&modes, gpus.len())?;
     if let Some(l) = &c.link {
         for g in gpus {
             l.table.check_adapter(&a.link_table, &g.describe())?;
@@ -370,7 +371,7 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     let kernels = kernels_on(gpus, a.gemm, c.put, a.devices.across())?;
     let mut config = c.config;
     recount_chunks(&mut config, c.model_chunks, gpus.len());
-    validate(&config, &mode_list(&a.mode))?;
+    validate(&config, &modes)?;
     let defaults = model_defaults(&mut config, &c.given, gpus, &kernels);
     let opts = options(
         config,
@@ -448,17 +449,13 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     );
     // Modes named, and every mode but sequential skipped (as a configuration fused mode cannot
     // lower): nothing asked for ran.
-    let named = !mode_list(&a.mode).named.is_empty();
-    let others: Vec<_> = r
+    if let Some(why) = r
         .results
         .iter()
         .filter(|m| m.mode != ModeKind::Sequential)
-        .collect();
-    if let Some(why) = others
-        .iter()
         .map(|m| m.skipped.as_ref().map(|w| format!("{}: {w}", m.mode)))
         .collect::<Option<Vec<_>>>()
-        .filter(|w| named && !w.is_empty())
+        .filter(|w| !modes.named.is_empty() && !w.is_empty())
     {
         anyhow::bail!("every mode named was skipped ({})", why.join("; "));
     }
