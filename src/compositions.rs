@@ -35,6 +35,17 @@ const FUSED_PUTS: &[&str] = &[
     "atomic_windows",
 ];
 
+/// The same puts into four windows of two buffers (`NAME_windows4`), where fused mode's packed output
+/// passes what two windows of one buffer hold. Their compositions bind ten storage buffers (WebGPU's
+/// default allows eight), so they are apart: composed with the epilogues `fused4` and `watched4`
+/// (the same files as `fused` and `watched`), whose bindings build.rs reflects apart.
+const FUSED_PUTS4: &[&str] = &[
+    "coherent_windows4",
+    "store_windows4",
+    "cas_windows4",
+    "atomic_windows4",
+];
+
 /// Fused mode's watched GEMM (`--fused trigger=spares`): the tracker alone in fused mode's bindings,
 /// writing the packed output plainly (its spares read it through a fused put).
 const GEMM_VARIANTS: &[(&str, &[&str])] = &[
@@ -42,6 +53,8 @@ const GEMM_VARIANTS: &[(&str, &[&str])] = &[
     ("track", PACKED_STORES),
     ("fused", FUSED_PUTS),
     ("watched", &["plain_windows"]),
+    ("fused4", FUSED_PUTS4),
+    ("watched4", &["plain_windows4"]),
 ];
 
 pub const KERNELS: &[Kernel] = &[
@@ -76,7 +89,7 @@ pub const KERNELS: &[Kernel] = &[
     Kernel {
         file: "fused/spares.wgsl",
         operands: &[],
-        variants: &[("fused", FUSED_PUTS)],
+        variants: &[("fused", FUSED_PUTS), ("fused4", FUSED_PUTS4)],
     },
 ];
 
@@ -96,7 +109,7 @@ impl Composition {
     /// Its files under shaders/, in composition order.
     pub fn parts(&self) -> Vec<String> {
         // B's source: fused mode's packed B is bound in two windows, every other GEMM's in one.
-        let packed = matches!(self.epilogue, "fused" | "watched");
+        let packed = matches!(self.epilogue, "fused" | "watched" | "fused4" | "watched4");
         let mut v: Vec<String> = self
             .operands
             .iter()
@@ -119,18 +132,20 @@ impl Composition {
             ]),
             None => v.push(put_file(self.put)),
         }
+        // A windowed put's semantics, whatever windows it writes through (its file says how).
+        if let Some(kind) = windowed_kind(self.put) {
+            v.push(format!("fused/put/{kind}.wgsl"));
+        }
         // A step moves 16-byte units: an f32 put's is a vec4 through its `put4`.
         if self.kernel == "step.wgsl" && packed_put(self.put).is_none() {
             v.push("put/unit_f32.wgsl".into());
         }
         // A windowed put of 4-byte atomics takes its 16-byte forms element by element.
-        if self.put.ends_with("_windows")
-            && !matches!(self.put, "coherent_windows" | "plain_windows")
-        {
+        if windowed_kind(self.put).is_some_and(|kind| kind != "coherent") {
             v.push("fused/put/by_element4.wgsl".into());
         }
         // The watched GEMM's epilogue is the tracker's, in fused mode's bindings.
-        if self.epilogue == "watched" {
+        if matches!(self.epilogue, "watched" | "watched4") {
             v.push("epilogue/track.wgsl".into());
         }
         if !self.epilogue.is_empty() {
@@ -161,14 +176,14 @@ impl Composition {
                 vec![("WATCH", 1.0), ("LAND", 0.0)],
                 vec![("WATCH", 1.0), ("LAND", 1.0)],
             ],
-            (_, "watched") => [0.0, 1.0]
+            (_, "watched" | "watched4") => [0.0, 1.0]
                 .into_iter()
                 .flat_map(|grid| {
                     [0.0, 1.0]
                         .map(|split| vec![("TRACK", 1.0), ("B_WINDOWS", split), ("GRID", grid)])
                 })
                 .collect(),
-            (_, "fused") => [0.0, 1.0]
+            (_, "fused" | "fused4") => [0.0, 1.0]
                 .into_iter()
                 .flat_map(|grid| [0.0, 1.0].map(|split| vec![("B_WINDOWS", split), ("GRID", grid)]))
                 .collect(),
@@ -178,24 +193,33 @@ impl Composition {
     }
 }
 
-/// An f32 put's snippet under shaders/: fused mode's windowed puts (`NAME_windows`) in
-/// fused/put/, every other in put/.
+/// An f32 put's snippet under shaders/: fused mode's windowed puts (`NAME_windows`,
+/// `NAME_windows4`) in fused/put/, every other in put/.
 pub fn put_file(put: &str) -> String {
-    if put.ends_with("_windows") {
+    if put.ends_with("_windows") || put.ends_with("_windows4") {
         format!("fused/put/{put}.wgsl")
     } else {
         format!("put/{put}.wgsl")
     }
 }
 
-/// An epilogue's snippet under shaders/: fused mode's ("fused", "watched") in fused/, the
-/// tracker's in epilogue/.
+/// An epilogue's snippet under shaders/: fused mode's ("fused", "watched", and their four-window
+/// twins "fused4", "watched4") in fused/, the tracker's in epilogue/.
 pub fn epilogue_file(epilogue: &str) -> String {
     match epilogue {
-        "fused" => "fused/epilogue.wgsl".into(),
-        "watched" => "fused/watched.wgsl".into(),
+        "fused" | "fused4" => "fused/epilogue.wgsl".into(),
+        "watched" | "watched4" => "fused/watched.wgsl".into(),
         other => format!("epilogue/{other}.wgsl"),
     }
+}
+
+/// A windowed put's kind ("store_windows4" is "store") where it has semantics of its own beside
+/// its windows (fused/put/KIND.wgsl): every one but the watched GEMM's plain stores.
+fn windowed_kind(put: &str) -> Option<&str> {
+    let kind = put
+        .strip_suffix("_windows")
+        .or_else(|| put.strip_suffix("_windows4"))?;
+    (kind != "plain").then_some(kind)
 }
 
 /// A packed put's (how, element format): "store_f16" is ("store", "f16"); None for an f32 put.

@@ -12,8 +12,7 @@ pub use crate::shapes::TILE;
 
 mod fused;
 
-use fused::fused_pipeline;
-pub use fused::{fused_put, FusedPut};
+pub use fused::{fused_put, FusedFamily, FusedPut};
 pub use t3_core::kernels::gemm::{GemmParams, Job, Padding, StoreMode, K_SLICE, TILE_N_MAX};
 
 /// Which kernel computes the tiles.
@@ -158,25 +157,15 @@ pub struct GemmKernel {
     /// Plain stores, tracked, on a persistent grid (`GRID`: workgroups loop over tiles).
     grid: wgpu::ComputePipeline,
     update_put: Put,
-    /// Bind group layout of the fused GEMM: the GEMM's bindings plus 6, the forward table.
-    pub fused_layout: wgpu::BindGroupLayout,
-    /// The GEMM whose epilogue is the device-side trigger (into a packed output): packed B in one
-    /// window, and in two ([`GemmKernel::fused`]).
-    fused: [wgpu::ComputePipeline; 2],
-    /// The same on the persistent grid, and fused mode's spare pipeline
-    /// (shaders/fused/spares.wgsl): made on first use (only `SpareDispatch::Own` runs them).
-    fused_module: wgpu::ShaderModule,
-    fused_grid: [OnceLock<wgpu::ComputePipeline>; 2],
-    spares: [OnceLock<wgpu::ComputePipeline>; 3],
-    /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `--fused trigger`),
-    /// indexed by split B + 2 x grid, made on first use.
-    watched_module: wgpu::ShaderModule,
-    watched: [OnceLock<wgpu::ComputePipeline>; 4],
-    /// The tracked GEMM's own module (plain stores, B and C in one binding each), and its
-    /// pipelines on the fused layout per tile and on the grid: the watched GEMM where the packed
-    /// output and B each fit one binding, made on first use.
+    /// Fused mode's family into two windows of one buffer, made with the kernel, and into four of
+    /// two, made on first use (where a packed output passes what one buffer holds).
+    fused: FusedFamily,
+    fused4: OnceLock<FusedFamily>,
+    /// The WGSL kernel file its modules are made from, and the `--kernel-wgsl` source replacing it.
+    wgsl: (&'static str, Option<String>),
+    /// The tracked GEMM's own module (plain stores, B and C in one binding each): the watched GEMM
+    /// where the packed output and B each fit one binding.
     store_module: wgpu::ShaderModule,
-    watched_plain: [OnceLock<wgpu::ComputePipeline>; 2],
     /// Its put ([`fused_put`]).
     pub fused_put: Put,
 }
@@ -194,91 +183,47 @@ fn made_once(
 }
 
 impl GemmKernel {
-    /// The fused GEMM for a packed B in two windows (`split_b`) or in one, per tile or on the
-    /// persistent grid (`grid`); the watched one (the tracker alone) where `watched`: where neither
-    /// B nor the output spans two windows (`split_c`), the tracked GEMM itself on the fused layout
-    /// (the windowed stores' code slows the f32 SIMT GEMM).
+    /// Fused mode's family of layout and pipelines: into two windows of one buffer, or into four of
+    /// two (`four`; an error where the adapter cannot bind them).
+    pub fn fused_family(&self, gpu: &Gpu, four: bool) -> Result<&FusedFamily> {
+        if !four {
+            return Ok(&self.fused);
+        }
+        if let Some(f) = self.fused4.get() {
+            return Ok(f);
+        }
+        let put = self.fused_put.four().unwrap_or(self.fused_put);
+        let f = FusedFamily::new(gpu, self.wgsl.0, self.dtype, put, self.wgsl.1.as_deref())?;
+        Ok(self.fused4.get_or_init(|| f))
+    }
+
+    /// The fused GEMM of family `four` ([`GemmKernel::fused_family`]) for a packed B in two windows
+    /// (`split_b`) or in one, per tile or on the persistent grid (`grid`); the watched one where
+    /// `watched` (the tracked GEMM itself where neither B nor the output spans two windows:
+    /// `split_c`).
     pub fn fused(
         &self,
         gpu: &Gpu,
-        split_b: bool,
-        split_c: bool,
-        grid: bool,
-        watched: bool,
+        [split_b, split_c, grid, watched]: [bool; 4],
+        four: bool,
     ) -> Result<&wgpu::ComputePipeline> {
-        if watched && !split_b && !split_c {
-            return made_once(&self.watched_plain[usize::from(grid)], || {
-                let label = format!(
-                    "watched gemm (the tracked GEMM, one window each{})",
-                    if grid { ", persistent grid" } else { "" }
-                );
-                shaders::pipeline(
-                    gpu,
-                    &label,
-                    &self.fused_layout,
-                    &self.store_module,
-                    &[("TRACK", 1.0), ("GRID", f64::from(u8::from(grid)))],
-                )
-            });
-        }
-        if watched {
-            let cell = &self.watched[usize::from(split_b) + 2 * usize::from(grid)];
-            return made_once(cell, || {
-                fused_pipeline(
-                    gpu,
-                    &self.fused_layout,
-                    &self.watched_module,
-                    split_b,
-                    grid,
-                    true,
-                )
-            });
-        }
-        if !grid {
-            return Ok(&self.fused[usize::from(split_b)]);
-        }
-        made_once(&self.fused_grid[usize::from(split_b)], || {
-            fused_pipeline(
-                gpu,
-                &self.fused_layout,
-                &self.fused_module,
-                split_b,
-                true,
-                false,
-            )
-        })
+        self.fused_family(gpu, four)?.pipeline(
+            gpu,
+            &self.store_module,
+            [split_b, split_c, grid, watched],
+        )
     }
 
-    /// Fused mode's spare workgroups as a pipeline of their own (shaders/fused/spares.wgsl), on the
-    /// fused GEMM's layout; watching the counters as the trigger where `watch`, landing the ring's
-    /// last hops where `land` too (only the watching spares land).
-    pub fn spares(&self, gpu: &Gpu, watch: bool, land: bool) -> Result<&wgpu::ComputePipeline> {
-        let land = land && watch;
-        made_once(&self.spares[usize::from(watch) + usize::from(land)], || {
-            let v = Variant {
-                kernel: "fused/spares.wgsl",
-                gemm: None,
-                put: self.fused_put,
-                epilogue: Some(Epilogue::Fused),
-            };
-            // Trusted as the fused GEMM is, for the same reason (its epilogue's indices).
-            let m = shaders::module(gpu, "fused spares", &v, None, true)?;
-            let label = match (watch, land) {
-                (true, true) => "fused spares (watching, landing)",
-                (true, false) => "fused spares (watching)",
-                _ => "fused spares",
-            };
-            shaders::pipeline(
-                gpu,
-                label,
-                &self.fused_layout,
-                &m,
-                &[
-                    ("WATCH", f64::from(u8::from(watch))),
-                    ("LAND", f64::from(u8::from(land))),
-                ],
-            )
-        })
+    /// Fused mode's spare pipeline of family `four`, watching where `watch` and landing where
+    /// `land` too ([`FusedFamily`]).
+    pub fn spares(
+        &self,
+        gpu: &Gpu,
+        watch: bool,
+        land: bool,
+        four: bool,
+    ) -> Result<&wgpu::ComputePipeline> {
+        self.fused_family(gpu, four)?.spares(gpu, watch, land)
     }
 
     /// The f32 kernel.
@@ -403,36 +348,13 @@ impl GemmKernel {
             )
         };
         let fused_put = fused_put(gpu, put)?;
-        let fv = variant(fused_put, Epilogue::Fused);
-        let fused_layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
-        // Trusted, as every GEMM (naga's bounds checks slow the fused GEMM markedly): the
-        // epilogue's indices from data come from tables lowering checked (`check_table` in
-        // core/src/lower/fused.rs) or from its own atomics, clamped where they index.
-        let fm = shaders::module(gpu, "fused gemm", &fv, src.as_deref(), true)?;
-        let fused = [
-            fused_pipeline(gpu, &fused_layout, &fm, false, false, false)?,
-            fused_pipeline(gpu, &fused_layout, &fm, true, false, false)?,
-        ];
-        // The watched GEMM binds what the fused GEMM binds (its forward table unread), so it runs
-        // on the fused layout beside the same spares.
-        let watched_module = shaders::module(
-            gpu,
-            "watched gemm",
-            &variant(Put::PlainWindows, Epilogue::Watched),
-            src.as_deref(),
-            true,
-        )?;
+        let fused = FusedFamily::new(gpu, engine.file(), dtype, fused_put, src.as_deref())?;
         Ok(GemmKernel {
             dtype,
             engine,
-            fused_layout,
             fused,
-            fused_module: fm,
-            fused_grid: Default::default(),
-            spares: Default::default(),
-            watched_module,
-            watched: Default::default(),
-            watched_plain: Default::default(),
+            fused4: OnceLock::new(),
+            wgsl: (engine.file(), src),
             fused_put,
             store: make(Put::store(out), true, false)?,
             update: make(update_put, true, false)?,

@@ -75,6 +75,7 @@ mod tests {
                 ("polled.wgsl", _) => &crate::hostlink::polled::ROLES[..],
                 (_, "track") => Group::Gemm.roles(),
                 (_, "fused" | "watched") => Group::Fused.roles(),
+                (_, "fused4" | "watched4") => Group::Fused4.roles(),
                 other => panic!("{other:?}: a composition of no bind group"),
             };
             assert_eq!(i.roles, roles, "{} + {}", i.kernel, i.epilogue);

@@ -64,11 +64,18 @@ pub struct Variant {
 impl Variant {
     /// Its entry in src/compositions.rs, or an error naming it where it is not declared there.
     fn composition(&self) -> Result<Composition> {
+        // A put into four windows is composed with its epilogue's four-window twin, whose
+        // bindings are reflected apart (src/compositions.rs, `FUSED_PUTS4`).
+        let epilogue = match (self.epilogue, self.put) {
+            (Some(Epilogue::Fused), Put::Four(_)) => "fused4",
+            (Some(Epilogue::Watched), Put::Four(_)) => "watched4",
+            (e, _) => e.map_or("", Epilogue::name),
+        };
         let c = Composition {
             kernel: self.kernel,
             operands: self.gemm.map(Dtype::name),
             put: self.put.name(),
-            epilogue: self.epilogue.map_or("", Epilogue::name),
+            epilogue,
         };
         if compositions::all().contains(&c) {
             Ok(c)
@@ -323,6 +330,12 @@ mod tests {
                         epilogue: Some(Epilogue::Fused),
                     };
                     assert!(v.source(None).is_ok(), "{v:?}");
+                    let four = Variant {
+                        put: put.four().unwrap(),
+                        ..v
+                    };
+                    assert!(four.source(None).is_ok(), "{four:?}");
+                    assert_eq!(four.interface().unwrap().bindings.len(), 11, "{four:?}");
                 }
                 continue;
             }
@@ -336,6 +349,11 @@ mod tests {
                         epilogue: Some(Epilogue::Watched),
                     };
                     assert!(v.source(None).is_ok(), "{v:?}");
+                    let four = Variant {
+                        put: put.four().unwrap(),
+                        ..v
+                    };
+                    assert!(four.source(None).is_ok(), "{four:?}");
                     for epilogue in [Epilogue::Track, Epilogue::Fused] {
                         let other = Variant {
                             epilogue: Some(epilogue),

@@ -114,8 +114,8 @@ impl StepKernel {
             | Put::AtomicWindows
             | Put::StoreWindows
             | Put::CoherentWindows => &self.update,
-            Put::Word | Put::PlainWindows => {
-                unreachable!("no step writes words or the watched GEMM's windows: {put:?}")
+            Put::Word | Put::PlainWindows | Put::Four(_) => {
+                unreachable!("no step writes words or fused mode's four windows: {put:?}")
             }
         };
         &pair[usize::from(acc)]

@@ -87,6 +87,7 @@ pub fn target(gpu: &Gpu, engine: Engine, device: DeviceId) -> Target {
         uniform_align: u64::from(gpu.limits.min_uniform_buffer_offset_alignment).max(64),
         max_buffer: gpu.max_buffer,
         max_binding: gpu.max_binding,
+        max_storage_buffers: gpu.limits.max_storage_buffers_per_shader_stage,
         host_mapped: gpu.has(wgpu::Features::MAPPABLE_PRIMARY_BUFFERS),
         loop_limit: loop_limit(gpu),
         in_order: gpu.info.device_type == wgpu::DeviceType::Cpu,

@@ -60,6 +60,9 @@ pub struct Executor<'a> {
     /// The host links' buffers on this device.
     links: HashMap<LinkBox, wgpu::Buffer>,
     groups: Vec<Option<wgpu::BindGroup>>,
+    /// Whether binding i is fused mode's in four windows ([`Group::Fused4`]): its pipelines are
+    /// that family's.
+    four: Vec<bool>,
     /// Device memory of the pooled working buffers made so far.
     allocated: u64,
     pub timer: Timestamps,
@@ -190,6 +193,11 @@ impl<'a> Executor<'a> {
             aliases: vec![Vec::new(); lowered.pool.len()],
             links,
             groups: vec![None; lowered.bindings.len()],
+            four: lowered
+                .bindings
+                .iter()
+                .map(|b| b.group == Group::Fused4)
+                .collect(),
             allocated: 0,
             timer,
             defer_resolve: false,
@@ -310,7 +318,8 @@ impl<'a> Executor<'a> {
         let layout = match binding.group {
             Group::Gemm => &self.kernels.gemm()?.layout,
             Group::Step => &self.kernels.step()?.layout,
-            Group::Fused => &self.kernels.gemm()?.fused_layout,
+            Group::Fused => &self.kernels.gemm()?.fused_family(self.gpu, false)?.layout,
+            Group::Fused4 => &self.kernels.gemm()?.fused_family(self.gpu, true)?.layout,
             Group::Gather => &self.kernels.gather()?.layout,
         };
         let named: Vec<_> = binding.group.roles().iter().copied().zip(entries).collect();
@@ -459,8 +468,13 @@ impl<'a> Executor<'a> {
                     split_c,
                     grid,
                     watched,
-                } => k.gemm()?.fused(gpu, split_b, split_c, grid, watched)?,
-                Kernel::Spares { watch, land } => k.gemm()?.spares(gpu, watch, land)?,
+                } => {
+                    k.gemm()?
+                        .fused(gpu, [split_b, split_c, grid, watched], self.four[d.binding])?
+                }
+                Kernel::Spares { watch, land } => {
+                    k.gemm()?.spares(gpu, watch, land, self.four[d.binding])?
+                }
                 Kernel::Gather => &k.gather()?.pipeline,
             };
             gpu.dispatch(

@@ -1,9 +1,13 @@
-//! Fused mode's put as the caller chooses it, what it gives on an adapter, and the fused (or
-//! watched) GEMM's pipeline.
+//! Fused mode's put as the caller chooses it, what it gives on an adapter, and its families of
+//! layout and pipelines (the fused and watched GEMMs', the spares').
 
+use std::sync::OnceLock;
+
+use super::made_once;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::shaders::{self, Put};
+use crate::shaders::{self, Epilogue, Put, Variant};
+use crate::shapes::Dtype;
 
 /// Fused mode's put as the caller chooses it (`--fused put` at the binary's edge): store | coherent
 /// | atomic | cas | auto. store: tiles stored plainly behind the gates as relaxed atomic stores
@@ -61,30 +65,167 @@ pub fn fused_put(gpu: &Gpu, choice: FusedPut) -> Result<Put> {
     }
 }
 
-/// The fused GEMM's pipeline from its module (or the watched GEMM's: `watched`): packed B in two
-/// windows (`split_b`) or one, on the persistent grid or a workgroup per tile.
-pub(super) fn fused_pipeline(
-    gpu: &Gpu,
-    layout: &wgpu::BindGroupLayout,
-    module: &wgpu::ShaderModule,
-    split_b: bool,
-    grid: bool,
-    watched: bool,
-) -> Result<wgpu::ComputePipeline> {
-    let label = format!(
-        "{} gemm (B in {} window{})",
-        if watched { "watched" } else { "fused" },
-        if split_b { "two" } else { "one" },
-        if grid { ", persistent grid" } else { "" }
-    );
-    shaders::pipeline(
-        gpu,
-        &label,
-        layout,
-        module,
-        &[
-            ("B_WINDOWS", f64::from(u8::from(split_b))),
-            ("GRID", f64::from(u8::from(grid))),
-        ],
-    )
+/// Fused mode's bind group layout, modules and pipelines for one family of its puts: into two
+/// windows of one buffer, or into four of two ([`Put::four`]: where a packed output passes what one
+/// buffer holds; ten storage bindings, so apart). The pipelines are made on first use.
+pub struct FusedFamily {
+    /// The fused GEMM's bindings: the GEMM's, the forward table, the output's further windows and
+    /// B's second.
+    pub layout: wgpu::BindGroupLayout,
+    put: Put,
+    module: wgpu::ShaderModule,
+    /// The fused GEMM, by split B + 2 x grid.
+    fused: [OnceLock<wgpu::ComputePipeline>; 4],
+    /// The spare pipeline (shaders/fused/spares.wgsl), by watch + land.
+    spares: [OnceLock<wgpu::ComputePipeline>; 3],
+    /// Fused mode's watched GEMM (the tracker alone, its spares triggering: `--fused trigger`),
+    /// by split B + 2 x grid.
+    watched_module: wgpu::ShaderModule,
+    watched: [OnceLock<wgpu::ComputePipeline>; 4],
+    /// The tracked GEMM itself on this layout, per tile and on the grid: the watched GEMM where
+    /// the packed output and B each fit one binding.
+    watched_plain: [OnceLock<wgpu::ComputePipeline>; 2],
+}
+
+impl FusedFamily {
+    /// The family of `put` for the GEMM kernel in `file` (`src` in place of its source) on `dtype`
+    /// operands.
+    pub(super) fn new(
+        gpu: &Gpu,
+        file: &'static str,
+        dtype: Dtype,
+        put: Put,
+        src: Option<&str>,
+    ) -> Result<Self> {
+        let variant = |put, epilogue| Variant {
+            kernel: file,
+            gemm: Some(dtype),
+            put,
+            epilogue: Some(epilogue),
+        };
+        let fv = variant(put, Epilogue::Fused);
+        let layout = shaders::layout(gpu, "fused gemm layout", fv.interface()?);
+        // Trusted, as every GEMM (naga's bounds checks slow the fused GEMM markedly): the
+        // epilogue's indices from data come from tables lowering checked (`check_table` in
+        // core/src/lower/fused.rs) or from its own atomics, clamped where they index.
+        let module = shaders::module(gpu, "fused gemm", &fv, src, true)?;
+        // The watched GEMM binds what the fused GEMM binds (its forward table unread), so it runs
+        // on the fused layout beside the same spares.
+        let plain = match put {
+            Put::Four(_) => Put::PlainWindows.four().unwrap_or(Put::PlainWindows),
+            _ => Put::PlainWindows,
+        };
+        let watched_module = shaders::module(
+            gpu,
+            "watched gemm",
+            &variant(plain, Epilogue::Watched),
+            src,
+            true,
+        )?;
+        Ok(FusedFamily {
+            layout,
+            put,
+            module,
+            fused: Default::default(),
+            spares: Default::default(),
+            watched_module,
+            watched: Default::default(),
+            watched_plain: Default::default(),
+        })
+    }
+
+    /// The output's windows in a label.
+    fn windows(&self) -> &'static str {
+        match self.put {
+            Put::Four(_) => ", output in four windows",
+            _ => "",
+        }
+    }
+
+    /// The fused GEMM for a packed B in two windows (`split_b`) or in one, per tile or on the
+    /// persistent grid (`grid`); the watched one (the tracker alone) where `watched`: where neither
+    /// B nor the output spans two windows (`split_c`), the tracked GEMM itself (`store_module`) on
+    /// this layout (the windowed stores' code slows the f32 SIMT GEMM).
+    pub(super) fn pipeline(
+        &self,
+        gpu: &Gpu,
+        store_module: &wgpu::ShaderModule,
+        [split_b, split_c, grid, watched]: [bool; 4],
+    ) -> Result<&wgpu::ComputePipeline> {
+        let grid_label = if grid { ", persistent grid" } else { "" };
+        if watched && !split_b && !split_c {
+            return made_once(&self.watched_plain[usize::from(grid)], || {
+                let label = format!("watched gemm (the tracked GEMM, one window each{grid_label})");
+                shaders::pipeline(
+                    gpu,
+                    &label,
+                    &self.layout,
+                    store_module,
+                    &[("TRACK", 1.0), ("GRID", f64::from(u8::from(grid)))],
+                )
+            });
+        }
+        let at = usize::from(split_b) + 2 * usize::from(grid);
+        let (cell, module) = if watched {
+            (&self.watched[at], &self.watched_module)
+        } else {
+            (&self.fused[at], &self.module)
+        };
+        made_once(cell, || {
+            let label = format!(
+                "{} gemm (B in {} window{grid_label}{})",
+                if watched { "watched" } else { "fused" },
+                if split_b { "two" } else { "one" },
+                self.windows()
+            );
+            shaders::pipeline(
+                gpu,
+                &label,
+                &self.layout,
+                module,
+                &[
+                    ("B_WINDOWS", f64::from(u8::from(split_b))),
+                    ("GRID", f64::from(u8::from(grid))),
+                ],
+            )
+        })
+    }
+
+    /// Fused mode's spare workgroups as a pipeline of their own (shaders/fused/spares.wgsl), on the
+    /// fused GEMM's layout; watching the counters as the trigger where `watch`, landing the ring's
+    /// last hops where `land` too (only the watching spares land).
+    pub(super) fn spares(
+        &self,
+        gpu: &Gpu,
+        watch: bool,
+        land: bool,
+    ) -> Result<&wgpu::ComputePipeline> {
+        let land = land && watch;
+        made_once(&self.spares[usize::from(watch) + usize::from(land)], || {
+            let v = Variant {
+                kernel: "fused/spares.wgsl",
+                gemm: None,
+                put: self.put,
+                epilogue: Some(Epilogue::Fused),
+            };
+            // Trusted as the fused GEMM is, for the same reason (its epilogue's indices).
+            let m = shaders::module(gpu, "fused spares", &v, None, true)?;
+            let label = format!(
+                "fused spares ({}{}{})",
+                if watch { "watching" } else { "triggered" },
+                if land { ", landing" } else { "" },
+                self.windows()
+            );
+            shaders::pipeline(
+                gpu,
+                &label,
+                &self.layout,
+                &m,
+                &[
+                    ("WATCH", f64::from(u8::from(watch))),
+                    ("LAND", f64::from(u8::from(land))),
+                ],
+            )
+        })
+    }
 }

@@ -27,6 +27,9 @@ pub enum Put {
     /// Plain (non-atomic) stores into two windows, never a load: the watched GEMM's (fused mode's
     /// tracker alone, `--fused trigger=spares`), whose spares read what it stored through theirs.
     PlainWindows,
+    /// A windowed put above into four windows of two buffers (`NAME_windows4`): fused mode's packed
+    /// output where it passes what two windows of one buffer hold ([`Put::four`]).
+    Four(Windowed),
     /// A u32 word as it is (the gather kernel's counters).
     Word,
     /// Plain store of 2-byte outputs of this type, two to a word (shaders/put/store_packed.wgsl): a
@@ -36,6 +39,17 @@ pub enum Put {
     /// Read-modify-write add of 2-byte outputs: widened to f32, added, rounded once per step
     /// (shaders/put/add_packed.wgsl). [`Put::add`] picks it.
     AddPacked(Dtype),
+}
+
+/// Fused mode's windowed puts, as [`Put::Four`] names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Windowed {
+    Cas,
+    Atomic,
+    Store,
+    Coherent,
+    Plain,
 }
 
 impl Put {
@@ -65,6 +79,11 @@ impl Put {
             Put::StoreWindows => "store_windows",
             Put::CoherentWindows => "coherent_windows",
             Put::PlainWindows => "plain_windows",
+            Put::Four(Windowed::Cas) => "cas_windows4",
+            Put::Four(Windowed::Atomic) => "atomic_windows4",
+            Put::Four(Windowed::Store) => "store_windows4",
+            Put::Four(Windowed::Coherent) => "coherent_windows4",
+            Put::Four(Windowed::Plain) => "plain_windows4",
             Put::Word => "word",
             Put::StorePacked(Dtype::F16) => "store_f16",
             Put::StorePacked(Dtype::Bf16) => "store_bf16",
@@ -74,6 +93,21 @@ impl Put {
             Put::StorePacked(Dtype::F32) => "store",
             Put::AddPacked(Dtype::F32) => "add",
         }
+    }
+
+    /// This windowed put into four windows of two buffers (itself where it is one already); None
+    /// for a put of one binding.
+    pub fn four(self) -> Option<Put> {
+        let w = match self {
+            Put::CasWindows => Windowed::Cas,
+            Put::AtomicWindows => Windowed::Atomic,
+            Put::StoreWindows => Windowed::Store,
+            Put::CoherentWindows => Windowed::Coherent,
+            Put::PlainWindows => Windowed::Plain,
+            Put::Four(w) => w,
+            _ => return None,
+        };
+        Some(Put::Four(w))
     }
 
     /// Plain store of outputs of type `out`.

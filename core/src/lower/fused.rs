@@ -170,10 +170,10 @@ fn spare_counts(
 fn check_sizes(
     t: &Target,
     packing: &Packing,
-    out_bytes: u64,
-    window: u64,
+    (out, out_bytes): (&OutLayout, u64),
     own_operands: bool,
 ) -> std::result::Result<(), String> {
+    let window = out.window;
     // A dispatch per run of ranks lifts the operands' limits, not the outputs': the spares bind
     // every rank's.
     if !own_operands {
@@ -186,15 +186,56 @@ fn check_sizes(
             })?;
         }
     }
-    Error::check_size(
-        "packed outputs",
-        out_bytes,
-        t.max_buffer,
-        window + t.max_binding,
-    )
-    .map_err(|e| format!("the spares bind every rank's outputs: {e}"))?;
+    let (what, bytes) = match out.second() {
+        Some(second) => (
+            "packed outputs past the first buffer (four windows of two)",
+            out_bytes.saturating_sub(second),
+        ),
+        None => ("packed outputs", out_bytes),
+    };
+    Error::check_size(what, bytes, t.max_buffer, window + t.max_binding)
+        .map_err(|e| format!("the spares bind every rank's outputs: {e}"))?;
     Ok(())
 }
+
+/// The packed output's layout and the forward table (`table_of` it) that places its inboxes: two
+/// windows of one buffer where it fits them, else four of two where the adapter binds ten storage
+/// buffers a stage (an error naming the limit where not).
+fn out_layout(
+    t: &Target,
+    config: &Config,
+    knob: Option<u32>,
+    table_of: impl Fn(&OutLayout) -> std::result::Result<Table, String>,
+) -> std::result::Result<(OutLayout, Table), String> {
+    let (r, rank_elems) = (config.ranks, config.shape.m * config.shape.n);
+    let two = OutLayout::two(r, rank_elems, fused_window(t.max_binding, knob));
+    let table = table_of(&two)?;
+    // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
+    let bytes = table.out_elems as u64 * 4;
+    if bytes <= t.max_buffer.min(two.window + t.max_binding) {
+        return Ok((two, table));
+    }
+    // Each buffer holds two windows.
+    let four = OutLayout::four(
+        r,
+        rank_elems,
+        fused_window(t.max_binding.min(t.max_buffer / 2), knob),
+    );
+    if t.max_storage_buffers < FOUR_WINDOWS_BINDINGS {
+        return Err(format!(
+            "the spares bind every rank's outputs: packed outputs of {bytes} bytes pass two \
+             windows of one buffer (max_buffer_size {} bytes, max_storage_buffer_binding_size {} \
+             bytes a window); four windows of two buffers bind {FOUR_WINDOWS_BINDINGS} storage \
+             buffers a stage, and this adapter binds {} (max_storage_buffers_per_shader_stage)",
+            t.max_buffer, t.max_binding, t.max_storage_buffers
+        ));
+    }
+    let table = table_of(&four)?;
+    Ok((four, table))
+}
+
+/// Storage buffers the fused kernels bind with the output in four windows (Group::Fused4).
+const FOUR_WINDOWS_BINDINGS: u32 = 10;
 
 /// A GEMM dispatch's (stage, run of ranks) and its jobs' (rank, chunk).
 type Segment = ((usize, usize), Vec<(usize, usize)>);
@@ -226,13 +267,13 @@ type JobSpan = (Range<usize>, u32, usize);
 fn job_tables(
     config: &Config,
     chunking: &Chunking,
-    packing: &Packing,
+    (packing, out): (&Packing, &OutLayout),
     runs: &[RankRun],
     segments: &[Segment],
     fwd: &[Forward],
     tile_n: usize,
 ) -> (Vec<Job>, Vec<JobSpan>) {
-    let (m, n) = (config.shape.m, config.shape.n);
+    let n = config.shape.n;
     let e = config.dtype.bytes() as u64;
     let nch = chunking.count();
     let mut jobs = Vec::new();
@@ -249,7 +290,7 @@ fn job_tables(
                     a_off: ((packing.a_offs[p] - run.a.start) / e) as u32,
                     b_off: ((packing.b_offs[p] - run.b.start) / e) as u32,
                     b_window: packing.b_window[p],
-                    c_off: ((p * m * n) as u64 - run.out.start / 4) as u32,
+                    c_off: (out.bases[p] as u64 - run.out.start / 4) as u32,
                     a_row_base: operands(config, chunking, p).1 as u32,
                     c_row_base: 0,
                     land: fwd
@@ -272,32 +313,58 @@ fn job_tables(
 #[derive(Clone, Copy, Debug)]
 struct Buffers {
     out: Buffer,
+    /// The packed output's second buffer, where it is in four windows ([`OutLayout`]).
+    out2: Option<Buffer>,
     counters: Buffer,
     jobs: Buffer,
     forward: Buffer,
 }
 
 impl Buffers {
-    /// The fused kernels' bindings in their order, with the output, its second window, A, B, B's
-    /// second window and the counters as given.
-    fn resources(
+    /// The fused kernels' binding with `params`: the output's windows `outs` (the last two bound
+    /// only where the output has a second buffer: [`Group::Fused4`]), A, B, B's second window and
+    /// the counters as given.
+    fn binding(
         &self,
-        out_at: Resource,
-        &[a_at, b_at, b_hi]: &[Resource; 3],
+        params: Params,
+        outs: [Resource; 4],
+        [a_at, b_at, b_hi]: [Resource; 3],
         counters: Buffer,
-        hi: Resource,
-    ) -> [(&'static str, Resource); 9] {
-        [
-            ("dst", out_at),
+    ) -> Binding {
+        let mut named = vec![
+            ("dst", outs[0]),
             ("p", Resource::Params),
             ("a", a_at),
             ("b", b_at),
             ("counters", Resource::Buffer(counters)),
             ("jobs", Resource::Buffer(self.jobs)),
             ("table", Resource::Buffer(self.forward)),
-            ("dst_hi", hi),
+            ("dst_hi", outs[1]),
             ("b_hi", b_hi),
-        ]
+        ];
+        let group = if self.out2.is_some() {
+            named.extend([("dst_2", outs[2]), ("dst_3", outs[3])]);
+            Group::Fused4
+        } else {
+            Group::Fused
+        };
+        Binding::new(group, params, &named)
+    }
+
+    /// The progress log `log` in these buffers.
+    fn log(&self, log: ProgressLog) -> FusedLog {
+        FusedLog {
+            counters: self.counters,
+            forward: self.forward,
+            switch_at: std::mem::offset_of!(ForwardHeader, log_at) as u64,
+            log,
+            first: None,
+        }
+    }
+
+    /// The packed output's buffers: the first, and the second where there is one.
+    fn outs(&self) -> impl Iterator<Item = Buffer> {
+        std::iter::once(self.out).chain(self.out2)
     }
 }
 
@@ -326,27 +393,22 @@ pub(super) fn lower_fused_with(
     let nch = chunking.count();
     let mut packing = Packing::new(config, chunking);
     let (tuning, lands) = settle(tuning, &t, schedule, r * nch);
-    // The output and B are bound as two windows of one buffer each; A in one (a ninth storage binding
-    // would pass WebGPU's default limit of eight per stage).
-    let window = fused_window(t.max_binding, tuning.window);
-    let mut table = forward_table(
-        config,
-        chunking,
-        schedule,
-        (t.tile_n, t.tile_group),
-        tuning,
-        &lands,
-        window,
-    )?;
+    // The output and B are bound as two windows of one buffer each and A in one (a ninth storage
+    // binding would pass WebGPU's default limit of eight per stage); an output past one buffer in
+    // four windows of two, where the adapter binds them.
+    let (out, mut table) = out_layout(&t, config, tuning.window, |out| {
+        let tiles = (t.tile_n, t.tile_group);
+        forward_table(config, chunking, schedule, tiles, tuning, &lands, out)
+    })?;
+    let window = out.window;
     // The progress log where a timeline is asked for (the epilogue ticks its clock per tile; where
     // the spares trigger, their watchers tick it as they see the counters grow).
     let log = config.fused.timeline.then(|| table.add_progress(nch));
-    // Whole vec4s: the coherent put binds the output as array<vec4<f32>>.
     let out_bytes = table.out_elems as u64 * 4;
-    let (runs, per_run) = rank_runs_of(config, &tuning, &packing, out_bytes, window);
+    let (runs, per_run) = rank_runs_of(config, &tuning, &packing, out_bytes, &out);
     // No one buffer or binding need hold every rank's operands then ([`operand_buffers`]).
     let own_operands = per_run && (packing.a_bytes > window || packing.b_bytes > window);
-    check_sizes(&t, &packing, out_bytes, window, own_operands)?;
+    check_sizes(&t, &packing, (&out, out_bytes), own_operands)?;
     // Each landed hop writes its inbox and the adds read it again.
     let extra_bytes = 2 * 4 * table.inbox_elems;
     let counts = spare_counts(&tuning, &table, r)?;
@@ -356,7 +418,15 @@ pub(super) fn lower_fused_with(
     if !per_run {
         packing.split_b(window, t.max_binding);
     }
-    let (jobs, spans) = job_tables(config, chunking, &packing, &runs, &segments, &fwd, t.tile_n);
+    let (jobs, spans) = job_tables(
+        config,
+        chunking,
+        (&packing, &out),
+        &runs,
+        &segments,
+        &fwd,
+        t.tile_n,
+    );
     let wg: u32 = spans.iter().map(|s| s.1).sum();
     let padding = operands(config, chunking, 0).0;
     // Elements of B from the second window's start on are read from it (never, where B fits one).
@@ -388,33 +458,17 @@ pub(super) fn lower_fused_with(
         grid_wg: grid,
         ..gemm_params(0..jobs.len(), wg)
     };
-    let (bufs, [lo, hi]) = pool(
+    let (bufs, outs) = pool(
         l,
-        window,
-        out_bytes,
+        (&out, out_bytes),
         table.counter_words,
         &jobs,
         (&header, &fwd),
     );
     let operands = operand_buffers(l, &packing, window, &runs, own_operands);
-    let Buffers {
-        out,
-        counters,
-        forward,
-        ..
-    } = bufs;
-    let log = log.map(|log| FusedLog {
-        counters,
-        forward,
-        switch_at: std::mem::offset_of!(ForwardHeader, log_at) as u64,
-        log,
-        first: None,
-    });
-    l.bindings.push(Binding::new(
-        Group::Fused,
-        Params::Gemm(params),
-        &bufs.resources(lo, &operands.whole, counters, hi),
-    ));
+    let (counters, log) = (bufs.counters, log.map(|log| bufs.log(log)));
+    l.bindings
+        .push(bufs.binding(Params::Gemm(params), outs, operands.whole, counters));
     let binding = l.bindings.len() - 1;
     let watched = tuning.trigger == Trigger::Spares;
     let gemm: Vec<Dispatch> = if !per_run {
@@ -429,26 +483,31 @@ pub(super) fn lower_fused_with(
             workgroups: computing + in_gemm,
         }]
     } else {
-        per_run_dispatches(l, bufs, (&runs, &operands.runs), &spans, |jobs, wg| {
-            GemmParams {
+        per_run_dispatches(
+            l,
+            (bufs, &out),
+            (&runs, &operands.runs),
+            &spans,
+            |jobs, wg| GemmParams {
                 b_split: u32::MAX,
                 c_split: u32::MAX,
                 ..gemm_params(jobs, wg)
-            }
-        })
+            },
+        )
     };
     let dispatches = with_spares(l, bufs, binding, &gemm, &tuning, counts);
     // Cleared through the buffers themselves, as the copies of the previous run read them (a clear
     // through a view would not be ordered after those reads). The ranks' inputs may change between
     // runs: packed on every run.
     let mut commands = packing.copies(&runs, &operands.runs);
-    commands.extend([Command::Clear(out), Command::Clear(counters)]);
+    commands.extend(bufs.outs().map(Command::Clear));
+    commands.push(Command::Clear(counters));
     let sequential = own_sequential(&t, &commands, &gemm, plan, binding, counts, tuning.land);
     commands.push(Command::Pass(Pass {
         ops: (0..plan.ops.len()).collect(),
         dispatches,
     }));
-    commands.extend(copies_back(l, bufs, &fwd, nch));
+    commands.extend(copies_back(l, (bufs, &out), &fwd, nch));
     Ok(Fused {
         recording: Recording {
             device: t.device,
@@ -475,11 +534,11 @@ fn rank_runs_of(
     tuning: &FusedTuning,
     packing: &Packing,
     out_bytes: u64,
-    window: u64,
+    out: &OutLayout,
 ) -> (Vec<RankRun>, bool) {
-    let out_rank = (config.shape.m * config.shape.n * 4) as u64;
+    let rank_elems = config.shape.m * config.shape.n;
     let runs = (tuning.trigger == Trigger::Spares && tuning.grid == 0 && config.fused.alias)
-        .then(|| rank_runs(out_rank, out_bytes, packing, window))
+        .then(|| rank_runs(out, rank_elems, out_bytes, packing))
         .flatten();
     let per_run = runs.is_some();
     let runs = runs.unwrap_or_else(|| {
@@ -494,17 +553,37 @@ fn rank_runs_of(
 }
 
 /// Fused mode's pool buffers but the packed operands' ([`operand_buffers`]): the packed output (as
-/// two windows, `windows`), the counters, and the uploaded job and forward tables. Returns them and
-/// the output's windows (`[lo, hi]`).
+/// two windows of one buffer, `windows`, or four of two: `out`), the counters, and the uploaded job
+/// and forward tables. Returns them and the output's windows.
 fn pool(
     l: &mut Lowered,
-    window: u64,
-    out_bytes: u64,
+    (out, out_bytes): (&OutLayout, u64),
     counter_words: usize,
     jobs: &[Job],
     (header, fwd): (&ForwardHeader, &[Forward]),
-) -> (Buffers, [Resource; 2]) {
-    let (out, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
+) -> (Buffers, [Resource; 4]) {
+    let window = out.window;
+    let (out, out2, outs) = match out.second() {
+        None => {
+            let (b, lo, hi) = windows(l, "fused outputs (all ranks)", out_bytes, window);
+            (b, None, [lo, hi, hi, hi])
+        }
+        Some(second) => {
+            let (b, lo, hi) = windows(
+                l,
+                "fused outputs (ranks in the first buffer)",
+                second,
+                window,
+            );
+            let (b2, lo2, hi2) = windows(
+                l,
+                "fused outputs (ranks in the second buffer, inboxes)",
+                out_bytes - second,
+                window,
+            );
+            (b, Some(b2), [lo, hi, lo2, hi2])
+        }
+    };
     let counters = l.pool_buffer(
         "fused trackers and transfer queue (all ranks)",
         (counter_words * 4) as u64,
@@ -520,11 +599,12 @@ fn pool(
     );
     let bufs = Buffers {
         out,
+        out2,
         counters,
         jobs,
         forward,
     };
-    (bufs, [lo, hi])
+    (bufs, outs)
 }
 
 /// The packed operands' buffers: every rank's A in one and B in another (B as two windows, its
@@ -577,16 +657,20 @@ fn operand_buffers(
 }
 
 /// Outside the timed pass: results and counters back to the ranks' own buffers.
-fn copies_back(l: &Lowered, bufs: Buffers, fwd: &[Forward], nch: usize) -> Vec<Command> {
+fn copies_back(
+    l: &Lowered,
+    (bufs, out): (Buffers, &OutLayout),
+    fwd: &[Forward],
+    nch: usize,
+) -> Vec<Command> {
     let mut commands = Vec::new();
     for loc in l.locs.iter().filter(|loc| loc.buf == Buf::Out) {
         let c = loc.rank * nch + loc.chunk;
+        let at = u64::from(fwd[c].off) * 4;
+        // A rank's output lies in one buffer (`OutLayout`), so each chunk does.
+        let (k, at) = out.locate(&(at..at + u64::from(fwd[c].len) * 4));
         commands.push(Command::Copy {
-            src: Span {
-                buffer: bufs.out,
-                offset: u64::from(fwd[c].off) * 4,
-                bytes: u64::from(fwd[c].len) * 4,
-            },
+            src: span(bufs.outs().nth(k).unwrap_or(bufs.out), &at),
             dst: Buffer::Data(*loc),
             dst_offset: 0,
         });

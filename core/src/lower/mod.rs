@@ -46,6 +46,8 @@ pub struct Target {
     pub uniform_align: u64,
     pub max_buffer: u64,
     pub max_binding: u64,
+    /// Storage buffers one kernel may bind (fused mode's output in four windows needs ten).
+    pub max_storage_buffers: u32,
     /// Whether the host maps this device's host-link buffers in place (MAPPABLE_PRIMARY_BUFFERS);
     /// else the link's halves copy through staging buffers (see [`Lowered::drain`]).
     pub host_mapped: bool,

@@ -90,6 +90,9 @@ pub enum Group {
     Gemm,
     Step,
     Fused,
+    /// Fused mode's with the packed output in four windows of two buffers (`dst_2`, `dst_3` the
+    /// second buffer's): where it passes what one buffer holds.
+    Fused4,
     Gather,
 }
 
@@ -103,6 +106,10 @@ impl Group {
             Group::Step => &["dst", "p", "src", "counters", "acc"],
             Group::Fused => &[
                 "dst", "p", "a", "b", "counters", "jobs", "table", "dst_hi", "b_hi",
+            ],
+            Group::Fused4 => &[
+                "dst", "p", "a", "b", "counters", "jobs", "table", "dst_hi", "b_hi", "dst_2",
+                "dst_3",
             ],
             Group::Gather => &["dst", "p", "t0", "t1", "t2", "t3", "t4", "t5", "t6"],
         }

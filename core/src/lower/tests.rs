@@ -21,6 +21,7 @@ pub(super) const TARGET: Target = Target {
     uniform_align: 256,
     max_buffer: 1 << 30,
     max_binding: 1 << 30,
+    max_storage_buffers: 8,
     host_mapped: true,
     loop_limit: None,
     in_order: false,
@@ -101,7 +102,7 @@ pub(super) fn check_dispatch(l: &Lowered, d: &Dispatch) {
                 grid,
                 ..
             },
-            Group::Fused,
+            Group::Fused | Group::Fused4,
             Params::Gemm(p),
         ) => {
             assert_eq!(split_b, p.b_split != u32::MAX);
@@ -123,7 +124,9 @@ pub(super) fn check_dispatch(l: &Lowered, d: &Dispatch) {
             let (x, _) = crate::shapes::fold(d.workgroups, TARGET.max_workgroups_per_dim);
             assert_eq!(p.dispatch_x, x);
         }
-        (Kernel::Spares { .. }, Group::Fused, Params::Gemm(_)) => assert!(d.workgroups > 0),
+        (Kernel::Spares { .. }, Group::Fused | Group::Fused4, Params::Gemm(_)) => {
+            assert!(d.workgroups > 0)
+        }
         // The pipeline without the second source must never run a step that reads one.
         (Kernel::Step { acc, .. }, Group::Step, Params::Step(p)) => {
             assert_eq!(p.n_wg, d.workgroups);

@@ -1,4 +1,4 @@
-// put = update semantics by compare-exchange (as cas.wgsl) into an output bound as two windows of one
+// put = fused/put/cas.wgsl's compare-exchange adds into an output bound as two windows of one
 // buffer: elements [0, w) at binding 0, [w, ...) at binding 7. One binding is at most the
 // adapter's max_storage_buffer_binding_size (2 GiB on NVIDIA) and fused mode's packed output of every
 // rank exceeds it on the GPT-3 presets. w comes from the header of the forward table
@@ -6,8 +6,6 @@
 // lowering chose it (`fused_window` in core/src/lower/fused/packing.rs); where the output fits one window, binding
 // 7 is a small range never read. Fused mode's epilogue reads and writes bits through `load_bits` /
 // `store_bits`.
-// Copies are exchanges whose results fold into `seen` (see atomic_windows.wgsl for why); a CAS
-// returns its result before the loop can end, so adds need nothing more.
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> dst_hi: array<atomic<u32>>;
 
@@ -20,26 +18,6 @@ fn cas(i: u32, old: u32, value: u32) -> vec2<u32> {
     }
     let r = atomicCompareExchangeWeak(&dst_hi[i - w], old, value);
     return vec2<u32>(r.old_value, u32(r.exchanged));
-}
-
-// Lock-free, not a spin-wait (as cas.wgsl): a failed exchange means another invocation's add landed.
-fn put(i: u32, v: f32) {
-    var old = load_bits(i);
-    loop {
-        let r = cas(i, old, bitcast<u32>(bitcast<f32>(old) + v));
-        if (r.y == 1u) {
-            break;
-        }
-        old = r.x;
-    }
-}
-
-// A reduce is a compare-exchange loop (`reduce_into`).
-const PLAIN_REDUCE: bool = false;
-
-// A transfer's reduce into element i: an add like a tile's.
-fn reduce_into(i: u32, v: f32) {
-    put(i, v);
 }
 
 fn load_bits(i: u32) -> u32 {

@@ -4,12 +4,12 @@
 use std::ops::Range;
 
 use super::super::{
-    Binding, Buffer, Command, Dispatch, Group, Kernel, Lowered, Params, Pass, Recording, Resource,
-    Span, Target,
+    Binding, Buffer, Command, Dispatch, Kernel, Lowered, Params, Pass, Recording, Resource, Span,
+    Target,
 };
 use super::{
-    alias_of, span, stub, Buffers, FusedTuning, JobSpan, RankRun, SpareCounts, SpareDispatch,
-    Trigger,
+    alias_of, span, stub, Buffers, FusedTuning, JobSpan, OutLayout, RankRun, SpareCounts,
+    SpareDispatch, Trigger,
 };
 use crate::kernels::gemm::GemmParams;
 use crate::plan::Plan;
@@ -18,15 +18,15 @@ use crate::plan::Plan;
 /// with a binding of `params(its jobs, its workgroups)`.
 pub(super) fn per_run_dispatches(
     l: &mut Lowered,
-    bufs: Buffers,
+    (bufs, out): (Buffers, &OutLayout),
     (runs, operands): (&[RankRun], &[[Span; 2]]),
     spans: &[JobSpan],
     params: impl Fn(Range<usize>, u32) -> GemmParams,
 ) -> Vec<Dispatch> {
-    let Buffers { out, counters, .. } = bufs;
+    let counters = bufs.counters;
     // View 1 of the output and counters is the spares' (below); dispatch d > 0 writes through
     // view d + 1, the first through the buffers themselves.
-    for buf in [out, counters] {
+    for buf in bufs.outs().chain([counters]) {
         if let Buffer::Pool(i) = buf {
             l.pool[i].views = l.pool[i].views.max(spans.len());
         }
@@ -41,21 +41,20 @@ pub(super) fn per_run_dispatches(
                 Buffer::Pool(i) if d > 0 => Buffer::View(i, d + 1),
                 other => other,
             };
-            // The tracked GEMM declares neither second window: 16 bytes of its own views stand in
-            // for them.
-            l.bindings.push(Binding::new(
-                Group::Fused,
+            // The run's outputs lie in one buffer (`rank_runs`). The tracked GEMM declares no
+            // further window: 16 bytes of its own views stand in for them.
+            let (k, at) = out.locate(&run.out);
+            let buf = view(bufs.outs().nth(k).unwrap_or(bufs.out));
+            let rest = stub(buf, at.start);
+            l.bindings.push(bufs.binding(
                 Params::Gemm(params(range.clone(), *seg_wg)),
-                &bufs.resources(
-                    Resource::Window(span(view(out), &run.out)),
-                    &[
-                        Resource::Window(a),
-                        Resource::Window(b),
-                        stub(b.buffer, b.offset),
-                    ],
-                    view(counters),
-                    stub(view(out), run.out.start),
-                ),
+                [Resource::Window(span(buf, &at)), rest, rest, rest],
+                [
+                    Resource::Window(a),
+                    Resource::Window(b),
+                    stub(b.buffer, b.offset),
+                ],
+                view(counters),
             ));
             Dispatch {
                 kernel: Kernel::Fused {
@@ -81,7 +80,7 @@ pub(super) fn with_spares(
     tuning: &FusedTuning,
     counts: SpareCounts,
 ) -> Vec<Dispatch> {
-    let Buffers { out, counters, .. } = bufs;
+    let counters = bufs.counters;
     let watched = tuning.trigger == Trigger::Spares;
     let mut dispatches = gemm.to_vec();
     if tuning.spare_dispatch != SpareDispatch::Own || (counts.spares == 0 && !watched) {
@@ -89,15 +88,16 @@ pub(super) fn with_spares(
     }
     // The same bindings, with what the GEMM writes (the packed output, the counters and the
     // queue) through second views of the same memory.
-    for b in [out, counters] {
+    let viewed: Vec<Buffer> = bufs.outs().chain([counters]).collect();
+    for &b in &viewed {
         if let Buffer::Pool(i) = b {
             l.pool[i].views = l.pool[i].views.max(1);
         }
     }
     let view = |r: Resource| match r {
-        Resource::Buffer(b) if b == out || b == counters => Resource::Buffer(alias_of(b)),
-        Resource::Window(s) if s.buffer == out => Resource::Window(Span {
-            buffer: alias_of(out),
+        Resource::Buffer(b) if viewed.contains(&b) => Resource::Buffer(alias_of(b)),
+        Resource::Window(s) if viewed.contains(&s.buffer) => Resource::Window(Span {
+            buffer: alias_of(s.buffer),
             ..s
         }),
         r => r,

@@ -70,6 +70,64 @@ pub(super) fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
     (w / 256 * 256).max(256)
 }
 
+/// Where fused mode's packed output lies: each rank's output from element `bases[p]` (`bases[r]`:
+/// where the inboxes start), split into bindings every `window` bytes. In two windows of one buffer,
+/// or (`four`) in four of two buffers, the second from byte 2 x `window` on: no rank's output
+/// crosses into it (a rank that would starts there), so each chunk and each run of ranks lies in
+/// one buffer and copies and views of one buffer reach it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct OutLayout {
+    pub(super) window: u64,
+    pub(super) bases: Vec<usize>,
+    pub(super) four: bool,
+}
+
+impl OutLayout {
+    /// `ranks` outputs of `rank_elems` elements one after another.
+    pub(super) fn two(ranks: usize, rank_elems: usize, window: u64) -> Self {
+        OutLayout {
+            window,
+            bases: (0..=ranks).map(|p| p * rank_elems).collect(),
+            four: false,
+        }
+    }
+
+    /// The same in four windows of `window` bytes: the rank that would cross the second buffer's
+    /// start begins there.
+    pub(super) fn four(ranks: usize, rank_elems: usize, window: u64) -> Self {
+        let second = (2 * window / 4) as usize;
+        let mut at = 0;
+        let mut bases = Vec::with_capacity(ranks + 1);
+        for _ in 0..ranks {
+            if at < second && at + rank_elems > second {
+                at = second;
+            }
+            bases.push(at);
+            at += rank_elems;
+        }
+        bases.push(at);
+        OutLayout {
+            window,
+            bases,
+            four: true,
+        }
+    }
+
+    /// The first byte of the second buffer, where there is one.
+    pub(super) fn second(&self) -> Option<u64> {
+        self.four.then_some(2 * self.window)
+    }
+
+    /// Bytes `at` of the packed output as (buffer 0 or 1, its bytes): the second buffer's from
+    /// [`OutLayout::second`] on. `at` lies in one buffer (the caller's ranges do).
+    pub(super) fn locate(&self, at: &std::ops::Range<u64>) -> (usize, std::ops::Range<u64>) {
+        match self.second() {
+            Some(s) if at.start >= s => (1, at.start - s..at.end - s),
+            _ => (0, at.clone()),
+        }
+    }
+}
+
 /// A run of consecutive ranks whose packed outputs, Bs and As are each bound as one window: the
 /// byte ranges of the packed output, of packed B and of packed A it binds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,26 +138,41 @@ pub(super) struct RankRun {
     pub(super) a: std::ops::Range<u64>,
 }
 
-/// The ranks in runs, as long as each run's outputs (`out_rank` bytes a rank, `out_bytes` in all),
-/// Bs and As (`packing`'s) each fit `window` bytes; None where one rank's alone does not. A run's
-/// windows start at the 256-byte boundary at or below its first rank's (every adapter's binding
-/// offset alignment) and end at a whole vec4 past its last (the kernels bind the output as vec4s).
+/// The ranks in runs, as long as each run's outputs (each rank's `rank_elems` from `out`'s bases,
+/// `out_bytes` in all), Bs and As (`packing`'s) each fit `out.window` bytes and its outputs one
+/// buffer; None where one rank's alone do not. A run's windows start at the 256-byte boundary at or
+/// below its first rank's (every adapter's binding offset alignment) and end at a whole vec4 past
+/// its last (the kernels bind the output as vec4s).
 pub(super) fn rank_runs(
-    out_rank: u64,
+    out: &OutLayout,
+    rank_elems: usize,
     out_bytes: u64,
     packing: &Packing,
-    window: u64,
 ) -> Option<Vec<RankRun>> {
+    let window = out.window;
     let (a_sizes, b_sizes) = (packing.a_sizes(), packing.b_sizes());
     let (a_offs, b_offs) = (&packing.a_offs, &packing.b_offs);
     let run = |ranks: std::ops::Range<usize>| {
         let (p0, p1) = (ranks.start, ranks.end);
-        let out = (p0 as u64 * out_rank) / 256 * 256
-            ..(p1 as u64 * out_rank).next_multiple_of(16).min(out_bytes);
+        let outs = (out.bases[p0] as u64 * 4) / 256 * 256
+            ..((out.bases[p1 - 1] + rank_elems) as u64 * 4)
+                .next_multiple_of(16)
+                .min(out_bytes);
         let b = b_offs[p0] / 256 * 256..b_offs[p1 - 1] + b_sizes[p1 - 1];
         let a = a_offs[p0] / 256 * 256..a_offs[p1 - 1] + a_sizes[p1 - 1];
-        let fits = [&out, &b, &a].iter().all(|r| r.end - r.start <= window);
-        (RankRun { ranks, out, b, a }, fits)
+        let one_buffer = out
+            .second()
+            .is_none_or(|s| outs.end <= s || outs.start >= s);
+        let fits = one_buffer && [&outs, &b, &a].iter().all(|r| r.end - r.start <= window);
+        (
+            RankRun {
+                ranks,
+                out: outs,
+                b,
+                a,
+            },
+            fits,
+        )
     };
     let mut runs: Vec<RankRun> = Vec::new();
     for p in 0..b_offs.len() {

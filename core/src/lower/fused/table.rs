@@ -89,8 +89,8 @@ pub(super) struct Table {
 /// fire (local tiles plus the incoming steps that precede the step in the schedule), their pieces and
 /// their gates (the destination's tiles plus the steps into it that precede this one: every write of
 /// a chunk is exclusive, in the schedule's order); then an inbox entry per landed hop ([`landing`]);
-/// and the [`ForwardHeader`] before them, the output's first window `window` bytes. With it, the sizes the
-/// table implies ([`Table`]).
+/// and the [`ForwardHeader`] before them, the packed output laid out as `out` says. With it, the sizes
+/// the table implies ([`Table`]).
 pub(super) fn forward_table(
     config: &Config,
     chunking: &Chunking,
@@ -98,16 +98,16 @@ pub(super) fn forward_table(
     (tile_n, tile_group): (usize, usize),
     tuning: FusedTuning,
     lands: &[usize],
-    window: u64,
+    out: &OutLayout,
 ) -> std::result::Result<Table, String> {
-    let (m, n) = (config.shape.m, config.shape.n);
+    let n = config.shape.n;
     let nch = chunking.count();
     let idx = |p: usize, x: usize| p * nch + x;
     let mut fwd: Vec<Forward> = (0..config.ranks * nch)
         .map(|c| {
             let (p, x) = (c / nch, c % nch);
             Forward {
-                off: (p * m * n + chunking.rows(x).start * n) as u32,
+                off: (out.bases[p] + chunking.rows(x).start * n) as u32,
                 len: (chunking.rows(x).len() * n) as u32,
                 to0: NONE,
                 to1: NONE,
@@ -131,7 +131,7 @@ pub(super) fn forward_table(
     // follows the ranks' outputs.
     let chunks = fwd.len();
     let mut state = counter_words(chunks + lands.len());
-    let mut inbox = (config.ranks * m * n).next_multiple_of(4);
+    let mut inbox = out.bases[config.ranks].next_multiple_of(4);
     let mut landed_tiles = 0u32;
     let mut inbox_elems = 0u64;
     for (s, st) in schedule.steps.iter().enumerate() {
@@ -189,7 +189,7 @@ pub(super) fn forward_table(
         helping: tuning.help.code(),
         pause: tuning.pause,
         chunks_per_rank: nch as u32,
-        window: (window / 4) as u32,
+        window: (out.window / 4) as u32,
         bm: crate::shapes::TILE as u32,
         bn: tile_n as u32,
         cols: n as u32,

@@ -591,7 +591,8 @@ fn fused_knobs_resolve_against_the_device_as_their_variables_did() {
 }
 
 #[test]
-fn fused_mode_lowers_every_f32_preset_at_tp_4_on_an_h200_and_past_it_only_the_outputs_stop_it() {
+fn fused_mode_lowers_every_f32_preset_at_tp_4_and_8_on_an_h200_and_past_it_only_the_outputs_stop_it(
+) {
     use crate::workload::{presets, DEFAULT_TOKENS};
     // An H200's limits and multiprocessors, the SIMT GEMM's two workgroups per multiprocessor: the
     // paying defaults there are a dispatch per stage and run of ranks, each binding its own
@@ -603,7 +604,7 @@ fn fused_mode_lowers_every_f32_preset_at_tp_4_on_an_h200_and_past_it_only_the_ou
         gemm_per_sm: 2,
         ..TARGET
     };
-    let mut lowered = 0;
+    let (mut lowered, mut checked) = (0, 0);
     for p in presets(DEFAULT_TOKENS, 1.0)
         .into_iter()
         .filter(|p| p.tp >= 4)
@@ -626,6 +627,107 @@ fn fused_mode_lowers_every_f32_preset_at_tp_4_on_an_h200_and_past_it_only_the_ou
                 p.name
             ),
         }
+        // With ten storage buffers a stage bound (an H200's Vulkan binds far more), every TP-8
+        // preset lowers too: MT-NLG's and PaLM's outputs in four windows of two buffers, no rank's
+        // output across the second's start. TP 16 passes even those.
+        let many = Target {
+            max_storage_buffers: 10,
+            ..h200
+        };
+        let l = lower(&c, &ch, &s, &plan, many);
+        match &l.fused {
+            Ok(_) if p.tp > 8 => {}
+            Ok(_) => {
+                let four = l.bindings.iter().any(|b| b.group == Group::Fused4);
+                let big = p.tp == 8 && (p.name.starts_with("mtnlg") || p.name.starts_with("palm"));
+                assert_eq!(four, big, "{}", p.name);
+                checked += usize::from(p.tp == 8);
+            }
+            Err(e) => assert!(
+                p.tp >= 16 && e.contains("past the first buffer"),
+                "{}: {e}",
+                p.name
+            ),
+        }
     }
+    assert_eq!(checked, 20, "every TP-8 preset");
     assert_eq!(lowered, 20, "every TP-4 preset");
+}
+
+/// Packed outputs past two windows of one buffer, on an adapter that binds ten storage buffers a
+/// stage: four windows of two buffers, the rank that would cross the second's start beginning
+/// there; both buffers cleared, every chunk copied back from the one that holds it, every binding
+/// of the four-window layout; refused where the adapter binds eight, naming that limit.
+#[test]
+fn fused_outputs_past_one_buffer_lie_in_four_windows_of_two_buffers() {
+    // 4 ranks of 2400 x 300 f32 outputs (2.88 MB each) in buffers of 8 MiB: ranks 0 and 1 in the
+    // first, 2 and 3 (which would cross its end) in the second.
+    let c = config(Collective::ReduceScatter, ReduceVia::Update);
+    let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
+    let s = Schedule::new(c.collective, &ch);
+    let plan = Plan::new(&s, &ch, c.shape.n, TARGET.tile_n, c.via);
+    let t = Target {
+        max_buffer: 8 << 20,
+        max_binding: 8 << 20,
+        max_storage_buffers: 10,
+        ..TARGET
+    };
+    let l = lower(&c, &ch, &s, &plan, t);
+    let rec = &l.fused.as_ref().expect("four windows").recording;
+    let window = 4u64 << 20;
+    let rank_bytes = (c.shape.m * c.shape.n * 4) as u64;
+    assert!(!l.bindings.iter().any(|b| b.group == Group::Fused));
+    let whole = &l.bindings[rec.passes().next().unwrap().dispatches[0].binding];
+    let windows: Vec<Span> = [0, 7, 9, 10]
+        .map(|k| match whole.resources[k] {
+            Resource::Window(s) => s,
+            other => panic!("window {k}: {other:?}"),
+        })
+        .into();
+    let (first, second) = (windows[0].buffer, windows[2].buffer);
+    assert_ne!(first, second);
+    let at: Vec<(Buffer, u64)> = windows.iter().map(|w| (w.buffer, w.offset)).collect();
+    assert_eq!(
+        at,
+        [(first, 0), (first, window), (second, 0), (second, window)]
+    );
+    assert!(windows[..3].iter().all(|w| w.bytes == window));
+    // The second buffer's last window reaches its ranks' outputs' end (and the inboxes past it).
+    assert!(windows[3].offset + windows[3].bytes >= 2 * rank_bytes);
+    let cleared: Vec<Buffer> = rec
+        .commands
+        .iter()
+        .filter_map(|cmd| match cmd {
+            Command::Clear(b) => Some(*b),
+            _ => None,
+        })
+        .collect();
+    assert!(cleared.contains(&first) && cleared.contains(&second));
+    // Every chunk comes back from the buffer its rank lies in, at its offset there.
+    for cmd in &rec.commands {
+        if let Command::Copy {
+            src,
+            dst: Buffer::Data(loc),
+            ..
+        } = cmd
+        {
+            let at = ch.rows(loc.chunk).start as u64 * c.shape.n as u64 * 4;
+            let want = match loc.rank {
+                0 | 1 => (first, loc.rank as u64 * rank_bytes + at),
+                _ => (second, (loc.rank as u64 - 2) * rank_bytes + at),
+            };
+            assert_eq!((src.buffer, src.offset), want, "{loc:?}");
+        }
+    }
+    for pass in rec.passes() {
+        for d in &pass.dispatches {
+            check_dispatch(&l, d);
+        }
+    }
+    let eight = Target {
+        max_storage_buffers: 8,
+        ..t
+    };
+    let e = lower(&c, &ch, &s, &plan, eight).fused.unwrap_err();
+    assert!(e.contains("max_storage_buffers_per_shader_stage"), "{e}");
 }
