@@ -403,6 +403,31 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
         &[],
         &["--presets"],
     );
+    // A value twice in a swept or tuned list: its points would run twice.
+    for (args, needle) in [
+        (
+            &["sweep", "--shape", "64x48x32", "--ranks", "2,3,2"][..],
+            "--ranks",
+        ),
+        (
+            &["sweep", "--presets", "tnlg-op-tp8,tnlg-op-tp8"][..],
+            "--presets",
+        ),
+        (
+            &["sweep", "--shape", "64x48x32", "--chunks", "1,2,1"][..],
+            "--chunks",
+        ),
+        (
+            &["sweep", "--shape", "64x48x32", "--step-lead", "auto,auto"][..],
+            "--step-lead",
+        ),
+        (
+            &["tune", "--shape", "64x48x32", "--ranks", "4,4"][..],
+            "--ranks",
+        ),
+    ] {
+        refused(&d, args, &[], &[needle, "twice"]);
+    }
     // 17: a rate no link has, said in a few digits.
     let before = snapshot(&d);
     let o = t3(&run(&["--link-gbps", "1e308"]), &[], &d, 60);

@@ -35,6 +35,8 @@ pub type NamedWorkload = (Shape, Option<usize>, Collective, String);
 /// The workloads `p` names, each with its TP degree where a preset gives one, checked before any
 /// GPU work.
 pub fn workloads(p: &Points) -> Result<Vec<NamedWorkload>> {
+    once("--presets", &p.presets, String::clone)?;
+    once("--ranks", &p.ranks, usize::to_string)?;
     match p.shape {
         Some(s) => Ok(vec![(
             s,
@@ -64,6 +66,26 @@ pub fn workloads(p: &Points) -> Result<Vec<NamedWorkload>> {
     }
 }
 
+/// Refuses a comma list `flag` that names one value (`name` of it) twice: its points would run
+/// twice.
+pub fn once<T: PartialEq>(
+    flag: &'static str,
+    list: &[T],
+    name: impl Fn(&T) -> String,
+) -> Result<()> {
+    for (i, v) in list.iter().enumerate() {
+        if list[..i].contains(v) {
+            return Err(t3_wgpu::Error::invalid(
+                flag,
+                format!("{} twice", name(v)),
+                "each value once",
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// One point of a sweep: its workload's name, its configuration as the flags and the model make it,
 /// which knobs the flags give (the tune table's choices yield to them), and whether its chunk count
 /// is the model's.
@@ -77,6 +99,12 @@ pub struct SweepPoint {
 /// Every point of a sweep, checked before any GPU work.
 pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
     let workloads = workloads(&a.points)?;
+    once("--chunks", &a.chunks, usize::to_string)?;
+    once("--link-workgroups", &a.link_workgroups, u32::to_string)?;
+    once("--arbitrate", &a.arbitrate, u32::to_string)?;
+    once("--gemm-grid", &a.gemm_grid, u32::to_string)?;
+    once("--step-lead", &a.step_lead, |l| l.describe())?;
+    once("--order", &a.knobs.order, |o| o.name().to_string())?;
     let rank_lists = workloads.len() * a.points.ranks.len().max(1);
     let chunk_list: Vec<Option<usize>> = if a.chunks.is_empty() {
         vec![None]

@@ -99,7 +99,8 @@ pub struct FusedOptions {
     pub polls: Option<u32>,
     /// An idle spare's pause between polls, in reads (None: the paying defaults' or none).
     pub pause: Option<u32>,
-    /// Bytes of the output's first window at most (None: the largest binding).
+    /// Bytes of the output's first window (and of B's) at most; of each of its four where it passes
+    /// one buffer (None: the largest binding, or half the largest buffer there).
     pub window: Option<u32>,
     /// GEMM workgroups of a persistent grid (None: the paying defaults' or none; 0: none, a
     /// workgroup per tile).
