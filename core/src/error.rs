@@ -19,7 +19,7 @@ pub enum Error {
     },
 
     /// A buffer or binding larger than the adapter allows.
-    #[error("{what} needs {bytes} bytes, over the adapter's {limit_name} of {limit} bytes; try a smaller shape (or --scale)")]
+    #[error("{what} needs {bytes} bytes, over the adapter's {limit_name} of {limit} bytes; try a smaller shape or --scale (calibrate: a smaller --mib)")]
     TooLarge {
         what: String,
         bytes: u64,
@@ -44,7 +44,7 @@ pub enum Error {
     DeviceLost { adapter: String, reason: String },
 
     /// A wait ran past its bound.
-    #[error("timed out after {:.1} s waiting for {pending} (raise the bound with T3_TIMEOUT_S or --timeout)", .after.as_secs_f64())]
+    #[error("timed out after {} waiting for {pending} (raise the bound with T3_TIMEOUT_S or --timeout)", span(*.after))]
     Timeout { pending: String, after: Duration },
 
     /// A buffer could not be mapped for reading.
@@ -69,6 +69,17 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A wait's length as a person reads it: seconds, or the unit that shows a tiny bound's digits.
+fn span(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    match s {
+        s if s >= 0.1 => format!("{s:.1} s"),
+        s if s >= 1e-4 => format!("{:.1} ms", s * 1e3),
+        s if s >= 1e-7 => format!("{:.1} µs", s * 1e6),
+        _ => format!("{} ns", d.as_nanos()),
+    }
+}
 
 impl Error {
     /// Shorthand for [`Error::Invalid`].
@@ -95,6 +106,32 @@ impl Error {
             what,
             value: value.to_string(),
             bound: bound.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A timeout says its bound in digits that show it, however small.
+    #[test]
+    fn a_timeout_says_its_bound_in_a_unit_that_shows_it() {
+        let said = |d: Duration| {
+            Error::Timeout {
+                pending: "x".into(),
+                after: d,
+            }
+            .to_string()
+        };
+        for (d, want) in [
+            (Duration::from_secs(120), "after 120.0 s "),
+            (Duration::from_millis(250), "after 0.2 s "),
+            (Duration::from_millis(5), "after 5.0 ms "),
+            (Duration::from_micros(3), "after 3.0 µs "),
+            (Duration::from_nanos(1), "after 1 ns "),
+        ] {
+            assert!(said(d).contains(want), "{d:?}: {}", said(d));
         }
     }
 }
