@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::gemm::Engine;
 use crate::gpu::Gpu;
 use crate::hostlink::Path;
-use crate::lower::FusedTuning;
+use crate::lower::{FusedTuning, Group};
 use crate::modes::{self, run_everywhere, Kernels, Mode, System};
 use crate::ranks::Inputs;
 use crate::reference::Rounding;
@@ -442,11 +442,16 @@ pub fn measure_with(
         t_gemm_untracked_spread: measured.spread_ms(GEMM_UNTRACKED),
         fused_tuning,
         fused_config: fused_tuning.map(|t| {
-            format!(
-                "{}; put {}",
-                t.describe(),
-                sys.parts[0].kernels.gemm.fused_put.name()
-            )
+            // The put's four-window twin where the packed output passed one buffer.
+            let part = &sys.parts[0];
+            let put = part.kernels.gemm.fused_put;
+            let four = part
+                .lowered
+                .bindings
+                .iter()
+                .any(|b| b.group == Group::Fused4);
+            let put = if four { put.four().unwrap_or(put) } else { put };
+            format!("{}; put {}", t.describe(), put.name())
         }),
         own: own_runs(&measured),
         t_comm_spread: measured.spread_ms(COMM),

@@ -349,6 +349,11 @@ impl GemmKernel {
         };
         let fused_put = fused_put(gpu, put)?;
         let fused = FusedFamily::new(gpu, engine.file(), dtype, fused_put, src.as_deref())?;
+        // The fused GEMM per tile, B in one window and in two, made with the kernel: a driver that
+        // cannot build it fails here, before any mode runs (the rest on first use).
+        for split_b in [false, true] {
+            fused.pipeline(gpu, &store_module, [split_b, false, false, false])?;
+        }
         Ok(GemmKernel {
             dtype,
             engine,

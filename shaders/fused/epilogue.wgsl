@@ -94,7 +94,8 @@ struct ForwardHeader {
     // The spares' poll budget.
     polls: u32,
     chunks_per_rank: u32,
-    // Elements of the output's first window (shaders/fused/put/cas_windows.wgsl).
+    // Elements of the output's first window, or of each of its four (shaders/fused/put/cas_windows.wgsl,
+    // store_windows4.wgsl).
     window: u32,
     // Whether GEMM workgroups help move pieces (`tile_done`).
     helping: u32,
@@ -135,7 +136,8 @@ fn settle() {
     storageBarrier();
 }
 
-// Elements of the output's first window (the windowed puts' binding 0; the rest at binding 7).
+// Elements of the output's first window (the windowed puts' binding 0; the rest at binding 7), or
+// of each of its four (bindings 0, 7, 9 and 10: fused/put/*_windows4.wgsl).
 fn window() -> u32 {
     return table.header.window;
 }

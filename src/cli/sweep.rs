@@ -86,6 +86,16 @@ pub fn once<T: PartialEq>(
     Ok(())
 }
 
+/// Refuses a swept list of the sweep's own that names one value twice ([`once`]).
+fn lists_once(a: &SweepArgs) -> Result<()> {
+    once("--chunks", &a.chunks, usize::to_string)?;
+    once("--link-workgroups", &a.link_workgroups, u32::to_string)?;
+    once("--arbitrate", &a.arbitrate, u32::to_string)?;
+    once("--gemm-grid", &a.gemm_grid, u32::to_string)?;
+    once("--step-lead", &a.step_lead, |l| l.describe())?;
+    once("--order", &a.knobs.order, |o| o.name().to_string())
+}
+
 /// One point of a sweep: its workload's name, its configuration as the flags and the model make it,
 /// which knobs the flags give (the tune table's choices yield to them), and whether its chunk count
 /// is the model's.
@@ -99,12 +109,7 @@ pub struct SweepPoint {
 /// Every point of a sweep, checked before any GPU work.
 pub fn sweep_points(a: &SweepArgs) -> Result<Vec<SweepPoint>> {
     let workloads = workloads(&a.points)?;
-    once("--chunks", &a.chunks, usize::to_string)?;
-    once("--link-workgroups", &a.link_workgroups, u32::to_string)?;
-    once("--arbitrate", &a.arbitrate, u32::to_string)?;
-    once("--gemm-grid", &a.gemm_grid, u32::to_string)?;
-    once("--step-lead", &a.step_lead, |l| l.describe())?;
-    once("--order", &a.knobs.order, |o| o.name().to_string())?;
+    lists_once(a)?;
     let rank_lists = workloads.len() * a.points.ranks.len().max(1);
     let chunk_list: Vec<Option<usize>> = if a.chunks.is_empty() {
         vec![None]

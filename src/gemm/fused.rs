@@ -210,12 +210,12 @@ impl FusedFamily {
             };
             // Trusted as the fused GEMM is, for the same reason (its epilogue's indices).
             let m = shaders::module(gpu, "fused spares", &v, None, true)?;
-            let label = format!(
-                "fused spares ({}{}{})",
-                if watch { "watching" } else { "triggered" },
-                if land { ", landing" } else { "" },
-                self.windows()
-            );
+            let label = match (watch, land) {
+                (true, true) => "fused spares (watching, landing)",
+                (true, false) => "fused spares (watching)",
+                _ => "fused spares",
+            };
+            let label = format!("{label}{}", self.windows());
             shaders::pipeline(
                 gpu,
                 &label,

@@ -36,8 +36,8 @@ pub struct GemmParams {
     /// others would skip the tiles past it.
     pub grid_wg: u32,
     /// Fused mode's packed output past one binding: elements from this index on are stored in its
-    /// second window (the watched GEMM, shaders/fused/put/plain_windows.wgsl); other kernels never
-    /// read it.
+    /// second window, and in four windows each window's elements (the watched GEMM,
+    /// shaders/fused/put/plain_windows.wgsl, plain_windows4.wgsl); other kernels never read it.
     pub c_split: u32,
 }
 

@@ -116,6 +116,17 @@ pub(super) fn check_dispatch(l: &Lowered, d: &Dispatch) {
             if split_c {
                 assert_eq!(u64::from(p.c_split) * 4, lo.bytes);
                 assert_eq!(hi.offset, lo.offset + lo.bytes);
+                // In four windows the second buffer's two continue the first's, from its start.
+                if b.group == Group::Fused4 {
+                    let (Resource::Window(w2), Resource::Window(w3)) =
+                        (b.resources[9], b.resources[10])
+                    else {
+                        panic!("fused output windows {:?}", b.resources)
+                    };
+                    assert_eq!((w2.offset, w3.buffer), (0, w2.buffer));
+                    assert_ne!(w2.buffer, lo.buffer);
+                    assert!(w3.bytes == 16 || w3.offset == w2.bytes, "{w2:?} {w3:?}");
+                }
             } else {
                 assert!(u64::from(p.c_split) * 4 >= lo.bytes, "{p:?} {lo:?}");
             }

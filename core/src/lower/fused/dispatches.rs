@@ -24,27 +24,37 @@ pub(super) fn per_run_dispatches(
     params: impl Fn(Range<usize>, u32) -> GemmParams,
 ) -> Vec<Dispatch> {
     let counters = bufs.counters;
-    // View 1 of the output and counters is the spares' (below); dispatch d > 0 writes through
-    // view d + 1, the first through the buffers themselves.
-    for buf in bufs.outs().chain([counters]) {
+    // View 1 of the output and counters is the spares' (below); a buffer's n-th dispatch (n > 0)
+    // writes through view n + 1, its first through the buffer itself (so every buffer is bound
+    // as itself by one dispatch, and wgpu orders its clear and copies against that one).
+    let outs: Vec<Buffer> = bufs.outs().collect();
+    let located: Vec<(usize, Range<u64>)> = spans
+        .iter()
+        .map(|(_, _, g)| out.locate(&runs[*g].out))
+        .collect();
+    for (k, &buf) in outs.iter().enumerate() {
+        let dispatches = located.iter().filter(|(b, _)| *b == k).count();
         if let Buffer::Pool(i) = buf {
-            l.pool[i].views = l.pool[i].views.max(spans.len());
+            l.pool[i].views = l.pool[i].views.max(dispatches);
         }
     }
+    if let Buffer::Pool(i) = counters {
+        l.pool[i].views = l.pool[i].views.max(spans.len());
+    }
+    let view = |buf: Buffer, n: usize| match buf {
+        Buffer::Pool(i) if n > 0 => Buffer::View(i, n + 1),
+        other => other,
+    };
     spans
         .iter()
         .enumerate()
         .map(|(d, (range, seg_wg, g))| {
-            let run = &runs[*g];
             let [a, b] = operands[*g];
-            let view = |buf: Buffer| match buf {
-                Buffer::Pool(i) if d > 0 => Buffer::View(i, d + 1),
-                other => other,
-            };
             // The run's outputs lie in one buffer (`rank_runs`). The tracked GEMM declares no
             // further window: 16 bytes of its own views stand in for them.
-            let (k, at) = out.locate(&run.out);
-            let buf = view(bufs.outs().nth(k).unwrap_or(bufs.out));
+            let (k, at) = located[d].clone();
+            let nth = located[..d].iter().filter(|(b, _)| *b == k).count();
+            let buf = view(outs[k], nth);
             let rest = stub(buf, at.start);
             l.bindings.push(bufs.binding(
                 Params::Gemm(params(range.clone(), *seg_wg)),
@@ -54,7 +64,7 @@ pub(super) fn per_run_dispatches(
                     Resource::Window(b),
                     stub(b.buffer, b.offset),
                 ],
-                view(counters),
+                view(counters, d),
             ));
             Dispatch {
                 kernel: Kernel::Fused {

@@ -724,6 +724,66 @@ fn fused_outputs_past_one_buffer_lie_in_four_windows_of_two_buffers() {
             check_dispatch(&l, d);
         }
     }
+    // A dispatch per stage and run of ranks (the watched GEMM a workgroup per tile, each rank's
+    // output a window of its own): each binds its run's window of the buffer its ranks lie in,
+    // and each buffer is bound as itself by the first dispatch into it, through views after.
+    use crate::config::fused::{FusedOptions, SpareDispatch, Trigger};
+    let per_run = Config {
+        fused: FusedOptions {
+            trigger: Some(Trigger::Spares),
+            spare_dispatch: Some(SpareDispatch::Own),
+            grid: Some(0),
+            ..FusedOptions::default()
+        },
+        ..c.clone()
+    };
+    // Buffers of 10 MiB (the ring's landed hops add an inbox): ranks 0-2 in the first, 3 in the
+    // second.
+    let t = Target {
+        max_buffer: 10 << 20,
+        max_binding: 10 << 20,
+        ..t
+    };
+    let l = lower(&per_run, &ch, &s, &plan, t);
+    let rec = &l
+        .fused
+        .as_ref()
+        .expect("four windows, a dispatch per run")
+        .recording;
+    let outs: Vec<Span> = rec
+        .passes()
+        .flat_map(|p| &p.dispatches)
+        .filter(|d| matches!(d.kernel, Kernel::Fused { .. }))
+        .map(|d| match l.bindings[d.binding].resources[0] {
+            Resource::Window(s) => s,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(
+        outs.len() >= c.ranks,
+        "a dispatch per stage and run: {}",
+        outs.len()
+    );
+    let direct: Vec<Buffer> = outs
+        .iter()
+        .map(|s| s.buffer)
+        .filter(|b| matches!(b, Buffer::Pool(_)))
+        .collect();
+    assert_eq!(direct.len(), 2);
+    assert_ne!(direct[0], direct[1]);
+    let mut ranks = Vec::new();
+    for s in &outs {
+        let buffer = match s.buffer {
+            Buffer::View(i, _) | Buffer::Pool(i) => Buffer::Pool(i),
+            other => panic!("{other:?}"),
+        };
+        let before = usize::from(buffer != direct[0]) * 3;
+        ranks.push(before + (s.offset / rank_bytes) as usize);
+        assert!(s.bytes <= 5 << 20, "{s:?}");
+    }
+    ranks.sort();
+    ranks.dedup();
+    assert_eq!(ranks, [0, 1, 2, 3]);
     let eight = Target {
         max_storage_buffers: 8,
         ..t
