@@ -362,6 +362,15 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     // `--devices all`: the count is known once they are open, before any work.
     let modes = mode_list(&a.mode);
     check_spanning(&modes, gpus.len())?;
+    // A mode's knobs where the run times no such mode change nothing: said, not dropped silently.
+    for (given, mode, flag) in [
+        (a.knobs.host_loop.is_some(), ModeKind::Host, "--host-loop"),
+        (a.knobs.fused.is_some(), ModeKind::Fused, "--fused"),
+    ] {
+        if given && !modes.modes.contains(&mode) {
+            note!("note: {flag} configures {mode} mode, which this run does not time");
+        }
+    }
     if let Some(l) = &c.link {
         for g in gpus {
             l.table.check_adapter(&a.link_table, &g.describe())?;

@@ -470,4 +470,23 @@ fn host_loop_knobs_are_validated() {
     let o = t3_within(&args, &[("T3_HOST_GRAIN", "chunk")], &d, 120);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("T3_HOST_GRAIN") && stderr(&o).contains("--host-loop"));
+    // A mode's knobs where the run times no such mode are said, and the run goes on.
+    let seq: Vec<&str> = ["run"]
+        .iter()
+        .chain(SMALL)
+        .chain(&["--mode", "sequential"])
+        .copied()
+        .collect();
+    for (flag, knobs, mode) in [
+        ("--host-loop", "grain=chunk", "host"),
+        ("--fused", "spares=2", "fused"),
+    ] {
+        let args: Vec<&str> = seq.iter().copied().chain([flag, knobs]).collect();
+        let o = t3_within(&args, &[], &d, 120);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let said = format!("{flag} configures {mode} mode, which this run does not time");
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    }
+    let o = t3_within(&with("grain=chunk"), &[], &d, 120);
+    assert!(!stderr(&o).contains("does not time"), "{}", stderr(&o));
 }
