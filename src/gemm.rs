@@ -303,6 +303,11 @@ impl GemmKernel {
             epilogue: Some(epilogue),
         };
         let tracked = variant(Put::Store, Epilogue::Track);
+        // A replacement kernel checked as composed before the device sees it, so that its errors
+        // name the user's file and line.
+        if let ((what, Some(path)), Some(text)) = (file, &src) {
+            shaders::check_kernel_source(&tracked, text, what, path)?;
+        }
         let layout = shaders::layout(gpu, "gemm layout", tracked.interface()?);
         let update_put = Put::update(gpu);
         let module = |put: Put| {

@@ -123,6 +123,55 @@ pub fn composed(c: &Composition, kernel_src: Option<&str>) -> String {
     compose(&srcs)
 }
 
+/// Checks `variant` composed with a user's kernel source `src` (read from `path`, given as `flag`)
+/// with naga, so that an error names the user's file and line rather than the composed shader's
+/// (the kernel is composed last, its `enable` directives hoisted to the top).
+pub fn check_kernel_source(
+    variant: &Variant,
+    src: &str,
+    flag: &'static str,
+    path: &str,
+) -> Result<()> {
+    let full = variant.source(Some(src))?;
+    // The kernel's lines but its `enable`s, as they lie at the end of the composed source.
+    let body: Vec<usize> = src
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().starts_with("enable "))
+        .map(|(i, _)| i + 1)
+        .collect();
+    let start = full.lines().count() + 1 - body.len();
+    let located = |at: Option<naga::SourceLocation>, message: String| {
+        let at = match at.map(|l| l.line_number as usize) {
+            Some(line) if line >= start => format!("{path} line {}", body[line - start]),
+            Some(line) => format!("{path} (line {line} of the snippets composed before it)"),
+            None => path.to_string(),
+        };
+        Error::invalid(
+            flag,
+            format!("{at}: {message}"),
+            "a WGSL kernel that composes with the library's snippets (docs/modes.md#operand-types)",
+        )
+    };
+    let module = naga::front::wgsl::parse_str(&full)
+        .map_err(|e| located(e.location(&full), e.message().to_string()))?;
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| {
+        let mut message = e.as_inner().to_string();
+        let mut cause = std::error::Error::source(e.as_inner());
+        while let Some(c) = cause {
+            message += &format!(": {c}");
+            cause = c.source();
+        }
+        located(e.location(&full), message)
+    })?;
+    Ok(())
+}
+
 /// Creates a shader module from `variant`'s source (`kernel_src` replacing the kernel's own).
 ///
 /// `trusted` drops naga's runtime bounds checks and loop bounding: only for kernels whose own index

@@ -428,6 +428,20 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
     ] {
         refused(&d, args, &[], &[needle, "twice"]);
     }
+    // A replacement kernel that does not compile names its own file and line, not the composed
+    // shader's.
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/gemm.wgsl"))
+            .unwrap();
+    let mut lines: Vec<&str> = src.lines().collect();
+    lines.insert(29, "fn broken() -> u32 { return undefined_thing; }");
+    std::fs::write(d.join("k.wgsl"), lines.join("\n")).unwrap();
+    refused(
+        &d,
+        &run(&["--kernel-wgsl", "simt=k.wgsl"]),
+        &[],
+        &["--kernel-wgsl simt", "k.wgsl line 30:", "undefined_thing"],
+    );
     // 17: a rate no link has, said in a few digits.
     let before = snapshot(&d);
     let o = t3(&run(&["--link-gbps", "1e308"]), &[], &d, 60);
