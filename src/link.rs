@@ -24,6 +24,9 @@ pub const BUDGETS: [u32; 22] = [
 /// Default file the table is saved to and read from.
 pub const DEFAULT_TABLE: &str = "t3-link.json";
 
+/// The fastest rate a table row or `--link-gbps` may name, GB/s: past any link's.
+pub const MAX_GBPS: f64 = 1e6;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LinkRow {
     /// Workgroup budget; None = unthrottled.
@@ -144,11 +147,16 @@ impl LinkTable {
                 format!("a table written by `t3 calibrate` ({e})"),
             )
         })?;
-        if t.rows.is_empty() || t.rows.iter().any(|r| !(r.gbps.is_finite() && r.gbps > 0.0)) {
+        let measured =
+            |r: &LinkRow| r.gbps > 0.0 && r.gbps <= MAX_GBPS && r.ms.is_finite() && r.ms > 0.0;
+        if t.rows.is_empty() || !t.rows.iter().all(measured) || t.bytes < 16 {
             return Err(Error::invalid(
                 "link table",
                 path,
-                "measured rows with positive, finite GB/s (run `t3 calibrate` again)",
+                format!(
+                    "a step of 16 bytes or more and measured rows of positive milliseconds and \
+                     0 to {MAX_GBPS:e} GB/s (run `t3 calibrate` again)"
+                ),
             ));
         }
         if let Some(w) = t

@@ -143,7 +143,11 @@ pub fn check_kernel_source(
     let start = full.lines().count() + 1 - body.len();
     let located = |at: Option<naga::SourceLocation>, message: String| {
         let at = match at.map(|l| l.line_number as usize) {
-            Some(line) if line >= start => format!("{path} line {}", body[line - start]),
+            // Past the kernel's last line: its end (an unclosed brace or comment).
+            Some(line) if line >= start => match body.get(line - start) {
+                Some(own) => format!("{path} line {own}"),
+                None => format!("{path} at its end"),
+            },
             Some(line) => format!("{path} (line {line} of the snippets composed before it)"),
             None => path.to_string(),
         };

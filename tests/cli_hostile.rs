@@ -375,6 +375,19 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
             &[&format!("a row of {w} workgroups")],
         );
     }
+    // A table of no step bytes, or a row at a rate no link has.
+    for (bytes, gbps) in [(0, "2.0"), (1048576, "1e300")] {
+        let t = format!(
+            r#"{{"adapter":"x","bytes":{bytes},"timer":"t","rows":[{{"workgroups":4,"gbps":{gbps},"ms":0.5}}]}}"#
+        );
+        std::fs::write(d.join("tbl.json"), t).unwrap();
+        refused(
+            &d,
+            &run(&["--link-gbps", "2", "--link-table", "tbl.json"]),
+            &[],
+            &["link table", "16 bytes or more", "1e6 GB/s"],
+        );
+    }
     // A link budget beyond what a dispatch holds, on run and on sweep.
     refused(
         &d,
@@ -441,6 +454,15 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
         &run(&["--kernel-wgsl", "simt=k.wgsl"]),
         &[],
         &["--kernel-wgsl simt", "k.wgsl line 30:", "undefined_thing"],
+    );
+    // One cut short (its last brace gone) names its end, without a panic.
+    let cut = src.trim_end().strip_suffix('}').unwrap();
+    std::fs::write(d.join("k.wgsl"), cut).unwrap();
+    refused(
+        &d,
+        &run(&["--kernel-wgsl", "simt=k.wgsl"]),
+        &[],
+        &["--kernel-wgsl simt", "k.wgsl at its end"],
     );
     // 17: a rate no link has, said in a few digits.
     let before = snapshot(&d);

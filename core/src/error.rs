@@ -74,9 +74,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 fn span(d: Duration) -> String {
     let s = d.as_secs_f64();
     match s {
-        s if s >= 0.1 => format!("{s:.1} s"),
-        s if s >= 1e-4 => format!("{:.1} ms", s * 1e3),
-        s if s >= 1e-7 => format!("{:.1} µs", s * 1e6),
+        s if s >= 1.0 => format!("{s:.1} s"),
+        s if s >= 1e-3 => format!("{:.1} ms", s * 1e3),
+        s if s >= 1e-6 => format!("{:.1} µs", s * 1e6),
         _ => format!("{} ns", d.as_nanos()),
     }
 }
@@ -126,7 +126,7 @@ mod tests {
         };
         for (d, want) in [
             (Duration::from_secs(120), "after 120.0 s "),
-            (Duration::from_millis(250), "after 0.2 s "),
+            (Duration::from_millis(250), "after 250.0 ms "),
             (Duration::from_millis(5), "after 5.0 ms "),
             (Duration::from_micros(3), "after 3.0 µs "),
             (Duration::from_nanos(1), "after 1 ns "),

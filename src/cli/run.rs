@@ -363,8 +363,14 @@ pub fn run(gpus: &[Gpu], a: &RunArgs, c: Checked) -> Result<()> {
     let modes = mode_list(&a.mode);
     check_spanning(&modes, gpus.len())?;
     // A mode's knobs where the run times no such mode change nothing: said, not dropped silently.
+    // Across devices sequential mode runs the host links' trigger loop too, which --host-loop's
+    // wait, copy threads, handoff and trigger configure.
     for (given, mode, flag) in [
-        (a.knobs.host_loop.is_some(), ModeKind::Host, "--host-loop"),
+        (
+            a.knobs.host_loop.is_some() && gpus.len() == 1,
+            ModeKind::Host,
+            "--host-loop",
+        ),
         (a.knobs.fused.is_some(), ModeKind::Fused, "--fused"),
     ] {
         if given && !modes.modes.contains(&mode) {

@@ -116,7 +116,7 @@ pub fn stream_mib(s: &str) -> Result<u64, String> {
 }
 
 /// Link rates `--link-gbps` accepts, GB/s: 1 MB/s to 1 PB/s (beyond, no table measures a step).
-pub const LINK_GBPS: (f64, f64) = (1e-3, 1e6);
+pub const LINK_GBPS: (f64, f64) = (1e-3, t3_wgpu::link::MAX_GBPS);
 
 pub fn link_gbps(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {

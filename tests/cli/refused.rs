@@ -487,6 +487,7 @@ fn host_loop_knobs_are_validated() {
         let said = format!("{flag} configures {mode} mode, which this run does not time");
         assert!(stderr(&o).contains(&said), "{}", stderr(&o));
     }
+    // Where the run times host mode, no such note.
     let o = t3_within(&with("grain=chunk"), &[], &d, 120);
     assert!(!stderr(&o).contains("does not time"), "{}", stderr(&o));
 }

@@ -45,6 +45,9 @@ pub(super) fn per_run_dispatches(
         Buffer::Pool(i) if n > 0 => Buffer::View(i, n + 1),
         other => other,
     };
+    // A buffer no run writes (the second holding inboxes alone) is bound as itself by the first
+    // dispatch, in a window it never reaches.
+    let unbound = (0..outs.len()).find(|&k| !located.iter().any(|(b, _)| *b == k));
     spans
         .iter()
         .enumerate()
@@ -56,9 +59,13 @@ pub(super) fn per_run_dispatches(
             let nth = located[..d].iter().filter(|(b, _)| *b == k).count();
             let buf = view(outs[k], nth);
             let rest = stub(buf, at.start);
+            let idle = match unbound {
+                Some(u) if d == 0 => stub(outs[u], 0),
+                _ => rest,
+            };
             l.bindings.push(bufs.binding(
                 Params::Gemm(params(range.clone(), *seg_wg)),
-                [Resource::Window(span(buf, &at)), rest, rest, rest],
+                [Resource::Window(span(buf, &at)), rest, idle, rest],
                 [
                     Resource::Window(a),
                     Resource::Window(b),

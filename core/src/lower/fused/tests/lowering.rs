@@ -784,6 +784,14 @@ fn fused_outputs_past_one_buffer_lie_in_four_windows_of_two_buffers() {
     ranks.sort();
     ranks.dedup();
     assert_eq!(ranks, [0, 1, 2, 3]);
+    // Every view a binding names is one its pool buffer has.
+    for b in &l.bindings {
+        for r in &b.resources {
+            if let Some(Buffer::View(i, n)) = r.buffer() {
+                assert!(n <= l.pool[i].views, "view {n} of {:?}", l.pool[i]);
+            }
+        }
+    }
     let eight = Target {
         max_storage_buffers: 8,
         ..t
