@@ -13,7 +13,7 @@ use proptest::test_runner::{Config as PtConfig, TestRunner};
 use t3_wgpu::config::fused::{FusedOptions, Help, Pieces, SpareDispatch, Trigger, MAX_KNOB};
 use t3_wgpu::experiment::{check, Verify};
 use t3_wgpu::gemm::FusedPut;
-use t3_wgpu::modes::{Config, Fused, Kernels, Mode, System};
+use t3_wgpu::modes::{Config, Fused, Kernels, Mode, ModeKind, System};
 use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::ranks::Inputs;
 use t3_wgpu::schedule::Collective;
@@ -313,6 +313,27 @@ fn outputs_past_one_buffer_in_four_windows_match_reference() {
         }
     }
     assert!(ran >= 8);
+    // The report names the put that ran: its four-window twin.
+    let opts = t3_wgpu::experiment::Options {
+        config: Config {
+            collective: Collective::ReduceScatter,
+            via: ReduceVia::Update,
+            ..Config::new(Shape::new(m, n, k).unwrap(), 4)
+        },
+        modes: vec![ModeKind::Sequential, ModeKind::Fused],
+        reps: 1,
+        warmup: 0,
+        seed: 7,
+        verify: None,
+        stability: t3_wgpu::timing::Stability {
+            warmup_s: 0.0,
+            ..Default::default()
+        },
+        baselines: Default::default(),
+    };
+    let r = t3_wgpu::experiment::run(small, &kernels[0], &opts).unwrap();
+    let said = r.fused_config.unwrap_or_default();
+    assert!(said.contains("_windows4"), "{said}");
 }
 
 /// The collectives fused mode runs.
