@@ -4,6 +4,7 @@
 //! on the final figures.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use web_time::Instant;
 
@@ -13,9 +14,9 @@ use crate::modes::ModeKind;
 
 use crate::tune::knobs::Knobs;
 use crate::tune::model::{self, Costs};
-use crate::tune::rig::{measured, How, OnGpu, Rig, Warmup};
+use crate::tune::rig::{measured, How, Measure, OnGpu, Rig, Warmup};
 use crate::tune::space::{self, Context};
-use crate::tune::table::{Key, NotRun, Point};
+use crate::tune::table::{Choice, Key, Measured, NotRun, Point};
 
 use super::{judge, layout, Devices, Job, Point1, Settings};
 
@@ -61,18 +62,11 @@ pub fn tune_point(
     let base = p.m.rig.experiment(&job.base, &job.modes, s, first)?;
     // Each mode's share of that experiment, until one of its own measurements says better.
     let share = started.elapsed() / job.modes.len().max(1) as u32;
-    for &m in &job.modes {
-        p.longest.insert(m, share);
-    }
-    for &m in &job.modes {
-        let got = measured(&base_knobs, &base, m);
-        if let Some(t) = got.sequential_ms {
-            p.sequential
-                .entry(layout(&base_knobs))
-                .or_insert_with(|| vec![t]);
-        }
-        p.seen.insert((m, base_knobs.clone()), got);
-    }
+    let given: Vec<Measured> = job
+        .modes
+        .iter()
+        .map(|&m| measured(&base_knobs, &base, m))
+        .collect();
     let costs = match &base {
         Ok(r) => Costs {
             gemm_ms: r.t_gemm_ms,
@@ -87,6 +81,41 @@ pub fn tune_point(
             ))
         }
     };
+    let (sequential_ms, modes, not_run) =
+        search_point(&mut p, (&given, costs, share), ctx, deadline)?;
+    Ok(Point {
+        workload: job.workload.clone(),
+        key: Key::of(&job.base, d.gpus.len()),
+        sequential_ms,
+        modes,
+        not_run,
+    })
+}
+
+/// What [`tune_point`] does after its first experiment (`given`: each mode's figure as given, in
+/// the job's order; `costs`: the model's, from it; `share`: each mode's part of its time), over
+/// any [`Measure`] (the search's tests run it on a stand-in): the point's sequential time, each
+/// mode's choice, and the modes not tuned and why.
+pub(super) fn search_point<M: Measure>(
+    p: &mut Point1<'_, M>,
+    (given, costs, share): (&[Measured], Costs, Duration),
+    ctx: Context,
+    deadline: Instant,
+) -> Result<(f64, Vec<Choice>, Vec<NotRun>)> {
+    let job = p.job;
+    let s = p.s;
+    let base_knobs = Knobs::of(&job.base).canonical();
+    for &m in &job.modes {
+        p.longest.insert(m, share);
+    }
+    for (&m, got) in job.modes.iter().zip(given) {
+        if let Some(t) = got.sequential_ms {
+            p.sequential
+                .entry(layout(&base_knobs))
+                .or_insert_with(|| vec![t]);
+        }
+        p.seen.insert((m, base_knobs.clone()), got.clone());
+    }
     // Each mode that ran as given, with the model fitted to it and the space it searches: the
     // model prunes the chunk axis to its best few (with a mode's own count as given and the next
     // finer one), and the grid and the search share the space.
@@ -147,11 +176,5 @@ pub fn tune_point(
         judge(c, sequential_ms, warm);
     }
     let choices = choices.into_iter().map(|(c, _)| c).collect();
-    Ok(Point {
-        workload: job.workload.clone(),
-        key: Key::of(&job.base, d.gpus.len()),
-        sequential_ms,
-        modes: choices,
-        not_run,
-    })
+    Ok((sequential_ms, choices, not_run))
 }

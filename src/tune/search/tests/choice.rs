@@ -557,3 +557,79 @@ fn a_layouts_first_figure_read_on_cold_clocks_is_measured_again() {
         assert_eq!(&c.knobs, chosen, "{case}");
     }
 }
+
+/// A stand-in that records each mode and configuration it was asked for, every configuration
+/// 19 ms beside a 20 ms sequential.
+struct Recorder(Vec<(ModeKind, Knobs)>);
+
+impl Measure for Recorder {
+    fn measure(&mut self, mode: ModeKind, knobs: &Knobs, _how: How) -> Result<Measured> {
+        self.0.push((mode, knobs.clone()));
+        Ok(Measured {
+            knobs: knobs.clone(),
+            median_ms: Some(19.0),
+            sequential_ms: Some(20.0),
+            consistent: true,
+            error: None,
+        })
+    }
+}
+
+/// The point after its first experiment ([`point::search_point`]): fused mode's own configuration
+/// as given, apart from the point's, is measured before any mode's search (the searches then share
+/// what it leaves; measured at the start of fused mode's own share, it would take it from whatever
+/// that share held), and every mode's search follows.
+#[test]
+fn fused_modes_own_configuration_is_measured_before_any_search() {
+    let mut job = job();
+    job.modes = vec![ModeKind::Sequential, ModeKind::Encoded, ModeKind::Fused];
+    let own = Config {
+        chunks: 4,
+        ..job.base.clone()
+    };
+    job.fused = Some(own.clone());
+    let s = Settings::default();
+    let mut p = Point1 {
+        m: Recorder(Vec::new()),
+        job: &job,
+        s: &s,
+        seen: HashMap::new(),
+        sequential: HashMap::new(),
+        progress: &|_| {},
+        longest: HashMap::new(),
+    };
+    let base = Knobs::of(&job.base).canonical();
+    let given: Vec<Measured> = job
+        .modes
+        .iter()
+        .map(|_| Measured {
+            knobs: base.clone(),
+            median_ms: Some(19.0),
+            sequential_ms: Some(20.0),
+            consistent: true,
+            error: None,
+        })
+        .collect();
+    let ctx = Context {
+        devices: 1,
+        sms: Some(132),
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let share = Duration::from_millis(1);
+    point::search_point(&mut p, (&given, COSTS, share), ctx, deadline).unwrap();
+    let asked = &p.m.0;
+    let head = &asked[..asked.len().min(3)];
+    assert_eq!(
+        asked.first(),
+        Some(&(ModeKind::Fused, Knobs::of(&own).canonical())),
+        "{head:?}"
+    );
+    // Encoded's search came first among the searches (its space is the smaller): without the
+    // measurement before them, its figures would lead.
+    assert_eq!(
+        asked.get(1).map(|a| a.0),
+        Some(ModeKind::Encoded),
+        "{head:?}"
+    );
+    assert!(asked.iter().skip(1).any(|a| a.0 == ModeKind::Fused));
+}
