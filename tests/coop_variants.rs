@@ -37,8 +37,10 @@ fn kernels() -> Vec<PathBuf> {
 fn coop_compositions() -> Vec<Variant> {
     // Every put, the packed 2-byte ones of each output type among them.
     let packed = [Dtype::F16, Dtype::Bf16].into_iter();
+    // Fused mode's windowed puts into four windows too.
     let puts: Vec<Put> = Put::ALL
         .into_iter()
+        .chain(Put::ALL.into_iter().filter_map(Put::four))
         .chain(packed.clone().map(Put::StorePacked))
         .chain(packed.map(Put::AddPacked))
         .collect();
@@ -54,7 +56,10 @@ fn coop_compositions() -> Vec<Variant> {
                 .copied()
                 .find(|p| p.name() == c.put)
                 .unwrap_or_else(|| panic!("put {}", c.put)),
-            epilogue: epilogues.into_iter().find(|e| e.name() == c.epilogue),
+            // The four-window twins ("fused4") compose their epilogue's file.
+            epilogue: epilogues
+                .into_iter()
+                .find(|e| e.name() == c.epilogue.trim_end_matches('4')),
         })
         .collect();
     assert!(
