@@ -9,7 +9,7 @@ pub fn compose(parts: &[&str]) -> String {
     for part in parts {
         for line in part.lines() {
             let l = line.trim();
-            if l.starts_with("enable ") {
+            if is_enable(l) {
                 if !enables.contains(&l) {
                     enables.push(l);
                 }
@@ -22,4 +22,9 @@ pub fn compose(parts: &[&str]) -> String {
     let mut out = enables.join("\n");
     out.push('\n');
     out + &body
+}
+
+/// Whether `line` is an `enable ...;` directive ([`compose`] hoists those to the top).
+pub fn is_enable(line: &str) -> bool {
+    line.trim().starts_with("enable ")
 }

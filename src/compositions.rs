@@ -133,7 +133,7 @@ impl Composition {
             None => v.push(put_file(self.put)),
         }
         // A windowed put's semantics, whatever windows it writes through (its file says how).
-        if let Some(kind) = windowed_kind(self.put) {
+        if let Some(kind) = windowed(self.put).filter(|&k| k != "plain") {
             v.push(format!("fused/put/{kind}.wgsl"));
         }
         // A step moves 16-byte units: an f32 put's is a vec4 through its `put4`.
@@ -141,7 +141,7 @@ impl Composition {
             v.push("put/unit_f32.wgsl".into());
         }
         // A windowed put of 4-byte atomics takes its 16-byte forms element by element.
-        if windowed_kind(self.put).is_some_and(|kind| kind != "coherent") {
+        if windowed(self.put).is_some_and(|k| !matches!(k, "coherent" | "plain")) {
             v.push("fused/put/by_element4.wgsl".into());
         }
         // The watched GEMM's epilogue is the tracker's, in fused mode's bindings.
@@ -196,7 +196,7 @@ impl Composition {
 /// An f32 put's snippet under shaders/: fused mode's windowed puts (`NAME_windows`,
 /// `NAME_windows4`) in fused/put/, every other in put/.
 pub fn put_file(put: &str) -> String {
-    if put.ends_with("_windows") || put.ends_with("_windows4") {
+    if windowed(put).is_some() {
         format!("fused/put/{put}.wgsl")
     } else {
         format!("put/{put}.wgsl")
@@ -213,13 +213,12 @@ pub fn epilogue_file(epilogue: &str) -> String {
     }
 }
 
-/// A windowed put's kind ("store_windows4" is "store") where it has semantics of its own beside
-/// its windows (fused/put/KIND.wgsl): every one but the watched GEMM's plain stores.
-fn windowed_kind(put: &str) -> Option<&str> {
-    let kind = put
-        .strip_suffix("_windows")
-        .or_else(|| put.strip_suffix("_windows4"))?;
-    (kind != "plain").then_some(kind)
+/// A windowed put's kind, fused mode's (`KIND_windows`, `KIND_windows4`: "store_windows4" is
+/// "store"); its semantics beside its windows are fused/put/KIND.wgsl, but the watched GEMM's plain
+/// stores'. None for any other put.
+fn windowed(put: &str) -> Option<&str> {
+    put.strip_suffix("_windows")
+        .or_else(|| put.strip_suffix("_windows4"))
 }
 
 /// A packed put's (how, element format): "store_f16" is ("store", "f16"); None for an f32 put.

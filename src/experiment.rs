@@ -444,13 +444,12 @@ pub fn measure_with(
         fused_config: fused_tuning.map(|t| {
             // The put's four-window twin where the packed output passed one buffer.
             let part = &sys.parts[0];
-            let put = part.kernels.gemm.fused_put;
             let four = part
                 .lowered
                 .bindings
                 .iter()
                 .any(|b| b.group == Group::Fused4);
-            let put = if four { put.four().unwrap_or(put) } else { put };
+            let put = part.kernels.gemm.fused_put_of(four);
             format!("{}; put {}", t.describe(), put.name())
         }),
         own: own_runs(&measured),

@@ -192,9 +192,17 @@ impl GemmKernel {
         if let Some(f) = self.fused4.get() {
             return Ok(f);
         }
-        let put = self.fused_put.four().unwrap_or(self.fused_put);
+        let put = self.fused_put_of(true);
         let f = FusedFamily::new(gpu, self.wgsl.0, self.dtype, put, self.wgsl.1.as_deref())?;
         Ok(self.fused4.get_or_init(|| f))
+    }
+
+    /// Fused mode's put in family `four` ([`GemmKernel::fused_family`]): its four-window twin there.
+    pub fn fused_put_of(&self, four: bool) -> Put {
+        match self.fused_put.four() {
+            Some(twin) if four => twin,
+            _ => self.fused_put,
+        }
     }
 
     /// The fused GEMM of family `four` ([`GemmKernel::fused_family`]) for a packed B in two windows

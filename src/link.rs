@@ -147,17 +147,31 @@ impl LinkTable {
                 format!("a table written by `t3 calibrate` ({e})"),
             )
         })?;
-        let measured =
-            |r: &LinkRow| r.gbps > 0.0 && r.gbps <= MAX_GBPS && r.ms.is_finite() && r.ms > 0.0;
-        if t.rows.is_empty() || !t.rows.iter().all(measured) || t.bytes < 16 {
+        let again = "(run `t3 calibrate` again)";
+        if t.bytes < 16 {
             return Err(Error::invalid(
                 "link table",
-                path,
-                format!(
-                    "a step of 16 bytes or more and measured rows of positive milliseconds and \
-                     0 to {MAX_GBPS:e} GB/s (run `t3 calibrate` again)"
-                ),
+                format!("{path}, a step of {} bytes", t.bytes),
+                format!("a step of 16 bytes or more {again}"),
             ));
+        }
+        if t.rows.is_empty() {
+            return Err(Error::invalid(
+                "link table",
+                format!("{path}, no rows"),
+                format!("measured rows {again}"),
+            ));
+        }
+        for (i, r) in t.rows.iter().enumerate() {
+            if !(r.gbps > 0.0 && r.gbps <= MAX_GBPS && r.ms.is_finite() && r.ms > 0.0) {
+                return Err(Error::invalid(
+                    "link table",
+                    format!("{path}, row {}: {} GB/s in {} ms", i + 1, r.gbps, r.ms),
+                    format!(
+                        "a rate above 0 and at most {MAX_GBPS:e} GB/s, in a positive time {again}"
+                    ),
+                ));
+            }
         }
         if let Some(w) = t
             .rows

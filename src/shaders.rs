@@ -137,7 +137,7 @@ pub fn check_kernel_source(
     let body: Vec<usize> = src
         .lines()
         .enumerate()
-        .filter(|(_, l)| !l.trim().starts_with("enable "))
+        .filter(|(_, l)| !crate::compose::is_enable(l))
         .map(|(i, _)| i + 1)
         .collect();
     let start = full.lines().count() + 1 - body.len();

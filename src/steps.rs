@@ -115,7 +115,7 @@ impl StepKernel {
             | Put::StoreWindows
             | Put::CoherentWindows => &self.update,
             Put::Word | Put::PlainWindows | Put::Four(_) => {
-                unreachable!("no step writes words or fused mode's four windows: {put:?}")
+                unreachable!("no step writes words or fused mode's windows: {put:?}")
             }
         };
         &pair[usize::from(acc)]

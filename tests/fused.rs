@@ -1,5 +1,5 @@
 //! Fused mode's variants (core/src/lower/fused.rs: pieces per transfer, spare workgroups, their poll
-//! budget, the output split over two binding windows; plain stores behind the gates, `@coherent`
+//! budget, the output split over two binding windows, or four of two buffers; plain stores behind the gates, `@coherent`
 //! or relaxed atomic, CAS or native atomic adds) on random configurations: every collective, odd shapes, 1-8 ranks, 1-16 chunks, f32
 //! and f16 operands, equal to the f64 reference with every tracker at its threshold. Each case sets
 //! the variant in its config (`Config::fused`) and the put in its kernels.

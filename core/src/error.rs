@@ -19,7 +19,7 @@ pub enum Error {
     },
 
     /// A buffer or binding larger than the adapter allows.
-    #[error("{what} needs {bytes} bytes, over the adapter's {limit_name} of {limit} bytes; try a smaller shape or --scale (calibrate: a smaller --mib)")]
+    #[error("{what} needs {bytes} bytes, over the adapter's {limit_name} of {limit} bytes; try a smaller shape or --scale")]
     TooLarge {
         what: String,
         bytes: u64,

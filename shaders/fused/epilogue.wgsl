@@ -126,7 +126,7 @@ var<workgroup> wg_act: u32;
 var<workgroup> wg_piece: u32;
 // The fold of this invocation's output atomics' results (the windowed puts fold into it), stored to
 // wg_sink before a counter increment: the store needs every result, so the atomics have been
-// performed before the barrier (see shaders/fused/put/atomic_windows.wgsl).
+// performed before the barrier (see shaders/fused/put/atomic.wgsl).
 var<private> seen: u32;
 var<workgroup> wg_sink: u32;
 

@@ -7,5 +7,6 @@
 // after every tile slows the cooperative GEMM by about a fifth before any transfer.
 //
 // The forward table is declared only so that this composition binds what the fused GEMM binds (one
-// bind group layout for the GEMM and its spares: src/gemm.rs); the tracker never reads it.
+// bind group layout for the GEMM and its spares: `FusedFamily` in src/gemm/fused.rs); the tracker
+// never reads it.
 @group(0) @binding(6) var<storage, read> unused_table: array<u32>;

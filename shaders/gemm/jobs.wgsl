@@ -30,8 +30,9 @@ struct GemmParams {
     // w, w + grid_wg, ... so the GEMM stays resident on that many SMs and leaves the others to the
     // steps of its pass; 0: one workgroup per tile.
     grid_wg: u32,
-    // First element of the packed output's second window (fused mode's watched GEMM,
-    // shaders/fused/put/plain_windows.wgsl); other kernels never read it.
+    // First element of the packed output's second window, and in four windows each window's
+    // elements (fused mode's watched GEMM, shaders/fused/put/plain_windows.wgsl,
+    // plain_windows4.wgsl); other kernels never read it.
     c_split: u32,
 }
 

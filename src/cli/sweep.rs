@@ -77,8 +77,8 @@ pub fn once<T: PartialEq>(
         if list[..i].contains(v) {
             return Err(t3_wgpu::Error::invalid(
                 flag,
-                format!("{} twice", name(v)),
-                "each value once",
+                format!("{} named twice", name(v)),
+                "a list naming each value once",
             )
             .into());
         }

@@ -1,6 +1,6 @@
 //! Fused mode: the device-side trigger, T3's transparency. One dispatch covers every rank's
-//! staggered production (all ranks' buffers packed, one binding per role or two windows of one for
-//! the output, so the whole plan is one usage scope); the workgroup whose counter increment completes
+//! staggered production (all ranks' buffers packed, one binding per role, two windows of one for
+//! the output or four of two past one buffer, so the whole plan is one usage scope); the workgroup whose counter increment completes
 //! a chunk, a GEMM tile's or an incoming transfer's, publishes that chunk's transfer on a device-side
 //! queue, split into the link's pieces, which any workgroup claims and performs with update
 //! semantics (shaders/fused/epilogue.wgsl). Nothing waits on another workgroup. The packing and the

@@ -84,7 +84,7 @@ pub enum Pieces {
 /// The largest count a fused knob takes (pieces, spares, polls, GEMM grid, pause).
 pub const MAX_KNOB: u32 = 1 << 20;
 
-/// The smallest first window of the output, bytes.
+/// The smallest window of the output (its first, or each of four), bytes.
 pub const MIN_WINDOW: u32 = 256;
 
 /// Fused mode's knobs: how its transfers are split and drained, each None (or its Auto) where the

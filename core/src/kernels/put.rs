@@ -53,7 +53,7 @@ pub enum Windowed {
 }
 
 impl Put {
-    /// Every put, in declaration order.
+    /// Every put without a parameter, in declaration order.
     pub const ALL: [Put; 10] = [
         Put::Store,
         Put::Add,

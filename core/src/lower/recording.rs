@@ -218,7 +218,7 @@ pub enum Kernel {
     },
     /// The GEMM whose epilogue is the device-side trigger; `split_b`: its packed B spans both
     /// windows (else the pipeline without the per-load branch between them); `split_c`: its packed
-    /// output does (the watched GEMM is the tracked one where neither B nor the output does, else the
+    /// output spans more than its first window (the watched GEMM is the tracked one where neither B nor the output does, else the
     /// windowed composition); `grid`: on the
     /// persistent grid (`GemmParams::grid_wg` workgroups loop over the tiles); `watched`: the
     /// tracker alone, the spares triggering (`--fused trigger=spares`, shaders/fused/watched.wgsl).

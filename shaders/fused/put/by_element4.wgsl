@@ -1,5 +1,5 @@
-// The 16-byte forms of a windowed put whose output is 4-byte atomics (store_windows.wgsl,
-// cas_windows.wgsl, atomic_windows.wgsl; composed after it, src/compositions.rs): four element
+// The 16-byte forms of a windowed put whose output is 4-byte atomics (store, cas, atomic:
+// *_windows.wgsl and *_windows4.wgsl; composed after it, src/compositions.rs): four element
 // operations, their loads issued before any is used, so a transfer keeps 16 bytes in flight per
 // invocation as a step workgroup's vec4 does (shaders/step.wgsl).
 // `put4` is four element operations (the cooperative GEMM writes C element by element, a row of

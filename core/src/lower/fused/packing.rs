@@ -62,8 +62,8 @@ pub(super) fn stub(buffer: Buffer, at: u64) -> Resource {
     })
 }
 
-/// Bytes of the first window of fused mode's packed output (its second starts there): the largest
-/// binding, or `--fused window` bytes where smaller (tests split small outputs with it), aligned
+/// Bytes of a window of fused mode's packed output (the first of two, its second starting there,
+/// or each of four): the largest binding, or `--fused window` bytes where smaller (tests split small outputs with it), aligned
 /// for a binding offset (256 bytes covers every adapter's min_storage_buffer_offset_alignment).
 pub(super) fn fused_window(max_binding: u64, knob: Option<u32>) -> u64 {
     let w = knob.map_or(max_binding, |k| max_binding.min(u64::from(k)));

@@ -53,7 +53,8 @@ pub struct ForwardHeader {
     /// The spares' poll budget.
     pub polls: u32,
     pub chunks_per_rank: u32,
-    /// Elements of the output's first window (shaders/fused/put/cas_windows.wgsl).
+    /// Elements of the output's first window, or of each of its four
+    /// (shaders/fused/put/cas_windows.wgsl, store_windows4.wgsl).
     pub window: u32,
     /// Whether GEMM workgroups help move pieces ([`Help`]'s code).
     pub helping: u32,

@@ -661,7 +661,7 @@ fn fused_mode_lowers_every_f32_preset_at_tp_4_and_8_on_an_h200_and_past_it_only_
 #[test]
 fn fused_outputs_past_one_buffer_lie_in_four_windows_of_two_buffers() {
     // 4 ranks of 2400 x 300 f32 outputs (2.88 MB each) in buffers of 8 MiB: ranks 0 and 1 in the
-    // first, 2 and 3 (which would cross its end) in the second.
+    // first, 2 (which would cross its end) and 3 in the second.
     let c = config(Collective::ReduceScatter, ReduceVia::Update);
     let ch = Chunking::new(c.shape.m, c.ranks, c.chunks).unwrap();
     let s = Schedule::new(c.collective, &ch);
