@@ -164,6 +164,25 @@ pub fn calibrate_hostlink(
 ) -> Result<()> {
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
     let top = mib.unwrap_or(if cpu { 16 } else { 256 }) as u64;
+    // The largest chunk is one buffer, bound whole: refused before any of the smaller is timed.
+    let fits = devices
+        .gpus
+        .iter()
+        .map(|g| g.max_buffer.min(g.max_binding))
+        .min()
+        .unwrap_or(u64::MAX);
+    if top << 20 > fits {
+        return Err(t3_wgpu::Error::invalid(
+            "--mib",
+            top,
+            format!(
+                "at most {} MiB on these devices (a chunk is one buffer, bound whole: \
+                 max_buffer_size and max_storage_buffer_binding_size)",
+                fits >> 20
+            ),
+        )
+        .into());
+    }
     let sizes = std::iter::successors(Some(1u64), |m| Some(m * 4)).take_while(|&m| m < top);
     let mut opts = calibration::Options {
         bytes: sizes.chain([top]).map(|m| m << 20).collect(),

@@ -35,6 +35,26 @@ fn calibrate_devices_measures_the_host_link_and_refuses_bad_devices() {
     if common::gpu().is_none() {
         return;
     }
+    // A largest chunk past what one buffer holds is refused before any chunk is timed, naming
+    // the devices' limit (every adapter's buffers stop short of 4 GiB).
+    let o = t3_within(
+        &[
+            "calibrate",
+            "--devices",
+            "2",
+            "--mib",
+            "4096",
+            "--reps",
+            "1",
+        ],
+        &[],
+        &d,
+        60,
+    );
+    assert_usage(
+        &o,
+        &["--mib", "4096", "MiB on these devices", "max_buffer_size"],
+    );
     let o = t3_within(&["info"], &[], &d, 60);
     assert!(
         String::from_utf8_lossy(&o.stdout).starts_with("0: "),
