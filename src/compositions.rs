@@ -132,9 +132,14 @@ impl Composition {
             ]),
             None => v.push(put_file(self.put)),
         }
-        // A windowed put's semantics, whatever windows it writes through (its file says how).
+        // A windowed put's semantics, whatever windows it writes through (its file says how), and
+        // the loads of the two whose windows are u32 atomics.
         if let Some(kind) = windowed(self.put).filter(|&k| k != "plain") {
             v.push(format!("fused/put/{kind}.wgsl"));
+            if matches!(kind, "store" | "cas") {
+                let windows = &self.put[kind.len()..];
+                v.push(format!("fused/put/words{windows}.wgsl"));
+            }
         }
         // A step moves 16-byte units: an f32 put's is a vec4 through its `put4`.
         if self.kernel == "step.wgsl" && packed_put(self.put).is_none() {

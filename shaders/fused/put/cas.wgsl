@@ -1,5 +1,6 @@
 // Fused mode's put = update semantics by compare-exchange (as put/cas.wgsl), whatever windows the
-// output is bound in (cas_windows.wgsl, cas_windows4.wgsl: `cas`, `load_bits`, `store_bits`).
+// output is bound in (cas_windows.wgsl, cas_windows4.wgsl: `cas`, `store_bits`; words_windows*.wgsl:
+// `load_bits`).
 // Copies are exchanges whose results fold into `seen` (see atomic.wgsl for why); a CAS returns its
 // result before the loop can end, so adds need nothing more.
 

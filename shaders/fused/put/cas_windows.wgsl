@@ -20,14 +20,6 @@ fn cas(i: u32, old: u32, value: u32) -> vec2<u32> {
     return vec2<u32>(r.old_value, u32(r.exchanged));
 }
 
-fn load_bits(i: u32) -> u32 {
-    let w = window();
-    if (i < w) {
-        return atomicLoad(&dst[i]);
-    }
-    return atomicLoad(&dst_hi[i - w]);
-}
-
 fn store_bits(i: u32, v: u32) {
     let w = window();
     if (i < w) {

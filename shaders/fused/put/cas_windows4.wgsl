@@ -22,18 +22,6 @@ fn cas(i: u32, old: u32, value: u32) -> vec2<u32> {
     return vec2<u32>(r.old_value, u32(r.exchanged));
 }
 
-fn load_bits(i: u32) -> u32 {
-    let w = window();
-    if (i < w) {
-        return atomicLoad(&dst[i]);
-    } else if (i < 2u * w) {
-        return atomicLoad(&dst_hi[i - w]);
-    } else if (i < 3u * w) {
-        return atomicLoad(&dst_2[i - 2u * w]);
-    }
-    return atomicLoad(&dst_3[i - 3u * w]);
-}
-
 fn store_bits(i: u32, v: u32) {
     let w = window();
     if (i < w) {

@@ -3,14 +3,6 @@
 @group(0) @binding(0) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> dst_hi: array<atomic<u32>>;
 
-fn load_bits(i: u32) -> u32 {
-    let w = window();
-    if (i < w) {
-        return atomicLoad(&dst[i]);
-    }
-    return atomicLoad(&dst_hi[i - w]);
-}
-
 fn store_bits(i: u32, v: u32) {
     let w = window();
     if (i < w) {

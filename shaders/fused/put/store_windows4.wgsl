@@ -8,18 +8,6 @@
 @group(0) @binding(9) var<storage, read_write> dst_2: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> dst_3: array<atomic<u32>>;
 
-fn load_bits(i: u32) -> u32 {
-    let w = window();
-    if (i < w) {
-        return atomicLoad(&dst[i]);
-    } else if (i < 2u * w) {
-        return atomicLoad(&dst_hi[i - w]);
-    } else if (i < 3u * w) {
-        return atomicLoad(&dst_2[i - 2u * w]);
-    }
-    return atomicLoad(&dst_3[i - 3u * w]);
-}
-
 fn store_bits(i: u32, v: u32) {
     let w = window();
     if (i < w) {
