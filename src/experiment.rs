@@ -2,6 +2,7 @@
 //! time warm-up and repetitions, and turn the medians into the metrics every run reports.
 
 use serde::Serialize;
+use web_time::Instant;
 
 pub use crate::check::{check, outputs, rounding, sample, verdict, Verdict, Verify};
 use crate::config::{Config, ModeKind};
@@ -227,6 +228,8 @@ pub struct Report {
     pub warmups: Vec<Warmup>,
     /// Measurements made: 1, plus one per re-measure after a failed check.
     pub attempts: usize,
+    /// Where the measurement's time went.
+    pub took: Took,
     /// Every check on the last attempt's figures.
     pub checks: Vec<Check>,
     /// No consistency or spread check failed on the last attempt.
@@ -239,6 +242,19 @@ pub struct Report {
     pub samples: Vec<Series>,
     /// Each measured mode's timeline (its last repetition), as the SVG and the trace draw it.
     pub timelines: Vec<Timeline>,
+}
+
+/// Where a measurement's time went, seconds: what `t3 tune` says of each of its measurements, so
+/// that a point's tuning time can be told apart (checks and warm-ups grow with the shape as the reps
+/// do).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Took {
+    /// Each checked run on poisoned outputs, its readback and its reference.
+    pub checks_s: f64,
+    /// Every attempt's warm-up.
+    pub warmup_s: f64,
+    /// Every attempt's timed reps.
+    pub reps_s: f64,
 }
 
 /// [`Report::format`]: what a `--json` file is.
@@ -341,6 +357,7 @@ pub fn measure_with(
     let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
     // Checks first, on poisoned outputs.
     let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
+    let checking = Instant::now();
     let lean = opts.baselines != Baselines::All;
     if verify != Verify::Off {
         for (i, m) in order.iter().enumerate() {
@@ -352,6 +369,7 @@ pub fn measure_with(
             }
         }
     }
+    let checks_s = checking.elapsed().as_secs_f64();
     let rounding = rounding(sys);
     let mut things = things(&order, &skipped, adjust, opts.baselines);
     let fused_tuning = order
@@ -457,6 +475,11 @@ pub fn measure_with(
         t_seq_spread: measured.spread_ms(SEQ),
         warmups: measured.warmups,
         attempts: measured.attempts,
+        took: Took {
+            checks_s,
+            warmup_s: measured.warmup_s,
+            reps_s: measured.reps_s,
+        },
         checks: measured.checks,
         consistent,
         device_memory_bytes: sys.device_bytes(),

@@ -103,6 +103,9 @@ pub struct Measured {
     pub samples: Vec<Series>,
     pub warmups: Vec<Warmup>,
     pub attempts: usize,
+    /// Seconds spent warming up and in the reps, every attempt's.
+    pub warmup_s: f64,
+    pub reps_s: f64,
     pub checks: Vec<Check>,
     /// Per timed thing (in order): its reps' trigger latencies and its last rep.
     pub latencies: Vec<Vec<f64>>,
@@ -166,6 +169,7 @@ pub fn time_things<C>(
     stability: &Stability,
 ) -> Result<Measured> {
     let mut samples = Vec::new();
+    let (mut warmup_s, mut reps_s) = (0.0, 0.0);
     let mut attempt = 0;
     loop {
         let Attempt {
@@ -173,12 +177,18 @@ pub fn time_things<C>(
             warmups,
             latencies,
             last,
+            warm_s,
+            timed_s,
         } = attempt_once(ctx, things, warmup, reps, stability, attempt)?;
         samples.extend(series);
+        warmup_s += warm_s;
+        reps_s += timed_s;
         let mut m = Measured {
             samples,
             warmups,
             attempts: attempt + 1,
+            warmup_s,
+            reps_s,
             checks: Vec::new(),
             latencies,
             last,
@@ -199,6 +209,9 @@ struct Attempt {
     warmups: Vec<Warmup>,
     latencies: Vec<Vec<f64>>,
     last: Vec<Option<Rep>>,
+    /// Seconds of its warm-up and of its reps.
+    warm_s: f64,
+    timed_s: f64,
 }
 
 /// One measurement: the warm-up, then the reps.
@@ -219,6 +232,8 @@ fn attempt_once<C>(
         warmups: Vec::new(),
         latencies: vec![Vec::new(); n],
         last: vec![None; n],
+        warm_s: 0.0,
+        timed_s: 0.0,
     };
     let settle = &stability.settle;
     let bound = std::time::Duration::from_secs_f64(stability.warmup_s.max(0.0));
@@ -245,6 +260,8 @@ fn attempt_once<C>(
     for _ in 0..reps {
         round(ctx, things, &mut a, false)?;
     }
+    a.warm_s = warm_s;
+    a.timed_s = start.elapsed().as_secs_f64() - warm_s;
     a.warmups = a
         .series
         .iter()

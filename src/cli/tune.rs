@@ -115,6 +115,9 @@ pub fn describe_point(p: &Point) -> String {
         counted(k.devices, "device"),
         p.sequential_ms
     );
+    if let Some(why) = &p.no_room {
+        s += &format!("  {why}\n");
+    }
     for c in &p.modes {
         let what = if c.fallback {
             format!(
@@ -403,6 +406,7 @@ mod tests {
                 confirmed: vec![measured(&grid, 0.99), measured(&given, 1.0)],
             }],
             not_run: Vec::new(),
+            no_room: None,
         };
         let kept = describe_point(&point(&given));
         assert!(
@@ -410,5 +414,9 @@ mod tests {
             "{kept}"
         );
         assert!(!describe_point(&point(&grid)).contains("kept as given"));
+        // Where no mode was searched, why, under the point's line.
+        let mut unsearched = point(&given);
+        unsearched.no_room = Some("no room to overlap: why".into());
+        assert!(describe_point(&unsearched).contains(" ms\n  no room to overlap: why\n  encoded "));
     }
 }

@@ -114,6 +114,8 @@ pub(super) struct Rig<'a, 'b> {
     pub settle_s: f64,
     pub inputs: Option<Inputs>,
     pub sys: Option<System<'b>>,
+    /// Where the last experiment's time went, in words ([`Rig::took`]).
+    pub took: Option<String>,
 }
 
 impl<'b> Rig<'_, 'b> {
@@ -158,14 +160,49 @@ impl<'b> Rig<'_, 'b> {
             },
             baselines: how.baselines,
         };
-        match self.measure(opts) {
+        let started = web_time::Instant::now();
+        let (built_s, r) = self.measure(opts);
+        let took = started.elapsed().as_secs_f64();
+        self.took = Some(match &r {
+            Ok(r) => {
+                let t = r.took;
+                let attempts = match r.attempts {
+                    1 => String::new(),
+                    n => format!(" in {n} attempts"),
+                };
+                format!(
+                    "took {took:.1} s: built {built_s:.1} s, checks {:.1} s, warm-up {:.1} s, \
+                     reps {:.1} s{attempts}",
+                    t.checks_s, t.warmup_s, t.reps_s
+                )
+            }
+            Err(_) => format!("took {took:.1} s (built {built_s:.1} s), failed"),
+        });
+        match r {
             Ok(r) => Ok(Ok(r)),
             Err(e) if fatal(&e) => Err(e),
             Err(e) => Ok(Err(e.to_string())),
         }
     }
 
-    fn measure(&mut self, mut opts: Options) -> Result<Report> {
+    /// [`Self::experiment`]'s measurement, and the seconds spent building its system and uploading
+    /// its inputs (0 where the last system was lowered again).
+    fn measure(&mut self, opts: Options) -> (f64, Result<Report>) {
+        let started = web_time::Instant::now();
+        let built = self.build(opts);
+        let built_s = started.elapsed().as_secs_f64();
+        let r = built.and_then(|opts| {
+            let (Some(sys), Some(inputs)) = (self.sys.as_mut(), self.inputs.as_ref()) else {
+                unreachable!("made by build")
+            };
+            experiment::measure(sys, inputs, &opts)
+        });
+        (built_s, r)
+    }
+
+    /// The system `opts` runs on: the last one lowered again where it keeps its buffers, else one
+    /// built anew with the point's inputs uploaded; `opts` as the measurement then runs.
+    fn build(&mut self, mut opts: Options) -> Result<Options> {
         let kept = match self.sys.as_mut() {
             Some(sys) => sys.relower(opts.config.clone(), &opts.modes).is_ok(),
             None => false,
@@ -188,10 +225,7 @@ impl<'b> Rig<'_, 'b> {
             sys.upload(inputs);
             self.sys = Some(sys);
         }
-        let (Some(sys), Some(inputs)) = (self.sys.as_mut(), self.inputs.as_ref()) else {
-            unreachable!("made above")
-        };
-        experiment::measure(sys, inputs, &opts)
+        Ok(opts)
     }
 }
 
@@ -237,6 +271,11 @@ pub(super) fn measured(
 pub(super) trait Measure {
     /// `mode` at `knobs`, measured `how`.
     fn measure(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured>;
+
+    /// Where the last measurement's time went, in words, once.
+    fn took(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// The GPU's measurements of one point's configurations.
@@ -253,5 +292,9 @@ impl Measure for OnGpu<'_, '_> {
             Err(e) => Err(e.to_string()),
         };
         Ok(measured(knobs, &r, mode))
+    }
+
+    fn took(&mut self) -> Option<String> {
+        self.rig.took.take()
     }
 }

@@ -172,6 +172,9 @@ impl<M: Measure> Point1<'_, M> {
     fn run(&mut self, mode: ModeKind, knobs: &Knobs, how: How) -> Result<Measured> {
         let started = Instant::now();
         let m = self.m.measure(mode, knobs, how)?;
+        if let Some(t) = self.m.took() {
+            (self.progress)(&format!("{} {mode}: {t}", self.job.workload));
+        }
         let took = started.elapsed();
         let longest = self.longest.entry(mode).or_default();
         *longest = (*longest).max(took);
@@ -477,11 +480,23 @@ impl<M: Measure> Point1<'_, M> {
         deadline: Instant,
     ) -> Result<Option<Choice>> {
         self.measure_given(mode)?;
-        let given = self.given(mode);
         self.search(mode, axes, deadline)?;
         let alternatives = self.ranked(mode);
         let confirmed = self.confirm(mode, deadline)?;
-        let mut c = Choice {
+        let mut c = self.choice(mode, alternatives, confirmed);
+        Ok(self.pick(&mut c, fitted).then_some(c))
+    }
+
+    /// `mode`'s choice before [`Self::pick`] makes it: its measurements and confirmations, its
+    /// figure as given.
+    fn choice(
+        &self,
+        mode: ModeKind,
+        alternatives: Vec<Measured>,
+        confirmed: Vec<Measured>,
+    ) -> Choice {
+        let given = self.given(mode);
+        Choice {
             mode,
             model_ms: None,
             given_ms: self
@@ -495,8 +510,14 @@ impl<M: Measure> Point1<'_, M> {
             fallback: false,
             alternatives,
             confirmed,
-        };
-        Ok(self.pick(&mut c, fitted).then_some(c))
+        }
+    }
+
+    /// `mode`'s choice where no mode is searched ([`point::no_room`]): its figure as given in the
+    /// point's first experiment, then [`Self::pick`]. None where it gave no time.
+    fn as_given(&self, mode: ModeKind, fitted: &Costs) -> Option<Choice> {
+        let mut c = self.choice(mode, self.ranked(mode), Vec::new());
+        self.pick(&mut c, fitted).then_some(c)
     }
 
     /// Sorts `c`'s confirmations by the slowest of each configuration's figures on warm clocks as

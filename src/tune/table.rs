@@ -130,6 +130,10 @@ pub struct Point {
     /// give them, and its report says what came of it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<NotRun>,
+    /// Where the point left no room to overlap, why its modes were not searched (each stands as
+    /// given: its figure, or its fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_room: Option<String>,
 }
 
 /// A mode asked for that could not run at a point, and why.

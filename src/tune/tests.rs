@@ -534,6 +534,7 @@ fn a_table_round_trips_and_a_point_tuned_again_replaces_the_old() {
         sequential_ms: seq,
         modes: vec![choice.clone()],
         not_run,
+        no_room: None,
     };
     let fused_not_run = || {
         vec![super::table::NotRun {

@@ -28,6 +28,7 @@ fn a_tables_grain_wins_over_the_models_and_is_said_as_a_stage() {
         sequential_ms: 3.0,
         modes: vec![choice],
         not_run: Vec::new(),
+        no_room: None,
     });
     let modes = [ModeKind::Sequential, ModeKind::Host];
     let tuned = plan(
@@ -100,6 +101,7 @@ fn without_a_table_fused_runs_its_own_configuration_on_one_gpu() {
         sequential_ms: 3.0,
         modes: vec![paying(ModeKind::Fused, knobs)],
         not_run: Vec::new(),
+        no_room: None,
     });
     let tuned = plan(&base, &modes, Some(&t), 1, gpu, &Given::default(), false);
     assert_eq!(at(&tuned[2]), (Source::Table, 2, Order::Stage));
@@ -168,6 +170,7 @@ fn holding(base: &Config, choice: Choice) -> Table {
         sequential_ms: 3.0,
         modes: vec![choice],
         not_run: Vec::new(),
+        no_room: None,
     });
     t
 }

@@ -37,6 +37,7 @@ pub fn tune_point(
                 settle_s: s.warmup_s,
                 inputs: None,
                 sys: None,
+                took: None,
             },
             job,
             s,
@@ -60,6 +61,9 @@ pub fn tune_point(
         reps: s.reps,
     };
     let base = p.m.rig.experiment(&job.base, &job.modes, s, first)?;
+    if let Some(t) = p.m.took() {
+        progress(&format!("{}: every mode as given {t}", job.workload));
+    }
     // Each mode's share of that experiment, until one of its own measurements says better.
     let share = started.elapsed() / job.modes.len().max(1) as u32;
     let given: Vec<Measured> = job
@@ -81,27 +85,36 @@ pub fn tune_point(
             ))
         }
     };
-    let (sequential_ms, modes, not_run) =
-        search_point(&mut p, (&given, costs, share), ctx, deadline)?;
+    let got = search_point(&mut p, (&given, costs, share), ctx, deadline)?;
     Ok(Point {
         workload: job.workload.clone(),
         key: Key::of(&job.base, d.gpus.len()),
-        sequential_ms,
-        modes,
-        not_run,
+        sequential_ms: got.sequential_ms,
+        modes: got.modes,
+        not_run: got.not_run,
+        no_room: got.no_room,
     })
+}
+
+/// What [`search_point`] gives: the point's sequential time, each mode's choice, the modes not
+/// tuned and why, and where the point leaves no room to overlap ([`no_room`]), why no mode was
+/// searched.
+pub(super) struct Searched {
+    pub sequential_ms: f64,
+    pub modes: Vec<Choice>,
+    pub not_run: Vec<NotRun>,
+    pub no_room: Option<String>,
 }
 
 /// What [`tune_point`] does after its first experiment (`given`: each mode's figure as given, in
 /// the job's order; `costs`: the model's, from it; `share`: each mode's part of its time), over
-/// any [`Measure`] (the search's tests run it on a stand-in): the point's sequential time, each
-/// mode's choice, and the modes not tuned and why.
+/// any [`Measure`] (the search's tests run it on a stand-in).
 pub(super) fn search_point<M: Measure>(
     p: &mut Point1<'_, M>,
     (given, costs, share): (&[Measured], Costs, Duration),
     ctx: Context,
     deadline: Instant,
-) -> Result<(f64, Vec<Choice>, Vec<NotRun>)> {
+) -> Result<Searched> {
     let job = p.job;
     let s = p.s;
     let base_knobs = Knobs::of(&job.base).canonical();
@@ -145,10 +158,18 @@ pub(super) fn search_point<M: Measure>(
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         spaces.push((mode, fitted, axes));
     }
+    let no_room = given
+        .iter()
+        .find_map(|g| g.sequential_ms)
+        .and_then(|t| no_room(&costs, t))
+        .filter(|_| !s.exhaustive);
+    if let Some(why) = &no_room {
+        (p.progress)(&format!("{}: {why}", job.workload));
+    }
     // What is measured whatever the deadline first (each mode's configuration as given where the
     // first experiment did not measure it: fused mode's own), so that the searches share what it
     // leaves: at the start of a mode's share, a share already spent would end past the budget.
-    for (mode, _, _) in &spaces {
+    for (mode, _, _) in spaces.iter().filter(|_| no_room.is_none()) {
         p.measure_given(*mode)?;
     }
     // The smallest spaces first: what a mode leaves of its share goes to the modes after it.
@@ -159,7 +180,12 @@ pub(super) fn search_point<M: Measure>(
         // This mode's share of what is left.
         let left = deadline.saturating_duration_since(Instant::now());
         let mode_deadline = Instant::now() + left / (n_modes - i as u32);
-        match p.choose(mode, &fitted, &axes, mode_deadline)? {
+        let chosen = if no_room.is_some() {
+            p.as_given(mode, &fitted)
+        } else {
+            p.choose(mode, &fitted, &axes, mode_deadline)?
+        };
+        match chosen {
             Some(c) => choices.push((c, fitted)),
             None => not_run.push(NotRun {
                 mode,
@@ -175,6 +201,35 @@ pub(super) fn search_point<M: Measure>(
         let warm = p.warm_ms(&layout(&c.knobs));
         judge(c, sequential_ms, warm);
     }
-    let choices = choices.into_iter().map(|(c, _)| c).collect();
-    Ok((sequential_ms, choices, not_run))
+    Ok(Searched {
+        sequential_ms,
+        modes: choices.into_iter().map(|(c, _)| c).collect(),
+        not_run,
+        no_room,
+    })
+}
+
+/// Least room to overlap, of T_seq, that a point's first experiment must show for its modes to be
+/// searched: T_seq - max(T_gemm, T_comm), all that overlap could hide, under the jitter of one run's
+/// figures ([`crate::consistency::FLOOR`]) leaves no configuration that could be shown to pay by
+/// it, and each measurement of a point that large takes seconds.
+pub const LEAST_ROOM: f64 = crate::consistency::FLOOR;
+
+/// Why a point whose first experiment timed `costs` and sequential at `sequential_ms` leaves no room
+/// to overlap ([`LEAST_ROOM`]): each mode then stands as given (its figure there, or its fallback),
+/// unsearched. None where it leaves room.
+fn no_room(costs: &Costs, sequential_ms: f64) -> Option<String> {
+    let ideal = costs.gemm_ms.max(costs.comm_ms);
+    let room = (sequential_ms - ideal) / sequential_ms;
+    (room < LEAST_ROOM).then(|| {
+        format!(
+            "no room to overlap: sequential {sequential_ms:.3} ms, ideal {ideal:.3} ms \
+             (max of the GEMM's {:.3} and the collective's {:.3}), {:.2}% of sequential, under \
+             {:.0}%: each mode as given, not searched",
+            costs.gemm_ms,
+            costs.comm_ms,
+            room * 100.0,
+            LEAST_ROOM * 100.0
+        )
+    })
 }

@@ -575,24 +575,14 @@ impl Measure for Recorder {
     }
 }
 
-/// The point after its first experiment ([`point::search_point`]): fused mode's own configuration
-/// as given, apart from the point's, is measured before any mode's search (the searches then share
-/// what it leaves; measured at the start of fused mode's own share, it would take it from whatever
-/// that share held), and every mode's search follows.
-#[test]
-fn fused_modes_own_configuration_is_measured_before_any_search() {
-    let mut job = job();
-    job.modes = vec![ModeKind::Sequential, ModeKind::Encoded, ModeKind::Fused];
-    let own = Config {
-        chunks: 4,
-        ..job.base.clone()
-    };
-    job.fused = Some(own.clone());
-    let s = Settings::default();
+/// The point after its first experiment ([`point::search_point`]), every mode of `job` 19 ms beside
+/// sequential's 20 there, its GEMM and collective alone `costs`: what it asked the stand-in for, and
+/// what it gave (sequential's time, the choices, the modes not tuned, why none was searched).
+fn after_first(job: &Job, s: &Settings, costs: Costs) -> (Vec<(ModeKind, Knobs)>, point::Searched) {
     let mut p = Point1 {
         m: Recorder(Vec::new()),
-        job: &job,
-        s: &s,
+        job,
+        s,
         seen: HashMap::new(),
         sequential: HashMap::new(),
         progress: &|_| {},
@@ -616,8 +606,31 @@ fn fused_modes_own_configuration_is_measured_before_any_search() {
     };
     let deadline = Instant::now() + Duration::from_secs(5);
     let share = Duration::from_millis(1);
-    point::search_point(&mut p, (&given, COSTS, share), ctx, deadline).unwrap();
-    let asked = &p.m.0;
+    let got = point::search_point(&mut p, (&given, costs, share), ctx, deadline).unwrap();
+    (p.m.0, got)
+}
+
+/// `job()` with sequential, encoded and fused mode, fused's own configuration at 4 chunks a rank.
+fn with_fused_own() -> (Job, Config) {
+    let mut job = job();
+    job.modes = vec![ModeKind::Sequential, ModeKind::Encoded, ModeKind::Fused];
+    let own = Config {
+        chunks: 4,
+        ..job.base.clone()
+    };
+    job.fused = Some(own.clone());
+    (job, own)
+}
+
+/// The point after its first experiment ([`point::search_point`]): fused mode's own configuration
+/// as given, apart from the point's, is measured before any mode's search (the searches then share
+/// what it leaves; measured at the start of fused mode's own share, it would take it from whatever
+/// that share held), and every mode's search follows.
+#[test]
+fn fused_modes_own_configuration_is_measured_before_any_search() {
+    let (job, own) = with_fused_own();
+    let (asked, _) = after_first(&job, &Settings::default(), COSTS);
+    let asked = &asked;
     let head = &asked[..asked.len().min(3)];
     assert_eq!(
         asked.first(),
@@ -632,4 +645,49 @@ fn fused_modes_own_configuration_is_measured_before_any_search() {
         "{head:?}"
     );
     assert!(asked.iter().skip(1).any(|a| a.0 == ModeKind::Fused));
+}
+
+/// A point whose first experiment leaves no room to overlap (sequential 20 ms, its GEMM 19.9: under
+/// [`point::LEAST_ROOM`] of it) searches no mode, not even fused mode's own configuration: each
+/// stands as its figure there says (19 ms: it runs, as given) and the point says why. With room, or
+/// `exhaustive` (the grid it is judged by), every mode is searched.
+#[test]
+fn a_point_without_room_to_overlap_is_not_searched() {
+    let (job, _) = with_fused_own();
+    let base = Knobs::of(&job.base).canonical();
+    for (gemm_ms, exhaustive, searched) in [
+        (19.9, false, false),
+        (19.9, true, true),
+        (15.0, false, true),
+    ] {
+        let s = Settings {
+            exhaustive,
+            ..Settings::default()
+        };
+        let costs = Costs { gemm_ms, ..COSTS };
+        let (asked, got) = after_first(&job, &s, costs);
+        let (seq, choices, not_run, no_room) =
+            (got.sequential_ms, got.modes, got.not_run, got.no_room);
+        let case = format!("GEMM {gemm_ms} ms, exhaustive {exhaustive}");
+        assert_eq!(!asked.is_empty(), searched, "{case}: {asked:?}");
+        assert_eq!(no_room.is_none(), searched, "{case}");
+        assert!(not_run.is_empty(), "{case}");
+        assert_eq!(seq, 20.0, "{case}");
+        assert_eq!(choices.len(), 2, "{case}");
+        if let Some(why) = no_room {
+            assert!(
+                why.contains("no room to overlap") && why.contains("0.50%"),
+                "{why}"
+            );
+            for c in &choices {
+                assert_eq!(c.knobs, base, "{case}: {c:?}");
+                assert_eq!(c.median_ms, 19.0, "{case}");
+                assert!(
+                    !c.fallback && (c.speedup - 20.0 / 19.0).abs() < 1e-12,
+                    "{c:?}"
+                );
+                assert_eq!(c.alternatives.len(), 1, "{case}");
+            }
+        }
+    }
 }
