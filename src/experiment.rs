@@ -309,6 +309,18 @@ pub fn build<'a>(
     opts: &Options,
     want: Path,
 ) -> Result<System<'a>> {
+    build_adopting(gpus, kernels, opts, want, Vec::new())
+}
+
+/// [`build`], taking `operands` (a system of the same point's, [`System::into_operands`]) where
+/// they fit: written already where [`System::adopted_operands`].
+pub fn build_adopting<'a>(
+    gpus: &'a [Gpu],
+    kernels: &'a [Kernels],
+    opts: &Options,
+    want: Path,
+    operands: Vec<Vec<crate::ranks::RankBuffers>>,
+) -> Result<System<'a>> {
     if opts.reps == 0 {
         return Err(Error::invalid("repetition count", 0, "at least 1"));
     }
@@ -317,7 +329,14 @@ pub fn build<'a>(
         .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
     opts.config
         .check_memory(cpu, crate::validate::available_host_memory())?;
-    System::for_modes(gpus, kernels, opts.config.clone(), want, &opts.modes)
+    System::adopting(
+        gpus,
+        kernels,
+        opts.config.clone(),
+        want,
+        &opts.modes,
+        operands,
+    )
 }
 
 /// Runs the experiment end to end.

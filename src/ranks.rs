@@ -30,6 +30,17 @@ pub struct RankBuffers {
     pub a: wgpu::Buffer,
     pub b: wgpu::Buffer,
     pub padding: Padding,
+    /// Which operands they are: what another system must need to adopt them ([`Ranks::held`]).
+    pub of: Operands,
+}
+
+/// Which operands a rank's buffers hold: the rank, its rows of A, the shape and the element type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operands {
+    pub rank: usize,
+    pub rows: std::ops::Range<usize>,
+    pub shape: Shape,
+    pub dtype: Dtype,
 }
 
 /// The buffers of the ranks on one device (all of them on one device) for one shape, collective and
@@ -50,6 +61,9 @@ pub struct Ranks {
     pub loc_order: Vec<Loc>,
     /// Device memory allocated, bytes.
     pub allocated: u64,
+    /// Every held rank's operands were adopted from a system of the same point
+    /// ([`Ranks::held`]'s `adopt`): they hold that system's inputs, and need no upload.
+    pub adopted: bool,
     /// All ones (NaN as an f32 and as each half of a packed word), written once: [`Ranks::poison`]
     /// copies it over the outputs on the GPU instead of writing their bytes from the host each time.
     nan: Option<wgpu::Buffer>,
@@ -61,6 +75,11 @@ const POISON_SOURCE_BYTES: u64 = 8 << 20;
 impl Ranks {
     /// The buffers of ranks `held` on `gpu`: operands of `dtype`, outputs of `out`; where `watched`,
     /// each GEMM output and its tracker also through a view of its own ([`LocBuffers::watch`]).
+    /// `adopt`: the held ranks' operands of another system of the same inputs, taken where each is
+    /// the one its rank needs ([`Operands`]: the same shape, element type and rows of A; another
+    /// chunk count, reduce or order leaves them so): the tuner's next layout of a point, which then
+    /// costs no allocation and no upload of operands (gigabytes on the largest points).
+    #[allow(clippy::too_many_arguments)]
     pub fn held(
         gpu: &Gpu,
         shape: Shape,
@@ -69,6 +88,7 @@ impl Ranks {
         chunking: &Chunking,
         plan: &Plan,
         (held, watched): (std::ops::Range<usize>, bool),
+        adopt: Vec<RankBuffers>,
     ) -> Result<Self> {
         let usage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
@@ -79,8 +99,21 @@ impl Ranks {
             allocated += b.size();
             Ok(b)
         };
-        let mut ranks = Vec::new();
-        for p in held.clone() {
+        let of = |p: usize| Operands {
+            rank: p,
+            rows: a_rows(collective, chunking, p),
+            shape,
+            dtype,
+        };
+        let adopted =
+            adopt.len() == held.len() && adopt.iter().zip(held.clone()).all(|(r, p)| r.of == of(p));
+        let (mut ranks, adopted_bytes) = if adopted {
+            let bytes = adopt.iter().map(|r| r.a.size() + r.b.size()).sum::<u64>();
+            (adopt, bytes)
+        } else {
+            (Vec::new(), 0)
+        };
+        for p in held.clone().filter(|_| !adopted) {
             let rows = a_rows(collective, chunking, p);
             let padding = Padding::new(rows.len(), shape.k, shape.n);
             let (a_bytes, b_bytes) = padding.bytes(dtype);
@@ -94,6 +127,7 @@ impl Ranks {
                     b_bytes,
                 )?,
                 padding,
+                of: of(p),
             });
         }
         let mut locs = HashMap::new();
@@ -157,7 +191,8 @@ impl Ranks {
             ranks,
             locs,
             loc_order,
-            allocated: allocated + viewed,
+            allocated: allocated + viewed + adopted_bytes,
+            adopted,
             nan,
         })
     }

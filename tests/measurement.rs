@@ -10,7 +10,9 @@ use t3_wgpu::experiment::{
     self, Baselines, Options, Stability, Verify, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM,
     GEMM_UNTRACKED, SEQ,
 };
+use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Kernels, ModeKind, StepLead, System};
+use t3_wgpu::plan::ReduceVia;
 use t3_wgpu::report;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::Shape;
@@ -373,6 +375,61 @@ fn a_system_lowered_again_for_other_knobs_still_matches_the_reference() {
     };
     let e = sys.relower(other, &ModeKind::ALL).unwrap_err().to_string();
     assert!(e.contains("chunks"), "{e}");
+}
+
+/// The tuner builds a point's next layout (another chunk count or reduce) on the last system's
+/// operands, with no upload: on each collective (the all-gather's shards of A included) every mode
+/// still matches the reference on poisoned outputs; a system of another shape adopts none.
+#[test]
+fn a_system_of_another_layout_adopts_the_operands_and_still_matches_the_reference() {
+    let Some(gpu) = common::gpu() else { return };
+    let kernels = Kernels::new(gpu).unwrap();
+    let (gpus, sets) = (std::slice::from_ref(gpu), std::slice::from_ref(&kernels));
+    for collective in Collective::ALL {
+        let base = Config {
+            chunks: 1,
+            collective,
+            ..Config::new(Shape::new(203, 131, 13).unwrap(), 3)
+        };
+        let mut opts = options(1);
+        opts.config = base.clone();
+        opts.modes = ModeKind::ALL.to_vec();
+        let (sys, inputs) = experiment::prepare(gpu, &kernels, &opts).unwrap();
+        let mut operands = sys.into_operands();
+        let layouts = [
+            Config {
+                chunks: 3,
+                ..base.clone()
+            },
+            Config {
+                chunks: 2,
+                via: ReduceVia::Land,
+                ..base.clone()
+            },
+        ];
+        for c in layouts.into_iter().filter(|c| c.validate().is_ok()) {
+            opts.config = c.clone();
+            let mut sys =
+                experiment::build_adopting(gpus, sets, &opts, Path::Mapped, operands).unwrap();
+            assert!(sys.adopted_operands(), "{c:?}");
+            for m in modes::all() {
+                if m.skip_reason(&sys).is_some() {
+                    continue;
+                }
+                sys.poison();
+                m.run(&mut sys).unwrap();
+                let v = experiment::verdict(&sys, &inputs, Verify::Full).unwrap();
+                assert!(v.ok(), "{} at {c:?}: {v:?}", m.name());
+            }
+            operands = sys.into_operands();
+        }
+        opts.config = Config {
+            shape: Shape::new(203, 131, 14).unwrap(),
+            ..base
+        };
+        let sys = experiment::build_adopting(gpus, sets, &opts, Path::Mapped, operands).unwrap();
+        assert!(!sys.adopted_operands(), "{collective:?}");
+    }
 }
 
 /// Poison reaches every byte of every output, outputs larger than its NaN source included (each

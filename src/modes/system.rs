@@ -14,7 +14,7 @@ use crate::hostlink::{CopyLane, HostLink, Path};
 use crate::lower::{lower_on, End, HostLinks, LinkBox, Lowered, Recording, Share, Target};
 use crate::placement::Placement;
 use crate::plan::Plan;
-use crate::ranks::Ranks;
+use crate::ranks::{RankBuffers, Ranks};
 use crate::schedule::Schedule;
 use crate::shapes::Chunking;
 
@@ -80,6 +80,20 @@ impl<'a> System<'a> {
         config: Config,
         want: Path,
         modes: &[ModeKind],
+    ) -> Result<Self> {
+        Self::adopting(gpus, kernels, config, want, modes, Vec::new())
+    }
+
+    /// [`System::for_modes`], each device's ranks taking the operands `operands` holds for it (one
+    /// list per device, [`System::into_operands`] of a system of the same point) where they fit
+    /// ([`Ranks::held`]'s `adopt`; [`System::adopted_operands`] says whether all did).
+    pub fn adopting(
+        gpus: &'a [Gpu],
+        kernels: &'a [Kernels],
+        config: Config,
+        want: Path,
+        modes: &[ModeKind],
+        operands: Vec<Vec<RankBuffers>>,
     ) -> Result<Self> {
         if kernels.len() != gpus.len() {
             return Err(Error::invalid(
@@ -179,6 +193,7 @@ impl<'a> System<'a> {
         // Views of the GEMM outputs and their trackers where a send may wait for them beside the GEMM.
         let watched = config.host.trigger == Some(SendTrigger::Device) && gpus.len() > 1;
         let mut parts = Vec::new();
+        let mut operands = operands.into_iter();
         for (d, ((gpu, kernels), &target)) in gpus.iter().zip(kernels).zip(&targets).enumerate() {
             let ranks = Ranks::held(
                 gpu,
@@ -188,6 +203,7 @@ impl<'a> System<'a> {
                 &chunking,
                 &plan,
                 (placement.ranks_on(d), watched),
+                operands.next().unwrap_or_default(),
             )?;
             let (lowered, exec) = shared.lower(d, gpu, kernels, &ranks, target)?;
             parts.push(Part {
@@ -330,6 +346,18 @@ impl<'a> System<'a> {
         } else {
             "submission (host clock; adapter has no timestamp queries)".into()
         }
+    }
+
+    /// Every device's ranks' operands, the rest of the system dropped (its buffers freed first):
+    /// for [`System::adopting`], a system of the same point in another layout.
+    pub fn into_operands(self) -> Vec<Vec<RankBuffers>> {
+        self.parts.into_iter().map(|p| p.ranks.ranks).collect()
+    }
+
+    /// Whether every device's ranks adopted their operands ([`System::adopting`]): they hold the
+    /// inputs of the system they came from, and need no [`System::upload`] of the same.
+    pub fn adopted_operands(&self) -> bool {
+        self.parts.iter().all(|p| p.ranks.adopted)
     }
 
     /// Writes every rank's operands from `inputs` on its device.

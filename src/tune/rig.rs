@@ -210,9 +210,17 @@ impl<'b> Rig<'_, 'b> {
         if !kept {
             // The GPU idled while the system was built: warm up until the figures settle.
             opts.stability.warmup_s = opts.stability.warmup_s.max(self.settle_s);
-            // The last configuration's buffers go before the next one's are made.
-            self.sys = None;
-            let sys = experiment::build(self.d.gpus, self.d.kernels, &opts, self.d.path)?;
+            // The last configuration's buffers go before the next one's are made, but its operands,
+            // which hold the point's inputs already: the next takes them where they fit (their
+            // upload is most of a build on the largest points).
+            let operands = self.sys.take().map(System::into_operands);
+            let sys = experiment::build_adopting(
+                self.d.gpus,
+                self.d.kernels,
+                &opts,
+                self.d.path,
+                operands.unwrap_or_default(),
+            )?;
             let inputs = self.inputs.get_or_insert_with(|| {
                 Inputs::random(
                     opts.config.shape,
@@ -222,7 +230,9 @@ impl<'b> Rig<'_, 'b> {
                     opts.seed,
                 )
             });
-            sys.upload(inputs);
+            if !sys.adopted_operands() {
+                sys.upload(inputs);
+            }
             self.sys = Some(sys);
         }
         Ok(opts)
