@@ -52,6 +52,10 @@ pub enum Baselines {
     /// Sequential's time alone, not checked again: what the tuner's measurements after its first
     /// need to read each figure against sequential on the same clocks (no efficiency, no GEMM rate).
     Sequential,
+    /// [`Baselines::All`] but the untracked GEMM, whose only figure is the trackers' overhead, which
+    /// no choice of the tuner reads: a point's first measurement there (the model's costs), where
+    /// each of its timed things takes as long as the GEMM.
+    Costs,
 }
 
 /// One mode's line of the report.
@@ -377,7 +381,7 @@ pub fn measure_with(
     // Checks first, on poisoned outputs.
     let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
     let checking = Instant::now();
-    let lean = opts.baselines != Baselines::All;
+    let lean = opts.baselines == Baselines::Sequential;
     if verify != Verify::Off {
         for (i, m) in order.iter().enumerate() {
             let baseline_only = lean && !opts.modes.contains(&m.kind());
@@ -518,10 +522,12 @@ fn things<'a, 's>(
     adjust: &'a dyn Fn(&str, &mut Rep) -> Result<()>,
     baselines: Baselines,
 ) -> Vec<Timed<'a, System<'s>>> {
-    let all = baselines == Baselines::All;
+    let all = baselines != Baselines::Sequential;
     let mut things = Vec::new();
     if all {
         things.push(adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)));
+    }
+    if baselines == Baselines::All {
         things.push(adjusted(
             GEMM_UNTRACKED,
             adjust,

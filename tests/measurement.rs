@@ -282,7 +282,8 @@ fn modes_not_asked_for_are_not_lowered() {
 }
 
 /// The tuner's measurements after its first time only what they rank: sequential beside the mode
-/// (`Baselines::Sequential`), no GEMM alone; each still checks the mode.
+/// (`Baselines::Sequential`), no GEMM alone; each still checks the mode. Its first (`Costs`) times
+/// every baseline but the untracked GEMM.
 #[test]
 fn a_lean_measurement_times_only_what_it_is_asked() {
     let Some(gpu) = common::gpu() else { return };
@@ -308,6 +309,32 @@ fn a_lean_measurement_times_only_what_it_is_asked() {
     assert!(m.median_ms.is_some_and(|t| t > 0.0));
     assert!(m.max_rel_error.is_some_and(|e| e < 1e-4), "{m:?}");
     assert_eq!(m.trackers_ok, Some(true));
+    // A tuned point's first measurement: every baseline but the untracked GEMM, every mode checked.
+    opts.baselines = Baselines::Costs;
+    opts.modes = vec![ModeKind::Encoded, ModeKind::Fused];
+    let mut sys = System::for_modes(
+        std::slice::from_ref(gpu),
+        std::slice::from_ref(&kernels),
+        opts.config.clone(),
+        t3_wgpu::hostlink::Path::Mapped,
+        &opts.modes,
+    )
+    .unwrap();
+    sys.upload(&inputs);
+    let r = experiment::measure(&mut sys, &inputs, &opts).unwrap();
+    let mut what: Vec<&str> = r.samples.iter().map(|s| s.what.as_str()).collect();
+    what.sort_unstable();
+    what.dedup();
+    assert_eq!(
+        what,
+        [COMM, "encoded", "fused", FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, SEQ]
+    );
+    assert!(r.t_gemm_ms.is_finite() && r.t_gemm_untracked_ms.is_nan());
+    let names: Vec<&str> = r.checks.iter().map(|c| c.name.as_str()).collect();
+    assert!(names.contains(&"T_gemm <= T_seq"), "{names:?}");
+    for m in &r.results {
+        assert!(m.max_rel_error.is_some_and(|e| e < 1e-4), "{m:?}");
+    }
 }
 
 /// The tuner measures the configurations of one layout on one system lowered again for each: every

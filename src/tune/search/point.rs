@@ -57,7 +57,7 @@ pub fn tune_point(
     let started = Instant::now();
     let first = How {
         warmup: Warmup::Long,
-        baselines: Baselines::All,
+        baselines: Baselines::Costs,
         reps: s.reps,
     };
     let base = p.m.rig.experiment(&job.base, &job.modes, s, first)?;
