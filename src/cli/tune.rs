@@ -121,9 +121,17 @@ pub fn describe_point(p: &Point) -> String {
     for c in &p.modes {
         let what = if c.fallback {
             format!(
-                "falls back to sequential (its best, {}, is {:.1}% slower)",
+                "falls back to sequential (its best, {}, {})",
                 c.knobs.describe(c.mode),
-                (1.0 / c.speedup - 1.0) * 100.0
+                if c.speedup < 1.0 {
+                    format!("is {:.1}% slower", (1.0 / c.speedup - 1.0) * 100.0)
+                } else {
+                    // Only a point without room to overlap asks a lead of a fallback's best.
+                    format!(
+                        "is {:.1}% faster: within what no room to overlap leaves to noise",
+                        (c.speedup - 1.0) * 100.0
+                    )
+                }
             )
         } else {
             c.knobs.describe(c.mode)
@@ -418,5 +426,13 @@ mod tests {
         let mut unsearched = point(&given);
         unsearched.no_room = Some("no room to overlap: why".into());
         assert!(describe_point(&unsearched).contains(" ms\n  no room to overlap: why\n  encoded "));
+        // There a lead within the room's bound falls back, said as a lead.
+        unsearched.modes[0].speedup = 1.005;
+        unsearched.modes[0].fallback = true;
+        let text = describe_point(&unsearched);
+        assert!(
+            text.contains(", is 0.5% faster: within what no room to overlap leaves to noise)"),
+            "{text}"
+        );
     }
 }

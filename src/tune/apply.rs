@@ -24,7 +24,8 @@ use super::table::{Key, Table};
 /// A mode's tuned best that ran slower than sequential.
 #[derive(Clone, Debug, Serialize)]
 pub struct Fallback {
-    /// Its speedup over sequential when tuned (below 1).
+    /// Its speedup over sequential when tuned (below 1, or below the lead a point without room to
+    /// overlap asks).
     pub speedup: f64,
     /// Its configuration in words.
     pub config: String,
@@ -139,8 +140,14 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
             f.config, f.speedup
         )
     } else {
+        // At or above 1 only where the point left no room to overlap (`t3 tune`'s line says so).
+        let why = if f.speedup < 1.0 {
+            ""
+        } else {
+            ", within the noise where the point leaves no room to overlap"
+        };
         format!(
-            "fell back to sequential: its tuned best ({}) ran {:.3}x of sequential",
+            "fell back to sequential: its tuned best ({}) ran {:.3}x of sequential{why}",
             f.config, f.speedup
         )
     }

@@ -1,7 +1,7 @@
 //! `plan`'s CPU tests: which configuration each mode runs (the table's, the model's, the flags'),
 //! and what a run says of a table choice it cannot take.
 
-use super::{baseline_group, mode_checks, mode_warmups, plan, ModePlan};
+use super::{baseline_group, fallback_note, mode_checks, mode_warmups, plan, Fallback, ModePlan};
 use crate::config::host::HostGrain;
 use crate::config::{Config, ModeKind};
 use crate::consistency::{Check, Kind};
@@ -338,4 +338,24 @@ fn a_later_experiment_keeps_every_warm_up_its_baselines_named_as_its_modes() {
             "fused_sequential (at encoded's configuration)",
         ]
     );
+}
+
+/// A fallback's row says its tuned best's speedup; where that led sequential (a point without room
+/// to overlap asks more), why it fell back still.
+#[test]
+fn a_fallback_says_its_speedup_and_why_where_it_led() {
+    let f = |speedup| Fallback {
+        speedup,
+        config: "chunks 1".into(),
+    };
+    assert_eq!(
+        fallback_note(&f(0.996), false),
+        "fell back to sequential: its tuned best (chunks 1) ran 0.996x of sequential"
+    );
+    assert_eq!(
+        fallback_note(&f(1.005), false),
+        "fell back to sequential: its tuned best (chunks 1) ran 1.005x of sequential, within the \
+         noise where the point leaves no room to overlap"
+    );
+    assert!(fallback_note(&f(0.996), true).starts_with("shown as run (--no-fallback)"));
 }
