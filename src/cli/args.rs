@@ -536,7 +536,9 @@ pub struct TuneCmdArgs {
     /// more beside sequential (at three times the reps within its share, else at the reps, unless
     /// every figure of the mode read slower than the sequential timed beside it: it falls back
     /// whatever one more says) whatever is left, so those runs may carry the whole past the bound.
-    /// Knobs given as flags (--host-loop, --fused) are not searched.
+    /// A point whose first run leaves under 1% of sequential to overlap (T_seq - max(T_gemm,
+    /// T_comm)) is not searched: each mode stands as given, and runs only where it leads sequential
+    /// by more than that. Knobs given as flags (--host-loop, --fused) are not searched.
     #[arg(long, default_value_t = 60.0, value_parser = budget)]
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search
