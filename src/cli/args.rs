@@ -536,9 +536,8 @@ pub struct TuneCmdArgs {
     /// more beside sequential (at three times the reps within its share, else at the reps, unless
     /// every figure of the mode read slower than the sequential timed beside it: it falls back
     /// whatever one more says) whatever is left, so those runs may carry the whole past the bound.
-    /// A point whose first run leaves under 1% of sequential to overlap (T_seq - max(T_gemm,
-    /// T_comm)) is not searched: each mode stands as given, and runs only where it leads sequential
-    /// by more than that. Knobs given as flags (--host-loop, --fused) are not searched.
+    /// A point whose first run leaves no room to overlap is not searched (see --search-no-room).
+    /// Knobs given as flags (--host-loop, --fused) are not searched.
     #[arg(long, default_value_t = 60.0, value_parser = budget)]
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search
@@ -547,6 +546,12 @@ pub struct TuneCmdArgs {
     /// finer one (fused mode's on one GPU).
     #[arg(long)]
     pub exhaustive: bool,
+    /// Search a point whose first run leaves no room to overlap too: by default each mode there
+    /// stands as given (T_seq - max(T_gemm, T_comm) within the noise its reps measured, as the run's
+    /// report checks), and runs only where it leads sequential by more than 1%. Where the noise
+    /// hides what overlap could gain, a search's choice is the figure whose noise ran low.
+    #[arg(long)]
+    pub search_no_room: bool,
     /// Timed repetitions per measurement, interleaved with as many of sequential (each median is
     /// read on warm clocks: scaled by its layout's fastest sequential over the one beside it);
     /// each mode's three fastest and its configuration as given are measured again at the end

@@ -204,6 +204,7 @@ pub fn tune(gpus: &[Gpu], a: &TuneCmdArgs, jobs: Vec<(String, Config)>) -> Resul
         warmup_s: a.warmup_s,
         seed: a.seed,
         exhaustive: a.exhaustive,
+        search_no_room: a.search_no_room,
         ..Settings::default()
     };
     let ctx = SpaceContext {

@@ -28,6 +28,9 @@ pub struct Settings {
     pub seed: u64,
     /// Measure every point of the space's grid instead of searching it.
     pub exhaustive: bool,
+    /// Search a point whose first experiment leaves no room to overlap too (by default each mode
+    /// stands as given there).
+    pub search_no_room: bool,
     /// Chunk counts tried along the chunk axis, the model's best first.
     pub chunk_tries: usize,
 }
@@ -40,6 +43,7 @@ impl Default for Settings {
             warmup_s: 1.0,
             seed: 1,
             exhaustive: false,
+            search_no_room: false,
             chunk_tries: 3,
         }
     }

@@ -379,3 +379,50 @@ fn a_choice_that_cannot_run_here_is_said() {
         "{enc}"
     );
 }
+
+/// A point whose first run leaves no room to overlap (one rank: nothing to move) is not searched:
+/// each mode stands as given, measured once, and the point's line and table row say why;
+/// `--search-no-room` searches it.
+#[test]
+fn a_point_without_room_to_overlap_stands_as_given_unless_searched() {
+    let d = tmp("no-room");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "tune", "--shape", SHAPE, "--ranks", "1", "--mode", "encoded",
+        ];
+        a.extend(["--budget-s", "3", "--out", "t.json"]);
+        a.extend(FAST);
+        a.extend(extra);
+        a
+    };
+    let o = t3(&args(&[]), &d);
+    if no_adapter(&o) {
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(out.contains("\n  no room to overlap ("), "{out}");
+    let read = || -> Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("t.json")).unwrap()).unwrap()
+    };
+    let t = read();
+    let p = &t["points"][0];
+    assert!(
+        p["no_room"]
+            .as_str()
+            .unwrap()
+            .starts_with("no room to overlap ("),
+        "{p}"
+    );
+    let encoded = &p["modes"][0];
+    assert_eq!(encoded["alternatives"].as_array().unwrap().len(), 1, "{p}");
+    assert!(encoded["confirmed"].as_array().unwrap().is_empty(), "{p}");
+    let o = t3(&args(&[SEARCH]), &d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let p = &read()["points"][0];
+    assert!(p.get("no_room").is_none(), "{p}");
+    assert!(
+        p["modes"][0]["alternatives"].as_array().unwrap().len() > 1,
+        "{p}"
+    );
+}

@@ -50,7 +50,7 @@ fn the_table_may_run_the_all_reduce_as_the_direct_one() {
     let d = tmp("direct");
     let mut args = vec!["tune", "--presets"];
     args.extend(TP2);
-    args.extend(["--mode", "sequential,host", "--budget-s", "6"]);
+    args.extend(["--mode", "sequential,host", "--budget-s", "6", SEARCH]);
     args.extend(FAST);
     let o = t3(&args, &d);
     if no_adapter(&o) {

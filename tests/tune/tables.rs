@@ -20,6 +20,7 @@ fn presets_of_one_shape_are_tuned_once() {
         "encoded",
         "--budget-s",
         "4",
+        SEARCH,
     ];
     args.extend(FAST);
     let o = t3(&args, &dir);
@@ -233,7 +234,7 @@ fn across_devices_the_chunk_count_is_the_models_and_the_table_keys_the_device_co
     args.extend(base);
     args.extend(modes);
     args.extend(FAST);
-    args.extend(["--budget-s", "2", "--out", "two.json"]);
+    args.extend(["--budget-s", "2", "--out", "two.json", SEARCH]);
     let o = t3(&args, &d);
     assert!(o.status.success(), "{}", stderr(&o));
     let t: Value =

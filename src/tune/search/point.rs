@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use web_time::Instant;
 
+use crate::consistency::Kind;
 use crate::error::{Error, Result};
-use crate::experiment::Baselines;
+use crate::experiment::{Baselines, Report};
 use crate::modes::ModeKind;
 
 use crate::tune::knobs::Knobs;
@@ -85,7 +86,8 @@ pub fn tune_point(
             ))
         }
     };
-    let got = search_point(&mut p, (&given, costs, share), ctx, deadline)?;
+    let why = base.as_ref().ok().and_then(no_room);
+    let got = search_point(&mut p, (&given, costs, share, why), ctx, deadline)?;
     Ok(Point {
         workload: job.workload.clone(),
         key: Key::of(&job.base, d.gpus.len()),
@@ -111,7 +113,7 @@ pub(super) struct Searched {
 /// any [`Measure`] (the search's tests run it on a stand-in).
 pub(super) fn search_point<M: Measure>(
     p: &mut Point1<'_, M>,
-    (given, costs, share): (&[Measured], Costs, Duration),
+    (given, costs, share, no_room): (&[Measured], Costs, Duration, Option<String>),
     ctx: Context,
     deadline: Instant,
 ) -> Result<Searched> {
@@ -158,11 +160,8 @@ pub(super) fn search_point<M: Measure>(
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         spaces.push((mode, fitted, axes));
     }
-    let no_room = given
-        .iter()
-        .find_map(|g| g.sequential_ms)
-        .and_then(|t| no_room(&costs, t))
-        .filter(|_| !s.exhaustive);
+    // The grid it is judged by is measured whatever the room, and a search asked for.
+    let no_room = no_room.filter(|_| !s.exhaustive && !s.search_no_room);
     if let Some(why) = &no_room {
         (p.progress)(&format!("{}: {why}", job.workload));
     }
@@ -214,28 +213,26 @@ pub(super) fn search_point<M: Measure>(
     })
 }
 
-/// Least room to overlap, of T_seq, that a point's first experiment must show for its modes to be
-/// searched: T_seq - max(T_gemm, T_comm), all that overlap could hide, under the jitter of one run's
-/// figures ([`crate::consistency::FLOOR`]) leaves no configuration that could be shown to pay by
-/// it, and each measurement of a point that large takes seconds.
+/// The least lead over sequential a mode must show at a point without room to overlap ([`no_room`])
+/// to run there rather than fall back: a smaller one is within the jitter of one run's figures
+/// ([`crate::consistency::FLOOR`]), and its figure there is unconfirmed.
 pub const LEAST_ROOM: f64 = crate::consistency::FLOOR;
 
-/// Why a point whose first experiment timed `costs` and sequential at `sequential_ms` leaves no room
-/// to overlap ([`LEAST_ROOM`]): each mode then stands as given, unsearched, and falls back unless its
-/// figure there is faster than sequential by more than [`LEAST_ROOM`]. None where it leaves room.
-fn no_room(costs: &Costs, sequential_ms: f64) -> Option<String> {
-    let ideal = costs.gemm_ms.max(costs.comm_ms);
-    let room = (sequential_ms - ideal) / sequential_ms;
-    (room < LEAST_ROOM).then(|| {
-        format!(
-            "no room to overlap: sequential {sequential_ms:.3} ms, ideal {ideal:.3} ms \
-             (max of the GEMM's {:.3} and the collective's {:.3}), {:.2}% of sequential, under \
-             {:.0}%: each mode as given, not searched, and run only where it leads sequential by \
-             more than that",
-            costs.gemm_ms,
-            costs.comm_ms,
-            room * 100.0,
-            LEAST_ROOM * 100.0,
-        )
-    })
+/// Why `first`, a point's first experiment, leaves no room to overlap: T_seq - max(T_gemm, T_comm),
+/// all that overlap could hide, within the noise its reps measured and the jitter of a run's figures
+/// (the report's own check, [`Kind::Room`]). No configuration could be shown to pay by overlap
+/// there, and each measurement of the largest points takes seconds: each mode then stands as given,
+/// unsearched, and runs only where it leads sequential by more than [`LEAST_ROOM`]. None where it
+/// leaves room.
+fn no_room(first: &Report) -> Option<String> {
+    let c = first
+        .checks
+        .iter()
+        .find(|c| c.kind == Kind::Room && c.subject.is_none() && !c.ok)?;
+    Some(format!(
+        "no room to overlap ({}): each mode as given, not searched, and run only where it leads \
+         sequential by more than {:.0}%",
+        c.detail,
+        LEAST_ROOM * 100.0
+    ))
 }
