@@ -71,6 +71,11 @@ fn le(a: &Spread, b: &Spread) -> (bool, f64) {
     (a.median <= b.median + noise, noise)
 }
 
+/// The noise the baselines' room check allows: T_seq against ideal = max(T_gemm, T_comm), ms.
+pub fn room_noise(gemm: Spread, comm: Spread, seq: Spread) -> f64 {
+    le(&seq, &larger(gemm, comm)).1
+}
+
 /// A mode's own GEMM and transfers, where it runs its own rather than T_gemm's dispatches and the
 /// steps (fused mode: every rank's GEMM on the packed buffers in one pass; its spares' transfers), each timed
 /// alone, ms. Its efficiency is measured against its own GEMM rather than T_gemm, so that what its

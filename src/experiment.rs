@@ -379,19 +379,8 @@ pub fn measure_with(
         .collect();
     let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
     // Checks first, on poisoned outputs.
-    let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
     let checking = Instant::now();
-    let lean = opts.baselines == Baselines::Sequential;
-    if verify != Verify::Off {
-        for (i, m) in order.iter().enumerate() {
-            let baseline_only = lean && !opts.modes.contains(&m.kind());
-            if skipped[i].is_none() && !baseline_only {
-                sys.poison();
-                m.run(sys)?;
-                checks[i] = Some(verdict(sys, inputs, verify)?);
-            }
-        }
-    }
+    let checks = check_all(sys, inputs, opts, (&order, &skipped), verify)?;
     let checks_s = checking.elapsed().as_secs_f64();
     let rounding = rounding(sys);
     let mut things = things(&order, &skipped, adjust, opts.baselines);
@@ -513,9 +502,34 @@ pub fn measure_with(
     })
 }
 
-/// What a measurement times: with every baseline, the GEMM alone (tracked and not) and each mode's
-/// own sequential run where it has one; and every mode of `order` not `skipped` (sequential among
-/// them).
+/// Each of `order`'s modes not skipped checked once on poisoned outputs (a baseline only where the
+/// measurement checks its baselines), in order: its verdict, None where it was not checked.
+fn check_all(
+    sys: &mut System,
+    inputs: &Inputs,
+    opts: &Options,
+    (order, skipped): (&[Box<dyn Mode>], &[Option<String>]),
+    verify: Verify,
+) -> Result<Vec<Option<Verdict>>> {
+    let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
+    if verify == Verify::Off {
+        return Ok(checks);
+    }
+    let lean = opts.baselines == Baselines::Sequential;
+    for (i, m) in order.iter().enumerate() {
+        let baseline_only = lean && !opts.modes.contains(&m.kind());
+        if skipped[i].is_none() && !baseline_only {
+            sys.poison();
+            m.run(sys)?;
+            checks[i] = Some(verdict(sys, inputs, verify)?);
+        }
+    }
+    Ok(checks)
+}
+
+/// What a measurement times: with the baselines (but [`Baselines::Sequential`]), the GEMM alone
+/// (untracked too with [`Baselines::All`]) and each mode's own sequential run where it has one; and
+/// every mode of `order` not `skipped` (sequential among them).
 fn things<'a, 's>(
     order: &'a [Box<dyn Mode>],
     skipped: &[Option<String>],

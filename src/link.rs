@@ -90,8 +90,19 @@ pub fn time_step(
 }
 
 /// Measures every budget in [`BUDGETS`] that is below the unthrottled count, and unthrottled.
+/// `bytes` is each measured copy's size: at most one binding (`max_storage_buffer_binding_size`).
 pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Result<LinkTable> {
-    let bytes = bytes.min(gpu.max_binding).max(16) / 16 * 16;
+    if bytes > gpu.max_binding {
+        return Err(Error::invalid(
+            "calibration copy",
+            format!("{bytes} bytes"),
+            format!(
+                "at most max_storage_buffer_binding_size ({} bytes)",
+                gpu.max_binding
+            ),
+        ));
+    }
+    let bytes = bytes.max(16) / 16 * 16;
     let need = Link::Unthrottled.workgroups((bytes / 16) as u32);
     let mut links: Vec<Link> = BUDGETS
         .iter()

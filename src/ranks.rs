@@ -107,10 +107,12 @@ impl Ranks {
         };
         let adopted =
             adopt.len() == held.len() && adopt.iter().zip(held.clone()).all(|(r, p)| r.of == of(p));
+        // Operands not taken are freed before the new ones are made.
         let (mut ranks, adopted_bytes) = if adopted {
             let bytes = adopt.iter().map(|r| r.a.size() + r.b.size()).sum::<u64>();
             (adopt, bytes)
         } else {
+            drop(adopt);
             (Vec::new(), 0)
         };
         for p in held.clone().filter(|_| !adopted) {

@@ -127,6 +127,30 @@ pub fn plot(csv: &str, x: PlotX, svg: &str, title: Option<&str>) -> Result<()> {
     Ok(())
 }
 
+/// The most bytes one measured copy of `t3 calibrate` may move on `gpus`: one buffer, bound whole.
+fn largest_copy(gpus: &[Gpu]) -> u64 {
+    gpus.iter()
+        .map(|g| g.max_buffer.min(g.max_binding))
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// `mib`, where a copy that large fits in `fits` bytes; else the error naming `--mib` and the limit.
+fn check_mib(mib: u64, fits: u64) -> t3_wgpu::Result<u64> {
+    if mib << 20 > fits {
+        return Err(t3_wgpu::Error::invalid(
+            "--mib",
+            mib,
+            format!(
+                "at most {} MiB on these devices (a copy is one buffer, bound whole: \
+                 max_buffer_size and max_storage_buffer_binding_size)",
+                fits >> 20
+            ),
+        ));
+    }
+    Ok(mib)
+}
+
 pub fn calibrate(
     gpu: &Gpu,
     mib: Option<usize>,
@@ -136,8 +160,13 @@ pub fn calibrate(
 ) -> Result<()> {
     let kernel = t3_wgpu::steps::StepKernel::new(gpu)?;
     let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
-    let mib = mib.unwrap_or(if cpu { 16 } else { 256 });
-    let t = link::calibrate(gpu, &kernel, (mib as u64) << 20, reps)?;
+    let fits = largest_copy(std::slice::from_ref(gpu));
+    // The default within what the device binds; a size asked for past it is refused.
+    let mib = match mib {
+        Some(m) => check_mib(m as u64, fits)?,
+        None => (if cpu { 16 } else { 256 }).min(fits >> 20),
+    };
+    let t = link::calibrate(gpu, &kernel, mib << 20, reps)?;
     t.save(out_path)?;
     show_saved(&t, || t.text(), out_path, json)
 }
@@ -163,26 +192,11 @@ pub fn calibrate_hostlink(
     json: bool,
 ) -> Result<()> {
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
-    let top = mib.unwrap_or(if cpu { 16 } else { 256 }) as u64;
     // The largest chunk is one buffer, bound whole: refused before any of the smaller is timed.
-    let fits = devices
-        .gpus
-        .iter()
-        .map(|g| g.max_buffer.min(g.max_binding))
-        .min()
-        .unwrap_or(u64::MAX);
-    if top << 20 > fits {
-        return Err(t3_wgpu::Error::invalid(
-            "--mib",
-            top,
-            format!(
-                "at most {} MiB on these devices (a chunk is one buffer, bound whole: \
-                 max_buffer_size and max_storage_buffer_binding_size)",
-                fits >> 20
-            ),
-        )
-        .into());
-    }
+    let top = check_mib(
+        mib.unwrap_or(if cpu { 16 } else { 256 }) as u64,
+        largest_copy(&devices.gpus),
+    )?;
     let sizes = std::iter::successors(Some(1u64), |m| Some(m * 4)).take_while(|&m| m < top);
     let mut opts = calibration::Options {
         bytes: sizes.chain([top]).map(|m| m << 20).collect(),

@@ -21,11 +21,12 @@ use super::model;
 use super::search::Devices;
 use super::table::{Key, Table};
 
-/// A mode's tuned best that ran slower than sequential.
+/// A mode's tuned best that ran slower than sequential (or, where the point left no room to
+/// overlap, led it by no more than the point's noise).
 #[derive(Clone, Debug, Serialize)]
 pub struct Fallback {
-    /// Its speedup over sequential when tuned (below 1, or below the lead a point without room to
-    /// overlap asks).
+    /// Its speedup over sequential when tuned (below 1, or within the noise of a point without room
+    /// to overlap).
     pub speedup: f64,
     /// Its configuration in words.
     pub config: String,
@@ -156,7 +157,7 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
 /// What `other`, an experiment of `modes` at their own configuration, says of those modes beside
 /// their rows: fused mode's configuration as resolved on the device, each mode's own sequential run,
 /// its checks ([`mode_checks`]) and warm-ups ([`mode_warmups`]), and the device memory and
-/// measurements at their most.
+/// measurements at their most, and the time it took added.
 fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]) {
     if modes.contains(&ModeKind::Fused) && other.fused_config.is_some() {
         merged.fused_config = other.fused_config.take();
@@ -176,6 +177,10 @@ fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]
         .extend(mode_warmups(std::mem::take(&mut other.warmups), modes));
     merged.device_memory_bytes = merged.device_memory_bytes.max(other.device_memory_bytes);
     merged.attempts = merged.attempts.max(other.attempts);
+    // The run's time is every experiment's.
+    merged.took.checks_s += other.took.checks_s;
+    merged.took.warmup_s += other.took.warmup_s;
+    merged.took.reps_s += other.took.reps_s;
 }
 
 /// The checks of an experiment of `modes` at their own configuration that the merged report keeps:

@@ -126,8 +126,8 @@ impl<'b> Rig<'_, 'b> {
     /// One experiment of `modes` at `config`, measured `how`; a configuration that cannot run is
     /// `Ok(Err(why))`, and a mode that cannot run it is skipped with its reason in the report (as
     /// fused mode with the direct all-reduce, which the point's other modes still tune). The first
-    /// of a point times every baseline (its GEMM and collective alone are the model's costs); the
-    /// rest time sequential beside the mode ([`Baselines::Sequential`]) and check only the mode.
+    /// of a point times every baseline but the untracked GEMM ([`Baselines::Costs`]: its GEMM and
+    /// collective alone are the model's costs); the rest time sequential beside the mode ([`Baselines::Sequential`]) and check only the mode.
     pub(super) fn experiment(
         &mut self,
         config: &Config,
@@ -189,8 +189,8 @@ impl<'b> Rig<'_, 'b> {
         }
     }
 
-    /// [`Self::experiment`]'s measurement, and the seconds spent building its system and uploading
-    /// its inputs (0 where the last system was lowered again).
+    /// [`Self::experiment`]'s measurement, and the seconds spent making its system: building it and
+    /// uploading its inputs, or lowering the last one again.
     fn measure(&mut self, opts: Options) -> (f64, Result<Report>) {
         let started = web_time::Instant::now();
         let built = self.build(opts);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use web_time::Instant;
 
-use crate::consistency::Kind;
+use crate::consistency::{room_noise, Kind};
 use crate::error::{Error, Result};
 use crate::experiment::{Baselines, Report};
 use crate::modes::ModeKind;
@@ -86,8 +86,8 @@ pub fn tune_point(
             ))
         }
     };
-    let why = base.as_ref().ok().and_then(no_room);
-    let got = search_point(&mut p, (&given, costs, share, why), ctx, deadline)?;
+    let no_room = base.as_ref().ok().and_then(no_room);
+    let got = search_point(&mut p, (&given, costs, share, no_room), ctx, deadline)?;
     Ok(Point {
         workload: job.workload.clone(),
         key: Key::of(&job.base, d.gpus.len()),
@@ -113,7 +113,7 @@ pub(super) struct Searched {
 /// any [`Measure`] (the search's tests run it on a stand-in).
 pub(super) fn search_point<M: Measure>(
     p: &mut Point1<'_, M>,
-    (given, costs, share, no_room): (&[Measured], Costs, Duration, Option<String>),
+    (given, costs, share, no_room): (&[Measured], Costs, Duration, Option<NoRoom>),
     ctx: Context,
     deadline: Instant,
 ) -> Result<Searched> {
@@ -162,13 +162,15 @@ pub(super) fn search_point<M: Measure>(
     }
     // The grid it is judged by is measured whatever the room, and a search asked for.
     let no_room = no_room.filter(|_| !s.exhaustive && !s.search_no_room);
-    if let Some(why) = &no_room {
-        (p.progress)(&format!("{}: {why}", job.workload));
+    if let Some(n) = &no_room {
+        (p.progress)(&format!("{}: {}", job.workload, n.why));
     }
     // What is measured whatever the deadline first (each mode's configuration as given where the
     // first experiment did not measure it: fused mode's own), so that the searches share what it
     // leaves: at the start of a mode's share, a share already spent would end past the budget.
-    for (mode, _, _) in spaces.iter().filter(|_| no_room.is_none()) {
+    // Without room too: a table replaces the configuration a run without one gets only on a figure
+    // of it.
+    for (mode, _, _) in &spaces {
         p.measure_given(*mode)?;
     }
     // The smallest spaces first: what a mode leaves of its share goes to the modes after it.
@@ -188,8 +190,11 @@ pub(super) fn search_point<M: Measure>(
             Some(c) => choices.push((c, fitted)),
             None => not_run.push(NotRun {
                 mode,
-                why: "no configuration it measured gave a time that held when measured again"
-                    .into(),
+                why: if no_room.is_some() {
+                    "as given, it gave no time beside sequential".into()
+                } else {
+                    "no configuration it measured gave a time that held when measured again".into()
+                },
             }),
         }
     }
@@ -199,9 +204,9 @@ pub(super) fn search_point<M: Measure>(
         p.pick(c, fitted);
         let warm = p.warm_ms(&layout(&c.knobs));
         judge(c, sequential_ms, warm);
-        // Without room to overlap a lead under the room's bound is one unconfirmed figure's noise:
-        // a mode runs there only by a lead no such noise gives (fused mode's own GEMM faster).
-        if no_room.is_some() && c.speedup < 1.0 + LEAST_ROOM {
+        // Without room to overlap a lead within the point's noise is an unconfirmed figure's
+        // noise: a mode runs there only by a lead no such noise gives (fused mode's GEMM faster).
+        if no_room.as_ref().is_some_and(|n| c.speedup <= 1.0 + n.lead) {
             c.fallback = true;
         }
     }
@@ -209,30 +214,46 @@ pub(super) fn search_point<M: Measure>(
         sequential_ms,
         modes: choices.into_iter().map(|(c, _)| c).collect(),
         not_run,
-        no_room,
+        no_room: no_room.map(|n| n.why),
     })
 }
 
 /// The least lead over sequential a mode must show at a point without room to overlap ([`no_room`])
-/// to run there rather than fall back: a smaller one is within the jitter of one run's figures
-/// ([`crate::consistency::FLOOR`]), and its figure there is unconfirmed.
+/// to run there rather than fall back, where the point's noise is smaller: the jitter of one run's
+/// figures ([`crate::consistency::FLOOR`]).
 pub const LEAST_ROOM: f64 = crate::consistency::FLOOR;
+
+/// A point without room to overlap: why, and the lead over sequential a mode must show there to run
+/// (the point's noise, of T_seq, at least [`LEAST_ROOM`]).
+pub(super) struct NoRoom {
+    pub why: String,
+    pub lead: f64,
+}
 
 /// Why `first`, a point's first experiment, leaves no room to overlap: T_seq - max(T_gemm, T_comm),
 /// all that overlap could hide, within the noise its reps measured and the jitter of a run's figures
 /// (the report's own check, [`Kind::Room`]). No configuration could be shown to pay by overlap
 /// there, and each measurement of the largest points takes seconds: each mode then stands as given,
-/// unsearched, and runs only where it leads sequential by more than [`LEAST_ROOM`]. None where it
+/// unsearched, and runs only where it leads sequential by more than that noise. None where it
 /// leaves room.
-fn no_room(first: &Report) -> Option<String> {
+fn no_room(first: &Report) -> Option<NoRoom> {
     let c = first
         .checks
         .iter()
         .find(|c| c.kind == Kind::Room && c.subject.is_none() && !c.ok)?;
-    Some(format!(
-        "no room to overlap ({}): each mode as given, not searched, and run only where it leads \
-         sequential by more than {:.0}%",
-        c.detail,
-        LEAST_ROOM * 100.0
-    ))
+    let (gemm, comm, seq) = (
+        first.t_gemm_spread?,
+        first.t_comm_spread?,
+        first.t_seq_spread?,
+    );
+    let lead = (room_noise(gemm, comm, seq) / seq.median).max(LEAST_ROOM);
+    Some(NoRoom {
+        why: format!(
+            "no room to overlap ({}): each mode as given, not searched, and run only where it \
+             leads sequential by more than that noise ({:.1}%)",
+            c.detail,
+            lead * 100.0
+        ),
+        lead,
+    })
 }
