@@ -13,7 +13,9 @@ pub use crate::shapes::TILE;
 mod fused;
 
 pub use fused::{fused_put, FusedFamily, FusedPut};
-pub use t3_core::kernels::gemm::{GemmParams, Job, Padding, StoreMode, K_SLICE, TILE_N_MAX};
+pub use t3_core::kernels::gemm::{
+    pack, pack_rows, GemmParams, Job, Padding, StoreMode, K_SLICE, TILE_N_MAX,
+};
 
 /// Which kernel computes the tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

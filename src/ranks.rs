@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::error::Result;
-use crate::gemm::Padding;
+use crate::gemm::{pack_rows, Padding};
 use crate::gpu::Gpu;
 use crate::plan::{key, Buf, Loc, Plan};
 use crate::reference::Rng;
@@ -209,10 +209,10 @@ impl Ranks {
         let (k, n) = (self.shape.k, self.shape.n);
         for (p, r) in self.held.clone().zip(&self.ranks) {
             let l = r.padding;
-            gpu.queue
-                .write_buffer(&r.a, 0, &l.pack_a(self.dtype, &inputs.a[p], k));
-            gpu.queue
-                .write_buffer(&r.b, 0, &l.pack_b(self.dtype, &inputs.b[p], n));
+            let a = pack_on_cores(self.dtype, &inputs.a[p], l.a_layout(k));
+            gpu.queue.write_buffer(&r.a, 0, &a);
+            let b = pack_on_cores(self.dtype, &inputs.b[p], l.b_layout(n));
+            gpu.queue.write_buffer(&r.b, 0, &b);
         }
     }
 
@@ -383,6 +383,25 @@ struct RowKey {
     mnk: (usize, usize, usize),
     collective: Collective,
     shards: usize,
+}
+
+/// [`crate::gemm::pack`] on the host's cores, a block of rows each: the largest points upload
+/// gigabytes of operands, which one core pads and encodes in seconds.
+fn pack_on_cores(dtype: Dtype, v: &[f32], layout: (usize, usize, usize)) -> Vec<u8> {
+    let (cols, ld, rows) = layout;
+    let row = ld * dtype.bytes();
+    let mut out = vec![0; (row * rows).next_multiple_of(4)];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = rows.div_ceil(cores).max(1) * row;
+    let pieces: Vec<(usize, &mut [u8])> = out
+        .chunks_mut(per)
+        .enumerate()
+        .map(|(i, piece)| (i * per / row, piece))
+        .collect();
+    on_cores(pieces, |(first, piece)| {
+        pack_rows(dtype, v, (cols, ld), first, piece)
+    });
+    out
 }
 
 /// Runs `f` on each item on the host's cores (in order on one where threads are not available: the
@@ -594,6 +613,29 @@ pub fn finished(collective: Collective, chunking: &Chunking) -> Vec<(usize, usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Packed on the host's cores, an operand is byte for byte what one core packs: every element
+    /// type (a half row ending mid-word), more rows than cores and fewer, a buffer with rows past the
+    /// operand's (A's tile of pad rows).
+    #[test]
+    fn operands_packed_on_every_core_are_packed_as_on_one() {
+        let mut rng = Rng::new(3);
+        for dtype in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
+            for (rows, cols) in [(1, 1), (3, 5), (37, 33), (1000, 3)] {
+                let v: Vec<f32> = (0..rows * cols).map(|_| rng.next_f32()).collect();
+                let l = Padding::new(rows, cols, cols);
+                for layout in [l.a_layout(cols), l.b_layout(cols)] {
+                    let want = crate::gemm::pack(dtype, &v, layout);
+                    assert_eq!(
+                        pack_on_cores(dtype, &v, layout),
+                        want,
+                        "{dtype:?} {rows}x{cols} {layout:?}"
+                    );
+                    assert!(want.len().is_multiple_of(4) && want.iter().any(|&b| b != 0));
+                }
+            }
+        }
+    }
 
     /// Filled by pieces on several cores, the operands are one generator's values in order (each
     /// rank's A, then each B): the same inputs for a seed however many cores fill them.

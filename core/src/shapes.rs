@@ -106,19 +106,27 @@ impl Dtype {
     /// Operand values as the device buffer's bytes, zero-padded to a multiple of 4 (wgpu copies
     /// whole words; buffers are padded to 16 bytes, so the pad fits).
     pub fn encode(self, v: &[f32]) -> Vec<u8> {
-        let mut bytes: Vec<u8> = match self {
-            Dtype::F32 => bytemuck::cast_slice(v).to_vec(),
-            Dtype::F16 => v
-                .iter()
-                .flat_map(|&x| half::f16::from_f32(x).to_bits().to_le_bytes())
-                .collect(),
-            Dtype::Bf16 => v
-                .iter()
-                .flat_map(|&x| half::bf16::from_f32(x).to_bits().to_le_bytes())
-                .collect(),
-        };
-        bytes.resize(bytes.len().next_multiple_of(4), 0);
+        let len = v.len() * self.bytes();
+        let mut bytes = vec![0; len.next_multiple_of(4)];
+        self.encode_into(v, &mut bytes[..len]);
         bytes
+    }
+
+    /// [`Dtype::encode`] into `out`, exactly `v.len()` elements long.
+    pub fn encode_into(self, v: &[f32], out: &mut [u8]) {
+        match self {
+            Dtype::F32 => out.copy_from_slice(bytemuck::cast_slice(v)),
+            Dtype::F16 => {
+                for (o, &x) in out.chunks_exact_mut(2).zip(v) {
+                    o.copy_from_slice(&half::f16::from_f32(x).to_bits().to_le_bytes());
+                }
+            }
+            Dtype::Bf16 => {
+                for (o, &x) in out.chunks_exact_mut(2).zip(v) {
+                    o.copy_from_slice(&half::bf16::from_f32(x).to_bits().to_le_bytes());
+                }
+            }
+        }
     }
 }
 

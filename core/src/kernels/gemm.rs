@@ -119,22 +119,51 @@ impl Padding {
 
     /// A (`rows` x `k`, row-major) in its buffer layout, as `dtype`.
     pub fn pack_a(&self, dtype: Dtype, a: &[f32], k: usize) -> Vec<u8> {
-        dtype.encode(&pad(a, k, self.lda, self.a_rows))
+        pack(dtype, a, self.a_layout(k))
     }
 
     /// B (`k` x `n`, row-major) in its buffer layout, as `dtype`.
     pub fn pack_b(&self, dtype: Dtype, b: &[f32], n: usize) -> Vec<u8> {
-        dtype.encode(&pad(b, n, self.ldb, self.b_rows))
+        pack(dtype, b, self.b_layout(n))
+    }
+
+    /// A's layout for [`pack`]: rows of `k`, in rows of `lda`, `a_rows` of them.
+    pub fn a_layout(&self, k: usize) -> (usize, usize, usize) {
+        (k, self.lda, self.a_rows)
+    }
+
+    /// B's layout for [`pack`]: rows of `n`, in rows of `ldb`, `b_rows` of them.
+    pub fn b_layout(&self, n: usize) -> (usize, usize, usize) {
+        (n, self.ldb, self.b_rows)
     }
 }
 
-/// `v` (rows of `cols`) as `rows` rows of `ld`, zero-filled past each row's end and past the last row.
-fn pad(v: &[f32], cols: usize, ld: usize, rows: usize) -> Vec<f32> {
-    let mut out = vec![0f32; ld * rows];
-    for (dst, src) in out.chunks_mut(ld).zip(v.chunks(cols)) {
-        dst[..cols].copy_from_slice(src);
-    }
+/// `v` (rows of `cols`) as `rows` rows of `ld` elements of `dtype`, zero past each row's end and
+/// past `v`'s last row, padded to a multiple of 4 bytes (`layout` is `(cols, ld, rows)`).
+pub fn pack(dtype: Dtype, v: &[f32], layout: (usize, usize, usize)) -> Vec<u8> {
+    let (cols, ld, rows) = layout;
+    let mut out = vec![0; (ld * rows * dtype.bytes()).next_multiple_of(4)];
+    pack_rows(dtype, v, (cols, ld), 0, &mut out);
     out
+}
+
+/// [`pack`]'s rows from row `first` on into `out`, zeroed: as many as it holds whole (a last word's
+/// pad excepted). Pieces of one packing, each its own `out`, can be made on several threads.
+pub fn pack_rows(
+    dtype: Dtype,
+    v: &[f32],
+    (cols, ld): (usize, usize),
+    first: usize,
+    out: &mut [u8],
+) {
+    let (row, elems) = (ld * dtype.bytes(), cols * dtype.bytes());
+    for (i, dst) in out.chunks_mut(row).enumerate() {
+        let r = first + i;
+        match v.get(r * cols..(r + 1) * cols) {
+            Some(src) if dst.len() >= elems => dtype.encode_into(src, &mut dst[..elems]),
+            _ => break,
+        }
+    }
 }
 
 /// `Job` in shaders/gemm/jobs.wgsl (layout checked as `GemmParams`'s). One chunk's tiles: rows [row0, row1),
