@@ -112,6 +112,26 @@ pub fn verdict(sys: &System, inputs: &Inputs, verify: Verify) -> Result<Verdict>
     })
 }
 
+/// Each of `order`'s modes that `checked` names run once on poisoned outputs and checked, in order:
+/// its verdict, None where it was not checked.
+pub fn check_all(
+    sys: &mut System,
+    inputs: &Inputs,
+    (order, checked): (&[Box<dyn crate::modes::Mode>], &[bool]),
+    verify: Verify,
+) -> Result<Vec<Option<Verdict>>> {
+    let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
+    if verify == Verify::Off {
+        return Ok(checks);
+    }
+    for (i, m) in order.iter().enumerate().filter(|&(i, _)| checked[i]) {
+        sys.poison();
+        m.run(sys)?;
+        checks[i] = Some(verdict(sys, inputs, verify)?);
+    }
+    Ok(checks)
+}
+
 /// The rows `Verify::Sample(count)` checks: `count` (rank, chunk, one row relative to the chunk)
 /// drawn from the finished outputs `done` by a generator seeded from the inputs' seed, so that a run
 /// checks the same rows whichever way they are read.

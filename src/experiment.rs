@@ -21,8 +21,8 @@ use crate::timing::{adjusted, time_things, Measured, Timed};
 
 mod links;
 pub use crate::timing::{
-    Rep, Stability, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, GEMM_UNTRACKED, MIN_WARMUP_S,
-    SEQ,
+    Rep, Stability, Took, COMM, FUSED_COMM, FUSED_GEMM, FUSED_SEQ, GEMM, GEMM_UNTRACKED,
+    MIN_WARMUP_S, SEQ,
 };
 use links::links_seen;
 pub use links::{read_links_against, LinkCalibration, LinkSeen};
@@ -52,9 +52,9 @@ pub enum Baselines {
     /// Sequential's time alone, not checked again: what the tuner's measurements after its first
     /// need to read each figure against sequential on the same clocks (no efficiency, no GEMM rate).
     Sequential,
-    /// [`Baselines::All`] but the untracked GEMM, whose only figure is the trackers' overhead, which
-    /// no choice of the tuner reads: a point's first measurement there (the model's costs), where
-    /// each of its timed things takes as long as the GEMM.
+    /// [`Baselines::All`] but the untracked GEMM: the tuner's first measurement of a point (the
+    /// model's costs). The untracked GEMM gives only the trackers' overhead, which no choice of the
+    /// tuner reads, and on the largest points each timed thing costs a GEMM's time per rep.
     Costs,
 }
 
@@ -248,19 +248,6 @@ pub struct Report {
     pub timelines: Vec<Timeline>,
 }
 
-/// Where a measurement's time went, seconds: what `t3 tune` says of each of its measurements, so
-/// that a point's tuning time can be told apart (checks and warm-ups grow with the shape as the reps
-/// do).
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-pub struct Took {
-    /// Each checked run on poisoned outputs, its readback and its reference.
-    pub checks_s: f64,
-    /// Every attempt's warm-up.
-    pub warmup_s: f64,
-    /// Every attempt's timed reps.
-    pub reps_s: f64,
-}
-
 /// [`Report::format`]: what a `--json` file is.
 pub const FORMAT: &str = "t3-results";
 /// [`Report::format_version`]: 1 added the format and the timelines (files before it have
@@ -316,8 +303,8 @@ pub fn build<'a>(
     build_adopting(gpus, kernels, opts, want, Vec::new())
 }
 
-/// [`build`], taking `operands` (a system of the same point's, [`System::into_operands`]) where
-/// they fit: written already where [`System::adopted_operands`].
+/// [`build`], its ranks taking `operands` ([`System::into_operands`] of a system of the same point
+/// and inputs) where they fit; [`System::adopted_operands`] then says no upload is needed.
 pub fn build_adopting<'a>(
     gpus: &'a [Gpu],
     kernels: &'a [Kernels],
@@ -380,7 +367,8 @@ pub fn measure_with(
     let mut skipped: Vec<Option<String>> = order.iter().map(|m| m.skip_reason(sys)).collect();
     // Checks first, on poisoned outputs.
     let checking = Instant::now();
-    let checks = check_all(sys, inputs, opts, (&order, &skipped), verify)?;
+    let checked = checked(&order, &skipped, opts);
+    let checks = crate::check::check_all(sys, inputs, (&order, &checked), verify)?;
     let checks_s = checking.elapsed().as_secs_f64();
     let rounding = rounding(sys);
     let mut things = things(&order, &skipped, adjust, opts.baselines);
@@ -502,33 +490,19 @@ pub fn measure_with(
     })
 }
 
-/// Each of `order`'s modes not skipped checked once on poisoned outputs (a baseline only where the
-/// measurement checks its baselines), in order: its verdict, None where it was not checked.
-fn check_all(
-    sys: &mut System,
-    inputs: &Inputs,
-    opts: &Options,
-    (order, skipped): (&[Box<dyn Mode>], &[Option<String>]),
-    verify: Verify,
-) -> Result<Vec<Option<Verdict>>> {
-    let mut checks: Vec<Option<Verdict>> = vec![None; order.len()];
-    if verify == Verify::Off {
-        return Ok(checks);
-    }
+/// Which of `order` a measurement checks: every mode not `skipped`, a baseline only where it checks
+/// its baselines (not [`Baselines::Sequential`]).
+fn checked(order: &[Box<dyn Mode>], skipped: &[Option<String>], opts: &Options) -> Vec<bool> {
     let lean = opts.baselines == Baselines::Sequential;
-    for (i, m) in order.iter().enumerate() {
-        let baseline_only = lean && !opts.modes.contains(&m.kind());
-        if skipped[i].is_none() && !baseline_only {
-            sys.poison();
-            m.run(sys)?;
-            checks[i] = Some(verdict(sys, inputs, verify)?);
-        }
-    }
-    Ok(checks)
+    order
+        .iter()
+        .zip(skipped)
+        .map(|(m, s)| s.is_none() && (!lean || opts.modes.contains(&m.kind())))
+        .collect()
 }
 
-/// What a measurement times: with the baselines (but [`Baselines::Sequential`]), the GEMM alone
-/// (untracked too with [`Baselines::All`]) and each mode's own sequential run where it has one; and
+/// What a measurement times: unless [`Baselines::Sequential`], the tracked GEMM alone (and the
+/// untracked one with [`Baselines::All`]) and each mode's own sequential run where it has one; and
 /// every mode of `order` not `skipped` (sequential among them).
 fn things<'a, 's>(
     order: &'a [Box<dyn Mode>],
@@ -536,9 +510,9 @@ fn things<'a, 's>(
     adjust: &'a dyn Fn(&str, &mut Rep) -> Result<()>,
     baselines: Baselines,
 ) -> Vec<Timed<'a, System<'s>>> {
-    let all = baselines != Baselines::Sequential;
+    let with_baselines = baselines != Baselines::Sequential;
     let mut things = Vec::new();
-    if all {
+    if with_baselines {
         things.push(adjusted(GEMM, adjust, gemm_alone(|l| &l.gemm_tracked)));
     }
     if baselines == Baselines::All {
@@ -549,7 +523,7 @@ fn things<'a, 's>(
         ));
     }
     let run = order.iter().zip(skipped).filter(|(_, s)| s.is_none());
-    for (m, _) in run.clone().filter(|_| all) {
+    for (m, _) in run.clone().filter(|_| with_baselines) {
         if let Some(own) = m.own_sequential() {
             things.push(adjusted(FUSED_SEQ, adjust, move |sys: &mut System| {
                 own_sequential(own(sys)?)

@@ -89,16 +89,22 @@ pub fn time_step(
     Ok(out)
 }
 
+/// The most bytes one measured copy may move on `gpu`: one buffer, bound whole.
+pub fn largest_copy(gpu: &Gpu) -> u64 {
+    gpu.max_buffer.min(gpu.max_binding)
+}
+
 /// Measures every budget in [`BUDGETS`] that is below the unthrottled count, and unthrottled.
-/// `bytes` is each measured copy's size: at most one binding (`max_storage_buffer_binding_size`).
+/// `bytes` is each measured copy's size: at most [`largest_copy`].
 pub fn calibrate(gpu: &Gpu, kernel: &StepKernel, bytes: u64, reps: usize) -> Result<LinkTable> {
-    if bytes > gpu.max_binding {
+    if bytes > largest_copy(gpu) {
         return Err(Error::invalid(
             "calibration copy",
             format!("{bytes} bytes"),
             format!(
-                "at most max_storage_buffer_binding_size ({} bytes)",
-                gpu.max_binding
+                "at most {} bytes (a copy is one buffer, bound whole: max_buffer_size and \
+                 max_storage_buffer_binding_size)",
+                largest_copy(gpu)
             ),
         ));
     }

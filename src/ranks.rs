@@ -31,7 +31,7 @@ pub struct RankBuffers {
     pub b: wgpu::Buffer,
     pub padding: Padding,
     /// Which operands they are: what another system must need to adopt them ([`Ranks::held`]).
-    pub of: Operands,
+    pub holds: Operands,
 }
 
 /// Which operands a rank's buffers hold: the rank, its rows of A, the shape and the element type.
@@ -99,14 +99,17 @@ impl Ranks {
             allocated += b.size();
             Ok(b)
         };
-        let of = |p: usize| Operands {
+        let holds = |p: usize| Operands {
             rank: p,
             rows: a_rows(collective, chunking, p),
             shape,
             dtype,
         };
-        let adopted =
-            adopt.len() == held.len() && adopt.iter().zip(held.clone()).all(|(r, p)| r.of == of(p));
+        let adopted = adopt.len() == held.len()
+            && adopt
+                .iter()
+                .zip(held.clone())
+                .all(|(r, p)| r.holds == holds(p));
         // Operands not taken are freed before the new ones are made.
         let (mut ranks, adopted_bytes) = if adopted {
             let bytes = adopt.iter().map(|r| r.a.size() + r.b.size()).sum::<u64>();
@@ -129,7 +132,7 @@ impl Ranks {
                     b_bytes,
                 )?,
                 padding,
-                of: of(p),
+                holds: holds(p),
             });
         }
         let mut locs = HashMap::new();
@@ -615,8 +618,8 @@ mod tests {
     use super::*;
 
     /// Packed on the host's cores, an operand is byte for byte what one core packs: every element
-    /// type (a half row ending mid-word), more rows than cores and fewer, a buffer with rows past the
-    /// operand's (A's tile of pad rows).
+    /// type (a half row ending mid-word), more rows than cores and fewer, a buffer with rows past
+    /// the operand's (A's tile of pad rows).
     #[test]
     fn operands_packed_on_every_core_are_packed_as_on_one() {
         let mut rng = Rng::new(3);

@@ -97,14 +97,36 @@ pub const FUSED_COMM: &str = "fused_comm";
 /// The mode with an own sequential run.
 const FUSED: &str = "fused";
 
+/// Where a measurement's time went, seconds (in every JSON report; `t3 tune` says it of each of its
+/// measurements, so that a point's tuning time can be broken down: checks and warm-ups grow with
+/// the shape as the reps do).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Took {
+    /// Each checked run on poisoned outputs, its readback and its reference.
+    pub checks_s: f64,
+    /// Every attempt's warm-up.
+    pub warmup_s: f64,
+    /// Every attempt's timed reps.
+    pub reps_s: f64,
+}
+
+impl std::ops::AddAssign for Took {
+    fn add_assign(&mut self, other: Took) {
+        self.checks_s += other.checks_s;
+        self.warmup_s += other.warmup_s;
+        self.reps_s += other.reps_s;
+    }
+}
+
 /// What timing the things of a run gave: every attempt's samples, and the last attempt's warm-ups,
 /// checks, latencies and timelines.
 pub struct Measured {
     pub samples: Vec<Series>,
     pub warmups: Vec<Warmup>,
     pub attempts: usize,
-    /// Seconds spent warming up and in the reps, every attempt's.
+    /// Seconds of warm-up, every attempt's.
     pub warmup_s: f64,
+    /// Seconds of timed reps, every attempt's.
     pub reps_s: f64,
     pub checks: Vec<Check>,
     /// Per timed thing (in order): its reps' trigger latencies and its last rep.

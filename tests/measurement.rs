@@ -316,7 +316,7 @@ fn a_lean_measurement_times_only_what_it_is_asked() {
         std::slice::from_ref(gpu),
         std::slice::from_ref(&kernels),
         opts.config.clone(),
-        t3_wgpu::hostlink::Path::Mapped,
+        Path::Mapped,
         &opts.modes,
     )
     .unwrap();
@@ -434,7 +434,9 @@ fn a_system_of_another_layout_adopts_the_operands_and_still_matches_the_referenc
                 ..base.clone()
             },
         ];
+        let mut adopted = 0;
         for c in layouts.into_iter().filter(|c| c.validate().is_ok()) {
+            adopted += 1;
             opts.config = c.clone();
             let mut sys =
                 experiment::build_adopting(gpus, sets, &opts, Path::Mapped, operands).unwrap();
@@ -450,6 +452,7 @@ fn a_system_of_another_layout_adopts_the_operands_and_still_matches_the_referenc
             }
             operands = sys.into_operands();
         }
+        assert!(adopted > 0, "{collective:?}: no other layout ran");
         opts.config = Config {
             shape: Shape::new(203, 131, 14).unwrap(),
             ..base

@@ -105,8 +105,9 @@ pub enum Cmd {
     /// --devices, the link between devices instead (GB/s per direction by chunk size and
     /// copy threads).
     Calibrate {
-        /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter; at most 4096); with
-        /// --devices the largest chunk (chunks from 1 MiB up by factors of 4).
+        /// Bytes per measured copy, MiB (default 256, or 16 on a CPU adapter, within a buffer
+        /// binding; at most 4096 and one buffer binding of the device or devices); with --devices
+        /// the largest chunk (chunks from 1 MiB up by factors of 4).
         #[arg(long, value_parser = mib)]
         mib: Option<usize>,
         /// Timed repetitions per measurement (medians reported), after one untimed one.
@@ -547,10 +548,11 @@ pub struct TuneCmdArgs {
     /// finer one (fused mode's on one GPU).
     #[arg(long)]
     pub exhaustive: bool,
-    /// Search a point whose first run leaves no room to overlap too: by default each mode there
+    /// Search a point even where its first run leaves no room to overlap. By default each mode there
     /// stands as given (T_seq - max(T_gemm, T_comm) within the noise its reps measured, as the run's
-    /// report checks), and runs only where it leads sequential by more than 1%. Where the noise
-    /// hides what overlap could gain, a search's choice is the figure whose noise ran low.
+    /// report checks) and runs only where it leads sequential by more than that noise (at least 1%
+    /// of T_seq). Where the noise hides what overlap could gain, a search's choice is the figure
+    /// whose noise ran low.
     #[arg(long)]
     pub search_no_room: bool,
     /// Timed repetitions per measurement, interleaved with as many of sequential (each median is

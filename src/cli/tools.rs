@@ -127,12 +127,26 @@ pub fn plot(csv: &str, x: PlotX, svg: &str, title: Option<&str>) -> Result<()> {
     Ok(())
 }
 
-/// The most bytes one measured copy of `t3 calibrate` may move on `gpus`: one buffer, bound whole.
+/// The most bytes one measured copy of `t3 calibrate` may move on every one of `gpus`.
 fn largest_copy(gpus: &[Gpu]) -> u64 {
     gpus.iter()
-        .map(|g| g.max_buffer.min(g.max_binding))
+        .map(link::largest_copy)
         .min()
         .unwrap_or(u64::MAX)
+}
+
+/// The `--mib` a calibration on `gpus` copies: the one given, where a copy that large fits (else
+/// the error naming `--mib` and the limit), or the default (256, or 16 on a CPU adapter) within
+/// what they bind.
+fn mib_on(gpus: &[Gpu], mib: Option<usize>) -> t3_wgpu::Result<u64> {
+    let fits = largest_copy(gpus);
+    let cpu = gpus
+        .iter()
+        .any(|g| g.info.device_type == wgpu::DeviceType::Cpu);
+    match mib {
+        Some(m) => check_mib(m as u64, fits),
+        None => Ok((if cpu { 16 } else { 256 }).min(fits >> 20)),
+    }
 }
 
 /// `mib`, where a copy that large fits in `fits` bytes; else the error naming `--mib` and the limit.
@@ -159,13 +173,7 @@ pub fn calibrate(
     json: bool,
 ) -> Result<()> {
     let kernel = t3_wgpu::steps::StepKernel::new(gpu)?;
-    let cpu = gpu.info.device_type == wgpu::DeviceType::Cpu;
-    let fits = largest_copy(std::slice::from_ref(gpu));
-    // The default within what the device binds; a size asked for past it is refused.
-    let mib = match mib {
-        Some(m) => check_mib(m as u64, fits)?,
-        None => (if cpu { 16 } else { 256 }).min(fits >> 20),
-    };
+    let mib = mib_on(std::slice::from_ref(gpu), mib)?;
     let t = link::calibrate(gpu, &kernel, mib << 20, reps)?;
     t.save(out_path)?;
     show_saved(&t, || t.text(), out_path, json)
@@ -193,10 +201,7 @@ pub fn calibrate_hostlink(
 ) -> Result<()> {
     let cpu = devices.gpus[0].info.device_type == wgpu::DeviceType::Cpu;
     // The largest chunk is one buffer, bound whole: refused before any of the smaller is timed.
-    let top = check_mib(
-        mib.unwrap_or(if cpu { 16 } else { 256 }) as u64,
-        largest_copy(&devices.gpus),
-    )?;
+    let top = mib_on(&devices.gpus, mib)?;
     let sizes = std::iter::successors(Some(1u64), |m| Some(m * 4)).take_while(|&m| m < top);
     let mut opts = calibration::Options {
         bytes: sizes.chain([top]).map(|m| m << 20).collect(),

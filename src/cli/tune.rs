@@ -8,7 +8,7 @@ use web_time::{Duration, Instant};
 use t3_wgpu::files;
 use t3_wgpu::gpu::Gpu;
 use t3_wgpu::modes::{Config, ModeKind};
-use t3_wgpu::tune::apply::Given;
+use t3_wgpu::tune::apply::{fallback_why, Given};
 use t3_wgpu::tune::search::{self, Job, Settings};
 use t3_wgpu::tune::space::Context as SpaceContext;
 use t3_wgpu::tune::table::{Key, Point, Table};
@@ -126,10 +126,10 @@ pub fn describe_point(p: &Point) -> String {
                 if c.speedup < 1.0 {
                     format!("is {:.1}% slower", (1.0 / c.speedup - 1.0) * 100.0)
                 } else {
-                    // Only a point without room to overlap asks a lead of a fallback's best.
                     format!(
-                        "is {:.1}% faster: within what no room to overlap leaves to noise",
-                        (c.speedup - 1.0) * 100.0
+                        "is {:.1}% faster{}",
+                        (c.speedup - 1.0) * 100.0,
+                        fallback_why(c.speedup)
                     )
                 }
             )
@@ -432,7 +432,7 @@ mod tests {
         unsearched.modes[0].fallback = true;
         let text = describe_point(&unsearched);
         assert!(
-            text.contains(", is 0.5% faster: within what no room to overlap leaves to noise)"),
+            text.contains(", is 0.5% faster, within the noise of a point without room to overlap)"),
             "{text}"
         );
     }

@@ -348,8 +348,8 @@ impl<'a> System<'a> {
         }
     }
 
-    /// Every device's ranks' operands, the rest of the system dropped (its buffers freed first):
-    /// for [`System::adopting`], a system of the same point in another layout.
+    /// Every device's ranks' operands, the rest of the system dropped (its other buffers freed on
+    /// return): for [`System::adopting`], a system of the same point in another layout.
     pub fn into_operands(self) -> Vec<Vec<RankBuffers>> {
         self.parts.into_iter().map(|p| p.ranks.ranks).collect()
     }

@@ -133,25 +133,30 @@ fn not_taken(
     })
 }
 
+/// Why a fallback whose tuned best read `speedup` fell back, where that is not plain (empty below
+/// 1): a fallback at or above 1.0x comes only from a point without room to overlap, which asks a
+/// lead past its noise.
+pub fn fallback_why(speedup: f64) -> &'static str {
+    if speedup < 1.0 {
+        ""
+    } else {
+        ", within the noise of a point without room to overlap"
+    }
+}
+
 /// What a mode's row says of a fallback: taken (`shown` false), or shown as run (`--no-fallback`).
 fn fallback_note(f: &Fallback, shown: bool) -> String {
-    if shown {
-        format!(
-            "shown as run (--no-fallback): its tuned best ({}) ran {:.3}x of sequential",
-            f.config, f.speedup
-        )
+    let what = if shown {
+        "shown as run (--no-fallback)"
     } else {
-        // At or above 1 only where the point left no room to overlap (`t3 tune`'s line says so).
-        let why = if f.speedup < 1.0 {
-            ""
-        } else {
-            ", within the noise where the point leaves no room to overlap"
-        };
-        format!(
-            "fell back to sequential: its tuned best ({}) ran {:.3}x of sequential{why}",
-            f.config, f.speedup
-        )
-    }
+        "fell back to sequential"
+    };
+    format!(
+        "{what}: its tuned best ({}) ran {:.3}x of sequential{}",
+        f.config,
+        f.speedup,
+        fallback_why(f.speedup)
+    )
 }
 
 /// What `other`, an experiment of `modes` at their own configuration, says of those modes beside
@@ -178,9 +183,7 @@ fn take_mode_figures(merged: &mut Report, other: &mut Report, modes: &[ModeKind]
     merged.device_memory_bytes = merged.device_memory_bytes.max(other.device_memory_bytes);
     merged.attempts = merged.attempts.max(other.attempts);
     // The run's time is every experiment's.
-    merged.took.checks_s += other.took.checks_s;
-    merged.took.warmup_s += other.took.warmup_s;
-    merged.took.reps_s += other.took.reps_s;
+    merged.took += other.took;
 }
 
 /// The checks of an experiment of `modes` at their own configuration that the merged report keeps:

@@ -111,14 +111,15 @@ pub(super) fn fatal(e: &Error) -> bool {
 /// What the tuner measures one point on: the point's operands, made once, and the system of the
 /// configuration measured last, lowered again for the next where it keeps the same buffers (every
 /// knob but the chunk count and the reduce), so that a measurement costs its runs, not an
-/// allocation, an upload and fresh inputs.
+/// allocation, an upload and fresh inputs; where it cannot be lowered again, the next system adopts
+/// its operands (no allocation or upload of them).
 pub(super) struct Rig<'a, 'b> {
     pub d: &'a Devices<'b>,
     /// Bound on a settling warm-up, seconds.
     pub settle_s: f64,
     pub inputs: Option<Inputs>,
     pub sys: Option<System<'b>>,
-    /// Where the last experiment's time went, in words ([`Rig::took`]).
+    /// Where the last experiment's time went, in words ([`Measure::took`]).
     pub took: Option<String>,
 }
 
@@ -127,7 +128,8 @@ impl<'b> Rig<'_, 'b> {
     /// `Ok(Err(why))`, and a mode that cannot run it is skipped with its reason in the report (as
     /// fused mode with the direct all-reduce, which the point's other modes still tune). The first
     /// of a point times every baseline but the untracked GEMM ([`Baselines::Costs`]: its GEMM and
-    /// collective alone are the model's costs); the rest time sequential beside the mode ([`Baselines::Sequential`]) and check only the mode.
+    /// collective alone are the model's costs); the rest time sequential beside the mode
+    /// ([`Baselines::Sequential`]) and check only the mode.
     pub(super) fn experiment(
         &mut self,
         config: &Config,
@@ -205,7 +207,8 @@ impl<'b> Rig<'_, 'b> {
     }
 
     /// The system `opts` runs on: the last one lowered again where it keeps its buffers, else one
-    /// built anew with the point's inputs uploaded; `opts` as the measurement then runs.
+    /// built anew on the last one's operands where they fit, else with the point's inputs uploaded;
+    /// `opts` as the measurement then runs (its warm-up raised after a build).
     fn build(&mut self, mut opts: Options) -> Result<Options> {
         let kept = match self.sys.as_mut() {
             Some(sys) => sys.relower(opts.config.clone(), &opts.modes).is_ok(),

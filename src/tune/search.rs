@@ -513,8 +513,9 @@ impl<M: Measure> Point1<'_, M> {
         }
     }
 
-    /// `mode`'s choice where no mode is searched ([`point::no_room`]): its figure as given in the
-    /// point's first experiment, then [`Self::pick`]. None where it gave no time.
+    /// `mode`'s choice where no mode is searched ([`point::no_room`]): [`Self::pick`] among what was
+    /// measured of it as given (the point's first experiment, and fused mode's own configuration).
+    /// None where none gave a time.
     fn as_given(&self, mode: ModeKind, fitted: &Costs) -> Option<Choice> {
         let mut c = self.choice(mode, self.ranked(mode), Vec::new());
         self.pick(&mut c, fitted).then_some(c)

@@ -106,6 +106,30 @@ fn shapes_beyond_the_adapter_exit_1_naming_the_limit() {
         "{e}"
     );
     assert!(e.contains("--scale"), "{e}");
+    // The link table's copies past what one buffer binds: refused naming --mib and the limit, not
+    // clamped to it without a word; no table written.
+    let o = t3_within(&["calibrate", "--mib", "4096", "--reps", "1"], &[], &d, 60);
+    assert_usage(
+        &o,
+        &[
+            "--mib",
+            "4096",
+            "MiB on these devices",
+            "max_storage_buffer_binding_size",
+        ],
+    );
+    assert!(!d.join("t3-link.json").exists(), "no table written");
+    // The library's own bound, where it is called past it.
+    let gpu = common::gpu().unwrap();
+    let kernel = t3_wgpu::steps::StepKernel::new(gpu).unwrap();
+    let past = t3_wgpu::link::largest_copy(gpu) + 16;
+    let e = t3_wgpu::link::calibrate(gpu, &kernel, past, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("{past} bytes")) && e.contains("max_buffer_size"),
+        "{e}"
+    );
 }
 
 #[test]

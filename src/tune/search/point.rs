@@ -1,7 +1,8 @@
 //! One point tuned: every mode as given in one experiment (its GEMM and collective alone the
 //! model's costs), the model fitted to it and each mode's space pruned by it, then each mode's
 //! search ([`super::Point1::choose`]) in its share of the budget, the choices made again and judged
-//! on the final figures.
+//! on the final figures; no search where the first experiment leaves no room to overlap
+//! ([`no_room`]): each mode stands as given.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -160,7 +161,8 @@ pub(super) fn search_point<M: Measure>(
         let axes = space::not_given(space::axes(mode, &job.base, &chunks, ctx), &job.given);
         spaces.push((mode, fitted, axes));
     }
-    // The grid it is judged by is measured whatever the room, and a search asked for.
+    // `exhaustive` (the grid the search is judged by) and `search_no_room` search whatever the
+    // room.
     let no_room = no_room.filter(|_| !s.exhaustive && !s.search_no_room);
     if let Some(n) = &no_room {
         (p.progress)(&format!("{}: {}", job.workload, n.why));
@@ -168,8 +170,8 @@ pub(super) fn search_point<M: Measure>(
     // What is measured whatever the deadline first (each mode's configuration as given where the
     // first experiment did not measure it: fused mode's own), so that the searches share what it
     // leaves: at the start of a mode's share, a share already spent would end past the budget.
-    // Without room too: a table replaces the configuration a run without one gets only on a figure
-    // of it.
+    // Without room too: the table's choice replaces what a run without a table runs (fused mode's
+    // own configuration), so it must rest on a figure of that configuration.
     for (mode, _, _) in &spaces {
         p.measure_given(*mode)?;
     }
@@ -205,7 +207,8 @@ pub(super) fn search_point<M: Measure>(
         let warm = p.warm_ms(&layout(&c.knobs));
         judge(c, sequential_ms, warm);
         // Without room to overlap a lead within the point's noise is an unconfirmed figure's
-        // noise: a mode runs there only by a lead no such noise gives (fused mode's GEMM faster).
+        // noise: a mode runs there only by a lead no such noise gives (as fused mode's own GEMM,
+        // faster than T_gemm's, can give).
         if no_room.as_ref().is_some_and(|n| c.speedup <= 1.0 + n.lead) {
             c.fallback = true;
         }
@@ -218,24 +221,20 @@ pub(super) fn search_point<M: Measure>(
     })
 }
 
-/// The least lead over sequential a mode must show at a point without room to overlap ([`no_room`])
-/// to run there rather than fall back, where the point's noise is smaller: the jitter of one run's
-/// figures ([`crate::consistency::FLOOR`]).
-pub const LEAST_ROOM: f64 = crate::consistency::FLOOR;
-
-/// A point without room to overlap: why, and the lead over sequential a mode must show there to run
-/// (the point's noise, of T_seq, at least [`LEAST_ROOM`]).
+/// A point without room to overlap: why, and the lead over sequential a mode must show there to
+/// run: the room check's noise over T_seq (at least [`crate::consistency::FLOOR`], which that noise
+/// includes).
 pub(super) struct NoRoom {
     pub why: String,
     pub lead: f64,
 }
 
-/// Why `first`, a point's first experiment, leaves no room to overlap: T_seq - max(T_gemm, T_comm),
-/// all that overlap could hide, within the noise its reps measured and the jitter of a run's figures
-/// (the report's own check, [`Kind::Room`]). No configuration could be shown to pay by overlap
-/// there, and each measurement of the largest points takes seconds: each mode then stands as given,
-/// unsearched, and runs only where it leads sequential by more than that noise. None where it
-/// leaves room.
+/// Why `first`, a point's first experiment, leaves no room to overlap: T_seq - max(T_gemm,
+/// T_comm), all that overlap could hide, within the noise its reps measured and the jitter of a
+/// run's figures (the report's own check, [`Kind::Room`]). No configuration could be shown to pay
+/// by overlap there, and each measurement of the largest points takes seconds: each mode then
+/// stands as given, unsearched, and runs only where it leads sequential by more than that noise.
+/// None where it leaves room.
 fn no_room(first: &Report) -> Option<NoRoom> {
     let c = first
         .checks
@@ -246,7 +245,7 @@ fn no_room(first: &Report) -> Option<NoRoom> {
         first.t_comm_spread?,
         first.t_seq_spread?,
     );
-    let lead = (room_noise(gemm, comm, seq) / seq.median).max(LEAST_ROOM);
+    let lead = room_noise(gemm, comm, seq) / seq.median;
     Some(NoRoom {
         why: format!(
             "no room to overlap ({}): each mode as given, not searched, and run only where it \

@@ -669,7 +669,7 @@ fn a_point_without_room_to_overlap_is_not_searched() {
     let no_room = || {
         Some(point::NoRoom {
             why: "no room to overlap (why)".into(),
-            lead: point::LEAST_ROOM,
+            lead: crate::consistency::FLOOR,
         })
     };
     let cases = [
