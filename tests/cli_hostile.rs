@@ -362,35 +362,29 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
             .collect();
         refused(&d, &args, &[], &["--mode", "2 devices"]);
     }
-    // 15: a table row of no workgroups, or more than a dispatch holds.
-    for w in ["0", "4294967295"] {
+    // 15: a link table of one row (step bytes, workgroups, GB/s) refused, naming what it says.
+    let table_refused = |(bytes, workgroups, gbps): (u64, &str, &str), said: &[&str]| {
         let t = format!(
-            r#"{{"adapter":"x","bytes":1048576,"timer":"t","rows":[{{"workgroups":{w},"gbps":2.0,"ms":0.5}}]}}"#
+            r#"{{"adapter":"x","bytes":{bytes},"timer":"t","rows":[{{"workgroups":{workgroups},"gbps":{gbps},"ms":0.5}}]}}"#
         );
         std::fs::write(d.join("tbl.json"), t).unwrap();
         refused(
             &d,
             &run(&["--link-gbps", "2", "--link-table", "tbl.json"]),
             &[],
-            &[&format!("a row of {w} workgroups")],
+            said,
         );
+    };
+    // A row of no workgroups, or more than a dispatch holds.
+    for w in ["0", "4294967295"] {
+        table_refused((1048576, w, "2.0"), &[&format!("a row of {w} workgroups")]);
     }
     // A table of no step bytes, or a row at a rate no link has.
-    for (bytes, gbps, said) in [
-        (0, "2.0", "a step of 16 bytes or more"),
-        (1048576, "1e300", "at most 1e6 GB/s"),
-    ] {
-        let t = format!(
-            r#"{{"adapter":"x","bytes":{bytes},"timer":"t","rows":[{{"workgroups":4,"gbps":{gbps},"ms":0.5}}]}}"#
-        );
-        std::fs::write(d.join("tbl.json"), t).unwrap();
-        refused(
-            &d,
-            &run(&["--link-gbps", "2", "--link-table", "tbl.json"]),
-            &[],
-            &["link table", said],
-        );
-    }
+    table_refused(
+        (0, "4", "2.0"),
+        &["link table", "a step of 16 bytes or more"],
+    );
+    table_refused((1048576, "4", "1e300"), &["link table", "at most 1e6 GB/s"]);
     // A link budget beyond what a dispatch holds, on run and on sweep.
     refused(
         &d,

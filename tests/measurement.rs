@@ -13,6 +13,7 @@ use t3_wgpu::experiment::{
 use t3_wgpu::hostlink::Path;
 use t3_wgpu::modes::{self, Config, Kernels, ModeKind, StepLead, System};
 use t3_wgpu::plan::ReduceVia;
+use t3_wgpu::ranks::Inputs;
 use t3_wgpu::report;
 use t3_wgpu::schedule::Collective;
 use t3_wgpu::shapes::Shape;
@@ -337,6 +338,20 @@ fn a_lean_measurement_times_only_what_it_is_asked() {
     }
 }
 
+/// Every mode `sys` can run, run once on poisoned outputs, matches the reference (`c` its
+/// configuration, named where one does not).
+fn every_mode_matches(sys: &mut System, inputs: &Inputs, c: &Config) {
+    for m in modes::all() {
+        if m.skip_reason(sys).is_some() {
+            continue;
+        }
+        sys.poison();
+        m.run(sys).unwrap();
+        let v = experiment::verdict(sys, inputs, Verify::Full).unwrap();
+        assert!(v.ok(), "{} at {c:?}: {v:?}", m.name());
+    }
+}
+
 /// The tuner measures the configurations of one layout on one system lowered again for each: every
 /// such lowering computes what the reference says on poisoned outputs, and a configuration that needs
 /// other buffers (another chunk count) is refused, naming what differs.
@@ -383,15 +398,7 @@ fn a_system_lowered_again_for_other_knobs_still_matches_the_reference() {
         let lowered = format!("{:?}", sys.parts[0].lowered);
         assert_eq!(lowered, format!("{:?}", fresh.parts[0].lowered), "{c:?}");
         seen.push(lowered);
-        for m in modes::all() {
-            if m.skip_reason(&sys).is_some() {
-                continue;
-            }
-            sys.poison();
-            m.run(&mut sys).unwrap();
-            let v = experiment::verdict(&sys, &inputs, Verify::Full).unwrap();
-            assert!(v.ok(), "{} at {c:?}: {v:?}", m.name());
-        }
+        every_mode_matches(&mut sys, &inputs, &c);
     }
     // Each knob changed the recordings (the last variant, the base, lowers as the first system).
     let same: Vec<usize> = (0..3).filter(|&i| seen[i] == seen[3]).collect();
@@ -441,15 +448,7 @@ fn a_system_of_another_layout_adopts_the_operands_and_still_matches_the_referenc
             let mut sys =
                 experiment::build_adopting(gpus, sets, &opts, Path::Mapped, operands).unwrap();
             assert!(sys.adopted_operands(), "{c:?}");
-            for m in modes::all() {
-                if m.skip_reason(&sys).is_some() {
-                    continue;
-                }
-                sys.poison();
-                m.run(&mut sys).unwrap();
-                let v = experiment::verdict(&sys, &inputs, Verify::Full).unwrap();
-                assert!(v.ok(), "{} at {c:?}: {v:?}", m.name());
-            }
+            every_mode_matches(&mut sys, &inputs, &c);
             operands = sys.into_operands();
         }
         assert!(adopted > 0, "{collective:?}: no other layout ran");

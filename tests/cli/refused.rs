@@ -473,12 +473,16 @@ fn host_loop_knobs_are_validated() {
         return;
     }
     let d = tmp("host-in-flight");
-    let args: Vec<&str> = ["run"]
-        .iter()
-        .chain(SMALL)
-        .chain(&["--mode", "host"])
-        .copied()
-        .collect();
+    // `t3 run` of SMALL timing `mode`.
+    let timing = |mode: &'static str| -> Vec<&str> {
+        ["run"]
+            .iter()
+            .chain(SMALL)
+            .chain(&["--mode", mode])
+            .copied()
+            .collect()
+    };
+    let args = timing("host");
     let with = |knobs: &'static str| -> Vec<&str> {
         args.iter().copied().chain(["--host-loop", knobs]).collect()
     };
@@ -495,12 +499,7 @@ fn host_loop_knobs_are_validated() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("T3_HOST_GRAIN") && stderr(&o).contains("--host-loop"));
     // A mode's knobs where the run times no such mode are said, and the run goes on.
-    let seq: Vec<&str> = ["run"]
-        .iter()
-        .chain(SMALL)
-        .chain(&["--mode", "sequential"])
-        .copied()
-        .collect();
+    let seq = timing("sequential");
     for (flag, knobs, mode) in [
         ("--host-loop", "grain=chunk", "host"),
         ("--fused", "spares=2", "fused"),

@@ -1,6 +1,8 @@
 //! The search's tests on a stand-in for the GPU: configurations with known times, so that what it
 //! measures (`moves`: the grid, the rounds, the collectives' shares) and what it chooses (`choice`:
-//! the configuration as given, the confirmation, figures read on warm clocks) can be checked exactly.
+//! the configuration as given, the confirmation, figures read on warm clocks) can be checked
+//! exactly, and what a point does after its first experiment (`after_first`: fused mode's own
+//! configuration first, no search without room to overlap).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -13,6 +15,7 @@ use crate::shapes::Shape;
 use crate::tune::knobs::Given;
 use crate::tune::space::Context;
 
+mod after_first;
 mod choice;
 mod moves;
 
