@@ -509,9 +509,9 @@ pub struct TuneArgs {
     /// cannot run here with them is said, and its mode runs at its untuned configuration.
     #[arg(long, default_value = "auto")]
     pub tune: String,
-    /// Run a mode the table says loses to sequential at this point (or, where the point leaves no
-    /// room to overlap, leads it by no more than its noise) as it is, instead of falling back to
-    /// sequential (the report says which, and by how much).
+    /// Run a mode the table says loses to sequential at this point, or leads it by less than 0.5%
+    /// (where the point leaves no room to overlap, by no more than its noise), as it is, instead of
+    /// falling back to sequential (the report says which, and by how much).
     #[arg(long)]
     pub no_fallback: bool,
 }

@@ -129,7 +129,7 @@ pub fn describe_point(p: &Point) -> String {
                     format!(
                         "is {:.1}% faster{}",
                         (c.speedup - 1.0) * 100.0,
-                        fallback_why(c.speedup)
+                        fallback_why(c.speedup, p.no_room.is_some())
                     )
                 }
             )
@@ -433,6 +433,17 @@ mod tests {
         let text = describe_point(&unsearched);
         assert!(
             text.contains(", is 0.5% faster, within the noise of a point without room to overlap)"),
+            "{text}"
+        );
+        // With room, a lead under the least a choice needs falls back, said as a lead.
+        let mut tie = point(&given);
+        tie.modes[0].speedup = 1.003;
+        tie.modes[0].fallback = true;
+        let text = describe_point(&tie);
+        assert!(
+            text.contains(
+                ", is 0.3% faster, within the 0.5% that runs of one configuration differ by)"
+            ),
             "{text}"
         );
     }

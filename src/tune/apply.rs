@@ -18,16 +18,18 @@ use crate::timing::FUSED_SEQ;
 pub use super::knobs::Given;
 use super::knobs::{Knobs, Source};
 use super::model;
-use super::search::Devices;
+use super::search::{Devices, LEAST_LEAD};
 use super::table::{Key, Table};
 
-/// A mode's tuned best that ran slower than sequential (or, where the point left no room to
-/// overlap, led it by no more than the point's noise).
+/// A mode's tuned best that ran slower than sequential, or led it by less than
+/// [`LEAST_LEAD`] (or, where the point left no room to overlap, by no more than the point's noise).
 #[derive(Clone, Debug, Serialize)]
 pub struct Fallback {
-    /// Its speedup over sequential when tuned (below 1, or within the noise of a point without room
-    /// to overlap).
+    /// Its speedup over sequential when tuned (below 1, or a lead within the least a choice needs
+    /// or the noise of a point without room to overlap).
     pub speedup: f64,
+    /// Whether its point left no room to overlap (the table's `no_room`).
+    pub no_room: bool,
     /// Its configuration in words.
     pub config: String,
 }
@@ -69,16 +71,22 @@ pub fn plan(
     modes
         .iter()
         .map(|&mode| {
-            let tuned = table.and_then(|t| t.choice(&key, mode)).map(|(_, c)| {
+            let tuned = table.and_then(|t| t.choice(&key, mode)).map(|(p, c)| {
                 let knobs = given.overlay(&c.knobs, &flags);
-                (knobs.runnable_or_why(base, mode), knobs, c)
+                (
+                    knobs.runnable_or_why(base, mode),
+                    knobs,
+                    c,
+                    p.no_room.is_some(),
+                )
             });
             match tuned {
-                Some((Ok(config), _, c)) => ModePlan {
+                Some((Ok(config), _, c, no_room)) => ModePlan {
                     mode,
                     fallback: c.fallback.then(|| Fallback {
                         speedup: c.speedup,
                         config: c.knobs.describe(mode),
+                        no_room,
                     }),
                     config,
                     source: Source::Table,
@@ -89,7 +97,7 @@ pub fn plan(
                     let config = own.unwrap_or(base).clone();
                     let source = own.map_or(untuned, |_| Source::Model);
                     let not_taken = match other {
-                        Some((Err(why), knobs, c)) => {
+                        Some((Err(why), knobs, c, _)) => {
                             not_taken(mode, &c.knobs, &knobs, &why, &config, source)
                         }
                         _ => None,
@@ -134,13 +142,18 @@ fn not_taken(
 }
 
 /// Why a fallback whose tuned best read `speedup` fell back, where that is not plain (empty below
-/// 1): a fallback at or above 1.0x comes only from a point without room to overlap, which asks a
-/// lead past its noise.
-pub fn fallback_why(speedup: f64) -> &'static str {
+/// 1): at or above 1.0x its lead was under [`LEAST_LEAD`], or within the noise of a point without
+/// room to overlap (`no_room`), which asks more.
+pub fn fallback_why(speedup: f64, no_room: bool) -> String {
     if speedup < 1.0 {
-        ""
+        String::new()
+    } else if no_room {
+        ", within the noise of a point without room to overlap".into()
     } else {
-        ", within the noise of a point without room to overlap"
+        format!(
+            ", within the {:.1}% that runs of one configuration differ by",
+            LEAST_LEAD * 100.0
+        )
     }
 }
 
@@ -155,7 +168,7 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
         "{what}: its tuned best ({}) ran {:.3}x of sequential{}",
         f.config,
         f.speedup,
-        fallback_why(f.speedup)
+        fallback_why(f.speedup, f.no_room)
     )
 }
 

@@ -41,6 +41,11 @@ const CONFIRM_REPS: usize = 3;
 /// runs of one configuration in one session differ by up to a few percent.
 const NOISE: f64 = 0.03;
 
+/// The least lead over sequential a choice must read to run: a run of the same configuration in
+/// another process (the table's, by `t3 run`) reads up to about half a percent either side of the
+/// tuner's figures, so a lead within that is a tie that runs below sequential as often as above.
+pub const LEAST_LEAD: f64 = 0.005;
+
 /// How much slower than the point's sequential a layout's first sequential figure may read before
 /// its measurement is taken again ([`Point1::cold`]): a layout's sequential can take up to about a
 /// fifth longer than the point's in fact (the reduce by landing, a finer chunk count), while a
@@ -659,7 +664,7 @@ fn slowest<'a>(
 }
 
 /// `c`'s speedup over the point's sequential (`sequential_ms`, its fastest layout on warm clocks),
-/// and whether it falls back: even its best ran slower. Where it has sequential beside it, read on
+/// and whether it falls back: even its best ran slower, or led by less than [`LEAST_LEAD`]. Where it has sequential beside it, read on
 /// warm clocks (`warm_ms`: its layout's sequential on warm clocks) by the slowest of its
 /// configuration's figures (its first and its confirmation's, [`slowest`]): a choice pays only
 /// where every reading says it does.
@@ -674,7 +679,7 @@ fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>) {
         _ => c.median_ms,
     };
     c.speedup = sequential_ms / t;
-    c.fallback = c.speedup < 1.0;
+    c.fallback = c.speedup < 1.0 + LEAST_LEAD;
 }
 
 #[cfg(test)]

@@ -340,25 +340,31 @@ fn a_later_experiment_keeps_every_warm_up_its_baselines_named_as_its_modes() {
     );
 }
 
-/// A fallback's row says its tuned best's speedup; where that led sequential (a point without room
-/// to overlap asks more), why it fell back still.
+/// A fallback's row says its tuned best's speedup; where that led sequential (by less than a choice
+/// needs, or on a point without room to overlap, which asks more), why it fell back still.
 #[test]
 fn a_fallback_says_its_speedup_and_why_where_it_led() {
-    let f = |speedup| Fallback {
+    let f = |speedup, no_room| Fallback {
         speedup,
         config: "chunks 1".into(),
+        no_room,
     };
     assert_eq!(
-        fallback_note(&f(0.996), false),
+        fallback_note(&f(0.996, false), false),
         "fell back to sequential: its tuned best (chunks 1) ran 0.996x of sequential"
     );
     assert_eq!(
-        fallback_note(&f(1.005), false),
+        fallback_note(&f(1.003, false), false),
+        "fell back to sequential: its tuned best (chunks 1) ran 1.003x of sequential, within the \
+         0.5% that runs of one configuration differ by"
+    );
+    assert_eq!(
+        fallback_note(&f(1.005, true), false),
         "fell back to sequential: its tuned best (chunks 1) ran 1.005x of sequential, within the \
          noise of a point without room to overlap"
     );
     assert_eq!(
-        fallback_note(&f(0.996), true),
+        fallback_note(&f(0.996, false), true),
         "shown as run (--no-fallback): its tuned best (chunks 1) ran 0.996x of sequential"
     );
 }

@@ -233,14 +233,15 @@ fn a_gain_over_a_slow_sequential_is_not_a_gain() {
 
 /// A choice pays only where each of its figures says so: the configuration as given reads 20.2 ms
 /// beside a sequential of 20 first and 19.8 confirmed, and falls back by the slower reading (1.01x
-/// by its confirmation alone); read 19.9 first, it runs at 20 / 19.9; read 19.6 first, at its
-/// confirmation's 20 / 19.8.
+/// by its confirmation alone); read 19.95 first, it leads by 0.25%, under [`LEAST_LEAD`], and falls
+/// back too; read 19.9 first, it runs at 20 / 19.9; read 19.6 first, at its confirmation's 20 / 19.8.
 #[test]
 fn a_choice_is_judged_by_the_slowest_of_its_figures() {
     let job = job();
     let given = Knobs::of(&job.base);
     for (first, speedup, fallback) in [
         (20.2, 20.0 / 20.2, true),
+        (19.95, 20.0 / 19.95, true),
         (19.9, 20.0 / 19.9, false),
         (19.6, 20.0 / 19.8, false),
     ] {
