@@ -521,10 +521,7 @@ impl Inputs {
         };
         missing.sort_unstable();
         missing.dedup();
-        let made = on_cores(missing.clone(), |row| ReferenceRow {
-            want: self.expected_row(shape, collective, chunking, row),
-            scale: self.magnitude_row(shape, collective, chunking, row),
-        });
+        let made = self.row_sums(shape, collective, chunking, &missing);
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         for (row, r) in missing.into_iter().zip(made) {
             known.insert(key(row), Arc::new(r));
@@ -541,7 +538,8 @@ impl Inputs {
         chunking: &Chunking,
         row: usize,
     ) -> Vec<f64> {
-        self.row_sum(shape, collective, chunking, row, false)
+        let mut r = self.row_sums(shape, collective, chunking, &[row]);
+        r.pop().map(|r| r.want).unwrap_or_default()
     }
 
     /// [`Inputs::expected_row`] with every product's magnitude (sum of |a||b|): the scale f32
@@ -553,50 +551,92 @@ impl Inputs {
         chunking: &Chunking,
         row: usize,
     ) -> Vec<f64> {
-        self.row_sum(shape, collective, chunking, row, true)
+        let mut r = self.row_sums(shape, collective, chunking, &[row]);
+        r.pop().map(|r| r.scale).unwrap_or_default()
     }
 
-    fn row_sum(
+    /// Each of `rows`' sums and magnitudes, on the host's cores a block of columns each: every row
+    /// of a block reads B's rows once between them (a row at a time, B read per row, streams
+    /// gigabytes per row on the largest points), each sum in the order one row alone adds it
+    /// (rank by rank, along k).
+    fn row_sums(
         &self,
         shape: Shape,
         collective: Collective,
         chunking: &Chunking,
-        row: usize,
-        magnitude: bool,
-    ) -> Vec<f64> {
+        rows: &[usize],
+    ) -> Vec<ReferenceRow> {
         let (n, k) = (shape.n, shape.k);
         let fits = |p: usize, rows: usize| {
             self.a.get(p).is_some_and(|a| a.len() == rows * k)
                 && self.b.get(p).is_some_and(|b| b.len() == k * n)
         };
-        if row >= chunking.total_rows()
-            || !(0..chunking.shards).all(|p| fits(p, a_rows(collective, chunking, p).len()))
-        {
-            return Vec::new();
-        }
-        let mut out = vec![0f64; n];
-        let mut add = |a_row: &[f32], b: &[f32]| {
-            for (kk, &av) in a_row.iter().enumerate() {
-                let av = av as f64;
-                for (o, &bv) in out.iter_mut().zip(&b[kk * n..(kk + 1) * n]) {
-                    let prod = av * bv as f64;
-                    *o += if magnitude { prod.abs() } else { prod };
+        let shaped = (0..chunking.shards).all(|p| fits(p, a_rows(collective, chunking, p).len()));
+        // Per rank, the rows its B sums into (their index in `rows`) and each one's A row.
+        let mut terms: Vec<Vec<(usize, &[f32])>> = vec![Vec::new(); chunking.shards];
+        let mut inside = vec![false; rows.len()];
+        for (i, &row) in rows.iter().enumerate() {
+            if !shaped || row >= chunking.total_rows() {
+                continue;
+            }
+            if collective.row_split() {
+                let Some(s) = (0..chunking.shards).find(|&s| chunking.shard_rows(s).contains(&row))
+                else {
+                    continue;
+                };
+                let local = row - chunking.shard_rows(s).start;
+                terms[s].push((i, &self.a[s][local * k..(local + 1) * k]));
+            } else {
+                for (p, t) in terms.iter_mut().enumerate() {
+                    t.push((i, &self.a[p][row * k..(row + 1) * k]));
                 }
             }
-        };
-        if collective.row_split() {
-            let Some(s) = (0..chunking.shards).find(|&s| chunking.shard_rows(s).contains(&row))
-            else {
-                return Vec::new();
-            };
-            let local = row - chunking.shard_rows(s).start;
-            add(&self.a[s][local * k..(local + 1) * k], &self.b[s]);
-        } else {
-            for p in 0..chunking.shards {
-                add(&self.a[p][row * k..(row + 1) * k], &self.b[p]);
-            }
+            inside[i] = true;
         }
-        out
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let width = n.div_ceil(cores).max(256);
+        let blocks: Vec<std::ops::Range<usize>> = (0..n)
+            .step_by(width)
+            .map(|j| j..(j + width).min(n))
+            .collect();
+        let sums = on_cores(blocks.clone(), |cols| {
+            let w = cols.len();
+            let (mut want, mut scale) = (vec![0f64; rows.len() * w], vec![0f64; rows.len() * w]);
+            for (t, b) in terms.iter().zip(&self.b) {
+                for kk in 0..k {
+                    let b_row = &b[kk * n + cols.start..kk * n + cols.end];
+                    for &(i, a) in t {
+                        let av = a[kk] as f64;
+                        let (o, m) = (
+                            &mut want[i * w..(i + 1) * w],
+                            &mut scale[i * w..(i + 1) * w],
+                        );
+                        for ((o, m), &bv) in o.iter_mut().zip(m.iter_mut()).zip(b_row) {
+                            let prod = av * bv as f64;
+                            *o += prod;
+                            *m += prod.abs();
+                        }
+                    }
+                }
+            }
+            (want, scale)
+        });
+        (0..rows.len())
+            .map(|i| {
+                let mut r = ReferenceRow {
+                    want: Vec::new(),
+                    scale: Vec::new(),
+                };
+                if inside[i] {
+                    for (cols, (want, scale)) in blocks.iter().zip(&sums) {
+                        let w = cols.len();
+                        r.want.extend_from_slice(&want[i * w..(i + 1) * w]);
+                        r.scale.extend_from_slice(&scale[i * w..(i + 1) * w]);
+                    }
+                }
+                r
+            })
+            .collect()
     }
 }
 
@@ -669,6 +709,54 @@ mod tests {
                     got.b[0] == b && got.b[1] == b1,
                     "{collective:?}: each rank's B"
                 );
+            }
+        }
+    }
+
+    /// Every row's reference, summed by blocks of columns on the host's cores, is bit for bit the
+    /// row summed alone in the same order (rank by rank, along k): several blocks and a ragged
+    /// last one, every collective's rows (a row split across shards too), rows past the output
+    /// empty.
+    #[test]
+    fn reference_rows_summed_by_blocks_are_each_row_summed_alone() {
+        let shape = Shape::new(13, 701, 9).unwrap();
+        for collective in [Collective::AllReduce, Collective::AllGather] {
+            let chunking = Chunking::new(shape.m, 3, 2).unwrap();
+            let inputs = Inputs::random(shape, Dtype::F32, collective, &chunking, 5);
+            let rows: Vec<usize> = vec![0, 12, 5, 99, 7, 5];
+            let got = inputs.reference_rows(shape, collective, &chunking, &rows);
+            for (&row, r) in rows.iter().zip(&got) {
+                let (mut want, mut scale) = (vec![0f64; shape.n], vec![0f64; shape.n]);
+                let terms: Vec<(usize, usize)> = if row >= shape.m {
+                    Vec::new()
+                } else if collective.row_split() {
+                    let s = (0..3)
+                        .find(|&s| chunking.shard_rows(s).contains(&row))
+                        .unwrap();
+                    vec![(s, row - chunking.shard_rows(s).start)]
+                } else {
+                    (0..3).map(|p| (p, row)).collect()
+                };
+                for (p, local) in terms {
+                    for kk in 0..shape.k {
+                        let av = inputs.a[p][local * shape.k + kk] as f64;
+                        for j in 0..shape.n {
+                            let prod = av * inputs.b[p][kk * shape.n + j] as f64;
+                            want[j] += prod;
+                            scale[j] += prod.abs();
+                        }
+                    }
+                }
+                if row >= shape.m {
+                    assert!(
+                        r.want.is_empty() && r.scale.is_empty(),
+                        "{collective:?} {row}"
+                    );
+                    continue;
+                }
+                assert!(r.want == want, "{collective:?}: row {row}'s sums");
+                assert!(r.scale == scale, "{collective:?}: row {row}'s magnitudes");
+                assert!(want.iter().any(|&x| x != 0.0));
             }
         }
     }
