@@ -478,8 +478,8 @@ pub fn or_default<T: Clone>(list: &[T], default: T) -> Vec<T> {
 /// The workloads of `sweep` and `tune`: presets or a shape, at one or more rank counts.
 #[derive(Args, Clone)]
 pub struct Points {
-    /// Presets (comma list); or --shape.
-    #[arg(long, value_delimiter = ',', value_parser = parse_preset)]
+    /// Presets (comma list; `--preset`, as `run` names one, too); or --shape.
+    #[arg(long, visible_alias = "preset", value_delimiter = ',', value_parser = parse_preset)]
     pub presets: Vec<String>,
     /// GEMM shape per rank, MxNxK; or --presets.
     #[arg(long, value_parser = parse_shape, conflicts_with = "presets")]

@@ -383,6 +383,25 @@ mod tests {
         );
     }
 
+    /// `t3 tune --preset P` (as `t3 run` names one) tunes P, as `--presets P`; the default budget
+    /// is 50 s.
+    #[test]
+    fn a_preset_named_as_run_names_one_is_tuned() {
+        use clap::Parser;
+        for flag in ["--preset", "--presets"] {
+            let cli =
+                crate::cli::args::Cli::try_parse_from(["t3", "tune", flag, "tnlg-op-tp8"]).unwrap();
+            let Some(crate::cli::args::Cmd::Tune(a)) = &cli.cmd else {
+                panic!("not a tune")
+            };
+            assert_eq!(a.points.presets, ["tnlg-op-tp8"], "{flag}");
+            assert_eq!(a.budget_s, 50.0);
+            let jobs = tune_jobs(a).unwrap();
+            assert_eq!(jobs.len(), 1, "{flag}");
+            assert_eq!(jobs[0].1.ranks, 8, "{flag}");
+        }
+    }
+
     /// Where the configuration as given stood in the fastest confirmed one's place, the line names
     /// that one and says why; where the fastest is the choice, it says nothing more.
     #[test]
