@@ -1,0 +1,7 @@
+set -u
+o=$OUT
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+DTYPE=f16 PER_S=60 TO=150 OUT=$o/a bash scripts/device/tuned_runs.sh mtnlg-ipbwd-tp8
+DTYPE=f16 PER_S=60 TO=150 OUT=$o/b bash scripts/device/tuned_runs.sh gpt3-ipbwd-tp8
+DTYPE=f32 PER_S=60 TO=150 OUT=$o/c bash scripts/device/tuned_runs.sh palm-op-tp8
+DTYPE=f32 PER_S=60 TO=150 OUT=$o/d bash scripts/device/tuned_runs.sh megagpt2-op-tp2
