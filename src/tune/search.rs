@@ -41,9 +41,11 @@ const CONFIRM_REPS: usize = 3;
 /// runs of one configuration in one session differ by up to a few percent.
 const NOISE: f64 = 0.03;
 
-/// The least lead over sequential a choice must read to run: a run of the same configuration in
-/// another process (the table's, by `t3 run`) reads up to about half a percent either side of the
-/// tuner's figures, so a lead within that is a tie that runs below sequential as often as above.
+/// The least lead over sequential a choice must read (by its slowest figure) to run: a run of the
+/// same configuration in another process (the table's, by `t3 run`) can read most of a percent
+/// slower than the tuner's figures, and of the choices tuned on one GPU and run with their tables,
+/// those read under half a percent ahead ran behind sequential one time in six, those read more
+/// never.
 pub const LEAST_LEAD: f64 = 0.005;
 
 /// How much slower than the point's sequential a layout's first sequential figure may read before
