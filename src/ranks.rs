@@ -555,16 +555,33 @@ impl Inputs {
         r.pop().map(|r| r.scale).unwrap_or_default()
     }
 
-    /// Each of `rows`' sums and magnitudes, on the host's cores a block of columns each: every row
-    /// of a block reads B's rows once between them (a row at a time, B read per row, streams
-    /// gigabytes per row on the largest points), each sum in the order one row alone adds it
-    /// (rank by rank, along k).
+    /// Each of `rows`' sums and magnitudes ([`Inputs::row_sums_by`]), in blocks of columns whose
+    /// sums stay within a core's cache (each block's pass adds into all of them for every element
+    /// of B), and many of them, for every core to have some on a narrow output.
     fn row_sums(
         &self,
         shape: Shape,
         collective: Collective,
         chunking: &Chunking,
         rows: &[usize],
+    ) -> Vec<ReferenceRow> {
+        // Two f64 sums a column and row within 256 KiB.
+        let width = (256 * 1024 / (16 * rows.len().max(1))).max(16);
+        self.row_sums_by(shape, collective, chunking, rows, width)
+    }
+
+    /// Each of `rows`' sums and magnitudes, on the host's cores a block of `width` columns each:
+    /// every row of a block reads B's rows once between them (a row at a time, B read per row,
+    /// streams gigabytes per row on the largest points), each sum in the order one row alone adds
+    /// it (rank by rank, along k). Rows outside the output, or every row where the inputs are of
+    /// another shape, are empty.
+    fn row_sums_by(
+        &self,
+        shape: Shape,
+        collective: Collective,
+        chunking: &Chunking,
+        rows: &[usize],
+        width: usize,
     ) -> Vec<ReferenceRow> {
         let (n, k) = (shape.n, shape.k);
         let fits = |p: usize, rows: usize| {
@@ -593,8 +610,14 @@ impl Inputs {
             }
             inside[i] = true;
         }
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-        let width = n.div_ceil(cores).max(256);
+        let empty = || ReferenceRow {
+            want: Vec::new(),
+            scale: Vec::new(),
+        };
+        if !inside.contains(&true) {
+            return rows.iter().map(|_| empty()).collect();
+        }
+        let width = width.clamp(1, n.max(1));
         let blocks: Vec<std::ops::Range<usize>> = (0..n)
             .step_by(width)
             .map(|j| j..(j + width).min(n))
@@ -602,7 +625,7 @@ impl Inputs {
         let sums = on_cores(blocks.clone(), |cols| {
             let w = cols.len();
             let (mut want, mut scale) = (vec![0f64; rows.len() * w], vec![0f64; rows.len() * w]);
-            for (t, b) in terms.iter().zip(&self.b) {
+            for (t, b) in terms.iter().zip(&self.b).filter(|(t, _)| !t.is_empty()) {
                 for kk in 0..k {
                     let b_row = &b[kk * n + cols.start..kk * n + cols.end];
                     for &(i, a) in t {
@@ -623,10 +646,7 @@ impl Inputs {
         });
         (0..rows.len())
             .map(|i| {
-                let mut r = ReferenceRow {
-                    want: Vec::new(),
-                    scale: Vec::new(),
-                };
+                let mut r = empty();
                 if inside[i] {
                     for (cols, (want, scale)) in blocks.iter().zip(&sums) {
                         let w = cols.len();
@@ -654,110 +674,4 @@ pub fn finished(collective: Collective, chunking: &Chunking) -> Vec<(usize, usiz
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Packed on the host's cores, an operand is byte for byte what one core packs: every element
-    /// type (a half row ending mid-word), more rows than cores and fewer, a buffer with rows past
-    /// the operand's (A's tile of pad rows).
-    #[test]
-    fn operands_packed_on_every_core_are_packed_as_on_one() {
-        let mut rng = Rng::new(3);
-        for dtype in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
-            for (rows, cols) in [(1, 1), (3, 5), (37, 33), (1000, 3)] {
-                let v: Vec<f32> = (0..rows * cols).map(|_| rng.next_f32()).collect();
-                let l = Padding::new(rows, cols, cols);
-                for layout in [l.a_layout(cols), l.b_layout(cols)] {
-                    let want = crate::gemm::pack(dtype, &v, layout);
-                    assert_eq!(
-                        pack_on_cores(dtype, &v, layout),
-                        want,
-                        "{dtype:?} {rows}x{cols} {layout:?}"
-                    );
-                    assert!(want.len().is_multiple_of(4) && want.iter().any(|&b| b != 0));
-                }
-            }
-        }
-    }
-
-    /// Filled by pieces on several cores, the operands are one generator's values in order (each
-    /// rank's A, then each B): the same inputs for a seed however many cores fill them.
-    #[test]
-    fn random_inputs_are_one_generators_values_in_order() {
-        // Each rank's A is larger than a piece, so pieces start inside an operand.
-        let shape = Shape::new(2 * FILL_PIECE / 100 + 3, 7, 100).unwrap();
-        for collective in [Collective::AllReduce, Collective::AllGather] {
-            let chunking = Chunking::new(shape.m, 2, 1).unwrap();
-            let got = Inputs::random(shape, Dtype::F16, collective, &chunking, 9);
-            let mut rng = Rng::new(9);
-            let mut want = |len: usize| -> Vec<f32> {
-                (0..len).map(|_| Dtype::F16.round(rng.next_f32())).collect()
-            };
-            for p in 0..2 {
-                let a = want(a_rows(collective, &chunking, p).len() * shape.k);
-                assert!(got.a[p] == a, "{collective:?}: rank {p}'s A");
-            }
-            let b = want(shape.k * shape.n);
-            if collective.row_split() {
-                assert!(
-                    got.b.iter().all(|g| *g == b),
-                    "{collective:?}: one B for all"
-                );
-            } else {
-                let b1 = want(shape.k * shape.n);
-                assert!(
-                    got.b[0] == b && got.b[1] == b1,
-                    "{collective:?}: each rank's B"
-                );
-            }
-        }
-    }
-
-    /// Every row's reference, summed by blocks of columns on the host's cores, is bit for bit the
-    /// row summed alone in the same order (rank by rank, along k): several blocks and a ragged
-    /// last one, every collective's rows (a row split across shards too), rows past the output
-    /// empty.
-    #[test]
-    fn reference_rows_summed_by_blocks_are_each_row_summed_alone() {
-        let shape = Shape::new(13, 701, 9).unwrap();
-        for collective in [Collective::AllReduce, Collective::AllGather] {
-            let chunking = Chunking::new(shape.m, 3, 2).unwrap();
-            let inputs = Inputs::random(shape, Dtype::F32, collective, &chunking, 5);
-            let rows: Vec<usize> = vec![0, 12, 5, 99, 7, 5];
-            let got = inputs.reference_rows(shape, collective, &chunking, &rows);
-            for (&row, r) in rows.iter().zip(&got) {
-                let (mut want, mut scale) = (vec![0f64; shape.n], vec![0f64; shape.n]);
-                let terms: Vec<(usize, usize)> = if row >= shape.m {
-                    Vec::new()
-                } else if collective.row_split() {
-                    let s = (0..3)
-                        .find(|&s| chunking.shard_rows(s).contains(&row))
-                        .unwrap();
-                    vec![(s, row - chunking.shard_rows(s).start)]
-                } else {
-                    (0..3).map(|p| (p, row)).collect()
-                };
-                for (p, local) in terms {
-                    for kk in 0..shape.k {
-                        let av = inputs.a[p][local * shape.k + kk] as f64;
-                        for j in 0..shape.n {
-                            let prod = av * inputs.b[p][kk * shape.n + j] as f64;
-                            want[j] += prod;
-                            scale[j] += prod.abs();
-                        }
-                    }
-                }
-                if row >= shape.m {
-                    assert!(
-                        r.want.is_empty() && r.scale.is_empty(),
-                        "{collective:?} {row}"
-                    );
-                    continue;
-                }
-                assert!(r.want == want, "{collective:?}: row {row}'s sums");
-                assert!(r.scale == scale, "{collective:?}: row {row}'s magnitudes");
-                assert!(want.iter().any(|&x| x != 0.0));
-            }
-        }
-    }
-}
+mod tests;

@@ -536,7 +536,8 @@ pub struct TuneCmdArgs {
     /// starts only where one as long as the mode's longest so far still ends within its share, but
     /// every point is measured once as given (every mode in one run) and each mode's fastest once
     /// more beside sequential (at three times the reps within its share, else at the reps, unless
-    /// every figure of the mode read slower than the sequential timed beside it: it falls back
+    /// every figure of the mode read slower than the sequential timed beside it, or under 0.5%
+    /// ahead: it falls back
     /// whatever one more says) whatever is left, so those runs may carry the whole past the bound.
     /// A point whose first run leaves no room to overlap is not searched (see --search-no-room).
     /// Knobs given as flags (--host-loop, --fused) are not searched. The default leaves a preset's

@@ -127,7 +127,7 @@ pub fn describe_point(p: &Point) -> String {
                     format!("is {:.1}% slower", (1.0 / c.speedup - 1.0) * 100.0)
                 } else {
                     format!(
-                        "is {:.1}% faster{}",
+                        "is {:.2}% faster{}",
                         (c.speedup - 1.0) * 100.0,
                         fallback_why(c.speedup, p.no_room.is_some())
                     )
@@ -402,6 +402,27 @@ mod tests {
         }
     }
 
+    /// The least lead the help texts name is the tuner's.
+    #[test]
+    fn the_help_names_the_least_lead_the_tuner_asks() {
+        use clap::CommandFactory;
+        let lead = format!("{:.1}%", search::LEAST_LEAD * 100.0);
+        let mut cli = crate::cli::args::Cli::command();
+        for (sub, arg, said) in [
+            (
+                "run",
+                "no_fallback",
+                format!("leads it by less than {lead}"),
+            ),
+            ("tune", "budget_s", format!("or under {lead} ahead")),
+        ] {
+            let sub = cli.find_subcommand_mut(sub).unwrap();
+            let a = sub.get_arguments().find(|a| a.get_id() == arg).unwrap();
+            let help = a.get_long_help().or(a.get_help()).unwrap().to_string();
+            assert!(help.contains(&said), "--{arg}: {help}");
+        }
+    }
+
     /// Where the configuration as given stood in the fastest confirmed one's place, the line names
     /// that one and says why; where the fastest is the choice, it says nothing more.
     #[test]
@@ -451,7 +472,9 @@ mod tests {
         unsearched.modes[0].fallback = true;
         let text = describe_point(&unsearched);
         assert!(
-            text.contains(", is 0.5% faster, within the noise of a point without room to overlap)"),
+            text.contains(
+                ", is 0.50% faster, within the noise of a point without room to overlap)"
+            ),
             "{text}"
         );
         // With room, a lead under the least a choice needs falls back, said as a lead.
@@ -460,9 +483,7 @@ mod tests {
         tie.modes[0].fallback = true;
         let text = describe_point(&tie);
         assert!(
-            text.contains(
-                ", is 0.3% faster, within the 0.5% that runs of one configuration differ by)"
-            ),
+            text.contains(", is 0.30% faster, a lead under the 0.5% a choice needs)"),
             "{text}"
         );
     }

@@ -151,7 +151,7 @@ pub fn fallback_why(speedup: f64, no_room: bool) -> String {
         ", within the noise of a point without room to overlap".into()
     } else {
         format!(
-            ", within the {:.1}% that runs of one configuration differ by",
+            ", a lead under the {:.1}% a choice needs",
             LEAST_LEAD * 100.0
         )
     }
@@ -164,9 +164,13 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
     } else {
         "fell back to sequential"
     };
+    // A lead it fell back by is a few thousandths: four places, so that it never reads as the
+    // least lead itself.
+    let places = if f.speedup < 1.0 { 3 } else { 4 };
     format!(
-        "{what}: its tuned best ({}) ran {:.3}x of sequential{}",
+        "{what}: its tuned best ({}) ran {:.*}x of sequential{}",
         f.config,
+        places,
         f.speedup,
         fallback_why(f.speedup, f.no_room)
     )

@@ -4,7 +4,8 @@
 //! offers in turn, then the rest of the grid nearest that best first (or every point of the grid,
 //! `exhaustive`); the three best and the configuration as given measured again with more reps, the
 //! best of those the choice where it beats the one as given clearly, each configuration as fast as
-//! its slowest figure; a mode still slower than the point's sequential so falls back. What
+//! its slowest figure; a mode still slower than the point's sequential so, or leading it by less
+//! than [`LEAST_LEAD`], falls back. What
 //! measures a configuration is [`super::rig`]'s; [`tune_point`] tunes a point's modes in turn.
 
 use std::collections::HashMap;
@@ -444,7 +445,8 @@ impl<M: Measure> Point1<'_, M> {
     }
 
     /// Whether `mode` falls back whatever one more figure says: every figure of it so far, each on
-    /// the point's own collective, reads slower than the sequential timed beside it. A
+    /// the point's own collective, reads slower than the sequential timed beside it, or leads it by
+    /// less than [`LEAST_LEAD`]. A
     /// configuration's speedup is the point's sequential (its fastest own-collective layout on warm
     /// clocks, never slower than a figure's own layout's) over the slowest of its figures on warm
     /// clocks, so it is at most any one figure's ratio to the sequential beside it, and one more
@@ -458,9 +460,11 @@ impl<M: Measure> Point1<'_, M> {
             .filter(|((m, _), f)| *m == mode && f.ratio_beside().is_some())
             .map(|(_, f)| f)
             .peekable();
-        // A hair below 1: the warm-clock arithmetic's rounding cannot lift such a figure to 1.
+        // A hair below the least lead: the warm-clock arithmetic's rounding cannot lift such a
+        // figure to it.
+        let least = 1.0 + LEAST_LEAD - 1e-9;
         figures.peek().is_some()
-            && figures.all(|f| f.knobs.collective == own && f.ratio_beside() < Some(1.0 - 1e-9))
+            && figures.all(|f| f.knobs.collective == own && f.ratio_beside() < Some(least))
     }
 
     /// `mode`'s configuration as given, where the point's first experiment did not measure it
@@ -596,8 +600,8 @@ impl<M: Measure> Point1<'_, M> {
     /// without one gets only on such evidence. The ratios are compared on like figures: their
     /// confirmations, or where the given's was not timed, their first figures. None (`best` stands)
     /// where `best` is the configuration as given, beats it so, the given's confirmation failed, or
-    /// the given's slowest figure is slower than the point's sequential (the mode then runs by its
-    /// best, or falls back by it).
+    /// the given's slowest figure leads the point's sequential by less than [`LEAST_LEAD`], so that
+    /// it would fall back (the mode then runs by its best, or falls back by it).
     fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
         let given = self.given(c.mode);
         let is = |m: &Measured, k: &Knobs| m.knobs.canonical() == k.canonical();
@@ -621,7 +625,7 @@ impl<M: Measure> Point1<'_, M> {
             ),
         };
         let (tb, tg) = (self.slowest_of(&b, c)?, self.slowest_of(&g, c)?);
-        if tg > self.sequential_ms() {
+        if tg * (1.0 + LEAST_LEAD) > self.sequential_ms() {
             return None;
         }
         // A speed lead of more than NOISE on each reading; without both ratios, no lead by one.
@@ -666,10 +670,10 @@ fn slowest<'a>(
 }
 
 /// `c`'s speedup over the point's sequential (`sequential_ms`, its fastest layout on warm clocks),
-/// and whether it falls back: even its best ran slower, or led by less than [`LEAST_LEAD`]. Where it has sequential beside it, read on
-/// warm clocks (`warm_ms`: its layout's sequential on warm clocks) by the slowest of its
-/// configuration's figures (its first and its confirmation's, [`slowest`]): a choice pays only
-/// where every reading says it does.
+/// and whether it falls back: even its best ran slower, or led by less than [`LEAST_LEAD`]. Where
+/// it has sequential beside it, read on warm clocks (`warm_ms`: its layout's sequential on warm
+/// clocks) by the slowest of its configuration's figures (its first and its confirmation's,
+/// [`slowest`]): a choice pays only where every reading says it does.
 fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>) {
     let t = match (c.sequential_ms, warm_ms) {
         (Some(beside), Some(w)) => slowest(

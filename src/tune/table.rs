@@ -94,8 +94,8 @@ pub struct Choice {
     /// (its first and its confirmation's).
     pub speedup: f64,
     /// Whether the mode falls back to sequential here: even its best ran slower, on any of its
-    /// figures (or, where the point leaves no room to overlap, led it by no more than the point's
-    /// noise).
+    /// figures, or led it by less than [`crate::tune::search::LEAST_LEAD`] (where the point leaves
+    /// no room to overlap, by no more than the point's noise).
     pub fallback: bool,
     /// What the model predicted for the choice, ms.
     pub model_ms: Option<f64>,

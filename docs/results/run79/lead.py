@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 39, the least lead (05f23e8): every tuned choice that ran with its table in runs 74-79
 (one H200; run 74's binary the first with both slowest-figure rules, 88b6660 and 206adee), the
-tuner's speedup (as tuned.txt rounds it) against the run's (each run's tuned.txt, run 75's
+tuner's speedup (as tuned.txt rounds it to three places: a choice read 1.0046x counts as read
+1.005x) against the run's (each run's tuned.txt, run 75's
 tuned.py), split at a lead of 0.5%. run 78's palm-ipbwd-tp2 f16 is left out: a point without room to overlap,
 searched under rules f074ab8 and cd4b5ed replaced (it is unsearched since, run 79 call 1).
     python3 docs/results/run79/lead.py     (from the repository's root)"""

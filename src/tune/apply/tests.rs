@@ -355,12 +355,17 @@ fn a_fallback_says_its_speedup_and_why_where_it_led() {
     );
     assert_eq!(
         fallback_note(&f(1.003, false), false),
-        "fell back to sequential: its tuned best (chunks 1) ran 1.003x of sequential, within the \
-         0.5% that runs of one configuration differ by"
+        "fell back to sequential: its tuned best (chunks 1) ran 1.0030x of sequential, a lead \
+         under the 0.5% a choice needs"
+    );
+    assert_eq!(
+        fallback_note(&f(1.0049, false), false),
+        "fell back to sequential: its tuned best (chunks 1) ran 1.0049x of sequential, a lead \
+         under the 0.5% a choice needs"
     );
     assert_eq!(
         fallback_note(&f(1.005, true), false),
-        "fell back to sequential: its tuned best (chunks 1) ran 1.005x of sequential, within the \
+        "fell back to sequential: its tuned best (chunks 1) ran 1.0050x of sequential, within the \
          noise of a point without room to overlap"
     );
     assert_eq!(
