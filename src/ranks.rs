@@ -538,8 +538,9 @@ impl Inputs {
         chunking: &Chunking,
         row: usize,
     ) -> Vec<f64> {
-        let mut r = self.row_sums(shape, collective, chunking, &[row]);
-        r.pop().map(|r| r.want).unwrap_or_default()
+        self.reference_rows(shape, collective, chunking, &[row])[0]
+            .want
+            .clone()
     }
 
     /// [`Inputs::expected_row`] with every product's magnitude (sum of |a||b|): the scale f32
@@ -551,13 +552,14 @@ impl Inputs {
         chunking: &Chunking,
         row: usize,
     ) -> Vec<f64> {
-        let mut r = self.row_sums(shape, collective, chunking, &[row]);
-        r.pop().map(|r| r.scale).unwrap_or_default()
+        self.reference_rows(shape, collective, chunking, &[row])[0]
+            .scale
+            .clone()
     }
 
     /// Each of `rows`' sums and magnitudes ([`Inputs::row_sums_by`]), in blocks of columns whose
-    /// sums stay within a core's cache (each block's pass adds into all of them for every element
-    /// of B), and many of them, for every core to have some on a narrow output.
+    /// sums stay within a core's own cache (each block's pass adds into all of them for every
+    /// element of B), at least as many blocks as cores.
     fn row_sums(
         &self,
         shape: Shape,
@@ -565,8 +567,11 @@ impl Inputs {
         chunking: &Chunking,
         rows: &[usize],
     ) -> Vec<ReferenceRow> {
-        // Two f64 sums a column and row within 256 KiB.
-        let width = (256 * 1024 / (16 * rows.len().max(1))).max(16);
+        // 256 KiB: a core's own (L2) cache on common hosts; at least 16 columns, so that the pass
+        // along a block's row part stays a loop long enough to vectorize.
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let in_cache = 256 * 1024 / (16 * rows.len().max(1));
+        let width = in_cache.min(shape.n.div_ceil(cores)).max(16);
         self.row_sums_by(shape, collective, chunking, rows, width)
     }
 

@@ -532,17 +532,17 @@ pub struct TuneCmdArgs {
     #[arg(long, value_delimiter = ',', default_value = "all", value_parser = mode_names())]
     pub mode: Vec<String>,
     /// Bound on the tuning's search, seconds, shared out over the points (each half an even share,
-    /// half in proportion to its sequential run's time as the model puts it) and their modes: a measurement
-    /// starts only where one as long as the mode's longest so far still ends within its share, but
-    /// every point is measured once as given (every mode in one run) and each mode's fastest once
-    /// more beside sequential (at three times the reps within its share, else at the reps, unless
-    /// every figure of the mode read slower than the sequential timed beside it, or under 0.5%
-    /// ahead: it falls back
-    /// whatever one more says) whatever is left, so those runs may carry the whole past the bound.
-    /// A point whose first run leaves no room to overlap is not searched (see --search-no-room).
-    /// Knobs given as flags (--host-loop, --fused) are not searched. The default leaves a preset's
-    /// whole `t3 tune` (the devices opened, its inputs made, the table written) under a minute on
-    /// the largest presets.
+    /// half in proportion to its sequential run's time as the model puts it) and their modes: a
+    /// measurement starts only where one as long as the mode's longest so far still ends within its
+    /// share, but every point is measured once as given (every mode in one run) and each mode's
+    /// fastest once more beside sequential (at three times the reps within its share, else at the
+    /// reps, unless every figure of the mode read slower than the sequential timed beside it, or
+    /// under 0.5% ahead: it falls back whatever one more says) whatever is left, so those runs may
+    /// carry the whole past the bound. A point whose first run leaves no room to overlap is not
+    /// searched (see --search-no-room). Knobs given as flags (--host-loop, --fused) are not
+    /// searched. The default is meant to leave a preset's whole `t3 tune` (the devices opened, its
+    /// inputs made, the table written) under a minute on the largest presets, on a warm driver
+    /// cache.
     #[arg(long, default_value_t = 50.0, value_parser = budget)]
     pub budget_s: f64,
     /// Measure every point of the space's grid instead of searching it (the comparison the search

@@ -124,7 +124,7 @@ pub fn describe_point(p: &Point) -> String {
                 "falls back to sequential (its best, {}, {})",
                 c.knobs.describe(c.mode),
                 if c.speedup < 1.0 {
-                    format!("is {:.1}% slower", (1.0 / c.speedup - 1.0) * 100.0)
+                    format!("is {:.2}% slower", (1.0 / c.speedup - 1.0) * 100.0)
                 } else {
                     format!(
                         "is {:.2}% faster{}",

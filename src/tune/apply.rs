@@ -164,13 +164,11 @@ fn fallback_note(f: &Fallback, shown: bool) -> String {
     } else {
         "fell back to sequential"
     };
-    // A lead it fell back by is a few thousandths: four places, so that it never reads as the
-    // least lead itself.
-    let places = if f.speedup < 1.0 { 3 } else { 4 };
+    // Four places: what a fallback's best misses or leads by is often a few ten-thousandths, which
+    // three would round to 1.000x or to the least lead itself.
     format!(
-        "{what}: its tuned best ({}) ran {:.*}x of sequential{}",
+        "{what}: its tuned best ({}) ran {:.4}x of sequential{}",
         f.config,
-        places,
         f.speedup,
         fallback_why(f.speedup, f.no_room)
     )

@@ -5,8 +5,8 @@
 //! `exhaustive`); the three best and the configuration as given measured again with more reps, the
 //! best of those the choice where it beats the one as given clearly, each configuration as fast as
 //! its slowest figure; a mode still slower than the point's sequential so, or leading it by less
-//! than [`LEAST_LEAD`], falls back. What
-//! measures a configuration is [`super::rig`]'s; [`tune_point`] tunes a point's modes in turn.
+//! than [`LEAST_LEAD`], falls back. What measures a configuration is [`super::rig`]'s;
+//! [`tune_point`] tunes a point's modes in turn.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -48,6 +48,14 @@ const NOISE: f64 = 0.03;
 /// those read under half a percent ahead ran behind sequential one time in six, those read more
 /// never.
 pub const LEAST_LEAD: f64 = 0.005;
+
+// A point without room asks a lead past its noise, at least the room check's floor: never less.
+const _: () = assert!(crate::consistency::FLOOR >= LEAST_LEAD);
+
+/// Whether a choice `speedup` times sequential's speed runs: it leads by at least [`LEAST_LEAD`].
+pub fn pays(speedup: f64) -> bool {
+    speedup >= 1.0 + LEAST_LEAD
+}
 
 /// How much slower than the point's sequential a layout's first sequential figure may read before
 /// its measurement is taken again ([`Point1::cold`]): a layout's sequential can take up to about a
@@ -446,12 +454,11 @@ impl<M: Measure> Point1<'_, M> {
 
     /// Whether `mode` falls back whatever one more figure says: every figure of it so far, each on
     /// the point's own collective, reads slower than the sequential timed beside it, or leads it by
-    /// less than [`LEAST_LEAD`]. A
-    /// configuration's speedup is the point's sequential (its fastest own-collective layout on warm
-    /// clocks, never slower than a figure's own layout's) over the slowest of its figures on warm
-    /// clocks, so it is at most any one figure's ratio to the sequential beside it, and one more
-    /// figure only adds to those (the configuration as given, fused mode's own, the choice made
-    /// again on the final figures: each is one of them).
+    /// less than [`LEAST_LEAD`]. A configuration's speedup is the point's sequential (its fastest
+    /// own-collective layout on warm clocks, never slower than a figure's own layout's) over the
+    /// slowest of its figures on warm clocks, so it is at most any one figure's ratio to the
+    /// sequential beside it, and one more figure only adds to those (the configuration as given,
+    /// fused mode's own, the choice made again on the final figures: each is one of them).
     fn behind(&self, mode: ModeKind) -> bool {
         let own = self.own_collective();
         let mut figures = self
@@ -462,9 +469,10 @@ impl<M: Measure> Point1<'_, M> {
             .peekable();
         // A hair below the least lead: the warm-clock arithmetic's rounding cannot lift such a
         // figure to it.
-        let least = 1.0 + LEAST_LEAD - 1e-9;
         figures.peek().is_some()
-            && figures.all(|f| f.knobs.collective == own && f.ratio_beside() < Some(least))
+            && figures.all(|f| {
+                f.knobs.collective == own && f.ratio_beside().is_some_and(|r| !pays(r + 1e-9))
+            })
     }
 
     /// `mode`'s configuration as given, where the point's first experiment did not measure it
@@ -625,7 +633,7 @@ impl<M: Measure> Point1<'_, M> {
             ),
         };
         let (tb, tg) = (self.slowest_of(&b, c)?, self.slowest_of(&g, c)?);
-        if tg * (1.0 + LEAST_LEAD) > self.sequential_ms() {
+        if !pays(self.sequential_ms() / tg) {
             return None;
         }
         // A speed lead of more than NOISE on each reading; without both ratios, no lead by one.
@@ -685,7 +693,7 @@ fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>) {
         _ => c.median_ms,
     };
     c.speedup = sequential_ms / t;
-    c.fallback = c.speedup < 1.0 + LEAST_LEAD;
+    c.fallback = !pays(c.speedup);
 }
 
 #[cfg(test)]

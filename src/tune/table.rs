@@ -12,12 +12,13 @@ use super::knobs::Knobs;
 /// The format's name, in every table's `format`.
 pub const FORMAT: &str = "t3-tune";
 
-/// The format's version: a table of another is stale (5: each configuration ranked, kept as given
+/// The format's version: a table of another is stale (6: a choice leading sequential by less than
+/// [`super::search::LEAST_LEAD`] falls back, 5's ran; 5: each configuration ranked, kept as given
 /// and judged by the slowest of its figures, 4's ranked by its confirmation alone; 4: fallbacks
 /// decided against sequential with its GEMM in one pass, 3's against a pass per GEMM stage; 3 and
 /// later read figures on warm clocks, 2's were raw times, against a sequential timed on other
 /// clocks).
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 /// The tool version a table is written by: a table of another is stale (its kernels may differ).
 pub const TOOL: &str = env!("CARGO_PKG_VERSION");

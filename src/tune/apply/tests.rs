@@ -351,7 +351,7 @@ fn a_fallback_says_its_speedup_and_why_where_it_led() {
     };
     assert_eq!(
         fallback_note(&f(0.996, false), false),
-        "fell back to sequential: its tuned best (chunks 1) ran 0.996x of sequential"
+        "fell back to sequential: its tuned best (chunks 1) ran 0.9960x of sequential"
     );
     assert_eq!(
         fallback_note(&f(1.003, false), false),
@@ -370,6 +370,6 @@ fn a_fallback_says_its_speedup_and_why_where_it_led() {
     );
     assert_eq!(
         fallback_note(&f(0.996, false), true),
-        "shown as run (--no-fallback): its tuned best (chunks 1) ran 0.996x of sequential"
+        "shown as run (--no-fallback): its tuned best (chunks 1) ran 0.9960x of sequential"
     );
 }
