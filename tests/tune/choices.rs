@@ -10,7 +10,7 @@ fn the_tuner_chooses_the_fastest_it_measured_and_run_takes_it() {
         return;
     };
     assert_eq!(t["format"], "t3-tune");
-    assert_eq!(t["version"], 5);
+    assert_eq!(t["version"], t3_wgpu::tune::table::VERSION);
     assert!(t["adapter"].as_str().is_some_and(|a| !a.is_empty()));
     assert!(t["date"].as_str().is_some_and(|a| a.ends_with('Z')));
     let p = &t["points"][0];
@@ -244,7 +244,7 @@ fn a_mode_that_loses_falls_back_and_says_so() {
     let host = rows.iter().find(|r| &r[0] == "host").unwrap();
     let seq = rows.iter().find(|r| &r[0] == "sequential").unwrap();
     assert!(host[6].starts_with("fell back to sequential"), "{host:?}");
-    assert!(host[6].contains("0.500x"), "{host:?}");
+    assert!(host[6].contains("0.5000x"), "{host:?}");
     assert_eq!(&host[1], "none", "a fallback runs no trigger");
     assert_eq!(host[2], seq[2], "its time is sequential's");
     // The report's first screen says it too.
