@@ -103,16 +103,8 @@ impl Dtype {
         }
     }
 
-    /// Operand values as the device buffer's bytes, zero-padded to a multiple of 4 (wgpu copies
-    /// whole words; buffers are padded to 16 bytes, so the pad fits).
-    pub fn encode(self, v: &[f32]) -> Vec<u8> {
-        let len = v.len() * self.bytes();
-        let mut bytes = vec![0; len.next_multiple_of(4)];
-        self.encode_into(v, &mut bytes[..len]);
-        bytes
-    }
-
-    /// [`Dtype::encode`] into `out`, exactly `v.len()` elements long.
+    /// Operand values as the device buffer's bytes, into `out`, exactly `v.len()` elements long
+    /// (a caller pads the buffer to a multiple of 4: wgpu copies whole words).
     pub fn encode_into(self, v: &[f32], out: &mut [u8]) {
         match self {
             Dtype::F32 => out.copy_from_slice(bytemuck::cast_slice(v)),
@@ -313,10 +305,9 @@ mod tests {
         assert!((d.round(1.0e30) / 1.0e30 - 1.0).abs() < 1.0 / 128.0);
         assert!(Dtype::F16.round(1.0e30).is_infinite());
         // Element 2i in the low half of each u32 (shaders/operands/bf16.wgsl), padded to 4 bytes.
-        assert_eq!(
-            d.encode(&[1.0, -2.0, 0.5]),
-            [0x80, 0x3f, 0x00, 0xc0, 0x00, 0x3f, 0, 0]
-        );
+        let mut bytes = [0; 8];
+        d.encode_into(&[1.0, -2.0, 0.5], &mut bytes[..6]);
+        assert_eq!(bytes, [0x80, 0x3f, 0x00, 0xc0, 0x00, 0x3f, 0, 0]);
         assert!(Dtype::parse("bf8")
             .unwrap_err()
             .to_string()

@@ -25,6 +25,7 @@ use super::space;
 use super::table::{Choice, Measured};
 
 mod point;
+use point::slowest;
 pub use point::tune_point;
 
 /// Most configurations of one mode the exhaustive grid measures: the largest space whole (host mode
@@ -52,9 +53,10 @@ pub const LEAST_LEAD: f64 = 0.005;
 // A point without room asks a lead past its noise, at least the room check's floor: never less.
 const _: () = assert!(crate::consistency::FLOOR >= LEAST_LEAD);
 
-/// Whether a choice `speedup` times sequential's speed runs: it leads by at least [`LEAST_LEAD`].
-pub fn pays(speedup: f64) -> bool {
-    speedup >= 1.0 + LEAST_LEAD
+/// Whether a choice `speedup` times sequential's speed runs: it leads by at least `least` (the
+/// point's [`Point1::least`]).
+pub fn pays(speedup: f64, least: f64) -> bool {
+    speedup >= 1.0 + least
 }
 
 /// How much slower than the point's sequential a layout's first sequential figure may read before
@@ -121,6 +123,9 @@ struct Point1<'a, M: Measure> {
     /// one that long still ends before the deadline, so that the budget bounds the end of the
     /// tuning, not the start of its last measurement.
     longest: HashMap<ModeKind, Duration>,
+    /// The least lead over sequential a choice must read to run here: [`LEAST_LEAD`], or where the
+    /// point leaves no room to overlap, its noise ([`point::NoRoom`]).
+    least: f64,
 }
 
 impl<M: Measure> Point1<'_, M> {
@@ -471,7 +476,9 @@ impl<M: Measure> Point1<'_, M> {
         // figure to it.
         figures.peek().is_some()
             && figures.all(|f| {
-                f.knobs.collective == own && f.ratio_beside().is_some_and(|r| !pays(r + 1e-9))
+                f.knobs.collective == own
+                    && f.ratio_beside()
+                        .is_some_and(|r| !pays(r + 1e-9, self.least))
             })
     }
 
@@ -633,7 +640,7 @@ impl<M: Measure> Point1<'_, M> {
             ),
         };
         let (tb, tg) = (self.slowest_of(&b, c)?, self.slowest_of(&g, c)?);
-        if !pays(self.sequential_ms() / tg) {
+        if !pays(self.sequential_ms() / tg, self.least) {
             return None;
         }
         // A speed lead of more than NOISE on each reading; without both ratios, no lead by one.
@@ -658,42 +665,6 @@ impl<M: Measure> Point1<'_, M> {
             .filter(|t| *t > 0.0)
             .fold(f64::INFINITY, f64::min)
     }
-}
-
-/// The slowest on warm clocks of the figures in `figures` of `knobs`' configuration (`warm_ms`: its
-/// layout's sequential on warm clocks), or `first` where it is slower or none has both times. Two
-/// readings of one configuration differ by about a percent from noise alone, and a run after tuning
-/// reads the lower as often as the higher: a configuration is as fast as its slowest reading says.
-fn slowest<'a>(
-    knobs: &Knobs,
-    figures: impl Iterator<Item = &'a Measured>,
-    warm_ms: f64,
-    first: f64,
-) -> f64 {
-    let k = knobs.canonical();
-    figures
-        .filter(|m| m.knobs.canonical() == k && m.ratio_beside().is_some())
-        .filter_map(|m| Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, warm_ms)))
-        .fold(first, f64::max)
-}
-
-/// `c`'s speedup over the point's sequential (`sequential_ms`, its fastest layout on warm clocks),
-/// and whether it falls back: even its best ran slower, or led by less than [`LEAST_LEAD`]. Where
-/// it has sequential beside it, read on warm clocks (`warm_ms`: its layout's sequential on warm
-/// clocks) by the slowest of its configuration's figures (its first and its confirmation's,
-/// [`slowest`]): a choice pays only where every reading says it does.
-fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>) {
-    let t = match (c.sequential_ms, warm_ms) {
-        (Some(beside), Some(w)) => slowest(
-            &c.knobs,
-            c.alternatives.iter().chain(&c.confirmed),
-            w,
-            on_warm_clocks(c.median_ms, beside, w),
-        ),
-        _ => c.median_ms,
-    };
-    c.speedup = sequential_ms / t;
-    c.fallback = !pays(c.speedup);
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use crate::tune::rig::{measured, How, Measure, OnGpu, Rig, Warmup};
 use crate::tune::space::{self, Context};
 use crate::tune::table::{Choice, Key, Measured, NotRun, Point};
 
-use super::{judge, layout, Devices, Job, Point1, Settings};
+use super::{layout, on_warm_clocks, pays, Devices, Job, Point1, Settings, LEAST_LEAD};
 
 /// Tunes `job` on `d` until `deadline` (at least one measurement of each mode whatever the
 /// deadline), each mode's search over the space `ctx` gives; `progress` hears of each measurement.
@@ -50,6 +50,7 @@ pub fn tune_point(
         sequential: HashMap::new(),
         progress,
         longest: HashMap::new(),
+        least: LEAST_LEAD,
     };
     // Every mode at the point's configuration as given, in one experiment: its GEMM and collective
     // alone are the model's costs. A mode whose own configuration as given differs (fused's,
@@ -165,6 +166,10 @@ pub(super) fn search_point<M: Measure>(
     // room.
     let no_room = no_room.filter(|_| !s.exhaustive && !s.search_no_room);
     if let Some(n) = &no_room {
+        // Without room to overlap a lead within the point's noise is an unconfirmed figure's
+        // noise: a mode runs there only by a lead no such noise gives (as fused mode's own GEMM,
+        // faster than T_gemm's, can give).
+        p.least = n.lead;
         (p.progress)(&format!("{}: {}", job.workload, n.why));
     }
     // What is measured whatever the deadline first (each mode's configuration as given where the
@@ -205,13 +210,7 @@ pub(super) fn search_point<M: Measure>(
     for (c, fitted) in &mut choices {
         p.pick(c, fitted);
         let warm = p.warm_ms(&layout(&c.knobs));
-        judge(c, sequential_ms, warm);
-        // Without room to overlap a lead within the point's noise is an unconfirmed figure's
-        // noise: a mode runs there only by a lead no such noise gives (as fused mode's own GEMM,
-        // faster than T_gemm's, can give).
-        if no_room.as_ref().is_some_and(|n| c.speedup <= 1.0 + n.lead) {
-            c.fallback = true;
-        }
+        judge(c, sequential_ms, warm, p.least);
     }
     Ok(Searched {
         sequential_ms,
@@ -255,4 +254,40 @@ fn no_room(first: &Report) -> Option<NoRoom> {
         ),
         lead,
     })
+}
+
+/// The slowest on warm clocks of the figures in `figures` of `knobs`' configuration (`warm_ms`: its
+/// layout's sequential on warm clocks), or `first` where it is slower or none has both times. Two
+/// readings of one configuration differ by about a percent from noise alone, and a run after tuning
+/// reads the lower as often as the higher: a configuration is as fast as its slowest reading says.
+pub(super) fn slowest<'a>(
+    knobs: &Knobs,
+    figures: impl Iterator<Item = &'a Measured>,
+    warm_ms: f64,
+    first: f64,
+) -> f64 {
+    let k = knobs.canonical();
+    figures
+        .filter(|m| m.knobs.canonical() == k && m.ratio_beside().is_some())
+        .filter_map(|m| Some(on_warm_clocks(m.median_ms?, m.sequential_ms?, warm_ms)))
+        .fold(first, f64::max)
+}
+
+/// `c`'s speedup over the point's sequential (`sequential_ms`, its fastest layout on warm clocks),
+/// and whether it falls back: even its best ran slower, or led by less than [`LEAST_LEAD`]. Where
+/// it has sequential beside it, read on warm clocks (`warm_ms`: its layout's sequential on warm
+/// clocks) by the slowest of its configuration's figures (its first and its confirmation's,
+/// [`slowest`]): a choice pays only where every reading says it does.
+pub(super) fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>, least: f64) {
+    let t = match (c.sequential_ms, warm_ms) {
+        (Some(beside), Some(w)) => slowest(
+            &c.knobs,
+            c.alternatives.iter().chain(&c.confirmed),
+            w,
+            on_warm_clocks(c.median_ms, beside, w),
+        ),
+        _ => c.median_ms,
+    };
+    c.speedup = sequential_ms / t;
+    c.fallback = !pays(c.speedup, least);
 }

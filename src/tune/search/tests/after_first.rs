@@ -38,6 +38,7 @@ fn after_first(
         sequential: HashMap::new(),
         progress: &|_| {},
         longest: HashMap::new(),
+        least: LEAST_LEAD,
     };
     let base = Knobs::of(&job.base).canonical();
     let given: Vec<Measured> = job

@@ -125,7 +125,7 @@ fn a_given_that_would_fall_back_never_stands() {
         let (c, _) = choose(&job, land, far());
         let mut c = c.unwrap();
         assert_eq!(&c.knobs, chosen, "{given_ms}");
-        judge(&mut c, 20.0, Some(20.0));
+        judge(&mut c, 20.0, Some(20.0), LEAST_LEAD);
         assert!(!c.fallback, "{given_ms}: {}", c.speedup);
     }
 }
@@ -203,16 +203,16 @@ fn figures_are_read_on_warm_clocks_by_the_sequential_beside_them() {
         "2.1 ms beside 2.4 is 1.75 on warm clocks; 2.0 beside 2.02, 1.98"
     );
     assert_eq!(choice.sequential_ms, Some(2.4));
-    judge(&mut choice, 2.0, Some(2.0));
+    judge(&mut choice, 2.0, Some(2.0), LEAST_LEAD);
     assert!(!choice.fallback);
     assert!((choice.speedup - 2.4 / 2.1).abs() < 1e-12);
     // Slower than the sequential beside it, its layout's fastest: it falls back.
     choice.sequential_ms = Some(2.0);
-    judge(&mut choice, 2.0, Some(2.0));
+    judge(&mut choice, 2.0, Some(2.0), LEAST_LEAD);
     assert!(choice.fallback && choice.speedup < 1.0);
     // Without sequential beside it, its figure is taken as it is.
     choice.sequential_ms = None;
-    judge(&mut choice, 2.2, None);
+    judge(&mut choice, 2.2, None, LEAST_LEAD);
     assert!(!choice.fallback);
 }
 
@@ -247,14 +247,14 @@ fn a_gain_over_a_slow_sequential_is_not_a_gain() {
     let mut choice = choice.unwrap();
     // Every configuration of one chunk ties at 1.98 ms beside 2.0: any of them.
     assert_eq!(choice.knobs.chunks, 1, "{choice:?}");
-    judge(&mut choice, 2.0, Some(2.0));
+    judge(&mut choice, 2.0, Some(2.0), LEAST_LEAD);
     assert!((choice.speedup - 2.0 / 1.98).abs() < 1e-12);
     // The other, judged against the fastest sequential: 2.1 ms where sequential takes 2.0 falls
     // back, though it ran 1.14x its own.
     let mut other = choice.clone();
     other.knobs = two;
     (other.median_ms, other.sequential_ms) = (2.1, Some(2.4));
-    judge(&mut other, 2.0, Some(2.4));
+    judge(&mut other, 2.0, Some(2.4), LEAST_LEAD);
     assert!(other.fallback, "{}", other.speedup);
 }
 
@@ -285,7 +285,7 @@ fn a_choice_is_judged_by_the_slowest_of_its_figures() {
         let mut c = c.unwrap();
         assert_eq!(c.knobs, given, "{first}");
         assert_eq!(c.median_ms, 19.8, "the confirmation's figure: {first}");
-        judge(&mut c, 20.0, Some(20.0));
+        judge(&mut c, 20.0, Some(20.0), LEAST_LEAD);
         assert!(
             (c.speedup - speedup).abs() < 1e-12,
             "{first}: {}",
@@ -333,7 +333,7 @@ fn the_choice_is_the_fastest_by_its_slowest_figure() {
         let case = format!("{g_ms:?} {a_ms:?} {b_ms:?}");
         assert!(c.confirmed.len() >= 2, "both confirmed: {case}");
         assert_eq!(&c.knobs, chosen, "{case}");
-        judge(&mut c, 2.0, Some(2.0));
+        judge(&mut c, 2.0, Some(2.0), LEAST_LEAD);
         assert!(!c.fallback, "{case}");
         assert!(
             (c.speedup - 2.0 / slowest).abs() < 1e-12,
@@ -414,7 +414,7 @@ fn past_its_deadline_a_mode_that_falls_back_whatever_is_not_confirmed() {
                 "the configuration as given alone: {asked:?}"
             );
             let mut judged = c.clone();
-            judge(&mut judged, beside, Some(beside));
+            judge(&mut judged, beside, Some(beside), LEAST_LEAD);
             assert!(judged.fallback, "{judged:?}");
         }
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use web_time::Instant;
 
+use super::point::judge;
 use super::*;
 use crate::config::Config;
 use crate::shapes::Shape;
@@ -89,6 +90,7 @@ fn point<'a, M: Measure>(job: &'a Job, m: M, s: &'a Settings) -> Point1<'a, M> {
         sequential: HashMap::new(),
         progress: &|_| {},
         longest: HashMap::new(),
+        least: LEAST_LEAD,
     };
     p.measure(job.modes[0], &Knobs::of(&job.base)).unwrap();
     p
