@@ -9,18 +9,21 @@
 # the grid is cut at its budget, and the comparison says how many of its points were measured.
 # Results in $OUT (or ./out): TAG-PART.tgz (TAG: tune) with the tables, the logs and compare.md.
 # TUNE_ARGS adds flags to every `t3 tune`, RUN_ARGS to the `t3 run`s that check the table (as
-# scripts/device/tune-2gpu.sh does).
+# scripts/device/tune-2gpu.sh does). DTYPES (default "f32 f16") names the dtypes a part covers, so
+# each dtype's grid can go in a call of its own: a part whose TAG-PART.tgz is already in $OUT goes
+# on from it (its table keeps the points the earlier call tuned).
 set -uo pipefail
 dest=${OUT:-out}; part=${1:-all}; tag=${TAG:-tune}
 read -ra tune_args <<< "${TUNE_ARGS:-}"; read -ra run_args <<< "${RUN_ARGS:-}"
 work=$(mktemp -d); mkdir -p "$dest"; trap 'tar -C "$work" -czf "$dest/$tag-$part.tgz" .' EXIT
+[[ -f $dest/$tag-$part.tgz ]] && tar -xzf "$dest/$tag-$part.tgz" -C "$work"
 presets=tnlg-op-tp8,gpt3-op-tp8,tnlg-fc2-tp8,gpt3-fc2-tp8
-SEARCH_S=${SEARCH_S:-60}; GRID_S=${GRID_S:-150}
+SEARCH_S=${SEARCH_S:-60}; GRID_S=${GRID_S:-150}; read -ra dtypes <<< "${DTYPES:-f32 f16}"
 # SCALE shrinks the presets (a smoke test on lavapipe: SCALE=0.01 SEARCH_S=5 GRID_S=5).
 common=(--presets "$presets" --scale "${SCALE:-1}" --reps 3 --warmup 1 --warmup-s 1 "${tune_args[@]}")
 t3 info --json > "$work/info.json" || exit 1
 if [[ $part == all || $part == search ]]; then
-  for dt in f32 f16; do
+  for dt in "${dtypes[@]}"; do
     start=$SECONDS
     t3 tune "${common[@]}" --dtype $dt --budget-s "$SEARCH_S" --out "$work/search.json" 2>&1 \
       | tee -a "$work/search.log" || exit 1
@@ -28,7 +31,7 @@ if [[ $part == all || $part == search ]]; then
   done
 fi
 if [[ $part == all || $part == grid ]]; then
-  for dt in f32 f16; do
+  for dt in "${dtypes[@]}"; do
     t3 tune "${common[@]}" --dtype $dt --exhaustive --budget-s "$GRID_S" --out "$work/grid.json" \
       2>&1 | tee -a "$work/grid.log" || exit 1
   done
