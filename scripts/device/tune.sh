@@ -42,6 +42,8 @@ if [[ $part == all || $part == compare ]]; then
     [[ -f $work/$f.json ]] || tar -xzf "$dest/$tag-$f.tgz" -C "$work" "./$f.json" 2>/dev/null
   done
   python3 scripts/device/tune_compare.py "$work/search.json" "$work/grid.json" --within 3 | tee "$work/compare.md"
+  # Its status (1: a mode past the bar) kept beside the table, which says which.
+  echo "tune_compare.py exit ${PIPESTATUS[0]}" | tee -a "$work/compare.md"
   # `t3 run` with the tuned table: each mode's row names its configuration, source and fallback.
   for p in tnlg-op-tp8 gpt3-op-tp8; do for dt in f32 f16; do
     t3 run --preset $p --dtype $dt --tune "$work/search.json" --scale "${SCALE:-1}" --reps 3 --no-verify \
