@@ -199,6 +199,11 @@ impl GemmKernel {
         Ok(self.fused4.get_or_init(|| f))
     }
 
+    /// How many of the pipelines it makes on first use (fused mode's, both families) are made.
+    pub fn pipelines_made(&self) -> usize {
+        self.fused.made() + self.fused4.get().map_or(0, FusedFamily::made)
+    }
+
     /// Fused mode's put in family `four` ([`GemmKernel::fused_family`]): its four-window twin there.
     pub fn fused_put_of(&self, four: bool) -> Put {
         match self.fused_put.four() {

@@ -102,6 +102,9 @@ const FUSED: &str = "fused";
 /// the shape as the reps do).
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Took {
+    /// Making the pipelines that the modes' kernels make on first use (fused mode's): a driver's
+    /// compile, seconds on a cold shader cache.
+    pub pipelines_s: f64,
     /// Each checked run on poisoned outputs, its readback and its reference.
     pub checks_s: f64,
     /// Every attempt's warm-up.
@@ -112,6 +115,7 @@ pub struct Took {
 
 impl std::ops::AddAssign for Took {
     fn add_assign(&mut self, other: Took) {
+        self.pipelines_s += other.pipelines_s;
         self.checks_s += other.checks_s;
         self.warmup_s += other.warmup_s;
         self.reps_s += other.reps_s;

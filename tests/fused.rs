@@ -586,3 +586,53 @@ fn aliased_views_share_their_memory() {
         assert_eq!(&both[512..], &back[512..]);
     }
 }
+
+/// Fused mode's pipelines, which its kernels make on first use, are all made before the checks'
+/// first runs, in a phase of their own (`Took::pipelines_s`), so that a driver's compile on a cold
+/// shader cache is counted neither as checks nor in a timed run: after
+/// `System::make_fused_pipelines`, a whole measurement of fused mode makes none; a measurement
+/// makes them in that phase, and one without fused mode has none.
+#[test]
+fn fused_pipelines_are_made_before_the_first_run() {
+    let Some(gpu) = common::gpu() else { return };
+    let config = Config {
+        chunks: 2,
+        collective: Collective::AllReduce,
+        via: ReduceVia::Update,
+        ..Config::new(Shape::new(67, 45, 19).unwrap(), 3)
+    };
+    let opts = |modes| t3_wgpu::experiment::Options {
+        config: config.clone(),
+        modes,
+        reps: 1,
+        warmup: 0,
+        seed: common::seed("fused pipelines"),
+        verify: None,
+        stability: t3_wgpu::timing::Stability {
+            warmup_s: 0.0,
+            ..Default::default()
+        },
+        baselines: Default::default(),
+    };
+    let fused = || opts(vec![ModeKind::Sequential, ModeKind::Fused]);
+    // Kernels of their own: the test binary's shared ones may have made pipelines already. Those
+    // made with the kernel (the fused GEMM per tile) are not all this point runs.
+    let kernels = Kernels::new(gpu).unwrap();
+    let with_the_kernel = kernels.gemm.pipelines_made();
+    let sys = System::new(gpu, &kernels, config.clone()).unwrap();
+    sys.make_fused_pipelines().unwrap();
+    let made = kernels.gemm.pipelines_made();
+    // Its spares and its own sequential run's watched GEMM at the least.
+    assert!(made >= with_the_kernel + 2, "{with_the_kernel} -> {made}");
+    drop(sys);
+    t3_wgpu::experiment::run(gpu, &kernels, &fused()).unwrap();
+    assert_eq!(kernels.gemm.pipelines_made(), made);
+
+    let kernels = Kernels::new(gpu).unwrap();
+    let r = t3_wgpu::experiment::run(gpu, &kernels, &opts(vec![ModeKind::Sequential])).unwrap();
+    assert_eq!(r.took.pipelines_s, 0.0);
+    assert_eq!(kernels.gemm.pipelines_made(), with_the_kernel);
+    let r = t3_wgpu::experiment::run(gpu, &kernels, &fused()).unwrap();
+    assert!(r.took.pipelines_s > 0.0);
+    assert_eq!(kernels.gemm.pipelines_made(), made);
+}

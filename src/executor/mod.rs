@@ -457,32 +457,45 @@ impl<'a> Executor<'a> {
 
     /// Dispatches pass `p`'s work of this executor's bindings into `pass`.
     fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, p: &crate::lower::Pass) -> Result<()> {
-        let (gpu, k) = (self.gpu, self.kernels);
         for d in &p.dispatches {
-            let pipeline = match d.kernel {
-                Kernel::Gemm(store) => k.gemm()?.pipeline(store),
-                Kernel::GemmGrid => k.gemm()?.grid_pipeline(),
-                Kernel::Step { put, acc, wait } => k.step()?.pipeline(put, acc, wait),
-                Kernel::Fused {
-                    split_b,
-                    split_c,
-                    grid,
-                    watched,
-                } => {
-                    k.gemm()?
-                        .fused(gpu, [split_b, split_c, grid, watched], self.four[d.binding])?
-                }
-                Kernel::Spares { watch, land } => {
-                    k.gemm()?.spares(gpu, watch, land, self.four[d.binding])?
-                }
-                Kernel::Gather => &k.gather()?.pipeline,
-            };
-            gpu.dispatch(
+            let pipeline = self.pipeline(d)?;
+            self.gpu.dispatch(
                 pass,
                 pipeline,
                 self.groups[d.binding].as_ref(),
                 d.workgroups,
             );
+        }
+        Ok(())
+    }
+
+    /// Dispatch `d`'s pipeline, made here where its kernel makes it on first use (fused mode's).
+    fn pipeline(&self, d: &crate::lower::Dispatch) -> Result<&'a wgpu::ComputePipeline> {
+        let (gpu, k) = (self.gpu, self.kernels);
+        Ok(match d.kernel {
+            Kernel::Gemm(store) => k.gemm()?.pipeline(store),
+            Kernel::GemmGrid => k.gemm()?.grid_pipeline(),
+            Kernel::Step { put, acc, wait } => k.step()?.pipeline(put, acc, wait),
+            Kernel::Fused {
+                split_b,
+                split_c,
+                grid,
+                watched,
+            } => k
+                .gemm()?
+                .fused(gpu, [split_b, split_c, grid, watched], self.four[d.binding])?,
+            Kernel::Spares { watch, land } => {
+                k.gemm()?.spares(gpu, watch, land, self.four[d.binding])?
+            }
+            Kernel::Gather => &k.gather()?.pipeline,
+        })
+    }
+
+    /// Makes every pipeline `rec` dispatches, so that a driver's compile of those made on first use
+    /// is not counted in the first run's time (a first run on a cold shader cache).
+    pub fn make_pipelines(&self, rec: &crate::lower::Recording) -> Result<()> {
+        for d in rec.passes().flat_map(|p| &p.dispatches) {
+            self.pipeline(d)?;
         }
         Ok(())
     }

@@ -134,6 +134,15 @@ impl FusedFamily {
         })
     }
 
+    /// How many of its pipelines are made.
+    pub(super) fn made(&self) -> usize {
+        let cells = self.fused.iter().chain(&self.spares).chain(&self.watched);
+        cells
+            .chain(&self.watched_plain)
+            .filter(|c| c.get().is_some())
+            .count()
+    }
+
     /// The output's windows in a label.
     fn windows(&self) -> &'static str {
         match self.put {

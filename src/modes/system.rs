@@ -315,6 +315,19 @@ impl<'a> System<'a> {
         &self.parts[self.placement.device(p)]
     }
 
+    /// Makes the pipelines of fused mode's recordings (its own sequential run's too) on every
+    /// device where it lowered: its kernels make them on first use, and a driver compiles them
+    /// there (seconds on a cold shader cache).
+    pub fn make_fused_pipelines(&self) -> Result<()> {
+        for part in &self.parts {
+            if let Ok(f) = &part.lowered.fused {
+                part.exec.make_pipelines(&f.recording)?;
+                part.exec.make_pipelines(&f.sequential)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Device memory held on every device: the ranks' buffers, plus the executors' pooled ones
     /// (fused mode's packed copies once it ran).
     pub fn device_bytes(&self) -> u64 {

@@ -177,9 +177,9 @@ impl<'b> Rig<'_, 'b> {
                     n => format!(" in {n} attempts"),
                 };
                 format!(
-                    "took {took:.1} s: built {built_s:.1} s, checks {:.1} s, warm-up {:.1} s, \
-                     reps {:.1} s{attempts}",
-                    t.checks_s, t.warmup_s, t.reps_s
+                    "took {took:.1} s: built {built_s:.1} s, pipelines {:.1} s, checks {:.1} s, \
+                     warm-up {:.1} s, reps {:.1} s{attempts}",
+                    t.pipelines_s, t.checks_s, t.warmup_s, t.reps_s
                 )
             }
             Err(_) => format!("took {took:.1} s (built {built_s:.1} s), failed"),
