@@ -373,7 +373,7 @@ pub fn measure_with(
     let making = Instant::now();
     let pipelines_s = match fused_runs {
         true => sys
-            .make_fused_pipelines()
+            .make_fused_pipelines(opts.baselines != Baselines::Sequential)
             .map(|_| making.elapsed().as_secs_f64())?,
         false => 0.0,
     };

@@ -199,7 +199,8 @@ impl GemmKernel {
         Ok(self.fused4.get_or_init(|| f))
     }
 
-    /// How many of the pipelines it makes on first use (fused mode's, both families) are made.
+    /// Fused mode's pipelines made so far, both families: two with the kernel (its GEMM per tile, B
+    /// in one window and in two), the rest on first use.
     pub fn pipelines_made(&self) -> usize {
         self.fused.made() + self.fused4.get().map_or(0, FusedFamily::made)
     }

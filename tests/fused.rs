@@ -587,13 +587,15 @@ fn aliased_views_share_their_memory() {
     }
 }
 
-/// Fused mode's pipelines, which its kernels make on first use, are all made before the checks'
-/// first runs, in a phase of their own (`Took::pipelines_s`), so that a driver's compile on a cold
-/// shader cache is counted neither as checks nor in a timed run: after
-/// `System::make_fused_pipelines`, a whole measurement of fused mode makes none; a measurement
-/// makes them in that phase, and one without fused mode has none.
+/// Fused mode's pipelines, which its kernels make on first use, are all made before its first run,
+/// in a phase of their own (`Took::pipelines_s`), so that a driver's compile on a cold shader cache
+/// is counted neither as checks nor in a timed run: after `System::make_fused_pipelines`, a whole
+/// measurement of fused mode makes none; a measurement has them made before its first timed run;
+/// one without fused mode has none, and one without its own sequential run makes none of that
+/// run's.
 #[test]
 fn fused_pipelines_are_made_before_the_first_run() {
+    use t3_wgpu::experiment::{measure_with, prepare, run, Baselines, Options};
     let Some(gpu) = common::gpu() else { return };
     let config = Config {
         chunks: 2,
@@ -601,38 +603,64 @@ fn fused_pipelines_are_made_before_the_first_run() {
         via: ReduceVia::Update,
         ..Config::new(Shape::new(67, 45, 19).unwrap(), 3)
     };
-    let opts = |modes| t3_wgpu::experiment::Options {
+    let opts = |modes, baselines, verify| Options {
         config: config.clone(),
         modes,
         reps: 1,
         warmup: 0,
         seed: common::seed("fused pipelines"),
-        verify: None,
+        verify,
         stability: t3_wgpu::timing::Stability {
             warmup_s: 0.0,
             ..Default::default()
         },
-        baselines: Default::default(),
+        baselines,
     };
-    let fused = || opts(vec![ModeKind::Sequential, ModeKind::Fused]);
+    let fused = vec![ModeKind::Sequential, ModeKind::Fused];
     // Kernels of their own: the test binary's shared ones may have made pipelines already. Those
     // made with the kernel (the fused GEMM per tile) are not all this point runs.
     let kernels = Kernels::new(gpu).unwrap();
     let with_the_kernel = kernels.gemm.pipelines_made();
     let sys = System::new(gpu, &kernels, config.clone()).unwrap();
-    sys.make_fused_pipelines().unwrap();
+    sys.make_fused_pipelines(false).unwrap();
+    let without_own = kernels.gemm.pipelines_made();
+    sys.make_fused_pipelines(true).unwrap();
     let made = kernels.gemm.pipelines_made();
-    // Its spares and its own sequential run's watched GEMM at the least.
-    assert!(made >= with_the_kernel + 2, "{with_the_kernel} -> {made}");
+    // Its own sequential run's watched GEMM and finisher besides (this point's fused GEMM may be
+    // one made with the kernel).
+    assert!(
+        with_the_kernel <= without_own && without_own < made,
+        "{with_the_kernel} -> {without_own} -> {made}"
+    );
     drop(sys);
-    t3_wgpu::experiment::run(gpu, &kernels, &fused()).unwrap();
+    run(gpu, &kernels, &opts(fused.clone(), Baselines::All, None)).unwrap();
     assert_eq!(kernels.gemm.pipelines_made(), made);
 
     let kernels = Kernels::new(gpu).unwrap();
-    let r = t3_wgpu::experiment::run(gpu, &kernels, &opts(vec![ModeKind::Sequential])).unwrap();
+    let alone = opts(vec![ModeKind::Sequential], Baselines::All, None);
+    let r = run(gpu, &kernels, &alone).unwrap();
     assert_eq!(r.took.pipelines_s, 0.0);
     assert_eq!(kernels.gemm.pipelines_made(), with_the_kernel);
-    let r = t3_wgpu::experiment::run(gpu, &kernels, &fused()).unwrap();
+    let r = run(
+        gpu,
+        &kernels,
+        &opts(fused.clone(), Baselines::Sequential, None),
+    )
+    .unwrap();
     assert!(r.took.pipelines_s > 0.0);
-    assert_eq!(kernels.gemm.pipelines_made(), made);
+    assert_eq!(kernels.gemm.pipelines_made(), without_own);
+    // Unchecked, its first run is a timed one: every pipeline is made by then.
+    let kernels = Kernels::new(gpu).unwrap();
+    let unchecked = opts(fused, Baselines::All, Some(Verify::Off));
+    let (mut sys, inputs) = prepare(gpu, &kernels, &unchecked).unwrap();
+    let first = std::sync::Mutex::new(None);
+    measure_with(&mut sys, &inputs, &unchecked, &|_, _| {
+        first
+            .lock()
+            .unwrap()
+            .get_or_insert(kernels.gemm.pipelines_made());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(first.into_inner().unwrap(), Some(made));
 }

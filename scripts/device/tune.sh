@@ -10,13 +10,15 @@
 # Results in $OUT (or ./out): TAG-PART.tgz (TAG: tune) with the tables, the logs and compare.md.
 # TUNE_ARGS adds flags to every `t3 tune`, RUN_ARGS to the `t3 run`s that check the table (as
 # scripts/device/tune-2gpu.sh does). DTYPES (default "f32 f16") names the dtypes a part covers, so
-# each dtype's grid can go in a call of its own: a part whose TAG-PART.tgz is already in $OUT goes
-# on from it (its table keeps the points the earlier call tuned).
+# each dtype's grid can go in a call of its own: a search or grid part whose TAG-PART.tgz is already
+# in $OUT goes on from it (its table keeps the points the earlier call tuned).
 set -uo pipefail
 dest=${OUT:-out}; part=${1:-all}; tag=${TAG:-tune}
 read -ra tune_args <<< "${TUNE_ARGS:-}"; read -ra run_args <<< "${RUN_ARGS:-}"
 work=$(mktemp -d); mkdir -p "$dest"; trap 'tar -C "$work" -czf "$dest/$tag-$part.tgz" .' EXIT
-[[ -f $dest/$tag-$part.tgz ]] && tar -xzf "$dest/$tag-$part.tgz" -C "$work"
+# A search or grid part goes on from its tarball an earlier call left (compare reads both anew).
+[[ $part == search || $part == grid ]] && [[ -f $dest/$tag-$part.tgz ]] &&
+  tar -xzf "$dest/$tag-$part.tgz" -C "$work"
 presets=tnlg-op-tp8,gpt3-op-tp8,tnlg-fc2-tp8,gpt3-fc2-tp8
 SEARCH_S=${SEARCH_S:-60}; GRID_S=${GRID_S:-150}; read -ra dtypes <<< "${DTYPES:-f32 f16}"
 # SCALE shrinks the presets (a smoke test on lavapipe: SCALE=0.01 SEARCH_S=5 GRID_S=5).
@@ -45,7 +47,7 @@ if [[ $part == all || $part == compare ]]; then
   # Its status (1: a mode past the bar) kept beside the table, which says which.
   echo "tune_compare.py exit ${PIPESTATUS[0]}" | tee -a "$work/compare.md"
   # `t3 run` with the tuned table: each mode's row names its configuration, source and fallback.
-  for p in tnlg-op-tp8 gpt3-op-tp8; do for dt in f32 f16; do
+  for p in tnlg-op-tp8 gpt3-op-tp8; do for dt in "${dtypes[@]}"; do
     t3 run --preset $p --dtype $dt --tune "$work/search.json" --scale "${SCALE:-1}" --reps 3 --no-verify \
       "${run_args[@]}" --csv - >> "$work/run-tuned.csv" || exit 1
   done; done

@@ -315,14 +315,17 @@ impl<'a> System<'a> {
         &self.parts[self.placement.device(p)]
     }
 
-    /// Makes the pipelines of fused mode's recordings (its own sequential run's too) on every
-    /// device where it lowered: its kernels make them on first use, and a driver compiles them
-    /// there (seconds on a cold shader cache).
-    pub fn make_fused_pipelines(&self) -> Result<()> {
+    /// Makes the pipelines of fused mode's recording (and of its own sequential run where `own`)
+    /// on every device where it lowered: its kernels make them on first use, and a driver compiles
+    /// them there (seconds on a cold shader cache). Its own sequential run's only where it will
+    /// run: its watched GEMM and finisher are pipelines of their own.
+    pub fn make_fused_pipelines(&self, own: bool) -> Result<()> {
         for part in &self.parts {
             if let Ok(f) = &part.lowered.fused {
                 part.exec.make_pipelines(&f.recording)?;
-                part.exec.make_pipelines(&f.sequential)?;
+                if own {
+                    part.exec.make_pipelines(&f.sequential)?;
+                }
             }
         }
         Ok(())
