@@ -319,10 +319,14 @@ impl GemmKernel {
             epilogue: Some(epilogue),
         };
         let tracked = variant(Put::Store, Epilogue::Track);
+        let fused_put = fused_put(gpu, put)?;
         // A replacement kernel checked as composed before the device sees it, so that its errors
-        // name the user's file and line.
+        // name the user's file and line: tracked, and fused mode's, made with the kernel (their
+        // epilogues ask more of it, e.g. no more invocations than the fused epilogue serves).
         if let ((what, Some(path)), Some(text)) = (file, &src) {
-            shaders::check_kernel_source(&tracked, text, what, path)?;
+            for v in [tracked, variant(fused_put, Epilogue::Fused)] {
+                shaders::check_kernel_source(&v, text, what, path)?;
+            }
         }
         let layout = shaders::layout(gpu, "gemm layout", tracked.interface()?);
         let update_put = Put::update(gpu);
@@ -368,7 +372,6 @@ impl GemmKernel {
                 ],
             )
         };
-        let fused_put = fused_put(gpu, put)?;
         let fused = FusedFamily::new(gpu, engine.file(), dtype, fused_put, src.as_deref())?;
         // The fused GEMM per tile, B in one window and in two, made with the kernel: a driver that
         // cannot build it fails here, before any mode runs (the rest on first use).

@@ -473,6 +473,66 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
     assert_eq!(snapshot(&d), before);
 }
 
+/// Inputs a week's hunt found handled badly: numbers refused without their range, `t3 tune
+/// --warmup 0` taken against its help, an empty path unnamed, a replacement kernel that only
+/// fused mode's epilogue refuses, caught by the device's compile instead of the kernel's check.
+#[test]
+fn numbers_paths_and_kernels_are_refused_by_name() {
+    let d = tmp("named");
+    refused(
+        &d,
+        &run(&["--seed", "x"]),
+        &[],
+        &["--seed", "between 0 and 18446744073709551615"],
+    );
+    refused(
+        &d,
+        &run(&["--gemm-grid", "x"]),
+        &[],
+        &["--gemm-grid", "between 0 and 4294967295"],
+    );
+    let sweep: Vec<&str> = ["sweep"].iter().chain(&S[..4]).copied().collect();
+    let grids = [sweep.as_slice(), &["--gemm-grid", "0,x"]].concat();
+    refused(
+        &d,
+        &grids,
+        &[],
+        &["--gemm-grid", "between 0 and 4294967295"],
+    );
+    let tune: Vec<&str> = ["tune"].iter().chain(&S[..4]).copied().collect();
+    refused(
+        &d,
+        &[tune.as_slice(), &["--warmup", "0"]].concat(),
+        &[],
+        &["--warmup", "at least 1"],
+    );
+    let o = t3(&run(&["--tune", ""]), &[], &d, 60);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("could not read \"\" (an empty path)"), "{e}");
+    // More invocations than fused mode's epilogue serves: refused before the device sees it, even
+    // where fused mode does not run.
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/gemm.wgsl"))
+            .unwrap();
+    let wide = src.replacen(
+        "const INVOCATIONS: u32 = 256u;",
+        "const INVOCATIONS: u32 = 1024u;",
+        1,
+    );
+    assert_ne!(src, wide, "shaders/gemm.wgsl's INVOCATIONS is gone");
+    std::fs::write(d.join("wide.wgsl"), wide).unwrap();
+    let kernel = d.join("wide.wgsl").display().to_string();
+    let flag = format!("simt={kernel}");
+    let args = [&["--kernel-wgsl", flag.as_str()], run(&[]).as_slice()].concat();
+    refused(
+        &d,
+        &args,
+        &[],
+        &["--kernel-wgsl simt", &kernel, "const_assert"],
+    );
+}
+
 #[test]
 fn plot_writes_a_valid_picture_of_extreme_values() {
     // 8

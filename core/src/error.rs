@@ -19,7 +19,7 @@ pub enum Error {
     },
 
     /// A buffer or binding larger than the adapter allows.
-    #[error("{what} needs {bytes} bytes, over the adapter's {limit_name} of {limit} bytes; try a smaller shape or --scale")]
+    #[error("{what} needs {bytes} bytes, over the adapter's {limit_name} of {limit} bytes; try a smaller shape (--shape, or --scale with a preset)")]
     TooLarge {
         what: String,
         bytes: u64,
@@ -52,7 +52,7 @@ pub enum Error {
     Readback { what: String, message: String },
 
     /// A file could not be read.
-    #[error("could not read {path}: {source}")]
+    #[error("could not read {}: {source}", named(.path))]
     Io {
         path: String,
         #[source]
@@ -78,6 +78,14 @@ fn span(d: Duration) -> String {
         s if s >= 1e-3 => format!("{:.1} ms", s * 1e3),
         s if s >= 1e-6 => format!("{:.1} µs", s * 1e6),
         _ => format!("{} ns", d.as_nanos()),
+    }
+}
+
+/// A file's path as an error names it: an empty one said as such (a flag given "").
+fn named(path: &str) -> String {
+    match path {
+        "" => "\"\" (an empty path)".to_string(),
+        p => p.to_string(),
     }
 }
 

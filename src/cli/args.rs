@@ -351,7 +351,7 @@ pub struct RunArgs {
     /// then none; fused mode ignores it. Pays with the cooperative f16 kernel (README). 0: off.
     /// Default: the tune table's, else on one GPU with the cooperative kernel the model's (just
     /// below the SM count, where the driver reports it), else off.
-    #[arg(long)]
+    #[arg(long, value_parser = count_u32)]
     pub gemm_grid: Option<u32>,
     /// GEMM workgroups of a pass dispatched after the steps sharing it (whole GEMM ops), so the steps
     /// start before the GEMM's last wave: a count (0: steps after all GEMM work), or auto: as many
@@ -378,7 +378,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 10.0, value_parser = seconds)]
     pub warmup_s: f64,
     /// Seed of the random inputs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = seed)]
     pub seed: u64,
     /// Check every mode against the f64 reference and the trackers (default on).
     #[arg(long, overrides_with = "no_verify")]
@@ -421,14 +421,14 @@ pub struct SweepArgs {
     // The lists below have no clap default: a list not given is empty, so that a value given on
     // purpose (even the default's) wins over the tune table while one left out does not.
     /// Link budgets in workgroups; 0 = unthrottled [default: the tune table's, else 0].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = count_u32)]
     pub link_workgroups: Vec<u32>,
     /// Arbitration caps to sweep (see `t3 run --arbitrate`); 0 = off [default: 0].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = count_u32)]
     pub arbitrate: Vec<u32>,
     /// Persistent GEMM grids to sweep (see `t3 run --gemm-grid`); 0 = off [default: the tune
     /// table's, else on one GPU the model's (see `t3 run --gemm-grid`), else 0].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = count_u32)]
     pub gemm_grid: Vec<u32>,
     /// Step leads to sweep (see `t3 run --step-lead`) [default: the tune table's, else on one GPU
     /// the model's (see `t3 run --step-lead`), else auto].
@@ -456,7 +456,7 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 10.0, value_parser = seconds)]
     pub warmup_s: f64,
     /// Seed of the random inputs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = seed)]
     pub seed: u64,
     /// Skip the checks against the f64 reference (large sweeps).
     #[arg(long)]
@@ -567,7 +567,7 @@ pub struct TuneCmdArgs {
     pub reps: usize,
     /// Least untimed rounds of each measurement (at least 1); where the GPU stayed busy since the
     /// last, a measurement warms up for these alone.
-    #[arg(long, default_value_t = 1, value_parser = warmup)]
+    #[arg(long, default_value_t = 1, value_parser = least_warmup)]
     pub warmup: usize,
     /// Bound on a settling warm-up, seconds: each point's first measurement (every mode as given)
     /// and a configuration whose first figure read on cold clocks, measured again (each at least a
@@ -576,7 +576,7 @@ pub struct TuneCmdArgs {
     #[arg(long, default_value_t = 1.0, value_parser = seconds)]
     pub warmup_s: f64,
     /// Seed of the random inputs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = seed)]
     pub seed: u64,
     /// Where to save the table [default: t3-tune-ADAPTER-BACKEND.json, where `--tune auto` finds it];
     /// points already in it are kept, a point tuned again replaced.

@@ -51,6 +51,17 @@ pub fn kernel_wgsl(s: &str) -> Result<t3_wgpu::settings::KernelFiles, String> {
     t3_wgpu::settings::KernelFiles::parse(s).map_err(|e| e.to_string())
 }
 
+/// A count where 0 is off (`--gemm-grid`, sweep's lists).
+pub fn count_u32(s: &str) -> Result<u32, String> {
+    bounded_usize(s, 0, u32::MAX as usize).map(|v| v as u32)
+}
+
+/// `--seed`: any 64-bit unsigned integer.
+pub fn seed(s: &str) -> Result<u64, String> {
+    s.parse::<u64>()
+        .map_err(|_| format!("'{s}' is not an integer between 0 and {}", u64::MAX))
+}
+
 pub fn positive_u32(s: &str) -> Result<u32, String> {
     bounded_usize(s, 1, u32::MAX as usize).map(|v| v as u32)
 }
@@ -67,6 +78,11 @@ pub fn reps(s: &str) -> Result<usize, String> {
 
 pub fn warmup(s: &str) -> Result<usize, String> {
     bounded_usize(s, 0, MAX_REPS)
+}
+
+/// `t3 tune --warmup`: at least one untimed round, so that no measurement starts cold.
+pub fn least_warmup(s: &str) -> Result<usize, String> {
+    bounded_usize(s, 1, MAX_REPS)
 }
 
 pub fn seconds(s: &str) -> Result<f64, String> {

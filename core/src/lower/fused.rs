@@ -11,7 +11,6 @@ use super::{
 use crate::config::fused::{FusedOptions, Pieces, MAX_KNOB, MIN_WINDOW};
 pub use crate::config::fused::{Help, SpareDispatch, Trigger};
 use crate::config::Config;
-use crate::error::Error;
 use crate::kernels::gemm::{GemmParams, Job};
 use crate::kernels::step::{Link, STEP_WG};
 use crate::plan::{Buf, Plan, ReduceVia};
@@ -139,7 +138,7 @@ fn spare_counts(
         .map(|f| f.pc0.max(f.pc1))
         .max()
         .unwrap_or(1);
-    let auto_spares = (ranks as u32 * busiest).min(1024);
+    let auto_spares = (ranks as u32 * busiest).min(MAX_AUTO_SPARES);
     let spares = tuning.spares.unwrap_or(auto_spares);
     // The finisher's workgroups (the spare pipeline alone moving whatever is left): the mode's own
     // spares where they are the spare pipeline's; spares in the GEMM's dispatch are GEMM workgroups,
@@ -177,11 +176,11 @@ fn check_sizes(
     // A dispatch per run of ranks lifts the operands' limits, not the outputs': the spares bind
     // every rank's.
     if !own_operands {
-        for (what, bytes, max_binding) in [
-            ("packed A", packing.a_bytes, t.max_binding),
-            ("packed B", packing.b_bytes, window + t.max_binding),
+        for (what, bytes, window) in [
+            ("packed A", packing.a_bytes, 0),
+            ("packed B", packing.b_bytes, window),
         ] {
-            Error::check_size(what, bytes, t.max_buffer, max_binding).map_err(|e| {
+            check_windows(what, bytes, t, window).map_err(|e| {
                 format!("one dispatch must bind every rank: {e}; a dispatch per run of ranks binds its own operands: --fused trigger=spares,spare-dispatch=own,grid=off")
             })?;
         }
@@ -193,7 +192,7 @@ fn check_sizes(
         ),
         None => ("packed outputs", out_bytes),
     };
-    Error::check_size(what, bytes, t.max_buffer, window + t.max_binding)
+    check_windows(what, bytes, t, window)
         .map_err(|e| format!("the spares bind every rank's outputs: {e}"))?;
     Ok(())
 }

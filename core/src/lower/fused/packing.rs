@@ -3,6 +3,8 @@
 
 use super::super::{operands, Buffer, Command, Lowered, Resource, Span};
 use crate::config::Config;
+use crate::error::Error;
+use crate::lower::Target;
 use crate::shapes::{buffer_bytes, Chunking};
 
 /// A pool buffer of `bytes` bound as two windows: the first at most `window` bytes, the second the
@@ -312,4 +314,24 @@ impl Packing {
         }
         commands
     }
+}
+
+/// [`Error::check_size`] of what a window of `window` bytes and one binding after it hold (one
+/// binding alone where `window` is 0): past them, their reach said as the sum it is, not as the
+/// adapter's binding limit.
+pub(super) fn check_windows(
+    what: &str,
+    bytes: u64,
+    t: &Target,
+    window: u64,
+) -> std::result::Result<(), String> {
+    let reach = window + t.max_binding;
+    if window > 0 && bytes <= t.max_buffer && bytes > reach {
+        return Err(format!(
+            "{what} needs {bytes} bytes, over the {reach} bytes that a window of {window} and a \
+             binding of the adapter's max_storage_buffer_binding_size ({}) reach; try a smaller shape",
+            t.max_binding
+        ));
+    }
+    Error::check_size(what, bytes, t.max_buffer, reach).map_err(|e| e.to_string())
 }

@@ -10,6 +10,11 @@ pub(super) const PIECE_PER_INVOCATION: usize = 16;
 /// `INVOCATIONS`).
 pub const SPARE_INVOCATIONS: u32 = 64;
 
+/// Most spares fused mode's own choices dispatch (its default counts; `--fused spares=N` as asked):
+/// more than three for each of the largest GPUs' multiprocessors only poll, and a multiprocessor
+/// count given wrong (`--sms`) would otherwise crowd the device with them.
+pub const MAX_AUTO_SPARES: u32 = 1024;
+
 /// Spares a multiprocessor the GEMM leaves free holds at once: 2048 resident invocations (NVIDIA
 /// since Volta) of 64 each.
 pub(super) const SPARES_PER_FREE_SM: u32 = 2048 / SPARE_INVOCATIONS;
@@ -210,11 +215,14 @@ impl FusedTuning {
                 Link::Workgroups(w) => Some((w * STEP_WG / SPARE_INVOCATIONS).max(1)),
                 Link::Unthrottled => None,
             },
-            spares: Some(match (simt, free) {
-                (true, _) => 2 * sms,
-                (false, 0) => 3 * sms,
-                (false, f) => 2 * gemm_sms + SPARES_PER_FREE_SM * f,
-            }),
+            spares: Some(
+                match (simt, free) {
+                    (true, _) => 2 * sms,
+                    (false, 0) => 3 * sms,
+                    (false, f) => 2 * gemm_sms + SPARES_PER_FREE_SM * f,
+                }
+                .min(MAX_AUTO_SPARES),
+            ),
             polls: paused_polls(OWN_POLLS, pause),
             pause,
             window: None,

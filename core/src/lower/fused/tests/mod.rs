@@ -201,3 +201,46 @@ fn a_table_index_out_of_bounds_is_refused() {
     let astray = Forward { into: 2, ..inbox };
     assert!(check_table(&[chunk(0, 8, 1), astray], 16, 15).is_err());
 }
+
+#[test]
+fn a_multiprocessor_count_given_wrong_does_not_crowd_the_device_with_spares() {
+    // `--sms 65536`: the paying counts (two or three spares a multiprocessor) capped, so that a
+    // tiny run is not left to its timeout with spares polling.
+    for gemm_per_sm in [1, 2] {
+        let many = FusedTuning::paying(65536, gemm_per_sm, Link::Workgroups(16), 300.0);
+        assert_eq!(many.spares, Some(MAX_AUTO_SPARES), "{many:?}");
+        let light = FusedTuning::paying(65536, gemm_per_sm, Link::Workgroups(16), 101.0);
+        assert_eq!(light.spares, Some(MAX_AUTO_SPARES), "{light:?}");
+    }
+    // The largest GPUs' counts stay as they were.
+    assert_eq!(
+        FusedTuning::paying(304, 1, Link::Workgroups(16), 300.0).spares,
+        Some(912)
+    );
+}
+
+#[test]
+fn outputs_past_two_windows_say_the_windows_reach_not_the_binding_limit() {
+    let t = Target {
+        max_buffer: 1 << 30,
+        max_binding: 1 << 27,
+        ..crate::lower::tests::TARGET
+    };
+    let e = check_windows("packed outputs", 1 << 28, &t, 256).unwrap_err();
+    assert!(
+        e.contains(
+            "over the 134217984 bytes that a window of 256 and a binding of the adapter's \
+                    max_storage_buffer_binding_size (134217728) reach"
+        ),
+        "{e}"
+    );
+    assert!(check_windows("packed outputs", (1 << 27) + 256, &t, 256).is_ok());
+    // Past the buffer, or one binding alone (no window): the adapter's limit, named.
+    let e = check_windows("packed outputs", (1 << 30) + 1, &t, 256).unwrap_err();
+    assert!(e.contains("max_buffer_size of 1073741824"), "{e}");
+    let e = check_windows("packed A", (1 << 27) + 1, &t, 0).unwrap_err();
+    assert!(
+        e.contains("max_storage_buffer_binding_size of 134217728"),
+        "{e}"
+    );
+}
