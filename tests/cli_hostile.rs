@@ -473,9 +473,9 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
     assert_eq!(snapshot(&d), before);
 }
 
-/// Inputs a week's hunt found handled badly: numbers refused without their range, `t3 tune
-/// --warmup 0` taken against its help, an empty path unnamed, a replacement kernel that only
-/// fused mode's epilogue refuses, caught by the device's compile instead of the kernel's check.
+/// Numbers refused with their range, `t3 tune --warmup 0` refused as its help says, an empty path
+/// named as one, and a replacement kernel that only fused mode's epilogue refuses caught by the
+/// kernel's check (naming the file), not by the device's compile.
 #[test]
 fn numbers_paths_and_kernels_are_refused_by_name() {
     let d = tmp("named");

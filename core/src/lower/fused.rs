@@ -138,7 +138,7 @@ fn spare_counts(
         .map(|f| f.pc0.max(f.pc1))
         .max()
         .unwrap_or(1);
-    let auto_spares = (ranks as u32 * busiest).min(MAX_AUTO_SPARES);
+    let auto_spares = (ranks as u32 * busiest).min(1024);
     let spares = tuning.spares.unwrap_or(auto_spares);
     // The finisher's workgroups (the spare pipeline alone moving whatever is left): the mode's own
     // spares where they are the spare pipeline's; spares in the GEMM's dispatch are GEMM workgroups,

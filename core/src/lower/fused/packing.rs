@@ -329,7 +329,8 @@ pub(super) fn check_windows(
     if window > 0 && bytes <= t.max_buffer && bytes > reach {
         return Err(format!(
             "{what} needs {bytes} bytes, over the {reach} bytes that a window of {window} and a \
-             binding of the adapter's max_storage_buffer_binding_size ({}) reach; try a smaller shape",
+             binding of the adapter's max_storage_buffer_binding_size ({}) reach; try a smaller \
+             shape (--shape, or --scale with a preset)",
             t.max_binding
         ));
     }

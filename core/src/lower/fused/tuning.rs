@@ -10,10 +10,10 @@ pub(super) const PIECE_PER_INVOCATION: usize = 16;
 /// `INVOCATIONS`).
 pub const SPARE_INVOCATIONS: u32 = 64;
 
-/// Most spares fused mode's own choices dispatch (its default counts; `--fused spares=N` as asked):
-/// more than three for each of the largest GPUs' multiprocessors only poll, and a multiprocessor
-/// count given wrong (`--sms`) would otherwise crowd the device with them.
-pub const MAX_AUTO_SPARES: u32 = 1024;
+/// Most spares [`FusedTuning::paying`] dispatches (`--fused spares=N` runs as asked): past what it
+/// gives any GPU made (a 304-multiprocessor one whose free ones hold 32 each: 1748), so that a
+/// multiprocessor count given wrong (`--sms`) cannot crowd the device with polling spares.
+pub const MAX_PAYING_SPARES: u32 = 2048;
 
 /// Spares a multiprocessor the GEMM leaves free holds at once: 2048 resident invocations (NVIDIA
 /// since Volta) of 64 each.
@@ -200,7 +200,7 @@ impl FusedTuning {
     /// longer pause delays publications. Beside the SIMT GEMM the ring's last hops land (the reduce
     /// into the chunk a rank produces last then need not wait for all of its tiles); beside the
     /// cooperative one they do not: there the transfers beside the GEMM lag the link already, and
-    /// landing adds the inbox's traffic.
+    /// landing adds the inbox's traffic. At most [`MAX_PAYING_SPARES`] spares in all.
     pub fn paying(sms: u32, gemm_per_sm: u32, link: Link, intensity: f64) -> Self {
         let simt = gemm_per_sm >= 2;
         let free = if !simt && intensity < FREE_SMS_BELOW {
@@ -221,7 +221,7 @@ impl FusedTuning {
                     (false, 0) => 3 * sms,
                     (false, f) => 2 * gemm_sms + SPARES_PER_FREE_SM * f,
                 }
-                .min(MAX_AUTO_SPARES),
+                .min(MAX_PAYING_SPARES),
             ),
             polls: paused_polls(OWN_POLLS, pause),
             pause,

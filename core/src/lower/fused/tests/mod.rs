@@ -208,14 +208,16 @@ fn a_multiprocessor_count_given_wrong_does_not_crowd_the_device_with_spares() {
     // tiny run is not left to its timeout with spares polling.
     for gemm_per_sm in [1, 2] {
         let many = FusedTuning::paying(65536, gemm_per_sm, Link::Workgroups(16), 300.0);
-        assert_eq!(many.spares, Some(MAX_AUTO_SPARES), "{many:?}");
+        assert_eq!(many.spares, Some(MAX_PAYING_SPARES), "{many:?}");
         let light = FusedTuning::paying(65536, gemm_per_sm, Link::Workgroups(16), 101.0);
-        assert_eq!(light.spares, Some(MAX_AUTO_SPARES), "{light:?}");
+        assert_eq!(light.spares, Some(MAX_PAYING_SPARES), "{light:?}");
     }
-    // The largest GPUs' counts stay as they were.
+    // The largest GPUs' counts stay as they were: three a multiprocessor, or twice the GEMM's
+    // and 32 on each free one.
+    let large = |intensity| FusedTuning::paying(304, 1, Link::Workgroups(16), intensity).spares;
     assert_eq!(
-        FusedTuning::paying(304, 1, Link::Workgroups(16), 300.0).spares,
-        Some(912)
+        (large(300.0), large(101.0)),
+        (Some(912), Some(2 * 266 + 32 * 38))
     );
 }
 
