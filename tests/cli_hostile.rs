@@ -473,9 +473,10 @@ fn flags_and_tables_out_of_range_are_usage_errors() {
     assert_eq!(snapshot(&d), before);
 }
 
-/// Numbers refused with their range, `t3 tune --warmup 0` refused as its help says, an empty path
-/// named as one, and a replacement kernel that only fused mode's epilogue refuses caught by the
-/// kernel's check (naming the file), not by the device's compile.
+/// Numbers refused with their range, `t3 tune --warmup 0` refused as its help says, a preset
+/// shrunk below a row a rank said of its --tokens and --scale, an empty path named as one, and a
+/// replacement kernel that only fused mode's epilogue refuses caught by the kernel's check
+/// (naming the file), not by the device's compile.
 #[test]
 fn numbers_paths_and_kernels_are_refused_by_name() {
     let d = tmp("named");
@@ -505,6 +506,22 @@ fn numbers_paths_and_kernels_are_refused_by_name() {
         &[tune.as_slice(), &["--warmup", "0"]].concat(),
         &[],
         &["--warmup", "at least 1"],
+    );
+    // A preset shrunk below a row a rank: the flags that shrank it named, not the ranks.
+    let shrunk = [
+        "run",
+        "--preset",
+        "tnlg-op-tp4",
+        "--scale",
+        "0.03125",
+        "--tokens",
+        "4",
+    ];
+    refused(
+        &d,
+        &shrunk,
+        &[],
+        &["output rows: 1", "its 4 ranks", "--tokens or --scale"],
     );
     let o = t3(&run(&["--tune", ""]), &[], &d, 60);
     let e = stderr(&o);

@@ -97,9 +97,22 @@ pub fn resolve(
         )),
         (None, Some(p)) => {
             let pr = workload::find(p, w.tokens, w.scale).context("preset vanished")?;
+            let r = ranks.unwrap_or(pr.tp);
+            // Every rank owns a row: said here of the flags that shrank the rows, not of the ranks.
+            if r > pr.m {
+                return Err(t3_wgpu::Error::invalid(
+                    "preset's output rows",
+                    format!(
+                        "{} ({} at --tokens {} --scale {})",
+                        pr.m, pr.name, w.tokens, w.scale
+                    ),
+                    format!("at least its {r} ranks, a row each: a larger --tokens or --scale"),
+                )
+                .into());
+            }
             Ok((
                 Shape::new(pr.m, pr.n, pr.k)?,
-                ranks.unwrap_or(pr.tp),
+                r,
                 collective.unwrap_or(pr.collective),
                 pr.name,
             ))
