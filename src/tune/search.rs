@@ -459,11 +459,12 @@ impl<M: Measure> Point1<'_, M> {
 
     /// Whether `mode` falls back whatever one more figure says: every figure of it so far, each on
     /// the point's own collective, reads slower than the sequential timed beside it, or leads it by
-    /// less than [`LEAST_LEAD`]. A configuration's speedup is the point's sequential (its fastest
-    /// own-collective layout on warm clocks, never slower than a figure's own layout's) over the
-    /// slowest of its figures on warm clocks, so it is at most any one figure's ratio to the
-    /// sequential beside it, and one more figure only adds to those (the configuration as given,
-    /// fused mode's own, the choice made again on the final figures: each is one of them).
+    /// less than the point's least lead ([`Point1::least`]). A configuration's speedup is the
+    /// point's sequential (its fastest own-collective layout on warm clocks, never slower than a
+    /// figure's own layout's) over the slowest of its figures on warm clocks, so it is at most any
+    /// one figure's ratio to the sequential beside it, and one more figure only adds to those (the
+    /// configuration as given, fused mode's own, the choice made again on the final figures: each
+    /// is one of them).
     fn behind(&self, mode: ModeKind) -> bool {
         let own = self.own_collective();
         let mut figures = self
@@ -615,8 +616,9 @@ impl<M: Measure> Point1<'_, M> {
     /// without one gets only on such evidence. The ratios are compared on like figures: their
     /// confirmations, or where the given's was not timed, their first figures. None (`best` stands)
     /// where `best` is the configuration as given, beats it so, the given's confirmation failed, or
-    /// the given's slowest figure leads the point's sequential by less than [`LEAST_LEAD`], so that
-    /// it would fall back (the mode then runs by its best, or falls back by it).
+    /// the given's slowest figure leads the point's sequential by less than the point's least lead
+    /// ([`Point1::least`]), so that it would fall back (the mode then runs by its best, or falls
+    /// back by it).
     fn given_stands(&self, c: &Choice, best: &Measured) -> Option<Measured> {
         let given = self.given(c.mode);
         let is = |m: &Measured, k: &Knobs| m.knobs.canonical() == k.canonical();

@@ -274,10 +274,10 @@ pub(super) fn slowest<'a>(
 }
 
 /// `c`'s speedup over the point's sequential (`sequential_ms`, its fastest layout on warm clocks),
-/// and whether it falls back: even its best ran slower, or led by less than [`LEAST_LEAD`]. Where
-/// it has sequential beside it, read on warm clocks (`warm_ms`: its layout's sequential on warm
-/// clocks) by the slowest of its configuration's figures (its first and its confirmation's,
-/// [`slowest`]): a choice pays only where every reading says it does.
+/// and whether it falls back: even its best ran slower, or led by less than `least` (the point's
+/// [`Point1::least`]). Where it has sequential beside it, read on warm clocks (`warm_ms`: its
+/// layout's sequential on warm clocks) by the slowest of its configuration's figures (its first and
+/// its confirmation's, [`slowest`]): a choice pays only where every reading says it does.
 pub(super) fn judge(c: &mut Choice, sequential_ms: f64, warm_ms: Option<f64>, least: f64) {
     let t = match (c.sequential_ms, warm_ms) {
         (Some(beside), Some(w)) => slowest(
